@@ -1,0 +1,125 @@
+// Lazy arrays: building expressions, indexing, evaluating.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "b2lazy/context.hpp"
+#include "b2lazy/dtype.hpp"
+#include "b2lazy/node.hpp"
+#include "b2lazy/ops.hpp"
+#include "b2lazy/stats.hpp"
+
+namespace b2lazy {
+
+// A Python-like scalar: weakly typed when combined with an array (NEP 50).
+struct Scalar {
+  ScalarKind kind;
+  double f = 0;
+  int64_t i = 0;
+  Scalar(double v) : kind(ScalarKind::Float), f(v) {}
+  Scalar(int v) : kind(ScalarKind::Int), i(v) {}
+  Scalar(int64_t v) : kind(ScalarKind::Int), i(v) {}
+  Scalar(bool v) : kind(ScalarKind::Bool), i(v) {}
+};
+
+// One entry of a basic index: integer, slice (any step), ..., or None (new axis).
+struct Index {
+  enum class Kind { Int, Slice, Ellipsis, NewAxis } kind = Kind::Slice;
+  int64_t i = 0;
+  std::optional<int64_t> start, stop, step;
+  static Index at(int64_t i) { return {Kind::Int, i, {}, {}, {}}; }
+  static Index slice(std::optional<int64_t> start = {}, std::optional<int64_t> stop = {},
+                     std::optional<int64_t> step = {}) {
+    return {Kind::Slice, 0, start, stop, step};
+  }
+  static Index ellipsis() { return {Kind::Ellipsis, 0, {}, {}, {}}; }
+  static Index newaxis() { return {Kind::NewAxis, 0, {}, {}, {}}; }
+};
+
+class Array {
+ public:
+  Array() = default;
+  explicit Array(NodePtr node) : node_(std::move(node)) {}
+
+  DType dtype() const { return node_->dtype(); }
+  const Shape& shape() const { return node_->shape(); }
+  size_t ndim() const { return node_->ndim(); }
+  int64_t size() const { return node_->size(); }
+  const NodePtr& node() const { return node_; }
+
+  // Basic indexing; lazy. Raises IndexError naming the axis and value.
+  Array operator[](const std::vector<Index>& index) const;
+  Array astype(DType t) const;
+
+  // Evaluate into a compressed b2nd array (in memory or on disk).
+  Array compute(const ComputeOptions& opts = {}, Context* ctx = nullptr) const;
+  // Evaluate into a dense C-order buffer of size() * itemsize(dtype()) bytes.
+  Stats to_buffer(void* out, Context* ctx = nullptr, size_t max_memory = size_t(1) << 30) const;
+  std::vector<double> to_vector(Context* ctx = nullptr) const;  // convenience, casts to double
+  // Counters of the evaluation that produced this array (compute() results only).
+  const Stats* stats() const { return stats_.get(); }
+  std::string explain() const;
+
+ private:
+  NodePtr node_;
+  std::shared_ptr<const Stats> stats_;
+  friend Array with_stats(Array a, Stats s);
+};
+
+using Operand = std::variant<Array, Scalar>;
+
+// Sources.
+Array open(const std::string& urlpath);
+// Wraps memory the caller keeps alive via `owner`; byte strides, C order if empty.
+Array from_buffer(const void* data, DType dtype, const Shape& shape, const Shape& byte_strides,
+                  std::shared_ptr<const void> owner, const std::string& name = "numpy");
+// Compresses a dense C-order buffer into an in-memory b2nd array.
+Array from_buffer_compressed(const void* data, DType dtype, const Shape& shape, const Shape& chunks,
+                             const Shape& blocks, const CParams& cparams = {});
+Array from_cframe(const void* cframe, int64_t len);
+Array scalar(Scalar v, std::optional<DType> dtype = {});
+Array full(const Shape& shape, Scalar value, std::optional<DType> dtype = {}, const Shape& chunks = {});
+Array zeros(const Shape& shape, DType dtype = DType::F64, const Shape& chunks = {});
+Array ones(const Shape& shape, DType dtype = DType::F64, const Shape& chunks = {});
+Array arange(double start, double stop, double step = 1, std::optional<DType> dtype = {},
+             const Shape& shape = {}, const Shape& chunks = {});
+Array linspace(double start, double stop, int64_t num, bool endpoint = true,
+               std::optional<DType> dtype = {}, const Shape& shape = {}, const Shape& chunks = {});
+
+// Elementwise functions (NumPy broadcasting and promotion).
+Array elementwise(Op op, const std::vector<Operand>& args);
+Array where(const Operand& cond, const Operand& x, const Operand& y);
+Array clip(const Operand& x, const std::optional<Operand>& lo, const std::optional<Operand>& hi);
+
+// Operators, each for Array/Array, Array/scalar and scalar/Array.
+#define B2LAZY_BINARY_OPERATOR(sym)                      \
+  Array operator sym(const Array& a, const Array& b);    \
+  Array operator sym(const Array& a, Scalar b);          \
+  Array operator sym(Scalar a, const Array& b);
+B2LAZY_BINARY_OPERATOR(+) B2LAZY_BINARY_OPERATOR(-) B2LAZY_BINARY_OPERATOR(*)
+B2LAZY_BINARY_OPERATOR(/) B2LAZY_BINARY_OPERATOR(%) B2LAZY_BINARY_OPERATOR(<)
+B2LAZY_BINARY_OPERATOR(<=) B2LAZY_BINARY_OPERATOR(>) B2LAZY_BINARY_OPERATOR(>=)
+B2LAZY_BINARY_OPERATOR(&) B2LAZY_BINARY_OPERATOR(|) B2LAZY_BINARY_OPERATOR(^)
+#undef B2LAZY_BINARY_OPERATOR
+Array operator-(const Array& a);
+Array operator~(const Array& a);
+
+// Named functions for the common cases; every other op via elementwise(Op, args).
+Array sin(const Operand& a);
+Array cos(const Operand& a);
+Array exp(const Operand& a);
+Array log(const Operand& a);
+Array sqrt(const Operand& a);
+Array abs(const Operand& a);
+Array pow(const Operand& a, const Operand& b);
+Array maximum(const Operand& a, const Operand& b);
+Array minimum(const Operand& a, const Operand& b);
+
+// Shape of broadcasting `shapes` together; ValueError naming both shapes otherwise.
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+
+}  // namespace b2lazy

@@ -1,0 +1,35 @@
+// Element types and NumPy 2 / Array API type promotion.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace b2lazy {
+
+// Order matters: kernels and promotion tables index by this value.
+enum class DType : uint8_t { Bool, I8, I16, I32, I64, U8, U16, U32, U64, F32, F64 };
+constexpr int kNumDTypes = 11;
+
+enum class DKind : uint8_t { Bool, Signed, Unsigned, Float };
+
+size_t itemsize(DType t);
+DKind kind(DType t);
+inline bool is_float(DType t) { return kind(t) == DKind::Float; }
+inline bool is_integral(DType t) { return kind(t) == DKind::Signed || kind(t) == DKind::Unsigned; }
+// NumPy's dtype name: "float64", "int8", "bool", ...
+const char* dtype_name(DType t);
+// Accepts NumPy names ("float64", "f8", "<f8", "int", "float", "bool", "?").
+DType dtype_from_name(const std::string& name);
+
+// Promotion of two array dtypes (NumPy result_type for arrays).
+DType promote(DType a, DType b);
+// The float type a math function (sin, sqrt, /) computes in for input `t`.
+// NumPy gives float16 for bool/int8/uint8; we have no float16 and use float32.
+DType float_for(DType t);
+
+// A Python scalar taking part in an expression is "weak" (NEP 50): it adopts the array's
+// dtype within its kind.
+enum class ScalarKind : uint8_t { Bool, Int, Float };
+DType promote_with_scalar(DType array, ScalarKind scalar);
+
+}  // namespace b2lazy

@@ -1,0 +1,28 @@
+// Exceptions. Every message names the operand, shape, path or argument at fault.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace b2lazy {
+
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Shapes that do not broadcast, bad axes, bad argument values.
+struct ValueError : Error {
+  using Error::Error;
+};
+// Unsupported dtype for an operation.
+struct TypeError : Error {
+  using Error::Error;
+};
+// Out-of-range index.
+struct IndexError : Error {
+  using Error::Error;
+};
+// Missing/corrupted/unwritable files and Blosc2 failures.
+struct IOError : Error {
+  using Error::Error;
+};
+
+}  // namespace b2lazy

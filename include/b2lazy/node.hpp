@@ -1,0 +1,57 @@
+// The node contract: every node fills a requested output Region by pulling only the
+// input regions it needs.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "b2lazy/box.hpp"
+#include "b2lazy/dtype.hpp"
+
+namespace b2lazy {
+
+class Node;
+using NodePtr = std::shared_ptr<const Node>;
+class ThreadState;  // per-thread scratch, codec contexts and counters (src/exec)
+
+class Node {
+ public:
+  Node(DType dtype, Shape shape, std::vector<NodePtr> inputs = {})
+      : dtype_(dtype), shape_(std::move(shape)), inputs_(std::move(inputs)) {}
+  virtual ~Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  size_t ndim() const { return shape_.size(); }
+  int64_t size() const { return prod(shape_); }
+  const std::vector<NodePtr>& inputs() const { return inputs_; }
+
+  // Short name of the operation ("b2nd", "numpy", "fused", "slice", ...).
+  virtual std::string kind() const = 0;
+  // One line for explain(): kind plus attributes.
+  virtual std::string describe() const { return kind(); }
+  virtual bool is_elementwise() const { return false; }
+  // Sources count decompressed chunks under this name in stats.
+  virtual std::string source_name() const { return {}; }
+
+  // Write this node's values at `region` into `out`: dense, C order, shape
+  // region.count, dtype(). Called concurrently from several threads.
+  virtual void fill(const Region& region, void* out, ThreadState& ts) const = 0;
+
+  // Zero-copy access: a pointer to `region` laid out densely in C order when the node
+  // already holds it that way in memory (NumPy sources), else nullptr.
+  virtual const void* view(const Region& /*region*/) const { return nullptr; }
+
+  // The chunk grid the node is stored in, if any (b2nd sources); evaluation prefers
+  // output chunks aligned with it.
+  virtual const ChunkGrid* storage_grid() const { return nullptr; }
+
+ private:
+  DType dtype_;
+  Shape shape_;
+  std::vector<NodePtr> inputs_;
+};
+
+}  // namespace b2lazy

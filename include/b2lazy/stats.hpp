@@ -1,0 +1,21 @@
+// Work counters of one evaluation; tests assert on them.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace b2lazy {
+
+struct Stats {
+  std::map<std::string, int64_t> chunks_decompressed;  // per source name
+  int64_t chunks_decompressed_total = 0;
+  int64_t output_chunks = 0;
+  int64_t cache_hits = 0;
+  int64_t cache_misses = 0;
+  int64_t peak_scratch_bytes = 0;  // sum over threads of each thread's high-water mark
+  int64_t bytes_written = 0;       // compressed bytes of the output
+  bool block_major_path = false;   // chunks evaluated in Blosc2 block order (no reordering)
+  double seconds = 0;
+};
+
+}  // namespace b2lazy

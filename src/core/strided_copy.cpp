@@ -1,0 +1,98 @@
+#include "core/strided_copy.hpp"
+
+#include <cstring>
+
+namespace b2lazy {
+
+namespace {
+template <class T>
+void copy_row(int64_t n, const char* s, int64_t ss, char* d, int64_t ds) {
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(d, s, sizeof(T));
+    s += ss;
+    d += ds;
+  }
+}
+
+void copy_inner(int64_t n, const char* s, int64_t ss, char* d, int64_t ds, size_t isz) {
+  if (ss == static_cast<int64_t>(isz) && ds == static_cast<int64_t>(isz)) {
+    std::memcpy(d, s, n * isz);
+    return;
+  }
+  switch (isz) {
+    case 1: return copy_row<uint8_t>(n, s, ss, d, ds);
+    case 2: return copy_row<uint16_t>(n, s, ss, d, ds);
+    case 4: return copy_row<uint32_t>(n, s, ss, d, ds);
+    case 8: return copy_row<uint64_t>(n, s, ss, d, ds);
+    default:
+      for (int64_t i = 0; i < n; ++i) std::memcpy(d + i * ds, s + i * ss, isz);
+  }
+}
+}  // namespace
+
+void copy_strided(size_t ndim, const int64_t* count, const char* src, const int64_t* src_strides,
+                  char* dst, const int64_t* dst_strides, size_t itemsize) {
+  for (size_t d = 0; d < ndim; ++d)
+    if (count[d] == 0) return;
+  if (ndim == 0) {
+    std::memcpy(dst, src, itemsize);
+    return;
+  }
+  // Iterate the outer ndim-1 axes with an odometer; copy the innermost as a row.
+  size_t outer = ndim - 1;
+  int64_t idx[64] = {0};
+  while (true) {
+    copy_inner(count[outer], src, src_strides[outer], dst, dst_strides[outer], itemsize);
+    size_t d = outer;
+    while (d-- > 0) {
+      src += src_strides[d];
+      dst += dst_strides[d];
+      if (++idx[d] < count[d]) break;
+      src -= src_strides[d] * count[d];
+      dst -= dst_strides[d] * count[d];
+      idx[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) return;
+  }
+}
+
+Shape byte_strides(const Shape& shape, size_t itemsize) {
+  Shape s = c_strides(shape);
+  for (auto& v : s) v *= static_cast<int64_t>(itemsize);
+  return s;
+}
+
+void broadcast_into(const void* src, const Shape& src_shape, void* dst, const Shape& dst_shape,
+                    size_t itemsize) {
+  size_t nd = dst_shape.size(), off = nd - src_shape.size();
+  Shape dense = byte_strides(src_shape, itemsize);
+  Shape ss(nd, 0);
+  for (size_t d = 0; d < src_shape.size(); ++d)
+    ss[off + d] = src_shape[d] == 1 ? 0 : dense[d];
+  Shape ds = byte_strides(dst_shape, itemsize);
+  copy_strided(nd, dst_shape.data(), static_cast<const char*>(src), ss.data(),
+               static_cast<char*>(dst), ds.data(), itemsize);
+}
+
+void split_axis(int64_t start, int64_t step, int64_t count, int64_t cell,
+                std::vector<AxisSegment>& out) {
+  out.clear();
+  int64_t i = 0;
+  while (i < count) {
+    int64_t pos = start + i * step;
+    int64_t c = pos / cell;
+    int64_t end;
+    if (step > 0) {
+      int64_t last_pos = (c + 1) * cell - 1;
+      end = (last_pos - start) / step + 1;
+    } else {
+      int64_t first_pos = c * cell;
+      end = (start - first_pos) / (-step) + 1;
+    }
+    if (end > count) end = count;
+    out.push_back({c, i, end});
+    i = end;
+  }
+}
+
+}  // namespace b2lazy

@@ -1,0 +1,30 @@
+// N-d copies between strided layouts (strides in bytes, may be negative).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "b2lazy/box.hpp"
+
+namespace b2lazy {
+
+void copy_strided(size_t ndim, const int64_t* count, const char* src, const int64_t* src_strides,
+                  char* dst, const int64_t* dst_strides, size_t itemsize);
+
+// Byte strides of a dense C-order array.
+Shape byte_strides(const Shape& shape, size_t itemsize);
+
+// Broadcast `src` (dense, shape `src_shape` right-aligned against `dst_shape`, size-1
+// axes repeated) into dense `dst` of shape `dst_shape`.
+void broadcast_into(const void* src, const Shape& src_shape, void* dst, const Shape& dst_shape,
+                    size_t itemsize);
+
+// Along one axis, a progression start + i*step (0 <= i < count) split by a grid of
+// cells of size `cell`: the i-range falling in each cell, in order of i.
+struct AxisSegment {
+  int64_t cell, i_lo, i_hi;
+};
+void split_axis(int64_t start, int64_t step, int64_t count, int64_t cell,
+                std::vector<AxisSegment>& out);
+
+}  // namespace b2lazy

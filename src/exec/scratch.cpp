@@ -1,0 +1,51 @@
+#include "exec/scratch.hpp"
+
+#include <cstdlib>
+#include <new>
+
+namespace b2lazy {
+
+namespace {
+constexpr size_t kAlign = 64;
+constexpr size_t kMinBlock = size_t(1) << 20;
+size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+}  // namespace
+
+Scratch::~Scratch() {
+  for (auto& b : blocks_) std::free(b.data);
+}
+
+void* Scratch::alloc(size_t bytes) {
+  bytes = round_up(bytes ? bytes : 1);
+  if (!blocks_.empty() && blocks_[cur_].cap - blocks_[cur_].used >= bytes) {
+    void* p = blocks_[cur_].data + blocks_[cur_].used;
+    blocks_[cur_].used += bytes;
+    return p;
+  }
+  // Later blocks are free (stack discipline); take the first one big enough.
+  size_t start = blocks_.empty() ? 0 : cur_ + 1;
+  for (size_t i = start; i < blocks_.size(); ++i) {
+    if (blocks_[i].cap >= bytes) {
+      std::swap(blocks_[i], blocks_[start]);
+      cur_ = start;
+      blocks_[cur_].used = bytes;
+      return blocks_[cur_].data;
+    }
+  }
+  size_t cap = round_up(std::max(bytes, kMinBlock));
+  char* data = static_cast<char*>(std::aligned_alloc(kAlign, cap));
+  if (!data) throw std::bad_alloc();
+  capacity_ += cap;
+  blocks_.insert(blocks_.begin() + static_cast<long>(start), Block{data, cap, bytes});
+  cur_ = start;
+  return data;
+}
+
+void Scratch::release(Mark m) {
+  if (blocks_.empty()) return;
+  for (size_t i = m.block + 1; i <= cur_ && i < blocks_.size(); ++i) blocks_[i].used = 0;
+  cur_ = m.block;
+  blocks_[cur_].used = m.used;
+}
+
+}  // namespace b2lazy

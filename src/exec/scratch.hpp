@@ -1,0 +1,49 @@
+// Per-thread stack arena: buffers for one output chunk, reused across chunks.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace b2lazy {
+
+class Scratch {
+ public:
+  struct Mark {
+    size_t block = 0, used = 0;
+  };
+  Scratch() = default;
+  Scratch(const Scratch&) = delete;
+  ~Scratch();
+  // 64-byte aligned, uninitialised; valid until release() of an earlier mark.
+  void* alloc(size_t bytes);
+  Mark mark() const { return {cur_, blocks_.empty() ? 0 : blocks_[cur_].used}; }
+  void release(Mark m);
+  size_t capacity() const { return capacity_; }  // bytes held, the high-water mark
+
+ private:
+  struct Block {
+    char* data;
+    size_t cap, used;
+  };
+  std::vector<Block> blocks_;
+  size_t cur_ = 0;
+  size_t capacity_ = 0;
+};
+
+// Releases everything allocated through it at scope exit.
+class ScratchScope {
+ public:
+  explicit ScratchScope(Scratch& s) : s_(s), m_(s.mark()) {}
+  ~ScratchScope() { s_.release(m_); }
+  void* alloc(size_t bytes) { return s_.alloc(bytes); }
+  template <class T>
+  T* alloc_n(size_t n) {
+    return static_cast<T*>(s_.alloc(n * sizeof(T)));
+  }
+
+ private:
+  Scratch& s_;
+  Scratch::Mark m_;
+};
+
+}  // namespace b2lazy

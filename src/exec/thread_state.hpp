@@ -1,0 +1,35 @@
+// What one worker thread owns during an evaluation.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <unordered_map>
+
+#include "exec/scratch.hpp"
+
+struct blosc2_context_s;
+
+namespace b2lazy {
+
+class Node;
+
+class ThreadState {
+ public:
+  ThreadState() = default;
+  ThreadState(const ThreadState&) = delete;
+  ~ThreadState();
+
+  Scratch scratch;
+  // Chunks this thread decompressed, per source node; merged into Stats at the end.
+  std::unordered_map<const Node*, int64_t> decompressed;
+  const std::atomic<bool>* cancel = nullptr;
+
+  // Decompression context for one source (its dparams name the source's schunk).
+  blosc2_context_s* dctx_for(const void* key, void* schunk, int32_t typesize);
+  // Compression context for the output, made from its cparams with one thread.
+  blosc2_context_s* cctx_for(const void* key, const void* cparams);
+
+ private:
+  std::unordered_map<const void*, blosc2_context_s*> dctx_, cctx_;
+};
+
+}  // namespace b2lazy

@@ -1,0 +1,208 @@
+// The public Array API: sources, constructors, evaluation and explain.
+#include "b2lazy/array.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <sstream>
+#include <unordered_set>
+
+#include "b2lazy/error.hpp"
+#include "core/dispatch.hpp"
+#include "exec/executor.hpp"
+#include "ops/elementwise/elementwise_node.hpp"
+#include "ops/elementwise/program.hpp"
+#include "plan/chunking.hpp"
+#include "storage/b2nd_source.hpp"
+#include "storage/b2nd_writer.hpp"
+#include "storage/blosc2_util.hpp"
+#include "storage/buffer_source.hpp"
+
+namespace b2lazy {
+
+Array with_stats(Array a, Stats s) {
+  a.stats_ = std::make_shared<const Stats>(std::move(s));
+  return a;
+}
+
+namespace {
+
+void check_shape(const Shape& shape, const char* what) {
+  for (auto v : shape)
+    if (v < 0) throw ValueError(std::string(what) + ": negative dimension in shape " + shape_str(shape));
+}
+
+Shape checked_chunks(const Shape& shape, const Shape& chunks, const char* what) {
+  if (chunks.empty()) return {};
+  if (chunks.size() != shape.size())
+    throw ValueError(std::string(what) + ": chunks " + shape_str(chunks) + " do not match shape " +
+                     shape_str(shape));
+  for (auto c : chunks)
+    if (c <= 0) throw ValueError(std::string(what) + ": chunks " + shape_str(chunks) + " must be positive");
+  return chunks;
+}
+
+std::unique_ptr<Context> own_context(Context*& ctx) {
+  std::unique_ptr<Context> own;
+  if (!ctx) {
+    own = std::make_unique<Context>(0);
+    ctx = own.get();
+  }
+  return own;
+}
+
+}  // namespace
+
+Array open(const std::string& urlpath) { return Array(B2ndSource::open(urlpath)); }
+
+Array from_buffer(const void* data, DType dtype, const Shape& shape, const Shape& byte_strides,
+                  std::shared_ptr<const void> owner, const std::string& name) {
+  check_shape(shape, "from_buffer");
+  return Array(std::make_shared<BufferSource>(data, dtype, shape, byte_strides, std::move(owner), name));
+}
+
+Array from_buffer_compressed(const void* data, DType dtype, const Shape& shape, const Shape& chunks_in,
+                             const Shape& blocks_in, const CParams& cparams) {
+  check_shape(shape, "asarray");
+  Shape chunks = checked_chunks(shape, chunks_in, "asarray");
+  if (chunks.empty()) chunks = balanced_chunks(shape, itemsize(dtype), size_t(4) << 20);
+  Shape blocks = blocks_in.empty() ? balanced_chunks(chunks, itemsize(dtype), size_t(256) << 10) : blocks_in;
+  ComputeOptions opts;
+  opts.cparams = cparams;
+  opts.chunks = chunks;
+  opts.blocks = blocks;
+  Array src = from_buffer(data, dtype, shape, {}, nullptr, "buffer");
+  return src.compute(opts);
+}
+
+Array from_cframe(const void* cframe, int64_t len) { return Array(B2ndSource::from_cframe(cframe, len)); }
+
+Array scalar(Scalar v, std::optional<DType> dtype) { return full({}, v, dtype); }
+
+Array full(const Shape& shape, Scalar value, std::optional<DType> dtype, const Shape& chunks) {
+  check_shape(shape, "full");
+  DType t = dtype ? *dtype
+                  : value.kind == ScalarKind::Float ? DType::F64
+                  : value.kind == ScalarKind::Int  ? DType::I64
+                                                   : DType::Bool;
+  Shape c = checked_chunks(shape, chunks, "full");
+  if (shape.empty()) {
+    alignas(8) unsigned char buf[8];
+    dispatch(t, [&]<class T>(T*) {
+      T v = value.kind == ScalarKind::Float ? static_cast<T>(value.f) : static_cast<T>(value.i);
+      if (t == DType::Bool) v = static_cast<T>(value.kind == ScalarKind::Float ? value.f != 0 : value.i != 0);
+      std::memcpy(buf, &v, sizeof(T));
+    });
+    return Array(std::make_shared<ConstantNode>(t, buf));
+  }
+  if (value.kind != ScalarKind::Float && !is_float(t))
+    return Array(std::make_shared<RangeNode>(t, shape, c, value.kind == ScalarKind::Bool ? (value.i != 0) : value.i,
+                                             int64_t(0), "full"));
+  double v = value.kind == ScalarKind::Float ? value.f : static_cast<double>(value.i);
+  if (t == DType::Bool) v = v != 0;
+  return Array(std::make_shared<RangeNode>(t, shape, c, v, 0.0, "full"));
+}
+
+Array zeros(const Shape& shape, DType dtype, const Shape& chunks) { return full(shape, Scalar(int64_t(0)), dtype, chunks); }
+Array ones(const Shape& shape, DType dtype, const Shape& chunks) { return full(shape, Scalar(int64_t(1)), dtype, chunks); }
+
+Array arange(double start, double stop, double step, std::optional<DType> dtype, const Shape& shape_in,
+             const Shape& chunks) {
+  if (step == 0) throw ValueError("arange: step must not be zero");
+  int64_t n = static_cast<int64_t>(std::ceil((stop - start) / step));
+  n = std::max<int64_t>(n, 0);
+  Shape shape = shape_in.empty() ? Shape{n} : shape_in;
+  if (prod(shape) != n)
+    throw ValueError("arange: shape " + shape_str(shape) + " does not hold the " + std::to_string(n) + " values");
+  bool integral = start == std::floor(start) && step == std::floor(step) && stop == std::floor(stop);
+  DType t = dtype ? *dtype : (integral ? DType::I64 : DType::F64);
+  Shape c = checked_chunks(shape, chunks, "arange");
+  if (!is_float(t) && integral)
+    return Array(std::make_shared<RangeNode>(t, shape, c, static_cast<int64_t>(start), static_cast<int64_t>(step), "arange"));
+  return Array(std::make_shared<RangeNode>(t, shape, c, start, step, "arange"));
+}
+
+Array linspace(double start, double stop, int64_t num, bool endpoint, std::optional<DType> dtype,
+               const Shape& shape_in, const Shape& chunks) {
+  if (num < 0) throw ValueError("linspace: num must be non-negative, got " + std::to_string(num));
+  Shape shape = shape_in.empty() ? Shape{num} : shape_in;
+  if (prod(shape) != num)
+    throw ValueError("linspace: shape " + shape_str(shape) + " does not hold the " + std::to_string(num) + " values");
+  int64_t div = endpoint ? num - 1 : num;
+  double step = div > 0 ? (stop - start) / static_cast<double>(div) : 0.0;
+  DType t = dtype ? *dtype : DType::F64;
+  Shape c = checked_chunks(shape, chunks, "linspace");
+  return Array(std::make_shared<RangeNode>(t, shape, c, start, step, "linspace", endpoint && num > 1, stop));
+}
+
+Array Array::compute(const ComputeOptions& opts, Context* ctx) const {
+  auto own = own_context(ctx);
+  const Shape& shape = this->shape();
+  Shape chunks = checked_chunks(shape, opts.chunks, "compute");
+  Shape blocks = opts.blocks;
+  if (chunks.empty()) {
+    const Node* src = aligned_storage_source(node_);
+    auto* b2 = dynamic_cast<const B2ndSource*>(src);
+    if (b2) {
+      chunks = b2->storage_grid()->chunks();
+      if (blocks.empty()) blocks = b2->blocks();
+    } else if (src) {
+      chunks = src->storage_grid()->chunks();
+    } else {
+      chunks = balanced_chunks(shape, itemsize(dtype()), chunk_target_bytes(*node_, opts.max_memory, ctx->nthreads()));
+    }
+  }
+  if (blocks.empty()) blocks = balanced_chunks(chunks, itemsize(dtype()), size_t(256) << 10);
+  blocks = checked_chunks(shape, blocks, "compute");
+  B2ndWriter writer(shape, dtype(), chunks, blocks, opts);
+  Target target;
+  target.writer = &writer;
+  Stats stats = execute(node_, writer.grid(), target, *ctx, opts.progress);
+  return with_stats(Array(writer.finish()), std::move(stats));
+}
+
+Stats Array::to_buffer(void* out, Context* ctx, size_t max_memory) const {
+  auto own = own_context(ctx);
+  Shape chunks;
+  if (const Node* src = aligned_storage_source(node_)) chunks = src->storage_grid()->chunks();
+  else chunks = contiguous_chunks(shape(), itemsize(dtype()), chunk_target_bytes(*node_, max_memory, ctx->nthreads()));
+  Target target;
+  target.dense = out;
+  return execute(node_, ChunkGrid(shape(), chunks), target, *ctx);
+}
+
+std::vector<double> Array::to_vector(Context* ctx) const {
+  std::vector<unsigned char> raw(static_cast<size_t>(size()) * itemsize(dtype()));
+  to_buffer(raw.data(), ctx);
+  std::vector<double> r(static_cast<size_t>(size()));
+  dispatch(dtype(), [&]<class T>(T*) {
+    const T* p = reinterpret_cast<const T*>(raw.data());
+    for (size_t i = 0; i < r.size(); ++i) r[i] = static_cast<double>(p[i]);
+  });
+  return r;
+}
+
+std::string Array::explain() const {
+  std::ostringstream os;
+  std::unordered_set<const Node*> fused_shown;
+  std::function<void(const NodePtr&, int)> show = [&](const NodePtr& n, int depth) {
+    std::string pad(static_cast<size_t>(depth) * 2, ' ');
+    if (auto* e = dynamic_cast<const ElementwiseNode*>(n.get())) {
+      const Program& p = e->program();
+      os << pad << "fused elementwise -> " << dtype_name(n->dtype()) << " " << shape_str(n->shape()) << " ("
+         << p.code.size() << " instructions, " << p.leaves.size() << " inputs, " << p.ntemp_slots
+         << " block registers of " << Program::kBlock << " elements)\n";
+      std::string code = p.to_string();
+      std::istringstream lines(code);
+      for (std::string line; std::getline(lines, line);) os << pad << "  |" << line << "\n";
+      for (auto& leaf : p.leaves) show(leaf, depth + 1);
+      return;
+    }
+    os << pad << n->describe() << "\n";
+    for (auto& in : n->inputs()) show(in, depth + 1);
+  };
+  show(node_, 0);
+  return os.str();
+}
+
+}  // namespace b2lazy

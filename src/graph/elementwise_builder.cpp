@@ -1,0 +1,219 @@
+// Builds elementwise nodes: NumPy type resolution, weak scalars, broadcasting, casts.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "b2lazy/array.hpp"
+#include "b2lazy/error.hpp"
+#include "core/dispatch.hpp"
+#include "ops/elementwise/elementwise_node.hpp"
+#include "storage/buffer_source.hpp"
+
+namespace b2lazy {
+
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  size_t n = std::max(a.size(), b.size());
+  Shape r(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (x != y && x != 1 && y != 1)
+      throw ValueError("operands could not be broadcast together with shapes " + shape_str(a) +
+                       " and " + shape_str(b));
+    r[i] = x == 1 ? y : x;
+  }
+  return r;
+}
+
+namespace {
+
+// A scalar converted to dtype `t`; Python ints that do not fit raise like NumPy 2.
+NodePtr constant_of(const Scalar& s, DType t, const char* fn) {
+  alignas(8) unsigned char buf[8] = {0};
+  dispatch(t, [&]<class T>(T*) {
+    T v;
+    if (s.kind == ScalarKind::Float) {
+      v = static_cast<T>(s.f);
+    } else {
+      if (is_integral(t)) {
+        bool fits = t == DType::U64 ? s.i >= 0
+                                    : (s.i >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+                                       s.i <= static_cast<int64_t>(std::numeric_limits<T>::max()));
+        if (!fits && s.kind == ScalarKind::Int)
+          throw ValueError(std::string(fn) + ": Python integer " + std::to_string(s.i) +
+                           " out of bounds for " + dtype_name(t));
+      }
+      v = t == DType::Bool ? static_cast<T>(s.i != 0) : static_cast<T>(s.i);
+    }
+    std::memcpy(buf, &v, sizeof(T));
+  });
+  return std::make_shared<ConstantNode>(t, buf);
+}
+
+DType default_dtype(const Scalar& s) {
+  switch (s.kind) {
+    case ScalarKind::Bool: return DType::Bool;
+    case ScalarKind::Int: return DType::I64;
+    default: return DType::F64;
+  }
+}
+
+// The common dtype of the operands: arrays promote strongly, scalars weakly.
+DType result_dtype(const std::vector<Operand>& args) {
+  bool have_array = false;
+  DType t = DType::Bool;
+  for (auto& a : args)
+    if (auto* arr = std::get_if<Array>(&a)) {
+      t = have_array ? promote(t, arr->dtype()) : arr->dtype();
+      have_array = true;
+    }
+  for (auto& a : args)
+    if (auto* s = std::get_if<Scalar>(&a)) {
+      if (have_array) {
+        t = promote_with_scalar(t, s->kind);
+      } else {
+        t = default_dtype(*s);
+        have_array = true;
+      }
+    }
+  return t;
+}
+
+bool bool_arith_ok(Op op) {
+  switch (op) {
+    case Op::Add: case Op::Multiply: case Op::Maximum: case Op::Minimum: case Op::Abs:
+    case Op::Positive: case Op::Floor: case Op::Ceil: case Op::Trunc: case Op::Round:
+      return true;
+    default:
+      return false;
+  }
+}
+
+NodePtr cast_node(const NodePtr& n, DType t) {
+  if (n->dtype() == t) return n;
+  return std::make_shared<ElementwiseNode>(Op::Cast, t, t, n->shape(), std::vector<NodePtr>{n});
+}
+
+NodePtr as_node(const Operand& o, DType t, const char* fn) {
+  if (auto* a = std::get_if<Array>(&o)) return cast_node(a->node(), t);
+  return constant_of(std::get<Scalar>(o), t, fn);
+}
+
+bool is_scalar_value(const Operand& o, double v) {
+  auto* s = std::get_if<Scalar>(&o);
+  if (!s) return false;
+  return s->kind == ScalarKind::Float ? s->f == v : static_cast<double>(s->i) == v;
+}
+
+}  // namespace
+
+Array elementwise(Op op, const std::vector<Operand>& args) {
+  const char* fn = op_name(op);
+  if (static_cast<int>(args.size()) != op_arity(op))
+    throw ValueError(std::string(fn) + "() takes " + std::to_string(op_arity(op)) +
+                     " arguments, got " + std::to_string(args.size()));
+  if (op == Op::Where) return where(args[0], args[1], args[2]);
+  if (op == Op::Cast || op == Op::Copy)
+    throw ValueError(std::string(fn) + "() is not a user-level function; use astype");
+  // x ** 2 and x ** 0.5 as NumPy's operator does: square and sqrt.
+  if (op == Op::Pow && std::holds_alternative<Array>(args[0])) {
+    DType base = result_dtype(args);
+    if (is_scalar_value(args[1], 2.0) && base != DType::Bool) return elementwise(Op::Square, {args[0]});
+    if (is_scalar_value(args[1], 0.5) && is_float(base)) return elementwise(Op::Sqrt, {args[0]});
+  }
+
+  DType base = result_dtype(args);
+  DType t = base;
+  switch (op_family(op)) {
+    case OpFamily::Arith:
+      if (base == DType::Bool && !bool_arith_ok(op)) {
+        if (op == Op::Subtract || op == Op::Negative || op == Op::Sign)
+          throw TypeError(std::string(fn) + " is not supported for bool operands; use logical_xor / logical_not");
+        t = DType::I8;  // NumPy's loops for bool here are the int8 ones
+      }
+      break;
+    case OpFamily::Float:
+      t = float_for(base);
+      break;
+    case OpFamily::Int:
+      if (is_float(base))
+        throw TypeError(std::string(fn) + " is not supported for " + dtype_name(base) +
+                        " operands (integers and bool only)");
+      if (base == DType::Bool && (op == Op::LeftShift || op == Op::RightShift)) t = DType::I8;
+      break;
+    case OpFamily::Logic:
+      t = DType::Bool;
+      break;
+    default:
+      break;
+  }
+  OpFamily fam = op_family(op);
+  DType out = (fam == OpFamily::Cmp || fam == OpFamily::Pred) ? DType::Bool : t;
+
+  Shape shape;
+  std::vector<NodePtr> inputs;
+  for (auto& a : args) {
+    NodePtr n = as_node(a, t, fn);
+    shape = inputs.empty() ? n->shape() : broadcast_shapes(shape, n->shape());
+    inputs.push_back(std::move(n));
+  }
+  return Array(std::make_shared<ElementwiseNode>(op, t, out, shape, std::move(inputs)));
+}
+
+Array where(const Operand& cond, const Operand& x, const Operand& y) {
+  DType t = result_dtype({x, y});
+  NodePtr c = as_node(cond, DType::Bool, "where");
+  NodePtr a = as_node(x, t, "where"), b = as_node(y, t, "where");
+  Shape shape = broadcast_shapes(broadcast_shapes(c->shape(), a->shape()), b->shape());
+  return Array(std::make_shared<ElementwiseNode>(Op::Where, t, t, shape, std::vector<NodePtr>{c, a, b}));
+}
+
+Array clip(const Operand& x, const std::optional<Operand>& lo, const std::optional<Operand>& hi) {
+  std::vector<Operand> all{x};
+  if (lo) all.push_back(*lo);
+  if (hi) all.push_back(*hi);
+  DType t = result_dtype(all);
+  Operand r = Array(as_node(x, t, "clip"));
+  if (lo) r = elementwise(Op::Maximum, {r, Array(as_node(*lo, t, "clip"))});
+  if (hi) r = elementwise(Op::Minimum, {r, Array(as_node(*hi, t, "clip"))});
+  auto arr = std::get<Array>(r);
+  if (!lo && !hi) return elementwise(Op::Positive, {arr});
+  return arr;
+}
+
+Array Array::astype(DType t) const {
+  if (t == dtype()) return *this;
+  return Array(cast_node(node_, t));
+}
+
+#define B2LAZY_BINOP(sym, op)                                                                     \
+  Array operator sym(const Array& a, const Array& b) { return elementwise(Op::op, {a, b}); }     \
+  Array operator sym(const Array& a, Scalar b) { return elementwise(Op::op, {a, b}); }           \
+  Array operator sym(Scalar a, const Array& b) { return elementwise(Op::op, {a, b}); }
+B2LAZY_BINOP(+, Add)
+B2LAZY_BINOP(-, Subtract)
+B2LAZY_BINOP(*, Multiply)
+B2LAZY_BINOP(/, Divide)
+B2LAZY_BINOP(%, Remainder)
+B2LAZY_BINOP(<, Less)
+B2LAZY_BINOP(<=, LessEqual)
+B2LAZY_BINOP(>, Greater)
+B2LAZY_BINOP(>=, GreaterEqual)
+B2LAZY_BINOP(&, BitwiseAnd)
+B2LAZY_BINOP(|, BitwiseOr)
+B2LAZY_BINOP(^, BitwiseXor)
+#undef B2LAZY_BINOP
+
+Array operator-(const Array& a) { return elementwise(Op::Negative, {a}); }
+Array operator~(const Array& a) { return elementwise(Op::BitwiseInvert, {a}); }
+Array sin(const Operand& a) { return elementwise(Op::Sin, {a}); }
+Array cos(const Operand& a) { return elementwise(Op::Cos, {a}); }
+Array exp(const Operand& a) { return elementwise(Op::Exp, {a}); }
+Array log(const Operand& a) { return elementwise(Op::Log, {a}); }
+Array sqrt(const Operand& a) { return elementwise(Op::Sqrt, {a}); }
+Array abs(const Operand& a) { return elementwise(Op::Abs, {a}); }
+Array pow(const Operand& a, const Operand& b) { return elementwise(Op::Pow, {a, b}); }
+Array maximum(const Operand& a, const Operand& b) { return elementwise(Op::Maximum, {a, b}); }
+Array minimum(const Operand& a, const Operand& b) { return elementwise(Op::Minimum, {a, b}); }
+
+}  // namespace b2lazy

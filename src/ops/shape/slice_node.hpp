@@ -1,0 +1,28 @@
+// Basic indexing (integers, strided slices, new axes) as a lazy node: an output region
+// maps to a strided input region, so only what the index covers is pulled.
+#pragma once
+#include "b2lazy/node.hpp"
+
+namespace b2lazy {
+
+class SliceNode : public Node {
+ public:
+  // Per input axis: `fixed` (an integer index, axis dropped) or start/step.
+  // `out_to_in[o]` is the input axis of output axis o, or -1 for a new axis.
+  struct Axis {
+    bool fixed;
+    int64_t start, step, count;
+  };
+  SliceNode(NodePtr input, std::vector<Axis> axes, std::vector<int> out_to_in, Shape out_shape);
+  std::string kind() const override { return "slice"; }
+  std::string describe() const override;
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
+  const void* view(const Region& region) const override;
+  Region input_region(const Region& region) const;
+
+ private:
+  std::vector<Axis> axes_;
+  std::vector<int> out_to_in_;
+};
+
+}  // namespace b2lazy

@@ -1,0 +1,19 @@
+// How the result is split into output chunks.
+#pragma once
+#include <cstddef>
+
+#include "b2lazy/node.hpp"
+
+namespace b2lazy {
+
+// Chunks covering whole trailing axes, so each chunk is one contiguous C-order range.
+Shape contiguous_chunks(const Shape& shape, size_t itemsize, size_t target_bytes);
+// Roughly cubic chunks: the longest axis is halved until the chunk fits target_bytes.
+Shape balanced_chunks(const Shape& shape, size_t itemsize, size_t target_bytes);
+// The storage grid of a source reachable from `root` through elementwise nodes whose
+// shape equals root's (evaluating on it decompresses each source chunk once).
+const Node* aligned_storage_source(const NodePtr& root);
+// Default output chunk size for an evaluation within `max_memory` on `nthreads`.
+size_t chunk_target_bytes(const Node& root, size_t max_memory, int nthreads);
+
+}  // namespace b2lazy

@@ -1,0 +1,196 @@
+#include "storage/b2nd_source.hpp"
+
+#include <cstring>
+#include <filesystem>
+
+#include "b2lazy/error.hpp"
+#include "core/strided_copy.hpp"
+#include "exec/thread_state.hpp"
+#include "storage/blosc2_util.hpp"
+
+namespace b2lazy {
+
+namespace {
+Shape to_shape(const int64_t* v, int n) { return Shape(v, v + n); }
+Shape to_shape(const int32_t* v, int n) { return Shape(v, v + n); }
+}  // namespace
+
+std::shared_ptr<B2ndSource> B2ndSource::adopt(b2nd_array_t* arr, const std::string& name) {
+  DType t;
+  try {
+    t = dtype_from_b2nd(arr->dtype, arr->dtype_format, arr->sc->typesize, name);
+  } catch (...) {
+    b2nd_free(arr);
+    throw;
+  }
+  return std::make_shared<B2ndSource>(arr, t, to_shape(arr->shape, arr->ndim), name);
+}
+
+std::shared_ptr<B2ndSource> B2ndSource::open(const std::string& urlpath) {
+  ensure_blosc2();
+  if (!std::filesystem::exists(urlpath))
+    throw IOError("no such file or directory: '" + urlpath + "'");
+  b2nd_array_t* arr = nullptr;
+  int rc = b2nd_open(urlpath.c_str(), &arr);
+  if (rc < 0 || !arr)
+    throw IOError("cannot open '" + urlpath + "' as a b2nd array (missing, corrupted or not b2nd)");
+  return adopt(arr, urlpath);
+}
+
+std::shared_ptr<B2ndSource> B2ndSource::from_cframe(const void* data, int64_t len) {
+  ensure_blosc2();
+  b2nd_array_t* arr = nullptr;
+  int rc = b2nd_from_cframe(static_cast<uint8_t*>(const_cast<void*>(data)), len, true, &arr);
+  if (rc < 0 || !arr) throw IOError("cannot read a b2nd array from the given cframe");
+  static std::atomic<int> counter{0};
+  return adopt(arr, "memory#" + std::to_string(counter++));
+}
+
+B2ndSource::B2ndSource(b2nd_array_t* arr, DType dtype, Shape shape, std::string name)
+    : Node(dtype, std::move(shape)), arr_(arr), name_(std::move(name)) {
+  int n = arr->ndim;
+  grid_ = ChunkGrid(this->shape(), to_shape(arr->chunkshape, n));
+  blocks_ = to_shape(arr->blockshape, n);
+  extchunk_ = to_shape(arr->extchunkshape, n);
+}
+
+B2ndSource::~B2ndSource() { b2nd_free(arr_); }
+
+std::string B2ndSource::describe() const {
+  return "b2nd '" + name_ + "' " + shape_str(shape()) + " " + dtype_name(dtype()) + " chunks=" +
+         shape_str(grid_.chunks()) + " blocks=" + shape_str(blocks_);
+}
+
+void B2ndSource::read_chunk(int64_t id, void* dst, ThreadState& ts) const {
+  uint8_t* chunk = nullptr;
+  bool needs_free = false;
+  int cbytes;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    cbytes = blosc2_schunk_get_chunk(arr_->sc, id, &chunk, &needs_free);
+  }
+  if (cbytes < 0) throw IOError("'" + name_ + "': cannot read chunk " + std::to_string(id));
+  auto* dctx = ts.dctx_for(this, arr_->sc, arr_->sc->typesize);
+  int32_t nbytes = static_cast<int32_t>(extchunk_nitems() * itemsize(dtype()));
+  int rc = blosc2_decompress_ctx(dctx, chunk, cbytes, dst, nbytes);
+  if (needs_free) free(chunk);
+  if (rc < 0)
+    throw IOError("'" + name_ + "': chunk " + std::to_string(id) + " is corrupted (" +
+                  print_error(rc) + ")");
+  ts.decompressed[this]++;
+}
+
+// Copy the part of `region` inside chunk box `cbox` from the decompressed block-major
+// chunk to its place in the dense output.
+void B2ndSource::gather_from_chunk(const char* chunk, const Box& cbox, const Region& region,
+                                   char* out) const {
+  const size_t nd = ndim(), isz = itemsize(dtype());
+  Shape out_strides = byte_strides(region.count, isz);
+  Shape bstrides = byte_strides(blocks_, isz);
+  Shape bgrid(nd);
+  for (size_t d = 0; d < nd; ++d) bgrid[d] = extchunk_[d] / blocks_[d];
+  const int64_t block_bytes = prod(blocks_) * static_cast<int64_t>(isz);
+
+  // Per axis: the region's i-range inside this chunk, split by blocks.
+  std::vector<std::vector<AxisSegment>> segs(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    int64_t lo = cbox.start[d], hi = cbox.stop[d], s = region.start[d], st = region.step[d];
+    // i-range whose positions fall in [lo, hi)
+    int64_t i0, i1;
+    if (st > 0) {
+      i0 = lo > s ? (lo - s + st - 1) / st : 0;
+      i1 = hi > s ? (hi - 1 - s) / st + 1 : 0;
+    } else {
+      int64_t a = -st;
+      i0 = s >= hi ? (s - (hi - 1) + a - 1) / a : 0;
+      i1 = s >= lo ? (s - lo) / a + 1 : 0;
+    }
+    i1 = std::min(i1, region.count[d]);
+    if (i1 <= i0) return;
+    split_axis(s + i0 * st - lo, st, i1 - i0, blocks_[d], segs[d]);
+    for (auto& g : segs[d]) {
+      g.i_lo += i0;
+      g.i_hi += i0;
+    }
+  }
+  // Odometer over the blocks touched.
+  std::vector<size_t> k(nd, 0);
+  Shape count(nd), sstr(nd);
+  for (size_t d = 0; d < nd; ++d) sstr[d] = bstrides[d] * region.step[d];
+  while (true) {
+    int64_t bid = 0;
+    const char* src = chunk;
+    char* dst = out;
+    for (size_t d = 0; d < nd; ++d) {
+      const AxisSegment& g = segs[d][k[d]];
+      bid = bid * bgrid[d] + g.cell;
+      int64_t pos = region.start[d] + g.i_lo * region.step[d] - cbox.start[d];
+      src += (pos - g.cell * blocks_[d]) * bstrides[d];
+      dst += g.i_lo * out_strides[d];
+      count[d] = g.i_hi - g.i_lo;
+    }
+    src += bid * block_bytes;
+    copy_strided(nd, count.data(), src, sstr.data(), dst, out_strides.data(), isz);
+    size_t d = nd;
+    while (d-- > 0) {
+      if (++k[d] < segs[d].size()) break;
+      k[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) break;
+  }
+}
+
+void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
+  if (region.size() == 0) return;
+  const size_t nd = ndim(), isz = itemsize(dtype());
+  ScratchScope scope(ts.scratch);
+  if (nd == 0) {
+    char* buf = static_cast<char*>(scope.alloc(extchunk_nitems() * isz));
+    read_chunk(0, buf, ts);
+    std::memcpy(out, buf, isz);
+    return;
+  }
+  // Fast path: the request is exactly one whole chunk stored in C order.
+  Box rb = region.bounds();
+  bool c_order_chunk = blocks_ == extchunk_ && extchunk_ == grid_.chunks();
+  if (c_order_chunk && region.unit_steps()) {
+    auto ids = grid_.chunks_touching(rb);
+    if (ids.size() == 1 && grid_.chunk_box(ids[0]) == rb) {
+      read_chunk(ids[0], out, ts);
+      return;
+    }
+  }
+  std::vector<std::vector<AxisSegment>> per_axis(nd);
+  for (size_t d = 0; d < nd; ++d)
+    split_axis(region.start[d], region.step[d], region.count[d], grid_.chunks()[d], per_axis[d]);
+  char* buf = static_cast<char*>(scope.alloc(extchunk_nitems() * isz));
+  std::vector<size_t> k(nd, 0);
+  Shape coords(nd);
+  while (true) {
+    for (size_t d = 0; d < nd; ++d) coords[d] = per_axis[d][k[d]].cell;
+    int64_t id = grid_.chunk_id(coords);
+    read_chunk(id, buf, ts);
+    gather_from_chunk(buf, grid_.chunk_box(id), region, static_cast<char*>(out));
+    size_t d = nd;
+    while (d-- > 0) {
+      if (++k[d] < per_axis[d].size()) break;
+      k[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) break;
+  }
+}
+
+std::vector<uint8_t> B2ndSource::to_cframe() const {
+  uint8_t* cframe = nullptr;
+  int64_t len = 0;
+  bool needs_free = false;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    check_blosc2(b2nd_to_cframe(arr_, &cframe, &len, &needs_free), "'" + name_ + "': to_cframe");
+  }
+  std::vector<uint8_t> v(cframe, cframe + len);
+  if (needs_free) free(cframe);
+  return v;
+}
+
+}  // namespace b2lazy

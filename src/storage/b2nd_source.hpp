@@ -1,0 +1,49 @@
+// A b2nd array (file, directory or memory) as a leaf of the graph.
+#pragma once
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "b2lazy/node.hpp"
+
+#include <b2nd.h>
+
+namespace b2lazy {
+
+class B2ndSource : public Node {
+ public:
+  static std::shared_ptr<B2ndSource> open(const std::string& urlpath);
+  static std::shared_ptr<B2ndSource> from_cframe(const void* data, int64_t len);
+  // Takes ownership of `arr`.
+  static std::shared_ptr<B2ndSource> adopt(b2nd_array_t* arr, const std::string& name);
+
+  B2ndSource(b2nd_array_t* arr, DType dtype, Shape shape, std::string name);
+  ~B2ndSource() override;
+
+  std::string kind() const override { return "b2nd"; }
+  std::string describe() const override;
+  std::string source_name() const override { return name_; }
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
+  const ChunkGrid* storage_grid() const override { return &grid_; }
+
+  const Shape& blocks() const { return blocks_; }
+  const Shape& extchunk() const { return extchunk_; }
+  int64_t extchunk_nitems() const { return prod(extchunk_); }
+  // Decompress chunk `id` in Blosc2's block-major, padded layout into `dst`
+  // (extchunk_nitems() items).
+  void read_chunk(int64_t id, void* dst, ThreadState& ts) const;
+  b2nd_array_t* raw() const { return arr_; }
+  // Serialise to a contiguous frame (for python-blosc2 and copies).
+  std::vector<uint8_t> to_cframe() const;
+
+ private:
+  void gather_from_chunk(const char* chunk, const Box& cbox, const Region& region,
+                         char* out) const;
+  b2nd_array_t* arr_;
+  ChunkGrid grid_;
+  Shape blocks_, extchunk_;
+  std::string name_;
+  mutable std::mutex mu_;  // a super-chunk's reads are not thread-safe
+};
+
+}  // namespace b2lazy

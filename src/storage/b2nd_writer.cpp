@@ -1,0 +1,165 @@
+#include "storage/b2nd_writer.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+
+#include "b2lazy/error.hpp"
+#include "core/strided_copy.hpp"
+#include "exec/thread_state.hpp"
+#include "storage/b2nd_source.hpp"
+#include "storage/blosc2_util.hpp"
+
+namespace fs = std::filesystem;
+
+namespace b2lazy {
+
+namespace {
+std::string temp_name(const std::string& path) {
+  static std::atomic<int> counter{0};
+  fs::path p(path);
+  return (p.parent_path() / ("." + p.filename().string() + ".tmp-" + std::to_string(getpid()) + "-" +
+                             std::to_string(counter++)))
+      .string();
+}
+}  // namespace
+
+B2ndWriter::B2ndWriter(const Shape& shape, DType dtype, const Shape& chunks, const Shape& blocks,
+                       const ComputeOptions& opts)
+    : dtype_(dtype), grid_(shape, chunks), blocks_(blocks) {
+  ensure_blosc2();
+  const size_t nd = shape.size();
+  if (blocks.size() != nd)
+    throw ValueError("blocks " + shape_str(blocks) + " do not match shape " + shape_str(shape));
+  for (size_t d = 0; d < nd; ++d)
+    if (blocks[d] <= 0 || blocks[d] > chunks[d])
+      throw ValueError("blocks " + shape_str(blocks) + " must be positive and fit in chunks " +
+                       shape_str(chunks));
+  if (prod(chunks) * static_cast<int64_t>(itemsize(dtype)) > (int64_t(1) << 31) - 64)
+    throw ValueError("chunks " + shape_str(chunks) + " exceed Blosc2's 2 GiB chunk limit");
+  cparams_ = make_cparams(opts.cparams, dtype, 1);
+
+  std::string path;
+  if (!opts.urlpath.empty()) {
+    final_path_ = opts.urlpath;
+    fs::path parent = fs::path(final_path_).parent_path();
+    if (!parent.empty() && !fs::is_directory(parent))
+      throw IOError("cannot write output '" + final_path_ + "': directory '" + parent.string() +
+                    "' does not exist");
+    if (fs::is_directory(final_path_) && opts.contiguous.value_or(false) == false &&
+        !fs::exists(fs::path(final_path_) / "chunks.b2frame"))
+      throw IOError("cannot write output '" + final_path_ + "': a directory that is not a b2nd array is there");
+    tmp_path_ = temp_name(final_path_);
+    path = tmp_path_;
+  }
+  bool contiguous = opts.contiguous.value_or(!opts.urlpath.empty());
+  blosc2_dparams dparams = BLOSC2_DPARAMS_DEFAULTS;
+  blosc2_storage storage = BLOSC2_STORAGE_DEFAULTS;
+  storage.contiguous = contiguous;
+  storage.urlpath = path.empty() ? nullptr : const_cast<char*>(path.c_str());
+  storage.cparams = &cparams_;
+  storage.dparams = &dparams;
+  std::vector<int32_t> c32(chunks.begin(), chunks.end()), b32(blocks.begin(), blocks.end());
+  std::string dt = numpy_dtype_str(dtype);
+  b2nd_context_t* ctx = b2nd_create_ctx(&storage, static_cast<int8_t>(nd), shape.data(), c32.data(),
+                                        b32.data(), dt.c_str(), 0, nullptr, 0);
+  if (!ctx) throw ValueError("invalid output parameters: shape " + shape_str(shape) + ", chunks " +
+                             shape_str(chunks) + ", blocks " + shape_str(blocks));
+  int rc = b2nd_uninit(ctx, &arr_);
+  b2nd_free_ctx(ctx);
+  if (rc < 0 || !arr_) {
+    if (!tmp_path_.empty()) {
+      std::error_code ec;
+      fs::remove_all(tmp_path_, ec);
+    }
+    throw IOError("cannot create output '" + (final_path_.empty() ? std::string("<memory>") : final_path_) +
+                  "': " + print_error(rc));
+  }
+  extchunk_ = Shape(arr_->extchunkshape, arr_->extchunkshape + nd);
+  // The schunk's cparams carry the blocksize b2nd derived from the block shape.
+  cparams_ = *arr_->sc->storage->cparams;
+  cparams_.schunk = arr_->sc;
+  cparams_.nthreads = 1;
+}
+
+B2ndWriter::~B2ndWriter() {
+  if (finished_) return;
+  if (arr_) b2nd_free(arr_);
+  if (!tmp_path_.empty()) {
+    std::error_code ec;
+    fs::remove_all(tmp_path_, ec);
+  }
+}
+
+void B2ndWriter::write_cbuffer(int64_t id, const void* data, ThreadState& ts) {
+  const size_t nd = grid_.shape().size(), isz = itemsize(dtype_);
+  ScratchScope scope(ts.scratch);
+  const int64_t n = prod(extchunk_);
+  char* chunk = static_cast<char*>(scope.alloc(n * isz));
+  Box box = grid_.chunk_box(id);
+  Shape cshape = box.shape();
+  if (cshape != extchunk_) std::memset(chunk, 0, n * isz);  // padding compresses to nothing
+  // Scatter each block's part of the C-order chunk into its block-major place.
+  Shape src_strides = byte_strides(cshape, isz), bstrides = byte_strides(blocks_, isz);
+  Shape bgrid(nd);
+  for (size_t d = 0; d < nd; ++d) bgrid[d] = extchunk_[d] / blocks_[d];
+  const int64_t block_bytes = prod(blocks_) * static_cast<int64_t>(isz);
+  int64_t nblocks = prod(bgrid);
+  Shape bc(nd, 0), count(nd);
+  for (int64_t b = 0; b < nblocks; ++b) {
+    const char* src = static_cast<const char*>(data);
+    bool empty = false;
+    for (size_t d = 0; d < nd; ++d) {
+      int64_t lo = bc[d] * blocks_[d];
+      count[d] = std::min(blocks_[d], cshape[d] - lo);
+      if (count[d] <= 0) empty = true;
+      src += lo * src_strides[d];
+    }
+    if (!empty)
+      copy_strided(nd, count.data(), src, src_strides.data(), chunk + b * block_bytes, bstrides.data(), isz);
+    for (size_t d = nd; d-- > 0;) {
+      if (++bc[d] < bgrid[d]) break;
+      bc[d] = 0;
+    }
+  }
+  if (nd == 0) std::memcpy(chunk, data, isz);
+  write_blockmajor(id, chunk, ts);
+}
+
+void B2ndWriter::write_blockmajor(int64_t id, const void* data, ThreadState& ts) {
+  ScratchScope scope(ts.scratch);
+  const int32_t nbytes = static_cast<int32_t>(prod(extchunk_) * itemsize(dtype_));
+  const int32_t cap = nbytes + BLOSC2_MAX_OVERHEAD;
+  auto* dest = static_cast<uint8_t*>(scope.alloc(cap));
+  int csize = blosc2_compress_ctx(ts.cctx_for(this, &cparams_), data, nbytes, dest, cap);
+  check_blosc2(csize, "compressing output chunk " + std::to_string(id));
+  std::lock_guard<std::mutex> g(mu_);
+  int64_t rc = blosc2_schunk_update_chunk(arr_->sc, id, dest, true);
+  if (rc < 0)
+    throw IOError("cannot write chunk " + std::to_string(id) + " of '" +
+                  (final_path_.empty() ? std::string("<memory>") : final_path_) + "': " +
+                  print_error(static_cast<int>(rc)));
+  bytes_written_ += csize;
+}
+
+std::shared_ptr<B2ndSource> B2ndWriter::finish() {
+  if (tmp_path_.empty()) {
+    finished_ = true;
+    auto* a = arr_;
+    arr_ = nullptr;
+    static std::atomic<int> counter{0};
+    return B2ndSource::adopt(a, "result#" + std::to_string(counter++));
+  }
+  b2nd_free(arr_);
+  arr_ = nullptr;
+  std::error_code ec;
+  if (fs::exists(final_path_)) fs::remove_all(final_path_, ec);
+  fs::rename(tmp_path_, final_path_, ec);
+  if (ec) throw IOError("cannot move the result into place at '" + final_path_ + "': " + ec.message());
+  finished_ = true;
+  return B2ndSource::open(final_path_);
+}
+
+}  // namespace b2lazy

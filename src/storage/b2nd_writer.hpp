@@ -1,0 +1,50 @@
+// Writes output chunks into a new b2nd array, under a temporary name until finish().
+#pragma once
+#include <blosc2.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "b2lazy/context.hpp"
+#include "b2lazy/dtype.hpp"
+
+#include <b2nd.h>
+
+namespace b2lazy {
+
+class B2ndSource;
+class ThreadState;
+
+class B2ndWriter {
+ public:
+  B2ndWriter(const Shape& shape, DType dtype, const Shape& chunks, const Shape& blocks,
+             const ComputeOptions& opts);
+  ~B2ndWriter();  // removes the temporary output unless finish() succeeded
+  B2ndWriter(const B2ndWriter&) = delete;
+
+  const ChunkGrid& grid() const { return grid_; }
+  const Shape& blocks() const { return blocks_; }
+  const Shape& extchunk() const { return extchunk_; }
+  DType dtype() const { return dtype_; }
+  // `data`: the chunk's box in dense C order.
+  void write_cbuffer(int64_t id, const void* data, ThreadState& ts);
+  // `data`: the chunk in Blosc2's block-major padded layout (extchunk items).
+  void write_blockmajor(int64_t id, const void* data, ThreadState& ts);
+  // Moves the result into place and returns it as a source.
+  std::shared_ptr<B2ndSource> finish();
+  int64_t bytes_written() const { return bytes_written_; }
+
+ private:
+  b2nd_array_t* arr_ = nullptr;
+  DType dtype_;
+  ChunkGrid grid_;
+  Shape blocks_, extchunk_;
+  std::string final_path_, tmp_path_;
+  blosc2_cparams cparams_;
+  std::mutex mu_;
+  int64_t bytes_written_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace b2lazy
