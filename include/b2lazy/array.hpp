@@ -81,6 +81,9 @@ Array from_buffer(const void* data, DType dtype, const Shape& shape, const Shape
 Array from_buffer_compressed(const void* data, DType dtype, const Shape& shape, const Shape& chunks,
                              const Shape& blocks, const CParams& cparams = {});
 Array from_cframe(const void* cframe, int64_t len);
+// A contiguous Blosc2 frame of the array (evaluated to memory first if lazy), for
+// exchange with python-blosc2.
+std::vector<uint8_t> to_cframe(const Array& a, Context* ctx = nullptr);
 Array scalar(Scalar v, std::optional<DType> dtype = {});
 Array full(const Shape& shape, Scalar value, std::optional<DType> dtype = {}, const Shape& chunks = {});
 Array zeros(const Shape& shape, DType dtype = DType::F64, const Shape& chunks = {});

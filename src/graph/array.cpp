@@ -77,6 +77,12 @@ Array from_buffer_compressed(const void* data, DType dtype, const Shape& shape, 
 
 Array from_cframe(const void* cframe, int64_t len) { return Array(B2ndSource::from_cframe(cframe, len)); }
 
+std::vector<uint8_t> to_cframe(const Array& a, Context* ctx) {
+  if (auto* s = dynamic_cast<const B2ndSource*>(a.node().get())) return s->to_cframe();
+  Array stored = a.compute({}, ctx);
+  return static_cast<const B2ndSource*>(stored.node().get())->to_cframe();
+}
+
 Array scalar(Scalar v, std::optional<DType> dtype) { return full({}, v, dtype); }
 
 Array full(const Shape& shape, Scalar value, std::optional<DType> dtype, const Shape& chunks) {

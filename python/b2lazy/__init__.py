@@ -1,0 +1,295 @@
+"""b2lazy: fully lazy array expressions over Blosc2 b2nd arrays, evaluated one output
+chunk at a time by a C++ engine. This package is a thin layer over that engine."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from . import _core
+
+__all__ = ["Array", "open", "asarray", "zeros", "ones", "full", "arange", "linspace",
+           "where", "clip", "astype"]
+
+_contexts: dict[int, _core.Context] = {}
+_contexts_lock = threading.Lock()
+
+
+def _context(nthreads):
+    """One engine context (thread pool) per thread count, created on first use."""
+    n = int(nthreads or os.cpu_count() or 1)
+    if n < 1:
+        raise ValueError(f"nthreads must be positive, got {nthreads}")
+    with _contexts_lock:
+        ctx = _contexts.get(n)
+        if ctx is None:
+            ctx = _contexts[n] = _core.Context(n)
+        return ctx
+
+
+def _unwrap(x):
+    """Array -> core array; Python scalars pass through; anything array-like is wrapped."""
+    if isinstance(x, Array):
+        return x._a
+    if isinstance(x, (bool, int, float)):
+        return x
+    return asarray(x)._a
+
+
+def _wrap(a, stats=None):
+    return Array(a, stats)
+
+
+def _cparams_args(cparams):
+    cp = dict(cparams or {})
+    codec = cp.pop("codec", "zstd")
+    if not isinstance(codec, str):  # blosc2.Codec enum
+        codec = codec.name.lower()
+    clevel = int(cp.pop("clevel", 1))
+    filt = cp.pop("filter", cp.pop("filters", "shuffle"))
+    if isinstance(filt, (list, tuple)):
+        filt = filt[-1] if filt else "nofilter"
+    if not isinstance(filt, str):  # blosc2.Filter enum
+        filt = filt.name.lower()
+    if cp:
+        raise TypeError(f"unknown cparams keys: {sorted(cp)} (known: codec, clevel, filter)")
+    return codec, clevel, filt
+
+
+class Array:
+    """A lazy N-d array: a source (b2nd, NumPy, constructor) or an expression over them."""
+
+    __array_priority__ = 100  # NumPy defers mixed operators to us
+
+    def __init__(self, core, stats=None):
+        self._a = core
+        self.stats = stats
+
+    # --- metadata -------------------------------------------------------------------
+    @property
+    def shape(self):
+        return self._a.shape
+
+    @property
+    def dtype(self):
+        return np.dtype(self._a.dtype)
+
+    @property
+    def ndim(self):
+        return self._a.ndim
+
+    @property
+    def size(self):
+        return self._a.size
+
+    @property
+    def urlpath(self):
+        return self._a.urlpath()
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"b2lazy.Array(shape={self.shape}, dtype={self.dtype}, kind={self._a.kind})"
+
+    # --- evaluation -----------------------------------------------------------------
+    def compute(self, urlpath=None, chunks=None, blocks=None, cparams=None, nthreads=None,
+                max_memory=None, contiguous=None):
+        """Evaluate into a compressed b2nd array (on disk when `urlpath` is given)."""
+        if urlpath is not None:
+            urlpath = os.fspath(urlpath)
+        codec, clevel, filt = _cparams_args(cparams)
+        r = _core.compute(self._a, urlpath, chunks, blocks, codec, clevel, filt,
+                          _context(nthreads), max_memory, contiguous)
+        return Array(r, r.stats())
+
+    def to_numpy(self, nthreads=None, max_memory=None):
+        """Evaluate straight into a NumPy array (no compression)."""
+        out, stats = _core.to_numpy(self._a, _context(nthreads), max_memory)
+        self.last_stats = stats
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.to_numpy()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def explain(self):
+        return self._a.explain()
+
+    def to_cframe(self, nthreads=None):
+        return _core.to_cframe(self._a, _context(nthreads))
+
+    def to_blosc2(self, urlpath=None):
+        """A blosc2.NDArray with the same values, chunks and blocks."""
+        import blosc2
+        if urlpath is not None:
+            stored = self if self.urlpath == os.fspath(urlpath) else self.compute(urlpath=urlpath)
+            return blosc2.open(os.fspath(urlpath))
+        return blosc2.ndarray_from_cframe(self.to_cframe())
+
+    # --- indexing and casts ---------------------------------------------------------
+    def __getitem__(self, key):
+        return Array(self._a.getitem(key))
+
+    def astype(self, dtype):
+        return Array(self._a.astype(dtype))
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError("the truth value of an array with more than one element is ambiguous")
+        return bool(self.to_numpy().reshape(()))
+
+    def __float__(self):
+        return float(self.to_numpy().reshape(()))
+
+    def __int__(self):
+        return int(self.to_numpy().reshape(()))
+
+    @property
+    def T(self):
+        raise NotImplementedError("transpose comes with the linear-algebra issue")
+
+
+def _binary(name, reflected=False):
+    def op(self, other):
+        if not isinstance(other, (Array, bool, int, float, np.ndarray, np.generic)):
+            return NotImplemented
+        a, b = (other, self) if reflected else (self, other)
+        return Array(_core.elementwise(name, _unwrap(a), _unwrap(b)))
+    op.__name__ = f"__{'r' if reflected else ''}{name}__"
+    return op
+
+
+def _unary(name):
+    def op(self):
+        return Array(_core.elementwise(name, self._a))
+    return op
+
+
+for _dunder, _name in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
+                       ("truediv", "divide"), ("floordiv", "floor_divide"), ("mod", "remainder"),
+                       ("pow", "pow"), ("and", "bitwise_and"), ("or", "bitwise_or"),
+                       ("xor", "bitwise_xor"), ("lshift", "bitwise_left_shift"),
+                       ("rshift", "bitwise_right_shift")]:
+    setattr(Array, f"__{_dunder}__", _binary(_name))
+    setattr(Array, f"__r{_dunder}__", _binary(_name, reflected=True))
+for _dunder, _name in [("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
+                       ("ge", "greater_equal"), ("eq", "equal"), ("ne", "not_equal")]:
+    setattr(Array, f"__{_dunder}__", _binary(_name))
+Array.__hash__ = None
+Array.__neg__ = _unary("negative")
+Array.__pos__ = _unary("positive")
+Array.__abs__ = _unary("abs")
+Array.__invert__ = _unary("bitwise_invert")
+
+
+def _make_function(name, arity):
+    def fn(*args):
+        if len(args) != arity:
+            raise TypeError(f"{name}() takes {arity} argument{'s' if arity > 1 else ''}, got {len(args)}")
+        return Array(_core.elementwise(name, *[_unwrap(a) for a in args]))
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name}, lazy; NumPy broadcasting and type promotion."
+    return fn
+
+
+_ALIASES = {"absolute": "abs", "power": "pow", "true_divide": "divide", "mod": "remainder",
+            "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
+            "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "bitwise_not": "bitwise_invert",
+            "invert": "bitwise_invert", "left_shift": "bitwise_left_shift",
+            "right_shift": "bitwise_right_shift", "conj": "positive", "conjugate": "positive",
+            "real": "positive"}
+
+for _name in _core.op_names():
+    globals()[_name] = _make_function(_name, _core.op_arity(_name))
+    __all__.append(_name)
+for _alias, _name in _ALIASES.items():
+    globals()[_alias] = globals()[_name]
+    __all__.append(_alias)
+
+
+def where(condition, x, y):
+    return Array(_core.where(_unwrap(condition), _unwrap(x), _unwrap(y)))
+
+
+def clip(x, min=None, max=None):
+    return Array(_core.clip(_unwrap(x), None if min is None else _unwrap(min),
+                            None if max is None else _unwrap(max)))
+
+
+def astype(x, dtype):
+    return asarray(x).astype(dtype)
+
+
+def imag(x):
+    x = asarray(x)
+    return zeros(x.shape, dtype=x.dtype)
+
+
+# --- sources --------------------------------------------------------------------------
+def open(urlpath):
+    """Open a b2nd array stored in a file (.b2nd) or a sparse directory."""
+    return Array(_core.open(os.fspath(urlpath)))
+
+
+def asarray(obj, chunks=None, blocks=None, cparams=None):
+    """A lazy Array over `obj`.
+
+    NumPy arrays are wrapped without copying unless `chunks` is given, in which case they
+    are compressed into an in-memory b2nd array with those chunks and blocks.
+    python-blosc2 NDArrays are opened by path when on disk, by cframe when in memory.
+    Python scalars become 0-d constants."""
+    if isinstance(obj, Array):
+        return obj
+    if isinstance(obj, (bool, int, float)):
+        return full((), obj)
+    try:
+        import blosc2
+        if isinstance(obj, blosc2.NDArray):
+            path = obj.schunk.urlpath
+            if path:
+                return open(path)
+            return Array(_core.from_cframe(obj.to_cframe()))
+    except ImportError:  # pragma: no cover - blosc2 is a dependency
+        pass
+    arr = np.asarray(obj)
+    if arr.dtype.byteorder == ">":
+        raise TypeError(f"big-endian dtype {arr.dtype} is not supported")
+    if chunks is not None or blocks is not None:
+        codec, clevel, filt = _cparams_args(cparams)
+        arr = np.ascontiguousarray(arr)
+        return Array(_core.from_numpy_compressed(arr, chunks, blocks, codec, clevel, filt))
+    return Array(_core.from_numpy(arr, f"numpy#{id(arr):x}"))
+
+
+def full(shape, fill_value, dtype=None, chunks=None):
+    if isinstance(shape, int):
+        shape = (shape,)
+    if isinstance(fill_value, np.generic):
+        fill_value = fill_value.item()
+    return Array(_core.full(tuple(shape), fill_value, dtype, chunks))
+
+
+def zeros(shape, dtype=np.float64, chunks=None):
+    return full(shape, 0, dtype=dtype, chunks=chunks)
+
+
+def ones(shape, dtype=np.float64, chunks=None):
+    return full(shape, 1, dtype=dtype, chunks=chunks)
+
+
+def arange(start, stop=None, step=1, dtype=None, shape=None, chunks=None):
+    if stop is None:
+        start, stop = 0, start
+    if dtype is None and all(isinstance(v, int) for v in (start, stop, step)):
+        dtype = np.int64
+    return Array(_core.arange(float(start), float(stop), float(step), dtype, shape, chunks))
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=None, shape=None, chunks=None):
+    return Array(_core.linspace(float(start), float(stop), int(num), bool(endpoint), dtype,
+                                shape, chunks))

@@ -1,0 +1,278 @@
+// The Python binding: a thin layer over the public C++ API (include/b2lazy).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <b2lazy/b2lazy.hpp>
+
+namespace nb = nanobind;
+using namespace b2lazy;
+
+namespace {
+
+Shape to_shape(const nb::handle& obj) {
+  Shape s;
+  if (obj.is_none()) return s;
+  if (nb::isinstance<nb::int_>(obj)) return {nb::cast<int64_t>(obj)};
+  for (auto h : obj) s.push_back(nb::cast<int64_t>(h));
+  return s;
+}
+
+nb::tuple shape_tuple(const Shape& s) {
+  nb::list l;
+  for (auto v : s) l.append(v);
+  return nb::tuple(l);
+}
+
+DType dtype_of(const nb::handle& dt) {
+  // Accept anything NumPy accepts as a dtype by asking NumPy for its name.
+  nb::object np = nb::module_::import_("numpy");
+  nb::object d = np.attr("dtype")(dt);
+  if (nb::cast<std::string>(d.attr("byteorder")) == ">")
+    throw TypeError("big-endian dtype " + nb::cast<std::string>(nb::str(d)) + " is not supported");
+  return dtype_from_name(nb::cast<std::string>(d.attr("name")));
+}
+
+std::optional<DType> opt_dtype(const nb::handle& dt) {
+  if (dt.is_none()) return std::nullopt;
+  return dtype_of(dt);
+}
+
+// Python bool/int/float -> Scalar; nullopt for anything else.
+std::optional<Scalar> as_scalar(const nb::handle& h) {
+  if (nb::isinstance<nb::bool_>(h)) return Scalar(nb::cast<bool>(h));
+  if (nb::isinstance<nb::int_>(h)) {
+    try {
+      return Scalar(nb::cast<int64_t>(h));
+    } catch (const nb::cast_error&) {
+      throw ValueError("Python integer " + nb::cast<std::string>(nb::str(h)) + " does not fit in int64");
+    }
+  }
+  if (nb::isinstance<nb::float_>(h)) return Scalar(nb::cast<double>(h));
+  return std::nullopt;
+}
+
+Operand as_operand(const nb::handle& h, const char* fn, size_t pos) {
+  if (nb::isinstance<Array>(h)) return nb::cast<Array>(h);
+  if (auto s = as_scalar(h)) return *s;
+  throw TypeError(std::string(fn) + "(): argument " + std::to_string(pos) + " must be a b2lazy Array or a Python scalar, got " +
+                  nb::cast<std::string>(nb::str(h.type())));
+}
+
+// Zero-copy wrap of a NumPy array; the array stays alive as long as the node.
+Array from_numpy(nb::ndarray<nb::ro, nb::device::cpu> a, nb::handle owner, const std::string& name) {
+  DType t;
+  auto dt = a.dtype();
+  using C = nb::dlpack::dtype_code;
+  if (dt.code == static_cast<uint8_t>(C::Bool)) t = DType::Bool;
+  else if (dt.code == static_cast<uint8_t>(C::Int)) t = dt.bits == 8 ? DType::I8 : dt.bits == 16 ? DType::I16 : dt.bits == 32 ? DType::I32 : DType::I64;
+  else if (dt.code == static_cast<uint8_t>(C::UInt)) t = dt.bits == 8 ? DType::U8 : dt.bits == 16 ? DType::U16 : dt.bits == 32 ? DType::U32 : DType::U64;
+  else if (dt.code == static_cast<uint8_t>(C::Float) && (dt.bits == 32 || dt.bits == 64)) t = dt.bits == 32 ? DType::F32 : DType::F64;
+  else throw TypeError(name + ": unsupported dtype (supported: bool, int8..int64, uint8..uint64, float32, float64)");
+  Shape shape, strides;
+  for (size_t d = 0; d < a.ndim(); ++d) {
+    shape.push_back(static_cast<int64_t>(a.shape(d)));
+    strides.push_back(static_cast<int64_t>(a.stride(d)) * static_cast<int64_t>(itemsize(t)));
+  }
+  nb::object keep = nb::borrow(owner);
+  auto* holder = new nb::object(keep);
+  std::shared_ptr<const void> own(holder, [](const void* p) {
+    nb::gil_scoped_acquire g;
+    delete static_cast<const nb::object*>(p);
+  });
+  return from_buffer(a.data(), t, shape, strides, std::move(own), name);
+}
+
+std::vector<Index> parse_index(const nb::handle& key) {
+  std::vector<Index> idx;
+  auto one = [&](const nb::handle& k) {
+    if (k.is_none()) {
+      idx.push_back(Index::newaxis());
+    } else if (k.is(nb::handle(Py_Ellipsis))) {
+      idx.push_back(Index::ellipsis());
+    } else if (nb::isinstance<nb::slice>(k)) {
+      auto get = [&](const char* f) -> std::optional<int64_t> {
+        nb::object v = k.attr(f);
+        if (v.is_none()) return std::nullopt;
+        if (!nb::hasattr(v, "__index__"))
+          throw TypeError("slice indices must be integers or None, got " + nb::cast<std::string>(nb::str(v)));
+        return nb::cast<int64_t>(v.attr("__index__")());
+      };
+      idx.push_back(Index::slice(get("start"), get("stop"), get("step")));
+    } else if (nb::isinstance<nb::bool_>(k)) {
+      throw TypeError("boolean indices are not supported yet (advanced indexing comes in its own issue)");
+    } else if (nb::hasattr(k, "__index__") && !nb::hasattr(k, "shape")) {
+      idx.push_back(Index::at(nb::cast<int64_t>(k.attr("__index__")())));
+    } else if (nb::isinstance<nb::float_>(k)) {
+      throw TypeError("only integers, slices (`:`), ellipsis (`...`) and None are valid indices, got float " +
+                      nb::cast<std::string>(nb::str(k)));
+    } else {
+      throw TypeError("only integers, slices (`:`), ellipsis (`...`) and None are valid indices, got " +
+                      nb::cast<std::string>(nb::str(k.type())) +
+                      " (integer-array and boolean indexing come in their own issue)");
+    }
+  };
+  if (nb::isinstance<nb::tuple>(key)) {
+    for (auto k : key) one(k);
+  } else {
+    one(key);
+  }
+  return idx;
+}
+
+nb::dict stats_dict(const Stats& s) {
+  nb::dict d, per;
+  for (auto& [name, n] : s.chunks_decompressed) per[name.c_str()] = n;
+  per["total"] = s.chunks_decompressed_total;
+  d["chunks_decompressed"] = per;
+  d["output_chunks"] = s.output_chunks;
+  d["cache_hits"] = s.cache_hits;
+  d["cache_misses"] = s.cache_misses;
+  d["peak_scratch_bytes"] = s.peak_scratch_bytes;
+  d["bytes_written"] = s.bytes_written;
+  d["block_major_path"] = s.block_major_path;
+  d["seconds"] = s.seconds;
+  return d;
+}
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+  m.doc() = "b2lazy native core";
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const IndexError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const TypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const ValueError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const IOError& e) {
+      PyErr_SetString(PyExc_OSError, e.what());
+    }
+  });
+
+  nb::class_<Context>(m, "Context")
+      .def(nb::init<int>(), nb::arg("nthreads") = 0)
+      .def_prop_ro("nthreads", &Context::nthreads);
+
+  nb::class_<Array>(m, "Array")
+      .def_prop_ro("shape", [](const Array& a) { return shape_tuple(a.shape()); })
+      .def_prop_ro("dtype", [](const Array& a) { return std::string(dtype_name(a.dtype())); })
+      .def_prop_ro("ndim", [](const Array& a) { return a.ndim(); })
+      .def_prop_ro("size", [](const Array& a) { return a.size(); })
+      .def_prop_ro("kind", [](const Array& a) { return a.node()->kind(); })
+      .def("explain", &Array::explain)
+      .def("getitem", [](const Array& a, nb::handle key) { return a[parse_index(key)]; }, nb::arg("key").none())
+      .def("astype", [](const Array& a, nb::handle dt) { return a.astype(dtype_of(dt)); })
+      .def("urlpath", [](const Array& a) -> std::optional<std::string> {
+        if (a.node()->kind() != "b2nd") return std::nullopt;
+        std::string n = a.node()->source_name();
+        if (n.find('#') != std::string::npos) return std::nullopt;
+        return n;
+      })
+      .def("stats", [](const Array& a) -> nb::object {
+        if (!a.stats()) return nb::none();
+        return stats_dict(*a.stats());
+      });
+
+  m.def("op_names", [] {
+    std::vector<std::string> names;
+    for (int i = 0; i < static_cast<int>(Op::Count_); ++i) {
+      Op op = static_cast<Op>(i);
+      if (op == Op::Cast || op == Op::Copy || op == Op::Where) continue;
+      names.push_back(op_name(op));
+    }
+    return names;
+  });
+  m.def("op_arity", [](const std::string& name) { return op_arity(op_from_name(name)); });
+
+  m.def("elementwise", [](const std::string& name, nb::args args) {
+    Op op = op_from_name(name);
+    std::vector<Operand> ops;
+    for (size_t i = 0; i < args.size(); ++i) ops.push_back(as_operand(args[i], name.c_str(), i));
+    return elementwise(op, ops);
+  });
+  m.def("where", [](nb::handle c, nb::handle x, nb::handle y) {
+    return where(as_operand(c, "where", 0), as_operand(x, "where", 1), as_operand(y, "where", 2));
+  });
+  m.def("clip", [](nb::handle x, nb::handle lo, nb::handle hi) {
+    std::optional<Operand> l, h;
+    if (!lo.is_none()) l = as_operand(lo, "clip", 1);
+    if (!hi.is_none()) h = as_operand(hi, "clip", 2);
+    return clip(as_operand(x, "clip", 0), l, h);
+  }, nb::arg("x"), nb::arg("lo").none(), nb::arg("hi").none());
+
+  m.def("open", [](const std::string& path) { return open(path); });
+  m.def("from_numpy", [](nb::handle obj, const std::string& name) {
+    auto a = nb::cast<nb::ndarray<nb::ro, nb::device::cpu>>(obj);
+    return from_numpy(a, obj, name);
+  });
+  m.def("from_numpy_compressed", [](nb::handle obj, nb::handle chunks, nb::handle blocks, const std::string& codec,
+                                    int clevel, const std::string& filter) {
+    Array src = from_numpy(nb::cast<nb::ndarray<nb::ro, nb::device::cpu>>(obj), obj, "numpy");
+    ComputeOptions o;
+    o.chunks = to_shape(chunks);
+    o.blocks = to_shape(blocks);
+    o.cparams = CParams{codec, clevel, filter};
+    nb::gil_scoped_release r;
+    return Array(src.compute(o).node());
+  }, nb::arg("obj"), nb::arg("chunks").none(), nb::arg("blocks").none(), nb::arg("codec"), nb::arg("clevel"),
+     nb::arg("filter"));
+  m.def("from_cframe", [](nb::bytes b) { return from_cframe(b.c_str(), static_cast<int64_t>(b.size())); });
+  m.def("to_cframe", [](const Array& a, Context* ctx) {
+    std::vector<uint8_t> frame;
+    {
+      nb::gil_scoped_release r;
+      frame = to_cframe(a, ctx);
+    }
+    return nb::bytes(reinterpret_cast<const char*>(frame.data()), frame.size());
+  });
+  m.def("full", [](nb::handle shape, nb::handle value, nb::handle dtype, nb::handle chunks) {
+    auto s = as_scalar(value);
+    if (!s) throw TypeError("full(): fill_value must be a Python bool, int or float");
+    return full(to_shape(shape), *s, opt_dtype(dtype), to_shape(chunks));
+  }, nb::arg("shape"), nb::arg("value"), nb::arg("dtype").none(), nb::arg("chunks").none());
+  m.def("arange", [](double start, double stop, double step, nb::handle dtype, nb::handle shape, nb::handle chunks) {
+    return arange(start, stop, step, opt_dtype(dtype), to_shape(shape), to_shape(chunks));
+  }, nb::arg("start"), nb::arg("stop"), nb::arg("step"), nb::arg("dtype").none(), nb::arg("shape").none(),
+     nb::arg("chunks").none());
+  m.def("linspace", [](double start, double stop, int64_t num, bool endpoint, nb::handle dtype, nb::handle shape,
+                       nb::handle chunks) {
+    return linspace(start, stop, num, endpoint, opt_dtype(dtype), to_shape(shape), to_shape(chunks));
+  }, nb::arg("start"), nb::arg("stop"), nb::arg("num"), nb::arg("endpoint"), nb::arg("dtype").none(),
+     nb::arg("shape").none(), nb::arg("chunks").none());
+
+  m.def("compute", [](const Array& a, std::optional<std::string> urlpath, nb::handle chunks, nb::handle blocks,
+                      const std::string& codec, int clevel, const std::string& filter, Context* ctx,
+                      std::optional<int64_t> max_memory, std::optional<bool> contiguous) {
+    ComputeOptions o;
+    o.urlpath = urlpath.value_or("");
+    o.chunks = to_shape(chunks);
+    o.blocks = to_shape(blocks);
+    o.cparams = CParams{codec, clevel, filter};
+    o.contiguous = contiguous;
+    if (max_memory) o.max_memory = static_cast<size_t>(*max_memory);
+    nb::gil_scoped_release r;
+    return a.compute(o, ctx);
+  }, nb::arg("a"), nb::arg("urlpath").none(), nb::arg("chunks").none(), nb::arg("blocks").none(),
+     nb::arg("codec"), nb::arg("clevel"), nb::arg("filter"), nb::arg("ctx"), nb::arg("max_memory").none(),
+     nb::arg("contiguous").none());
+  m.def("to_numpy", [](const Array& a, Context* ctx, std::optional<int64_t> max_memory) {
+    nb::object np = nb::module_::import_("numpy");
+    nb::object out = np.attr("empty")(shape_tuple(a.shape()), dtype_name(a.dtype()));
+    auto buf = nb::cast<nb::ndarray<nb::device::cpu>>(out);
+    void* data = buf.data();
+    size_t mm = max_memory ? static_cast<size_t>(*max_memory) : size_t(1) << 30;
+    Stats s;
+    {
+      nb::gil_scoped_release r;
+      s = a.to_buffer(data, ctx, mm);
+    }
+    return nb::make_tuple(out, stats_dict(s));
+  }, nb::arg("a"), nb::arg("ctx"), nb::arg("max_memory").none());
+}
