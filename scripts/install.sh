@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs everything b2lazy needs on Debian 12 with Python 3.11, then b2lazy itself.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+  build-essential cmake ninja-build pkg-config libsleef-dev libgtest-dev libopenblas-dev >/dev/null
+PY=${PYTHON:-python3}
+$PY -m pip install -q -r requirements.txt -r requirements-bench.txt
+# No build isolation: build against the pinned blosc2/nanobind installed above.
+$PY -m pip install -q --no-build-isolation .
