@@ -13,6 +13,9 @@ from . import _core
 __all__ = ["Array", "open", "asarray", "zeros", "ones", "full", "arange", "linspace",
            "where", "clip", "astype"]
 
+_SUPPORTED_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                     "uint64", "float32", "float64")
+
 _contexts: dict[int, _core.Context] = {}
 _contexts_lock = threading.Lock()
 
@@ -258,7 +261,9 @@ def asarray(obj, chunks=None, blocks=None, cparams=None):
         pass
     arr = np.asarray(obj)
     if arr.dtype.byteorder == ">":
-        raise TypeError(f"big-endian dtype {arr.dtype} is not supported")
+        raise TypeError(f"big-endian dtype {arr.dtype.str} is not supported")
+    if arr.dtype.name not in _SUPPORTED_DTYPES:
+        raise TypeError(f"unsupported dtype {arr.dtype.name} (supported: {', '.join(_SUPPORTED_DTYPES)})")
     if chunks is not None or blocks is not None:
         codec, clevel, filt = _cparams_args(cparams)
         arr = np.ascontiguousarray(arr)
