@@ -116,6 +116,16 @@ class Array:
         self.last_stats = stats
         return out
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NumPy ufuncs on b2lazy arrays stay lazy when we have the function."""
+        name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
+        fn = globals().get(name)
+        if method != "__call__" or kwargs or fn is None or not callable(fn):
+            # Not one of ours: evaluate the operands and let NumPy do it eagerly.
+            args = [x.to_numpy() if isinstance(x, Array) else x for x in inputs]
+            return getattr(ufunc, method)(*args, **kwargs)
+        return fn(*inputs)
+
     def __array__(self, dtype=None, copy=None):
         out = self.to_numpy()
         return out if dtype is None else out.astype(dtype, copy=False)
@@ -130,8 +140,10 @@ class Array:
         """A blosc2.NDArray with the same values, chunks and blocks."""
         import blosc2
         if urlpath is not None:
-            stored = self if self.urlpath == os.fspath(urlpath) else self.compute(urlpath=urlpath)
-            return blosc2.open(os.fspath(urlpath))
+            urlpath = os.fspath(urlpath)
+            if self.urlpath != urlpath:
+                self.compute(urlpath=urlpath)
+            return blosc2.open(urlpath)
         return blosc2.ndarray_from_cframe(self.to_cframe())
 
     # --- indexing and casts ---------------------------------------------------------
@@ -213,6 +225,13 @@ for _name in _core.op_names():
 for _alias, _name in _ALIASES.items():
     globals()[_alias] = globals()[_name]
     __all__.append(_alias)
+
+
+_UFUNC_NAMES = {"absolute": "abs", "power": "pow", "float_power": "", "true_divide": "divide",
+                "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
+                "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "invert": "bitwise_invert",
+                "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift",
+                "fmax": "", "fmin": "", "fmod": "", "rint": "round"}
 
 
 def where(condition, x, y):
