@@ -34,18 +34,20 @@ Shape balanced_chunks(const Shape& shape, size_t itemsize, size_t target_bytes) 
 }
 
 const Node* aligned_storage_source(const NodePtr& root) {
-  const Node* found = nullptr;
+  // Of several stored operands, take the one with the largest chunks: when chunk grids
+  // nest, every operand chunk is then decompressed once.
+  const Node* best = nullptr;
   std::function<void(const Node&)> walk = [&](const Node& n) {
-    if (found || n.shape() != root->shape()) return;
-    if (n.storage_grid()) {
-      found = &n;
+    if (n.shape() != root->shape()) return;
+    if (const ChunkGrid* g = n.storage_grid()) {
+      if (!best || prod(g->chunks()) > prod(best->storage_grid()->chunks())) best = &n;
       return;
     }
     if (n.is_elementwise())
       for (auto& in : n.inputs()) walk(*in);
   };
   walk(*root);
-  return found;
+  return best;
 }
 
 size_t chunk_target_bytes(const Node& root, size_t max_memory, int nthreads) {

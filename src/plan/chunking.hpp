@@ -10,8 +10,8 @@ namespace b2lazy {
 Shape contiguous_chunks(const Shape& shape, size_t itemsize, size_t target_bytes);
 // Roughly cubic chunks: the longest axis is halved until the chunk fits target_bytes.
 Shape balanced_chunks(const Shape& shape, size_t itemsize, size_t target_bytes);
-// The storage grid of a source reachable from `root` through elementwise nodes whose
-// shape equals root's (evaluating on it decompresses each source chunk once).
+// A stored source reachable from `root` through elementwise nodes, with root's shape
+// and the largest chunks: evaluating on its grid decompresses each chunk of it once.
 const Node* aligned_storage_source(const NodePtr& root);
 // Default output chunk size for an evaluation within `max_memory` on `nthreads`.
 size_t chunk_target_bytes(const Node& root, size_t max_memory, int nthreads);
