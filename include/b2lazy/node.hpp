@@ -40,6 +40,21 @@ class Node {
   // region.count, dtype(). Called concurrently from several threads.
   virtual void fill(const Region& region, void* out, ThreadState& ts) const = 0;
 
+  // What consumers call: like fill(), but reads the evaluation's cached copy when the
+  // planner materialised this node because several output chunks need it.
+  void pull(const Region& region, void* out, ThreadState& ts) const;
+  // Likewise for view().
+  const void* pull_view(const Region& region, ThreadState& ts) const;
+
+  // The pull rule: the region of each input that fill(region) reads. Used by the planner
+  // to find reused nodes and by explain().
+  virtual std::vector<Region> input_regions(const Region& region) const { return {}; }
+
+  // May the planner compute this node once per evaluation and keep the result, when
+  // several output chunks need overlapping parts of it? (Reductions and scans: their
+  // cost per element is high. Elementwise nodes are cheaper to recompute.)
+  virtual bool cacheable() const { return false; }
+
   // Zero-copy access: a pointer to `region` laid out densely in C order when the node
   // already holds it that way in memory (NumPy sources), else nullptr.
   virtual const void* view(const Region& /*region*/) const { return nullptr; }

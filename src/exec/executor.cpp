@@ -7,12 +7,17 @@
 
 #include "b2lazy/error.hpp"
 #include "core/strided_copy.hpp"
+#include "exec/eval_state.hpp"
 #include "exec/thread_pool.hpp"
 #include "exec/thread_state.hpp"
 #include "ops/elementwise/elementwise_node.hpp"
 #include "ops/elementwise/program.hpp"
+#include "ops/shape/slice_node.hpp"
+#include "plan/chunking.hpp"
+#include "plan/reuse.hpp"
 #include "storage/b2nd_source.hpp"
 #include "storage/b2nd_writer.hpp"
+#include "storage/buffer_source.hpp"
 
 namespace b2lazy {
 
@@ -68,7 +73,7 @@ void eval_chunk(const NodePtr& root, const ChunkGrid& grid, int64_t id, const Ta
   if (target.writer) {
     ScratchScope scope(ts.scratch);
     void* buf = scope.alloc(box.size() * isz);
-    root->fill(region, buf, ts);
+    root->pull(region, buf, ts);
     target.writer->write_cbuffer(id, buf, ts);
     return;
   }
@@ -77,41 +82,89 @@ void eval_chunk(const NodePtr& root, const ChunkGrid& grid, int64_t id, const Ta
   char* dst = static_cast<char*>(target.dense);
   for (size_t d = 0; d < shape.size(); ++d) dst += box.start[d] * st[d];
   if (contiguous_in(box, shape)) {
-    root->fill(region, dst, ts);
+    root->pull(region, dst, ts);
     return;
   }
   ScratchScope scope(ts.scratch);
   void* buf = scope.alloc(box.size() * isz);
-  root->fill(region, buf, ts);
+  root->pull(region, buf, ts);
   Shape bs = box.shape();
   Shape src_st = byte_strides(bs, isz);
   copy_strided(bs.size(), bs.data(), static_cast<const char*>(buf), src_st.data(), dst, st.data(), isz);
 }
 
+// Compute each reused node once (the part of it the output needs) and keep it: dense
+// when it fits a quarter of the budget, else compressed in memory.
+void materialize_reused(const NodePtr& root, const ChunkGrid& grid, EvalState& ev) {
+  for (const ReusedNode& r : find_reused(root, grid, ev)) {
+    if (ev.materialized.count(r.node.get())) continue;
+    NodePtr sub = r.node;
+    if (r.box != Box::whole(r.node->shape())) {
+      std::vector<SliceNode::Axis> axes;
+      std::vector<int> out_to_in;
+      for (size_t d = 0; d < r.box.ndim(); ++d) {
+        axes.push_back({false, r.box.start[d], 1, r.box.stop[d] - r.box.start[d]});
+        out_to_in.push_back(static_cast<int>(d));
+      }
+      sub = std::make_shared<SliceNode>(r.node, axes, out_to_in, r.box.shape());
+    }
+    const size_t isz = itemsize(sub->dtype());
+    const size_t bytes = static_cast<size_t>(sub->size()) * isz;
+    size_t target_bytes = chunk_target_bytes(*sub, ev.max_memory, ev.ctx.nthreads());
+    Materialized m;
+    m.box = r.box;
+    if (bytes <= ev.max_memory / 4) {
+      auto buf = std::shared_ptr<unsigned char[]>(new unsigned char[std::max<size_t>(bytes, 1)]);
+      ChunkGrid g(sub->shape(), contiguous_chunks(sub->shape(), isz, target_bytes));
+      materialize_reused(sub, g, ev);
+      Target t;
+      t.dense = buf.get();
+      run_pass(sub, g, t, ev);
+      m.source = std::make_shared<BufferSource>(buf.get(), sub->dtype(), sub->shape(), Shape{},
+                                                std::shared_ptr<const void>(buf, buf.get()), "cache");
+    } else {  // spill: a compressed temporary in memory
+      Shape chunks = balanced_chunks(sub->shape(), isz, target_bytes);
+      Shape blocks = balanced_chunks(chunks, isz, size_t(256) << 10);
+      ComputeOptions o;
+      o.cparams.codec = "lz4";
+      B2ndWriter w(sub->shape(), sub->dtype(), chunks, blocks, o);
+      materialize_reused(sub, w.grid(), ev);
+      Target t;
+      t.writer = &w;
+      run_pass(sub, w.grid(), t, ev);
+      m.source = w.finish();
+    }
+    ev.cache_misses++;
+    ev.materialized[r.node.get()] = std::move(m);
+  }
+}
+
 }  // namespace
 
-Stats execute(const NodePtr& root, const ChunkGrid& grid, const Target& target, Context& ctx,
+void run_pass(const NodePtr& root, const ChunkGrid& grid, const Target& target, EvalState& ev,
               const std::function<void(int64_t, int64_t)>& progress) {
-  auto t0 = std::chrono::steady_clock::now();
-  Stats stats;
   const int64_t nchunks = root->size() == 0 ? 0 : grid.nchunks();
   const Program* bm = block_major_program(root, target.writer);
-  stats.block_major_path = bm != nullptr;
-
-  const int nworkers = static_cast<int>(std::min<int64_t>(ctx.nthreads(), std::max<int64_t>(1, nchunks)));
-  std::vector<std::unique_ptr<ThreadState>> states(nworkers);
+  if (nchunks <= 1) {  // on this thread, free to fork inside a node
+    for (int64_t id = 0; id < nchunks; ++id) {
+      eval_chunk(root, grid, id, target, bm, ev.main());
+      if (progress) progress(id + 1, nchunks);
+    }
+    return;
+  }
+  const int nworkers = static_cast<int>(std::min<int64_t>(ev.nworkers(), nchunks));
   std::atomic<int64_t> next{0}, done{0};
   std::atomic<bool> failed{false};
   std::exception_ptr error;
   std::mutex mu;
   std::function<void(int)> work = [&](int w) {
     try {
-      states[w] = std::make_unique<ThreadState>();
-      states[w]->cancel = &failed;
+      ThreadState& ts = ev.worker(w);
+      ts.cancel = &failed;
       while (!failed.load(std::memory_order_relaxed)) {
         int64_t id = next.fetch_add(1);
         if (id >= nchunks) break;
-        eval_chunk(root, grid, id, target, bm, *states[w]);
+        eval_chunk(root, grid, id, target, bm, ts);
         int64_t d = done.fetch_add(1) + 1;
         if (progress) {
           std::lock_guard<std::mutex> g(mu);
@@ -124,18 +177,20 @@ Stats execute(const NodePtr& root, const ChunkGrid& grid, const Target& target, 
       failed = true;
     }
   };
-  ctx.pool().run(work, nworkers);
+  ev.ctx.pool().run(work, nworkers);
   if (error) std::rethrow_exception(error);
+}
 
-  stats.output_chunks = nchunks;
-  for (auto& s : states) {
-    if (!s) continue;
-    stats.peak_scratch_bytes += static_cast<int64_t>(s->scratch.capacity());
-    for (auto& [node, n] : s->decompressed) {
-      stats.chunks_decompressed[node->source_name()] += n;
-      stats.chunks_decompressed_total += n;
-    }
-  }
+Stats execute(const NodePtr& root, const ChunkGrid& grid, const Target& target, Context& ctx,
+              size_t max_memory, const std::function<void(int64_t, int64_t)>& progress) {
+  auto t0 = std::chrono::steady_clock::now();
+  Stats stats;
+  EvalState ev(ctx, max_memory);
+  materialize_reused(root, grid, ev);
+  stats.block_major_path = block_major_program(root, target.writer) != nullptr;
+  run_pass(root, grid, target, ev, progress);
+  stats.output_chunks = root->size() == 0 ? 0 : grid.nchunks();
+  ev.collect(stats);
   if (target.writer) stats.bytes_written = target.writer->bytes_written();
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return stats;

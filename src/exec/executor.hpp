@@ -1,4 +1,5 @@
-// Runs an evaluation: one task per output chunk on the context's threads.
+// Runs an evaluation: one task per output chunk on the context's threads, after
+// computing once the nodes that several output chunks need.
 #pragma once
 #include <functional>
 
@@ -9,6 +10,7 @@
 namespace b2lazy {
 
 class B2ndWriter;
+class EvalState;
 
 struct Target {
   void* dense = nullptr;         // C-order buffer of the whole result, or
@@ -16,6 +18,12 @@ struct Target {
 };
 
 Stats execute(const NodePtr& root, const ChunkGrid& grid, const Target& target, Context& ctx,
+              size_t max_memory, const std::function<void(int64_t, int64_t)>& progress = {});
+
+// One pass over the chunks of `grid` within an evaluation already under way (used for
+// the main pass and for materialising reused nodes). Small passes run on the calling
+// thread, which may then fork inside a node.
+void run_pass(const NodePtr& root, const ChunkGrid& grid, const Target& target, EvalState& ev,
               const std::function<void(int64_t, int64_t)>& progress = {});
 
 }  // namespace b2lazy

@@ -11,6 +11,7 @@ struct blosc2_context_s;
 namespace b2lazy {
 
 class Node;
+class EvalState;
 
 class ThreadState {
  public:
@@ -22,6 +23,11 @@ class ThreadState {
   // Chunks this thread decompressed, per source node; merged into Stats at the end.
   std::unordered_map<const Node*, int64_t> decompressed;
   const std::atomic<bool>* cancel = nullptr;
+  EvalState* eval = nullptr;
+  // True on the calling thread outside a parallel pass: a node may then spread its own
+  // work (e.g. the slabs of a reduction) over the context's workers.
+  bool can_fork = false;
+  int64_t cache_hits = 0;
 
   // Decompression context for one source (its dparams name the source's schunk).
   blosc2_context_s* dctx_for(const void* key, void* schunk, int32_t typesize);

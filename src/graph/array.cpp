@@ -163,7 +163,7 @@ Array Array::compute(const ComputeOptions& opts, Context* ctx) const {
   B2ndWriter writer(shape, dtype(), chunks, blocks, opts);
   Target target;
   target.writer = &writer;
-  Stats stats = execute(node_, writer.grid(), target, *ctx, opts.progress);
+  Stats stats = execute(node_, writer.grid(), target, *ctx, opts.max_memory, opts.progress);
   return with_stats(Array(writer.finish()), std::move(stats));
 }
 
@@ -174,7 +174,7 @@ Stats Array::to_buffer(void* out, Context* ctx, size_t max_memory) const {
   else chunks = contiguous_chunks(shape(), itemsize(dtype()), chunk_target_bytes(*node_, max_memory, ctx->nthreads()));
   Target target;
   target.dense = out;
-  return execute(node_, ChunkGrid(shape(), chunks), target, *ctx);
+  return execute(node_, ChunkGrid(shape(), chunks), target, *ctx, max_memory);
 }
 
 std::vector<double> Array::to_vector(Context* ctx) const {

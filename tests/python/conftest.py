@@ -34,6 +34,8 @@ from __future__ import annotations
 import itertools
 import operator
 import os
+import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 
@@ -56,6 +58,44 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile(os.environ.get("B2LAZY_HYPOTHESIS_PROFILE", "b2lazy"))
+
+# ----------------------------------------------------------------------------------------
+# Engine bug guard (see test_bug_to_numpy_of_source_with_partial_chunk_overflows in
+# test_sources.py): `to_numpy()` / `np.asarray()` of a bare b2nd source whose shape is not a
+# multiple of its chunk shape writes the padded edge chunk past the end of the output
+# buffer -> heap corruption, segfaults, and (2 threads) wrong values.  So that one bug does
+# not crash the whole session, while it is present the suite reads bare b2nd sources
+# through to_cframe() + python-blosc2 (helper `b2np`).  Everything else is still evaluated
+# by b2lazy itself.
+# ----------------------------------------------------------------------------------------
+PROBE_OVERFLOW = """
+import numpy as np, b2lazy
+a = b2lazy.asarray(np.arange(100.0), chunks=(16,), blocks=(16,))
+for _ in range(20):
+    v = a.to_numpy(nthreads=1)
+    junk = [np.ones(1000) for _ in range(50)]
+assert (v == np.arange(100.0)).all()
+print("ok")
+"""
+
+
+def run_python(code, timeout=120):
+    """Run `code` in a fresh interpreter (for crash checks); returns CompletedProcess."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+SOURCE_TO_NUMPY_OVERFLOW = run_python(PROBE_OVERFLOW).returncode != 0
+
+
+def b2np(lazy, via="to_numpy"):
+    """Evaluate a b2lazy.Array to NumPy (`via`: "to_numpy" or "asarray"), steering around the
+    source to_numpy heap overflow while it exists (see above)."""
+    if SOURCE_TO_NUMPY_OVERFLOW and isinstance(lazy, b2lazy.Array) and lazy._a.kind == "b2nd":
+        import blosc2
+        return blosc2.ndarray_from_cframe(lazy.to_cframe())[...]
+    return lazy.to_numpy() if via == "to_numpy" else np.asarray(lazy)
+
 
 # ----------------------------------------------------------------------------------------
 # dtypes and operations
@@ -311,17 +351,22 @@ def make_source(draw, arr, kind, tmpdir):
         # a non-contiguous view with the same values: strided, reversed or Fortran order
         how = draw(st.sampled_from(["strided", "reversed", "fortran"]))
         if arr.ndim == 0:
-            how = "fortran"
+            how = "copy"
         if how == "strided":
             big = np.zeros(arr.shape[:-1] + (arr.shape[-1] * 2 + 1,), arr.dtype)
             big[..., 1::2] = arr
             view = big[..., 1::2]
         elif how == "reversed":
             view = arr[::-1].copy()[::-1]
-        else:
+        elif how == "fortran":
             view = np.asfortranarray(arr)
+        else:
+            view = arr.copy()
         assert np.array_equal(view, arr, equal_nan=arr.dtype.kind == "f")
         return b2lazy.asarray(view), f"numpy[{how}]"
+    if kind == "mem" and arr.ndim == 0:
+        # engine bug (test_bug_asarray_0d_with_chunks): asarray(0-d, chunks=()) gives shape (1,)
+        return b2lazy.asarray(arr), "numpy"
     chunks, blocks = draw(chunks_blocks(arr.shape))
     if kind == "mem":
         return b2lazy.asarray(arr, chunks=chunks, blocks=blocks), f"mem{chunks}{blocks}"
@@ -481,6 +526,12 @@ class ExprBuilder:
             node.ulp = True
             node.rtol = RTOL[ref.dtype]
             node.mag = _finite_abs(ref)
+            if name == "logaddexp":
+                # max(a, b) + log1p(exp(-|a - b|)): the error is absolute, relative to the
+                # inputs' magnitude (NumPy itself is thousands of ULP off near a result of 0)
+                node.ulp = False
+                node.rtol = MAX_ULP * float(np.finfo(ref.dtype).eps)
+                node.mag = node.mag + sum(_finite_abs(a.ref) for a in args)
             return
         if exact_in:
             return
@@ -530,9 +581,10 @@ class ExprBuilder:
         ops = UNARY_OPS if child.exact else sorted(APPROX_OK & set(UNARY_OPS))
         return self.apply(self.draw(st.sampled_from(ops)), [child])
 
-    def _operand(self, depth, other_dtype, exact_only=False):
+    def _operand(self, depth, other_dtype, exact_only=False, array_only=False):
         d = self.draw
-        choice = d(st.sampled_from(["tree", "leaf", "scalar"] if self.use_scalars else ["tree", "leaf"]))
+        choice = d(st.sampled_from(["tree", "leaf", "scalar"] if self.use_scalars and not array_only
+                                   else ["tree", "leaf"]))
         if choice == "scalar":
             return self.scalar_for(other_dtype)
         if choice == "leaf":
@@ -592,10 +644,14 @@ class ExprBuilder:
         cond = self.build(depth - 1)
         if not cond.exact:
             cond = self.leaf(np.dtype(bool), self.leaf_shape(), fresh=True)
-        x = self._operand(depth, d(np_dtype_strategy()))
-        y = self._operand(depth, x.dtype if not x.scalar else d(np_dtype_strategy()))
-        if cond.scalar or (x.scalar and y.scalar and False):
-            return None
+        if d(st.integers(0, 7)) == 0:  # both branches Python scalars
+            x = self.scalar_for(np.int64)
+            y = self.scalar_for(np.int64)
+        else:
+            x = self._operand(depth, None, array_only=True)
+            y = self._operand(depth, x.dtype)
+            if d(st.booleans()):
+                x, y = y, x
         with np.errstate(all="ignore"):
             ref = np.asarray(np.where(cond.ref, x.ref, y.ref))
         lazy = b2lazy.where(cond.lazy, x.lazy, y.lazy)
@@ -706,3 +762,33 @@ def tmpdir_factory_fn():
     yield make
     for td in dirs:
         td.cleanup()
+
+
+def evaluations(lazy, draw, tmpdir):
+    """Evaluate `lazy` in several ways; yields (description, ndarray)."""
+    how = draw(st.sampled_from(["asarray", "file", "dir", "chunks"]))
+    if how == "chunks":
+        chunks, blocks = draw(chunks_blocks(lazy.shape))
+    yield "to_numpy()", b2np(lazy)
+    r = lazy.compute()
+    assert set(r.stats) >= {"chunks_decompressed", "output_chunks", "cache_hits", "cache_misses",
+                            "peak_scratch_bytes"}
+    assert r.shape == lazy.shape and r.dtype == lazy.dtype
+    yield "compute().to_numpy()", b2np(r)
+    n = next(_file_counter)
+    if how == "asarray":
+        yield "np.asarray()", b2np(lazy, "asarray")
+    elif how == "file":
+        path = os.path.join(tmpdir, f"out{n}.b2nd")
+        r = lazy.compute(urlpath=path)
+        assert os.path.isfile(path)
+        yield "compute(urlpath=file)", b2np(r)
+        yield "open(compute(urlpath=file))", b2np(b2lazy.open(path))
+    elif how == "dir":
+        path = os.path.join(tmpdir, f"out{n}")
+        lazy.compute(urlpath=path, contiguous=False)
+        assert os.path.isdir(path)
+        yield "open(compute(urlpath=dir, contiguous=False))", b2np(b2lazy.open(path))
+    else:
+        r = lazy.compute(chunks=chunks, blocks=blocks)
+        yield f"compute(chunks={chunks}, blocks={blocks})", b2np(r)

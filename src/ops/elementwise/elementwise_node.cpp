@@ -38,6 +38,12 @@ Region broadcast_region(const Region& region, const Shape& out_shape, const Shap
   return r;
 }
 
+std::vector<Region> ElementwiseNode::input_regions(const Region& region) const {
+  std::vector<Region> r;
+  for (auto& in : inputs()) r.push_back(broadcast_region(region, shape(), in->shape()));
+  return r;
+}
+
 void ElementwiseNode::fill(const Region& region, void* out, ThreadState& ts) const {
   const int64_t n = region.size();
   if (n == 0) return;
@@ -48,10 +54,10 @@ void ElementwiseNode::fill(const Region& region, void* out, ThreadState& ts) con
     const Node& leaf = *prog.leaves[i];
     Region lr = broadcast_region(region, shape(), leaf.shape());
     const size_t isz = itemsize(leaf.dtype());
-    const void* p = leaf.view(lr);
+    const void* p = leaf.pull_view(lr, ts);
     if (!p) {
       void* buf = scope.alloc(lr.size() * isz);
-      leaf.fill(lr, buf, ts);
+      leaf.pull(lr, buf, ts);
       p = buf;
     }
     if (lr.size() != n) {  // broadcast leaf: expand to the region's shape

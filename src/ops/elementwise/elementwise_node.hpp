@@ -24,6 +24,7 @@ class ElementwiseNode : public Node {
   std::string describe() const override;
   bool is_elementwise() const override { return true; }
   void fill(const Region& region, void* out, ThreadState& ts) const override;
+  std::vector<Region> input_regions(const Region& region) const override;
   // The fused program rooted here (compiled on first use, thread-safe).
   const Program& program() const;
 

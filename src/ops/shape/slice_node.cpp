@@ -42,7 +42,7 @@ Region SliceNode::input_region(const Region& r) const {
 void SliceNode::fill(const Region& region, void* out, ThreadState& ts) const {
   if (region.size() == 0) return;
   // Dropped and new axes have extent 1, so the C-order layout is the same.
-  inputs()[0]->fill(input_region(region), out, ts);
+  inputs()[0]->pull(input_region(region), out, ts);
 }
 
 const void* SliceNode::view(const Region& region) const {

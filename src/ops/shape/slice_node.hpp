@@ -18,6 +18,7 @@ class SliceNode : public Node {
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   const void* view(const Region& region) const override;
+  std::vector<Region> input_regions(const Region& region) const override { return {input_region(region)}; }
   Region input_region(const Region& region) const;
 
  private:

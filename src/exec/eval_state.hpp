@@ -1,0 +1,44 @@
+// State shared by the threads of one evaluation: the thread states, and the nodes the
+// planner materialised (computed once, read by every output chunk that needs them).
+#pragma once
+#include <atomic>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "b2lazy/node.hpp"
+#include "b2lazy/stats.hpp"
+
+namespace b2lazy {
+
+class Context;
+class ThreadState;
+
+struct Materialized {
+  Box box;         // the part of the node that was computed
+  NodePtr source;  // holds exactly `box` (shape box.shape())
+};
+
+class EvalState {
+ public:
+  EvalState(Context& ctx, size_t max_memory);
+  ~EvalState();
+  Context& ctx;
+  size_t max_memory;
+  ThreadState& main();           // the calling thread's state
+  ThreadState& worker(int i);    // worker i's state
+  int nworkers() const;
+
+  // Written only between passes; read concurrently during a pass.
+  std::unordered_map<const Node*, Materialized> materialized;
+  std::atomic<int64_t> cache_hits{0}, cache_misses{0};
+
+  // Counters of every thread state, summed.
+  void collect(Stats& stats) const;
+
+ private:
+  std::unique_ptr<ThreadState> main_;
+  std::vector<std::unique_ptr<ThreadState>> workers_;
+};
+
+}  // namespace b2lazy

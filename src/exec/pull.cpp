@@ -1,0 +1,42 @@
+// Node::pull: the one place where a materialised node's cached copy is used.
+#include "b2lazy/node.hpp"
+#include "exec/eval_state.hpp"
+#include "exec/thread_state.hpp"
+
+namespace b2lazy {
+
+namespace {
+const Materialized* cached(const Node* n, const Region& region, ThreadState& ts) {
+  if (!ts.eval || ts.eval->materialized.empty()) return nullptr;
+  auto it = ts.eval->materialized.find(n);
+  if (it == ts.eval->materialized.end()) return nullptr;
+  if (region.size() > 0 && !it->second.box.contains(region.bounds())) return nullptr;
+  return &it->second;
+}
+
+Region shifted(const Region& r, const Box& box) {
+  Region s = r;
+  for (size_t d = 0; d < s.ndim(); ++d) s.start[d] -= box.start[d];
+  return s;
+}
+}  // namespace
+
+void Node::pull(const Region& region, void* out, ThreadState& ts) const {
+  if (const Materialized* m = cached(this, region, ts)) {
+    ++ts.cache_hits;
+    m->source->fill(shifted(region, m->box), out, ts);
+    return;
+  }
+  fill(region, out, ts);
+}
+
+const void* Node::pull_view(const Region& region, ThreadState& ts) const {
+  if (const Materialized* m = cached(this, region, ts)) {
+    const void* p = m->source->view(shifted(region, m->box));
+    if (p) ++ts.cache_hits;
+    return p;
+  }
+  return view(region);
+}
+
+}  // namespace b2lazy
