@@ -122,6 +122,24 @@ Array pow(const Operand& a, const Operand& b);
 Array maximum(const Operand& a, const Operand& b);
 Array minimum(const Operand& a, const Operand& b);
 
+// Reductions: lazy nodes; a result that many output chunks need is computed once.
+enum class Reduction : uint8_t { Sum, Prod, Min, Max, Mean, Var, Std, Any, All, CountNonzero, Argmin, Argmax };
+const char* reduction_name(Reduction r);
+struct ReduceOptions {
+  std::optional<std::vector<int>> axis;  // nullopt: all axes
+  bool keepdims = false;
+  std::optional<DType> dtype;  // sum, prod, mean, var, std
+  double correction = 0;       // var, std (NumPy's ddof)
+};
+Array reduce(Reduction r, const Array& x, const ReduceOptions& opts = {});
+inline Array sum(const Array& x, const ReduceOptions& o = {}) { return reduce(Reduction::Sum, x, o); }
+inline Array prod(const Array& x, const ReduceOptions& o = {}) { return reduce(Reduction::Prod, x, o); }
+inline Array min(const Array& x, const ReduceOptions& o = {}) { return reduce(Reduction::Min, x, o); }
+inline Array max(const Array& x, const ReduceOptions& o = {}) { return reduce(Reduction::Max, x, o); }
+inline Array mean(const Array& x, const ReduceOptions& o = {}) { return reduce(Reduction::Mean, x, o); }
+inline Array var(const Array& x, const ReduceOptions& o = {}) { return reduce(Reduction::Var, x, o); }
+inline Array std_dev(const Array& x, const ReduceOptions& o = {}) { return reduce(Reduction::Std, x, o); }
+
 // Shape of broadcasting `shapes` together; ValueError naming both shapes otherwise.
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 

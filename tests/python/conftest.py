@@ -66,7 +66,9 @@ settings.load_profile(os.environ.get("B2LAZY_HYPOTHESIS_PROFILE", "b2lazy"))
 # buffer -> heap corruption, segfaults, and (2 threads) wrong values.  So that one bug does
 # not crash the whole session, while it is present the suite reads bare b2nd sources
 # through to_cframe() + python-blosc2 (helper `b2np`).  Everything else is still evaluated
-# by b2lazy itself.
+# by b2lazy itself.  Likewise while TO_NUMPY_EDGE_BUG (below) is present, b2np evaluates
+# via to_cframe() (i.e. the compute() path) instead of to_numpy(); both flags are probed at
+# start-up, so the full to_numpy() coverage comes back by itself once the bugs are fixed.
 # ----------------------------------------------------------------------------------------
 PROBE_OVERFLOW = """
 import numpy as np, b2lazy
@@ -88,10 +90,22 @@ def run_python(code, timeout=120):
 SOURCE_TO_NUMPY_OVERFLOW = run_python(PROBE_OVERFLOW).returncode != 0
 
 
+def _probe_edge_chunk_to_numpy():
+    # engine bug (test_bug_to_numpy_expression_partial_edge_chunk in test_sources.py):
+    # to_numpy() of an expression over a b2nd source drops values of partial edge chunks
+    x = np.arange(1.0, 11.0).reshape(2, 5)
+    a = b2lazy.asarray(x, chunks=(2, 4), blocks=(2, 4))
+    return not np.array_equal((a + 0).to_numpy(nthreads=1), x + 0)
+
+
+TO_NUMPY_EDGE_BUG = _probe_edge_chunk_to_numpy()
+
+
 def b2np(lazy, via="to_numpy"):
     """Evaluate a b2lazy.Array to NumPy (`via`: "to_numpy" or "asarray"), steering around the
     source to_numpy heap overflow while it exists (see above)."""
-    if SOURCE_TO_NUMPY_OVERFLOW and isinstance(lazy, b2lazy.Array) and lazy._a.kind == "b2nd":
+    if (SOURCE_TO_NUMPY_OVERFLOW and isinstance(lazy, b2lazy.Array) and lazy._a.kind == "b2nd") \
+            or TO_NUMPY_EDGE_BUG:
         import blosc2
         return blosc2.ndarray_from_cframe(lazy.to_cframe())[...]
     return lazy.to_numpy() if via == "to_numpy" else np.asarray(lazy)
@@ -187,6 +201,9 @@ def known_bug(name, args):
             if "i" in kinds and "u" in kinds and max(d.itemsize for d in dts) <= 2 \
                     and np.result_type(*dts).itemsize == 4:
                 return "BUG-binary-float-mixed-int: mixed signed/unsigned <=16-bit ints give float64, NumPy float32"
+    if name in ("logical_and", "logical_or", "logical_xor") and dts and dts[0].kind in "biu" \
+            and any(isinstance(a, float) for a in args) and len(dts) == 1:
+        return "BUG-logical-float-scalar: Python float scalar is cast to the int/bool array dtype first (0.5 -> False)"
     if name == "round" and dts and dts[0] == np.bool_:
         return "DEVIATION-round-bool: NumPy gives float16 (-> float32 by rule a), b2lazy keeps bool"
     if name == "positive" and dts and dts[0] == np.bool_:
@@ -508,6 +525,11 @@ class ExprBuilder:
                 self._b2_apply(name, lazies, use_op)
             self.type_error_checks += 1
             return None
+        except OverflowError:
+            # deviation (c): out-of-range Python int -> ValueError in b2lazy
+            with pytest.raises(ValueError):
+                self._b2_apply(name, lazies, use_op)
+            return None
         lazy = self._b2_apply(name, lazies, use_op)
         assert isinstance(lazy, b2lazy.Array), desc
         assert lazy.dtype == ref.dtype, f"dtype of {desc}: b2lazy {lazy.dtype}, NumPy {ref.dtype}"
@@ -653,7 +675,12 @@ class ExprBuilder:
             if d(st.booleans()):
                 x, y = y, x
         with np.errstate(all="ignore"):
-            ref = np.asarray(np.where(cond.ref, x.ref, y.ref))
+            try:
+                ref = np.asarray(np.where(cond.ref, x.ref, y.ref))
+            except OverflowError:
+                with pytest.raises(ValueError):
+                    b2lazy.where(cond.lazy, x.lazy, y.lazy)
+                return None
         lazy = b2lazy.where(cond.lazy, x.lazy, y.lazy)
         desc = f"where({cond.desc}, {x.desc}, {y.desc})"
         assert lazy.dtype == ref.dtype, f"dtype of {desc}: b2lazy {lazy.dtype}, NumPy {ref.dtype}"
@@ -689,6 +716,10 @@ class ExprBuilder:
             try:
                 ref = np.asarray(np.clip(x.ref, *refs))
             except TypeError:
+                return None
+            except OverflowError:
+                with pytest.raises(ValueError):
+                    b2lazy.clip(x.lazy, None if lo is None else lo.lazy, None if hi is None else hi.lazy)
                 return None
         if ref.dtype == F16:
             return None

@@ -453,3 +453,13 @@ def test_bug_positive_bool_type_error():
 def test_bug_round_bool_dtype():
     assert np.round(BOOL).dtype == np.float16
     assert b2lazy.round(b2lazy.asarray(BOOL)).dtype == np.float32
+
+
+@pytest.mark.xfail(reason="engine bug: logical_and/or/xor with a Python float scalar and an int/bool array "
+                          "cast the scalar to the array dtype first (0.5 -> 0 -> False)", strict=True)
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor"])
+@pytest.mark.parametrize("dt", ["bool", "int8"])
+def test_bug_logical_with_float_scalar(name, dt):
+    x = np.array([1, 0], dtype=dt)
+    ref = np_func(name)(x, 0.5)
+    assert_exact(b2_func(name)(b2lazy.asarray(x), 0.5).to_numpy(), ref)

@@ -1,0 +1,102 @@
+// Builds reduction nodes: axis normalisation, NumPy result dtypes, argument checks.
+#include <set>
+
+#include "b2lazy/array.hpp"
+#include "b2lazy/error.hpp"
+#include "ops/reduce/reduce_node.hpp"
+
+namespace b2lazy {
+
+namespace {
+
+// NumPy's default for sum/prod: small ints widen to the platform integer.
+DType sum_dtype(DType t) {
+  switch (kind(t)) {
+    case DKind::Bool: case DKind::Signed: return DType::I64;
+    case DKind::Unsigned: return DType::U64;
+    default: return t;
+  }
+}
+
+// The type accumulators work in for a result dtype.
+DType accumulator_for(DType out) {
+  switch (kind(out)) {
+    case DKind::Float: return DType::F64;
+    case DKind::Signed: return DType::I64;
+    case DKind::Unsigned: return DType::U64;
+    default: return DType::I64;
+  }
+}
+
+}  // namespace
+
+std::vector<bool> normalize_axes(const std::optional<std::vector<int>>& axis, size_t ndim, const char* fn) {
+  std::vector<bool> red(ndim, !axis.has_value());
+  if (!axis) return red;
+  std::set<int> seen;
+  for (int a : *axis) {
+    int n = static_cast<int>(ndim);
+    if (a < -n || a >= n)
+      throw ValueError(std::string(fn) + ": axis " + std::to_string(a) + " is out of bounds for array of dimension " +
+                       std::to_string(ndim));
+    int b = a < 0 ? a + n : a;
+    if (!seen.insert(b).second) throw ValueError(std::string(fn) + ": duplicate value in 'axis' (" + std::to_string(a) + ")");
+    red[static_cast<size_t>(b)] = true;
+  }
+  return red;
+}
+
+Array reduce(Reduction r, const Array& x, const ReduceOptions& o) {
+  const char* fn = reduction_name(r);
+  std::vector<bool> red = normalize_axes(o.axis, x.ndim(), fn);
+  const DType t = x.dtype();
+  DType out, acc;
+  switch (r) {
+    case Reduction::Sum: case Reduction::Prod:
+      out = o.dtype.value_or(sum_dtype(t));
+      acc = accumulator_for(out);
+      if (out == DType::Bool) acc = DType::I64;
+      break;
+    case Reduction::Mean: case Reduction::Var: case Reduction::Std:
+      out = o.dtype.value_or(is_float(t) ? t : DType::F64);
+      if (!is_float(out)) throw TypeError(std::string(fn) + ": dtype must be a floating-point type, got " + dtype_name(out));
+      acc = DType::F64;
+      break;
+    case Reduction::Min: case Reduction::Max: case Reduction::Argmin: case Reduction::Argmax:
+      out = (r == Reduction::Argmin || r == Reduction::Argmax) ? DType::I64 : t;
+      acc = t;
+      break;
+    case Reduction::Any: case Reduction::All:
+      out = DType::Bool;
+      acc = DType::Bool;
+      break;
+    case Reduction::CountNonzero:
+      out = DType::I64;
+      acc = DType::Bool;
+      break;
+  }
+  if (o.dtype && r != Reduction::Sum && r != Reduction::Prod && r != Reduction::Mean && r != Reduction::Var &&
+      r != Reduction::Std)
+    throw TypeError(std::string(fn) + "() does not take a dtype argument");
+  if (o.correction != 0 && r != Reduction::Var && r != Reduction::Std)
+    throw TypeError(std::string(fn) + "() does not take a correction argument");
+  if (r == Reduction::Argmin || r == Reduction::Argmax) {
+    int nred = 0;
+    for (bool b : red) nred += b;
+    if (o.axis && o.axis->size() != 1)
+      throw ValueError(std::string(fn) + ": axis must be None or a single integer");
+    (void)nred;
+  }
+  auto node = std::make_shared<ReduceNode>(x.node(), r, red, o.keepdims, out, acc, o.correction);
+  const int64_t count = node->reduced_count();
+  if (count == 0 && node->size() > 0 &&
+      (r == Reduction::Min || r == Reduction::Max || r == Reduction::Argmin || r == Reduction::Argmax))
+    throw ValueError(std::string(fn) + ": zero-size array to reduction operation " + fn + " which has no identity");
+  if ((r == Reduction::Var || r == Reduction::Std) &&
+      (o.correction < 0 || (count > 0 && o.correction > static_cast<double>(count))))
+    throw ValueError(std::string(fn) + ": correction=" + std::to_string(o.correction) +
+                     " must be between 0 and the number of reduced elements (" + std::to_string(count) + ")");
+  return Array(node);
+}
+
+}  // namespace b2lazy

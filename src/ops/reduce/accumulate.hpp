@@ -1,0 +1,97 @@
+// Folding a dense slab into per-output accumulators. The slab has the output region's
+// extent on kept axes and any extent on reduced ones; `red[d]` marks reduced axes.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "b2lazy/box.hpp"
+
+namespace b2lazy::accum {
+
+// Accumulator offset strides over the slab's axes: 0 on reduced axes.
+inline Shape acc_strides(const Shape& count, const std::vector<bool>& red) {
+  Shape st(count.size(), 0);
+  int64_t acc = 1;
+  for (size_t d = count.size(); d-- > 0;) {
+    if (red[d]) continue;
+    st[d] = acc;
+    acc *= count[d];
+  }
+  return st;
+}
+
+// Calls row(in_offset, acc_offset, n, inner_reduced) for each innermost row of the slab.
+template <class Row>
+void for_each_row(const Shape& count, const std::vector<bool>& red, Row&& row) {
+  const size_t nd = count.size();
+  for (auto c : count)
+    if (c == 0) return;
+  if (nd == 0) {
+    row(int64_t(0), int64_t(0), int64_t(1), false);
+    return;
+  }
+  Shape ast = acc_strides(count, red);
+  const int64_t inner = count[nd - 1];
+  std::vector<int64_t> idx(nd, 0);
+  int64_t in_off = 0, acc_off = 0;
+  while (true) {
+    row(in_off, acc_off, inner, static_cast<bool>(red[nd - 1]));
+    in_off += inner;
+    size_t d = nd - 1;
+    while (d-- > 0) {
+      acc_off += ast[d];
+      if (++idx[d] < count[d]) break;
+      acc_off -= ast[d] * count[d];
+      idx[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) return;
+  }
+}
+
+// acc[k] = f(acc[k], x) over the slab.
+template <class X, class A, class F>
+void fold(const X* in, const Shape& count, const std::vector<bool>& red, A* acc, F f) {
+  for_each_row(count, red, [&](int64_t io, int64_t ao, int64_t n, bool inner_red) {
+    const X* __restrict x = in + io;
+    if (inner_red) {
+      A a = acc[ao];
+      for (int64_t i = 0; i < n; ++i) a = f(a, x[i]);
+      acc[ao] = a;
+    } else {
+      A* __restrict a = acc + ao;
+      for (int64_t i = 0; i < n; ++i) a[i] = f(a[i], x[i]);
+    }
+  });
+}
+
+// g(k, x, j) over the slab: k the accumulator index, j = j0 + sum(idx[d] * rst[d]),
+// e.g. the element's flat index in the reduced sub-space of the whole input.
+template <class A, class G>
+void fold_indexed(const A* in, const Shape& count, const std::vector<bool>& red, const Shape& rst,
+                  int64_t j0, G g) {
+  const size_t nd = count.size();
+  Shape ast = acc_strides(count, red);
+  std::vector<int64_t> idx(nd, 0);
+  const int64_t n = prod(count);
+  int64_t k = 0, j = j0;
+  for (int64_t e = 0; e < n; ++e) {
+    g(k, in[e], j);
+    for (size_t d = nd; d-- > 0;) {
+      k += ast[d];
+      j += rst[d];
+      if (++idx[d] < count[d]) break;
+      k -= ast[d] * count[d];
+      j -= rst[d] * count[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <class A>
+inline bool is_nan(A x) {
+  if constexpr (std::is_floating_point_v<A>) return std::isnan(x);
+  else return false;
+}
+
+}  // namespace b2lazy::accum

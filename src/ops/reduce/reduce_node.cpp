@@ -1,0 +1,356 @@
+#include "ops/reduce/reduce_node.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <mutex>
+
+#include "b2lazy/error.hpp"
+#include "core/dispatch.hpp"
+#include "exec/eval_state.hpp"
+#include "exec/thread_pool.hpp"
+#include "exec/thread_state.hpp"
+#include "ops/reduce/accumulate.hpp"
+#include "plan/chunking.hpp"
+
+namespace b2lazy {
+
+const char* reduction_name(Reduction r) {
+  static const char* names[] = {"sum", "prod", "min", "max", "mean", "var", "std",
+                                "any", "all", "count_nonzero", "argmin", "argmax"};
+  return names[static_cast<int>(r)];
+}
+
+namespace {
+
+constexpr size_t kSlabBytes = size_t(4) << 20;
+
+// init / consume / merge / finalize (Arrow's aggregate kernels), for accumulators of
+// C++ type A.
+template <class A>
+class Folder {
+ public:
+  Folder(Reduction r, int64_t n, const Shape& full_reduced_strides)
+      : r_(r), n_(n), rst_(full_reduced_strides) {
+    acc.resize(static_cast<size_t>(n));
+    A init{};
+    switch (r) {
+      case Reduction::Prod: case Reduction::All: init = A(1); break;
+      case Reduction::Min: case Reduction::Argmin:
+        init = std::numeric_limits<A>::has_infinity ? std::numeric_limits<A>::infinity() : std::numeric_limits<A>::max();
+        break;
+      case Reduction::Max: case Reduction::Argmax:
+        init = std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::lowest();
+        break;
+      default: break;
+    }
+    std::fill(acc.begin(), acc.end(), init);
+    if (r == Reduction::Argmin || r == Reduction::Argmax) idx.assign(static_cast<size_t>(n), std::numeric_limits<int64_t>::max());
+    if (r == Reduction::Var || r == Reduction::Std) m2.assign(static_cast<size_t>(n), 0.0);
+    if (r == Reduction::CountNonzero) count.assign(static_cast<size_t>(n), 0);
+  }
+
+  // `x` is the slab converted to A; `slab` is its region in the input.
+  void consume(const A* x, const Region& slab, const std::vector<bool>& red) {
+    const Shape& c = slab.count;
+    using accum::fold;
+    switch (r_) {
+      case Reduction::Sum: case Reduction::Mean: fold(x, c, red, acc.data(), [](A a, A v) { return A(a + v); }); break;
+      case Reduction::Prod: fold(x, c, red, acc.data(), [](A a, A v) { return A(a * v); }); break;
+      case Reduction::Min:
+        fold(x, c, red, acc.data(), [](A a, A v) { return (v < a || accum::is_nan(v)) ? v : a; });
+        break;
+      case Reduction::Max:
+        fold(x, c, red, acc.data(), [](A a, A v) { return (v > a || accum::is_nan(v)) ? v : a; });
+        break;
+      case Reduction::Any: fold(x, c, red, acc.data(), [](A a, A v) { return A((a != 0) | (v != 0)); }); break;
+      case Reduction::All: fold(x, c, red, acc.data(), [](A a, A v) { return A((a != 0) & (v != 0)); }); break;
+      case Reduction::CountNonzero:
+        fold(x, c, red, count.data(), [](int64_t a, A v) { return a + static_cast<int64_t>(v != 0); });
+        break;
+      case Reduction::Var: case Reduction::Std: consume_var(x, c, red); break;
+      case Reduction::Argmin: case Reduction::Argmax: consume_arg(x, slab, red); break;
+    }
+  }
+
+  void merge(const Folder& o) {
+    for (size_t k = 0; k < acc.size(); ++k) {
+      switch (r_) {
+        case Reduction::Sum: case Reduction::Mean: acc[k] = A(acc[k] + o.acc[k]); break;
+        case Reduction::Prod: acc[k] = A(acc[k] * o.acc[k]); break;
+        case Reduction::Min: acc[k] = (o.acc[k] < acc[k] || accum::is_nan(o.acc[k])) ? o.acc[k] : acc[k]; break;
+        case Reduction::Max: acc[k] = (o.acc[k] > acc[k] || accum::is_nan(o.acc[k])) ? o.acc[k] : acc[k]; break;
+        case Reduction::Any: acc[k] = A((acc[k] != 0) | (o.acc[k] != 0)); break;
+        case Reduction::All: acc[k] = A((acc[k] != 0) & (o.acc[k] != 0)); break;
+        case Reduction::CountNonzero: count[k] += o.count[k]; break;
+        case Reduction::Var: case Reduction::Std: merge_moments(k, o.nseen, o.acc[k], o.m2[k]); break;
+        case Reduction::Argmin: case Reduction::Argmax: take_if_better(k, o.acc[k], o.idx[k]); break;
+      }
+    }
+    if (r_ == Reduction::Var || r_ == Reduction::Std) nseen += o.nseen;
+  }
+
+  void finalize(DType acc_dtype, DType out_dtype, int64_t total, double correction, void* out) const {
+    std::vector<A> tmp;
+    const void* src = acc.data();
+    DType from = acc_dtype;
+    switch (r_) {
+      case Reduction::Mean:
+        tmp.resize(acc.size());
+        for (size_t k = 0; k < acc.size(); ++k) tmp[k] = A(static_cast<double>(acc[k]) / static_cast<double>(total));
+        src = tmp.data();
+        break;
+      case Reduction::Var: case Reduction::Std:
+        tmp.resize(acc.size());
+        for (size_t k = 0; k < acc.size(); ++k) {
+          double v = m2[k] / (static_cast<double>(total) - correction);
+          tmp[k] = A(r_ == Reduction::Std ? std::sqrt(v) : v);
+        }
+        src = tmp.data();
+        break;
+      case Reduction::CountNonzero: src = count.data(); from = DType::I64; break;
+      case Reduction::Argmin: case Reduction::Argmax: src = idx.data(); from = DType::I64; break;
+      default: break;
+    }
+    auto cast = kernels::lookup_cast(from, out_dtype);
+    const void* in[1] = {src};
+    cast(out, in, n_);
+  }
+
+  std::vector<A> acc;  // sums, products, extremes, or means (var)
+  std::vector<int64_t> idx, count;
+  std::vector<double> m2;
+  double nseen = 0;  // elements folded per output (var)
+
+ private:
+  void merge_moments(size_t k, double nb, A mean_b, double m2_b) {
+    double na = nseen;
+    if (nb == 0) return;
+    double tot = na + nb, delta = static_cast<double>(mean_b) - static_cast<double>(acc[k]);
+    acc[k] = A(static_cast<double>(acc[k]) + delta * nb / tot);
+    m2[k] += m2_b + delta * delta * na * nb / tot;
+  }
+
+  // Two passes over the slab (its means, then squared deviations), merged by Chan.
+  void consume_var(const A* x, const Shape& c, const std::vector<bool>& red) {
+    double ns = 1;
+    for (size_t d = 0; d < c.size(); ++d)
+      if (red[d]) ns *= static_cast<double>(c[d]);
+    if (ns == 0) return;
+    std::vector<A> mean_s(acc.size(), A(0));
+    accum::fold(x, c, red, mean_s.data(), [](A a, A v) { return A(a + v); });
+    for (auto& m : mean_s) m = A(static_cast<double>(m) / ns);
+    std::vector<double> q(acc.size(), 0.0);
+    Shape zero(c.size(), 0);
+    accum::fold_indexed(x, c, red, zero, 0, [&](int64_t k, A v, int64_t) {
+      double dv = static_cast<double>(v) - static_cast<double>(mean_s[k]);
+      q[k] += dv * dv;
+    });
+    for (size_t k = 0; k < acc.size(); ++k) merge_moments(k, ns, mean_s[k], q[k]);
+    nseen += ns;
+  }
+
+  bool better(A v, int64_t j, A cur, int64_t cur_j) const {
+    bool vn = accum::is_nan(v), cn = accum::is_nan(cur);
+    if (vn || cn) return vn && (!cn || j < cur_j);  // the first NaN wins, as in NumPy
+    if (v == cur) return j < cur_j;
+    return r_ == Reduction::Argmin ? v < cur : v > cur;
+  }
+  void take_if_better(size_t k, A v, int64_t j) {
+    if (better(v, j, acc[k], idx[k])) {
+      acc[k] = v;
+      idx[k] = j;
+    }
+  }
+  void consume_arg(const A* x, const Region& slab, const std::vector<bool>& red) {
+    Shape rst(red.size(), 0);
+    int64_t j0 = 0;
+    for (size_t d = 0; d < red.size(); ++d)
+      if (red[d]) {
+        rst[d] = rst_[d];
+        j0 += slab.start[d] * rst_[d];
+      }
+    accum::fold_indexed(x, slab.count, red, rst, j0,
+                         [&](int64_t k, A v, int64_t j) { take_if_better(static_cast<size_t>(k), v, j); });
+  }
+
+  Reduction r_;
+  int64_t n_;
+  Shape rst_;
+};
+
+}  // namespace
+
+namespace {
+Shape reduced_shape(const Shape& in, const std::vector<bool>& reduced, bool keepdims) {
+  Shape s;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (!reduced[d] || keepdims) s.push_back(reduced[d] ? 1 : in[d]);
+  return s;
+}
+}  // namespace
+
+ReduceNode::ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bool keepdims, DType out,
+                       DType acc, double correction)
+    : Node(out, reduced_shape(input->shape(), reduced, keepdims), {input}), r_(r), reduced_(std::move(reduced)),
+      keepdims_(keepdims), acc_(acc), correction_(correction) {
+  int o = 0;
+  for (size_t d = 0; d < input->ndim(); ++d) out_axis_.push_back(reduced_[d] && !keepdims_ ? -1 : o++);
+  align_.assign(input->ndim(), 0);
+  if (const Node* src = aligned_storage_source(input)) align_ = src->storage_grid()->chunks();
+}
+
+std::string ReduceNode::kind() const { return reduction_name(r_); }
+
+std::string ReduceNode::describe() const {
+  std::string axes;
+  for (size_t d = 0; d < reduced_.size(); ++d)
+    if (reduced_[d]) axes += (axes.empty() ? "" : ",") + std::to_string(d);
+  return std::string(reduction_name(r_)) + "(axis=" + axes + (keepdims_ ? ", keepdims" : "") + ") -> " +
+         dtype_name(dtype()) + " " + shape_str(shape()) + "; pulls the input widened to the reduced axes, in slabs";
+}
+
+int64_t ReduceNode::reduced_count() const {
+  int64_t n = 1;
+  for (size_t d = 0; d < reduced_.size(); ++d)
+    if (reduced_[d]) n *= inputs()[0]->shape()[d];
+  return n;
+}
+
+Region ReduceNode::widen(const Region& r) const {
+  const Shape& in_shape = inputs()[0]->shape();
+  const size_t n = in_shape.size();
+  Region w{Shape(n, 0), Shape(n, 1), Shape(n)};
+  for (size_t d = 0; d < n; ++d) {
+    if (reduced_[d]) {
+      w.count[d] = in_shape[d];
+      continue;
+    }
+    int o = out_axis_[d];
+    w.start[d] = r.start[o];
+    w.step[d] = r.step[o];
+    w.count[d] = r.count[o];
+  }
+  return w;
+}
+
+std::vector<Region> ReduceNode::input_regions(const Region& r) const { return {widen(r)}; }
+
+// Split the widened region along reduced axes into slabs of about `slab_bytes`,
+// innermost reduced axes whole first, cut at storage-chunk boundaries when known.
+std::vector<Region> ReduceNode::slabs(const Region& in, size_t slab_bytes) const {
+  const size_t n = in.ndim();
+  const int64_t isz = static_cast<int64_t>(itemsize(inputs()[0]->dtype()));
+  int64_t kept = 1;
+  for (size_t d = 0; d < n; ++d)
+    if (!reduced_[d]) kept *= in.count[d];
+  int64_t room = std::max<int64_t>(1, static_cast<int64_t>(slab_bytes) / isz / std::max<int64_t>(kept, 1));
+  Shape piece(n);
+  for (size_t d = 0; d < n; ++d) piece[d] = in.count[d];
+  int64_t acc = 1;
+  bool cut = false;
+  for (size_t d = n; d-- > 0;) {
+    if (!reduced_[d]) continue;
+    if (cut) {
+      piece[d] = 1;
+      continue;
+    }
+    if (acc * in.count[d] <= room) {
+      acc *= in.count[d];
+      continue;
+    }
+    int64_t p = std::max<int64_t>(1, room / acc);
+    if (align_[d] > 0) p = std::max<int64_t>(align_[d], p / align_[d] * align_[d]);
+    piece[d] = std::min(p, in.count[d]);
+    cut = true;
+  }
+  std::vector<Region> out;
+  std::vector<int64_t> pos(n, 0);
+  while (true) {
+    Region s = in;
+    for (size_t d = 0; d < n; ++d) {
+      if (!reduced_[d]) continue;
+      s.start[d] = pos[d];
+      s.count[d] = std::min(piece[d], in.count[d] - pos[d]);
+    }
+    if (s.size() > 0 || out.empty()) out.push_back(s);
+    size_t d = n;
+    while (d-- > 0) {
+      if (!reduced_[d]) continue;
+      pos[d] += piece[d];
+      if (pos[d] < in.count[d]) break;
+      pos[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) break;
+  }
+  return out;
+}
+
+void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
+  const int64_t nout = region.size();
+  if (nout == 0) return;
+  const Node& input = *inputs()[0];
+  Region in = widen(region);
+  size_t slab_bytes = kSlabBytes;
+  if (ts.eval)
+    slab_bytes = std::min(slab_bytes, std::max<size_t>(size_t(256) << 10, ts.eval->max_memory / 16 /
+                                                                           std::max(1, ts.eval->nworkers())));
+  std::vector<Region> parts = in.size() ? slabs(in, slab_bytes) : std::vector<Region>{};
+  Shape rst(input.ndim(), 0);
+  {
+    int64_t s = 1;
+    for (size_t d = input.ndim(); d-- > 0;)
+      if (reduced_[d]) {
+        rst[d] = s;
+        s *= input.shape()[d];
+      }
+  }
+  // Accumulate in acc_'s C++ type; the slab is converted to it first.
+  dispatch(acc_, [&]<class A>(A*) {
+    auto consume = [&](Folder<A>& f, const Region& slab, ThreadState& t) {
+      ScratchScope scope(t.scratch);
+      const int64_t m = slab.size();
+      void* raw = scope.alloc(m * itemsize(input.dtype()));
+      input.pull(slab, raw, t);
+      const A* x = static_cast<const A*>(raw);
+      if (input.dtype() != acc_) {
+        void* conv = scope.alloc(m * sizeof(A));
+        const void* src[1] = {raw};
+        kernels::lookup_cast(input.dtype(), acc_)(conv, src, m);
+        x = static_cast<const A*>(conv);
+      }
+      f.consume(x, slab, reduced_);
+    };
+    Folder<A> main(r_, nout, rst);
+    const bool fork = ts.can_fork && ts.eval && parts.size() > 1 && ts.eval->nworkers() > 1;
+    if (!fork) {
+      for (auto& s : parts) consume(main, s, ts);
+    } else {  // spread the slabs over the workers, then merge their partial results
+      EvalState& ev = *ts.eval;
+      const int nw = static_cast<int>(std::min<size_t>(parts.size(), ev.nworkers()));
+      std::vector<std::unique_ptr<Folder<A>>> partial(nw);
+      std::atomic<size_t> next{0};
+      std::atomic<bool> failed{false};
+      std::exception_ptr error;
+      std::mutex mu;
+      std::function<void(int)> work = [&](int w) {
+        try {
+          partial[w] = std::make_unique<Folder<A>>(r_, nout, rst);
+          for (size_t i; !failed && (i = next.fetch_add(1)) < parts.size();) consume(*partial[w], parts[i], ev.worker(w));
+        } catch (...) {
+          std::lock_guard<std::mutex> g(mu);
+          if (!error) error = std::current_exception();
+          failed = true;
+        }
+      };
+      ev.ctx.pool().run(work, nw);
+      if (error) std::rethrow_exception(error);
+      for (auto& p : partial)
+        if (p) main.merge(*p);
+    }
+    main.finalize(acc_, dtype(), reduced_count(), correction_, out);
+  });
+}
+
+}  // namespace b2lazy

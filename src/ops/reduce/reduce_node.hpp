@@ -1,0 +1,42 @@
+// Reductions over axes as lazy nodes. An output region pulls the input region widened
+// to the full extent of the reduced axes, consumed in bounded slabs (aligned with the
+// input's storage chunks when it has them) and accumulated:
+//   float32 and float64 sums, products, means and variances accumulate in float64;
+//   integer sums and products in int64 / uint64 (wrapping, as NumPy); slabs are summed
+//   sequentially and combined in order; variance merges slabs with Chan's formula.
+#pragma once
+#include <vector>
+
+#include "b2lazy/array.hpp"
+#include "b2lazy/node.hpp"
+
+namespace b2lazy {
+
+class ReduceNode : public Node {
+ public:
+  ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bool keepdims, DType out,
+             DType acc, double correction);
+  std::string kind() const override;
+  std::string describe() const override;
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
+  std::vector<Region> input_regions(const Region& region) const override;
+  bool cacheable() const override { return true; }
+
+  Reduction reduction() const { return r_; }
+  const std::vector<bool>& reduced() const { return reduced_; }
+  // Number of input elements folded into each output element.
+  int64_t reduced_count() const;
+
+ private:
+  Region widen(const Region& out) const;
+  std::vector<Region> slabs(const Region& in, size_t slab_bytes) const;
+  Reduction r_;
+  std::vector<bool> reduced_;
+  bool keepdims_;
+  DType acc_;
+  double correction_;
+  std::vector<int> out_axis_;  // per input axis: its output axis, or -1
+  Shape align_;                // per input axis: storage chunk length to align slabs to (0: none)
+};
+
+}  // namespace b2lazy

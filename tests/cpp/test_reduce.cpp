@@ -1,0 +1,104 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "b2lazy/b2lazy.hpp"
+
+using namespace b2lazy;
+
+namespace {
+Array stored(const Array& x, Shape chunks, Shape blocks, Context& ctx) {
+  ComputeOptions o;
+  o.chunks = std::move(chunks);
+  o.blocks = std::move(blocks);
+  return x.compute(o, &ctx);
+}
+}  // namespace
+
+TEST(Reduce, SumAxesAndKeepdims) {
+  Context ctx(2);
+  Array a = stored(arange(0, 60, 1, DType::F64, {3, 4, 5}), {2, 3, 2}, {1, 2, 2}, ctx);
+  auto all = sum(a).to_vector(&ctx);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_DOUBLE_EQ(all[0], 59.0 * 60 / 2);
+  ReduceOptions ax1;
+  ax1.axis = std::vector<int>{1};
+  Array s1 = sum(a, ax1);
+  EXPECT_EQ(s1.shape(), (Shape{3, 5}));
+  auto v = s1.to_vector(&ctx);
+  // element [i, k] = sum_j (20 i + 5 j + k)
+  EXPECT_DOUBLE_EQ(v[0 * 5 + 2], 0 + 5 + 10 + 15 + 4 * 2.0);
+  EXPECT_DOUBLE_EQ(v[2 * 5 + 4], 4 * (40.0 + 4) + 30);
+  ReduceOptions keep;
+  keep.axis = std::vector<int>{0, 2};
+  keep.keepdims = true;
+  EXPECT_EQ(sum(a, keep).shape(), (Shape{1, 4, 1}));
+}
+
+TEST(Reduce, MinMaxArgNaNAndDtypes) {
+  Context ctx(2);
+  double data[] = {3, 1, NAN, 1, 7, -2};
+  Array x = from_buffer(data, DType::F64, {6}, {}, nullptr);
+  EXPECT_TRUE(std::isnan(max(x).to_vector(&ctx)[0]));
+  EXPECT_EQ(reduce(Reduction::Argmax, x).to_vector(&ctx)[0], 2);  // first NaN
+  Array y = x[{Index::slice(3, 6)}];
+  EXPECT_EQ(min(y).to_vector(&ctx)[0], -2);
+  EXPECT_EQ(reduce(Reduction::Argmin, y).to_vector(&ctx)[0], 2);
+  int8_t small[] = {100, 100, 100};
+  Array s = from_buffer(small, DType::I8, {3}, {}, nullptr);
+  EXPECT_EQ(sum(s).dtype(), DType::I64);
+  EXPECT_EQ(sum(s).to_vector(&ctx)[0], 300);
+  EXPECT_EQ(mean(s).dtype(), DType::F64);
+}
+
+TEST(Reduce, VarianceAcrossSlabsMatchesTwoPass) {
+  Context ctx(2);
+  const int n = 3000;
+  std::vector<double> d(n);
+  for (int i = 0; i < n; ++i) d[i] = std::sin(i * 0.37) * 1e3 + 1e6;
+  Array x = stored(from_buffer(d.data(), DType::F64, {n}, {}, nullptr), {128}, {64}, ctx);
+  double m = std::accumulate(d.begin(), d.end(), 0.0) / n, q = 0;
+  for (double v : d) q += (v - m) * (v - m);
+  ReduceOptions o;
+  o.correction = 1;
+  EXPECT_NEAR(var(x, o).to_vector(&ctx)[0], q / (n - 1), 1e-6 * q / n);
+  EXPECT_NEAR(std_dev(x).to_vector(&ctx)[0], std::sqrt(q / n), 1e-9 * std::sqrt(q / n));
+}
+
+TEST(Reduce, Errors) {
+  ReduceOptions bad;
+  bad.axis = std::vector<int>{2};
+  EXPECT_THROW(sum(zeros({3, 4}), bad), ValueError);
+  bad.axis = std::vector<int>{1, -1};
+  EXPECT_THROW(sum(zeros({3, 4}), bad), ValueError);
+  EXPECT_THROW(max(zeros({0, 4})), ValueError);
+  ReduceOptions c;
+  c.correction = 13;
+  EXPECT_THROW(var(zeros({3, 4}), c), ValueError);
+}
+
+TEST(Reduce, SumPlusArrayComputesTheSumOnce) {
+  Context ctx(2);
+  Array a = stored(arange(0, 400, 1, DType::F64, {20, 20}), {5, 20}, {5, 10}, ctx);
+  Array e = sum(a) + a;
+  Array r = e.compute({}, &ctx);
+  const Stats& st = *r.stats();
+  EXPECT_EQ(st.cache_misses, 1);
+  EXPECT_EQ(st.cache_hits, 4);
+  // Each of the 4 chunks of `a`: once for the sum, once for the addition.
+  EXPECT_EQ(st.chunks_decompressed_total, 8);
+  auto v = r.to_vector(&ctx);
+  EXPECT_DOUBLE_EQ(v[7], 399.0 * 400 / 2 + 7);
+  // mean(a, axis=0) broadcast back: computed once, read by every chunk.
+  ReduceOptions ax0;
+  ax0.axis = std::vector<int>{0};
+  Array c = (a - mean(a, ax0)).compute({}, &ctx);
+  EXPECT_LE(c.stats()->chunks_decompressed_total, 8);
+  EXPECT_DOUBLE_EQ(c.to_vector(&ctx)[21], 21 - (1 + 9.5 * 20));
+  // A region of a row sum reads only the rows it needs.
+  ReduceOptions ax1;
+  ax1.axis = std::vector<int>{1};
+  Array part = sum(a, ax1)[{Index::slice(6, 9)}].compute({}, &ctx);
+  EXPECT_EQ(part.stats()->chunks_decompressed_total, 1);
+}
