@@ -3,6 +3,7 @@ chunk at a time by a C++ engine. This package is a thin layer over that engine."
 
 from __future__ import annotations
 
+import builtins as _builtins
 import os
 import threading
 
@@ -234,6 +235,64 @@ _UFUNC_NAMES = {"absolute": "abs", "power": "pow", "float_power": "", "true_divi
                 "fmax": "", "fmin": "", "fmod": "", "rint": "round"}
 
 
+# --- reductions -------------------------------------------------------------------------
+def _check_axis(axis):
+    if axis is None or isinstance(axis, (int, np.integer)) and not isinstance(axis, bool):
+        return None if axis is None else int(axis)
+    if isinstance(axis, (tuple, list)) and _builtins.all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in axis):
+        return tuple(int(a) for a in axis)
+    raise TypeError(f"axis must be None, an int or a tuple of ints, got {axis!r}")
+
+
+def _reduction(name, has_dtype=False, has_correction=False):
+    def fn(x, /, axis=None, *, keepdims=False, dtype=None, correction=None, ddof=None):
+        if dtype is not None and not has_dtype:
+            raise TypeError(f"{name}() got an unexpected keyword argument 'dtype'")
+        if (correction is not None or ddof is not None) and not has_correction:
+            raise TypeError(f"{name}() got an unexpected keyword argument 'correction'")
+        if correction is not None and ddof is not None:
+            raise TypeError(f"{name}(): give correction or ddof, not both")
+        corr = correction if correction is not None else (ddof if ddof is not None else 0)
+        if not isinstance(keepdims, (bool, np.bool_)):
+            raise TypeError(f"{name}(): keepdims must be a bool, got {keepdims!r}")
+        return Array(_core.reduce(name, asarray(x)._a, _check_axis(axis), bool(keepdims), dtype, float(corr)))
+    fn.__name__ = name
+    fn.__doc__ = f"Lazy {name} over `axis` (None: all axes), NumPy semantics."
+    return fn
+
+
+sum = _reduction("sum", has_dtype=True)
+prod = _reduction("prod", has_dtype=True)
+min = _reduction("min")
+max = _reduction("max")
+mean = _reduction("mean", has_dtype=True)
+var = _reduction("var", has_dtype=True, has_correction=True)
+std = _reduction("std", has_dtype=True, has_correction=True)
+any = _reduction("any")
+all = _reduction("all")
+count_nonzero = _reduction("count_nonzero")
+
+
+def argmin(x, /, axis=None, *, keepdims=False):
+    if axis is not None and not isinstance(axis, (int, np.integer)):
+        raise TypeError("argmin(): axis must be None or an int")
+    return _reduction("argmin")(x, axis=axis, keepdims=keepdims)
+
+
+def argmax(x, /, axis=None, *, keepdims=False):
+    if axis is not None and not isinstance(axis, (int, np.integer)):
+        raise TypeError("argmax(): axis must be None or an int")
+    return _reduction("argmax")(x, axis=axis, keepdims=keepdims)
+
+
+amin, amax = min, max
+__all__ += ["sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "count_nonzero",
+            "argmin", "argmax", "amin", "amax"]
+
+for _name in ("sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "argmin", "argmax"):
+    setattr(Array, _name, (lambda f: lambda self, *a, **k: f(self, *a, **k))(globals()[_name]))
+
+
 def where(condition, x, y):
     return Array(_core.where(_unwrap(condition), _unwrap(x), _unwrap(y)))
 
@@ -309,7 +368,7 @@ def ones(shape, dtype=np.float64, chunks=None):
 def arange(start, stop=None, step=1, dtype=None, shape=None, chunks=None):
     if stop is None:
         start, stop = 0, start
-    if dtype is None and all(isinstance(v, int) for v in (start, stop, step)):
+    if dtype is None and _builtins.all(isinstance(v, int) for v in (start, stop, step)):
         dtype = np.int64
     return Array(_core.arange(float(start), float(stop), float(step), dtype, shape, chunks))
 

@@ -207,6 +207,36 @@ NB_MODULE(_core, m) {
     return clip(as_operand(x, "clip", 0), l, h);
   }, nb::arg("x"), nb::arg("lo").none(), nb::arg("hi").none());
 
+  m.def("reduce", [](const std::string& name, const Array& x, nb::handle axis, bool keepdims, nb::handle dtype,
+                     double correction) {
+    static const std::pair<const char*, Reduction> names[] = {
+        {"sum", Reduction::Sum}, {"prod", Reduction::Prod}, {"min", Reduction::Min}, {"max", Reduction::Max},
+        {"mean", Reduction::Mean}, {"var", Reduction::Var}, {"std", Reduction::Std}, {"any", Reduction::Any},
+        {"all", Reduction::All}, {"count_nonzero", Reduction::CountNonzero}, {"argmin", Reduction::Argmin},
+        {"argmax", Reduction::Argmax}};
+    Reduction r = Reduction::Sum;
+    bool found = false;
+    for (auto& [n, v] : names)
+      if (name == n) r = v, found = true;
+    if (!found) throw ValueError("unknown reduction '" + name + "'");
+    ReduceOptions o;
+    if (!axis.is_none()) {
+      std::vector<int> ax;
+      if (nb::isinstance<nb::int_>(axis)) ax.push_back(nb::cast<int>(axis));
+      else
+        for (auto h : axis) {
+          if (!nb::isinstance<nb::int_>(h)) throw TypeError(name + "(): axis must be an int or a tuple of ints");
+          ax.push_back(nb::cast<int>(h));
+        }
+      o.axis = ax;
+    }
+    o.keepdims = keepdims;
+    o.dtype = opt_dtype(dtype);
+    o.correction = correction;
+    return reduce(r, x, o);
+  }, nb::arg("name"), nb::arg("x"), nb::arg("axis").none(), nb::arg("keepdims"), nb::arg("dtype").none(),
+     nb::arg("correction"));
+
   m.def("open", [](const std::string& path) { return open(path); });
   m.def("from_numpy", [](nb::handle obj, const std::string& name) {
     auto a = nb::cast<nb::ndarray<nb::ro, nb::device::cpu>>(obj);
