@@ -140,6 +140,20 @@ inline Array mean(const Array& x, const ReduceOptions& o = {}) { return reduce(R
 inline Array var(const Array& x, const ReduceOptions& o = {}) { return reduce(Reduction::Var, x, o); }
 inline Array std_dev(const Array& x, const ReduceOptions& o = {}) { return reduce(Reduction::Std, x, o); }
 
+// Cumulative sums and products (Array API and NumPy names). Totals are carried across
+// chunks; per-segment totals are cached, so a region near the end costs a pass over
+// totals plus the chunks it covers.
+struct ScanOptions {
+  std::optional<int> axis;  // required for ndim > 1 in the Array API functions
+  std::optional<DType> dtype;
+  bool include_initial = false;
+};
+Array cumulative_sum(const Array& x, const ScanOptions& opts = {});
+Array cumulative_prod(const Array& x, const ScanOptions& opts = {});
+// NumPy: axis=None scans the array flattened in C order.
+Array cumsum(const Array& x, std::optional<int> axis = {}, std::optional<DType> dtype = {});
+Array cumprod(const Array& x, std::optional<int> axis = {}, std::optional<DType> dtype = {});
+
 // Shape of broadcasting `shapes` together; ValueError naming both shapes otherwise.
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 

@@ -63,6 +63,10 @@ class Node {
   // output chunks aligned with it.
   virtual const ChunkGrid* storage_grid() const { return nullptr; }
 
+  // Output chunks this node is cheapest to evaluate on (its storage chunks, or for a
+  // scan the segments its carries are cached at); empty for no preference.
+  virtual Shape preferred_chunks() const { return storage_grid() ? storage_grid()->chunks() : Shape{}; }
+
  private:
   DType dtype_;
   Shape shape_;

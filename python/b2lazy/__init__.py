@@ -285,11 +285,41 @@ def argmax(x, /, axis=None, *, keepdims=False):
     return _reduction("argmax")(x, axis=axis, keepdims=keepdims)
 
 
+def _axis_int(axis, fn):
+    if axis is None:
+        return None
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{fn}(): axis must be None or an int, got {axis!r}")
+    return int(axis)
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Array API cumulative sum (axis required for more than one dimension)."""
+    return Array(_core.scan("sum", asarray(x)._a, _axis_int(axis, "cumulative_sum"), dtype,
+                            bool(include_initial), False))
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    return Array(_core.scan("prod", asarray(x)._a, _axis_int(axis, "cumulative_prod"), dtype,
+                            bool(include_initial), False))
+
+
+def cumsum(x, axis=None, dtype=None):
+    """NumPy cumsum: axis=None scans the array flattened in C order."""
+    return Array(_core.scan("sum", asarray(x)._a, _axis_int(axis, "cumsum"), dtype, False, True))
+
+
+def cumprod(x, axis=None, dtype=None):
+    return Array(_core.scan("prod", asarray(x)._a, _axis_int(axis, "cumprod"), dtype, False, True))
+
+
 amin, amax = min, max
 __all__ += ["sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "count_nonzero",
-            "argmin", "argmax", "amin", "amax"]
+            "argmin", "argmax", "amin", "amax", "cumulative_sum", "cumulative_prod", "cumsum",
+            "cumprod"]
 
-for _name in ("sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "argmin", "argmax"):
+for _name in ("sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "argmin", "argmax",
+              "cumsum", "cumprod"):
     setattr(Array, _name, (lambda f: lambda self, *a, **k: f(self, *a, **k))(globals()[_name]))
 
 

@@ -237,6 +237,16 @@ NB_MODULE(_core, m) {
   }, nb::arg("name"), nb::arg("x"), nb::arg("axis").none(), nb::arg("keepdims"), nb::arg("dtype").none(),
      nb::arg("correction"));
 
+  m.def("scan", [](const std::string& name, const Array& x, std::optional<int> axis, nb::handle dtype,
+                   bool include_initial, bool numpy_style) {
+    bool prod = name == "prod";
+    if (!prod && name != "sum") throw ValueError("unknown scan '" + name + "'");
+    if (numpy_style) return prod ? cumprod(x, axis, opt_dtype(dtype)) : cumsum(x, axis, opt_dtype(dtype));
+    ScanOptions o{axis, opt_dtype(dtype), include_initial};
+    return prod ? cumulative_prod(x, o) : cumulative_sum(x, o);
+  }, nb::arg("name"), nb::arg("x"), nb::arg("axis").none(), nb::arg("dtype").none(), nb::arg("include_initial"),
+     nb::arg("numpy_style"));
+
   m.def("open", [](const std::string& path) { return open(path); });
   m.def("from_numpy", [](nb::handle obj, const std::string& name) {
     auto a = nb::cast<nb::ndarray<nb::ro, nb::device::cpu>>(obj);

@@ -152,8 +152,8 @@ Array Array::compute(const ComputeOptions& opts, Context* ctx) const {
     if (b2) {
       chunks = b2->storage_grid()->chunks();
       if (blocks.empty()) blocks = b2->blocks();
-    } else if (src) {
-      chunks = src->storage_grid()->chunks();
+    } else if (Shape pc = preferred_chunks_of(node_); !pc.empty()) {
+      chunks = pc;
     } else {
       chunks = balanced_chunks(shape, itemsize(dtype()), chunk_target_bytes(*node_, opts.max_memory, ctx->nthreads()));
     }
@@ -170,8 +170,8 @@ Array Array::compute(const ComputeOptions& opts, Context* ctx) const {
 Stats Array::to_buffer(void* out, Context* ctx, size_t max_memory) const {
   auto own = own_context(ctx);
   Shape chunks;
-  if (const Node* src = aligned_storage_source(node_)) chunks = src->storage_grid()->chunks();
-  else chunks = contiguous_chunks(shape(), itemsize(dtype()), chunk_target_bytes(*node_, max_memory, ctx->nthreads()));
+  chunks = preferred_chunks_of(node_);
+  if (chunks.empty()) chunks = contiguous_chunks(shape(), itemsize(dtype()), chunk_target_bytes(*node_, max_memory, ctx->nthreads()));
   Target target;
   target.dense = out;
   return execute(node_, ChunkGrid(shape(), chunks), target, *ctx, max_memory);

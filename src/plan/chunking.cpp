@@ -50,6 +50,22 @@ const Node* aligned_storage_source(const NodePtr& root) {
   return best;
 }
 
+Shape preferred_chunks_of(const NodePtr& root) {
+  Shape best;
+  std::function<void(const Node&)> walk = [&](const Node& n) {
+    if (n.shape() != root->shape()) return;
+    Shape c = n.preferred_chunks();
+    if (!c.empty()) {
+      if (best.empty() || prod(c) > prod(best)) best = c;
+      return;
+    }
+    if (n.is_elementwise())
+      for (auto& in : n.inputs()) walk(*in);
+  };
+  walk(*root);
+  return best;
+}
+
 size_t chunk_target_bytes(const Node& root, size_t max_memory, int nthreads) {
   // Each thread holds about (inputs + output + decompression buffer) chunk-sized buffers.
   size_t per_thread = max_memory / static_cast<size_t>(std::max(1, nthreads)) / 8;

@@ -13,6 +13,9 @@ Shape balanced_chunks(const Shape& shape, size_t itemsize, size_t target_bytes);
 // A stored source reachable from `root` through elementwise nodes, with root's shape
 // and the largest chunks: evaluating on its grid decompresses each chunk of it once.
 const Node* aligned_storage_source(const NodePtr& root);
+// The preferred chunks (Node::preferred_chunks) of the largest-chunked node with root's
+// shape reachable through elementwise nodes; empty if none.
+Shape preferred_chunks_of(const NodePtr& root);
 // Default output chunk size for an evaluation within `max_memory` on `nthreads`.
 size_t chunk_target_bytes(const Node& root, size_t max_memory, int nthreads);
 

@@ -1,0 +1,54 @@
+// Builds scan nodes: axis checks, NumPy result dtypes, flattening for axis=None.
+#include "b2lazy/array.hpp"
+#include "b2lazy/error.hpp"
+#include "ops/scan/scan_node.hpp"
+#include "ops/shape/flatten_node.hpp"
+
+namespace b2lazy {
+
+namespace {
+
+DType scan_dtype(DType t) {
+  switch (kind(t)) {
+    case DKind::Bool: case DKind::Signed: return DType::I64;
+    case DKind::Unsigned: return DType::U64;
+    default: return t;
+  }
+}
+
+Array scan(ScanOp op, const Array& x, const ScanOptions& o, const char* fn, bool flatten_if_no_axis) {
+  NodePtr in = x.node();
+  int axis;
+  if (!o.axis) {
+    if (flatten_if_no_axis || x.ndim() <= 1) {
+      if (x.ndim() != 1) in = std::make_shared<FlattenNode>(in);
+      axis = 0;
+    } else {
+      throw ValueError(std::string(fn) + ": axis must be given for arrays of more than one dimension (got " +
+                       std::to_string(x.ndim()) + "-d)");
+    }
+  } else {
+    int n = static_cast<int>(x.ndim());
+    if (*o.axis < -n || *o.axis >= n || n == 0)
+      throw ValueError(std::string(fn) + ": axis " + std::to_string(*o.axis) +
+                       " is out of bounds for array of dimension " + std::to_string(n));
+    axis = *o.axis < 0 ? *o.axis + n : *o.axis;
+  }
+  DType out = o.dtype.value_or(scan_dtype(x.dtype()));
+  if (out == DType::Bool) throw TypeError(std::string(fn) + ": dtype bool is not supported for a scan");
+  return Array(std::make_shared<ScanNode>(in, axis, op, out, o.include_initial));
+}
+
+}  // namespace
+
+Array cumulative_sum(const Array& x, const ScanOptions& o) { return scan(ScanOp::Sum, x, o, "cumulative_sum", false); }
+Array cumulative_prod(const Array& x, const ScanOptions& o) { return scan(ScanOp::Prod, x, o, "cumulative_prod", false); }
+
+Array cumsum(const Array& x, std::optional<int> axis, std::optional<DType> dtype) {
+  return scan(ScanOp::Sum, x, ScanOptions{axis, dtype, false}, "cumsum", true);
+}
+Array cumprod(const Array& x, std::optional<int> axis, std::optional<DType> dtype) {
+  return scan(ScanOp::Prod, x, ScanOptions{axis, dtype, false}, "cumprod", true);
+}
+
+}  // namespace b2lazy

@@ -1,0 +1,243 @@
+#include "ops/scan/scan_node.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "b2lazy/ops.hpp"
+#include "core/dispatch.hpp"
+#include "core/strided_copy.hpp"
+#include "exec/thread_state.hpp"
+#include "plan/chunking.hpp"
+
+namespace b2lazy {
+
+namespace {
+
+// Axis `k` splits a dense buffer of shape `c` into outer x len x inner.
+struct Split {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+Split split_at(const Shape& c, int k) {
+  Split s;
+  for (int d = 0; d < static_cast<int>(c.size()); ++d) {
+    if (d < k) s.outer *= c[d];
+    else if (d == k) s.len = c[d];
+    else s.inner *= c[d];
+  }
+  return s;
+}
+
+template <class A>
+A apply(ScanOp op, A a, A b) {
+  return op == ScanOp::Sum ? A(a + b) : A(a * b);
+}
+
+// Pull `r` of `n` and convert it to accumulator type A (scratch owned by `scope`).
+template <class A>
+const A* pull_as(const Node& n, const Region& r, DType acc, ScratchScope& scope, ThreadState& ts) {
+  const int64_t m = r.size();
+  void* raw = scope.alloc(std::max<int64_t>(m, 1) * itemsize(n.dtype()));
+  if (m) n.pull(r, raw, ts);
+  if (n.dtype() == acc) return static_cast<const A*>(raw);
+  void* conv = scope.alloc(std::max<int64_t>(m, 1) * sizeof(A));
+  const void* src[1] = {raw};
+  if (m) kernels::lookup_cast(n.dtype(), acc)(conv, src, m);
+  return static_cast<const A*>(conv);
+}
+
+// carry[o, i] = op-fold over j of x[o, j, i]
+template <class A>
+void fold_axis(ScanOp op, const A* x, const Split& s, A* carry) {
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t j = 0; j < s.len; ++j) {
+      const A* __restrict row = x + (o * s.len + j) * s.inner;
+      A* __restrict c = carry + o * s.inner;
+      for (int64_t i = 0; i < s.inner; ++i) c[i] = apply(op, c[i], row[i]);
+    }
+}
+
+int64_t segment_length(const NodePtr& input, int axis) {
+  int64_t n = input->shape()[static_cast<size_t>(axis)];
+  Shape pc = preferred_chunks_of(input);
+  if (!pc.empty()) return pc[static_cast<size_t>(axis)];
+  // Otherwise about 64 segments: totals stay small and a region's prefix is cheap.
+  return std::max<int64_t>(1, (n + 63) / 64);
+}
+
+Shape with_axis(Shape s, int axis, int64_t v) {
+  s[static_cast<size_t>(axis)] = v;
+  return s;
+}
+
+}  // namespace
+
+// ---- SegmentTotals ---------------------------------------------------------------------
+
+SegmentTotals::SegmentTotals(NodePtr input, int axis, int64_t seg, ScanOp op, DType acc)
+    : Node(acc, with_axis(input->shape(), axis, (input->shape()[static_cast<size_t>(axis)] + seg - 1) / seg), {input}),
+      axis_(axis), seg_(seg), op_(op) {}
+
+std::string SegmentTotals::describe() const {
+  return "segment totals along axis " + std::to_string(axis_) + " every " + std::to_string(seg_) + " -> " +
+         shape_str(shape());
+}
+
+Region SegmentTotals::input_region(const Region& r) const {
+  Region in = r;
+  const size_t k = static_cast<size_t>(axis_);
+  Box b = r.bounds();
+  in.start[k] = b.start[k] * seg_;
+  in.step[k] = 1;
+  in.count[k] = std::min(inputs()[0]->shape()[k], b.stop[k] * seg_) - in.start[k];
+  return in;
+}
+
+std::vector<Region> SegmentTotals::input_regions(const Region& r) const { return {input_region(r)}; }
+
+void SegmentTotals::fill(const Region& r, void* out, ThreadState& ts) const {
+  if (r.size() == 0) return;
+  const Node& in = *inputs()[0];
+  const size_t k = static_cast<size_t>(axis_);
+  dispatch(dtype(), [&]<class A>(A*) {
+    Split so = split_at(r.count, axis_);
+    A* o = static_cast<A*>(out);
+    std::vector<A> carry(static_cast<size_t>(so.outer * so.inner));
+    // One segment at a time: bounded memory, and each input chunk read once.
+    for (int64_t j = 0; j < r.count[k]; ++j) {
+      int64_t s = r.start[k] + j * r.step[k];
+      Region ir = r;
+      ir.start[k] = s * seg_;
+      ir.step[k] = 1;
+      ir.count[k] = std::min(in.shape()[k], (s + 1) * seg_) - ir.start[k];
+      std::fill(carry.begin(), carry.end(), op_ == ScanOp::Sum ? A(0) : A(1));
+      ScratchScope scope(ts.scratch);
+      const A* x = pull_as<A>(in, ir, dtype(), scope, ts);
+      fold_axis(op_, x, split_at(ir.count, axis_), carry.data());
+      for (int64_t a = 0; a < so.outer; ++a)
+        std::memcpy(o + (a * so.len + j) * so.inner, carry.data() + a * so.inner, so.inner * sizeof(A));
+    }
+  });
+}
+
+// ---- ScanNode ------------------------------------------------------------------------
+
+namespace {
+DType scan_accumulator(DType out) {
+  return is_float(out) ? DType::F64 : kind(out) == DKind::Unsigned ? DType::U64 : DType::I64;
+}
+}  // namespace
+
+ScanNode::ScanNode(NodePtr input, int axis, ScanOp op, DType out, bool include_initial)
+    : Node(out, with_axis(input->shape(), axis, input->shape()[static_cast<size_t>(axis)] + (include_initial ? 1 : 0)),
+           {input, std::make_shared<SegmentTotals>(input, axis, segment_length(input, axis), op, scan_accumulator(out))}),
+      axis_(axis), op_(op), acc_(scan_accumulator(out)), include_initial_(include_initial),
+      seg_(segment_length(input, axis)) {}
+
+Shape ScanNode::preferred_chunks() const {
+  Shape c = preferred_chunks_of(inputs()[0]);
+  if (c.empty()) return c;
+  c[static_cast<size_t>(axis_)] = seg_;
+  return c;
+}
+
+std::string ScanNode::describe() const {
+  return std::string(kind()) + "(axis=" + std::to_string(axis_) + (include_initial_ ? ", include_initial" : "") +
+         ") -> " + dtype_name(dtype()) + " " + shape_str(shape()) + "; carry from cached segment totals";
+}
+
+ScanNode::Plan ScanNode::plan(int64_t lo, int64_t hi) const {
+  // Output index i folds input [0, i + shift).
+  const int64_t shift = include_initial_ ? 0 : 1;
+  Plan p;
+  p.e0 = std::max<int64_t>(0, lo + shift - 1);
+  p.e1 = std::max(p.e0, hi + shift - 1);
+  p.s = p.e0 / seg_;
+  return p;
+}
+
+std::vector<Region> ScanNode::input_regions(const Region& r) const {
+  if (r.size() == 0) return {};
+  const size_t k = static_cast<size_t>(axis_);
+  Box b = r.bounds();
+  Plan p = plan(b.start[k], b.stop[k]);
+  Region in = r, tot = r;
+  for (size_t d = 0; d < r.ndim(); ++d)
+    if (d != k && r.step[d] != 1) {  // planning only needs bounds
+      Box bb = r.bounds();
+      in.start[d] = tot.start[d] = bb.start[d];
+      in.step[d] = tot.step[d] = 1;
+      in.count[d] = tot.count[d] = bb.stop[d] - bb.start[d];
+    }
+  in.start[k] = p.s * seg_;
+  in.step[k] = 1;
+  in.count[k] = p.e1 - p.s * seg_;
+  tot.start[k] = 0;
+  tot.step[k] = 1;
+  tot.count[k] = p.s;
+  return {in, tot};
+}
+
+void ScanNode::fill(const Region& r, void* out, ThreadState& ts) const {
+  if (r.size() == 0) return;
+  const size_t k = static_cast<size_t>(axis_);
+  const Node& in = *inputs()[0];
+  const Node& totals = *inputs()[1];
+  Box b = r.bounds();
+  const int64_t lo = b.start[k], hi = b.stop[k];
+  Plan p = plan(lo, hi);
+  // Work on unit steps along the axis over [lo, hi); other axes as requested.
+  Region u = r;
+  u.start[k] = lo;
+  u.step[k] = 1;
+  u.count[k] = hi - lo;
+  ScratchScope scope(ts.scratch);
+  dispatch(acc_, [&]<class A>(A*) {
+    Split su = split_at(u.count, axis_);
+    std::vector<A> carry(static_cast<size_t>(su.outer * su.inner), op_ == ScanOp::Sum ? A(0) : A(1));
+    Region piece = u;
+    piece.step[k] = 1;
+    if (p.s > 0) {  // whole segments before: from the totals
+      piece.start[k] = 0;
+      piece.count[k] = p.s;
+      const A* t = pull_as<A>(totals, piece, acc_, scope, ts);
+      fold_axis(op_, t, split_at(piece.count, axis_), carry.data());
+    }
+    if (p.e0 > p.s * seg_) {  // the part of a segment before the region
+      piece.start[k] = p.s * seg_;
+      piece.count[k] = p.e0 - p.s * seg_;
+      const A* x = pull_as<A>(in, piece, acc_, scope, ts);
+      fold_axis(op_, x, split_at(piece.count, axis_), carry.data());
+    }
+    piece.start[k] = p.e0;
+    piece.count[k] = p.e1 - p.e0;
+    const A* x = pull_as<A>(in, piece, acc_, scope, ts);
+    // Scan into acc-typed rows of u, then cast to the output dtype.
+    A* res = static_cast<A*>(scope.alloc(std::max<int64_t>(u.size(), 1) * sizeof(A)));
+    const int64_t skip = (include_initial_ && lo == 0) ? 1 : 0;  // index 0: the identity
+    for (int64_t o = 0; o < su.outer; ++o) {
+      A* __restrict c = carry.data() + o * su.inner;
+      for (int64_t j = 0; j < su.len; ++j) {
+        if (j >= skip) {
+          const A* __restrict row = x + (o * (su.len - skip) + (j - skip)) * su.inner;
+          for (int64_t i = 0; i < su.inner; ++i) c[i] = apply(op_, c[i], row[i]);
+        }
+        std::memcpy(res + (o * su.len + j) * su.inner, c, su.inner * sizeof(A));
+      }
+    }
+    const void* src[1] = {res};
+    void* dense = out;
+    const bool strided = r.step[k] != 1;
+    if (strided) dense = scope.alloc(u.size() * itemsize(dtype()));
+    kernels::lookup_cast(acc_, dtype())(dense, src, u.size());
+    if (strided) {  // pick the requested indices along the axis
+      const size_t isz = itemsize(dtype());
+      Shape ss = byte_strides(u.count, isz), ds = byte_strides(r.count, isz);
+      const char* first = static_cast<const char*>(dense) + (r.start[k] - lo) * ss[k];
+      ss[k] *= r.step[k];
+      copy_strided(r.ndim(), r.count.data(), first, ss.data(), static_cast<char*>(out), ds.data(), isz);
+    }
+  });
+}
+
+}  // namespace b2lazy

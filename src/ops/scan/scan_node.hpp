@@ -1,0 +1,55 @@
+// Cumulative sums and products along one axis as lazy nodes.
+//
+// The axis is cut into segments of `seg` elements (the input's storage chunk length
+// along it when known). SegmentTotals holds each segment's total; it is cacheable, so
+// when many output chunks need prefixes of it the planner computes it once. A region of
+// the scan then costs: its prefix of totals, the part of one segment before it, and
+// the input it covers. Floats accumulate in float64, integers in int64 / uint64.
+#pragma once
+#include "b2lazy/node.hpp"
+
+namespace b2lazy {
+
+enum class ScanOp : uint8_t { Sum, Prod };
+
+class SegmentTotals : public Node {
+ public:
+  SegmentTotals(NodePtr input, int axis, int64_t seg, ScanOp op, DType acc);
+  std::string kind() const override { return "segment_totals"; }
+  std::string describe() const override;
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
+  std::vector<Region> input_regions(const Region& region) const override;
+  bool cacheable() const override { return true; }
+
+ private:
+  Region input_region(const Region& r) const;
+  int axis_;
+  int64_t seg_;
+  ScanOp op_;
+};
+
+class ScanNode : public Node {
+ public:
+  ScanNode(NodePtr input, int axis, ScanOp op, DType out, bool include_initial);
+  std::string kind() const override { return op_ == ScanOp::Sum ? "cumulative_sum" : "cumulative_prod"; }
+  std::string describe() const override;
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
+  std::vector<Region> input_regions(const Region& region) const override;
+  bool cacheable() const override { return true; }
+  Shape preferred_chunks() const override;
+
+ private:
+  // For output indices [lo, hi) along the axis: input elements [e0, e1) to scan, after a
+  // carry over [0, e0) made of totals [0, s) and input [s*seg, e0).
+  struct Plan {
+    int64_t e0, e1, s;
+  };
+  Plan plan(int64_t lo, int64_t hi) const;
+  int axis_;
+  ScanOp op_;
+  DType acc_;
+  bool include_initial_;
+  int64_t seg_;
+};
+
+}  // namespace b2lazy
