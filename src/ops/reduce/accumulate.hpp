@@ -49,14 +49,23 @@ void for_each_row(const Shape& count, const std::vector<bool>& red, Row&& row) {
   }
 }
 
-// acc[k] = f(acc[k], x) over the slab.
+// acc[k] = f(acc[k], x) over the slab. Inner reductions combine partials with f too,
+// so f must be associative and accept A as its second argument.
 template <class X, class A, class F>
 void fold(const X* in, const Shape& count, const std::vector<bool>& red, A* acc, F f) {
   for_each_row(count, red, [&](int64_t io, int64_t ao, int64_t n, bool inner_red) {
     const X* __restrict x = in + io;
     if (inner_red) {
       A a = acc[ao];
-      for (int64_t i = 0; i < n; ++i) a = f(a, x[i]);
+      int64_t i = 0;
+      if (n >= 16) {  // 8 independent partials: vectorises and hides the add latency
+        A p[8];
+        for (int j = 0; j < 8; ++j) p[j] = static_cast<A>(x[j]);
+        for (i = 8; i + 8 <= n; i += 8)
+          for (int j = 0; j < 8; ++j) p[j] = f(p[j], x[i + j]);
+        for (int j = 0; j < 8; ++j) a = f(a, p[j]);
+      }
+      for (; i < n; ++i) a = f(a, x[i]);
       acc[ao] = a;
     } else {
       A* __restrict a = acc + ao;

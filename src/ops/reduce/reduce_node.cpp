@@ -67,7 +67,7 @@ class Folder {
       case Reduction::Any: fold(x, c, red, acc.data(), [](A a, A v) { return A((a != 0) | (v != 0)); }); break;
       case Reduction::All: fold(x, c, red, acc.data(), [](A a, A v) { return A((a != 0) & (v != 0)); }); break;
       case Reduction::CountNonzero:
-        fold(x, c, red, count.data(), [](int64_t a, A v) { return a + static_cast<int64_t>(v != 0); });
+        fold(x, c, red, count.data(), [](int64_t a, auto v) { return a + static_cast<int64_t>(v); });  // x is 0/1
         break;
       case Reduction::Var: case Reduction::Std: consume_var(x, c, red); break;
       case Reduction::Argmin: case Reduction::Argmax: consume_arg(x, slab, red); break;
@@ -311,8 +311,12 @@ void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
     auto consume = [&](Folder<A>& f, const Region& slab, ThreadState& t) {
       ScratchScope scope(t.scratch);
       const int64_t m = slab.size();
-      void* raw = scope.alloc(m * itemsize(input.dtype()));
-      input.pull(slab, raw, t);
+      const void* raw = input.pull_view(slab, t);  // zero-copy when the input holds it densely
+      if (!raw) {
+        void* buf = scope.alloc(m * itemsize(input.dtype()));
+        input.pull(slab, buf, t);
+        raw = buf;
+      }
       const A* x = static_cast<const A*>(raw);
       if (input.dtype() != acc_) {
         void* conv = scope.alloc(m * sizeof(A));
