@@ -102,3 +102,16 @@ TEST(Reduce, SumPlusArrayComputesTheSumOnce) {
   Array part = sum(a, ax1)[{Index::slice(6, 9)}].compute({}, &ctx);
   EXPECT_EQ(part.stats()->chunks_decompressed_total, 1);
 }
+
+TEST(Reduce, SmallBudgetSplitsAlongKeptAxesAndStaysExact) {
+  Context ctx(2);
+  Array a = stored(arange(0, 512 * 512, 1, DType::I64, {512, 512}), {64, 128}, {32, 128}, ctx);
+  ReduceOptions ax1;
+  ax1.axis = std::vector<int>{1};
+  std::vector<int64_t> out(512);
+  Stats st = sum(a, ax1).to_buffer(out.data(), &ctx, size_t(1) << 20);
+  for (int64_t i = 0; i < 512; ++i) ASSERT_EQ(out[i], 512 * 512 * i + 511 * 512 / 2) << i;
+  // Pieces follow the chunks: every chunk of `a` is read once.
+  EXPECT_EQ(st.chunks_decompressed_total, 8 * 4);
+  EXPECT_LE(st.peak_scratch_bytes, 16 << 20);
+}

@@ -287,6 +287,47 @@ std::vector<Region> ReduceNode::slabs(const Region& in, size_t slab_bytes) const
   return out;
 }
 
+// When even the thinnest slab of `region` (one storage chunk deep along the reduced
+// axes) is over budget, reduce the region in pieces along its leading output axis,
+// which keeps each piece's output contiguous. Pieces follow the input's chunks.
+bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, size_t slab_bytes) const {
+  const Node& input = *inputs()[0];
+  const size_t isz = itemsize(input.dtype());
+  int64_t thin = 1;  // elements of the thinnest slab per output element
+  for (size_t d = 0; d < reduced_.size(); ++d)
+    if (reduced_[d]) thin *= std::min<int64_t>(input.shape()[d], align_[d] > 0 ? align_[d] : 1);
+  if (static_cast<size_t>(region.size() * thin) * isz <= slab_bytes) return false;
+  size_t o = 0;
+  while (o < region.ndim() && region.count[o] == 1) ++o;
+  if (o == region.ndim()) return false;
+  int in_axis = -1;
+  for (size_t d = 0; d < out_axis_.size(); ++d)
+    if (out_axis_[d] == static_cast<int>(o) && !reduced_[d]) in_axis = static_cast<int>(d);
+  if (in_axis < 0) return false;
+  const int64_t per_row = region.size() / region.count[o];
+  int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(slab_bytes / isz) / std::max<int64_t>(per_row * thin, 1));
+  const int64_t al = align_[static_cast<size_t>(in_axis)];
+  if (al > 0 && region.step[o] == 1) rows = std::max(al, rows / al * al);
+  if (rows >= region.count[o]) return false;
+  char* dst = static_cast<char*>(out);
+  const size_t osz = itemsize(dtype());
+  for (int64_t r0 = 0; r0 < region.count[o];) {
+    Region sub = region;
+    sub.start[o] = region.start[o] + r0 * region.step[o];
+    int64_t n = std::min(rows, region.count[o] - r0);
+    if (al > 0 && region.step[o] == 1) {  // end pieces on chunk boundaries
+      int64_t pos = sub.start[o], end = (pos + rows) / al * al;
+      if (end <= pos) end = (pos / al + 1) * al;
+      n = std::min(region.count[o] - r0, end - pos);
+    }
+    sub.count[o] = n;
+    fill(sub, dst, ts);
+    dst += sub.size() * osz;
+    r0 += n;
+  }
+  return true;
+}
+
 void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
   const int64_t nout = region.size();
   if (nout == 0) return;
@@ -296,6 +337,7 @@ void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
   if (ts.eval)
     slab_bytes = std::min(slab_bytes, std::max<size_t>(size_t(256) << 10, ts.eval->max_memory / 16 /
                                                                            std::max(1, ts.eval->nworkers())));
+  if (split_kept(region, out, ts, slab_bytes)) return;
   std::vector<Region> parts = in.size() ? slabs(in, slab_bytes) : std::vector<Region>{};
   Shape rst(input.ndim(), 0);
   {

@@ -30,6 +30,7 @@ class ReduceNode : public Node {
  private:
   Region widen(const Region& out) const;
   std::vector<Region> slabs(const Region& in, size_t slab_bytes) const;
+  bool split_kept(const Region& region, void* out, ThreadState& ts, size_t slab_bytes) const;
   Reduction r_;
   std::vector<bool> reduced_;
   bool keepdims_;
