@@ -52,3 +52,23 @@ TEST(Scan, TailOfFlatCumsumReadsEachChunkAtMostTwice) {
   EXPECT_LE(full.stats()->chunks_decompressed_total, 2 * 100);
   EXPECT_DOUBLE_EQ(full.to_vector(&ctx)[199], 100.0 * 100 + 99.0 * 100 / 2);
 }
+
+TEST(Scan, ReusedLargeNodeSpillsToCompressedTemporary) {
+  Context ctx(2);
+  ComputeOptions o;
+  o.chunks = {32, 256};
+  o.blocks = {16, 256};
+  Array a = arange(0, 256 * 256, 1, DType::F64, {256, 256}).compute(o, &ctx);
+  Array c = cumsum(a, 0);
+  Array e = c + c[{Index::slice(std::nullopt, std::nullopt, -1)}];
+  std::vector<double> out(256 * 256);
+  Stats st = e.to_buffer(out.data(), &ctx, size_t(1) << 20);  // c (512 KiB) > budget / 4
+  EXPECT_EQ(st.cache_misses, 2);  // the segment totals, then c itself (spilled)
+  EXPECT_GT(st.cache_hits, 0);
+  auto colsum = [](int64_t rows, int64_t j) {  // sum of a[0:rows, j]
+    return 256.0 * rows * (rows - 1) / 2 + static_cast<double>(rows * j);
+  };
+  for (int64_t i : {0, 17, 255})
+    for (int64_t j : {0, 100, 255})
+      ASSERT_DOUBLE_EQ(out[i * 256 + j], colsum(i + 1, j) + colsum(256 - i, j)) << i << "," << j;
+}
