@@ -137,6 +137,29 @@ def vmhwm_bytes():
     return None
 
 
+def cpu_snapshot():
+    """(wall, machine busy seconds from /proc/stat, this process + waited-for children CPU s)."""
+    busy = None
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        idle = v[3] + (v[4] if len(v) > 4 else 0)
+        busy = (sum(v[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        pass
+    t = os.times()
+    return time.perf_counter(), busy, t.user + t.system + t.children_user + t.children_system
+
+
+def contention(s0, s1):
+    """Share of the machine's CPU used by OTHER processes between two snapshots."""
+    wall = s1[0] - s0[0]
+    if s0[1] is None or wall <= 0:
+        return None
+    other = (s1[1] - s0[1]) - (s1[2] - s0[2])
+    return max(0.0, other / (wall * (os.cpu_count() or 1)))
+
+
 def maxrss_bytes():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
 
@@ -234,7 +257,8 @@ def gen_operand(ddir, kind, name, dtype, shape):
     desc = data_desc(kind, name, dtype, shape)
     if os.path.exists(path):
         try:
-            if blosc2.open(path).vlmeta["b2bench"] == desc:
+            existing = blosc2.open(path)  # keep a reference: vlmeta needs its SChunk alive
+            if existing.vlmeta["b2bench"] == desc:
                 return path, False
         except Exception:  # noqa: BLE001
             pass
@@ -806,6 +830,8 @@ def environment():
             "numexpr": numexpr.__version__, "blosc2": blosc2.__version__,
             "c_blosc2": getattr(blosc2, "blosclib_version", "?"), "dask": dask.__version__,
             "b2lazy_commit": commit, "b2lazy_file": b2lazy.__file__,
+            "b2lazy_core": f"{b2lazy._core.__file__} (mtime "
+                           f"{datetime.datetime.fromtimestamp(os.path.getmtime(b2lazy._core.__file__), datetime.timezone.utc).isoformat(timespec='seconds')})",
             "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"), "nthreads": NTHREADS}
 
 
@@ -879,11 +905,14 @@ def main():
     # address space it was forked from, so spawn them while this process is still small
     # (only NumPy imported; smaller than a child's own RSS after its imports).
     sect_times = {}
+    sect_busy = {}
     rss_rows = None
     if "rss" in sections:
         print("\npeak RSS (fresh subprocess per contender) ...", flush=True)
         t0 = time.perf_counter()
+        c0 = cpu_snapshot()
         rss_rows = bench_rss(ddir, rss_shapes, runs_for, outdir)
+        sect_busy["rss"] = contention(c0, cpu_snapshot())
         sect_times["rss"] = time.perf_counter() - t0
 
     set_threads()
@@ -900,23 +929,30 @@ def main():
     if "triad" in sections:
         print("\ntriad ...", flush=True)
         t0 = time.perf_counter()
+        c0 = cpu_snapshot()
         R["triad"] = bench_triad(triad_n, max(mem_reps, 5))
+        sect_busy["triad"] = contention(c0, cpu_snapshot())
         sect_times["triad"] = time.perf_counter() - t0
     if "mem" in sections:
         print("\nin memory ...", flush=True)
         t0 = time.perf_counter()
+        c0 = cpu_snapshot()
         R["memory"] = []
         for dt in (f64, f32):
             R["memory"] += bench_memory(ddir, mem_shape[dt], [dt], mem_reps)
+        sect_busy["mem"] = contention(c0, cpu_snapshot())
         sect_times["mem"] = time.perf_counter() - t0
     if "disk" in sections:
         print("\non disk ...", flush=True)
         t0 = time.perf_counter()
+        c0 = cpu_snapshot()
         R["disk"] = []
         for dt in (f64, f32):
             R["disk"] += bench_disk(ddir, disk_shape[dt], [dt], disk_reps, outdir)
+        sect_busy["disk"] = contention(c0, cpu_snapshot())
         sect_times["disk"] = time.perf_counter() - t0
     R["section_seconds"] = sect_times
+    R["section_other_cpu_share"] = sect_busy
     R["total_seconds"] = time.perf_counter() - t_start
     R["targets"] = targets(R)
 
@@ -953,6 +989,9 @@ def main():
     print(md_targets(R["targets"]))
     print(f"\ntotal runtime {R['total_seconds']:.0f} s (data generation {t_gen:.0f} s; sections "
           + ", ".join(f"{k} {v:.0f} s" for k, v in sect_times.items()) + ")")
+    print("CPU used by other processes during each section (share of the whole machine; "
+          "0% = quiet): " + ", ".join(f"{k} {'?' if v is None else format(100 * v, '.0f') + '%'}"
+                                       for k, v in sect_busy.items()))
     if args.out:
         with open(args.out, "w") as f:
             json.dump(R, f, indent=1, default=str)

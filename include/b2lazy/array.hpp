@@ -24,6 +24,13 @@ struct Scalar {
   Scalar(int v) : kind(ScalarKind::Int), i(v) {}
   Scalar(int64_t v) : kind(ScalarKind::Int), i(v) {}
   Scalar(bool v) : kind(ScalarKind::Bool), i(v) {}
+  // A Python int above INT64_MAX that fits uint64 (usable with uint64 arrays only).
+  static Scalar uint64(uint64_t v) {
+    Scalar s(static_cast<int64_t>(v));
+    s.above_int64 = v > static_cast<uint64_t>(INT64_MAX);
+    return s;
+  }
+  bool above_int64 = false;
 };
 
 // One entry of a basic index: integer, slice (any step), ..., or None (new axis).

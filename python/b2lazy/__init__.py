@@ -217,8 +217,7 @@ _ALIASES = {"absolute": "abs", "power": "pow", "true_divide": "divide", "mod": "
             "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
             "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "bitwise_not": "bitwise_invert",
             "invert": "bitwise_invert", "left_shift": "bitwise_left_shift",
-            "right_shift": "bitwise_right_shift", "conj": "positive", "conjugate": "positive",
-            "real": "positive"}
+            "right_shift": "bitwise_right_shift"}
 
 for _name in _core.op_names():
     globals()[_name] = _make_function(_name, _core.op_arity(_name))
@@ -336,6 +335,14 @@ def astype(x, dtype):
     return asarray(x).astype(dtype)
 
 
+def real(x):
+    return asarray(x)
+
+
+conj = conjugate = real
+__all__ += ["real", "conj", "conjugate", "imag"]
+
+
 def imag(x):
     x = asarray(x)
     return zeros(x.shape, dtype=x.dtype)
@@ -374,7 +381,7 @@ def asarray(obj, chunks=None, blocks=None, cparams=None):
         raise TypeError(f"unsupported dtype {arr.dtype.name} (supported: {', '.join(_SUPPORTED_DTYPES)})")
     if chunks is not None or blocks is not None:
         codec, clevel, filt = _cparams_args(cparams)
-        arr = np.ascontiguousarray(arr)
+        arr = np.require(arr, requirements="C")  # keeps 0-d arrays 0-d
         return Array(_core.from_numpy_compressed(arr, chunks, blocks, codec, clevel, filt))
     return Array(_core.from_numpy(arr, f"numpy#{id(arr):x}"))
 
@@ -398,8 +405,9 @@ def ones(shape, dtype=np.float64, chunks=None):
 def arange(start, stop=None, step=1, dtype=None, shape=None, chunks=None):
     if stop is None:
         start, stop = 0, start
-    if dtype is None and _builtins.all(isinstance(v, int) for v in (start, stop, step)):
-        dtype = np.int64
+    if dtype is None:
+        ints = _builtins.all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (start, stop, step))
+        dtype = np.int64 if ints else np.float64
     return Array(_core.arange(float(start), float(stop), float(step), dtype, shape, chunks))
 
 

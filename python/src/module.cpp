@@ -48,7 +48,11 @@ std::optional<Scalar> as_scalar(const nb::handle& h) {
     try {
       return Scalar(nb::cast<int64_t>(h));
     } catch (const nb::cast_error&) {
-      throw ValueError("Python integer " + nb::cast<std::string>(nb::str(h)) + " does not fit in int64");
+    }
+    try {
+      return Scalar::uint64(nb::cast<uint64_t>(h));
+    } catch (const nb::cast_error&) {
+      throw ValueError("Python integer " + nb::cast<std::string>(nb::str(h)) + " does not fit in int64 or uint64");
     }
   }
   if (nb::isinstance<nb::float_>(h)) return Scalar(nb::cast<double>(h));
@@ -104,7 +108,8 @@ std::vector<Index> parse_index(const nb::handle& key) {
       idx.push_back(Index::slice(get("start"), get("stop"), get("step")));
     } else if (nb::isinstance<nb::bool_>(k)) {
       throw TypeError("boolean indices are not supported yet (advanced indexing comes in its own issue)");
-    } else if (nb::hasattr(k, "__index__") && !nb::hasattr(k, "shape")) {
+    } else if (nb::hasattr(k, "__index__") &&
+               (!nb::hasattr(k, "shape") || nb::len(nb::object(k.attr("shape"))) == 0)) {  // int, np.int64, 0-d int
       idx.push_back(Index::at(nb::cast<int64_t>(k.attr("__index__")())));
     } else if (nb::isinstance<nb::float_>(k)) {
       throw TypeError("only integers, slices (`:`), ellipsis (`...`) and None are valid indices, got float " +

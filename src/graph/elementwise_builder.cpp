@@ -32,8 +32,13 @@ NodePtr constant_of(const Scalar& s, DType t, const char* fn) {
   alignas(8) unsigned char buf[8] = {0};
   dispatch(t, [&]<class T>(T*) {
     T v;
-    if (s.kind == ScalarKind::Float) {
-      v = static_cast<T>(s.f);
+    if (s.above_int64) {
+      if (t != DType::U64 && !is_float(t))
+        throw ValueError(std::string(fn) + ": Python integer " + std::to_string(static_cast<uint64_t>(s.i)) +
+                         " out of bounds for " + dtype_name(t));
+      v = static_cast<T>(static_cast<uint64_t>(s.i));
+    } else if (s.kind == ScalarKind::Float) {
+      v = t == DType::Bool ? static_cast<T>(s.f != 0) : static_cast<T>(s.f);  // NaN is true
     } else {
       if (is_integral(t)) {
         bool fits = t == DType::U64 ? s.i >= 0
@@ -79,10 +84,38 @@ DType result_dtype(const std::vector<Operand>& args) {
   return t;
 }
 
+// Promotion of the array operands alone (scalars ignored).
+DType array_dtype(const std::vector<Operand>& args) {
+  std::optional<DType> t;
+  for (auto& a : args)
+    if (auto* arr = std::get_if<Array>(&a)) t = t ? promote(*t, arr->dtype()) : arr->dtype();
+  return t.value_or(DType::F64);
+}
+
+// NumPy picks the smallest float loop every array operand casts to safely: that is
+// the promotion of each operand's own float type (int8 with uint16 -> float32), except
+// true division of integers only, which is float64.
+DType float_result(Op op, const std::vector<Operand>& args) {
+  std::optional<DType> t;
+  bool any_float = false;
+  for (auto& a : args)
+    if (auto* arr = std::get_if<Array>(&a)) {
+      DType f = float_for(arr->dtype());
+      any_float |= is_float(arr->dtype());
+      t = t ? promote(*t, f) : f;
+    }
+  if (!t || (op == Op::Divide && !any_float)) return DType::F64;
+  // A weak scalar can still change the kind: a bool array with a Python int is int64,
+  // an int array with a Python float is float64.
+  DType base = result_dtype(args);
+  if (kind(base) != kind(array_dtype(args))) return float_for(base);
+  return *t;
+}
+
 bool bool_arith_ok(Op op) {
   switch (op) {
     case Op::Add: case Op::Multiply: case Op::Maximum: case Op::Minimum: case Op::Abs:
-    case Op::Positive: case Op::Floor: case Op::Ceil: case Op::Trunc: case Op::Round:
+    case Op::Floor: case Op::Ceil: case Op::Trunc: case Op::Round:
       return true;
     default:
       return false;
@@ -116,24 +149,30 @@ Array elementwise(Op op, const std::vector<Operand>& args) {
   if (op == Op::Cast || op == Op::Copy)
     throw ValueError(std::string(fn) + "() is not a user-level function; use astype");
   // x ** 2 and x ** 0.5 as NumPy's operator does: square and sqrt.
+  // Only when the result keeps x's dtype (int8 ** 2.0 is float64 in NumPy).
   if (op == Op::Pow && std::holds_alternative<Array>(args[0])) {
-    DType base = result_dtype(args);
-    if (is_scalar_value(args[1], 2.0) && base != DType::Bool) return elementwise(Op::Square, {args[0]});
-    if (is_scalar_value(args[1], 0.5) && is_float(base)) return elementwise(Op::Sqrt, {args[0]});
+    DType base = result_dtype(args), xt = std::get<Array>(args[0]).dtype();
+    if (base == xt && base != DType::Bool) {
+      if (is_scalar_value(args[1], 2.0)) return elementwise(Op::Square, {args[0]});
+      if (is_scalar_value(args[1], 1.0)) return elementwise(Op::Positive, {args[0]});
+      if (is_scalar_value(args[1], 0.5) && is_float(base)) return elementwise(Op::Sqrt, {args[0]});
+    }
   }
 
   DType base = result_dtype(args);
   DType t = base;
   switch (op_family(op)) {
     case OpFamily::Arith:
-      if (base == DType::Bool && !bool_arith_ok(op)) {
-        if (op == Op::Subtract || op == Op::Negative || op == Op::Sign)
+      if (base == DType::Bool && op == Op::Round) {
+        t = DType::F32;  // NumPy: float16, which we do not have
+      } else if (base == DType::Bool && !bool_arith_ok(op)) {
+        if (op == Op::Subtract || op == Op::Negative || op == Op::Sign || op == Op::Positive)
           throw TypeError(std::string(fn) + " is not supported for bool operands; use logical_xor / logical_not");
         t = DType::I8;  // NumPy's loops for bool here are the int8 ones
       }
       break;
     case OpFamily::Float:
-      t = float_for(base);
+      t = float_result(op, args);
       break;
     case OpFamily::Int:
       if (is_float(base))
@@ -176,9 +215,7 @@ Array clip(const Operand& x, const std::optional<Operand>& lo, const std::option
   Operand r = Array(as_node(x, t, "clip"));
   if (lo) r = elementwise(Op::Maximum, {r, Array(as_node(*lo, t, "clip"))});
   if (hi) r = elementwise(Op::Minimum, {r, Array(as_node(*hi, t, "clip"))});
-  auto arr = std::get<Array>(r);
-  if (!lo && !hi) return elementwise(Op::Positive, {arr});
-  return arr;
+  return std::get<Array>(r);
 }
 
 Array Array::astype(DType t) const {

@@ -50,7 +50,7 @@ Array reduce(Reduction r, const Array& x, const ReduceOptions& o) {
   const char* fn = reduction_name(r);
   std::vector<bool> red = normalize_axes(o.axis, x.ndim(), fn);
   const DType t = x.dtype();
-  DType out, acc;
+  DType out = t, acc = t;
   switch (r) {
     case Reduction::Sum: case Reduction::Prod:
       out = o.dtype.value_or(sum_dtype(t));
@@ -89,7 +89,7 @@ Array reduce(Reduction r, const Array& x, const ReduceOptions& o) {
   }
   auto node = std::make_shared<ReduceNode>(x.node(), r, red, o.keepdims, out, acc, o.correction);
   const int64_t count = node->reduced_count();
-  if (count == 0 && node->size() > 0 &&
+  if (count == 0 &&
       (r == Reduction::Min || r == Reduction::Max || r == Reduction::Argmin || r == Reduction::Argmax))
     throw ValueError(std::string(fn) + ": zero-size array to reduction operation " + fn + " which has no identity");
   if ((r == Reduction::Var || r == Reduction::Std) &&

@@ -150,10 +150,11 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
     std::memcpy(out, buf, isz);
     return;
   }
-  // Fast path: the request is exactly one whole chunk stored in C order.
+  // Fast path: the request is exactly one whole, unpadded chunk stored in C order
+  // (an edge chunk decompresses to the padded size, so it takes the general path).
   Box rb = region.bounds();
   bool c_order_chunk = blocks_ == extchunk_ && extchunk_ == grid_.chunks();
-  if (c_order_chunk && region.unit_steps()) {
+  if (c_order_chunk && region.unit_steps() && rb.shape() == grid_.chunks()) {
     auto ids = grid_.chunks_touching(rb);
     if (ids.size() == 1 && grid_.chunk_box(ids[0]) == rb) {
       read_chunk(ids[0], out, ts);

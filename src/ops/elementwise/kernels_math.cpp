@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 
 #include "kernel_util.hpp"
 
@@ -50,6 +51,42 @@ void logaddexp(void* out, const void* const* in, int64_t n) {
   }
 }
 
+// SLEEF's asinh/acosh (|x| < 1.34e154, float 1.8e19) and log1p (x < 1e307, float 1e38)
+// overflow beyond their documented domain. There log(2|x|) and log(x) are exact to the
+// last bit, so those lanes are redone with std:: after the vector call. Copies of the
+// inputs are kept on the stack because `out` may alias `in`.
+struct LargeAsinh {
+  template <class T> static T f(T x) { return std::copysign(std::log(std::fabs(x)) + T(0.693147180559945309417232121458176568L), x); }
+  template <class T> static T limit() { return sizeof(T) == 8 ? T(1e150) : T(1e18); }
+};
+struct LargeAcosh {
+  template <class T> static T f(T x) { return std::log(x) + T(0.693147180559945309417232121458176568L); }
+  template <class T> static T limit() { return sizeof(T) == 8 ? T(1e150) : T(1e18); }
+};
+struct LargeLog1p {
+  template <class T> static T f(T x) { return std::log(x); }
+  template <class T> static T limit() { return sizeof(T) == 8 ? T(1e300) : T(1e30); }
+};
+
+template <class T, auto VF, class Large>
+void unary_with_large(void* out, const void* const* in, int64_t n) {
+  constexpr int64_t kChunk = 256;
+  const T* a = static_cast<const T*>(in[0]);
+  T* o = static_cast<T*>(out);
+  alignas(32) T copy[kChunk];
+  const T lim = Large::template limit<T>();
+  for (int64_t start = 0; start < n; start += kChunk) {
+    const int64_t m = std::min(kChunk, n - start);
+    std::memcpy(copy, a + start, m * sizeof(T));
+    vapply1<T, VF>(o + start, copy, m);
+    bool any = false;
+    for (int64_t i = 0; i < m; ++i) any |= std::fabs(copy[i]) > lim;
+    if (any)
+      for (int64_t i = 0; i < m; ++i)
+        if (std::fabs(copy[i]) > lim) o[start + i] = Large::f(copy[i]);
+  }
+}
+
 }  // namespace
 
 void register_math(Table& t) {
@@ -75,7 +112,8 @@ void register_math(Table& t) {
   B2LAZY_SLEEF1(t, Log, log, u10);
   B2LAZY_SLEEF1(t, Log2, log2, u10);
   B2LAZY_SLEEF1(t, Log10, log10, u10);
-  B2LAZY_SLEEF1(t, Log1p, log1p, u10);
+  t.set(Op::Log1p, DType::F64, unary_with_large<double, B2LAZY_SLEEF_D(log1p, u10), LargeLog1p>);
+  t.set(Op::Log1p, DType::F32, unary_with_large<float, B2LAZY_SLEEF_F(log1p, u10), LargeLog1p>);
   B2LAZY_SLEEF1(t, Sin, sin, u10);
   B2LAZY_SLEEF1(t, Cos, cos, u10);
   B2LAZY_SLEEF1(t, Tan, tan, u10);
@@ -85,8 +123,10 @@ void register_math(Table& t) {
   B2LAZY_SLEEF1(t, Sinh, sinh, u10);
   B2LAZY_SLEEF1(t, Cosh, cosh, u10);
   B2LAZY_SLEEF1(t, Tanh, tanh, u10);
-  B2LAZY_SLEEF1(t, Asinh, asinh, u10);
-  B2LAZY_SLEEF1(t, Acosh, acosh, u10);
+  t.set(Op::Asinh, DType::F64, unary_with_large<double, B2LAZY_SLEEF_D(asinh, u10), LargeAsinh>);
+  t.set(Op::Asinh, DType::F32, unary_with_large<float, B2LAZY_SLEEF_F(asinh, u10), LargeAsinh>);
+  t.set(Op::Acosh, DType::F64, unary_with_large<double, B2LAZY_SLEEF_D(acosh, u10), LargeAcosh>);
+  t.set(Op::Acosh, DType::F32, unary_with_large<float, B2LAZY_SLEEF_F(acosh, u10), LargeAcosh>);
   B2LAZY_SLEEF1(t, Atanh, atanh, u10);
 }
 

@@ -104,7 +104,8 @@ class Folder {
       case Reduction::Var: case Reduction::Std:
         tmp.resize(acc.size());
         for (size_t k = 0; k < acc.size(); ++k) {
-          double v = m2[k] / (static_cast<double>(total) - correction);
+          // NumPy: NaN for no elements (0/0), whatever the correction.
+          double v = total == 0 ? std::nan("") : m2[k] / (static_cast<double>(total) - correction);
           tmp[k] = A(r_ == Reduction::Std ? std::sqrt(v) : v);
         }
         src = tmp.data();

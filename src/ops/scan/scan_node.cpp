@@ -147,10 +147,11 @@ std::string ScanNode::describe() const {
 }
 
 ScanNode::Plan ScanNode::plan(int64_t lo, int64_t hi) const {
-  // Output index i folds input [0, i + shift).
+  // Output i folds input [0, i + shift): the carry covers [0, lo); outputs lo.. add input
+  // lo.. one each, except with include_initial, where output lo is the carry itself.
   const int64_t shift = include_initial_ ? 0 : 1;
   Plan p;
-  p.e0 = std::max<int64_t>(0, lo + shift - 1);
+  p.e0 = lo;
   p.e1 = std::max(p.e0, hi + shift - 1);
   p.s = p.e0 / seg_;
   return p;
@@ -214,7 +215,7 @@ void ScanNode::fill(const Region& r, void* out, ThreadState& ts) const {
     const A* x = pull_as<A>(in, piece, acc_, scope, ts);
     // Scan into acc-typed rows of u, then cast to the output dtype.
     A* res = static_cast<A*>(scope.alloc(std::max<int64_t>(u.size(), 1) * sizeof(A)));
-    const int64_t skip = (include_initial_ && lo == 0) ? 1 : 0;  // index 0: the identity
+    const int64_t skip = include_initial_ ? 1 : 0;  // the first output adds nothing
     for (int64_t o = 0; o < su.outer; ++o) {
       A* __restrict c = carry.data() + o * su.inner;
       for (int64_t j = 0; j < su.len; ++j) {
