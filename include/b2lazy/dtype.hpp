@@ -27,6 +27,10 @@ DType promote(DType a, DType b);
 // NumPy gives float16 for bool/int8/uint8; we have no float16 and use float32.
 DType float_for(DType t);
 
+// NumPy's default result of sum, prod, cumsum and cumprod: bool and signed integers
+// widen to int64, unsigned to uint64, floats stay.
+DType sum_dtype(DType t);
+
 // A Python scalar taking part in an expression is "weak" (NEP 50): it adopts the array's
 // dtype within its kind.
 enum class ScalarKind : uint8_t { Bool, Int, Float };

@@ -80,6 +80,14 @@ DType float_for(DType t) {
   return itemsize(t) <= 2 ? DType::F32 : DType::F64;
 }
 
+DType sum_dtype(DType t) {
+  switch (kind(t)) {
+    case DKind::Bool: case DKind::Signed: return DType::I64;
+    case DKind::Unsigned: return DType::U64;
+    default: return t;
+  }
+}
+
 DType promote_with_scalar(DType array, ScalarKind scalar) {
   switch (scalar) {
     case ScalarKind::Bool: return array;

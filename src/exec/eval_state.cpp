@@ -1,5 +1,8 @@
 #include "exec/eval_state.hpp"
 
+#include <exception>
+#include <mutex>
+
 #include "b2lazy/context.hpp"
 #include "exec/thread_pool.hpp"
 #include "exec/thread_state.hpp"
@@ -26,6 +29,28 @@ ThreadState& EvalState::worker(int i) {
 }
 
 int EvalState::nworkers() const { return static_cast<int>(workers_.size()); }
+
+void EvalState::parallel_for(int64_t ntasks, const std::function<void(int64_t, int, ThreadState&)>& fn) {
+  const int nw = static_cast<int>(std::min<int64_t>(nworkers(), ntasks));
+  if (nw <= 0) return;
+  std::atomic<int64_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  std::mutex mu;
+  std::function<void(int)> work = [&](int w) {
+    try {
+      ThreadState& ts = worker(w);
+      ts.cancel = &failed;
+      for (int64_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < ntasks;) fn(i, w, ts);
+    } catch (...) {
+      std::lock_guard<std::mutex> g(mu);
+      if (!error) error = std::current_exception();
+      failed = true;
+    }
+  };
+  ctx.pool().run(work, nw);
+  if (error) std::rethrow_exception(error);
+}
 
 void EvalState::collect(Stats& stats) const {
   auto add = [&](const ThreadState* s) {

@@ -2,6 +2,7 @@
 // planner materialised (computed once, read by every output chunk that needs them).
 #pragma once
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -35,6 +36,10 @@ class EvalState {
 
   // Counters of every thread state, summed.
   void collect(Stats& stats) const;
+
+  // Runs fn(task, worker, worker's state) for every task in [0, ntasks), handed out
+  // dynamically to at most ntasks workers; stops early and rethrows the first exception.
+  void parallel_for(int64_t ntasks, const std::function<void(int64_t, int, ThreadState&)>& fn);
 
  private:
   std::unique_ptr<ThreadState> main_;

@@ -152,33 +152,16 @@ void run_pass(const NodePtr& root, const ChunkGrid& grid, const Target& target, 
     }
     return;
   }
-  const int nworkers = static_cast<int>(std::min<int64_t>(ev.nworkers(), nchunks));
-  std::atomic<int64_t> next{0}, done{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr error;
+  std::atomic<int64_t> done{0};
   std::mutex mu;
-  std::function<void(int)> work = [&](int w) {
-    try {
-      ThreadState& ts = ev.worker(w);
-      ts.cancel = &failed;
-      while (!failed.load(std::memory_order_relaxed)) {
-        int64_t id = next.fetch_add(1);
-        if (id >= nchunks) break;
-        eval_chunk(root, grid, id, target, bm, ts);
-        int64_t d = done.fetch_add(1) + 1;
-        if (progress) {
-          std::lock_guard<std::mutex> g(mu);
-          progress(d, nchunks);
-        }
-      }
-    } catch (...) {
+  ev.parallel_for(nchunks, [&](int64_t id, int, ThreadState& ts) {
+    eval_chunk(root, grid, id, target, bm, ts);
+    int64_t d = done.fetch_add(1) + 1;
+    if (progress) {
       std::lock_guard<std::mutex> g(mu);
-      if (!error) error = std::current_exception();
-      failed = true;
+      progress(d, nchunks);
     }
-  };
-  ev.ctx.pool().run(work, nworkers);
-  if (error) std::rethrow_exception(error);
+  });
 }
 
 Stats execute(const NodePtr& root, const ChunkGrid& grid, const Target& target, Context& ctx,

@@ -9,15 +9,6 @@ namespace b2lazy {
 
 namespace {
 
-// NumPy's default for sum/prod: small ints widen to the platform integer.
-DType sum_dtype(DType t) {
-  switch (kind(t)) {
-    case DKind::Bool: case DKind::Signed: return DType::I64;
-    case DKind::Unsigned: return DType::U64;
-    default: return t;
-  }
-}
-
 // The type accumulators work in for a result dtype.
 DType accumulator_for(DType out) {
   switch (kind(out)) {

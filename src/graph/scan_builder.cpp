@@ -8,14 +8,6 @@ namespace b2lazy {
 
 namespace {
 
-DType scan_dtype(DType t) {
-  switch (kind(t)) {
-    case DKind::Bool: case DKind::Signed: return DType::I64;
-    case DKind::Unsigned: return DType::U64;
-    default: return t;
-  }
-}
-
 Array scan(ScanOp op, const Array& x, const ScanOptions& o, const char* fn, bool flatten_if_no_axis) {
   NodePtr in = x.node();
   int axis;
@@ -34,7 +26,7 @@ Array scan(ScanOp op, const Array& x, const ScanOptions& o, const char* fn, bool
                        " is out of bounds for array of dimension " + std::to_string(n));
     axis = *o.axis < 0 ? *o.axis + n : *o.axis;
   }
-  DType out = o.dtype.value_or(scan_dtype(x.dtype()));
+  DType out = o.dtype.value_or(sum_dtype(x.dtype()));
   if (out == DType::Bool) throw TypeError(std::string(fn) + ": dtype bool is not supported for a scan");
   return Array(std::make_shared<ScanNode>(in, axis, op, out, o.include_initial));
 }

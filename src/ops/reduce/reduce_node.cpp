@@ -377,22 +377,10 @@ void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
       EvalState& ev = *ts.eval;
       const int nw = static_cast<int>(std::min<size_t>(parts.size(), ev.nworkers()));
       std::vector<std::unique_ptr<Folder<A>>> partial(nw);
-      std::atomic<size_t> next{0};
-      std::atomic<bool> failed{false};
-      std::exception_ptr error;
-      std::mutex mu;
-      std::function<void(int)> work = [&](int w) {
-        try {
-          partial[w] = std::make_unique<Folder<A>>(r_, nout, rst);
-          for (size_t i; !failed && (i = next.fetch_add(1)) < parts.size();) consume(*partial[w], parts[i], ev.worker(w));
-        } catch (...) {
-          std::lock_guard<std::mutex> g(mu);
-          if (!error) error = std::current_exception();
-          failed = true;
-        }
-      };
-      ev.ctx.pool().run(work, nw);
-      if (error) std::rethrow_exception(error);
+      ev.parallel_for(static_cast<int64_t>(parts.size()), [&](int64_t i, int w, ThreadState& wts) {
+        if (!partial[w]) partial[w] = std::make_unique<Folder<A>>(r_, nout, rst);
+        consume(*partial[w], parts[static_cast<size_t>(i)], wts);
+      });
       for (auto& p : partial)
         if (p) main.merge(*p);
     }
