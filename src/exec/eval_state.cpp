@@ -40,7 +40,6 @@ void EvalState::parallel_for(int64_t ntasks, const std::function<void(int64_t, i
   std::function<void(int)> work = [&](int w) {
     try {
       ThreadState& ts = worker(w);
-      ts.cancel = &failed;
       for (int64_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < ntasks;) fn(i, w, ts);
     } catch (...) {
       std::lock_guard<std::mutex> g(mu);

@@ -22,7 +22,6 @@ class ThreadState {
   Scratch scratch;
   // Chunks this thread decompressed, per source node; merged into Stats at the end.
   std::unordered_map<const Node*, int64_t> decompressed;
-  const std::atomic<bool>* cancel = nullptr;
   EvalState* eval = nullptr;
   // True on the calling thread outside a parallel pass: a node may then spread its own
   // work (e.g. the slabs of a reduction) over the context's workers.
