@@ -132,7 +132,7 @@ void materialize_reused(const NodePtr& root, const ChunkGrid& grid, EvalState& e
       Target t;
       t.writer = &w;
       run_pass(sub, w.grid(), t, ev);
-      m.source = w.finish();
+      m.source = w.finish("spill");
     }
     ev.cache_misses++;
     ev.materialized[r.node.get()] = std::move(m);

@@ -144,13 +144,13 @@ void B2ndWriter::write_blockmajor(int64_t id, const void* data, ThreadState& ts)
   bytes_written_ += csize;
 }
 
-std::shared_ptr<B2ndSource> B2ndWriter::finish() {
+std::shared_ptr<B2ndSource> B2ndWriter::finish(const std::string& prefix) {
   if (tmp_path_.empty()) {
     finished_ = true;
     auto* a = arr_;
     arr_ = nullptr;
     static std::atomic<int> counter{0};
-    return B2ndSource::adopt(a, "result#" + std::to_string(counter++));
+    return B2ndSource::adopt(a, prefix + "#" + std::to_string(counter++));
   }
   b2nd_free(arr_);
   arr_ = nullptr;

@@ -31,8 +31,9 @@ class B2ndWriter {
   void write_cbuffer(int64_t id, const void* data, ThreadState& ts);
   // `data`: the chunk in Blosc2's block-major padded layout (extchunk items).
   void write_blockmajor(int64_t id, const void* data, ThreadState& ts);
-  // Moves the result into place and returns it as a source.
-  std::shared_ptr<B2ndSource> finish();
+  // Moves the result into place and returns it as a source; an in-memory result is
+  // named `<prefix>#<n>` in stats.
+  std::shared_ptr<B2ndSource> finish(const std::string& prefix = "result");
   int64_t bytes_written() const { return bytes_written_; }
 
  private:
