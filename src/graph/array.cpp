@@ -115,7 +115,11 @@ Array ones(const Shape& shape, DType dtype, const Shape& chunks) { return full(s
 Array arange(double start, double stop, double step, std::optional<DType> dtype, const Shape& shape_in,
              const Shape& chunks) {
   if (step == 0) throw ValueError("arange: step must not be zero");
-  int64_t n = static_cast<int64_t>(std::ceil((stop - start) / step));
+  const double span = stop - start, q = span / step;
+  int64_t n = static_cast<int64_t>(std::ceil(q));
+  // As NumPy: a quotient that underflows to 0 still holds one value when the span and
+  // the step point the same way.
+  if (q == 0.0 && span != 0.0 && std::signbit(span) == std::signbit(step)) n = 1;
   n = std::max<int64_t>(n, 0);
   Shape shape = shape_in.empty() ? Shape{n} : shape_in;
   if (prod(shape) != n)
