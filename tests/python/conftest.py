@@ -326,9 +326,6 @@ def make_source(draw, arr, kind, tmpdir):
             view = arr.copy()
         assert np.array_equal(view, arr, equal_nan=arr.dtype.kind == "f")
         return b2lazy.asarray(view), f"numpy[{how}]"
-    if kind == "mem" and arr.ndim == 0:
-        # engine bug (test_bug_asarray_0d_with_chunks): asarray(0-d, chunks=()) gives shape (1,)
-        return b2lazy.asarray(arr), "numpy"
     chunks, blocks = draw(chunks_blocks(arr.shape, source=True))
     if kind == "mem":
         return b2lazy.asarray(arr, chunks=chunks, blocks=blocks), f"mem{chunks}{blocks}"

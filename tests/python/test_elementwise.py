@@ -408,7 +408,7 @@ def test_integer_division_by_zero_is_zero():
 
 
 # ----------------------------------------------------------------------------------------
-# known engine bugs (regression tests; see known_bug() in conftest.py and the report)
+# regression tests for engine bugs these tests found (all fixed)
 # ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dt", ["bool", "int8", "uint8", "int16", "uint16"])
 def test_bug_divide_small_ints_is_float64(dt):

@@ -11,63 +11,31 @@ Tolerances (see the engine's accumulation strategy):
   magnitudes (cancellation);
 * var / std: rtol 1e-7 (float64) / 1e-5 (float32) plus an atol scaled by max(x**2).
 
-Self-contained: helpers and strategies live in this file (no conftest fixtures).
+Shared strategies and checks live in array_cases.py (no conftest fixtures).
 """
 from __future__ import annotations
 
 import math
-import os
 import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import b2lazy
+from array_cases import (DTYPES, FLOAT_DTYPES, assert_close, assert_exact, basic_index, evaluate,
+                         examples, make_source, shapes)
 
-SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), database=None)
-
-
-def examples(n):
-    """n examples, scaled by the environment variable B2LAZY_EXAMPLES_SCALE (default 1)."""
-    scale = float(os.environ.get("B2LAZY_EXAMPLES_SCALE", "1"))
-    return settings(max_examples=max(1, int(n * scale)), **SETTINGS)
-
-
-DTYPES = [np.dtype(t) for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
-                                "uint32", "uint64", "float32", "float64")]
-INT_DTYPES = [d for d in DTYPES if d.kind in "iu"]
-FLOAT_DTYPES = [d for d in DTYPES if d.kind == "f"]
 REDUCTIONS = ["sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "count_nonzero",
               "argmin", "argmax"]
 HAS_DTYPE = {"sum", "prod", "mean", "var", "std"}
 ORDERING = {"min", "max", "argmin", "argmax"}
-SOURCE_KINDS = ["numpy", "numpy_view", "mem", "disk"]
 
 
 # ----------------------------------------------------------------------------------------
 # strategies and helpers
 # ----------------------------------------------------------------------------------------
-@st.composite
-def shapes(draw, min_nd=1, max_nd=4, allow_empty=True, max_size=4000):
-    nd = draw(st.integers(min_nd, max_nd))
-    cap = {0: 1, 1: 300, 2: 40, 3: 14, 4: 8}[nd]
-    shape = []
-    for _ in range(nd):
-        r = draw(st.integers(0, 19))
-        if r == 0 and allow_empty:
-            shape.append(0)
-        elif r <= 3:
-            shape.append(1)
-        else:
-            shape.append(draw(st.integers(1, cap)))
-    while math.prod(shape) > max_size:
-        i = int(np.argmax(shape))
-        shape[i] = max(1, shape[i] // 2)
-    return tuple(shape)
-
-
 def random_values(rng, dtype, shape, *, style="any", nan=False, inf=False):
     """NumPy values of `dtype`: style 'any' (wide range), 'small' (many ties / zeros) or 'prod'
     (products stay representable)."""
@@ -100,49 +68,6 @@ def random_values(rng, dtype, shape, *, style="any", nan=False, inf=False):
         if inf:
             v.flat[rng.integers(0, v.size)] = rng.choice([np.inf, -np.inf])
     return v
-
-
-def has_edge_bug(shape, chunks, blocks):
-    """Engine bug (test_bug_single_block_edge_chunk_read): a b2nd source whose blocks equal its
-    chunks, with a partial edge chunk, is read with the wrong strides (wrong values or heap
-    corruption / abort).  Random tests steer around it."""
-    return (tuple(blocks) == tuple(chunks) and math.prod(shape) > 0
-            and any(n % c for n, c in zip(shape, chunks)))
-
-
-def safe_blocks(shape, chunks, blocks):
-    blocks = list(blocks)
-    if has_edge_bug(shape, chunks, blocks):
-        i = max(range(len(chunks)), key=lambda j: chunks[j])
-        blocks[i] = (chunks[i] + 1) // 2
-    return tuple(blocks)
-
-
-@st.composite
-def chunking(draw, shape):
-    chunks = tuple(draw(st.integers(1, max(1, n))) for n in shape)
-    blocks = tuple(draw(st.integers(1, c)) for c in chunks)
-    return chunks, safe_blocks(shape, chunks, blocks)
-
-
-def make_source(draw, x, tmp_path_factory, kinds=SOURCE_KINDS, label="source"):
-    """A b2lazy source with the values of the NumPy array x, of a random kind."""
-    kind = draw(st.sampled_from(kinds), label=f"{label} kind")
-    if kind == "numpy":
-        return b2lazy.asarray(x)
-    if kind == "numpy_view" and x.ndim == 0:
-        return b2lazy.asarray(x.copy())
-    if kind == "numpy_view":  # non-contiguous zero-copy view with the same values
-        big = np.empty(tuple(2 * n for n in x.shape), dtype=x.dtype)
-        view = big[tuple(slice(None, None, 2) for _ in x.shape)]
-        view[...] = x
-        return b2lazy.asarray(view)
-    chunks, blocks = draw(chunking(x.shape), label=f"{label} chunks/blocks")
-    if kind == "mem":
-        return b2lazy.asarray(x, chunks=chunks, blocks=blocks)
-    path = tmp_path_factory.mktemp("red") / "src.b2nd"
-    b2lazy.asarray(x).compute(urlpath=str(path), chunks=chunks, blocks=blocks)
-    return b2lazy.open(path)
 
 
 @st.composite
@@ -201,34 +126,6 @@ def b2_reduce(name, a, axis=None, keepdims=False, dtype=None, corr=None, method=
     return getattr(b2lazy, name)(a, **kw)
 
 
-def assert_close(got, ref, rtol, atol, what=""):
-    """|got - ref| <= atol + rtol*|ref| elementwise; NaN where ref is NaN, equal infinities."""
-    got = np.asarray(got, dtype=np.float64)
-    ref = np.asarray(ref, dtype=np.float64)
-    assert got.shape == ref.shape, (what, got.shape, ref.shape)
-    atol = np.broadcast_to(np.asarray(atol, dtype=np.float64), ref.shape)
-    nan = np.isnan(ref)
-    assert np.array_equal(np.isnan(got), nan), f"{what}: NaN mismatch\ngot={got}\nref={ref}"
-    inf = np.isinf(ref)
-    assert np.array_equal(got[inf], ref[inf]), f"{what}: inf mismatch\ngot={got}\nref={ref}"
-    fin = ~(nan | inf)
-    err = np.abs(got[fin] - ref[fin])
-    tol = atol[fin] + rtol * np.abs(ref[fin])
-    bad = ~(err <= tol)
-    assert not bad.any(), (f"{what}: max excess {np.max(err[bad] - tol[bad])}\n"
-                           f"got={got[fin][bad][:8]}\nref={ref[fin][bad][:8]}\ntol={tol[bad][:8]}")
-
-
-def assert_exact(got, ref, what=""):
-    got = np.asarray(got)
-    ref = np.asarray(ref)
-    assert got.shape == ref.shape, (what, got.shape, ref.shape)
-    if ref.dtype.kind == "f":
-        np.testing.assert_array_equal(got, ref, err_msg=what)  # NaN == NaN here
-    else:
-        assert np.array_equal(got, ref), f"{what}\ngot={got}\nref={ref}"
-
-
 def check_reduction(name, got, x, axis, keepdims, dtype, corr, what=""):
     """Check the evaluated b2lazy result `got` of reduction `name` of the NumPy values `x`."""
     native = np_reduce(name, x, axis, keepdims, dtype, corr)
@@ -259,51 +156,14 @@ def check_reduction(name, got, x, axis, keepdims, dtype, corr, what=""):
         assert_close(got, ref, 1e-5 if f32 else 1e-7, atol, what)
 
 
-def read_back(stored):
-    """Values of a computed (stored) array.  compute() may itself choose blocks == chunks with
-    a partial edge chunk, which b2lazy then reads wrongly (the edge-chunk bug): read those
-    with python-blosc2 instead, and with b2lazy otherwise."""
-    b = stored.to_blosc2()
-    if has_edge_bug(stored.shape, b.chunks, b.blocks):
-        return b[()] if stored.ndim == 0 else b[...]
-    return stored.to_numpy()
-
-
-def evaluate(draw, lazy):
-    how = draw(st.sampled_from(["to_numpy", "compute", "compute_chunks"]), label="evaluate")
-    if how == "to_numpy":
-        return lazy.to_numpy()
-    if how == "compute" or lazy.ndim == 0:
-        return read_back(lazy.compute())
-    chunks = tuple(draw(st.integers(1, max(1, n))) for n in lazy.shape)
-    blocks = tuple(draw(st.integers(1, c)) for c in chunks)
-    return lazy.compute(chunks=chunks, blocks=safe_blocks(lazy.shape, chunks, blocks)).to_numpy()
-
-
 def numpy_raises(name, x, axis, corr=0.0):
     """Would this reduction raise? (NumPy's empty rule for min/max/arg*, our correction rule)"""
     count = reduced_count(x.shape, axis)
     if name in ORDERING and count == 0:
         return True
-    if name in ("var", "std") and corr > count:
+    if name in ("var", "std") and 0 < count < corr:  # over no elements: NaN, as NumPy
         return True
     return False
-
-
-# The engine returns an empty result instead of raising when min/max/argmin/argmax reduce
-# over a zero-length axis *and* the output is empty too (NumPy raises ValueError); see
-# test_bug_empty_output_ordering_reduction_does_not_raise.  Random tests steer around it.
-def hits_empty_output_bug(name, x, axis, keepdims):
-    if name not in ORDERING or reduced_count(x.shape, axis) != 0:
-        return False
-    kept = [n for i, n in enumerate(x.shape) if i not in norm_axes(axis, x.ndim)]
-    return math.prod(kept) == 0
-
-
-# var/std with correction > 0 over zero elements give -0.0 (neither NumPy's NaN nor the
-# ValueError for correction > count); see test_bug_var_empty_with_correction.
-def hits_empty_correction_bug(name, x, axis, corr):
-    return name in ("var", "std") and bool(corr) and reduced_count(x.shape, axis) == 0
 
 
 @st.composite
@@ -340,8 +200,6 @@ def reduction_case(draw, names=REDUCTIONS, dtypes=DTYPES):
 @given(data=st.data())
 def test_random_reductions(data, tmp_path_factory):
     name, x, axis, keepdims, rdtype, corr = data.draw(reduction_case(), label="case")
-    if hits_empty_output_bug(name, x, axis, keepdims) or hits_empty_correction_bug(name, x, axis, corr):
-        return
     a = make_source(data.draw, x, tmp_path_factory)
     method = data.draw(st.booleans(), label="as method")
     what = f"{name}(x{x.shape}:{x.dtype}, axis={axis}, keepdims={keepdims}, dtype={rdtype}, corr={corr})"
@@ -414,8 +272,6 @@ def test_reduction_of_expression(data, tmp_path_factory):
         ref_vals = np_f(x, y)
     axis = data.draw(axes(len(shape), allow_tuple=name != "argmax"), label="axis")
     keepdims = data.draw(st.booleans(), label="keepdims")
-    if hits_empty_output_bug(name, ref_vals, axis, keepdims):
-        return
     a = make_source(data.draw, x, tmp_path_factory, label="a")
     b = make_source(data.draw, y, tmp_path_factory, label="b")
     what = f"{name}({ename}, axis={axis}) a{shape} b{bshape} {dtype}"
@@ -553,20 +409,6 @@ def test_reduction_of_reduction(data, tmp_path_factory):
                  (1e-5 if f32 else 1e-11) * scale, what)
 
 
-@st.composite
-def basic_index(draw, shape):
-    items = []
-    for n in shape:
-        if n > 0 and draw(st.integers(0, 3)) == 0:
-            items.append(draw(st.integers(-n, n - 1)))
-        else:
-            b = st.one_of(st.none(), st.integers(-n - 2, n + 2))
-            items.append(slice(draw(b), draw(b),
-                               draw(st.one_of(st.none(), st.integers(-3, 3).filter(bool)))))
-    items = items[:draw(st.integers(0, len(items)))]
-    return tuple(items)
-
-
 @examples(120)
 @given(data=st.data())
 def test_indexed_reductions_and_reductions_of_slices(data, tmp_path_factory):
@@ -642,7 +484,7 @@ def test_empty_sum_dtypes():
 
 
 @pytest.mark.parametrize("name", ["min", "max", "argmin", "argmax"])
-def test_bug_empty_output_ordering_reduction_does_not_raise(name):
+def test_ordering_reduction_over_empty_axis_raises_even_for_empty_output(name):
     with pytest.raises(ValueError):
         getattr(np, name)(np.zeros((0, 0)), axis=0)
     with pytest.raises(ValueError):
@@ -651,7 +493,7 @@ def test_bug_empty_output_ordering_reduction_does_not_raise(name):
 
 @pytest.mark.parametrize("name", ["var", "std"])
 @pytest.mark.parametrize("shape,axis,corr", [((0,), None, 1), ((0, 3), 0, 2), ((4, 0), (0, 1), 0.5)])
-def test_bug_var_empty_with_correction(name, shape, axis, corr):
+def test_var_std_over_no_elements_with_correction(name, shape, axis, corr):
     try:
         got = getattr(b2lazy, name)(np.zeros(shape), axis=axis, correction=corr).to_numpy()
     except ValueError as e:
@@ -673,8 +515,8 @@ print("OK")
 """
 
 
-def test_bug_single_block_edge_chunk_read():
-    """Run in a subprocess: the bug corrupts the heap and can abort the interpreter."""
+def test_single_block_edge_chunk_read():
+    """Run in a subprocess: this bug used to corrupt the heap and abort the interpreter."""
     import subprocess
     import sys
     p = subprocess.run([sys.executable, "-c", _EDGE_REPRO], capture_output=True, text=True,
@@ -778,7 +620,7 @@ def test_counter_sum_axis1_slice(counted_sources, kind):
     x, src = counted_sources
     r = b2lazy.sum(src[kind](), axis=1)[100:200].compute()
     assert r.stats["chunks_decompressed"]["total"] == 10
-    assert_close(read_back(r), x.sum(axis=1)[100:200], 1e-9, 1e-12)
+    assert_close(r.to_numpy(), x.sum(axis=1)[100:200], 1e-9, 1e-12)
 
 
 @pytest.mark.parametrize("kind", ["disk", "mem"])
@@ -789,7 +631,7 @@ def test_counter_sum_plus_a(counted_sources, kind):
     st_ = r.stats
     assert st_["chunks_decompressed"]["total"] <= 80
     assert st_["cache_misses"] >= 1 and st_["cache_hits"] >= 1
-    assert_close(read_back(r), x.sum() + x, 1e-9, 1e-10)
+    assert_close(r.to_numpy(), x.sum() + x, 1e-9, 1e-10)
 
 
 @pytest.mark.parametrize("kind", ["disk", "mem"])
@@ -798,7 +640,7 @@ def test_counter_normalize(counted_sources, kind):
     a = src[kind]()
     r = ((a - b2lazy.mean(a, axis=0)) / b2lazy.std(a, axis=0)).compute()
     assert r.stats["chunks_decompressed"]["total"] <= 120
-    assert_close(read_back(r), (x - x.mean(axis=0)) / x.std(axis=0), 1e-9, 1e-12)
+    assert_close(r.to_numpy(), (x - x.mean(axis=0)) / x.std(axis=0), 1e-9, 1e-12)
 
 
 @pytest.mark.parametrize("kind", ["disk", "mem"])
@@ -809,7 +651,7 @@ def test_counter_reductions_read_each_chunk_once(counted_sources, kind):
         assert r.stats["chunks_decompressed"]["total"] == 40, axis
     r = b2lazy.max(src[kind](), axis=0)[10:70].compute()  # columns 10..70 -> chunk cols 0, 1
     assert r.stats["chunks_decompressed"]["total"] == 16
-    assert_exact(read_back(r), x.max(axis=0)[10:70])
+    assert_exact(r.to_numpy(), x.max(axis=0)[10:70])
 
 
 # ----------------------------------------------------------------------------------------

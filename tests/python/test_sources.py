@@ -247,7 +247,7 @@ def test_compute_stats_keys():
 
 
 # ----------------------------------------------------------------------------------------
-# known engine bugs
+# regression tests for engine bugs these tests found (all fixed)
 # ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("setup", [
     "a = b2lazy.asarray(np.arange(100.0), chunks=(16,), blocks=(16,))",
