@@ -28,11 +28,8 @@ then the timed, interleaved runs with result verification.  See bench/RESULTS-re
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import math
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -706,54 +703,6 @@ def md_targets(ts):
     return "\n".join(lines)
 
 
-def environment():
-    """Like bench_elementwise.environment(), without running git (commit read from .git)."""
-    import blosc2
-    import b2lazy
-    import dask
-    import numexpr
-    import numpy
-    import psutil
-    cpu = "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for ln in f:
-                if ln.startswith("model name"):
-                    cpu = ln.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    commit = "?"
-    try:
-        gd = os.path.join(os.path.dirname(HERE), ".git")
-        with open(os.path.join(gd, "HEAD")) as f:
-            head = f.read().strip()
-        if head.startswith("ref: "):
-            ref = head[5:]
-            p = os.path.join(gd, ref)
-            if os.path.exists(p):
-                with open(p) as f:
-                    commit = f.read().strip()[:7]
-            else:
-                with open(os.path.join(gd, "packed-refs")) as f:
-                    for ln in f:
-                        if ln.strip().endswith(" " + ref):
-                            commit = ln.split()[0][:7]
-        else:
-            commit = head[:7]
-    except OSError:
-        pass
-    core = b2lazy._core.__file__
-    return {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "cpu": cpu, "cores": os.cpu_count(), "ram_GiB": round(psutil.virtual_memory().total / 2**30, 1),
-            "python": platform.python_version(), "numpy": numpy.__version__,
-            "numexpr": numexpr.__version__, "blosc2": blosc2.__version__,
-            "c_blosc2": getattr(blosc2, "blosclib_version", "?"), "dask": dask.__version__,
-            "b2lazy_commit": commit, "b2lazy_file": b2lazy.__file__,
-            "b2lazy_core": f"{core} (mtime {datetime.datetime.fromtimestamp(os.path.getmtime(core), datetime.timezone.utc).isoformat(timespec='seconds')})",
-            "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"), "nthreads": NTHREADS}
-
-
 def report(R, args):
     shape = tuple(R["config"]["shape"])
     chunks, blocks, fchunks, fblocks = layout(shape)
@@ -773,7 +722,7 @@ def report(R, args):
                 + " of the whole machine during the sections (2 cores). Ratios hold better than "
                   "absolute times; re-run on a quiet machine before quoting.", ""]
     out += [f"- Date: {env['date']}",
-            f"- Machine: {env['cores']} cores, {env['cpu']}, {env['ram_GiB']} GiB RAM",
+            f"- Machine: {env['cores']} cores, {env['cpu']}, {env['ram_GiB']:.1f} GiB RAM",
             f"- Versions: Python {env['python']}, NumPy {env['numpy']}, numexpr {env['numexpr']}, "
             f"python-blosc2 {env['blosc2']} (C-Blosc2 {env['c_blosc2']}), dask {env['dask']}; "
             f"b2lazy commit {env['b2lazy_commit']}, {env['b2lazy_core']}",
@@ -883,7 +832,7 @@ def main():
 
     be.set_threads()
     import blosc2
-    R["env"] = environment()
+    R["env"] = be.environment()
     opf = operand_path(ddir, shape)
     src = blosc2.open(opf)
     R["config"] = {"shape": list(shape), "chunks": list(chunks), "blocks": list(blocks),
