@@ -42,6 +42,7 @@ struct Region {
   // The smallest Box holding every selected index (empty box if count has a 0).
   Box bounds() const;
   int64_t last(size_t d) const { return start[d] + (count[d] - 1) * step[d]; }
+  bool operator==(const Region& o) const = default;
 };
 
 // A shape split into chunks; chunk ids are C-order over the grid.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <unordered_set>
 
 namespace b2lazy {
 
@@ -33,14 +34,20 @@ Shape balanced_chunks(const Shape& shape, size_t itemsize, size_t target_bytes) 
   return c;
 }
 
-const Node* aligned_storage_source(const NodePtr& root) {
-  // Of several stored operands, take the one with the largest chunks: when chunk grids
-  // nest, every operand chunk is then decompressed once.
+namespace {
+// Of the nodes with root's shape reachable through elementwise nodes (each visited once),
+// the one whose chunks(node) is largest; chunks(node) empty means "look through it".
+// When chunk grids nest, evaluating on the largest reads every other operand chunk once.
+template <class Chunks>
+const Node* largest_chunked(const NodePtr& root, Chunks chunks) {
   const Node* best = nullptr;
+  Shape best_chunks;
+  std::unordered_set<const Node*> visited;
   std::function<void(const Node&)> walk = [&](const Node& n) {
-    if (n.shape() != root->shape()) return;
-    if (const ChunkGrid* g = n.storage_grid()) {
-      if (!best || prod(g->chunks()) > prod(best->storage_grid()->chunks())) best = &n;
+    if (n.shape() != root->shape() || !visited.insert(&n).second) return;
+    Shape c = chunks(n);
+    if (!c.empty()) {
+      if (!best || prod(c) > prod(best_chunks)) best = &n, best_chunks = c;
       return;
     }
     if (n.is_elementwise())
@@ -49,21 +56,15 @@ const Node* aligned_storage_source(const NodePtr& root) {
   walk(*root);
   return best;
 }
+}  // namespace
+
+const Node* aligned_storage_source(const NodePtr& root) {
+  return largest_chunked(root, [](const Node& n) { return n.storage_grid() ? n.storage_grid()->chunks() : Shape{}; });
+}
 
 Shape preferred_chunks_of(const NodePtr& root) {
-  Shape best;
-  std::function<void(const Node&)> walk = [&](const Node& n) {
-    if (n.shape() != root->shape()) return;
-    Shape c = n.preferred_chunks();
-    if (!c.empty()) {
-      if (best.empty() || prod(c) > prod(best)) best = c;
-      return;
-    }
-    if (n.is_elementwise())
-      for (auto& in : n.inputs()) walk(*in);
-  };
-  walk(*root);
-  return best;
+  const Node* n = largest_chunked(root, [](const Node& x) { return x.preferred_chunks(); });
+  return n ? n->preferred_chunks() : Shape{};
 }
 
 size_t chunk_target_bytes(const Node& root, size_t max_memory, int nthreads) {

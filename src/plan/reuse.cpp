@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "exec/eval_state.hpp"
 
@@ -35,8 +36,14 @@ class Walker {
   std::unordered_map<const Node*, Requests> frontier;
   std::vector<const Node*> order;  // first-seen order, outermost first
 
+  // Shared subexpressions are walked once per output chunk, not once per path to them.
+  void start_chunk() { seen_.clear(); }
+
   void walk(const NodePtr& n, const Region& r) {
     if (r.size() == 0 || ev_.materialized.count(n.get())) return;
+    std::vector<Region>& seen = seen_[n.get()];
+    if (std::find(seen.begin(), seen.end(), r) != seen.end()) return;
+    seen.push_back(r);
     if (n->cacheable()) {
       auto [it, fresh] = frontier.try_emplace(n.get());
       Requests& q = it->second;
@@ -61,16 +68,35 @@ class Walker {
 
  private:
   const EvalState& ev_;
+  std::unordered_map<const Node*, std::vector<Region>> seen_;
 };
+
+bool reaches_cacheable(const Node& root) {
+  std::unordered_set<const Node*> visited;
+  std::vector<const Node*> todo{&root};
+  while (!todo.empty()) {
+    const Node* n = todo.back();
+    todo.pop_back();
+    if (!visited.insert(n).second) continue;
+    if (n->cacheable()) return true;
+    for (auto& in : n->inputs()) todo.push_back(in.get());
+  }
+  return false;
+}
 
 }  // namespace
 
 std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, const EvalState& ev) {
+  if (!reaches_cacheable(*root)) return {};  // plain elementwise graphs need no plan
   Walker w(ev);
   const int64_t n = grid.nchunks();
   const int64_t stride = std::max<int64_t>(1, n / kMaxPlannedChunks);
-  for (int64_t id = 0; id < n; id += stride) w.walk(root, Region::from_box(grid.chunk_box(id)));
-  if (n > 1 && (n - 1) % stride) w.walk(root, Region::from_box(grid.chunk_box(n - 1)));
+  auto walk_chunk = [&](int64_t id) {
+    w.start_chunk();
+    w.walk(root, Region::from_box(grid.chunk_box(id)));
+  };
+  for (int64_t id = 0; id < n; id += stride) walk_chunk(id);
+  if (n > 1 && (n - 1) % stride) walk_chunk(n - 1);
 
   std::vector<ReusedNode> reused;
   // Decide outermost first; looking through a node not reused adds deeper requests.
@@ -80,7 +106,10 @@ std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, 
       reused.push_back({q.node, q.bbox});
     } else {
       std::vector<Region> regions = std::move(q.regions);
-      for (auto& r : regions) w.descend(q.node, r);
+      for (auto& r : regions) {
+        w.start_chunk();
+        w.descend(q.node, r);
+      }
     }
   }
   return reused;

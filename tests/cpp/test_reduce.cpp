@@ -115,3 +115,14 @@ TEST(Reduce, SmallBudgetSplitsAlongKeptAxesAndStaysExact) {
   EXPECT_EQ(st.chunks_decompressed_total, 8 * 4);
   EXPECT_LE(st.peak_scratch_bytes, 16 << 20);
 }
+
+TEST(Reduce, DeeplySharedSubexpressionsArePlannedOnce) {
+  Context ctx(2);
+  Array a = stored(arange(0, 64, 1, DType::F64, {8, 8}), {4, 8}, {4, 8}, ctx);
+  Array x = sum(a) + a;
+  for (int i = 0; i < 40; ++i) x = x + x;  // 2^40 paths to `a` and sum(a)
+  std::vector<double> out(64);
+  Stats st = x.to_buffer(out.data(), &ctx);
+  EXPECT_EQ(st.cache_misses, 1);
+  EXPECT_DOUBLE_EQ(out[5], std::ldexp(63.0 * 64 / 2 + 5, 40));
+}
