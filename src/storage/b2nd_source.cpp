@@ -80,10 +80,10 @@ void B2ndSource::read_chunk(int64_t id, void* dst, ThreadState& ts) const {
   ts.decompressed[this]++;
 }
 
-// Copy the part of `region` inside chunk box `cbox` from the decompressed block-major
-// chunk to its place in the dense output.
+// Copy the part of `region` inside chunk box `cbox` — indices [i_lo[d], i_hi[d]) of the
+// region along each axis — from the decompressed block-major chunk to its place in `out`.
 void B2ndSource::gather_from_chunk(const char* chunk, const Box& cbox, const Region& region,
-                                   char* out) const {
+                                   const Shape& i_lo, const Shape& i_hi, char* out) const {
   const size_t nd = ndim(), isz = itemsize(dtype());
   Shape out_strides = byte_strides(region.count, isz);
   Shape bstrides = byte_strides(blocks_, isz);
@@ -91,23 +91,11 @@ void B2ndSource::gather_from_chunk(const char* chunk, const Box& cbox, const Reg
   for (size_t d = 0; d < nd; ++d) bgrid[d] = extchunk_[d] / blocks_[d];
   const int64_t block_bytes = prod(blocks_) * static_cast<int64_t>(isz);
 
-  // Per axis: the region's i-range inside this chunk, split by blocks.
+  // Per axis: the chunk's i-range, split by blocks.
   std::vector<std::vector<AxisSegment>> segs(nd);
   for (size_t d = 0; d < nd; ++d) {
-    int64_t lo = cbox.start[d], hi = cbox.stop[d], s = region.start[d], st = region.step[d];
-    // i-range whose positions fall in [lo, hi)
-    int64_t i0, i1;
-    if (st > 0) {
-      i0 = lo > s ? (lo - s + st - 1) / st : 0;
-      i1 = hi > s ? (hi - 1 - s) / st + 1 : 0;
-    } else {
-      int64_t a = -st;
-      i0 = s >= hi ? (s - (hi - 1) + a - 1) / a : 0;
-      i1 = s >= lo ? (s - lo) / a + 1 : 0;
-    }
-    i1 = std::min(i1, region.count[d]);
-    if (i1 <= i0) return;
-    split_axis(s + i0 * st - lo, st, i1 - i0, blocks_[d], segs[d]);
+    const int64_t i0 = i_lo[d], st = region.step[d];
+    split_axis(region.start[d] + i0 * st - cbox.start[d], st, i_hi[d] - i0, blocks_[d], segs[d]);
     for (auto& g : segs[d]) {
       g.i_lo += i0;
       g.i_hi += i0;
@@ -166,12 +154,17 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
     split_axis(region.start[d], region.step[d], region.count[d], grid_.chunks()[d], per_axis[d]);
   char* buf = static_cast<char*>(scope.alloc(extchunk_nitems() * isz));
   std::vector<size_t> k(nd, 0);
-  Shape coords(nd);
+  Shape coords(nd), i_lo(nd), i_hi(nd);
   while (true) {
-    for (size_t d = 0; d < nd; ++d) coords[d] = per_axis[d][k[d]].cell;
+    for (size_t d = 0; d < nd; ++d) {
+      const AxisSegment& g = per_axis[d][k[d]];
+      coords[d] = g.cell;
+      i_lo[d] = g.i_lo;
+      i_hi[d] = g.i_hi;
+    }
     int64_t id = grid_.chunk_id(coords);
     read_chunk(id, buf, ts);
-    gather_from_chunk(buf, grid_.chunk_box(id), region, static_cast<char*>(out));
+    gather_from_chunk(buf, grid_.chunk_box(id), region, i_lo, i_hi, static_cast<char*>(out));
     size_t d = nd;
     while (d-- > 0) {
       if (++k[d] < per_axis[d].size()) break;

@@ -38,7 +38,7 @@ class B2ndSource : public Node {
 
  private:
   void gather_from_chunk(const char* chunk, const Box& cbox, const Region& region,
-                         char* out) const;
+                         const Shape& i_lo, const Shape& i_hi, char* out) const;
   b2nd_array_t* arr_;
   ChunkGrid grid_;
   Shape blocks_, extchunk_;
