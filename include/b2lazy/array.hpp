@@ -161,6 +161,18 @@ Array cumulative_prod(const Array& x, const ScanOptions& opts = {});
 Array cumsum(const Array& x, std::optional<int> axis = {}, std::optional<DType> dtype = {});
 Array cumprod(const Array& x, std::optional<int> axis = {}, std::optional<DType> dtype = {});
 
+// Linear algebra (NumPy / Array API semantics). Products are lazy nodes: an output
+// tile pulls the K-panels of its operands it needs, multiplied by OpenBLAS for float32
+// and float64 and by an exact (wrapping) loop for integers and bool.
+Array matmul(const Array& a, const Array& b);  // 1-d promotion, broadcast batch axes
+// Contract a's `axes_a` with b's `axes_b`; the int form uses a's last and b's first `axes`.
+Array tensordot(const Array& a, const Array& b, int axes = 2);
+Array tensordot(const Array& a, const Array& b, const std::vector<int>& axes_a, const std::vector<int>& axes_b);
+Array vecdot(const Array& a, const Array& b, int axis = -1);
+Array outer(const Array& a, const Array& b);  // of the flattened operands
+Array permute_dims(const Array& x, const std::vector<int>& axes);
+Array matrix_transpose(const Array& x);  // swaps the last two axes (.mT)
+
 // Shape of broadcasting `shapes` together; ValueError naming both shapes otherwise.
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 

@@ -9,6 +9,10 @@ namespace b2lazy {
 struct Stats {
   std::map<std::string, int64_t> chunks_decompressed;  // per source name
   int64_t chunks_decompressed_total = 0;
+  // How often each source chunk was decompressed: the distinct chunks read and the most
+  // reads of any one chunk, per source name.
+  std::map<std::string, int64_t> distinct_chunks_decompressed;
+  std::map<std::string, int64_t> max_decompressions_per_chunk;
   int64_t output_chunks = 0;
   int64_t cache_hits = 0;
   int64_t cache_misses = 0;

@@ -167,7 +167,23 @@ class Array:
 
     @property
     def T(self):
-        raise NotImplementedError("transpose comes with the linear-algebra issue")
+        """The array with its axes reversed (lazy)."""
+        return permute_dims(self, tuple(range(self.ndim))[::-1])
+
+    @property
+    def mT(self):
+        """The array with its last two axes swapped (lazy)."""
+        return matrix_transpose(self)
+
+    def __matmul__(self, other):
+        if not isinstance(other, (Array, np.ndarray)):
+            return NotImplemented
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        if not isinstance(other, (Array, np.ndarray)):
+            return NotImplemented
+        return matmul(other, self)
 
 
 def _binary(name, reflected=False):
@@ -232,6 +248,68 @@ _UFUNC_NAMES = {"absolute": "abs", "power": "pow", "float_power": "", "true_divi
                 "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "invert": "bitwise_invert",
                 "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift",
                 "fmax": "", "fmin": "", "fmod": "", "rint": "round"}
+
+
+# --- linear algebra ------------------------------------------------------------------
+def _int_axes(v, what):
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        return [int(v)]
+    try:
+        out = [int(x) for x in v if isinstance(x, (int, np.integer)) and not isinstance(x, bool)]
+        if len(out) == len(v):
+            return out
+    except TypeError:
+        pass
+    raise TypeError(f"{what} must be an int or a sequence of ints, got {v!r}")
+
+
+def matmul(x1, x2, /):
+    """Matrix product (NumPy semantics: 1-d promotion, broadcast batch axes); lazy."""
+    return Array(_core.matmul(asarray(x1)._a, asarray(x2)._a))
+
+
+def tensordot(x1, x2, /, axes=2):
+    """Contract the last `axes` axes of x1 with the first of x2, or the axes given as
+    a pair of sequences; lazy."""
+    a, b = asarray(x1)._a, asarray(x2)._a
+    if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
+        return Array(_core.tensordot(a, b, int(axes)))
+    try:
+        xa, xb = axes
+    except (TypeError, ValueError):
+        raise TypeError(f"tensordot: axes must be an int or a pair of sequences, got {axes!r}") from None
+    return Array(_core.tensordot_axes(a, b, _int_axes(xa, "tensordot: axes[0]"), _int_axes(xb, "tensordot: axes[1]")))
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """Dot product of vectors along `axis`, broadcasting the other axes; lazy."""
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"vecdot: axis must be an int, got {axis!r}")
+    return Array(_core.vecdot(asarray(x1)._a, asarray(x2)._a, int(axis)))
+
+
+def outer(x1, x2, /):
+    """Outer product of the flattened operands; lazy."""
+    return Array(_core.outer(asarray(x1)._a, asarray(x2)._a))
+
+
+def permute_dims(x, /, axes):
+    """The array with its axes in the order `axes`; lazy."""
+    return Array(_core.permute_dims(asarray(x)._a, _int_axes(axes, "permute_dims: axes")))
+
+
+def transpose(x, axes=None):
+    """NumPy's transpose: reversed axes by default."""
+    x = asarray(x)
+    return permute_dims(x, tuple(range(x.ndim))[::-1] if axes is None else axes)
+
+
+def matrix_transpose(x, /):
+    """Swap the last two axes; lazy."""
+    return Array(_core.matrix_transpose(asarray(x)._a))
+
+
+__all__ += ["matmul", "tensordot", "vecdot", "outer", "permute_dims", "transpose", "matrix_transpose"]
 
 
 # --- reductions -------------------------------------------------------------------------

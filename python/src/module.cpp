@@ -133,6 +133,11 @@ nb::dict stats_dict(const Stats& s) {
   for (auto& [name, n] : s.chunks_decompressed) per[name.c_str()] = n;
   per["total"] = s.chunks_decompressed_total;
   d["chunks_decompressed"] = per;
+  nb::dict distinct, most;
+  for (auto& [name, n] : s.distinct_chunks_decompressed) distinct[name.c_str()] = n;
+  for (auto& [name, n] : s.max_decompressions_per_chunk) most[name.c_str()] = n;
+  d["distinct_chunks_decompressed"] = distinct;
+  d["max_decompressions_per_chunk"] = most;
   d["output_chunks"] = s.output_chunks;
   d["cache_hits"] = s.cache_hits;
   d["cache_misses"] = s.cache_misses;
@@ -251,6 +256,16 @@ NB_MODULE(_core, m) {
     return prod ? cumulative_prod(x, o) : cumulative_sum(x, o);
   }, nb::arg("name"), nb::arg("x"), nb::arg("axis").none(), nb::arg("dtype").none(), nb::arg("include_initial"),
      nb::arg("numpy_style"));
+
+  m.def("matmul", [](const Array& a, const Array& b) { return matmul(a, b); });
+  m.def("tensordot", [](const Array& a, const Array& b, int axes) { return tensordot(a, b, axes); });
+  m.def("tensordot_axes", [](const Array& a, const Array& b, const std::vector<int>& xa, const std::vector<int>& xb) {
+    return tensordot(a, b, xa, xb);
+  });
+  m.def("vecdot", [](const Array& a, const Array& b, int axis) { return vecdot(a, b, axis); });
+  m.def("outer", [](const Array& a, const Array& b) { return outer(a, b); });
+  m.def("permute_dims", [](const Array& x, const std::vector<int>& axes) { return permute_dims(x, axes); });
+  m.def("matrix_transpose", [](const Array& x) { return matrix_transpose(x); });
 
   m.def("open", [](const std::string& path) { return open(path); });
   m.def("from_numpy", [](nb::handle obj, const std::string& name) {

@@ -1,5 +1,6 @@
 #include "exec/eval_state.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <mutex>
 
@@ -52,17 +53,26 @@ void EvalState::parallel_for(int64_t ntasks, const std::function<void(int64_t, i
 }
 
 void EvalState::collect(Stats& stats) const {
+  std::unordered_map<const Node*, std::unordered_map<int64_t, int64_t>> per_chunk;
   auto add = [&](const ThreadState* s) {
     if (!s) return;
     stats.peak_scratch_bytes += static_cast<int64_t>(s->scratch.capacity());
     stats.cache_hits += s->cache_hits;
-    for (auto& [node, n] : s->decompressed) {
-      stats.chunks_decompressed[node->source_name()] += n;
-      stats.chunks_decompressed_total += n;
-    }
+    for (auto& [node, counts] : s->decompressed)
+      for (auto& [id, n] : counts) per_chunk[node][id] += n;
   };
   add(main_.get());
   for (auto& w : workers_) add(w.get());
+  for (auto& [node, counts] : per_chunk) {
+    const std::string name = node->source_name();
+    for (auto& [id, n] : counts) {
+      stats.chunks_decompressed[name] += n;
+      stats.chunks_decompressed_total += n;
+      stats.distinct_chunks_decompressed[name] += 1;
+      int64_t& mx = stats.max_decompressions_per_chunk[name];
+      mx = std::max(mx, n);
+    }
+  }
   stats.cache_misses += cache_misses.load();
 }
 

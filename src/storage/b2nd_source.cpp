@@ -77,7 +77,7 @@ void B2ndSource::read_chunk(int64_t id, void* dst, ThreadState& ts) const {
   if (rc < 0)
     throw IOError("'" + name_ + "': chunk " + std::to_string(id) + " is corrupted (" +
                   print_error(rc) + ")");
-  ts.decompressed[this]++;
+  ts.decompressed[this][id]++;
 }
 
 // Copy the part of `region` inside chunk box `cbox` — indices [i_lo[d], i_hi[d]) of the

@@ -301,9 +301,7 @@ bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, si
   size_t o = 0;
   while (o < region.ndim() && region.count[o] == 1) ++o;
   if (o == region.ndim()) return false;
-  int in_axis = -1;
-  for (size_t d = 0; d < out_axis_.size(); ++d)
-    if (out_axis_[d] == static_cast<int>(o) && !reduced_[d]) in_axis = static_cast<int>(d);
+  const int in_axis = input_axis(o);
   if (in_axis < 0) return false;
   const int64_t per_row = region.size() / region.count[o];
   int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(slab_bytes / isz) / std::max<int64_t>(per_row * thin, 1));
@@ -386,6 +384,12 @@ void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
     }
     main.finalize(acc_, dtype(), reduced_count(), correction_, out);
   });
+}
+
+int ReduceNode::input_axis(size_t o) const {
+  for (size_t d = 0; d < out_axis_.size(); ++d)
+    if (out_axis_[d] == static_cast<int>(o) && !reduced_[d]) return static_cast<int>(d);
+  return -1;
 }
 
 }  // namespace b2lazy

@@ -26,6 +26,8 @@ class ReduceNode : public Node {
   const std::vector<bool>& reduced() const { return reduced_; }
   // Number of input elements folded into each output element.
   int64_t reduced_count() const;
+  // The input axis that output axis `out_axis` keeps, or -1 (a reduced keepdims axis).
+  int input_axis(size_t out_axis) const;
 
  private:
   Region widen(const Region& out) const;

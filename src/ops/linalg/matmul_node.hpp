@@ -1,0 +1,51 @@
+// Contractions (matmul, tensordot) as a lazy node. Axis groups:
+//   a: (batch..., M..., K...)   b: (batch..., K..., N...)   ->   (batch..., M..., N...)
+// Batch axes of a and b are 1 (broadcast) or the output's. An output region pulls,
+// per K-panel (a range of the first K axis, sized to the memory budget and aligned with
+// the operands' storage chunks), the panel of each operand it needs, and multiplies the
+// panels with OpenBLAS (float32/float64) or an exact wrapping loop (integers, bool).
+//
+// A lazy, expensive operand (anything but a source or a view of one) is pulled whole
+// along K once per output region and kept while the region's tiles are computed; the
+// node's preferred chunks are then bands of full rows (or columns), so each of that
+// operand's elements is computed about once over the whole evaluation.
+#pragma once
+#include "b2lazy/node.hpp"
+
+namespace b2lazy {
+
+class MatmulNode : public Node {
+ public:
+  MatmulNode(NodePtr a, NodePtr b, size_t nbatch, size_t nm, size_t nk, size_t nn, Shape out_shape);
+  std::string kind() const override { return "matmul"; }
+  std::string describe() const override;
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
+  std::vector<Region> input_regions(const Region& region) const override;
+  // Each output element costs 2K operations: worth keeping when several chunks need it.
+  bool cacheable() const override { return true; }
+  Shape preferred_chunks() const override;
+
+  // Storage-chunk length that pulls along output axis `axis` should align to (0: none).
+  int64_t alignment(size_t axis) const;
+
+ private:
+  struct Geometry;  // one output region's matrix sizes and batch mapping
+  Region a_region(const Region& out, int64_t k0, int64_t k1) const;
+  Region b_region(const Region& out, int64_t k0, int64_t k1) const;
+  // out = the contraction over [k0, k1) of the first K axis, for `region`.
+  void contract(const Region& region, int64_t k0, int64_t k1, void* out, ThreadState& ts) const;
+  // Spreads one large region over the workers (single-chunk evaluations).
+  bool fork(const Region& region, void* out, ThreadState& ts) const;
+
+  size_t nbatch_, nm_, nk_, nn_;
+  int64_t k_len_ = 0;     // length of the first K axis
+  int64_t k_rest_ = 1;    // product of the other K axes
+  int64_t k_align_ = 0;   // storage chunk length along the first K axis
+  bool a_expensive_, b_expensive_;
+};
+
+// Storage-chunk length of `node` along `axis` as seen through elementwise, reduction,
+// permutation and contraction nodes (0 when none is known).
+int64_t storage_alignment(const Node& node, size_t axis);
+
+}  // namespace b2lazy
