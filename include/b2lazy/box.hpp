@@ -28,6 +28,10 @@ struct Box {
   bool operator==(const Box& o) const = default;
 };
 
+// Is `b` one contiguous range of a C-order array of `shape` (leading extent-1 axes,
+// then one partial axis, then whole axes)?
+bool is_contiguous_range(const Box& b, const Shape& shape);
+
 // A strided selection: along axis d, indices start[d] + i*step[d] for 0 <= i < count[d].
 // Steps may be negative. A Box is a Region with unit steps.
 struct Region {

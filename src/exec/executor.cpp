@@ -40,16 +40,6 @@ const Program* block_major_program(const NodePtr& root, const B2ndWriter* w) {
   return &p;
 }
 
-// Is `box` one contiguous range of a C-order array of `shape`?
-bool contiguous_in(const Box& box, const Shape& shape) {
-  size_t d = 0;
-  Shape s = box.shape();
-  while (d < shape.size() && s[d] == 1) ++d;
-  for (size_t e = d + 1; e < shape.size(); ++e)
-    if (s[e] != shape[e]) return false;
-  return true;
-}
-
 void eval_chunk(const NodePtr& root, const ChunkGrid& grid, int64_t id, const Target& target,
                 const Program* bm, ThreadState& ts) {
   Box box = grid.chunk_box(id);
@@ -81,7 +71,7 @@ void eval_chunk(const NodePtr& root, const ChunkGrid& grid, int64_t id, const Ta
   Shape st = byte_strides(shape, isz);
   char* dst = static_cast<char*>(target.dense);
   for (size_t d = 0; d < shape.size(); ++d) dst += box.start[d] * st[d];
-  if (contiguous_in(box, shape)) {
+  if (is_contiguous_range(box, shape)) {
     root->pull(region, dst, ts);
     return;
   }

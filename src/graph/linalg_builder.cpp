@@ -1,5 +1,6 @@
 // Builds contractions and axis permutations: NumPy's shape rules, 1-d promotion,
 // batch broadcasting, result dtypes and argument checks.
+#include <algorithm>
 #include <set>
 
 #include "b2lazy/array.hpp"
@@ -109,15 +110,17 @@ Array matmul(const Array& a_in, const Array& b_in) {
 
 Array tensordot(const Array& a, const Array& b, const std::vector<int>& axes_a, const std::vector<int>& axes_b) {
   if (axes_a.size() != axes_b.size())
-    throw ValueError("tensordot: axes " + ints_str(axes_a) + " of a and " + ints_str(axes_b) +
-                     " of b must have the same length");
+    throw ValueError("tensordot: axes " + ints_str(axes_a) + " of a " + shape_str(a.shape()) + " and " +
+                     ints_str(axes_b) + " of b " + shape_str(b.shape()) + " must have the same length");
   std::vector<int> ca, cb;
   std::vector<bool> used_a(a.ndim()), used_b(b.ndim());
   for (size_t i = 0; i < axes_a.size(); ++i) {
-    int da = normalize_axis(axes_a[i], a.ndim(), "tensordot (a of shape " + shape_str(a.shape()) + ")");
-    int db = normalize_axis(axes_b[i], b.ndim(), "tensordot (b of shape " + shape_str(b.shape()) + ")");
+    const std::string where = "tensordot (a of shape " + shape_str(a.shape()) + ", b of shape " + shape_str(b.shape());
+    int da = normalize_axis(axes_a[i], a.ndim(), where + "), axes[0]");
+    int db = normalize_axis(axes_b[i], b.ndim(), where + "), axes[1]");
     if (used_a[static_cast<size_t>(da)] || used_b[static_cast<size_t>(db)])
-      throw ValueError("tensordot: repeated axis in axes " + ints_str(axes_a) + ", " + ints_str(axes_b));
+      throw ValueError("tensordot: repeated axis in axes " + ints_str(axes_a) + " of a " + shape_str(a.shape()) +
+                       ", " + ints_str(axes_b) + " of b " + shape_str(b.shape()));
     used_a[static_cast<size_t>(da)] = used_b[static_cast<size_t>(db)] = true;
     if (a.shape()[static_cast<size_t>(da)] != b.shape()[static_cast<size_t>(db)])
       throw ValueError("tensordot: shape mismatch for sum: axis " + std::to_string(axes_a[i]) + " of a " +
@@ -153,23 +156,42 @@ Array tensordot(const Array& a, const Array& b, int axes) {
 }
 
 Array vecdot(const Array& a, const Array& b, int axis) {
-  Shape shape;
-  try {
-    shape = broadcast_shapes(a.shape(), b.shape());
-  } catch (const ValueError&) {
-    throw ValueError("vecdot: shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape()) + " do not broadcast");
-  }
-  if (shape.empty()) throw ValueError("vecdot: operands must have at least 1 dimension");
-  const int d = normalize_axis(axis, shape.size(), "vecdot");
-  const int da = d - static_cast<int>(shape.size() - a.ndim()), db = d - static_cast<int>(shape.size() - b.ndim());
-  if (da < 0 || db < 0 || a.shape()[static_cast<size_t>(da)] != b.shape()[static_cast<size_t>(db)])
+  const std::string shapes = "a " + shape_str(a.shape()) + " and b " + shape_str(b.shape());
+  if (a.ndim() == 0 || b.ndim() == 0)
+    throw ValueError("vecdot: operands must have at least 1 dimension, got " + shapes);
+  // NumPy's gufunc semantics: `axis` counts on each operand separately; the contracted
+  // axes are moved last and the remaining axes broadcast.
+  const int n = static_cast<int>(std::max(a.ndim(), b.ndim()));
+  if (axis < -static_cast<int>(std::min(a.ndim(), b.ndim())) || axis >= static_cast<int>(std::min(a.ndim(), b.ndim())))
+    throw ValueError("vecdot: axis " + std::to_string(axis) + " is out of bounds for " + shapes);
+  const int da = axis < 0 ? axis + static_cast<int>(a.ndim()) : axis;
+  const int db = axis < 0 ? axis + static_cast<int>(b.ndim()) : axis;
+  if (a.shape()[static_cast<size_t>(da)] != b.shape()[static_cast<size_t>(db)])
     throw ValueError("vecdot: the contracted axis " + std::to_string(axis) + " differs: a has shape " +
                      shape_str(a.shape()) + " and b has shape " + shape_str(b.shape()));
+  auto move_last = [](const Array& x, int d) {
+    std::vector<int> p;
+    for (int i = 0; i < static_cast<int>(x.ndim()); ++i)
+      if (i != d) p.push_back(i);
+    p.push_back(d);
+    return permute_dims(x, p);
+  };
+  // Same position from the end in both (always so for a negative axis): no permutation,
+  // broadcast as they are and sum over that axis.
+  const bool aligned = da - static_cast<int>(a.ndim()) == db - static_cast<int>(b.ndim());
+  const Array pa = aligned ? a : move_last(a, da), pb = aligned ? b : move_last(b, db);
+  Shape shape;
+  try {
+    shape = broadcast_shapes(pa.shape(), pb.shape());
+  } catch (const ValueError&) {
+    throw ValueError("vecdot: shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape()) +
+                     " do not broadcast (axis " + std::to_string(axis) + ")");
+  }
   // Elementwise product and a sum: fused and streamed; no BLAS needed for a dot per row.
   ReduceOptions o;
-  o.axis = std::vector<int>{d};
+  o.axis = std::vector<int>{aligned ? n + da - static_cast<int>(a.ndim()) : n - 1};
   o.dtype = promote(a.dtype(), b.dtype());
-  return sum(a * b, o);
+  return sum(pa * pb, o);
 }
 
 Array outer(const Array& a, const Array& b) {

@@ -52,6 +52,12 @@ B2ndSource::B2ndSource(b2nd_array_t* arr, DType dtype, Shape shape, std::string 
   grid_ = ChunkGrid(this->shape(), to_shape(arr->chunkshape, n));
   blocks_ = to_shape(arr->blockshape, n);
   extchunk_ = to_shape(arr->extchunkshape, n);
+  // Blocks of extent 1 along leading axes, split along one axis and whole along the
+  // rest are laid out in the chunk's C order: ranges can be read without reordering.
+  size_t p = 0;
+  while (p < blocks_.size() && blocks_[p] == 1) ++p;
+  c_order_blocks_ = true;
+  for (size_t d = p + 1; d < blocks_.size(); ++d) c_order_blocks_ = c_order_blocks_ && blocks_[d] == extchunk_[d];
 }
 
 B2ndSource::~B2ndSource() { b2nd_free(arr_); }
@@ -61,7 +67,7 @@ std::string B2ndSource::describe() const {
          shape_str(grid_.chunks()) + " blocks=" + shape_str(blocks_);
 }
 
-void B2ndSource::read_chunk(int64_t id, void* dst, ThreadState& ts) const {
+void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const {
   uint8_t* chunk = nullptr;
   bool needs_free = false;
   int cbytes;
@@ -71,13 +77,18 @@ void B2ndSource::read_chunk(int64_t id, void* dst, ThreadState& ts) const {
   }
   if (cbytes < 0) throw IOError("'" + name_ + "': cannot read chunk " + std::to_string(id));
   auto* dctx = ts.dctx_for(this, arr_->sc, arr_->sc->typesize);
-  int32_t nbytes = static_cast<int32_t>(extchunk_nitems() * itemsize(dtype()));
-  int rc = blosc2_decompress_ctx(dctx, chunk, cbytes, dst, nbytes);
+  const int32_t nbytes = static_cast<int32_t>(n * static_cast<int64_t>(itemsize(dtype())));
+  int rc = n == extchunk_nitems()
+               ? blosc2_decompress_ctx(dctx, chunk, cbytes, dst, nbytes)
+               : blosc2_getitem_ctx(dctx, chunk, cbytes, static_cast<int>(start), static_cast<int>(n), dst, nbytes);
   if (needs_free) free(chunk);
   if (rc < 0)
-    throw IOError("'" + name_ + "': chunk " + std::to_string(id) + " is corrupted (" +
-                  print_error(rc) + ")");
+    throw IOError("'" + name_ + "': chunk " + std::to_string(id) + " is corrupted (" + print_error(rc) + ")");
   ts.decompressed[this][id]++;
+}
+
+void B2ndSource::read_chunk(int64_t id, void* dst, ThreadState& ts) const {
+  read_items(id, 0, extchunk_nitems(), dst, ts);
 }
 
 // Copy the part of `region` inside chunk box `cbox` — indices [i_lo[d], i_hi[d]) of the
@@ -138,15 +149,23 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
     std::memcpy(out, buf, isz);
     return;
   }
-  // Fast path: the request is exactly one whole, unpadded chunk stored in C order
-  // (an edge chunk decompresses to the padded size, so it takes the general path).
+  // Fast path: a unit-step request inside one chunk that is one contiguous range of the
+  // chunk's C order, when blocks keep that order: decompress just those items, in place.
   Box rb = region.bounds();
-  bool c_order_chunk = blocks_ == extchunk_ && extchunk_ == grid_.chunks();
-  if (c_order_chunk && region.unit_steps() && rb.shape() == grid_.chunks()) {
+  if (c_order_blocks_ && region.unit_steps()) {
     auto ids = grid_.chunks_touching(rb);
-    if (ids.size() == 1 && grid_.chunk_box(ids[0]) == rb) {
-      read_chunk(ids[0], out, ts);
-      return;
+    if (ids.size() == 1) {
+      Box cb = grid_.chunk_box(ids[0]);
+      Shape neg(nd);
+      for (size_t d = 0; d < nd; ++d) neg[d] = -cb.start[d];
+      Box rel = rb.shift(neg);
+      if (is_contiguous_range(rel, extchunk_)) {
+        Shape st = c_strides(extchunk_);
+        int64_t first = 0;
+        for (size_t d = 0; d < nd; ++d) first += rel.start[d] * st[d];
+        read_items(ids[0], first, rel.size(), out, ts);
+        return;
+      }
     }
   }
   std::vector<std::vector<AxisSegment>> per_axis(nd);

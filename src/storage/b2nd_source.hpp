@@ -32,6 +32,9 @@ class B2ndSource : public Node {
   // Decompress chunk `id` in Blosc2's block-major, padded layout into `dst`
   // (extchunk_nitems() items).
   void read_chunk(int64_t id, void* dst, ThreadState& ts) const;
+  // Decompress items [start, start + n) of chunk `id` (block-major order), touching only
+  // the blocks that hold them.
+  void read_items(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const;
   b2nd_array_t* raw() const { return arr_; }
   // Serialise to a contiguous frame (for python-blosc2 and copies).
   std::vector<uint8_t> to_cframe() const;
@@ -42,6 +45,7 @@ class B2ndSource : public Node {
   b2nd_array_t* arr_;
   ChunkGrid grid_;
   Shape blocks_, extchunk_;
+  bool c_order_blocks_ = false;  // block-major order is the chunk's C order
   std::string name_;
   mutable std::mutex mu_;  // a super-chunk's reads are not thread-safe
 };

@@ -37,9 +37,11 @@ bool cheap(const Node& n) {
 constexpr size_t kStreamBytes = size_t(16) << 20;  // per thread, both operand panels
 constexpr size_t kBandBytes = size_t(64) << 20;    // preferred band of a kept operand
 
-// C (m x n) += A (m x k) B (k x n), row-major with leading dimensions.
+// C (m x n) += op(A) (m x k) op(B) (k x n), row-major with leading dimensions; op(X) is
+// X stored transposed when its flag is set (a pulled panel of a transposed operand).
 template <class T>
-void gemm(int64_t m, int64_t n, int64_t k, const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc) {
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* A, int64_t lda, const T* B, int64_t ldb,
+          T* C, int64_t ldc) {
   if (m == 0 || n == 0 || k == 0) return;
   if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
     auto gemv = [](auto... args) {
@@ -50,33 +52,35 @@ void gemm(int64_t m, int64_t n, int64_t k, const T* A, int64_t lda, const T* B, 
       if constexpr (std::is_same_v<T, double>) cblas_dgemm(args...);
       else cblas_sgemm(args...);
     };
-    const int M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
-    if (n == 1)
-      gemv(CblasRowMajor, CblasNoTrans, M, K, T(1), A, static_cast<int>(lda), B, static_cast<int>(ldb), T(1), C,
-           static_cast<int>(ldc));
-    else if (m == 1)
-      gemv(CblasRowMajor, CblasTrans, K, N, T(1), B, static_cast<int>(ldb), A, 1, T(1), C, 1);
+    auto I = [](int64_t v) { return static_cast<int>(v); };
+    const auto NT = CblasNoTrans, TR = CblasTrans;
+    if (n == 1)  // C column += op(A) x, x = the column of op(B)
+      gemv(CblasRowMajor, ta ? TR : NT, I(ta ? k : m), I(ta ? m : k), T(1), A, I(lda), B, I(tb ? 1 : ldb), T(1), C,
+           I(ldc));
+    else if (m == 1)  // C row += op(B)^T a, a = the row of op(A)
+      gemv(CblasRowMajor, tb ? NT : TR, I(tb ? n : k), I(tb ? k : n), T(1), B, I(ldb), A, I(ta ? lda : 1), T(1), C, 1);
     else
-      gemm3(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, T(1), A, static_cast<int>(lda), B,
-            static_cast<int>(ldb), T(1), C, static_cast<int>(ldc));
-  } else if constexpr (std::is_same_v<T, bool>) {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t p = 0; p < k; ++p)
-        if (A[i * lda + p]) {
-          const T* b = B + p * ldb;
-          T* c = C + i * ldc;
-          for (int64_t j = 0; j < n; ++j) c[j] = c[j] | b[j];
-        }
-  } else {  // integers: exact, wrapping like NumPy (modular arithmetic in uint64)
-    for (int64_t i = 0; i < m; ++i)
+      gemm3(CblasRowMajor, ta ? TR : NT, tb ? TR : NT, I(m), I(n), I(k), T(1), A, I(lda), B, I(ldb), T(1), C, I(ldc));
+  } else {  // bool: or of ands; integers: exact, wrapping like NumPy (modular in uint64)
+    auto at = [&](int64_t i, int64_t p) { return ta ? A[p * lda + i] : A[i * lda + p]; };
+    auto add = [](T& c, T a, T b) {
+      if constexpr (std::is_same_v<T, bool>) c = c | (a & b);
+      else c = static_cast<T>(static_cast<uint64_t>(c) + static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+    };
+    for (int64_t i = 0; i < m; ++i) {
+      T* c = C + i * ldc;
+      if (tb) {  // B's rows are op(B)'s columns: dot products
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t p = 0; p < k; ++p) add(c[j], at(i, p), B[j * ldb + p]);
+        continue;
+      }
       for (int64_t p = 0; p < k; ++p) {
-        const uint64_t a = static_cast<uint64_t>(A[i * lda + p]);
+        const T a = at(i, p);
         if (!a) continue;
         const T* b = B + p * ldb;
-        T* c = C + i * ldc;
-        for (int64_t j = 0; j < n; ++j)
-          c[j] = static_cast<T>(static_cast<uint64_t>(c[j]) + a * static_cast<uint64_t>(b[j]));
+        for (int64_t j = 0; j < n; ++j) add(c[j], a, b[j]);
       }
+    }
   }
 }
 
@@ -91,6 +95,23 @@ struct Panels {
   }
 };
 
+Region swap_last_two(Region r) {
+  const size_t n = r.ndim();
+  std::swap(r.start[n - 2], r.start[n - 1]);
+  std::swap(r.step[n - 2], r.step[n - 1]);
+  std::swap(r.count[n - 2], r.count[n - 1]);
+  return r;
+}
+
+// Expensive operands go through a KeepNode (unless already cacheable themselves).
+NodePtr keep_if_expensive(NodePtr n) {
+  if (cheap(*n) || n->cacheable()) return n;
+  // Keep below a permutation, so that a transposed operand is still read as stored.
+  if (auto* p = dynamic_cast<const PermuteNode*>(n.get()))
+    return std::make_shared<PermuteNode>(keep_if_expensive(n->inputs()[0]), p->perm());
+  return std::make_shared<KeepNode>(std::move(n));
+}
+
 size_t budget(const ThreadState& ts, int divisor) {
   if (!ts.eval) return size_t(256) << 20;
   return ts.eval->max_memory / static_cast<size_t>(divisor * std::max(1, ts.eval->nworkers()));
@@ -98,8 +119,11 @@ size_t budget(const ThreadState& ts, int divisor) {
 
 }  // namespace
 
+void KeepNode::fill(const Region& region, void* out, ThreadState& ts) const { inputs()[0]->pull(region, out, ts); }
+
 int64_t storage_alignment(const Node& n, size_t axis) {
   if (const ChunkGrid* g = n.storage_grid()) return g->chunks()[axis];
+  if (dynamic_cast<const KeepNode*>(&n)) return storage_alignment(*n.inputs()[0], axis);
   if (auto* m = dynamic_cast<const MatmulNode*>(&n)) return m->alignment(axis);
   if (auto* p = dynamic_cast<const PermuteNode*>(&n))
     return storage_alignment(*n.inputs()[0], static_cast<size_t>(p->perm()[axis]));
@@ -158,10 +182,22 @@ struct MatmulNode::Geometry {
 };
 
 MatmulNode::MatmulNode(NodePtr a, NodePtr b, size_t nbatch, size_t nm, size_t nk, size_t nn, Shape out_shape)
-    : Node(a->dtype(), std::move(out_shape), {a, b}),
+    : Node(a->dtype(), std::move(out_shape), {keep_if_expensive(a), keep_if_expensive(b)}),
       nbatch_(nbatch), nm_(nm), nk_(nk), nn_(nn),
       a_expensive_(!cheap(*a)), b_expensive_(!cheap(*b)) {
   single_threaded_blas();
+  // A transposed matrix operand is read as it is stored and multiplied transposed.
+  auto swaps_last_two = [](const Node& n) {
+    auto* p = dynamic_cast<const PermuteNode*>(&n);
+    if (!p) return false;
+    const auto& perm = p->perm();
+    const size_t r = perm.size();
+    for (size_t d = 0; d + 2 < r; ++d)
+      if (perm[d] != static_cast<int>(d)) return false;
+    return perm[r - 2] == static_cast<int>(r - 1) && perm[r - 1] == static_cast<int>(r - 2);
+  };
+  a_trans_ = nm == 1 && nk == 1 && swaps_last_two(*inputs()[0]);
+  b_trans_ = nk == 1 && nn == 1 && swaps_last_two(*inputs()[1]);
   const size_t ka = nbatch + nm;  // first K axis of a
   k_len_ = nk ? a->shape()[ka] : 1;
   for (size_t d = 1; d < nk; ++d) k_rest_ *= a->shape()[ka + d];
@@ -175,6 +211,8 @@ MatmulNode::MatmulNode(NodePtr a, NodePtr b, size_t nbatch, size_t nm, size_t nk
 std::string MatmulNode::describe() const {
   std::string s = "matmul " + shape_str(inputs()[0]->shape()) + " x " + shape_str(inputs()[1]->shape()) + " -> " +
                   dtype_name(dtype()) + " " + shape_str(shape());
+  if (a_trans_) s += " (a read transposed)";
+  if (b_trans_) s += " (b read transposed)";
   if (a_expensive_) s += " (keeps panels of a)";
   else if (b_expensive_) s += " (keeps panels of b)";
   return s;
@@ -243,6 +281,9 @@ Shape MatmulNode::preferred_chunks() const {
     c[first] = lines;
     return c;
   }
+  // Tiles of ~32 MiB (2048 x 2048 float64): each operand panel is re-read once per tile
+  // column (row), so larger tiles read less; decompression costs as much as ~40% of a
+  // 2-core gemm at 1024 x 1024.
   const size_t tile = size_t(8) << 20;
   if (static_cast<size_t>(mat) * isz <= tile) {  // whole matrices, several per chunk
     Shape batch(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(nbatch_));
@@ -263,29 +304,14 @@ void MatmulNode::fill(const Region& region, void* out, ThreadState& ts) const {
 }
 
 bool MatmulNode::fork(const Region& region, void* out, ThreadState& ts) const {
+  // Large regions parallelise their multiplications inside contract(); this is for a
+  // small result over a long K: each worker sums a K range; the partials are added.
   if (!ts.can_fork || !ts.eval || ts.eval->nworkers() < 2) return false;
   const int nw = ts.eval->nworkers();
-  const int64_t ktot = k_len_ * k_rest_;
-  if (region.size() * std::max<int64_t>(ktot, 1) < (int64_t(1) << 22)) return false;
+  if (region.size() * k_len_ * k_rest_ < (int64_t(1) << 22) || region.size() >= 64 * 64) return false;
   const size_t isz = itemsize(dtype());
-  // Split the outermost axis with more than one element: pieces are contiguous in out.
-  size_t o = 0;
-  while (o < region.ndim() && region.count[o] == 1) ++o;
-  if (o < region.ndim() && region.count[o] >= nw) {
-    const int64_t pieces = std::min<int64_t>(region.count[o], 4 * nw);
-    const int64_t per = region.size() / region.count[o];
-    ts.eval->parallel_for(pieces, [&](int64_t p, int, ThreadState& wts) {
-      int64_t i0 = region.count[o] * p / pieces, i1 = region.count[o] * (p + 1) / pieces;
-      if (i1 == i0) return;
-      Region sub = region;
-      sub.start[o] = region.start[o] + i0 * region.step[o];
-      sub.count[o] = i1 - i0;
-      contract(sub, 0, k_len_, static_cast<char*>(out) + static_cast<size_t>(i0 * per) * isz, wts);
-    });
-    return true;
-  }
   // A small result over a long K: each worker sums a K range; the partials are added.
-  if (k_len_ < nw || static_cast<size_t>(region.size()) * isz * static_cast<size_t>(nw) > (size_t(64) << 20)) return false;
+  if (k_len_ < nw) return false;
   ScratchScope scope(ts.scratch);
   const size_t bytes = static_cast<size_t>(region.size()) * isz;
   char* parts = static_cast<char*>(scope.alloc(bytes * static_cast<size_t>(nw)));
@@ -312,8 +338,12 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
   const Geometry g(*this, region);
   std::memset(out, 0, static_cast<size_t>(region.size()) * isz);
   if (ke <= kb || region.size() == 0) return;
-  const NodePtr& a = inputs()[0];
-  const NodePtr& b = inputs()[1];
+  // Transposed operands are pulled from the node below the transposition.
+  const Node& a = a_trans_ ? *inputs()[0]->inputs()[0] : *inputs()[0];
+  const Node& b = b_trans_ ? *inputs()[1]->inputs()[0] : *inputs()[1];
+  auto pull_a = [&](const Region& r, void* p) { a.pull(a_trans_ ? swap_last_two(r) : r, p, ts); };
+  auto pull_b = [&](const Region& r, void* p) { b.pull(b_trans_ ? swap_last_two(r) : r, p, ts); };
+  const bool ta = a_trans_, tb = b_trans_;
   const int64_t ktot = (ke - kb) * k_rest_;
   const size_t hold = budget(ts, 4);
   const size_t stream = std::min(kStreamBytes, std::max<size_t>(budget(ts, 8), size_t(1) << 20));
@@ -325,12 +355,12 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
   const void* b_full = nullptr;
   if (hold_a) {
     void* p = keep.alloc(static_cast<size_t>(g.nba * g.mrows * ktot) * isz);
-    a->pull(a_region(region, kb, ke), p, ts);
+    pull_a(a_region(region, kb, ke), p);
     a_full = p;
   }
   if (hold_b) {
     void* p = keep.alloc(static_cast<size_t>(g.nbb * ktot * g.ncols) * isz);
-    b->pull(b_region(region, kb, ke), p, ts);
+    pull_b(b_region(region, kb, ke), p);
     b_full = p;
   }
   // Sub-tiles: along the first N axis when a is kept, the first M axis when b is.
@@ -341,6 +371,7 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
   if (hold_a && nn_) n_step = std::clamp<int64_t>(side / g.n_rest, 1, n_len);
   if (hold_b && nm_) m_step = std::clamp<int64_t>(side / g.m_rest, 1, m_len);
 
+  const int nw = ts.can_fork && ts.eval ? ts.eval->nworkers() : 1;
   dispatch(dtype(), [&]<class T>(T*) {
     T* C = static_cast<T*>(out);
     for (int64_t i0 = 0; i0 < m_len; i0 += m_step) {
@@ -360,29 +391,45 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
           const int64_t k1 = panels.next(k0), kc = (k1 - k0) * k_rest_;
           ScratchScope scope(ts.scratch);
           const T *A, *B;
+          // Leading dimensions and offsets of this sub-tile's K-panel inside each operand
+          // buffer (kept whole along K, or pulled for the panel); transposed buffers hold
+          // op(X) column by column.
           int64_t lda, ldb, a_off = 0, b_off = 0, a_bs, b_bs;
           if (hold_a) {
-            A = static_cast<const T*>(a_full), lda = ktot, a_off = (k0 - kb) * k_rest_, a_bs = g.mrows * ktot;
+            A = static_cast<const T*>(a_full), a_bs = g.mrows * ktot;
+            lda = ta ? g.mrows : ktot;
+            a_off = ta ? (k0 - kb) * lda + i0 : (k0 - kb) * k_rest_ + i0 * g.m_rest * lda;
           } else {
             T* p = scope.alloc_n<T>(static_cast<size_t>(g.nba * rows * kc));
-            a->pull(a_region(sub, k0, k1), p, ts);
-            A = p, lda = kc, a_bs = rows * kc;
+            pull_a(a_region(sub, k0, k1), p);
+            A = p, lda = ta ? rows : kc, a_bs = rows * kc;
           }
           if (hold_b) {
-            B = static_cast<const T*>(b_full), ldb = g.ncols, b_off = (k0 - kb) * k_rest_ * g.ncols, b_bs = ktot * g.ncols;
+            B = static_cast<const T*>(b_full), b_bs = ktot * g.ncols;
+            ldb = tb ? ktot : g.ncols;
+            b_off = tb ? (k0 - kb) + j0 * ldb : (k0 - kb) * k_rest_ * g.ncols + j0 * g.n_rest;
           } else {
             T* p = scope.alloc_n<T>(static_cast<size_t>(g.nbb * kc * cols));
-            b->pull(b_region(sub, k0, k1), p, ts);
-            B = p, ldb = cols, b_bs = kc * cols;
+            pull_b(b_region(sub, k0, k1), p);
+            B = p, ldb = tb ? kc : cols, b_bs = kc * cols;
           }
-          // Within a kept operand, this sub-tile starts at row i0 / column j0.
-          if (hold_b) b_off += j0 * g.n_rest;  // j0 == 0: b is kept whole along N
-          if (hold_a) a_off += i0 * g.m_rest * lda;
-          for (int64_t e = 0; e < g.nbatch; ++e) {
-            const T* Ae = A + g.ea[static_cast<size_t>(e)] * a_bs + a_off;
+          // Batch element e, rows [r0, r1) of this sub-tile.
+          auto multiply = [&](int64_t e, int64_t r0, int64_t r1) {
+            const T* Ae = A + g.ea[static_cast<size_t>(e)] * a_bs + a_off + (ta ? r0 : r0 * lda);
             const T* Be = B + g.eb[static_cast<size_t>(e)] * b_bs + b_off;
-            T* Ce = C + e * g.mrows * g.ncols + i0 * g.m_rest * g.ncols + j0 * g.n_rest;
-            gemm<T>(rows, cols, kc, Ae, lda, Be, ldb, Ce, g.ncols);
+            T* Ce = C + e * g.mrows * g.ncols + (i0 * g.m_rest + r0) * g.ncols + j0 * g.n_rest;
+            gemm<T>(ta, tb, r1 - r0, cols, kc, Ae, lda, Be, ldb, Ce, g.ncols);
+          };
+          if (nw > 1 && g.nbatch * rows * cols * kc >= (int64_t(1) << 21)) {
+            // Alone on the calling thread (a single-chunk evaluation): the panels were
+            // pulled once; the workers share the multiplication.
+            const int64_t pieces = g.nbatch >= nw ? g.nbatch : std::min<int64_t>(rows, 4 * nw);
+            ts.eval->parallel_for(pieces, [&](int64_t p, int, ThreadState&) {
+              if (g.nbatch >= nw) return multiply(p, 0, rows);
+              for (int64_t e = 0; e < g.nbatch; ++e) multiply(e, rows * p / pieces, rows * (p + 1) / pieces);
+            });
+          } else {
+            for (int64_t e = 0; e < g.nbatch; ++e) multiply(e, 0, rows);
           }
           k0 = k1;
         }

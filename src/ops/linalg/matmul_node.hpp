@@ -34,7 +34,7 @@ class MatmulNode : public Node {
   Region b_region(const Region& out, int64_t k0, int64_t k1) const;
   // out = the contraction over [k0, k1) of the first K axis, for `region`.
   void contract(const Region& region, int64_t k0, int64_t k1, void* out, ThreadState& ts) const;
-  // Spreads one large region over the workers (single-chunk evaluations).
+  // A small result over a long K, alone on the calling thread: K ranges on the workers.
   bool fork(const Region& region, void* out, ThreadState& ts) const;
 
   size_t nbatch_, nm_, nk_, nn_;
@@ -42,6 +42,22 @@ class MatmulNode : public Node {
   int64_t k_rest_ = 1;    // product of the other K axes
   int64_t k_align_ = 0;   // storage chunk length along the first K axis
   bool a_expensive_, b_expensive_;
+  bool a_trans_ = false, b_trans_ = false;  // operand is a matrix transpose: pull below it
+};
+
+// An expensive operand of a contraction, passed through unchanged but cacheable: when
+// the output chunks are not the bands the contraction prefers (user-given chunks, say),
+// several of them need the same rows of the operand, and the planner then computes it
+// once per evaluation instead of once per output chunk.
+class KeepNode : public Node {
+ public:
+  explicit KeepNode(NodePtr input) : Node(input->dtype(), input->shape(), {input}) {}
+  std::string kind() const override { return "keep"; }
+  std::string describe() const override { return "keep (computed once when several output chunks need it)"; }
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
+  std::vector<Region> input_regions(const Region& region) const override { return {region}; }
+  bool cacheable() const override { return true; }
+  Shape preferred_chunks() const override { return inputs()[0]->preferred_chunks(); }
 };
 
 // Storage-chunk length of `node` along `axis` as seen through elementwise, reduction,
