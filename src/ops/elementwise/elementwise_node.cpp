@@ -50,13 +50,19 @@ void ElementwiseNode::fill(const Region& region, void* out, ThreadState& ts) con
   const Program& prog = program();
   ScratchScope scope(ts.scratch);
   std::vector<const void*> data(prog.leaves.size());
+  // One leaf of the output's dtype and size may be pulled straight into `out`: the
+  // program then runs in place (a block of `out` is written only by the last
+  // instruction, after every read of that block, and kernels are exact element maps).
+  bool out_free = true;
   for (size_t i = 0; i < prog.leaves.size(); ++i) {
     const Node& leaf = *prog.leaves[i];
     Region lr = broadcast_region(region, shape(), leaf.shape());
     const size_t isz = itemsize(leaf.dtype());
     const void* p = leaf.pull_view(lr, ts);
     if (!p) {
-      void* buf = scope.alloc(lr.size() * isz);
+      const bool into_out = out_free && leaf.dtype() == dtype() && lr.size() == n;
+      out_free = out_free && !into_out;
+      void* buf = into_out ? out : scope.alloc(lr.size() * isz);
       leaf.pull(lr, buf, ts);
       p = buf;
     }
