@@ -57,6 +57,7 @@ void EvalState::collect(Stats& stats) const {
   auto add = [&](const ThreadState* s) {
     if (!s) return;
     stats.peak_scratch_bytes += static_cast<int64_t>(s->scratch.capacity());
+    for (auto& [node, k] : s->kept) stats.peak_scratch_bytes += static_cast<int64_t>(k.bytes);
     stats.cache_hits += s->cache_hits;
     for (auto& [node, counts] : s->decompressed)
       for (auto& [id, n] : counts) per_chunk[node][id] += n;

@@ -142,14 +142,23 @@ void run_pass(const NodePtr& root, const ChunkGrid& grid, const Target& target, 
     }
     return;
   }
+  // With a contraction, one task is a row of chunks (all but the last grid axis fixed):
+  // its tiles share the contraction's kept band of an expensive operand.
+  int64_t per_task = 1;
+  if (!grid.grid().empty() && has_contraction(*root)) {
+    const int64_t row = grid.grid().back();
+    if (row > 1 && nchunks / row >= ev.nworkers()) per_task = row;
+  }
   std::atomic<int64_t> done{0};
   std::mutex mu;
-  ev.parallel_for(nchunks, [&](int64_t id, int, ThreadState& ts) {
-    eval_chunk(root, grid, id, target, bm, ts);
-    int64_t d = done.fetch_add(1) + 1;
-    if (progress) {
-      std::lock_guard<std::mutex> g(mu);
-      progress(d, nchunks);
+  ev.parallel_for((nchunks + per_task - 1) / per_task, [&](int64_t task, int, ThreadState& ts) {
+    for (int64_t id = task * per_task; id < std::min(nchunks, (task + 1) * per_task); ++id) {
+      eval_chunk(root, grid, id, target, bm, ts);
+      int64_t d = done.fetch_add(1) + 1;
+      if (progress) {
+        std::lock_guard<std::mutex> g(mu);
+        progress(d, nchunks);
+      }
     }
   });
 }

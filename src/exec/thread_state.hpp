@@ -2,8 +2,10 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 
+#include "b2lazy/box.hpp"
 #include "exec/scratch.hpp"
 
 struct blosc2_context_s;
@@ -28,6 +30,15 @@ class ThreadState {
   // work (e.g. the slabs of a reduction) over the context's workers.
   bool can_fork = false;
   int64_t cache_hits = 0;
+
+  // A panel a node keeps between the output chunks this thread evaluates — a
+  // contraction's band of an expensive operand, reused by the band's next tile.
+  struct Kept {
+    Region region;
+    std::unique_ptr<unsigned char[]> data;
+    size_t bytes = 0;
+  };
+  std::unordered_map<const Node*, Kept> kept;
 
   // Decompression context for one source (its dparams name the source's schunk).
   blosc2_context_s* dctx_for(const void* key, void* schunk, int32_t typesize);

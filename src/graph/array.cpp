@@ -156,6 +156,15 @@ Array Array::compute(const ComputeOptions& opts, Context* ctx) const {
     if (b2) {
       chunks = b2->storage_grid()->chunks();
       if (blocks.empty()) blocks = b2->blocks();
+      // A contraction's panels add two chunk-sized buffers per worker: keep output
+      // chunks at the default size (halving leading axes keeps reads contiguous).
+      if (has_contraction(*node_)) {
+        Shape small = shrink_chunks(chunks, itemsize(dtype()), size_t(4) << 20);
+        bool fits = true;
+        for (size_t d = 0; d < small.size(); ++d) fits = fits && blocks[d] <= small[d];
+        if (!fits && opts.blocks.empty()) blocks.clear();
+        chunks = small;
+      }
     } else if (Shape pc = preferred_chunks_of(node_); !pc.empty()) {
       chunks = pc;
     } else {

@@ -4,6 +4,8 @@
 #include <functional>
 #include <unordered_set>
 
+#include "ops/linalg/matmul_node.hpp"
+
 namespace b2lazy {
 
 Shape contiguous_chunks(const Shape& shape, size_t itemsize, size_t target_bytes) {
@@ -65,6 +67,25 @@ const Node* aligned_storage_source(const NodePtr& root) {
 Shape preferred_chunks_of(const NodePtr& root) {
   const Node* n = largest_chunked(root, [](const Node& x) { return x.preferred_chunks(); });
   return n ? n->preferred_chunks() : Shape{};
+}
+
+bool has_contraction(const Node& root) {
+  std::unordered_set<const Node*> visited;
+  std::vector<const Node*> todo{&root};
+  while (!todo.empty()) {
+    const Node* n = todo.back();
+    todo.pop_back();
+    if (!visited.insert(n).second) continue;
+    if (dynamic_cast<const MatmulNode*>(n)) return true;
+    for (auto& in : n->inputs()) todo.push_back(in.get());
+  }
+  return false;
+}
+
+Shape shrink_chunks(Shape c, size_t itemsize, size_t max_bytes) {
+  for (size_t d = 0; d < c.size() && static_cast<size_t>(prod(c)) * itemsize > max_bytes; ++d)
+    while (c[d] > 1 && static_cast<size_t>(prod(c)) * itemsize > max_bytes) c[d] = (c[d] + 1) / 2;
+  return c;
 }
 
 size_t chunk_target_bytes(const Node& root, size_t max_memory, int nthreads) {

@@ -16,6 +16,10 @@ const Node* aligned_storage_source(const NodePtr& root);
 // The preferred chunks (Node::preferred_chunks) of the largest-chunked node with root's
 // shape reachable through elementwise nodes; empty if none.
 Shape preferred_chunks_of(const NodePtr& root);
+// Does the graph under `root` hold a contraction (matmul, tensordot)?
+bool has_contraction(const Node& root);
+// `chunks` with leading axes halved until a chunk is at most `max_bytes`.
+Shape shrink_chunks(Shape chunks, size_t itemsize, size_t max_bytes);
 // Default output chunk size for an evaluation within `max_memory` on `nthreads`.
 size_t chunk_target_bytes(const Node& root, size_t max_memory, int nthreads);
 

@@ -35,7 +35,8 @@ bool cheap(const Node& n) {
 }
 
 constexpr size_t kStreamBytes = size_t(16) << 20;  // per thread, both operand panels
-constexpr size_t kBandBytes = size_t(64) << 20;    // preferred band of a kept operand
+constexpr size_t kBandBytes = size_t(64) << 20;    // kept band of an expensive operand
+constexpr size_t kTileBytes = size_t(8) << 20;     // preferred output tile
 
 // C (m x n) += op(A) (m x k) op(B) (k x n), row-major with leading dimensions; op(X) is
 // X stored transposed when its flag is set (a pulled panel of a transposed operand).
@@ -264,16 +265,30 @@ Shape MatmulNode::preferred_chunks() const {
   int64_t mat = 1;
   for (size_t d = nbatch_; d < s.size(); ++d) mat *= std::max<int64_t>(1, s[d]);
   const int64_t ktot = k_len_ * k_rest_;
-  if ((a_expensive_ && nm_) || (b_expensive_ && nn_)) {
-    // Bands of whole rows (or columns), aligned with the kept operand's storage chunks.
-    const bool rows = a_expensive_ && nm_;
-    const size_t first = rows ? nbatch_ : nbatch_ + nm_;
-    const size_t last = rows ? nbatch_ + nm_ : s.size();
+  if (a_expensive_ && nm_) {
+    // Tiles in bands of rows aligned with a's storage chunks; a band's tiles share the
+    // kept panel of a (ThreadState::kept) and are evaluated together.
+    int64_t m_rest = 1;
+    for (size_t d = nbatch_ + 1; d < nbatch_ + nm_; ++d) m_rest *= std::max<int64_t>(1, s[d]);
+    for (size_t d = nbatch_ + 1; d < nbatch_ + nm_; ++d) c[d] = std::max<int64_t>(1, s[d]);
+    const size_t first = nbatch_;
+    int64_t lines = static_cast<int64_t>(kBandBytes / isz) / std::max<int64_t>(1, m_rest * std::max<int64_t>(1, ktot));
+    lines = std::clamp<int64_t>(lines, 1, std::max<int64_t>(1, s[first]));
+    const int64_t al = alignment(first);
+    if (al > 0 && al < s[first]) lines = lines >= al ? lines / al * al : lines;
+    c[first] = lines;
+    Shape ns(s.begin() + static_cast<std::ptrdiff_t>(nbatch_ + nm_), s.end());
+    Shape cn = contiguous_chunks(ns, isz, std::max<size_t>(isz, kTileBytes / static_cast<size_t>(lines * m_rest)));
+    for (size_t d = 0; d < nn_; ++d) c[nbatch_ + nm_ + d] = cn[d];
+    return c;
+  }
+  if (b_expensive_ && nn_) {
+    // Bands of whole columns aligned with b's storage chunks: each keeps b's panel.
     for (size_t d = nbatch_; d < s.size(); ++d) c[d] = std::max<int64_t>(1, s[d]);
-    const int64_t per_line = std::max<int64_t>(1, mat / std::max<int64_t>(1, s[first]));  // out elements
-    int64_t kept_per_line = 1;
-    for (size_t d = first + 1; d < last; ++d) kept_per_line *= std::max<int64_t>(1, s[d]);
-    kept_per_line *= std::max<int64_t>(1, ktot);
+    const size_t first = nbatch_ + nm_;
+    const int64_t per_line = std::max<int64_t>(1, mat / std::max<int64_t>(1, s[first]));
+    int64_t kept_per_line = std::max<int64_t>(1, ktot);
+    for (size_t d = first + 1; d < s.size(); ++d) kept_per_line *= std::max<int64_t>(1, s[d]);
     int64_t lines = static_cast<int64_t>(kBandBytes / isz) / std::max(per_line, kept_per_line);
     lines = std::clamp<int64_t>(lines, 1, std::max<int64_t>(1, s[first]));
     const int64_t al = alignment(first);
@@ -281,10 +296,7 @@ Shape MatmulNode::preferred_chunks() const {
     c[first] = lines;
     return c;
   }
-  // Tiles of ~32 MiB (2048 x 2048 float64): each operand panel is re-read once per tile
-  // column (row), so larger tiles read less; decompression costs as much as ~40% of a
-  // 2-core gemm at 1024 x 1024.
-  const size_t tile = size_t(8) << 20;
+  const size_t tile = kTileBytes;
   if (static_cast<size_t>(mat) * isz <= tile) {  // whole matrices, several per chunk
     Shape batch(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(nbatch_));
     Shape cb = contiguous_chunks(batch, static_cast<size_t>(mat) * isz, tile);
@@ -350,19 +362,26 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
   const bool hold_a = a_expensive_ && static_cast<size_t>(g.nba * g.mrows * ktot) * isz <= hold;
   const bool hold_b = !hold_a && b_expensive_ && static_cast<size_t>(g.nbb * ktot * g.ncols) * isz <= hold;
 
-  ScratchScope keep(ts.scratch);
+  // The kept operand's panel stays with this thread until another band needs it, so
+  // the next tile of the same band (the executor hands out a band's tiles together)
+  // reuses it.
+  auto kept = [&](const Region& r, size_t bytes, auto&& pull) -> const void* {
+    ThreadState::Kept& k = ts.kept[this];
+    if (k.data && k.region == r) return k.data.get();
+    if (bytes > k.bytes) {
+      k.data.reset();
+      k.data.reset(new unsigned char[bytes]);
+      k.bytes = bytes;
+    }
+    k.region = Region{};
+    pull(r, k.data.get());
+    k.region = r;
+    return k.data.get();
+  };
   const void* a_full = nullptr;
   const void* b_full = nullptr;
-  if (hold_a) {
-    void* p = keep.alloc(static_cast<size_t>(g.nba * g.mrows * ktot) * isz);
-    pull_a(a_region(region, kb, ke), p);
-    a_full = p;
-  }
-  if (hold_b) {
-    void* p = keep.alloc(static_cast<size_t>(g.nbb * ktot * g.ncols) * isz);
-    pull_b(b_region(region, kb, ke), p);
-    b_full = p;
-  }
+  if (hold_a) a_full = kept(a_region(region, kb, ke), static_cast<size_t>(g.nba * g.mrows * ktot) * isz, pull_a);
+  if (hold_b) b_full = kept(b_region(region, kb, ke), static_cast<size_t>(g.nbb * ktot * g.ncols) * isz, pull_b);
   // Sub-tiles: along the first N axis when a is kept, the first M axis when b is.
   const size_t m_axis = nbatch_, n_axis = nbatch_ + nm_;
   const int64_t m_len = nm_ ? region.count[m_axis] : 1, n_len = nn_ ? region.count[n_axis] : 1;
