@@ -255,7 +255,13 @@ Region MatmulNode::b_region(const Region& r, int64_t k0, int64_t k1) const {
 }
 
 std::vector<Region> MatmulNode::input_regions(const Region& r) const {
-  return {a_region(r, 0, k_len_), b_region(r, 0, k_len_)};
+  // A kept band of a serves the tiles after the first in its row of output chunks (they
+  // run on the same thread, one row per task): only the row's first tile reads it.
+  Region ra = a_region(r, 0, k_len_);
+  if (a_expensive_ && nn_ && r.start[nbatch_ + nm_] != 0 &&
+      static_cast<size_t>(ra.size()) * itemsize(dtype()) <= kBandBytes)
+    ra.count.assign(ra.count.size(), 0);
+  return {ra, b_region(r, 0, k_len_)};
 }
 
 Shape MatmulNode::preferred_chunks() const {
@@ -357,7 +363,8 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
   auto pull_b = [&](const Region& r, void* p) { b.pull(b_trans_ ? swap_last_two(r) : r, p, ts); };
   const bool ta = a_trans_, tb = b_trans_;
   const int64_t ktot = (ke - kb) * k_rest_;
-  const size_t hold = budget(ts, 4);
+  // A band as large as the preferred one is always kept (input_regions relies on it).
+  const size_t hold = std::max(budget(ts, 4), kBandBytes);
   const size_t stream = std::min(kStreamBytes, std::max<size_t>(budget(ts, 8), size_t(1) << 20));
   const bool hold_a = a_expensive_ && static_cast<size_t>(g.nba * g.mrows * ktot) * isz <= hold;
   const bool hold_b = !hold_a && b_expensive_ && static_cast<size_t>(g.nbb * ktot * g.ncols) * isz <= hold;
