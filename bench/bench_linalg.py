@@ -250,12 +250,20 @@ def report(R):
             L.append(f"| `{label}` | {c} | {t:.2f} | {flops / t / 1e9:.1f} | "
                      f"{'—' if not ref else f'{t / ref:.2f}x'} | {d['growth'] / MiB:.0f} | "
                      f"{d.get('out_chunks', '—')} | {d.get('max_rel_err', 0):.1e} |")
-    L += ["", "b2lazy work counters (chunks decompressed: total / distinct / most reads of one chunk):", ""]
+    L += ["", "b2lazy work counters per source (chunk reads: total / distinct chunks / most reads of one "
+          "chunk; a read of part of a chunk counts as one; bytes decompressed as a multiple of the "
+          "source's size):", ""]
     for op, label in OPS:
         st = find(rows, "b2lazy", op).get("stats") or {}
         cd = st.get("chunks_decompressed", {})
-        parts = [f"{k}: {v} / {st.get('distinct_chunks_decompressed', {}).get(k)} / "
-                 f"{st.get('max_decompressions_per_chunk', {}).get(k)}" for k, v in cd.items() if k != "total"]
+        size = {"a": n * n * 8, "b": n * n * 8, "a3": n * DEPTH3 * n * 8}
+        def times(k):
+            b = st.get("bytes_decompressed", {}).get(k)
+            name = os.path.basename(k).split("_")[1]
+            return "—" if b is None else f"{b / size[name]:.1f}x"
+        parts = [f"{os.path.basename(k)}: {v} / {st.get('distinct_chunks_decompressed', {}).get(k)} / "
+                 f"{st.get('max_decompressions_per_chunk', {}).get(k)}, {times(k)} its size"
+                 for k, v in cd.items() if k != "total"]
         L.append(f"- `{label}`: {'; '.join(parts)}; cache hits {st.get('cache_hits')}, "
                  f"misses {st.get('cache_misses')}, peak scratch {st.get('peak_scratch_bytes', 0) / MiB:.0f} MiB")
     return "\n".join(L)

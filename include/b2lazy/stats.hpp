@@ -13,6 +13,9 @@ struct Stats {
   // reads of any one chunk, per source name.
   std::map<std::string, int64_t> distinct_chunks_decompressed;
   std::map<std::string, int64_t> max_decompressions_per_chunk;
+  // Uncompressed bytes decompressed per source (a read of part of a chunk counts as a
+  // decompression above but only its part here).
+  std::map<std::string, int64_t> bytes_decompressed;
   int64_t output_chunks = 0;
   int64_t cache_hits = 0;
   int64_t cache_misses = 0;

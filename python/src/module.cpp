@@ -138,6 +138,9 @@ nb::dict stats_dict(const Stats& s) {
   for (auto& [name, n] : s.max_decompressions_per_chunk) most[name.c_str()] = n;
   d["distinct_chunks_decompressed"] = distinct;
   d["max_decompressions_per_chunk"] = most;
+  nb::dict bytes;
+  for (auto& [name, n] : s.bytes_decompressed) bytes[name.c_str()] = n;
+  d["bytes_decompressed"] = bytes;
   d["output_chunks"] = s.output_chunks;
   d["cache_hits"] = s.cache_hits;
   d["cache_misses"] = s.cache_misses;

@@ -61,6 +61,7 @@ void EvalState::collect(Stats& stats) const {
     stats.cache_hits += s->cache_hits;
     for (auto& [node, counts] : s->decompressed)
       for (auto& [id, n] : counts) per_chunk[node][id] += n;
+    for (auto& [node, b] : s->decompressed_bytes) stats.bytes_decompressed[node->source_name()] += b;
   };
   add(main_.get());
   for (auto& w : workers_) add(w.get());

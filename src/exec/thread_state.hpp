@@ -25,6 +25,7 @@ class ThreadState {
   // How often this thread decompressed each chunk (by id), per source node; merged into
   // Stats at the end.
   std::unordered_map<const Node*, std::unordered_map<int64_t, int64_t>> decompressed;
+  std::unordered_map<const Node*, int64_t> decompressed_bytes;  // uncompressed bytes produced
   EvalState* eval = nullptr;
   // True on the calling thread outside a parallel pass: a node may then spread its own
   // work (e.g. the slabs of a reduction) over the context's workers.

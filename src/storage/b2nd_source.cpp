@@ -97,6 +97,7 @@ void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, Thr
   if (rc < 0)
     throw IOError("'" + name_ + "': chunk " + std::to_string(id) + " is corrupted (" + print_error(rc) + ")");
   ts.decompressed[this][id]++;
+  ts.decompressed_bytes[this] += n * isz;
 }
 
 void B2ndSource::read_chunk(int64_t id, void* dst, ThreadState& ts) const {
@@ -194,8 +195,23 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
       i_hi[d] = g.i_hi;
     }
     int64_t id = grid_.chunk_id(coords);
-    read_chunk(id, buf, ts);
-    gather_from_chunk(buf, grid_.chunk_box(id), region, i_lo, i_hi, static_cast<char*>(out));
+    const Box cbox = grid_.chunk_box(id);
+    if (c_order_blocks_) {
+      // Decompress only the contiguous range from the first to the last item needed.
+      Shape first(nd), last(nd);
+      for (size_t d = 0; d < nd; ++d) {
+        const int64_t a = region.start[d] + i_lo[d] * region.step[d] - cbox.start[d];
+        const int64_t b = region.start[d] + (i_hi[d] - 1) * region.step[d] - cbox.start[d];
+        first[d] = std::min(a, b), last[d] = std::max(a, b);
+      }
+      Shape st = c_strides(extchunk_);
+      int64_t lo = 0, hi = 0;
+      for (size_t d = 0; d < nd; ++d) lo += first[d] * st[d], hi += last[d] * st[d];
+      read_items(id, lo, hi + 1 - lo, buf + lo * static_cast<int64_t>(isz), ts);
+    } else {
+      read_chunk(id, buf, ts);
+    }
+    gather_from_chunk(buf, cbox, region, i_lo, i_hi, static_cast<char*>(out));
     size_t d = nd;
     while (d-- > 0) {
       if (++k[d] < per_axis[d].size()) break;

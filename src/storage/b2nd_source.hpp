@@ -36,6 +36,8 @@ class B2ndSource : public Node {
   // the blocks that hold them.
   void read_items(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const;
   b2nd_array_t* raw() const { return arr_; }
+  // Are a chunk's blocks in its C order, so that a range of rows decompresses alone?
+  bool reads_ranges() const { return c_order_blocks_; }
   // Serialise to a contiguous frame (for python-blosc2 and copies).
   std::vector<uint8_t> to_cframe() const;
 

@@ -35,7 +35,7 @@ bool cheap(const Node& n) {
 }
 
 constexpr size_t kStreamBytes = size_t(16) << 20;  // per thread, both operand panels
-constexpr size_t kBandBytes = size_t(64) << 20;    // kept band of an expensive operand
+constexpr size_t kBandBytes = size_t(16) << 20;    // kept band of an expensive operand
 constexpr size_t kTileBytes = size_t(8) << 20;     // preferred output tile
 
 // C (m x n) += op(A) (m x k) op(B) (k x n), row-major with leading dimensions; op(X) is
@@ -284,7 +284,8 @@ Shape MatmulNode::preferred_chunks() const {
     if (al > 0 && al < s[first]) lines = lines >= al ? lines / al * al : lines;
     c[first] = lines;
     Shape ns(s.begin() + static_cast<std::ptrdiff_t>(nbatch_ + nm_), s.end());
-    Shape cn = contiguous_chunks(ns, isz, std::max<size_t>(isz, kTileBytes / static_cast<size_t>(lines * m_rest)));
+    // Half-size tiles: the kept band already takes memory beside them.
+    Shape cn = contiguous_chunks(ns, isz, std::max<size_t>(isz, kTileBytes / 2 / static_cast<size_t>(lines * m_rest)));
     for (size_t d = 0; d < nn_; ++d) c[nbatch_ + nm_ + d] = cn[d];
     return c;
   }
@@ -365,7 +366,7 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
   const int64_t ktot = (ke - kb) * k_rest_;
   // A band as large as the preferred one is always kept (input_regions relies on it).
   const size_t hold = std::max(budget(ts, 4), kBandBytes);
-  const size_t stream = std::min(kStreamBytes, std::max<size_t>(budget(ts, 8), size_t(1) << 20));
+  size_t stream = std::min(kStreamBytes, std::max<size_t>(budget(ts, 8), size_t(1) << 20));
   const bool hold_a = a_expensive_ && static_cast<size_t>(g.nba * g.mrows * ktot) * isz <= hold;
   const bool hold_b = !hold_a && b_expensive_ && static_cast<size_t>(g.nbb * ktot * g.ncols) * isz <= hold;
 
@@ -393,9 +394,12 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
   const size_t m_axis = nbatch_, n_axis = nbatch_ + nm_;
   const int64_t m_len = nm_ ? region.count[m_axis] : 1, n_len = nn_ ? region.count[n_axis] : 1;
   int64_t m_step = m_len, n_step = n_len;
-  const int64_t side = std::max<int64_t>(256, hold_a ? g.mrows : g.ncols);
-  if (hold_a && nn_) n_step = std::clamp<int64_t>(side / g.n_rest, 1, n_len);
-  if (hold_b && nm_) m_step = std::clamp<int64_t>(side / g.m_rest, 1, m_len);
+  // A kept band already holds memory: the streamed panels get half the budget, and
+  // the region is cut into sub-tiles only when even a 256-deep panel would not fit.
+  if (hold_a || hold_b) stream /= 2;
+  const int64_t lines = static_cast<int64_t>(stream / isz) / 256;
+  if (hold_a && nn_) n_step = std::clamp<int64_t>(lines / g.n_rest, 1, n_len);
+  if (hold_b && nm_) m_step = std::clamp<int64_t>(lines / g.m_rest, 1, m_len);
 
   const int nw = ts.can_fork && ts.eval ? ts.eval->nworkers() : 1;
   dispatch(dtype(), [&]<class T>(T*) {
@@ -411,7 +415,9 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
         // is at most 4x more (reading a chunk for a part of it is the costlier waste).
         const int64_t per_k = ((hold_a ? 0 : g.nba * rows) + (hold_b ? 0 : g.nbb * cols)) * k_rest_;
         int64_t kp = per_k ? static_cast<int64_t>(stream / isz) / per_k : ke - kb;
-        if (k_align_ > kp && per_k && static_cast<size_t>(k_align_ * per_k) * isz <= 4 * stream) kp = k_align_;
+        // (Only for a streamed a: b's panels are row ranges, which b2nd reads alone.)
+        if (!hold_a && k_align_ > kp && per_k && static_cast<size_t>(k_align_ * per_k) * isz <= 4 * stream)
+          kp = k_align_;
         const Panels panels{ke, std::max<int64_t>(1, kp), k_align_};
         for (int64_t k0 = kb; k0 < ke;) {
           const int64_t k1 = panels.next(k0), kc = (k1 - k0) * k_rest_;

@@ -13,6 +13,7 @@
 #include "exec/thread_state.hpp"
 #include "ops/reduce/accumulate.hpp"
 #include "plan/chunking.hpp"
+#include "storage/b2nd_source.hpp"
 
 namespace b2lazy {
 
@@ -199,7 +200,11 @@ ReduceNode::ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bo
   int o = 0;
   for (size_t d = 0; d < input->ndim(); ++d) out_axis_.push_back(reduced_[d] && !keepdims_ ? -1 : o++);
   align_.assign(input->ndim(), 0);
-  if (const Node* src = aligned_storage_source(input)) align_ = src->storage_grid()->chunks();
+  if (const Node* src = aligned_storage_source(input)) {
+    align_ = src->storage_grid()->chunks();
+    auto* b2 = dynamic_cast<const B2ndSource*>(src);
+    range_reads_ = b2 && b2->reads_ranges();
+  }
 }
 
 std::string ReduceNode::kind() const { return reduction_name(r_); }
@@ -305,7 +310,10 @@ bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, si
   if (in_axis < 0) return false;
   const int64_t per_row = region.size() / region.count[o];
   int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(slab_bytes / isz) / std::max<int64_t>(per_row * thin, 1));
-  const int64_t al = align_[static_cast<size_t>(in_axis)];
+  int64_t al = align_[static_cast<size_t>(in_axis)];
+  // Pieces thinner than a chunk cost no extra decompression when the source reads row
+  // ranges alone; then a chunk-deep piece far over budget is not worth its memory.
+  if (al > 0 && range_reads_ && static_cast<size_t>(al * per_row * thin) * isz > 4 * slab_bytes) al = 0;
   if (al > 0 && region.step[o] == 1) rows = std::max(al, rows / al * al);
   if (rows >= region.count[o]) return false;
   char* dst = static_cast<char*>(out);

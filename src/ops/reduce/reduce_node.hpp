@@ -40,6 +40,7 @@ class ReduceNode : public Node {
   double correction_;
   std::vector<int> out_axis_;  // per input axis: its output axis, or -1
   Shape align_;                // per input axis: storage chunk length to align slabs to (0: none)
+  bool range_reads_ = false;   // that source decompresses row ranges of a chunk alone
 };
 
 }  // namespace b2lazy
