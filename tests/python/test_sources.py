@@ -299,3 +299,47 @@ def test_evaluation_options_do_not_change_values(nthreads, max_memory):
     np.testing.assert_array_max_ulp(e.to_numpy(nthreads=nthreads, max_memory=max_memory), ref, 4)
     r = e.compute(nthreads=nthreads, max_memory=max_memory, chunks=(64, 64), blocks=(16, 16))
     np.testing.assert_array_max_ulp(b2np(r), ref, 4)
+
+
+# ----------------------------------------------------------------------------------------
+# partial chunk reads
+# ----------------------------------------------------------------------------------------
+@st.composite
+def _row_strip_layout(draw):
+    """A shape with chunks whose blocks keep the chunk's C order (extent-1 leading block
+    axes, one split axis, whole trailing axes): the layout b2nd sources read by ranges."""
+    shape = draw(base_shapes(min_ndim=1, max_ndim=3))
+    chunks = tuple(draw(st.integers(1, max(1, s))) for s in shape)
+    split = draw(st.integers(0, len(shape) - 1))
+    blocks = tuple(1 if d < split else draw(st.integers(1, chunks[d])) if d == split else chunks[d]
+                   for d in range(len(shape)))
+    return shape, chunks, blocks
+
+
+@examples(80)
+@given(layout=_row_strip_layout(), dtype=st.sampled_from(DTYPES), zero_share=st.floats(0, 0.9),
+       data=st.data())
+def test_range_reads_with_all_zero_blocks(layout, dtype, zero_share, data):
+    """Reads of parts of chunks (single-chunk ranges and multi-chunk gathers) on arrays
+    where many blocks are all zeros — the case where C-Blosc2 3.3.5's multi-block getitem
+    goes wrong, so the source reads a range block by block."""
+    shape, chunks, blocks = layout
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    x = random_values(rng, dtype, shape)
+    if x.size:  # zero out whole rows so that entire blocks become zeros
+        rows = rng.random(shape[0]) < zero_share
+        x[rows] = 0
+    a = b2lazy.asarray(x, chunks=chunks, blocks=blocks)
+    index = []
+    rows_only = data.draw(st.booleans())  # a range of whole rows: contiguous in a chunk
+    for d, s in enumerate(shape):
+        if rows_only and d > 0:
+            index.append(slice(None))
+            continue
+        lo = data.draw(st.integers(0, s))
+        hi = data.draw(st.integers(lo, s))
+        step = 1 if rows_only else data.draw(st.sampled_from([1, 1, 1, 2, -1]))
+        index.append(slice(lo, hi, step) if step > 0 else slice(hi - 1 if hi else None, lo - 1 if lo else None, -1))
+    index = tuple(index)
+    assert_exact(a[index].to_numpy(), x[index], f"{shape} chunks={chunks} blocks={blocks} [{index}]")
+    assert_exact(a.to_numpy(), x, f"{shape} chunks={chunks} blocks={blocks} whole")

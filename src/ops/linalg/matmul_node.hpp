@@ -6,9 +6,10 @@
 // panels with OpenBLAS (float32/float64) or an exact wrapping loop (integers, bool).
 //
 // A lazy, expensive operand (anything but a source or a view of one) is pulled whole
-// along K once per output region and kept while the region's tiles are computed; the
-// node's preferred chunks are then bands of full rows (or columns), so each of that
-// operand's elements is computed about once over the whole evaluation.
+// along K in bands: for `a`, the node prefers tiles in bands of rows, a worker evaluates a
+// row of tiles as one task and keeps the band between them (ThreadState::kept); for `b`,
+// output chunks are bands of whole columns. So each of that operand's elements is
+// computed about once over the whole evaluation.
 #pragma once
 #include "b2lazy/node.hpp"
 
