@@ -72,15 +72,19 @@ void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, Thr
   uint8_t* chunk = nullptr;
   bool needs_free = false;
   int cbytes;
+  const bool whole = n == extchunk_nitems();
   {
+    // For part of a chunk on disk, a lazy chunk (header and block offsets) lets the
+    // decompressor read just the blocks it needs from the file, not the whole chunk.
     std::lock_guard<std::mutex> g(mu_);
-    cbytes = blosc2_schunk_get_chunk(arr_->sc, id, &chunk, &needs_free);
+    cbytes = whole ? blosc2_schunk_get_chunk(arr_->sc, id, &chunk, &needs_free)
+                   : blosc2_schunk_get_lazychunk(arr_->sc, id, &chunk, &needs_free);
   }
   if (cbytes < 0) throw IOError("'" + name_ + "': cannot read chunk " + std::to_string(id));
   auto* dctx = ts.dctx_for(this, arr_->sc, arr_->sc->typesize);
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
   int rc = 0;
-  if (n == extchunk_nitems()) {
+  if (whole) {
     rc = blosc2_decompress_ctx(dctx, chunk, cbytes, dst, static_cast<int32_t>(n * isz));
   } else {
     // One getitem per block: C-Blosc2 3.3.5 returns wrong values for a range that spans
