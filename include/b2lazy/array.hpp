@@ -173,6 +173,12 @@ Array outer(const Array& a, const Array& b);  // of the flattened operands
 Array permute_dims(const Array& x, const std::vector<int>& axes);
 Array matrix_transpose(const Array& x);  // swaps the last two axes (.mT)
 
+// Integer-array indexing along one axis (NumPy's take): `indices` in C order with shape
+// `index_shape`, negative values counted from the end; axis nullopt takes from the array
+// flattened in C order. Only the input chunks the indices touch are read or computed.
+Array take(const Array& x, const std::vector<int64_t>& indices, const Shape& index_shape,
+           std::optional<int> axis = {});
+
 // Shape of broadcasting `shapes` together; ValueError naming both shapes otherwise.
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 

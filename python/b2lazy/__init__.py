@@ -309,7 +309,23 @@ def matrix_transpose(x, /):
     return Array(_core.matrix_transpose(asarray(x)._a))
 
 
-__all__ += ["matmul", "tensordot", "vecdot", "outer", "permute_dims", "transpose", "matrix_transpose"]
+def take(x, indices, /, axis=None):
+    """Elements of `x` at integer `indices` along `axis` (NumPy's take; axis=None takes
+    from `x` flattened). Lazy: only the chunks the indices touch are read."""
+    if axis is not None and (not isinstance(axis, (int, np.integer)) or isinstance(axis, bool)):
+        raise TypeError(f"take: axis must be an int or None, got {axis!r}")
+    if isinstance(indices, Array):
+        indices = indices.to_numpy()
+    idx = np.asarray(indices)
+    if idx.dtype.kind not in "iub":
+        raise TypeError(f"take: indices must be integers, got dtype {idx.dtype}")
+    if idx.dtype.kind == "u" and idx.size and idx.max() > np.iinfo(np.int64).max:
+        raise IndexError(f"take: index {idx.max()} is out of bounds")
+    idx = np.require(idx.astype(np.int64, copy=False), requirements="C")  # keeps 0-d arrays 0-d
+    return Array(_core.take(asarray(x)._a, idx, None if axis is None else int(axis)))
+
+
+__all__ += ["matmul", "tensordot", "vecdot", "outer", "permute_dims", "transpose", "matrix_transpose", "take"]
 
 
 # --- reductions -------------------------------------------------------------------------

@@ -268,6 +268,13 @@ NB_MODULE(_core, m) {
   m.def("vecdot", [](const Array& a, const Array& b, int axis) { return vecdot(a, b, axis); });
   m.def("outer", [](const Array& a, const Array& b) { return outer(a, b); });
   m.def("permute_dims", [](const Array& x, const std::vector<int>& axes) { return permute_dims(x, axes); });
+  m.def("take", [](const Array& x, nb::ndarray<const int64_t, nb::c_contig, nb::device::cpu> idx,
+                   std::optional<int> axis) {
+    Shape shape;
+    for (size_t d = 0; d < idx.ndim(); ++d) shape.push_back(static_cast<int64_t>(idx.shape(d)));
+    std::vector<int64_t> v(idx.data(), idx.data() + idx.size());
+    return take(x, v, shape, axis);
+  }, nb::arg("x"), nb::arg("indices"), nb::arg("axis").none());
   m.def("matrix_transpose", [](const Array& x) { return matrix_transpose(x); });
 
   m.def("open", [](const std::string& path) { return open(path); });

@@ -1,0 +1,83 @@
+"""take(x, indices, axis): integer-array indexing along one axis, against NumPy's take, on
+every source kind and on lazy expressions, with the chunk-read counters that show only the
+touched chunks are read."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import b2lazy
+from conftest import assert_exact, b2np, examples
+from test_indexing import basic_indices, indexed_source
+
+
+@st.composite
+def take_args(draw, shape):
+    """(indices, axis) for `shape`: axis None (flattened) or any axis, negative too; indices
+    of 0-2 dimensions with repeats, negatives and any order."""
+    axis = draw(st.one_of(st.none(), st.integers(-len(shape), len(shape) - 1)))
+    n = int(np.prod(shape)) if axis is None else shape[axis]
+    ishape = draw(st.lists(st.integers(0, 5), min_size=0, max_size=2).map(tuple))
+    if n == 0:
+        ishape = tuple(0 for _ in ishape) if ishape else (0,)
+        return np.zeros(ishape, dtype=np.int64), axis
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    return rng.integers(-n, n, size=ishape), axis
+
+
+@examples(120)
+@given(data=st.data())
+def test_take_of_sources(data, tmpdir_factory_fn):
+    arr, lazy, how = data.draw(indexed_source(tmpdir_factory_fn()))
+    idx, axis = data.draw(take_args(arr.shape))
+    ref = np.take(arr, idx, axis=axis)
+    got = b2lazy.take(lazy, idx, axis=axis)
+    what = f"take({how}{arr.shape}, {idx.tolist()}, axis={axis})"
+    assert got.shape == ref.shape and got.dtype == ref.dtype, what
+    assert_exact(b2np(got), ref, what)
+    assert_exact(b2np(got.compute()), ref, what + " compute()")
+
+
+@examples(60)
+@given(data=st.data())
+def test_take_of_expressions_then_indexed(data, tmpdir_factory_fn):
+    """take over a lazy expression, then basic indexing of the result (strided regions of
+    the index axes)."""
+    arr, lazy, how = data.draw(indexed_source(tmpdir_factory_fn()))
+    idx, axis = data.draw(take_args(arr.shape))
+    with np.errstate(all="ignore"):
+        ref_full, expr = (arr ^ True, lazy ^ True) if arr.dtype == np.bool_ else (arr * 2 - 1, lazy * 2 - 1)
+    ref = np.take(ref_full, idx, axis=axis)
+    got = b2lazy.take(expr, idx, axis=axis)
+    assert_exact(b2np(got), ref, f"take({how} expr, {idx.tolist()}, axis={axis})")
+    if ref.ndim:
+        key = data.draw(basic_indices(ref.shape), label="key")
+        assert_exact(b2np(got[key]), np.asarray(ref[key]), f"take(...)[{key!r}]")
+
+
+def test_take_reads_only_touched_chunks(tmp_path):
+    x = np.random.default_rng(0).random((1000, 64))
+    path = str(tmp_path / "x.b2nd")
+    b2lazy.asarray(x).compute(urlpath=path, chunks=(100, 64), blocks=(10, 64))
+    a = b2lazy.open(path)
+    idx = [5, 7, 950, 6, 950]
+    r = b2lazy.take(b2lazy.sin(a) + a, idx, axis=0).compute()
+    assert r.stats["distinct_chunks_decompressed"][path] == 2  # chunks 0 and 9
+    assert r.stats["max_decompressions_per_chunk"][path] == 1
+    np.testing.assert_allclose(r.to_numpy(), np.sin(x[idx]) + x[idx], rtol=1e-15)
+
+
+@pytest.mark.parametrize("call, exc, words", [
+    (lambda a: b2lazy.take(a, [12], axis=0), IndexError, ["12", "axis 0", "size 12"]),
+    (lambda a: b2lazy.take(a, [-13], axis=0), IndexError, ["-13", "axis 0"]),
+    (lambda a: b2lazy.take(a, [0], axis=2), ValueError, ["axis 2", "(12, 5)"]),
+    (lambda a: b2lazy.take(a, [0.5], axis=0), TypeError, ["integers", "float64"]),
+    (lambda a: b2lazy.take(a, [0], axis=1.0), TypeError, ["axis"]),
+    (lambda a: b2lazy.take(a, [60]), IndexError, ["60", "size 60"]),
+])
+def test_take_errors(call, exc, words):
+    a = b2lazy.asarray(np.zeros((12, 5)), chunks=(5, 5))
+    with pytest.raises(exc) as e:
+        call(a)
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))
