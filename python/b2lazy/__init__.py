@@ -149,7 +149,16 @@ class Array:
 
     # --- indexing and casts ---------------------------------------------------------
     def __getitem__(self, key):
-        return Array(self._a.getitem(key))
+        items = key if isinstance(key, tuple) else (key,)
+        if not _builtins.any(_is_array_index(k) for k in items):
+            return Array(self._a.getitem(key))
+        return _advanced_getitem(self, items)
+
+    @property
+    def oindex(self):
+        """Orthogonal indexing (as zarr): each axis's integer or boolean array selects
+        along that axis independently; slices and integers as usual. Lazy."""
+        return _OIndex(self)
 
     def astype(self, dtype):
         return Array(self._a.astype(dtype))
@@ -184,6 +193,105 @@ class Array:
         if not isinstance(other, (Array, np.ndarray)):
             return NotImplemented
         return matmul(other, self)
+
+
+def _is_array_index(k):
+    return isinstance(k, (list, np.ndarray, Array)) and not isinstance(k, (str, bytes))
+
+
+def _index_array(k, axis, length):
+    """An index entry that is an array, as int64 NumPy indices for an axis of `length`
+    (a 1-d boolean mask becomes the positions of its True values)."""
+    if isinstance(k, Array):
+        k = k.to_numpy()  # an index array is evaluated first (its values decide the reads)
+    a = np.asarray(k)
+    if a.dtype == np.bool_:
+        if a.ndim != 1:
+            raise IndexError(f"boolean index arrays of {a.ndim} dimensions are not supported yet "
+                             f"(only 1-d masks, one per axis)")
+        if a.shape[0] != length:
+            raise IndexError(f"boolean index did not match indexed array along axis {axis}; size of axis "
+                             f"is {length} but size of corresponding boolean axis is {a.shape[0]}")
+        return np.flatnonzero(a)
+    if a.size == 0 and a.dtype.kind == "f":
+        a = a.astype(np.int64)  # [] is an empty integer index, as in NumPy
+    if a.dtype.kind not in "iu":
+        raise IndexError(f"arrays used as indices must be of integer (or boolean) type, got {a.dtype} "
+                         f"for axis {axis}")
+    a = a.astype(np.int64)
+    bad = (a < -length) | (a >= length)
+    if bad.any():
+        raise IndexError(f"index {int(a[bad].flat[0])} is out of bounds for axis {axis} with size {length}")
+    return a
+
+
+def _expand_ellipsis(items, ndim):
+    n_consuming = _builtins.sum(1 for k in items if k is not None and k is not Ellipsis)
+    if n_consuming > ndim:
+        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {n_consuming} were indexed")
+    out, seen = [], False
+    for k in items:
+        if k is Ellipsis:
+            if seen:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            seen = True
+            out += [slice(None)] * (ndim - n_consuming)
+        else:
+            out.append(k)
+    if not seen:
+        out += [slice(None)] * (ndim - n_consuming)
+    return out
+
+
+def _advanced_getitem(x, items):
+    """NumPy indexing with one integer (or 1-d boolean) array among basic indices: the
+    basic part first, then a lazy take along the array's axis; the array's dimensions go
+    where NumPy puts them (in place when the advanced indices are adjacent, else first)."""
+    items = _expand_ellipsis(items, x.ndim)
+    arrays = [i for i, k in enumerate(items) if _is_array_index(k)]
+    if len(arrays) > 1:
+        raise IndexError("indexing with several index arrays at once (pointwise) is not supported yet; "
+                         "use .oindex for an orthogonal selection")
+    (where,) = arrays
+    axis_of = {}  # entry position -> input axis
+    d = 0
+    for i, k in enumerate(items):
+        if k is not None:
+            axis_of[i] = d
+            d += 1
+    idx = _index_array(items[where], axis_of[where], x.shape[axis_of[where]])
+    basic = tuple(slice(None) if i == where else k for i, k in enumerate(items))
+    y = x[basic]
+    # The array's axis in y: one output axis per slice or None before it.
+    p = _builtins.sum(1 for k in items[:where] if not isinstance(k, (int, np.integer)))
+    r = take(y, idx, axis=p)
+    advanced = [i for i, k in enumerate(items)
+                if i == where or (isinstance(k, (int, np.integer)) and not isinstance(k, bool))]
+    adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
+    if not adjacent and p != 0 and idx.ndim:
+        order = list(range(p, p + idx.ndim)) + [a for a in range(r.ndim) if not p <= a < p + idx.ndim]
+        r = permute_dims(r, order)
+    return r
+
+
+class _OIndex:
+    def __init__(self, x):
+        self._x = x
+
+    def __getitem__(self, key):
+        x = self._x
+        items = _expand_ellipsis(key if isinstance(key, tuple) else (key,), x.ndim)
+        if _builtins.any(k is None for k in items):
+            raise IndexError("oindex does not take None (new axes)")
+        idxs = {i: _index_array(k, i, x.shape[i]) for i, k in enumerate(items) if _is_array_index(k)}
+        for i, a in idxs.items():
+            if a.ndim != 1:
+                raise IndexError(f"oindex takes 1-d index arrays, got {a.ndim} dimensions for axis {i}")
+        y = x[tuple(slice(None) if i in idxs else k for i, k in enumerate(items))]
+        for i, a in idxs.items():
+            pos = _builtins.sum(1 for k in items[:i] if not isinstance(k, (int, np.integer)))
+            y = take(y, a, axis=pos)
+        return y
 
 
 def _binary(name, reflected=False):

@@ -81,3 +81,85 @@ def test_take_errors(call, exc, words):
         call(a)
     for w in words:
         assert w in str(e.value), (w, str(e.value))
+
+
+# ----------------------------------------------------------------------------------------
+# x[key] with one integer or boolean array among basic indices; x.oindex[...]
+# ----------------------------------------------------------------------------------------
+from test_indexing import axis_index  # noqa: E402
+
+
+@st.composite
+def one_array_keys(draw, shape):
+    """A key with one index array (ints with repeats and negatives, or a 1-d mask) on a
+    random axis, basic indices on the others, maybe None and a trailing omission."""
+    nd = len(shape)
+    where = draw(st.integers(0, nd - 1))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n = shape[where]
+    if draw(st.booleans()):
+        arr = rng.random(n) < 0.5
+    else:
+        ishape = draw(st.lists(st.integers(0, 4), min_size=1, max_size=2).map(tuple))
+        arr = rng.integers(-n, n, size=ishape) if n else np.zeros((0,), dtype=np.int64)
+        if draw(st.booleans()) and arr.ndim == 1:
+            arr = arr.tolist()
+    items = [arr if d == where else draw(axis_index(shape[d])) for d in range(nd)]
+    keep = draw(st.integers(where + 1, nd))  # omit some trailing axes
+    items = items[:keep]
+    for _ in range(draw(st.integers(0, 1))):
+        items.insert(draw(st.integers(0, len(items))), None)
+    return tuple(items)
+
+
+@examples(150)
+@given(data=st.data())
+def test_getitem_with_one_index_array(data, tmpdir_factory_fn):
+    arr, lazy, how = data.draw(indexed_source(tmpdir_factory_fn()))
+    key = data.draw(one_array_keys(arr.shape), label="key")
+    ref = np.asarray(arr[key])
+    got = lazy[key]
+    what = f"{how}{arr.shape}[{key!r}]"
+    assert got.shape == ref.shape, f"{what}: {got.shape} != {ref.shape}"
+    assert_exact(b2np(got), ref, what)
+
+
+@examples(80)
+@given(data=st.data())
+def test_oindex(data, tmpdir_factory_fn):
+    arr, lazy, how = data.draw(indexed_source(tmpdir_factory_fn()))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    items, ref = [], arr
+    for d, n in enumerate(arr.shape):
+        kind = data.draw(st.sampled_from(["array", "mask", "slice", "int"] if n else ["slice"]))
+        if kind == "array":
+            items.append(rng.integers(-n, n, size=data.draw(st.integers(0, 4))))
+        elif kind == "mask":
+            items.append(rng.random(n) < 0.5)
+        elif kind == "int":
+            items.append(int(rng.integers(-n, n)))
+        else:
+            items.append(data.draw(axis_index(n, allow_int=False)))
+    # NumPy reference: one axis at a time, from the last (so earlier positions stay put).
+    for d in reversed(range(arr.ndim)):
+        k = items[d]
+        ref = ref[(slice(None),) * d + (k,)]
+    got = lazy.oindex[tuple(items)]
+    assert_exact(b2np(got), np.asarray(ref), f"{how}{arr.shape}.oindex[{items!r}]")
+
+
+@pytest.mark.parametrize("key, exc, words", [
+    (([0], [1]), IndexError, ["several index arrays", "oindex"]),
+    (([12],), IndexError, ["12", "axis 0", "size 12"]),
+    ((slice(None), [-6]), IndexError, ["-6", "axis 1", "size 5"]),
+    (([0.5],), IndexError, ["integer", "float64", "axis 0"]),
+    ((np.ones(3, bool),), IndexError, ["boolean index", "axis 0", "12", "3"]),
+    ((np.ones((12, 5), bool),), IndexError, ["2 dimensions"]),
+    ((0, 0, [0]), IndexError, ["too many indices"]),
+])
+def test_getitem_array_errors(key, exc, words):
+    a = b2lazy.asarray(np.zeros((12, 5)), chunks=(5, 5))
+    with pytest.raises(exc) as e:
+        a[key]
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))
