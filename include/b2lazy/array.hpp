@@ -178,6 +178,11 @@ Array matrix_transpose(const Array& x);  // swaps the last two axes (.mT)
 // flattened in C order. Only the input chunks the indices touch are read or computed.
 Array take(const Array& x, const std::vector<int64_t>& indices, const Shape& index_shape,
            std::optional<int> axis = {});
+// Pointwise selection (NumPy's advanced indexing with several arrays): indices[t] indexes
+// axis `axis + t`; all have `index_shape` (already broadcast), C order. The result has
+// x's axes before `axis`, then `index_shape`, then x's axes after the indexed ones.
+Array take_points(const Array& x, size_t axis, const std::vector<std::vector<int64_t>>& indices,
+                  const Shape& index_shape);
 
 // Shape of broadcasting `shapes` together; ValueError naming both shapes otherwise.
 Shape broadcast_shapes(const Shape& a, const Shape& b);

@@ -155,6 +155,12 @@ class Array:
         return _advanced_getitem(self, items)
 
     @property
+    def vindex(self):
+        """Pointwise (vectorised) indexing, as zarr: the index arrays broadcast together
+        and select points — NumPy's advanced indexing. Lazy."""
+        return _VIndex(self)
+
+    @property
     def oindex(self):
         """Orthogonal indexing (as zarr): each axis's integer or boolean array selects
         along that axis independently; slices and integers as usual. Lazy."""
@@ -225,8 +231,19 @@ def _index_array(k, axis, length):
     return a
 
 
+def _consumed(k):
+    """Axes an index entry consumes: an n-d boolean mask consumes n, None and ... none."""
+    if k is None or k is Ellipsis:
+        return 0
+    if _is_array_index(k):
+        a = k if isinstance(k, Array) else np.asarray(k)
+        if a.dtype == np.bool_:
+            return a.ndim
+    return 1
+
+
 def _expand_ellipsis(items, ndim):
-    n_consuming = _builtins.sum(1 for k in items if k is not None and k is not Ellipsis)
+    n_consuming = _builtins.sum(_consumed(k) for k in items)
     if n_consuming > ndim:
         raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {n_consuming} were indexed")
     out, seen = [], False
@@ -243,35 +260,77 @@ def _expand_ellipsis(items, ndim):
     return out
 
 
+def _masks_to_arrays(x, items):
+    """Entries with n-d boolean masks replaced by the n integer arrays of their True
+    positions (NumPy: x[mask] is x[mask.nonzero()])."""
+    out, axis = [], 0
+    for k in items:
+        n = _consumed(k)
+        if _is_array_index(k) and n != 1:
+            m = k.to_numpy() if isinstance(k, Array) else np.asarray(k)
+            if m.dtype == np.bool_:
+                if m.shape != x.shape[axis:axis + n]:
+                    raise IndexError(f"boolean index did not match indexed array along axes {axis}..{axis + n - 1}; "
+                                     f"array shape is {x.shape[axis:axis + n]} but the mask's is {m.shape}")
+                out += list(np.nonzero(m))
+                axis += n
+                continue
+        out.append(k)
+        axis += n
+    return out
+
+
 def _advanced_getitem(x, items):
-    """NumPy indexing with one integer (or 1-d boolean) array among basic indices: the
-    basic part first, then a lazy take along the array's axis; the array's dimensions go
-    where NumPy puts them (in place when the advanced indices are adjacent, else first)."""
-    items = _expand_ellipsis(items, x.ndim)
-    arrays = [i for i, k in enumerate(items) if _is_array_index(k)]
-    if len(arrays) > 1:
-        raise IndexError("indexing with several index arrays at once (pointwise) is not supported yet; "
-                         "use .oindex for an orthogonal selection")
-    (where,) = arrays
-    axis_of = {}  # entry position -> input axis
-    d = 0
+    """NumPy indexing with index arrays among basic indices, lazily. One array: the basic
+    part, then a take along the array's axis. Several (broadcast together, with the
+    integers among them): a pointwise take over their axes. The array dimensions go where
+    NumPy puts them: in place when the advanced indices are adjacent, else first."""
+    items = _masks_to_arrays(x, _expand_ellipsis(items, x.ndim))
+    axis_of, d = {}, 0  # entry position -> input axis
     for i, k in enumerate(items):
         if k is not None:
             axis_of[i] = d
             d += 1
-    idx = _index_array(items[where], axis_of[where], x.shape[axis_of[where]])
-    basic = tuple(slice(None) if i == where else k for i, k in enumerate(items))
-    y = x[basic]
-    # The array's axis in y: one output axis per slice or None before it.
-    p = _builtins.sum(1 for k in items[:where] if not isinstance(k, (int, np.integer)))
-    r = take(y, idx, axis=p)
-    advanced = [i for i, k in enumerate(items)
-                if i == where or (isinstance(k, (int, np.integer)) and not isinstance(k, bool))]
+    arrays = [i for i, k in enumerate(items) if _is_array_index(k)]
+    is_int = lambda k: isinstance(k, (int, np.integer)) and not isinstance(k, bool)  # noqa: E731
+    advanced = [i for i, k in enumerate(items) if i in arrays or is_int(k)]
     adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
-    if not adjacent and p != 0 and idx.ndim:
-        order = list(range(p, p + idx.ndim)) + [a for a in range(r.ndim) if not p <= a < p + idx.ndim]
-        r = permute_dims(r, order)
-    return r
+    if len(arrays) == 1:
+        (where,) = arrays
+        idx = _index_array(items[where], axis_of[where], x.shape[axis_of[where]])
+        y = x[tuple(slice(None) if i == where else k for i, k in enumerate(items))]
+        # The array's axis in y: one output axis per slice or None before it.
+        p = _builtins.sum(1 for k in items[:where] if not is_int(k))
+        r = take(y, idx, axis=p)
+        if not adjacent and p != 0 and idx.ndim:
+            order = list(range(p, p + idx.ndim)) + [a for a in range(r.ndim) if not p <= a < p + idx.ndim]
+            r = permute_dims(r, order)
+        return r
+    idxs = [_index_array(items[i] if i in arrays else np.asarray(items[i]), axis_of[i], x.shape[axis_of[i]])
+            for i in advanced]
+    try:
+        idxs = np.broadcast_arrays(*idxs)
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
+                         + " ".join(str(np.shape(a)) for a in idxs)) from None
+    idxs = [np.require(np.asarray(a, dtype=np.int64), requirements="C") for a in idxs]  # 0-d stays 0-d
+    # Every entry of y's key keeps an axis, so entry i is axis i of y.
+    y = x[tuple(slice(None) if i in advanced else k for i, k in enumerate(items))]
+    if adjacent:
+        return Array(_core.take_points(y._a, advanced[0], idxs))
+    order = advanced + [a for a in range(y.ndim) if a not in advanced]
+    return Array(_core.take_points(permute_dims(y, order)._a, 0, idxs))
+
+
+class _VIndex:
+    def __init__(self, x):
+        self._x = x
+
+    def __getitem__(self, key):
+        items = key if isinstance(key, tuple) else (key,)
+        if not _builtins.any(_is_array_index(k) for k in items):
+            return self._x[key]
+        return _advanced_getitem(self._x, items)
 
 
 class _OIndex:

@@ -275,6 +275,17 @@ NB_MODULE(_core, m) {
     std::vector<int64_t> v(idx.data(), idx.data() + idx.size());
     return take(x, v, shape, axis);
   }, nb::arg("x"), nb::arg("indices"), nb::arg("axis").none());
+  m.def("take_points", [](const Array& x, size_t axis, nb::list arrays) {
+    std::vector<std::vector<int64_t>> idx;
+    Shape shape;
+    for (nb::handle h : arrays) {
+      auto a = nb::cast<nb::ndarray<const int64_t, nb::c_contig, nb::device::cpu>>(h);
+      shape.clear();
+      for (size_t d = 0; d < a.ndim(); ++d) shape.push_back(static_cast<int64_t>(a.shape(d)));
+      idx.emplace_back(a.data(), a.data() + a.size());
+    }
+    return take_points(x, axis, idx, shape);
+  }, nb::arg("x"), nb::arg("axis"), nb::arg("arrays"));
   m.def("matrix_transpose", [](const Array& x) { return matrix_transpose(x); });
 
   m.def("open", [](const std::string& path) { return open(path); });

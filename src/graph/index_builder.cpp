@@ -30,7 +30,33 @@ Array take(const Array& x_in, const std::vector<int64_t>& indices, const Shape& 
                        " with size " + std::to_string(len));
     (*norm)[i] = v < 0 ? v + len : v;
   }
-  return Array(std::make_shared<TakeNode>(x.node(), static_cast<size_t>(a), std::move(norm), index_shape));
+  return Array(std::make_shared<TakeNode>(x.node(), static_cast<size_t>(a),
+                                         std::vector<std::shared_ptr<const std::vector<int64_t>>>{std::move(norm)},
+                                         index_shape));
+}
+
+Array take_points(const Array& x, size_t axis, const std::vector<std::vector<int64_t>>& indices,
+                  const Shape& index_shape) {
+  if (indices.empty() || axis + indices.size() > x.ndim())
+    throw IndexError("take_points: " + std::to_string(indices.size()) + " index arrays from axis " +
+                     std::to_string(axis) + " do not fit an array of shape " + shape_str(x.shape()));
+  std::vector<std::shared_ptr<const std::vector<int64_t>>> norm;
+  for (size_t t = 0; t < indices.size(); ++t) {
+    if (prod(index_shape) != static_cast<int64_t>(indices[t].size()))
+      throw ValueError("take_points: index array " + std::to_string(t) + " does not fill the index shape " +
+                       shape_str(index_shape));
+    const int64_t len = x.shape()[axis + t];
+    auto v = std::make_shared<std::vector<int64_t>>(indices[t].size());
+    for (size_t i = 0; i < v->size(); ++i) {
+      const int64_t w = indices[t][i];
+      if (w < -len || w >= len)
+        throw IndexError("index " + std::to_string(w) + " is out of bounds for axis " + std::to_string(axis + t) +
+                         " with size " + std::to_string(len));
+      (*v)[i] = w < 0 ? w + len : w;
+    }
+    norm.push_back(std::move(v));
+  }
+  return Array(std::make_shared<TakeNode>(x.node(), axis, std::move(norm), index_shape));
 }
 
 }  // namespace b2lazy

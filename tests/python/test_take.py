@@ -149,12 +149,12 @@ def test_oindex(data, tmpdir_factory_fn):
 
 
 @pytest.mark.parametrize("key, exc, words", [
-    (([0], [1]), IndexError, ["several index arrays", "oindex"]),
+    (([0, 1], [1, 2, 3]), IndexError, ["broadcast", "(2,)", "(3,)"]),
     (([12],), IndexError, ["12", "axis 0", "size 12"]),
     ((slice(None), [-6]), IndexError, ["-6", "axis 1", "size 5"]),
     (([0.5],), IndexError, ["integer", "float64", "axis 0"]),
     ((np.ones(3, bool),), IndexError, ["boolean index", "axis 0", "12", "3"]),
-    ((np.ones((12, 5), bool),), IndexError, ["2 dimensions"]),
+    ((np.ones((12, 4), bool),), IndexError, ["boolean index", "(12, 5)", "(12, 4)"]),
     ((0, 0, [0]), IndexError, ["too many indices"]),
 ])
 def test_getitem_array_errors(key, exc, words):
@@ -163,3 +163,62 @@ def test_getitem_array_errors(key, exc, words):
         a[key]
     for w in words:
         assert w in str(e.value), (w, str(e.value))
+
+
+@st.composite
+def several_array_keys(draw, shape):
+    """Keys with several index arrays that broadcast together (some of them integers, or
+    an n-d boolean mask over consecutive axes), adjacent or separated by slices."""
+    nd = len(shape)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    if draw(st.booleans()) and nd >= 2:  # an n-d mask over axes [a, a + m)
+        a = draw(st.integers(0, nd - 2))
+        m = draw(st.integers(2, nd - a))
+        mask = rng.random(shape[a:a + m]) < 0.4
+        items = [draw(axis_index(shape[d])) for d in range(a)] + [mask]
+        items += [draw(axis_index(shape[d])) for d in range(a + m, nd)]
+        return tuple(items)
+    bshape = draw(st.lists(st.integers(1, 3), min_size=0, max_size=2).map(tuple))
+    items = []
+    for d in range(nd):
+        n = shape[d]
+        kind = draw(st.sampled_from(["array", "array", "slice", "int"])) if n else "slice"
+        if kind == "array":
+            sub = bshape[draw(st.integers(0, len(bshape))):]  # broadcastable to bshape
+            items.append(rng.integers(-n, n, size=sub))
+        elif kind == "int":
+            items.append(int(rng.integers(-n, n)))
+        else:
+            items.append(draw(axis_index(n, allow_int=False)))
+    if draw(st.booleans()):
+        items.insert(draw(st.integers(0, len(items))), None)
+    return tuple(items)
+
+
+@examples(150)
+@given(data=st.data())
+def test_getitem_with_several_index_arrays(data, tmpdir_factory_fn):
+    arr, lazy, how = data.draw(indexed_source(tmpdir_factory_fn()))
+    key = data.draw(several_array_keys(arr.shape), label="key")
+    ref = np.asarray(arr[key])
+    what = f"{how}{arr.shape}[{key!r}]"
+    got = lazy[key]
+    assert got.shape == ref.shape, f"{what}: {got.shape} != {ref.shape}"
+    assert_exact(b2np(got), ref, what)
+    assert_exact(b2np(lazy.vindex[key]), ref, what + " vindex")
+    with np.errstate(all="ignore"):
+        if arr.dtype != np.bool_:
+            assert_exact(b2np((lazy * 2)[key]), np.asarray((arr * 2)[key]), "(2x)" + what)
+
+
+def test_pointwise_reads_only_touched_chunks(tmp_path):
+    x = np.random.default_rng(1).random((400, 300))
+    path = str(tmp_path / "x.b2nd")
+    b2lazy.asarray(x).compute(urlpath=path, chunks=(100, 100), blocks=(20, 100))
+    a = b2lazy.open(path)
+    rows, cols = np.array([5, 350, 7]), np.array([250, 10, 260])
+    r = (b2lazy.sin(a) + 1)[rows, cols].compute()
+    st_ = r.stats
+    assert st_["distinct_chunks_decompressed"][path] == 2  # chunks (0, 2) and (3, 0)
+    assert st_["max_decompressions_per_chunk"][path] == 1
+    np.testing.assert_allclose(r.to_numpy(), np.sin(x[rows, cols]) + 1, rtol=1e-15)

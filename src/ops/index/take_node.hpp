@@ -1,7 +1,8 @@
-// take(x, indices, axis) as a lazy node: an integer index array along one axis.
-// An output region selects index cells; their values are grouped by the input's storage
-// chunks along that axis, and each touched group is pulled once (only the span between
-// its smallest and largest index), so untouched chunks are never read or computed.
+// Integer-array indexing as a lazy node: index arrays on `naxes` consecutive axes,
+// broadcast to one index shape, select points (NumPy's advanced indexing; one axis is
+// take()). An output region selects index cells; cells are grouped by the input's
+// storage chunks along those axes, and each touched group is pulled once (only the box
+// between its smallest and largest indices), so untouched chunks are never read.
 #pragma once
 #include <memory>
 #include <vector>
@@ -12,21 +13,24 @@ namespace b2lazy {
 
 class TakeNode : public Node {
  public:
-  // `indices` (C order, shape `index_shape`) are already normalised to [0, len(axis)).
-  TakeNode(NodePtr input, size_t axis, std::shared_ptr<const std::vector<int64_t>> indices, Shape index_shape);
+  // indices[t]: the index into input axis `axis + t` of every cell (C order over
+  // `index_shape`), already normalised to [0, length).
+  TakeNode(NodePtr input, size_t axis, std::vector<std::shared_ptr<const std::vector<int64_t>>> indices,
+           Shape index_shape);
   std::string kind() const override { return "take"; }
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
-  // The span of the input between the smallest and largest index the region selects.
+  // The box of the input between the smallest and largest indices the region selects.
   std::vector<Region> input_regions(const Region& region) const override;
 
  private:
-  // Index values the region selects, in the region's C order over the index axes.
+  // Index tuples the region selects (naxes values per cell), in the region's C order.
   std::vector<int64_t> selected(const Region& region) const;
-  size_t axis_;
-  std::shared_ptr<const std::vector<int64_t>> indices_;
+  Region input_box(const Region& region, const int64_t* lo, const int64_t* hi) const;
+  size_t axis_, naxes_;
+  std::vector<std::shared_ptr<const std::vector<int64_t>>> indices_;
   Shape index_shape_;
-  int64_t align_ = 0;  // input's storage chunk length along the axis (0: none)
+  Shape cell_;  // per taken axis: the input's storage chunk length (grouping unit)
 };
 
 }  // namespace b2lazy
