@@ -184,6 +184,13 @@ Array take(const Array& x, const std::vector<int64_t>& indices, const Shape& ind
 Array take_points(const Array& x, size_t axis, const std::vector<std::vector<int64_t>>& indices,
                   const Shape& index_shape);
 
+// Shape functions (NumPy / Array API), lazy: slices, permutations and broadcasts of x.
+Array expand_dims(const Array& x, int axis);
+Array squeeze(const Array& x, const std::optional<std::vector<int>>& axes = {});  // all length-1 axes
+Array flip(const Array& x, const std::optional<std::vector<int>>& axes = {});     // all axes
+Array moveaxis(const Array& x, const std::vector<int>& source, const std::vector<int>& destination);
+Array broadcast_to(const Array& x, const Shape& shape);
+
 // Shape of broadcasting `shapes` together; ValueError naming both shapes otherwise.
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 

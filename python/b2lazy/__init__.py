@@ -492,7 +492,43 @@ def take(x, indices, /, axis=None):
     return Array(_core.take(asarray(x)._a, idx, None if axis is None else int(axis)))
 
 
-__all__ += ["matmul", "tensordot", "vecdot", "outer", "permute_dims", "transpose", "matrix_transpose", "take"]
+def _axes_arg(axis, fn):
+    if axis is None:
+        return None
+    return _int_axes(axis, f"{fn}: axis")
+
+
+def expand_dims(x, /, axis=0):
+    """A new axis of length 1 at `axis`; lazy."""
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"expand_dims: axis must be an int, got {axis!r}")
+    return Array(_core.expand_dims(asarray(x)._a, int(axis)))
+
+
+def squeeze(x, /, axis=None):
+    """Without the given length-1 axes (all of them by default); lazy."""
+    return Array(_core.squeeze(asarray(x)._a, _axes_arg(axis, "squeeze")))
+
+
+def flip(x, /, *, axis=None):
+    """Reversed along `axis` (all axes by default); lazy."""
+    return Array(_core.flip(asarray(x)._a, _axes_arg(axis, "flip")))
+
+
+def moveaxis(x, source, destination, /):
+    """Axes moved from `source` to `destination`, the others in order; lazy."""
+    return Array(_core.moveaxis(asarray(x)._a, _int_axes(source, "moveaxis: source"),
+                                _int_axes(destination, "moveaxis: destination")))
+
+
+def broadcast_to(x, /, shape):
+    """`x` repeated along broadcast axes to `shape`, without copying; lazy."""
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return Array(_core.broadcast_to(asarray(x)._a, [int(s) for s in shape]))
+
+
+__all__ += ["matmul", "tensordot", "vecdot", "outer", "permute_dims", "transpose", "matrix_transpose", "take",
+            "expand_dims", "squeeze", "flip", "moveaxis", "broadcast_to"]
 
 
 # --- reductions -------------------------------------------------------------------------

@@ -286,6 +286,13 @@ NB_MODULE(_core, m) {
     }
     return take_points(x, axis, idx, shape);
   }, nb::arg("x"), nb::arg("axis"), nb::arg("arrays"));
+  m.def("expand_dims", [](const Array& x, int axis) { return expand_dims(x, axis); });
+  m.def("squeeze", [](const Array& x, std::optional<std::vector<int>> axes) { return squeeze(x, axes); },
+        nb::arg("x"), nb::arg("axes").none());
+  m.def("flip", [](const Array& x, std::optional<std::vector<int>> axes) { return flip(x, axes); },
+        nb::arg("x"), nb::arg("axes").none());
+  m.def("moveaxis", [](const Array& x, const std::vector<int>& s, const std::vector<int>& d) { return moveaxis(x, s, d); });
+  m.def("broadcast_to", [](const Array& x, const std::vector<int64_t>& shape) { return broadcast_to(x, shape); });
   m.def("matrix_transpose", [](const Array& x) { return matrix_transpose(x); });
 
   m.def("open", [](const std::string& path) { return open(path); });
