@@ -190,6 +190,12 @@ Array squeeze(const Array& x, const std::optional<std::vector<int>>& axes = {});
 Array flip(const Array& x, const std::optional<std::vector<int>>& axes = {});     // all axes
 Array moveaxis(const Array& x, const std::vector<int>& source, const std::vector<int>& destination);
 Array broadcast_to(const Array& x, const Shape& shape);
+Array concat(const std::vector<Array>& xs, std::optional<int> axis = 0);  // nullopt: flattened
+Array stack(const std::vector<Array>& xs, int axis = 0);
+// Elements shifted along each axis (wrapping); axes nullopt only for 1-d arrays (no reshape).
+Array roll(const Array& x, const std::vector<int64_t>& shifts, const std::optional<std::vector<int>>& axes = {});
+// x flattened in C order (reshape(x, -1)).
+Array flatten(const Array& x);
 
 // Shape of broadcasting `shapes` together; ValueError naming both shapes otherwise.
 Shape broadcast_shapes(const Shape& a, const Shape& b);

@@ -527,8 +527,32 @@ def broadcast_to(x, /, shape):
     return Array(_core.broadcast_to(asarray(x)._a, [int(s) for s in shape]))
 
 
+def concat(arrays, /, *, axis=0):
+    """Arrays joined along an existing axis (axis=None: flattened first); lazy."""
+    if axis is not None and (not isinstance(axis, (int, np.integer)) or isinstance(axis, bool)):
+        raise TypeError(f"concat: axis must be an int or None, got {axis!r}")
+    return Array(_core.concat([asarray(a)._a for a in arrays], None if axis is None else int(axis)))
+
+
+concatenate = concat
+
+
+def stack(arrays, /, *, axis=0):
+    """Arrays of one shape joined along a new axis; lazy."""
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"stack: axis must be an int, got {axis!r}")
+    return Array(_core.stack([asarray(a)._a for a in arrays], int(axis)))
+
+
+def roll(x, /, shift, *, axis=None):
+    """Elements shifted along `axis`, wrapping around; lazy."""
+    shifts = _int_axes(shift, "roll: shift")
+    return Array(_core.roll(asarray(x)._a, shifts, _axes_arg(axis, "roll")))
+
+
 __all__ += ["matmul", "tensordot", "vecdot", "outer", "permute_dims", "transpose", "matrix_transpose", "take",
-            "expand_dims", "squeeze", "flip", "moveaxis", "broadcast_to"]
+            "expand_dims", "squeeze", "flip", "moveaxis", "broadcast_to", "concat", "concatenate", "stack",
+            "roll"]
 
 
 # --- reductions -------------------------------------------------------------------------

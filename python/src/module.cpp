@@ -293,6 +293,12 @@ NB_MODULE(_core, m) {
         nb::arg("x"), nb::arg("axes").none());
   m.def("moveaxis", [](const Array& x, const std::vector<int>& s, const std::vector<int>& d) { return moveaxis(x, s, d); });
   m.def("broadcast_to", [](const Array& x, const std::vector<int64_t>& shape) { return broadcast_to(x, shape); });
+  m.def("concat", [](const std::vector<Array>& xs, std::optional<int> axis) { return concat(xs, axis); },
+        nb::arg("xs"), nb::arg("axis").none());
+  m.def("stack", [](const std::vector<Array>& xs, int axis) { return stack(xs, axis); });
+  m.def("roll", [](const Array& x, const std::vector<int64_t>& shifts, std::optional<std::vector<int>> axes) {
+    return roll(x, shifts, axes);
+  }, nb::arg("x"), nb::arg("shifts"), nb::arg("axes").none());
   m.def("matrix_transpose", [](const Array& x) { return matrix_transpose(x); });
 
   m.def("open", [](const std::string& path) { return open(path); });

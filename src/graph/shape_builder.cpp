@@ -5,6 +5,8 @@
 #include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
 #include "ops/shape/broadcast_node.hpp"
+#include "ops/shape/concat_node.hpp"
+#include "ops/shape/flatten_node.hpp"
 
 namespace b2lazy {
 
@@ -90,6 +92,79 @@ Array broadcast_to(const Array& x, const Shape& shape) {
                      shape_str(shape));
   if (x.shape() == shape) return x;
   return Array(std::make_shared<BroadcastNode>(x.node(), shape));
+}
+
+Array flatten(const Array& x) {
+  if (x.ndim() == 1) return x;
+  return Array(std::make_shared<FlattenNode>(x.node()));
+}
+
+Array concat(const std::vector<Array>& xs, std::optional<int> axis) {
+  if (xs.empty()) throw ValueError("concat: need at least one array to concatenate");
+  std::vector<Array> in = xs;
+  if (!axis) {  // flattened, as NumPy's axis=None
+    for (auto& x : in)
+      if (x.ndim() != 1) x = flatten(x);
+  }
+  const size_t nd = in[0].ndim();
+  if (nd == 0) throw ValueError("concat: zero-dimensional arrays cannot be concatenated");
+  const int a = axis ? checked_axis(*axis, nd, "concat", in[0].shape()) : 0;
+  DType t = in[0].dtype();
+  for (size_t k = 0; k < in.size(); ++k) {
+    if (in[k].ndim() != nd)
+      throw ValueError("concat: all arrays must have the same number of dimensions; array 0 has shape " +
+                       shape_str(in[0].shape()) + ", array " + std::to_string(k) + " has shape " +
+                       shape_str(in[k].shape()));
+    for (size_t d = 0; d < nd; ++d)
+      if (static_cast<int>(d) != a && in[k].shape()[d] != in[0].shape()[d])
+        throw ValueError("concat: array " + std::to_string(k) + " of shape " + shape_str(in[k].shape()) +
+                         " does not match array 0 of shape " + shape_str(in[0].shape()) + " along axis " +
+                         std::to_string(d));
+    t = promote(t, in[k].dtype());
+  }
+  std::vector<NodePtr> nodes;
+  for (auto& x : in) nodes.push_back((x.dtype() == t ? x : x.astype(t)).node());
+  if (nodes.size() == 1) return Array(nodes[0]);
+  return Array(std::make_shared<ConcatNode>(std::move(nodes), static_cast<size_t>(a)));
+}
+
+Array stack(const std::vector<Array>& xs, int axis) {
+  if (xs.empty()) throw ValueError("stack: need at least one array to stack");
+  std::vector<Array> in;
+  for (size_t k = 0; k < xs.size(); ++k) {
+    if (xs[k].shape() != xs[0].shape())
+      throw ValueError("stack: all arrays must have the same shape; array 0 has shape " + shape_str(xs[0].shape()) +
+                       ", array " + std::to_string(k) + " has shape " + shape_str(xs[k].shape()));
+    in.push_back(expand_dims(xs[k], axis));
+  }
+  const int a = checked_axis(axis, xs[0].ndim() + 1, "stack", xs[0].shape());
+  return concat(in, a);
+}
+
+Array roll(const Array& x, const std::vector<int64_t>& shifts, const std::optional<std::vector<int>>& axes) {
+  if (!axes) {
+    if (shifts.size() != 1) throw ValueError("roll: with axis=None, shift must be a single integer");
+    if (x.ndim() != 1)
+      throw ValueError("roll: axis=None on an array of shape " + shape_str(x.shape()) +
+                       " needs reshape, which b2lazy does not have yet; give the axis");
+    return roll(x, shifts, std::vector<int>{0});
+  }
+  std::vector<int64_t> sh = shifts;
+  if (sh.size() == 1 && axes->size() > 1) sh.assign(axes->size(), shifts[0]);
+  if (sh.size() != axes->size()) throw ValueError("roll: shift and axis must have the same length");
+  Array r = x;
+  for (size_t i = 0; i < axes->size(); ++i) {
+    const int d = checked_axis((*axes)[i], x.ndim(), "roll", x.shape());
+    const int64_t n = x.shape()[static_cast<size_t>(d)];
+    if (n == 0) continue;
+    const int64_t s = ((sh[i] % n) + n) % n;
+    if (s == 0) continue;
+    std::vector<Index> head(static_cast<size_t>(d), Index::slice()), tail = head;
+    head.push_back(Index::slice(n - s, {}));
+    tail.push_back(Index::slice({}, n - s));
+    r = concat({r[head], r[tail]}, d);
+  }
+  return r;
 }
 
 }  // namespace b2lazy
