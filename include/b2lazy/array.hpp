@@ -178,6 +178,10 @@ Array matrix_transpose(const Array& x);  // swaps the last two axes (.mT)
 // flattened in C order. Only the input chunks the indices touch are read or computed.
 Array take(const Array& x, const std::vector<int64_t>& indices, const Shape& index_shape,
            std::optional<int> axis = {});
+// x[mask] for a boolean mask of x's shape (any lazy expression), in C order. Counts the
+// True values per row strip now (one pass over the mask, so the length is known); the
+// values are pulled strip by strip when the result is evaluated.
+Array mask_select(const Array& x, const Array& mask, Context* ctx = nullptr);
 // Pointwise selection (NumPy's advanced indexing with several arrays): indices[t] indexes
 // axis `axis + t`; all have `index_shape` (already broadcast), C order. The result has
 // x's axes before `axis`, then `index_shape`, then x's axes after the indexed ones.

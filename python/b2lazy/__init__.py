@@ -152,6 +152,9 @@ class Array:
         items = key if isinstance(key, tuple) else (key,)
         if not _builtins.any(_is_array_index(k) for k in items):
             return Array(self._a.getitem(key))
+        if len(items) == 1 and self.ndim and _is_full_mask(items[0], self.shape):
+            # A mask of the array's shape: counted in one pass, values pulled lazily.
+            return Array(_core.mask_select(self._a, asarray(items[0])._a, _context(None)))
         return _advanced_getitem(self, items)
 
     @property
@@ -199,6 +202,11 @@ class Array:
         if not isinstance(other, (Array, np.ndarray)):
             return NotImplemented
         return matmul(other, self)
+
+
+def _is_full_mask(k, shape):
+    a = k if isinstance(k, Array) else np.asarray(k) if isinstance(k, (list, np.ndarray)) else None
+    return a is not None and a.dtype == np.bool_ and tuple(a.shape) == tuple(shape)
 
 
 def _is_array_index(k):

@@ -299,6 +299,8 @@ NB_MODULE(_core, m) {
   m.def("roll", [](const Array& x, const std::vector<int64_t>& shifts, std::optional<std::vector<int>> axes) {
     return roll(x, shifts, axes);
   }, nb::arg("x"), nb::arg("shifts"), nb::arg("axes").none());
+  m.def("mask_select", [](const Array& x, const Array& mask, Context* ctx) { return mask_select(x, mask, ctx); },
+        nb::arg("x"), nb::arg("mask"), nb::arg("ctx").none());
   m.def("matrix_transpose", [](const Array& x) { return matrix_transpose(x); });
 
   m.def("open", [](const std::string& path) { return open(path); });

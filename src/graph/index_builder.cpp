@@ -1,7 +1,9 @@
 // Builds integer-array indexing nodes: axis normalisation and bounds checks.
 #include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
+#include "ops/index/mask_node.hpp"
 #include "ops/index/take_node.hpp"
+#include "plan/chunking.hpp"
 #include "ops/shape/flatten_node.hpp"
 
 namespace b2lazy {
@@ -57,6 +59,20 @@ Array take_points(const Array& x, size_t axis, const std::vector<std::vector<int
     norm.push_back(std::move(v));
   }
   return Array(std::make_shared<TakeNode>(x.node(), axis, std::move(norm), index_shape));
+}
+
+Array mask_select(const Array& x, const Array& mask, Context* ctx) {
+  if (mask.dtype() != DType::Bool)
+    throw IndexError("a mask must be boolean, got " + std::string(dtype_name(mask.dtype())));
+  if (mask.shape() != x.shape())
+    throw IndexError("boolean index did not match indexed array: array shape is " + shape_str(x.shape()) +
+                     " but the mask's is " + shape_str(mask.shape()));
+  // Row strips of ~4 MiB of values: contiguous in C order, so strip order is NumPy's.
+  Shape strip = contiguous_chunks(x.shape(), itemsize(x.dtype()), size_t(4) << 20);
+  // First pass: the True values per strip (this is what fixes the result's length).
+  std::vector<double> c = Array(std::make_shared<MaskCountsNode>(mask.node(), strip)).to_vector(ctx);
+  std::vector<int64_t> counts(c.begin(), c.end());
+  return Array(std::make_shared<MaskSelectNode>(x.node(), mask.node(), strip, std::move(counts)));
 }
 
 }  // namespace b2lazy

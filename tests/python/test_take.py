@@ -222,3 +222,56 @@ def test_pointwise_reads_only_touched_chunks(tmp_path):
     assert st_["distinct_chunks_decompressed"][path] == 2  # chunks (0, 2) and (3, 0)
     assert st_["max_decompressions_per_chunk"][path] == 1
     np.testing.assert_allclose(r.to_numpy(), np.sin(x[rows, cols]) + 1, rtol=1e-15)
+
+
+# ----------------------------------------------------------------------------------------
+# x[mask] with a mask of x's shape: counted pass, then lazy filling
+# ----------------------------------------------------------------------------------------
+@examples(120)
+@given(data=st.data())
+def test_mask_select(data, tmpdir_factory_fn):
+    arr, lazy, how = data.draw(indexed_source(tmpdir_factory_fn()))
+    if arr.ndim == 0:
+        return
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    share = data.draw(st.sampled_from([0.0, 0.1, 0.5, 1.0]))
+    m = rng.random(arr.shape) < share
+    kind = data.draw(st.sampled_from(["numpy", "lazy", "expression"]))
+    if kind == "numpy":
+        mask = m
+    elif kind == "lazy":
+        mask = b2lazy.asarray(m, chunks=tuple(max(1, s // 2) for s in arr.shape))
+    else:  # a lazy comparison over a second source
+        r = rng.random(arr.shape)
+        mask = b2lazy.asarray(r, chunks=tuple(max(1, s // 3 + 1) for s in arr.shape)) < share
+        m = r < share
+    ref = arr[m]
+    got = lazy[mask]
+    what = f"{how}{arr.shape}[{kind} mask, {share}]"
+    assert got.shape == ref.shape, f"{what}: {got.shape} != {ref.shape}"
+    assert_exact(b2np(got), ref, what)
+    if ref.size:
+        key = data.draw(basic_indices(ref.shape), label="key")
+        assert_exact(b2np(got[key]), np.asarray(ref[key]), f"{what}[{key!r}]")
+        assert_exact(b2np(got.compute(chunks=(max(1, ref.size // 3),))), ref, what + " compute")
+
+
+def test_mask_select_passes_over_a_file(tmp_path):
+    x = np.random.default_rng(2).random((2000, 512))  # 8 MiB: two strips of 4 MiB
+    path = str(tmp_path / "x.b2nd")
+    b2lazy.asarray(x).compute(urlpath=path, chunks=(100, 512), blocks=(10, 512))
+    a = b2lazy.open(path)
+    sel = a[(a > 0.9) & (a < 0.95)]  # the counting pass runs here
+    assert sel.shape == (int(((x > 0.9) & (x < 0.95)).sum()),)
+    # The filling pass, as one output chunk: each row strip pulls the mask and the values,
+    # so a chunk is read twice, or four times when it straddles the two strips.
+    r = sel.compute(chunks=sel.shape)
+    assert r.stats["max_decompressions_per_chunk"][path] <= 4
+    assert r.stats["distinct_chunks_decompressed"][path] == 20
+    assert_exact(r.to_numpy(), x[(x > 0.9) & (x < 0.95)], "a[mask]")
+    # The head of the selection reads only the first strip's chunks (rows < 1100).
+    head = sel[:10].compute()
+    assert head.stats["distinct_chunks_decompressed"][path] <= 11
+    assert_exact(head.to_numpy(), x[(x > 0.9) & (x < 0.95)][:10], "a[mask][:10]")
+    with pytest.raises(IndexError, match=r"\(2000, 512\).*\(3, 4\)"):
+        a[np.ones((3, 4), bool)]

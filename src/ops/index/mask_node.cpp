@@ -1,0 +1,98 @@
+#include "ops/index/mask_node.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "exec/scratch.hpp"
+#include "exec/thread_state.hpp"
+
+namespace b2lazy {
+
+MaskCountsNode::MaskCountsNode(NodePtr mask, Shape strip)
+    : Node(DType::I64, Shape{ChunkGrid(mask->shape(), strip).nchunks()}, {mask}), strip_(std::move(strip)) {}
+
+std::vector<Region> MaskCountsNode::input_regions(const Region& r) const {
+  ChunkGrid g(inputs()[0]->shape(), strip_);
+  if (r.size() == 0) return {Region::from_box(Box::whole(Shape(strip_.size(), 0)))};
+  Box b = g.chunk_box(r.start[0]);
+  Box e = g.chunk_box(r.last(0));
+  for (size_t d = 0; d < b.ndim(); ++d) b.start[d] = std::min(b.start[d], e.start[d]), b.stop[d] = std::max(b.stop[d], e.stop[d]);
+  return {Region::from_box(b)};
+}
+
+void MaskCountsNode::fill(const Region& region, void* out, ThreadState& ts) const {
+  ChunkGrid g(inputs()[0]->shape(), strip_);
+  int64_t* o = static_cast<int64_t*>(out);
+  for (int64_t i = 0; i < region.count[0]; ++i) {
+    Box b = g.chunk_box(region.start[0] + i * region.step[0]);
+    ScratchScope scope(ts.scratch);
+    bool* m = scope.alloc_n<bool>(static_cast<size_t>(b.size()));
+    inputs()[0]->pull(Region::from_box(b), m, ts);
+    o[i] = std::count(m, m + b.size(), true);
+  }
+}
+
+namespace {
+int64_t total(const std::vector<int64_t>& counts) {
+  int64_t t = 0;
+  for (int64_t c : counts) t += c;
+  return t;
+}
+}  // namespace
+
+MaskSelectNode::MaskSelectNode(NodePtr values, NodePtr mask, Shape strip, std::vector<int64_t> counts)
+    : Node(values->dtype(), Shape{total(counts)}, {values, mask}), strip_(std::move(strip)), grid_(values->shape(), strip_) {
+  first_.push_back(0);
+  for (int64_t c : counts) first_.push_back(first_.back() + c);
+}
+
+std::string MaskSelectNode::describe() const {
+  return "mask_select " + std::to_string(first_.back()) + " of " + std::to_string(inputs()[0]->size()) +
+         " values, strips " + shape_str(strip_);
+}
+
+Box MaskSelectNode::strip_box(int64_t s) const { return grid_.chunk_box(s); }
+
+std::vector<Region> MaskSelectNode::input_regions(const Region& r) const {
+  const Shape& s = inputs()[0]->shape();
+  if (r.size() == 0) {
+    Region e = Region::whole(s);
+    e.count.assign(e.count.size(), 0);
+    return {e, e};
+  }
+  const int64_t lo = std::min(r.start[0], r.last(0)), hi = std::max(r.start[0], r.last(0));
+  const int64_t s0 = std::upper_bound(first_.begin(), first_.end(), lo) - first_.begin() - 1;
+  const int64_t s1 = std::upper_bound(first_.begin(), first_.end(), hi) - first_.begin() - 1;
+  Box b = strip_box(s0), e = strip_box(s1);
+  for (size_t d = 0; d < b.ndim(); ++d) b.start[d] = std::min(b.start[d], e.start[d]), b.stop[d] = std::max(b.stop[d], e.stop[d]);
+  return {Region::from_box(b), Region::from_box(b)};
+}
+
+void MaskSelectNode::fill(const Region& region, void* out, ThreadState& ts) const {
+  if (region.size() == 0) return;
+  const size_t isz = itemsize(dtype());
+  const int64_t start = region.start[0], step = region.step[0], count = region.count[0];
+  const int64_t lo = std::min(start, region.last(0)), hi = std::max(start, region.last(0));
+  int64_t s = std::upper_bound(first_.begin(), first_.end(), lo) - first_.begin() - 1;
+  for (; s < static_cast<int64_t>(first_.size()) - 1 && first_[static_cast<size_t>(s)] <= hi; ++s) {
+    if (first_[static_cast<size_t>(s) + 1] == first_[static_cast<size_t>(s)]) continue;  // nothing selected
+    const Box b = strip_box(s);
+    ScratchScope scope(ts.scratch);
+    bool* m = scope.alloc_n<bool>(static_cast<size_t>(b.size()));
+    char* v = static_cast<char*>(scope.alloc(static_cast<size_t>(b.size()) * isz));
+    inputs()[1]->pull(Region::from_box(b), m, ts);
+    inputs()[0]->pull(Region::from_box(b), v, ts);
+    int64_t g = first_[static_cast<size_t>(s)];  // result position of the next selected value
+    for (int64_t e = 0; e < b.size(); ++e) {
+      if (!m[e]) continue;
+      const int64_t off = g - start;
+      if (off % step == 0) {
+        const int64_t i = off / step;
+        if (i >= 0 && i < count) std::memcpy(static_cast<char*>(out) + static_cast<size_t>(i) * isz, v + e * isz, isz);
+      }
+      ++g;
+    }
+  }
+}
+
+}  // namespace b2lazy

@@ -1,0 +1,43 @@
+// x[mask] for a lazy boolean mask of x's shape, in two counted passes: MaskCountsNode
+// counts the True values of each row strip of the mask (strips are contiguous in C order,
+// so strip order is NumPy's order); the selection's length is their sum. MaskSelectNode
+// then fills any range of the 1-d result from the strips it overlaps: each strip's mask
+// and values are pulled and compacted, so memory stays one strip per worker.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "b2lazy/node.hpp"
+
+namespace b2lazy {
+
+// One int64 count per strip: shape (number of strips,).
+class MaskCountsNode : public Node {
+ public:
+  MaskCountsNode(NodePtr mask, Shape strip);
+  std::string kind() const override { return "mask_counts"; }
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
+  std::vector<Region> input_regions(const Region& region) const override;
+  bool cacheable() const override { return true; }
+
+ private:
+  Shape strip_;
+};
+
+class MaskSelectNode : public Node {
+ public:
+  // `counts`: the True values per strip (strips of `strip` elements' shape, C order).
+  MaskSelectNode(NodePtr values, NodePtr mask, Shape strip, std::vector<int64_t> counts);
+  std::string kind() const override { return "mask_select"; }
+  std::string describe() const override;
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
+  std::vector<Region> input_regions(const Region& region) const override;
+
+ private:
+  Box strip_box(int64_t s) const;
+  Shape strip_;
+  ChunkGrid grid_;
+  std::vector<int64_t> first_;  // result position of each strip's first selected value (+ total)
+};
+
+}  // namespace b2lazy
