@@ -221,8 +221,8 @@ def _index_array(k, axis, length):
     a = np.asarray(k)
     if a.dtype == np.bool_:
         if a.ndim != 1:
-            raise IndexError(f"boolean index arrays of {a.ndim} dimensions are not supported yet "
-                             f"(only 1-d masks, one per axis)")
+            raise IndexError(f"a boolean index array for one axis must be 1-d, got {a.ndim} dimensions "
+                             f"for axis {axis}")
         if a.shape[0] != length:
             raise IndexError(f"boolean index did not match indexed array along axis {axis}; size of axis "
                              f"is {length} but size of corresponding boolean axis is {a.shape[0]}")

@@ -22,9 +22,11 @@ TakeNode::TakeNode(NodePtr input, size_t axis, std::vector<std::shared_ptr<const
                    Shape index_shape)
     : Node(input->dtype(), taken_shape(input->shape(), axis, indices.size(), index_shape), {input}),
       axis_(axis), naxes_(indices.size()), indices_(std::move(indices)), index_shape_(std::move(index_shape)) {
+  // Without storage chunks, group by cells whose box stays small: 4096 along one axis,
+  // 64 x 64 (x 64 ...) for points over several axes.
   for (size_t t = 0; t < naxes_; ++t) {
     int64_t c = storage_alignment(*inputs()[0], axis_ + t);
-    cell_.push_back(c > 0 ? c : 4096);
+    cell_.push_back(c > 0 ? c : naxes_ == 1 ? 4096 : 64);
   }
 }
 
