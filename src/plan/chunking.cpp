@@ -69,17 +69,21 @@ Shape preferred_chunks_of(const NodePtr& root) {
   return n ? n->preferred_chunks() : Shape{};
 }
 
-bool has_contraction(const Node& root) {
+bool any_node(const Node& root, const std::function<bool(const Node&)>& pred) {
   std::unordered_set<const Node*> visited;
   std::vector<const Node*> todo{&root};
   while (!todo.empty()) {
     const Node* n = todo.back();
     todo.pop_back();
     if (!visited.insert(n).second) continue;
-    if (dynamic_cast<const MatmulNode*>(n)) return true;
+    if (pred(*n)) return true;
     for (auto& in : n->inputs()) todo.push_back(in.get());
   }
   return false;
+}
+
+bool has_contraction(const Node& root) {
+  return any_node(root, [](const Node& n) { return dynamic_cast<const MatmulNode*>(&n) != nullptr; });
 }
 
 Shape shrink_chunks(Shape c, size_t itemsize, size_t max_bytes) {

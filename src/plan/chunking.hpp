@@ -1,6 +1,7 @@
 // How the result is split into output chunks.
 #pragma once
 #include <cstddef>
+#include <functional>
 
 #include "b2lazy/node.hpp"
 
@@ -16,6 +17,8 @@ const Node* aligned_storage_source(const NodePtr& root);
 // The preferred chunks (Node::preferred_chunks) of the largest-chunked node with root's
 // shape reachable through elementwise nodes; empty if none.
 Shape preferred_chunks_of(const NodePtr& root);
+// Does some node of the graph under `root` (each visited once) satisfy `pred`?
+bool any_node(const Node& root, const std::function<bool(const Node&)>& pred);
 // Does the graph under `root` hold a contraction (matmul, tensordot)?
 bool has_contraction(const Node& root);
 // `chunks` with leading axes halved until a chunk is at most `max_bytes`.

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "exec/eval_state.hpp"
+#include "plan/chunking.hpp"
 
 namespace b2lazy {
 
@@ -71,23 +72,10 @@ class Walker {
   std::unordered_map<const Node*, std::vector<Region>> seen_;
 };
 
-bool reaches_cacheable(const Node& root) {
-  std::unordered_set<const Node*> visited;
-  std::vector<const Node*> todo{&root};
-  while (!todo.empty()) {
-    const Node* n = todo.back();
-    todo.pop_back();
-    if (!visited.insert(n).second) continue;
-    if (n->cacheable()) return true;
-    for (auto& in : n->inputs()) todo.push_back(in.get());
-  }
-  return false;
-}
-
 }  // namespace
 
 std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, const EvalState& ev) {
-  if (!reaches_cacheable(*root)) return {};  // plain elementwise graphs need no plan
+  if (!any_node(*root, [](const Node& n) { return n.cacheable(); })) return {};  // plain elementwise graphs need no plan
   Walker w(ev);
   const int64_t n = grid.nchunks();
   const int64_t stride = std::max<int64_t>(1, n / kMaxPlannedChunks);

@@ -1,16 +1,12 @@
 #include <gtest/gtest.h>
 
 #include "b2lazy/b2lazy.hpp"
+#include "test_util.hpp"
 
 using namespace b2lazy;
+using b2lazy::test::stored;
 
 namespace {
-Array stored(const Array& x, Shape chunks, Shape blocks, Context& ctx) {
-  ComputeOptions o;
-  o.chunks = std::move(chunks);
-  o.blocks = std::move(blocks);
-  return x.compute(o, &ctx);
-}
 
 // Plain triple loop over 2-d row-major values.
 std::vector<double> naive(const std::vector<double>& a, const std::vector<double>& b, int64_t m, int64_t k, int64_t n) {

@@ -4,17 +4,10 @@
 #include <numeric>
 
 #include "b2lazy/b2lazy.hpp"
+#include "test_util.hpp"
 
 using namespace b2lazy;
-
-namespace {
-Array stored(const Array& x, Shape chunks, Shape blocks, Context& ctx) {
-  ComputeOptions o;
-  o.chunks = std::move(chunks);
-  o.blocks = std::move(blocks);
-  return x.compute(o, &ctx);
-}
-}  // namespace
+using b2lazy::test::stored;
 
 TEST(Reduce, SumAxesAndKeepdims) {
   Context ctx(2);
