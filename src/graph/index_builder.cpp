@@ -1,6 +1,7 @@
 // Builds integer-array indexing nodes: axis normalisation and bounds checks.
 #include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
+#include "graph/axes.hpp"
 #include "ops/index/mask_node.hpp"
 #include "ops/index/take_node.hpp"
 #include "plan/chunking.hpp"
@@ -17,11 +18,7 @@ Array take(const Array& x_in, const std::vector<int64_t>& indices, const Shape& 
   if (!axis) {
     if (x.ndim() != 1) x = Array(std::make_shared<FlattenNode>(x.node()));
   } else {
-    const int n = static_cast<int>(x.ndim());
-    if (*axis < -n || *axis >= n)
-      throw ValueError("take: axis " + std::to_string(*axis) + " is out of bounds for an array of shape " +
-                       shape_str(x.shape()));
-    a = *axis < 0 ? *axis + n : *axis;
+    a = normalize_axis(*axis, x.ndim(), "take", x.shape());
   }
   const int64_t len = x.shape()[static_cast<size_t>(a)];
   auto norm = std::make_shared<std::vector<int64_t>>(indices.size());

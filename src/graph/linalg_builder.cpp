@@ -5,6 +5,7 @@
 
 #include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
+#include "graph/axes.hpp"
 #include "ops/linalg/matmul_node.hpp"
 #include "ops/shape/flatten_node.hpp"
 #include "ops/shape/permute_node.hpp"
@@ -17,14 +18,6 @@ std::string ints_str(const std::vector<int>& v) {
   std::string s = "(";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
   return s + (v.size() == 1 ? ",)" : ")");
-}
-
-int normalize_axis(int axis, size_t ndim, const std::string& what) {
-  const int n = static_cast<int>(ndim);
-  if (axis < -n || axis >= n)
-    throw ValueError(what + ": axis " + std::to_string(axis) + " is out of bounds for an array of dimension " +
-                     std::to_string(ndim));
-  return axis < 0 ? axis + n : axis;
 }
 
 // x with `n` new leading axes.
@@ -116,8 +109,8 @@ Array tensordot(const Array& a, const Array& b, const std::vector<int>& axes_a, 
   std::vector<bool> used_a(a.ndim()), used_b(b.ndim());
   for (size_t i = 0; i < axes_a.size(); ++i) {
     const std::string where = "tensordot (a of shape " + shape_str(a.shape()) + ", b of shape " + shape_str(b.shape());
-    int da = normalize_axis(axes_a[i], a.ndim(), where + "), axes[0]");
-    int db = normalize_axis(axes_b[i], b.ndim(), where + "), axes[1]");
+    int da = normalize_axis(axes_a[i], a.ndim(), where + "), axes[0]", a.shape());
+    int db = normalize_axis(axes_b[i], b.ndim(), where + "), axes[1]", b.shape());
     if (used_a[static_cast<size_t>(da)] || used_b[static_cast<size_t>(db)])
       throw ValueError("tensordot: repeated axis in axes " + ints_str(axes_a) + " of a " + shape_str(a.shape()) +
                        ", " + ints_str(axes_b) + " of b " + shape_str(b.shape()));

@@ -1,8 +1,7 @@
 // Builds reduction nodes: axis normalisation, NumPy result dtypes, argument checks.
-#include <set>
-
 #include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
+#include "graph/axes.hpp"
 #include "ops/reduce/reduce_node.hpp"
 
 namespace b2lazy {
@@ -19,27 +18,20 @@ DType accumulator_for(DType out) {
   }
 }
 
-}  // namespace
-
-std::vector<bool> normalize_axes(const std::optional<std::vector<int>>& axis, size_t ndim, const char* fn) {
+// Per axis of `shape`: is it reduced?
+std::vector<bool> normalize_axes(const std::optional<std::vector<int>>& axis, const Shape& shape, const char* fn) {
+  const size_t ndim = shape.size();
   std::vector<bool> red(ndim, !axis.has_value());
   if (!axis) return red;
-  std::set<int> seen;
-  for (int a : *axis) {
-    int n = static_cast<int>(ndim);
-    if (a < -n || a >= n)
-      throw ValueError(std::string(fn) + ": axis " + std::to_string(a) + " is out of bounds for array of dimension " +
-                       std::to_string(ndim));
-    int b = a < 0 ? a + n : a;
-    if (!seen.insert(b).second) throw ValueError(std::string(fn) + ": duplicate value in 'axis' (" + std::to_string(a) + ")");
-    red[static_cast<size_t>(b)] = true;
-  }
+  for (int d : normalize_axis_list(*axis, ndim, fn, shape)) red[static_cast<size_t>(d)] = true;
   return red;
 }
 
+}  // namespace
+
 Array reduce(Reduction r, const Array& x, const ReduceOptions& o) {
   const char* fn = reduction_name(r);
-  std::vector<bool> red = normalize_axes(o.axis, x.ndim(), fn);
+  std::vector<bool> red = normalize_axes(o.axis, x.shape(), fn);
   const DType t = x.dtype();
   DType out = t, acc = t;
   switch (r) {

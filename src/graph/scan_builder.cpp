@@ -1,6 +1,7 @@
 // Builds scan nodes: axis checks, NumPy result dtypes, flattening for axis=None.
 #include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
+#include "graph/axes.hpp"
 #include "ops/scan/scan_node.hpp"
 #include "ops/shape/flatten_node.hpp"
 
@@ -20,11 +21,7 @@ Array scan(ScanOp op, const Array& x, const ScanOptions& o, const char* fn, bool
                        std::to_string(x.ndim()) + "-d)");
     }
   } else {
-    int n = static_cast<int>(x.ndim());
-    if (*o.axis < -n || *o.axis >= n || n == 0)
-      throw ValueError(std::string(fn) + ": axis " + std::to_string(*o.axis) +
-                       " is out of bounds for array of dimension " + std::to_string(n));
-    axis = *o.axis < 0 ? *o.axis + n : *o.axis;
+    axis = normalize_axis(*o.axis, x.ndim(), fn, x.shape());
   }
   DType out = o.dtype.value_or(sum_dtype(x.dtype()));
   if (out == DType::Bool) throw TypeError(std::string(fn) + ": dtype bool is not supported for a scan");

@@ -1,38 +1,18 @@
 // Shape functions built from slices, permutations and broadcasts (NumPy / Array API).
 #include <algorithm>
-#include <set>
 
 #include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
+#include "graph/axes.hpp"
 #include "ops/shape/broadcast_node.hpp"
 #include "ops/shape/concat_node.hpp"
 #include "ops/shape/flatten_node.hpp"
 
 namespace b2lazy {
 
-namespace {
-int checked_axis(int axis, size_t ndim, const char* fn, const Shape& shape) {
-  const int n = static_cast<int>(ndim);
-  if (axis < -n || axis >= n)
-    throw ValueError(std::string(fn) + ": axis " + std::to_string(axis) + " is out of bounds for an array of shape " +
-                     shape_str(shape) + " (" + std::to_string(ndim) + " dimensions)");
-  return axis < 0 ? axis + n : axis;
-}
-
-std::vector<int> checked_axes(const std::vector<int>& axes, size_t ndim, const char* fn, const Shape& shape) {
-  std::vector<int> out;
-  std::set<int> seen;
-  for (int a : axes) {
-    int d = checked_axis(a, ndim, fn, shape);
-    if (!seen.insert(d).second) throw ValueError(std::string(fn) + ": repeated axis " + std::to_string(a));
-    out.push_back(d);
-  }
-  return out;
-}
-}  // namespace
 
 Array expand_dims(const Array& x, int axis) {
-  const int d = checked_axis(axis, x.ndim() + 1, "expand_dims", x.shape());
+  const int d = normalize_axis(axis, x.ndim() + 1, "expand_dims", x.shape());
   std::vector<Index> ix(static_cast<size_t>(d), Index::slice());
   ix.push_back(Index::newaxis());
   return x[ix];
@@ -43,7 +23,7 @@ Array squeeze(const Array& x, const std::optional<std::vector<int>>& axes) {
   if (!axes) {
     for (size_t d = 0; d < x.ndim(); ++d) drop[d] = x.shape()[d] == 1;
   } else {
-    for (int d : checked_axes(*axes, x.ndim(), "squeeze", x.shape())) {
+    for (int d : normalize_axis_list(*axes, x.ndim(), "squeeze", x.shape())) {
       if (x.shape()[static_cast<size_t>(d)] != 1)
         throw ValueError("squeeze: cannot select axis " + std::to_string(d) + " of shape " + shape_str(x.shape()) +
                          ": its length is not 1");
@@ -58,7 +38,7 @@ Array squeeze(const Array& x, const std::optional<std::vector<int>>& axes) {
 Array flip(const Array& x, const std::optional<std::vector<int>>& axes) {
   std::vector<bool> rev(x.ndim(), !axes.has_value());
   if (axes)
-    for (int d : checked_axes(*axes, x.ndim(), "flip", x.shape())) rev[static_cast<size_t>(d)] = true;
+    for (int d : normalize_axis_list(*axes, x.ndim(), "flip", x.shape())) rev[static_cast<size_t>(d)] = true;
   std::vector<Index> ix;
   for (size_t d = 0; d < x.ndim(); ++d) ix.push_back(rev[d] ? Index::slice({}, {}, -1) : Index::slice());
   return x[ix];
@@ -67,8 +47,8 @@ Array flip(const Array& x, const std::optional<std::vector<int>>& axes) {
 Array moveaxis(const Array& x, const std::vector<int>& source, const std::vector<int>& destination) {
   if (source.size() != destination.size())
     throw ValueError("moveaxis: source and destination must have the same number of axes");
-  std::vector<int> src = checked_axes(source, x.ndim(), "moveaxis", x.shape());
-  std::vector<int> dst = checked_axes(destination, x.ndim(), "moveaxis", x.shape());
+  std::vector<int> src = normalize_axis_list(source, x.ndim(), "moveaxis", x.shape());
+  std::vector<int> dst = normalize_axis_list(destination, x.ndim(), "moveaxis", x.shape());
   std::vector<int> rest;
   for (int d = 0; d < static_cast<int>(x.ndim()); ++d)
     if (std::find(src.begin(), src.end(), d) == src.end()) rest.push_back(d);
@@ -108,7 +88,7 @@ Array concat(const std::vector<Array>& xs, std::optional<int> axis) {
   }
   const size_t nd = in[0].ndim();
   if (nd == 0) throw ValueError("concat: zero-dimensional arrays cannot be concatenated");
-  const int a = axis ? checked_axis(*axis, nd, "concat", in[0].shape()) : 0;
+  const int a = axis ? normalize_axis(*axis, nd, "concat", in[0].shape()) : 0;
   DType t = in[0].dtype();
   for (size_t k = 0; k < in.size(); ++k) {
     if (in[k].ndim() != nd)
@@ -137,7 +117,7 @@ Array stack(const std::vector<Array>& xs, int axis) {
                        ", array " + std::to_string(k) + " has shape " + shape_str(xs[k].shape()));
     in.push_back(expand_dims(xs[k], axis));
   }
-  const int a = checked_axis(axis, xs[0].ndim() + 1, "stack", xs[0].shape());
+  const int a = normalize_axis(axis, xs[0].ndim() + 1, "stack", xs[0].shape());
   return concat(in, a);
 }
 
@@ -154,7 +134,7 @@ Array roll(const Array& x, const std::vector<int64_t>& shifts, const std::option
   if (sh.size() != axes->size()) throw ValueError("roll: shift and axis must have the same length");
   Array r = x;
   for (size_t i = 0; i < axes->size(); ++i) {
-    const int d = checked_axis((*axes)[i], x.ndim(), "roll", x.shape());
+    const int d = normalize_axis((*axes)[i], x.ndim(), "roll", x.shape());
     const int64_t n = x.shape()[static_cast<size_t>(d)];
     if (n == 0) continue;
     const int64_t s = ((sh[i] % n) + n) % n;
