@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
 #include "b2lazy/b2lazy.hpp"
+#include "test_util.hpp"
 #include "ops/shape/flatten_node.hpp"
 
 using namespace b2lazy;
+using b2lazy::test::stored;
 
 TEST(Flatten, RangeBoxesCoverTheRangeInOrder) {
   Shape s{3, 4, 5};
@@ -17,10 +19,7 @@ TEST(Flatten, RangeBoxesCoverTheRangeInOrder) {
 
 TEST(Scan, CumsumAxesFlattenedAndInitial) {
   Context ctx(2);
-  ComputeOptions o;
-  o.chunks = {2, 3};
-  o.blocks = {1, 3};
-  Array a = arange(0, 20, 1, DType::I32, {4, 5}).compute(o, &ctx);
+  Array a = stored(arange(0, 20, 1, DType::I32, {4, 5}), {2, 3}, {1, 3}, ctx);
   auto flat = cumsum(a).to_vector(&ctx);
   ASSERT_EQ(flat.size(), 20u);
   for (int i = 0; i < 20; ++i) EXPECT_EQ(flat[i], i * (i + 1) / 2);
@@ -37,10 +36,7 @@ TEST(Scan, CumsumAxesFlattenedAndInitial) {
 
 TEST(Scan, TailOfFlatCumsumReadsEachChunkAtMostTwice) {
   Context ctx(2);
-  ComputeOptions o;
-  o.chunks = {10, 10};
-  o.blocks = {5, 10};
-  Array a = arange(0, 10000, 1, DType::F64, {100, 100}).compute(o, &ctx);
+  Array a = stored(arange(0, 10000, 1, DType::F64, {100, 100}), {10, 10}, {5, 10}, ctx);
   Array tail = cumsum(a)[{Index::slice(-10, std::nullopt)}];
   Array r = tail.compute({}, &ctx);
   EXPECT_LE(r.stats()->chunks_decompressed_total, 2 * 100);
@@ -55,10 +51,7 @@ TEST(Scan, TailOfFlatCumsumReadsEachChunkAtMostTwice) {
 
 TEST(Scan, ReusedLargeNodeSpillsToCompressedTemporary) {
   Context ctx(2);
-  ComputeOptions o;
-  o.chunks = {32, 256};
-  o.blocks = {16, 256};
-  Array a = arange(0, 256 * 256, 1, DType::F64, {256, 256}).compute(o, &ctx);
+  Array a = stored(arange(0, 256 * 256, 1, DType::F64, {256, 256}), {32, 256}, {16, 256}, ctx);
   Array c = cumsum(a, 0);
   Array e = c + c[{Index::slice(std::nullopt, std::nullopt, -1)}];
   std::vector<double> out(256 * 256);

@@ -1,15 +1,14 @@
 #include <gtest/gtest.h>
 
 #include "b2lazy/b2lazy.hpp"
+#include "test_util.hpp"
 
 using namespace b2lazy;
+using b2lazy::test::stored;
 
 TEST(Take, RowsOfAnExpressionReadOnlyTouchedChunks) {
   Context ctx(2);
-  ComputeOptions o;
-  o.chunks = {10, 4};
-  o.blocks = {5, 4};
-  Array a = arange(0, 400, 1, DType::F64, {100, 4}).compute(o, &ctx);
+  Array a = stored(arange(0, 400, 1, DType::F64, {100, 4}), {10, 4}, {5, 4}, ctx);
   Array r = take(a * 2.0, {95, -100, 3, 95}, {2, 2}, 0).compute({}, &ctx);
   EXPECT_EQ(r.shape(), (Shape{2, 2, 4}));
   auto v = r.to_vector(&ctx);
