@@ -182,6 +182,13 @@ Array take(const Array& x, const std::vector<int64_t>& indices, const Shape& ind
 // True values per row strip now (one pass over the mask, so the length is known); the
 // values are pulled strip by strip when the result is evaluated.
 Array mask_select(const Array& x, const Array& mask, Context* ctx = nullptr);
+// Coordinates of the nonzero (True) elements, one int64 array per axis, in C order.
+// Counts per row strip now (one pass over x, shared by all axes); lazy otherwise.
+std::vector<Array> nonzero(const Array& x, Context* ctx = nullptr);
+// NumPy's take_along_axis: `indices` (C order, shape `index_shape`, as many axes as x)
+// select along `axis` and broadcast against x elsewhere; axis nullopt: x flattened.
+Array take_along_axis(const Array& x, const std::vector<int64_t>& indices, const Shape& index_shape,
+                      std::optional<int> axis);
 // Pointwise selection (NumPy's advanced indexing with several arrays): indices[t] indexes
 // axis `axis + t`; all have `index_shape` (already broadcast), C order. The result has
 // x's axes before `axis`, then `index_shape`, then x's axes after the indexed ones.
@@ -196,9 +203,11 @@ Array moveaxis(const Array& x, const std::vector<int>& source, const std::vector
 Array broadcast_to(const Array& x, const Shape& shape);
 Array concat(const std::vector<Array>& xs, std::optional<int> axis = 0);  // nullopt: flattened
 Array stack(const std::vector<Array>& xs, int axis = 0);
-// Elements shifted along each axis (wrapping); axes nullopt only for 1-d arrays (no reshape).
+// Elements shifted along each axis (wrapping); axes nullopt: along the flattened array.
 Array roll(const Array& x, const std::vector<int64_t>& shifts, const std::optional<std::vector<int>>& axes = {});
-// x flattened in C order (reshape(x, -1)).
+// The same elements in C order with a new shape (one entry may be -1: inferred).
+Array reshape(const Array& x, const std::vector<int64_t>& shape);
+// x flattened in C order (reshape(x, {-1})).
 Array flatten(const Array& x);
 
 // Shape of broadcasting `shapes` together; ValueError naming both shapes otherwise.

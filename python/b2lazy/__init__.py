@@ -193,6 +193,21 @@ class Array:
         """The array with its last two axes swapped (lazy)."""
         return matrix_transpose(self)
 
+    def reshape(self, *shape, copy=None):
+        """NumPy's ndarray.reshape: `a.reshape(2, 3)` or `a.reshape((2, 3))`; lazy."""
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = shape[0]
+        return reshape(self, shape, copy=copy)
+
+    def flatten(self):
+        """The elements in C order as a 1-d array (lazy, not a copy)."""
+        return reshape(self, -1)
+
+    ravel = flatten
+
+    def nonzero(self):
+        return nonzero(self)
+
     def __matmul__(self, other):
         if not isinstance(other, (Array, np.ndarray)):
             return NotImplemented
@@ -487,17 +502,52 @@ def matrix_transpose(x, /):
 def take(x, indices, /, axis=None):
     """Elements of `x` at integer `indices` along `axis` (NumPy's take; axis=None takes
     from `x` flattened). Lazy: only the chunks the indices touch are read."""
-    if axis is not None and (not isinstance(axis, (int, np.integer)) or isinstance(axis, bool)):
-        raise TypeError(f"take: axis must be an int or None, got {axis!r}")
+    axis = _axis_or_none(axis, "take")
+    idx = _int_indices(indices, "take")
+    return Array(_core.take(asarray(x)._a, idx, axis))
+
+
+def _int_indices(indices, fn):
+    """Integer indices as a C-contiguous int64 NumPy array (lazy ones are evaluated)."""
     if isinstance(indices, Array):
         indices = indices.to_numpy()
     idx = np.asarray(indices)
     if idx.dtype.kind not in "iub":
-        raise TypeError(f"take: indices must be integers, got dtype {idx.dtype}")
+        raise TypeError(f"{fn}: indices must be integers, got dtype {idx.dtype}")
     if idx.dtype.kind == "u" and idx.size and idx.max() > np.iinfo(np.int64).max:
-        raise IndexError(f"take: index {idx.max()} is out of bounds")
-    idx = np.require(idx.astype(np.int64, copy=False), requirements="C")  # keeps 0-d arrays 0-d
-    return Array(_core.take(asarray(x)._a, idx, None if axis is None else int(axis)))
+        raise IndexError(f"{fn}: index {idx.max()} is out of bounds")
+    return np.require(idx.astype(np.int64, copy=False), requirements="C")  # keeps 0-d arrays 0-d
+
+
+def _axis_or_none(axis, fn):
+    if axis is not None and (not isinstance(axis, (int, np.integer)) or isinstance(axis, bool)):
+        raise TypeError(f"{fn}: axis must be an int or None, got {axis!r}")
+    return None if axis is None else int(axis)
+
+
+def take_along_axis(x, indices, /, axis=-1):
+    """NumPy's take_along_axis: `indices` (as many axes as `x`) select along `axis` and
+    broadcast against `x` on the other axes; axis=None works on `x` flattened. Lazy:
+    only the chunks the indices touch are read."""
+    axis = _axis_or_none(axis, "take_along_axis")
+    return Array(_core.take_along_axis(asarray(x)._a, _int_indices(indices, "take_along_axis"), axis))
+
+
+def nonzero(x, /):
+    """Coordinates of the nonzero elements, one int64 array per axis (C order). Counts
+    the nonzero elements now (one pass over `x`); the coordinates are lazy."""
+    return tuple(Array(a) for a in _core.nonzero(asarray(x)._a, _context(None)))
+
+
+def reshape(x, /, shape, *, copy=None):
+    """The same elements in C order with a new `shape` (one entry may be -1); lazy."""
+    if copy is False:
+        raise ValueError("reshape: copy=False is not supported (a lazy reshape is never a view)")
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    for s in shape:
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(f"reshape: shape entries must be integers, got {s!r}")
+    return Array(_core.reshape(asarray(x)._a, [int(s) for s in shape]))
 
 
 def _axes_arg(axis, fn):
@@ -560,7 +610,7 @@ def roll(x, /, shift, *, axis=None):
 
 __all__ += ["matmul", "tensordot", "vecdot", "outer", "permute_dims", "transpose", "matrix_transpose", "take",
             "expand_dims", "squeeze", "flip", "moveaxis", "broadcast_to", "concat", "concatenate", "stack",
-            "roll"]
+            "roll", "reshape", "take_along_axis", "nonzero"]
 
 
 # --- reductions -------------------------------------------------------------------------
@@ -651,7 +701,13 @@ for _name in ("sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "
     setattr(Array, _name, (lambda f: lambda self, *a, **k: f(self, *a, **k))(globals()[_name]))
 
 
-def where(condition, x, y):
+def where(condition, x=None, y=None):
+    """Elements of `x` where `condition` is true, else of `y`; with only `condition`,
+    nonzero(condition)."""
+    if x is None and y is None:
+        return nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("where: give both x and y, or neither")
     return Array(_core.where(_unwrap(condition), _unwrap(x), _unwrap(y)))
 
 

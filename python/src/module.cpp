@@ -286,6 +286,15 @@ NB_MODULE(_core, m) {
     }
     return take_points(x, axis, idx, shape);
   }, nb::arg("x"), nb::arg("axis"), nb::arg("arrays"));
+  m.def("take_along_axis", [](const Array& x, nb::ndarray<const int64_t, nb::c_contig, nb::device::cpu> idx,
+                              std::optional<int> axis) {
+    Shape shape;
+    for (size_t d = 0; d < idx.ndim(); ++d) shape.push_back(static_cast<int64_t>(idx.shape(d)));
+    std::vector<int64_t> v(idx.data(), idx.data() + idx.size());
+    return take_along_axis(x, v, shape, axis);
+  }, nb::arg("x"), nb::arg("indices"), nb::arg("axis").none());
+  m.def("nonzero", [](const Array& x, Context* ctx) { return nonzero(x, ctx); }, nb::arg("x"), nb::arg("ctx").none());
+  m.def("reshape", [](const Array& x, const std::vector<int64_t>& shape) { return reshape(x, shape); });
   m.def("expand_dims", [](const Array& x, int axis) { return expand_dims(x, axis); });
   m.def("squeeze", [](const Array& x, std::optional<std::vector<int>> axes) { return squeeze(x, axes); },
         nb::arg("x"), nb::arg("axes").none());

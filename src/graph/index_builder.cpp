@@ -5,7 +5,7 @@
 #include "ops/index/mask_node.hpp"
 #include "ops/index/take_node.hpp"
 #include "plan/chunking.hpp"
-#include "ops/shape/flatten_node.hpp"
+#include "ops/shape/reshape_node.hpp"
 
 namespace b2lazy {
 
@@ -16,7 +16,7 @@ Array take(const Array& x_in, const std::vector<int64_t>& indices, const Shape& 
   Array x = x_in;
   int a = 0;
   if (!axis) {
-    if (x.ndim() != 1) x = Array(std::make_shared<FlattenNode>(x.node()));
+    x = flatten(x);
   } else {
     a = normalize_axis(*axis, x.ndim(), "take", x.shape());
   }
@@ -58,18 +58,86 @@ Array take_points(const Array& x, size_t axis, const std::vector<std::vector<int
   return Array(std::make_shared<TakeNode>(x.node(), axis, std::move(norm), index_shape));
 }
 
+namespace {
+// The first of the two counted passes: True values per row strip of `mask` (strips of
+// ~4 MiB of values of `value_itemsize`, contiguous in C order, so strip order is NumPy's).
+struct MaskCounts {
+  Shape strip;
+  std::vector<int64_t> counts;
+};
+MaskCounts count_mask(const Array& mask, size_t value_itemsize, Context* ctx) {
+  MaskCounts m;
+  m.strip = contiguous_chunks(mask.shape(), value_itemsize, size_t(4) << 20);
+  std::vector<double> c = Array(std::make_shared<MaskCountsNode>(mask.node(), m.strip)).to_vector(ctx);
+  m.counts.assign(c.begin(), c.end());
+  return m;
+}
+}  // namespace
+
 Array mask_select(const Array& x, const Array& mask, Context* ctx) {
   if (mask.dtype() != DType::Bool)
     throw IndexError("a mask must be boolean, got " + std::string(dtype_name(mask.dtype())));
   if (mask.shape() != x.shape())
     throw IndexError("boolean index did not match indexed array: array shape is " + shape_str(x.shape()) +
                      " but the mask's is " + shape_str(mask.shape()));
-  // Row strips of ~4 MiB of values: contiguous in C order, so strip order is NumPy's.
-  Shape strip = contiguous_chunks(x.shape(), itemsize(x.dtype()), size_t(4) << 20);
-  // First pass: the True values per strip (this is what fixes the result's length).
-  std::vector<double> c = Array(std::make_shared<MaskCountsNode>(mask.node(), strip)).to_vector(ctx);
-  std::vector<int64_t> counts(c.begin(), c.end());
-  return Array(std::make_shared<MaskSelectNode>(x.node(), mask.node(), strip, std::move(counts)));
+  MaskCounts m = count_mask(mask, itemsize(x.dtype()), ctx);
+  return Array(std::make_shared<MaskSelectNode>(x.node(), mask.node(), m.strip, std::move(m.counts)));
+}
+
+std::vector<Array> nonzero(const Array& x, Context* ctx) {
+  if (x.ndim() == 0)
+    throw ValueError("nonzero: not defined for zero-dimensional arrays (use atleast_1d or expand_dims first)");
+  const Array mask = x.dtype() == DType::Bool ? x : elementwise(Op::NotEqual, {x, Scalar(0)});
+  MaskCounts m = count_mask(mask, sizeof(int64_t), ctx);  // counted once for all axes
+  std::vector<Array> out;
+  for (size_t d = 0; d < x.ndim(); ++d) {
+    // The coordinate along axis d of every element: a lazy broadcast of arange(n_d).
+    std::vector<int64_t> col(x.ndim(), 1);
+    col[d] = x.shape()[d];
+    const Array coord = broadcast_to(
+        reshape(arange(0, static_cast<double>(x.shape()[d]), 1, DType::I64), col), x.shape());
+    out.push_back(Array(std::make_shared<MaskSelectNode>(coord.node(), mask.node(), m.strip, m.counts)));
+  }
+  return out;
+}
+
+Array take_along_axis(const Array& x_in, const std::vector<int64_t>& indices, const Shape& index_shape,
+                      std::optional<int> axis) {
+  Array x = axis ? x_in : flatten(x_in);
+  if (!axis && index_shape.size() != 1)
+    throw ValueError("take_along_axis: with axis=None the indices must be 1-d, got shape " + shape_str(index_shape));
+  const size_t a = static_cast<size_t>(axis ? normalize_axis(*axis, x.ndim(), "take_along_axis", x.shape()) : 0);
+  if (index_shape.size() != x.ndim())
+    throw ValueError("take_along_axis: the indices (shape " + shape_str(index_shape) +
+                     ") must have as many dimensions as the array (shape " + shape_str(x.shape()) + ")");
+  if (prod(index_shape) != static_cast<int64_t>(indices.size()))
+    throw ValueError("take_along_axis: " + std::to_string(indices.size()) + " indices do not fill the index shape " +
+                     shape_str(index_shape));
+  // NumPy: the indices broadcast against x's shape with 1 along `axis`; every other axis
+  // is indexed by its own position.
+  Shape other = x.shape();
+  other[a] = 1;
+  Shape out;
+  try {
+    out = broadcast_shapes(index_shape, other);
+  } catch (const ValueError&) {
+    throw ValueError("take_along_axis: indices of shape " + shape_str(index_shape) +
+                     " do not broadcast against the array of shape " + shape_str(x.shape()) + " along axis " +
+                     std::to_string(a));
+  }
+  const size_t nd = x.ndim();
+  const int64_t n = prod(out);
+  std::vector<std::vector<int64_t>> idx(nd, std::vector<int64_t>(static_cast<size_t>(n)));
+  std::vector<int64_t> pos(nd, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t src = 0;  // flat position in the (broadcast) index array
+    for (size_t d = 0; d < nd; ++d) src = src * index_shape[d] + (index_shape[d] == 1 ? 0 : pos[d]);
+    for (size_t d = 0; d < nd; ++d) idx[d][static_cast<size_t>(i)] = d == a ? indices[static_cast<size_t>(src)] : pos[d];
+    for (size_t d = nd; d-- > 0;)
+      if (++pos[d] < out[d]) break;
+      else pos[d] = 0;
+  }
+  return take_points(x, 0, idx, out);
 }
 
 }  // namespace b2lazy

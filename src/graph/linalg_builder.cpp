@@ -7,7 +7,7 @@
 #include "b2lazy/error.hpp"
 #include "graph/axes.hpp"
 #include "ops/linalg/matmul_node.hpp"
-#include "ops/shape/flatten_node.hpp"
+#include "ops/shape/reshape_node.hpp"
 #include "ops/shape/permute_node.hpp"
 
 namespace b2lazy {
@@ -188,8 +188,8 @@ Array vecdot(const Array& a, const Array& b, int axis) {
 }
 
 Array outer(const Array& a, const Array& b) {
-  Array fa = a.ndim() == 1 ? a : Array(std::make_shared<FlattenNode>(a.node()));
-  Array fb = b.ndim() == 1 ? b : Array(std::make_shared<FlattenNode>(b.node()));
+  Array fa = a.ndim() == 1 ? a : flatten(a);
+  Array fb = b.ndim() == 1 ? b : flatten(b);
   return fa[{Index::slice(), Index::newaxis()}] * fb[{Index::newaxis(), Index::slice()}];
 }
 

@@ -3,7 +3,7 @@
 #include "b2lazy/error.hpp"
 #include "graph/axes.hpp"
 #include "ops/scan/scan_node.hpp"
-#include "ops/shape/flatten_node.hpp"
+#include "ops/shape/reshape_node.hpp"
 
 namespace b2lazy {
 
@@ -14,7 +14,7 @@ Array scan(ScanOp op, const Array& x, const ScanOptions& o, const char* fn, bool
   int axis;
   if (!o.axis) {
     if (flatten_if_no_axis || x.ndim() <= 1) {
-      if (x.ndim() != 1) in = std::make_shared<FlattenNode>(in);
+      in = flatten(x).node();
       axis = 0;
     } else {
       throw ValueError(std::string(fn) + ": axis must be given for arrays of more than one dimension (got " +

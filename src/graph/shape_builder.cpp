@@ -6,7 +6,7 @@
 #include "graph/axes.hpp"
 #include "ops/shape/broadcast_node.hpp"
 #include "ops/shape/concat_node.hpp"
-#include "ops/shape/flatten_node.hpp"
+#include "ops/shape/reshape_node.hpp"
 
 namespace b2lazy {
 
@@ -74,17 +74,42 @@ Array broadcast_to(const Array& x, const Shape& shape) {
   return Array(std::make_shared<BroadcastNode>(x.node(), shape));
 }
 
-Array flatten(const Array& x) {
-  if (x.ndim() == 1) return x;
-  return Array(std::make_shared<FlattenNode>(x.node()));
+Array reshape(const Array& x, const std::vector<int64_t>& shape) {
+  Shape out(shape.begin(), shape.end());
+  int64_t known = 1;
+  std::optional<size_t> infer;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] == -1) {
+      if (infer) throw ValueError("reshape: can only specify one unknown dimension (-1), got " + shape_str(out));
+      infer = d;
+    } else if (out[d] < 0) {
+      throw ValueError("reshape: negative dimension " + std::to_string(out[d]) + " at position " + std::to_string(d) +
+                       " of " + shape_str(out));
+    } else {
+      known *= out[d];
+    }
+  }
+  if (infer) {
+    if (known == 0 || x.size() % known != 0)
+      throw ValueError("reshape: cannot reshape array of size " + std::to_string(x.size()) + " into shape " +
+                       shape_str(out));
+    out[*infer] = x.size() / known;
+  }
+  if (prod(out) != x.size())
+    throw ValueError("reshape: cannot reshape array of size " + std::to_string(x.size()) + " into shape " +
+                     shape_str(out));
+  if (out == x.shape()) return x;
+  return Array(std::make_shared<ReshapeNode>(x.node(), std::move(out)));
 }
+
+Array flatten(const Array& x) { return reshape(x, {-1}); }
 
 Array concat(const std::vector<Array>& xs, std::optional<int> axis) {
   if (xs.empty()) throw ValueError("concat: need at least one array to concatenate");
   std::vector<Array> in = xs;
   if (!axis) {  // flattened, as NumPy's axis=None
     for (auto& x : in)
-      if (x.ndim() != 1) x = flatten(x);
+      x = flatten(x);
   }
   const size_t nd = in[0].ndim();
   if (nd == 0) throw ValueError("concat: zero-dimensional arrays cannot be concatenated");
@@ -124,10 +149,8 @@ Array stack(const std::vector<Array>& xs, int axis) {
 Array roll(const Array& x, const std::vector<int64_t>& shifts, const std::optional<std::vector<int>>& axes) {
   if (!axes) {
     if (shifts.size() != 1) throw ValueError("roll: with axis=None, shift must be a single integer");
-    if (x.ndim() != 1)
-      throw ValueError("roll: axis=None on an array of shape " + shape_str(x.shape()) +
-                       " needs reshape, which b2lazy does not have yet; give the axis");
-    return roll(x, shifts, std::vector<int>{0});
+    if (x.ndim() == 1) return roll(x, shifts, std::vector<int>{0});
+    return reshape(roll(flatten(x), shifts, std::vector<int>{0}), {x.shape().begin(), x.shape().end()});
   }
   std::vector<int64_t> sh = shifts;
   if (sh.size() == 1 && axes->size() > 1) sh.assign(axes->size(), shifts[0]);

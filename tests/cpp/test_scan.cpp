@@ -2,7 +2,7 @@
 
 #include "b2lazy/b2lazy.hpp"
 #include "test_util.hpp"
-#include "ops/shape/flatten_node.hpp"
+#include "ops/shape/reshape_node.hpp"
 
 using namespace b2lazy;
 using b2lazy::test::stored;

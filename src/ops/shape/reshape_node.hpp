@@ -1,0 +1,28 @@
+// reshape as a lazy node: both shapes share the C-order flat index, so an output region
+// is a set of flat positions and a flat range is a few N-d boxes of the input.
+#pragma once
+#include "b2lazy/node.hpp"
+
+namespace b2lazy {
+
+class ReshapeNode : public Node {
+ public:
+  ReshapeNode(NodePtr input, Shape shape);
+  std::string kind() const override { return "reshape"; }
+  std::string describe() const override;
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
+  std::vector<Region> input_regions(const Region& region) const override;
+  // Output chunks that are flat ranges over whole rows of the input's storage chunks,
+  // so each input chunk is read once.
+  Shape preferred_chunks() const override;
+
+ private:
+  void fill_rec(const Region& region, char* out, ThreadState& ts) const;
+  Shape cstrides_;  // C-order strides of the output shape, in elements
+};
+
+// The boxes, in C order, whose concatenation is the flat range [begin, end) of `shape`
+// (at most 2 per axis).
+std::vector<Box> flat_range_boxes(const Shape& shape, int64_t begin, int64_t end);
+
+}  // namespace b2lazy
