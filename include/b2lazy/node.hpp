@@ -62,6 +62,8 @@ class Node {
   // The chunk grid the node is stored in, if any (b2nd sources); evaluation prefers
   // output chunks aligned with it.
   virtual const ChunkGrid* storage_grid() const { return nullptr; }
+  // The blocks inside those chunks (b2nd sources): the unit a partial read decompresses.
+  virtual Shape storage_blocks() const { return {}; }
 
   // Output chunks this node is cheapest to evaluate on (its storage chunks, or for a
   // scan the segments its carries are cached at); empty for no preference.

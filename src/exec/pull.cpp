@@ -1,4 +1,6 @@
 // Node::pull: the one place where a materialised node's cached copy is used.
+#include <cstring>
+
 #include "b2lazy/node.hpp"
 #include "exec/eval_state.hpp"
 #include "exec/thread_state.hpp"
@@ -14,6 +16,12 @@ const Materialized* cached(const Node* n, const Region& region, ThreadState& ts)
   return &it->second;
 }
 
+const void* lent(const Node* n, const Region& region, const ThreadState& ts) {
+  for (const auto& l : ts.lent)
+    if (l.node == n && l.region == region) return l.data;
+  return nullptr;
+}
+
 Region shifted(const Region& r, const Box& box) {
   Region s = r;
   for (size_t d = 0; d < s.ndim(); ++d) s.start[d] -= box.start[d];
@@ -22,6 +30,10 @@ Region shifted(const Region& r, const Box& box) {
 }  // namespace
 
 void Node::pull(const Region& region, void* out, ThreadState& ts) const {
+  if (const void* p = lent(this, region, ts)) {
+    std::memcpy(out, p, static_cast<size_t>(region.size()) * itemsize(dtype()));
+    return;
+  }
   if (const Materialized* m = cached(this, region, ts)) {
     ++ts.cache_hits;
     m->source->fill(shifted(region, m->box), out, ts);
@@ -31,6 +43,7 @@ void Node::pull(const Region& region, void* out, ThreadState& ts) const {
 }
 
 const void* Node::pull_view(const Region& region, ThreadState& ts) const {
+  if (const void* p = lent(this, region, ts)) return p;
   if (const Materialized* m = cached(this, region, ts)) {
     const void* p = m->source->view(shifted(region, m->box));
     if (p) ++ts.cache_hits;

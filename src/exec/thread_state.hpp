@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include "b2lazy/box.hpp"
 #include "exec/scratch.hpp"
@@ -41,6 +42,16 @@ class ThreadState {
   };
   std::unordered_map<const Node*, Kept> kept;
 
+  // Values a node has pulled and still holds, lent to the pulls it makes next: a pull of
+  // the same node and region copies them (pull_view returns them) instead of computing
+  // them again — a mask selection pulls its values, then the mask computed from them.
+  struct Lent {
+    const Node* node;
+    Region region;
+    const void* data;
+  };
+  std::vector<Lent> lent;
+
   // Decompression context for one source (its dparams name the source's schunk).
   blosc2_context_s* dctx_for(const void* key, void* schunk, int32_t typesize);
   // Compression context for the output, made from its cparams with one thread.
@@ -48,6 +59,19 @@ class ThreadState {
 
  private:
   std::unordered_map<const void*, blosc2_context_s*> dctx_, cctx_;
+};
+
+// Lends `data` (node's values at `region`, dense C order) for the scope's lifetime.
+class LendScope {
+ public:
+  LendScope(ThreadState& ts, const Node* node, const Region& region, const void* data) : ts_(ts) {
+    ts_.lent.push_back({node, region, data});
+  }
+  ~LendScope() { ts_.lent.pop_back(); }
+  LendScope(const LendScope&) = delete;
+
+ private:
+  ThreadState& ts_;
 };
 
 }  // namespace b2lazy

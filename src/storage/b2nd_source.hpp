@@ -25,6 +25,7 @@ class B2ndSource : public Node {
   std::string source_name() const override { return name_; }
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   const ChunkGrid* storage_grid() const override { return &grid_; }
+  Shape storage_blocks() const override { return blocks_; }
 
   const Shape& blocks() const { return blocks_; }
   const Shape& extchunk() const { return extchunk_; }

@@ -26,9 +26,10 @@ void MaskCountsNode::fill(const Region& region, void* out, ThreadState& ts) cons
   for (int64_t i = 0; i < region.count[0]; ++i) {
     Box b = g.chunk_box(region.start[0] + i * region.step[0]);
     ScratchScope scope(ts.scratch);
-    bool* m = scope.alloc_n<bool>(static_cast<size_t>(b.size()));
+    const int64_t n = b.size();
+    bool* m = scope.alloc_n<bool>(static_cast<size_t>(n));
     inputs()[0]->pull(Region::from_box(b), m, ts);
-    o[i] = std::count(m, m + b.size(), true);
+    o[i] = std::count(m, m + n, true);
   }
 }
 
@@ -71,8 +72,7 @@ std::vector<Region> MaskSelectNode::input_regions(const Region& r) const {
 void MaskSelectNode::fill(const Region& region, void* out, ThreadState& ts) const {
   if (region.size() == 0) return;
   const size_t isz = itemsize(dtype());
-  const int64_t start = region.start[0], step = region.step[0], count = region.count[0];
-  const int64_t lo = std::min(start, region.last(0)), hi = std::max(start, region.last(0));
+  const int64_t lo = std::min(region.start[0], region.last(0)), hi = std::max(region.start[0], region.last(0));
   int64_t s = std::upper_bound(first_.begin(), first_.end(), lo) - first_.begin() - 1;
   for (; s < static_cast<int64_t>(first_.size()) - 1 && first_[static_cast<size_t>(s)] <= hi; ++s) {
     if (first_[static_cast<size_t>(s) + 1] == first_[static_cast<size_t>(s)]) continue;  // nothing selected
@@ -80,18 +80,40 @@ void MaskSelectNode::fill(const Region& region, void* out, ThreadState& ts) cons
     ScratchScope scope(ts.scratch);
     bool* m = scope.alloc_n<bool>(static_cast<size_t>(b.size()));
     char* v = static_cast<char*>(scope.alloc(static_cast<size_t>(b.size()) * isz));
-    inputs()[1]->pull(Region::from_box(b), m, ts);
-    inputs()[0]->pull(Region::from_box(b), v, ts);
-    int64_t g = first_[static_cast<size_t>(s)];  // result position of the next selected value
-    for (int64_t e = 0; e < b.size(); ++e) {
-      if (!m[e]) continue;
-      const int64_t off = g - start;
-      if (off % step == 0) {
-        const int64_t i = off / step;
-        if (i >= 0 && i < count) std::memcpy(static_cast<char*>(out) + static_cast<size_t>(i) * isz, v + e * isz, isz);
-      }
-      ++g;
+    const Region rb = Region::from_box(b);
+    inputs()[0]->pull(rb, v, ts);
+    {
+      LendScope lend(ts, inputs()[0].get(), rb, v);  // a mask computed from the values reuses them
+      inputs()[1]->pull(rb, m, ts);
     }
+    compact(m, v, b.size(), first_[static_cast<size_t>(s)], region, static_cast<char*>(out));
+  }
+}
+
+void MaskSelectNode::compact(const bool* m, const char* v, int64_t n, int64_t g, const Region& region,
+                             char* out) const {
+  // g: the result position of the strip's first selected value.
+  const size_t isz = itemsize(dtype());
+  const int64_t start = region.start[0], step = region.step[0], count = region.count[0];
+  if (step == 1) {  // the common case: a contiguous range of the result
+    int64_t e = 0;
+    for (; e < n && g < start; ++e) g += m[e];  // selected values before the range
+    char* o = out + (g - start) * static_cast<int64_t>(isz);
+    char* end = out + count * static_cast<int64_t>(isz);
+    for (; e < n && o < end; ++e) {
+      std::memcpy(o, v + e * static_cast<int64_t>(isz), isz);  // written always, kept if selected
+      o += m[e] ? static_cast<int64_t>(isz) : 0;
+    }
+    return;
+  }
+  for (int64_t e = 0; e < n; ++e) {
+    if (!m[e]) continue;
+    const int64_t off = g - start;
+    if (off % step == 0) {
+      const int64_t i = off / step;
+      if (i >= 0 && i < count) std::memcpy(out + static_cast<size_t>(i) * isz, v + e * isz, isz);
+    }
+    ++g;
   }
 }
 

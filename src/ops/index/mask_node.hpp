@@ -19,6 +19,8 @@ class MaskCountsNode : public Node {
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
   bool cacheable() const override { return true; }
+  // One strip per output chunk, so the counting pass is shared out among the workers.
+  Shape preferred_chunks() const override { return {1}; }
 
  private:
   Shape strip_;
@@ -35,6 +37,9 @@ class MaskSelectNode : public Node {
 
  private:
   Box strip_box(int64_t s) const;
+  // Writes the selected values of one strip (mask m, values v, n elements) that fall in
+  // `region` of the result.
+  void compact(const bool* m, const char* v, int64_t n, int64_t g, const Region& region, char* out) const;
   Shape strip_;
   ChunkGrid grid_;
   std::vector<int64_t> first_;  // result position of each strip's first selected value (+ total)

@@ -6,6 +6,7 @@
 #include "exec/scratch.hpp"
 #include "exec/thread_state.hpp"
 #include "ops/linalg/matmul_node.hpp"
+#include "plan/chunking.hpp"
 
 namespace b2lazy {
 
@@ -15,6 +16,21 @@ Shape taken_shape(const Shape& in, size_t axis, size_t naxes, const Shape& index
   s.insert(s.end(), index_shape.begin(), index_shape.end());
   s.insert(s.end(), in.begin() + static_cast<std::ptrdiff_t>(axis + naxes), in.end());
   return s;
+}
+
+// The storage block length along `axis` of the stored inputs reached through elementwise
+// nodes (the smallest, if several), 0 if there is none.
+int64_t block_length(const Node& n, size_t axis) {
+  Shape b = n.storage_blocks();
+  if (!b.empty()) return b[axis];
+  int64_t best = 0;
+  if (n.is_elementwise())
+    for (auto& in : n.inputs())
+      if (in->shape() == n.shape()) {
+        const int64_t l = block_length(*in, axis);
+        if (l > 0) best = best ? std::min(best, l) : l;
+      }
+  return best;
 }
 }  // namespace
 
@@ -28,11 +44,22 @@ TakeNode::TakeNode(NodePtr input, size_t axis, std::vector<std::shared_ptr<const
     int64_t c = storage_alignment(*inputs()[0], axis_ + t);
     cell_.push_back(c > 0 ? c : naxes_ == 1 ? 4096 : 64);
   }
+  if (naxes_ == 1) block_ = block_length(*inputs()[0], axis_);
 }
 
 std::string TakeNode::describe() const {
   return "take axes " + std::to_string(axis_) + ".." + std::to_string(axis_ + naxes_ - 1) + " indices " +
          shape_str(index_shape_) + " -> " + shape_str(shape());
+}
+
+Shape TakeNode::preferred_chunks() const {
+  const Shape c = preferred_chunks_of(inputs()[0]);
+  if (c.empty()) return {};
+  Shape out(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(axis_));
+  const Shape cells = contiguous_chunks(index_shape_, 1, static_cast<size_t>(std::max<int64_t>(1, c[axis_])));
+  out.insert(out.end(), cells.begin(), cells.end());
+  out.insert(out.end(), c.begin() + static_cast<std::ptrdiff_t>(axis_ + naxes_), c.end());
+  return out;
 }
 
 std::vector<int64_t> TakeNode::selected(const Region& r) const {
@@ -95,22 +122,26 @@ void TakeNode::fill(const Region& region, void* out, ThreadState& ts) const {
   auto chunk_of = [&](int64_t j, size_t t) { return sel[static_cast<size_t>(j) * m + t] / cell_[t]; };
   std::vector<int64_t> order(static_cast<size_t>(nsel));
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+  // With a known block length (one axis), by index within a chunk, so that a group can
+  // end where a whole block is skipped.
+  auto value = [&](int64_t j) { return block_ ? sel[static_cast<size_t>(j)] : 0; };
   std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
     for (size_t t = 0; t < m; ++t)
       if (chunk_of(a, t) != chunk_of(b, t)) return chunk_of(a, t) < chunk_of(b, t);
+    if (value(a) != value(b)) return value(a) < value(b);
     return a < b;
   });
-  auto same_chunk = [&](int64_t a, int64_t b) {
+  auto same_group = [&](int64_t a, int64_t prev, int64_t b) {  // a: the group's first, prev: b's predecessor
     for (size_t t = 0; t < m; ++t)
       if (chunk_of(a, t) != chunk_of(b, t)) return false;
-    return true;
+    return !block_ || value(b) / block_ - value(prev) / block_ <= 1;
   };
   char* dst = static_cast<char*>(out);
   const size_t row = static_cast<size_t>(post) * isz;
   Shape lo(m), hi(m), span(m);
   for (size_t g0 = 0; g0 < order.size();) {
     size_t g1 = g0;
-    while (g1 < order.size() && same_chunk(order[g0], order[g1])) ++g1;
+    while (g1 < order.size() && (g1 == g0 || same_group(order[g0], order[g1 - 1], order[g1]))) ++g1;
     for (size_t t = 0; t < m; ++t) {
       lo[t] = hi[t] = sel[static_cast<size_t>(order[g0]) * m + t];
       for (size_t g = g0; g < g1; ++g) {

@@ -2,7 +2,9 @@
 // broadcast to one index shape, select points (NumPy's advanced indexing; one axis is
 // take()). An output region selects index cells; cells are grouped by the input's
 // storage chunks along those axes, and each touched group is pulled once (only the box
-// between its smallest and largest indices), so untouched chunks are never read.
+// between its smallest and largest indices), so untouched chunks are never read. Along
+// one axis, a group is further cut where whole storage blocks lie between two indices,
+// so a partial read decompresses only the blocks holding selected rows.
 #pragma once
 #include <memory>
 #include <vector>
@@ -22,6 +24,9 @@ class TakeNode : public Node {
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   // The box of the input between the smallest and largest indices the region selects.
   std::vector<Region> input_regions(const Region& region) const override;
+  // The input's preferred chunks on the untaken axes and about one chunk's length of
+  // index cells, so the box a group pulls stays about a chunk.
+  Shape preferred_chunks() const override;
 
  private:
   // Index tuples the region selects (naxes values per cell), in the region's C order.
@@ -31,6 +36,7 @@ class TakeNode : public Node {
   std::vector<std::shared_ptr<const std::vector<int64_t>>> indices_;
   Shape index_shape_;
   Shape cell_;  // per taken axis: the input's storage chunk length (grouping unit)
+  int64_t block_ = 0;  // one taken axis: the input's storage block length (0: unknown)
 };
 
 }  // namespace b2lazy

@@ -91,21 +91,8 @@ Shape ReshapeNode::preferred_chunks() const {
   int64_t rows = c[0];
   // Keep a segment within ~2 Mi elements, halving the chunk row while it divides.
   while (rows * row > (int64_t(2) << 20) && rows % 2 == 0) rows /= 2;
-  int64_t flat = std::max<int64_t>(1, rows * row);
-  // The output box with about `flat` elements: whole trailing axes, then part of one.
-  Shape out(ndim(), 1);
-  int64_t have = 1;
-  for (size_t d = ndim(); d-- > 0;) {
-    const int64_t n = std::max<int64_t>(1, shape()[d]);
-    if (have * n <= flat) {
-      out[d] = n;
-      have *= n;
-    } else {
-      out[d] = std::max<int64_t>(1, flat / have);
-      break;
-    }
-  }
-  return out;
+  // The output box with about that many elements: whole trailing axes, then part of one.
+  return contiguous_chunks(shape(), 1, static_cast<size_t>(std::max<int64_t>(1, rows * row)));
 }
 
 std::vector<Region> ReshapeNode::input_regions(const Region& r) const {
