@@ -1,5 +1,6 @@
 #include "exec/scratch.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 
@@ -32,10 +33,17 @@ void* Scratch::alloc(size_t bytes) {
       return blocks_[cur_].data;
     }
   }
+  // None is: free them (all too small) so that growing requests do not pile up blocks.
+  for (size_t i = start; i < blocks_.size(); ++i) {
+    std::free(blocks_[i].data);
+    held_ -= blocks_[i].cap;
+  }
+  blocks_.resize(start);
   size_t cap = round_up(std::max(bytes, kMinBlock));
   char* data = static_cast<char*>(std::aligned_alloc(kAlign, cap));
   if (!data) throw std::bad_alloc();
-  capacity_ += cap;
+  held_ += cap;
+  capacity_ = std::max(capacity_, held_);
   blocks_.insert(blocks_.begin() + static_cast<long>(start), Block{data, cap, bytes});
   cur_ = start;
   return data;

@@ -18,7 +18,7 @@ class Scratch {
   void* alloc(size_t bytes);
   Mark mark() const { return {cur_, blocks_.empty() ? 0 : blocks_[cur_].used}; }
   void release(Mark m);
-  size_t capacity() const { return capacity_; }  // bytes held, the high-water mark
+  size_t capacity() const { return capacity_; }  // the high-water mark of bytes held
 
  private:
   struct Block {
@@ -27,7 +27,7 @@ class Scratch {
   };
   std::vector<Block> blocks_;
   size_t cur_ = 0;
-  size_t capacity_ = 0;
+  size_t held_ = 0, capacity_ = 0;
 };
 
 // Releases everything allocated through it at scope exit.
