@@ -47,6 +47,18 @@ struct Index {
   static Index newaxis() { return {Kind::NewAxis, 0, {}, {}, {}}; }
 };
 
+// An index array: integers (negative ones count from the end) or booleans (0/1), in C
+// order with their shape. `invalid_dtype` names a dtype that cannot index (reported with
+// the axis it was given for).
+struct IndexArray {
+  std::vector<int64_t> values;
+  Shape shape;
+  bool boolean = false;
+  std::string invalid_dtype;
+};
+// One entry of a NumPy index: basic (integer, slice, ..., None) or an array.
+using IndexItem = std::variant<Index, IndexArray>;
+
 class Array {
  public:
   Array() = default;
@@ -189,6 +201,13 @@ std::vector<Array> nonzero(const Array& x, Context* ctx = nullptr);
 // select along `axis` and broadcast against x elsewhere; axis nullopt: x flattened.
 Array take_along_axis(const Array& x, const std::vector<int64_t>& indices, const Shape& index_shape,
                       std::optional<int> axis);
+// NumPy indexing with index arrays among basic indices, lazy: one array is a take along
+// its axis, several (and the integers among them) broadcast together select points, a
+// boolean array stands for its True positions; the new axes go where NumPy puts them.
+// A boolean array of x's whole shape is mask_select (its True values counted now).
+Array getitem(const Array& x, const std::vector<IndexItem>& key, Context* ctx = nullptr);
+// zarr's orthogonal indexing: each axis's 1-d index array applies independently.
+Array oindex(const Array& x, const std::vector<IndexItem>& key);
 // Pointwise selection (NumPy's advanced indexing with several arrays): indices[t] indexes
 // axis `axis + t`; all have `index_shape` (already broadcast), C order. The result has
 // x's axes before `axis`, then `index_shape`, then x's axes after the indexed ones.

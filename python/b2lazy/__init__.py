@@ -228,121 +228,23 @@ def _is_array_index(k):
     return isinstance(k, (list, np.ndarray, Array)) and not isinstance(k, (str, bytes))
 
 
-def _index_array(k, axis, length):
-    """An index entry that is an array, as int64 NumPy indices for an axis of `length`
-    (a 1-d boolean mask becomes the positions of its True values)."""
-    if isinstance(k, Array):
-        k = k.to_numpy()  # an index array is evaluated first (its values decide the reads)
-    a = np.asarray(k)
-    if a.dtype == np.bool_:
-        if a.ndim != 1:
-            raise IndexError(f"a boolean index array for one axis must be 1-d, got {a.ndim} dimensions "
-                             f"for axis {axis}")
-        if a.shape[0] != length:
-            raise IndexError(f"boolean index did not match indexed array along axis {axis}; size of axis "
-                             f"is {length} but size of corresponding boolean axis is {a.shape[0]}")
-        return np.flatnonzero(a)
-    if a.size == 0 and a.dtype.kind == "f":
-        a = a.astype(np.int64)  # [] is an empty integer index, as in NumPy
-    if a.dtype.kind not in "iu":
-        raise IndexError(f"arrays used as indices must be of integer (or boolean) type, got {a.dtype} "
-                         f"for axis {axis}")
-    a = a.astype(np.int64)
-    bad = (a < -length) | (a >= length)
-    if bad.any():
-        raise IndexError(f"index {int(a[bad].flat[0])} is out of bounds for axis {axis} with size {length}")
-    return a
-
-
-def _consumed(k):
-    """Axes an index entry consumes: an n-d boolean mask consumes n, None and ... none."""
-    if k is None or k is Ellipsis:
-        return 0
-    if _is_array_index(k):
-        a = k if isinstance(k, Array) else np.asarray(k)
-        if a.dtype == np.bool_:
-            return a.ndim
-    return 1
-
-
-def _expand_ellipsis(items, ndim):
-    n_consuming = _builtins.sum(_consumed(k) for k in items)
-    if n_consuming > ndim:
-        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {n_consuming} were indexed")
-    out, seen = [], False
+def _numpy_key(items):
+    """The key with every array entry as a NumPy array (lazy ones are evaluated first:
+    their values decide what is read); the C++ side checks and applies it."""
+    out = []
     for k in items:
-        if k is Ellipsis:
-            if seen:
-                raise IndexError("an index can only have a single ellipsis ('...')")
-            seen = True
-            out += [slice(None)] * (ndim - n_consuming)
-        else:
-            out.append(k)
-    if not seen:
-        out += [slice(None)] * (ndim - n_consuming)
-    return out
-
-
-def _masks_to_arrays(x, items):
-    """Entries with n-d boolean masks replaced by the n integer arrays of their True
-    positions (NumPy: x[mask] is x[mask.nonzero()])."""
-    out, axis = [], 0
-    for k in items:
-        n = _consumed(k)
-        if _is_array_index(k) and n != 1:
-            m = k.to_numpy() if isinstance(k, Array) else np.asarray(k)
-            if m.dtype == np.bool_:
-                if m.shape != x.shape[axis:axis + n]:
-                    raise IndexError(f"boolean index did not match indexed array along axes {axis}..{axis + n - 1}; "
-                                     f"array shape is {x.shape[axis:axis + n]} but the mask's is {m.shape}")
-                out += list(np.nonzero(m))
-                axis += n
-                continue
+        if _is_array_index(k):
+            a = np.asarray(k.to_numpy() if isinstance(k, Array) else k)
+            if a.size == 0 and a.dtype.kind == "f":
+                a = a.astype(np.int64)  # [] is an empty integer index, as in NumPy
+            k = a
         out.append(k)
-        axis += n
-    return out
+    return tuple(out)
 
 
 def _advanced_getitem(x, items):
-    """NumPy indexing with index arrays among basic indices, lazily. One array: the basic
-    part, then a take along the array's axis. Several (broadcast together, with the
-    integers among them): a pointwise take over their axes. The array dimensions go where
-    NumPy puts them: in place when the advanced indices are adjacent, else first."""
-    items = _masks_to_arrays(x, _expand_ellipsis(items, x.ndim))
-    axis_of, d = {}, 0  # entry position -> input axis
-    for i, k in enumerate(items):
-        if k is not None:
-            axis_of[i] = d
-            d += 1
-    arrays = [i for i, k in enumerate(items) if _is_array_index(k)]
-    is_int = lambda k: isinstance(k, (int, np.integer)) and not isinstance(k, bool)  # noqa: E731
-    advanced = [i for i, k in enumerate(items) if i in arrays or is_int(k)]
-    adjacent = advanced == list(range(advanced[0], advanced[-1] + 1))
-    if len(arrays) == 1:
-        (where,) = arrays
-        idx = _index_array(items[where], axis_of[where], x.shape[axis_of[where]])
-        y = x[tuple(slice(None) if i == where else k for i, k in enumerate(items))]
-        # The array's axis in y: one output axis per slice or None before it.
-        p = _builtins.sum(1 for k in items[:where] if not is_int(k))
-        r = take(y, idx, axis=p)
-        if not adjacent and p != 0 and idx.ndim:
-            order = list(range(p, p + idx.ndim)) + [a for a in range(r.ndim) if not p <= a < p + idx.ndim]
-            r = permute_dims(r, order)
-        return r
-    idxs = [_index_array(items[i] if i in arrays else np.asarray(items[i]), axis_of[i], x.shape[axis_of[i]])
-            for i in advanced]
-    try:
-        idxs = np.broadcast_arrays(*idxs)
-    except ValueError:
-        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
-                         + " ".join(str(np.shape(a)) for a in idxs)) from None
-    idxs = [np.require(np.asarray(a, dtype=np.int64), requirements="C") for a in idxs]  # 0-d stays 0-d
-    # Every entry of y's key keeps an axis, so entry i is axis i of y.
-    y = x[tuple(slice(None) if i in advanced else k for i, k in enumerate(items))]
-    if adjacent:
-        return Array(_core.take_points(y._a, advanced[0], idxs))
-    order = advanced + [a for a in range(y.ndim) if a not in advanced]
-    return Array(_core.take_points(permute_dims(y, order)._a, 0, idxs))
+    """NumPy indexing with index arrays among basic indices, lazily (C++ getitem)."""
+    return Array(x._a.getitem_arrays(_numpy_key(items), _context(None)))
 
 
 class _VIndex:
@@ -361,19 +263,8 @@ class _OIndex:
         self._x = x
 
     def __getitem__(self, key):
-        x = self._x
-        items = _expand_ellipsis(key if isinstance(key, tuple) else (key,), x.ndim)
-        if _builtins.any(k is None for k in items):
-            raise IndexError("oindex does not take None (new axes)")
-        idxs = {i: _index_array(k, i, x.shape[i]) for i, k in enumerate(items) if _is_array_index(k)}
-        for i, a in idxs.items():
-            if a.ndim != 1:
-                raise IndexError(f"oindex takes 1-d index arrays, got {a.ndim} dimensions for axis {i}")
-        y = x[tuple(slice(None) if i in idxs else k for i, k in enumerate(items))]
-        for i, a in idxs.items():
-            pos = _builtins.sum(1 for k in items[:i] if not isinstance(k, (int, np.integer)))
-            y = take(y, a, axis=pos)
-        return y
+        items = key if isinstance(key, tuple) else (key,)
+        return Array(self._x._a.oindex(_numpy_key(items)))
 
 
 def _binary(name, reflected=False):

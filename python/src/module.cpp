@@ -128,6 +128,65 @@ std::vector<Index> parse_index(const nb::handle& key) {
   return idx;
 }
 
+// An index entry that is a NumPy array (the package turns lists and lazy arrays into
+// NumPy first): its values as int64, or as 0/1 for booleans, any strides.
+IndexArray index_array(nb::ndarray<nb::ro, nb::device::cpu> a, const nb::handle& obj) {
+  IndexArray r;
+  for (size_t d = 0; d < a.ndim(); ++d) r.shape.push_back(static_cast<int64_t>(a.shape(d)));
+  const nb::dlpack::dtype t = a.dtype();
+  const bool is_bool = t.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Bool);
+  const bool is_int = t.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Int);
+  const bool is_uint = t.code == static_cast<uint8_t>(nb::dlpack::dtype_code::UInt);
+  if (!is_bool && !is_int && !is_uint) {
+    r.invalid_dtype = nb::str(nb::object(obj.attr("dtype"))).c_str();
+    return r;
+  }
+  r.boolean = is_bool;
+  const int64_t n = prod(r.shape);
+  r.values.resize(static_cast<size_t>(n));
+  const char* base = static_cast<const char*>(a.data());
+  const size_t bytes = t.bits / 8;
+  Shape pos(a.ndim(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t off = 0;
+    for (size_t d = 0; d < a.ndim(); ++d) off += pos[d] * a.stride(d);
+    const char* p = base + off * static_cast<int64_t>(bytes);
+    int64_t v = 0;
+    if (is_bool || bytes == 1) v = is_int ? *reinterpret_cast<const int8_t*>(p) : *reinterpret_cast<const uint8_t*>(p);
+    else if (bytes == 2) v = is_int ? *reinterpret_cast<const int16_t*>(p) : *reinterpret_cast<const uint16_t*>(p);
+    else if (bytes == 4) v = is_int ? *reinterpret_cast<const int32_t*>(p) : *reinterpret_cast<const uint32_t*>(p);
+    else {
+      const uint64_t u = *reinterpret_cast<const uint64_t*>(p);
+      if (is_uint && u > static_cast<uint64_t>(INT64_MAX)) throw IndexError("index " + std::to_string(u) + " is out of bounds");
+      v = static_cast<int64_t>(u);
+    }
+    r.values[static_cast<size_t>(i)] = is_bool ? (v != 0) : v;
+    for (size_t d = a.ndim(); d-- > 0;)
+      if (++pos[d] < static_cast<int64_t>(a.shape(d))) break;
+      else pos[d] = 0;
+  }
+  return r;
+}
+
+// A whole key: basic entries as parse_index reads them, NumPy arrays as index arrays.
+std::vector<IndexItem> parse_key(const nb::handle& key) {
+  std::vector<IndexItem> items;
+  auto one = [&](const nb::handle& k) {
+    nb::ndarray<nb::ro, nb::device::cpu> a;
+    if (nb::hasattr(k, "__array_interface__") && nb::try_cast(k, a)) {
+      items.push_back(index_array(a, k));
+    } else {
+      for (Index& i : parse_index(k)) items.push_back(i);
+    }
+  };
+  if (nb::isinstance<nb::tuple>(key)) {
+    for (auto k : key) one(k);
+  } else {
+    one(key);
+  }
+  return items;
+}
+
 nb::dict stats_dict(const Stats& s) {
   nb::dict d, per;
   for (auto& [name, n] : s.chunks_decompressed) per[name.c_str()] = n;
@@ -181,6 +240,9 @@ NB_MODULE(_core, m) {
       .def_prop_ro("kind", [](const Array& a) { return a.node()->kind(); })
       .def("explain", &Array::explain)
       .def("getitem", [](const Array& a, nb::handle key) { return a[parse_index(key)]; }, nb::arg("key").none())
+      .def("getitem_arrays", [](const Array& a, nb::handle key, Context* ctx) { return getitem(a, parse_key(key), ctx); },
+           nb::arg("key").none(), nb::arg("ctx").none())
+      .def("oindex", [](const Array& a, nb::handle key) { return oindex(a, parse_key(key)); }, nb::arg("key").none())
       .def("astype", [](const Array& a, nb::handle dt) { return a.astype(dtype_of(dt)); })
       .def("urlpath", [](const Array& a) -> std::optional<std::string> {
         if (a.node()->kind() != "b2nd") return std::nullopt;
