@@ -112,7 +112,8 @@ std::vector<Index> parse_index(const nb::handle& key) {
                (!nb::hasattr(k, "shape") || nb::len(nb::object(k.attr("shape"))) == 0)) {  // int, np.int64, 0-d int
       idx.push_back(Index::at(nb::cast<int64_t>(k.attr("__index__")())));
     } else if (nb::isinstance<nb::float_>(k)) {
-      throw TypeError("only integers, slices (`:`), ellipsis (`...`) and None are valid indices, got float " +
+      throw TypeError("index entry " + std::to_string(idx.size()) +
+                      ": only integers, slices (`:`), ellipsis (`...`) and None are valid indices, got float " +
                       nb::cast<std::string>(nb::str(k)));
     } else {
       throw TypeError("only integers, slices (`:`), ellipsis (`...`) and None are valid indices, got " +

@@ -291,3 +291,28 @@ def test_mask_select_passes_over_a_file(tmp_path):
     assert_exact(head.to_numpy(), x[(x > 0.9) & (x < 0.95)][:10], "a[mask][:10]")
     with pytest.raises(IndexError, match=r"\(2000, 512\).*\(3, 4\)"):
         a[np.ones((3, 4), bool)]
+
+
+def test_fancy_selection_written_to_a_file(tmp_path):
+    """x[fancy].compute(urlpath=...) writes chunk by chunk (9 x 3 output chunks); the file
+    opens in python-blosc2 with NumPy's values, and b2lazy can select from it again."""
+    import blosc2
+    rng = np.random.default_rng(5)
+    x = rng.random((2000, 300))
+    src = str(tmp_path / "x.b2nd")
+    b2lazy.asarray(x).compute(urlpath=src, chunks=(100, 100), blocks=(20, 100))
+    a = b2lazy.open(src)
+    idx = rng.permutation(2000)[:900]
+    out = str(tmp_path / "sel.b2nd")
+    r = (a * 2)[idx, ::-1].compute(urlpath=out, chunks=(100, 100), blocks=(20, 100))
+    got = blosc2.open(out)[:]
+    assert_exact(got, (x * 2)[idx, ::-1], "(a * 2)[idx, ::-1] on disk")
+    assert r.stats["output_chunks"] == 27
+    m = b2lazy.open(out)[b2lazy.open(out) > 1.5].compute(urlpath=str(tmp_path / "m.b2nd"))
+    assert_exact(m.to_numpy(), got[got > 1.5], "mask of the written selection")
+
+
+def test_float_scalar_index_names_the_entry():
+    a = b2lazy.asarray(np.zeros((12, 5)), chunks=(5, 5))
+    with pytest.raises(TypeError, match=r"entry 1.*float 0.5"):
+        a[0, 0.5]
