@@ -160,6 +160,14 @@ def contention(s0, s1):
     return max(0.0, other / (wall * (os.cpu_count() or 1)))
 
 
+def find(rows, contender, op):
+    """The result row of `contender` on `op` ({} if it did not run)."""
+    for d in rows:
+        if d["contender"] == contender and d["op"] == op:
+            return d
+    return {}
+
+
 def maxrss_bytes():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
 

@@ -590,11 +590,7 @@ def spawn(c, op, args):
 
 
 # ----------------------------------------------------------------------------- report
-def find(rows, c, op):
-    for d in rows:
-        if d["contender"] == c and d["op"] == op:
-            return d
-    return {}
+find = be.find
 
 
 def ok_cell(d):

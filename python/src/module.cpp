@@ -129,6 +129,16 @@ std::vector<Index> parse_index(const nb::handle& key) {
   return idx;
 }
 
+using Int64Array = nb::ndarray<const int64_t, nb::c_contig, nb::device::cpu>;
+
+// Indices the package has already made int64 and C-contiguous.
+IndexArray int64_values(const Int64Array& a) {
+  IndexArray r;
+  for (size_t d = 0; d < a.ndim(); ++d) r.shape.push_back(static_cast<int64_t>(a.shape(d)));
+  r.values.assign(a.data(), a.data() + a.size());
+  return r;
+}
+
 // An index entry that is a NumPy array (the package turns lists and lazy arrays into
 // NumPy first): its values as int64, or as 0/1 for booleans, any strides.
 IndexArray index_array(nb::ndarray<nb::ro, nb::device::cpu> a, const nb::handle& obj) {
@@ -331,30 +341,23 @@ NB_MODULE(_core, m) {
   m.def("vecdot", [](const Array& a, const Array& b, int axis) { return vecdot(a, b, axis); });
   m.def("outer", [](const Array& a, const Array& b) { return outer(a, b); });
   m.def("permute_dims", [](const Array& x, const std::vector<int>& axes) { return permute_dims(x, axes); });
-  m.def("take", [](const Array& x, nb::ndarray<const int64_t, nb::c_contig, nb::device::cpu> idx,
-                   std::optional<int> axis) {
-    Shape shape;
-    for (size_t d = 0; d < idx.ndim(); ++d) shape.push_back(static_cast<int64_t>(idx.shape(d)));
-    std::vector<int64_t> v(idx.data(), idx.data() + idx.size());
-    return take(x, v, shape, axis);
+  m.def("take", [](const Array& x, Int64Array idx, std::optional<int> axis) {
+    IndexArray v = int64_values(idx);
+    return take(x, v.values, v.shape, axis);
   }, nb::arg("x"), nb::arg("indices"), nb::arg("axis").none());
   m.def("take_points", [](const Array& x, size_t axis, nb::list arrays) {
     std::vector<std::vector<int64_t>> idx;
     Shape shape;
     for (nb::handle h : arrays) {
-      auto a = nb::cast<nb::ndarray<const int64_t, nb::c_contig, nb::device::cpu>>(h);
-      shape.clear();
-      for (size_t d = 0; d < a.ndim(); ++d) shape.push_back(static_cast<int64_t>(a.shape(d)));
-      idx.emplace_back(a.data(), a.data() + a.size());
+      IndexArray v = int64_values(nb::cast<Int64Array>(h));
+      shape = v.shape;
+      idx.push_back(std::move(v.values));
     }
     return take_points(x, axis, idx, shape);
   }, nb::arg("x"), nb::arg("axis"), nb::arg("arrays"));
-  m.def("take_along_axis", [](const Array& x, nb::ndarray<const int64_t, nb::c_contig, nb::device::cpu> idx,
-                              std::optional<int> axis) {
-    Shape shape;
-    for (size_t d = 0; d < idx.ndim(); ++d) shape.push_back(static_cast<int64_t>(idx.shape(d)));
-    std::vector<int64_t> v(idx.data(), idx.data() + idx.size());
-    return take_along_axis(x, v, shape, axis);
+  m.def("take_along_axis", [](const Array& x, Int64Array idx, std::optional<int> axis) {
+    IndexArray v = int64_values(idx);
+    return take_along_axis(x, v.values, v.shape, axis);
   }, nb::arg("x"), nb::arg("indices"), nb::arg("axis").none());
   m.def("nonzero", [](const Array& x, Context* ctx) { return nonzero(x, ctx); }, nb::arg("x"), nb::arg("ctx").none());
   m.def("reshape", [](const Array& x, const std::vector<int64_t>& shape) { return reshape(x, shape); });
