@@ -690,3 +690,34 @@ def arange(start, stop=None, step=1, dtype=None, shape=None, chunks=None):
 def linspace(start, stop, num=50, endpoint=True, dtype=None, shape=None, chunks=None):
     return Array(_core.linspace(float(start), float(stop), int(num), bool(endpoint), dtype,
                                 shape, chunks))
+
+
+# --- expression strings ---------------------------------------------------------------
+def evaluate(expression, operands=None, /, **kwargs):
+    """The lazy Array an expression string describes, e.g.
+    ``evaluate("matmul(sum(a, axis=1), b) + 1", a=a, b=b)``. Parsed and built in C++ (no
+    Python eval): Python's operators and precedence, calls with keyword arguments,
+    methods, ``.T``/``.mT``, indexing with integers, slices and literal lists. Operands
+    are Arrays, NumPy arrays, python-blosc2 arrays or numbers, given as a dict and/or
+    keywords; with none given, the names are looked up in the caller's variables."""
+    if not isinstance(expression, str):
+        raise TypeError(f"evaluate: the expression must be a string, got {type(expression).__name__}")
+    ops = dict(operands or {})
+    ops.update(kwargs)
+    if operands is None and not kwargs:
+        import sys
+        frame = sys._getframe(1)
+        scope = {**frame.f_globals, **frame.f_locals}
+        ops = {n: scope[n] for n in _core.expression_names(expression) if n in scope}
+    arrays = {}
+    for name, v in ops.items():
+        if not isinstance(name, str):
+            raise TypeError(f"evaluate: operand names must be strings, got {name!r}")
+        try:
+            arrays[name] = asarray(v)._a
+        except Exception as e:  # noqa: BLE001
+            raise TypeError(f"evaluate: operand '{name}' is not an array or a number: {e}") from None
+    return Array(_core.evaluate(expression, arrays, _context(None)))
+
+
+__all__ += ["evaluate"]

@@ -2,6 +2,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/function.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -228,6 +229,10 @@ NB_MODULE(_core, m) {
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
+    } catch (const SyntaxError& e) {
+      PyErr_SetString(PyExc_SyntaxError, e.what());
+    } catch (const NameError& e) {
+      PyErr_SetString(PyExc_NameError, e.what());
     } catch (const IndexError& e) {
       PyErr_SetString(PyExc_IndexError, e.what());
     } catch (const TypeError& e) {
@@ -377,6 +382,12 @@ NB_MODULE(_core, m) {
   m.def("mask_select", [](const Array& x, const Array& mask, Context* ctx) { return mask_select(x, mask, ctx); },
         nb::arg("x"), nb::arg("mask"), nb::arg("ctx").none());
   m.def("matrix_transpose", [](const Array& x) { return matrix_transpose(x); });
+
+  m.def("evaluate", [](const std::string& expression, const std::map<std::string, Array>& operands, Context* ctx) {
+    return evaluate(expression, operands, ctx);
+  }, nb::arg("expression"), nb::arg("operands"), nb::arg("ctx").none());
+  m.def("expression_names", [](const std::string& expression) { return expression_names(expression); });
+  m.def("expression_functions", [] { return expression_functions(); });
 
   m.def("open", [](const std::string& path) { return open(path); });
   m.def("from_numpy", [](nb::handle obj, const std::string& name) {

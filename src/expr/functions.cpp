@@ -1,0 +1,283 @@
+// The functions an expression string can call: the same names and parameters as the
+// Python package (NumPy / Array API spellings), each built with the C++ API.
+#include <set>
+
+#include "b2lazy/error.hpp"
+#include "expr/value.hpp"
+
+namespace b2lazy::expr {
+
+namespace {
+using Map = std::map<std::string, Function>;
+
+Value arr(Array a, const Args& x) { return Value::of(std::move(a), x.column()); }
+
+void elementwise_functions(Map& m) {
+  for (int i = 0; i < static_cast<int>(Op::Count_); ++i) {
+    const Op op = static_cast<Op>(i);
+    if (op == Op::Cast || op == Op::Copy || op == Op::Where) continue;
+    const int arity = op_arity(op);
+    m[op_name(op)] = [op, arity](Args& x) {
+      static const std::vector<std::string> names = {"x1", "x2"};
+      x.signature(arity == 1 ? std::vector<std::string>{"x"} : names, static_cast<size_t>(arity));
+      std::vector<Operand> ops;
+      if (arity == 1) ops.push_back(x.operand("x"));
+      else ops = {x.operand("x1"), x.operand("x2")};
+      return arr(elementwise(op, ops), x);
+    };
+  }
+  static const std::pair<const char*, const char*> aliases[] = {
+      {"absolute", "abs"},     {"power", "pow"},      {"true_divide", "divide"},  {"mod", "remainder"},
+      {"arcsin", "asin"},      {"arccos", "acos"},    {"arctan", "atan"},         {"arctan2", "atan2"},
+      {"arcsinh", "asinh"},    {"arccosh", "acosh"},  {"arctanh", "atanh"},       {"bitwise_not", "bitwise_invert"},
+      {"invert", "bitwise_invert"}, {"left_shift", "bitwise_left_shift"}, {"right_shift", "bitwise_right_shift"}};
+  for (auto [alias, name] : aliases) m[alias] = m.at(name);
+  m["where"] = [](Args& x) {
+    x.signature({"condition", "x", "y"}, 1);
+    if (!x.has("x") && !x.has("y")) {
+      Value t;
+      t.kind = Value::Kind::Tuple;
+      for (Array& a : nonzero(x.array("condition"), x.ctx())) t.items.push_back(arr(a, x));
+      return t;
+    }
+    if (!x.has("x") || !x.has("y")) throw ValueError("where(): give both x and y, or neither");
+    return arr(where(x.operand("condition"), x.operand("x"), x.operand("y")), x);
+  };
+  m["clip"] = [](Args& x) {
+    x.signature({"x", "min", "max"}, 1);
+    std::optional<Operand> lo, hi;
+    if (x.has("min")) lo = x.operand("min");
+    if (x.has("max")) hi = x.operand("max");
+    return arr(clip(x.operand("x"), lo, hi), x);
+  };
+  m["astype"] = [](Args& x) {
+    x.signature({"x", "dtype"}, 2);
+    return arr(x.array("x").astype(*x.opt_dtype("dtype")), x);
+  };
+}
+
+void reduction_functions(Map& m) {
+  static const std::pair<const char*, Reduction> reds[] = {
+      {"sum", Reduction::Sum},   {"prod", Reduction::Prod}, {"min", Reduction::Min},   {"max", Reduction::Max},
+      {"amin", Reduction::Min},  {"amax", Reduction::Max},  {"mean", Reduction::Mean}, {"var", Reduction::Var},
+      {"std", Reduction::Std},   {"any", Reduction::Any},   {"all", Reduction::All},
+      {"count_nonzero", Reduction::CountNonzero}, {"argmin", Reduction::Argmin}, {"argmax", Reduction::Argmax}};
+  for (auto [name, r] : reds) {
+    m[name] = [r](Args& x) {
+      const bool typed = r == Reduction::Sum || r == Reduction::Prod || r == Reduction::Mean || r == Reduction::Var ||
+                         r == Reduction::Std;
+      const bool spread = r == Reduction::Var || r == Reduction::Std;
+      std::vector<std::string> names = {"x", "axis", "keepdims"};
+      if (typed) names.push_back("dtype");
+      if (spread) names.insert(names.end(), {"correction", "ddof"});
+      x.signature(names, 1);
+      ReduceOptions o;
+      o.axis = x.opt_axes("axis");
+      o.keepdims = x.boolean("keepdims", false);
+      if (typed) o.dtype = x.opt_dtype("dtype");
+      if (spread && x.has("correction") && x.has("ddof"))
+        throw ValueError(x.fn() + "(): give correction or ddof, not both");
+      if (spread) o.correction = x.has("correction") ? x.number("correction") : x.has("ddof") ? x.number("ddof") : 0;
+      return arr(reduce(r, x.array("x"), o), x);
+    };
+  }
+  for (const char* name : {"cumsum", "cumprod"}) {
+    const bool sum = std::string(name) == "cumsum";
+    m[name] = [sum](Args& x) {
+      x.signature({"x", "axis", "dtype"}, 1);
+      std::optional<int> axis;
+      if (auto a = x.opt_integer("axis")) axis = static_cast<int>(*a);
+      return arr(sum ? cumsum(x.array("x"), axis, x.opt_dtype("dtype")) : cumprod(x.array("x"), axis, x.opt_dtype("dtype")), x);
+    };
+  }
+  for (const char* name : {"cumulative_sum", "cumulative_prod"}) {
+    const bool sum = std::string(name) == "cumulative_sum";
+    m[name] = [sum](Args& x) {
+      x.signature({"x", "axis", "dtype", "include_initial"}, 1);
+      ScanOptions o;
+      if (auto a = x.opt_integer("axis")) o.axis = static_cast<int>(*a);
+      o.dtype = x.opt_dtype("dtype");
+      o.include_initial = x.boolean("include_initial", false);
+      return arr(sum ? cumulative_sum(x.array("x"), o) : cumulative_prod(x.array("x"), o), x);
+    };
+  }
+}
+
+std::vector<int> ints(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
+
+void linalg_functions(Map& m) {
+  m["matmul"] = [](Args& x) {
+    x.signature({"x1", "x2"}, 2);
+    return arr(matmul(x.array("x1"), x.array("x2")), x);
+  };
+  m["tensordot"] = [](Args& x) {
+    x.signature({"x1", "x2", "axes"}, 2);
+    if (!x.has("axes")) return arr(tensordot(x.array("x1"), x.array("x2")), x);
+    const Value& v = x.get("axes");
+    if (v.kind == Value::Kind::Scalar && v.scalar.kind == ScalarKind::Int)
+      return arr(tensordot(x.array("x1"), x.array("x2"), static_cast<int>(v.scalar.i)), x);
+    if (!v.is_sequence() || v.items.size() != 2) x.bad("axes", "an int or a pair of axis lists");
+    auto axes_of = [&](const Value& e) {
+      Args one(x.fn(), {e}, {}, x.column(), x.ctx());
+      one.signature({"axes"}, 1);
+      return ints(one.integers("axes"));
+    };
+    return arr(tensordot(x.array("x1"), x.array("x2"), axes_of(v.items[0]), axes_of(v.items[1])), x);
+  };
+  m["vecdot"] = [](Args& x) {
+    x.signature({"x1", "x2", "axis"}, 2);
+    return arr(vecdot(x.array("x1"), x.array("x2"), static_cast<int>(x.opt_integer("axis").value_or(-1))), x);
+  };
+  m["outer"] = [](Args& x) {
+    x.signature({"x1", "x2"}, 2);
+    return arr(outer(x.array("x1"), x.array("x2")), x);
+  };
+  m["permute_dims"] = [](Args& x) {
+    x.signature({"x", "axes"}, 2);
+    return arr(permute_dims(x.array("x"), ints(x.integers("axes"))), x);
+  };
+  m["transpose"] = [](Args& x) {
+    x.signature({"x", "axes"}, 1);
+    Array a = x.array("x");
+    std::vector<int> axes;
+    if (x.has("axes")) axes = ints(x.integers("axes"));
+    else
+      for (int d = static_cast<int>(a.ndim()); d-- > 0;) axes.push_back(d);
+    return arr(permute_dims(a, axes), x);
+  };
+  m["matrix_transpose"] = [](Args& x) {
+    x.signature({"x"}, 1);
+    return arr(matrix_transpose(x.array("x")), x);
+  };
+}
+
+void shape_functions(Map& m) {
+  m["take"] = [](Args& x) {
+    x.signature({"x", "indices", "axis"}, 2);
+    IndexArray idx = index_array(x.get("indices"), x.ctx(), "take(): argument 'indices'");
+    if (idx.boolean || !idx.invalid_dtype.empty()) x.bad("indices", "integers");
+    std::optional<int> axis;
+    if (auto a = x.opt_integer("axis")) axis = static_cast<int>(*a);
+    return arr(take(x.array("x"), idx.values, idx.shape, axis), x);
+  };
+  m["take_along_axis"] = [](Args& x) {
+    x.signature({"x", "indices", "axis"}, 2);
+    IndexArray idx = index_array(x.get("indices"), x.ctx(), "take_along_axis(): argument 'indices'");
+    if (idx.boolean || !idx.invalid_dtype.empty()) x.bad("indices", "integers");
+    std::optional<int> axis = -1;
+    if (x.has("axis")) axis = static_cast<int>(x.integer("axis"));
+    else if (x.given_none("axis")) axis.reset();
+    return arr(take_along_axis(x.array("x"), idx.values, idx.shape, axis), x);
+  };
+  m["nonzero"] = [](Args& x) {
+    x.signature({"x"}, 1);
+    Value t;
+    t.kind = Value::Kind::Tuple;
+    for (Array& a : nonzero(x.array("x"), x.ctx())) t.items.push_back(arr(a, x));
+    return t;
+  };
+  m["expand_dims"] = [](Args& x) {
+    x.signature({"x", "axis"}, 1);
+    return arr(expand_dims(x.array("x"), static_cast<int>(x.opt_integer("axis").value_or(0))), x);
+  };
+  m["squeeze"] = [](Args& x) {
+    x.signature({"x", "axis"}, 1);
+    return arr(squeeze(x.array("x"), x.opt_axes("axis")), x);
+  };
+  m["flip"] = [](Args& x) {
+    x.signature({"x", "axis"}, 1);
+    return arr(flip(x.array("x"), x.opt_axes("axis")), x);
+  };
+  m["moveaxis"] = [](Args& x) {
+    x.signature({"x", "source", "destination"}, 3);
+    return arr(moveaxis(x.array("x"), ints(x.integers("source")), ints(x.integers("destination"))), x);
+  };
+  m["broadcast_to"] = [](Args& x) {
+    x.signature({"x", "shape"}, 2);
+    return arr(broadcast_to(x.array("x"), x.integers("shape")), x);
+  };
+  m["reshape"] = [](Args& x) {
+    x.signature({"x", "shape"}, 2);
+    return arr(reshape(x.array("x"), x.integers("shape")), x);
+  };
+  m["flatten"] = m["ravel"] = [](Args& x) {
+    x.signature({"x"}, 1);
+    return arr(flatten(x.array("x")), x);
+  };
+  m["concat"] = m["concatenate"] = [](Args& x) {
+    x.signature({"arrays", "axis"}, 1);
+    std::optional<int> axis = 0;
+    if (x.has("axis")) axis = static_cast<int>(x.integer("axis"));
+    else if (x.given_none("axis")) axis.reset();
+    return arr(concat(x.arrays("arrays"), axis), x);
+  };
+  m["stack"] = [](Args& x) {
+    x.signature({"arrays", "axis"}, 1);
+    return arr(stack(x.arrays("arrays"), static_cast<int>(x.opt_integer("axis").value_or(0))), x);
+  };
+  m["roll"] = [](Args& x) {
+    x.signature({"x", "shift", "axis"}, 2);
+    return arr(roll(x.array("x"), x.integers("shift"), x.opt_axes("axis")), x);
+  };
+}
+
+void constructor_functions(Map& m) {
+  auto shape_of = [](const Args& x) { return x.integers("shape"); };
+  m["zeros"] = [shape_of](Args& x) {
+    x.signature({"shape", "dtype"}, 1);
+    return arr(zeros(shape_of(x), x.opt_dtype("dtype").value_or(DType::F64)), x);
+  };
+  m["ones"] = [shape_of](Args& x) {
+    x.signature({"shape", "dtype"}, 1);
+    return arr(ones(shape_of(x), x.opt_dtype("dtype").value_or(DType::F64)), x);
+  };
+  m["full"] = [shape_of](Args& x) {
+    x.signature({"shape", "fill_value", "dtype"}, 2);
+    const Value& v = x.get("fill_value");
+    if (v.kind != Value::Kind::Scalar) x.bad("fill_value", "a number");
+    return arr(full(shape_of(x), v.scalar, x.opt_dtype("dtype")), x);
+  };
+  m["arange"] = [](Args& x) {
+    x.signature({"start", "stop", "step", "dtype"}, 1);
+    double start = 0, stop = x.number("start");
+    if (x.has("stop")) start = stop, stop = x.number("stop");
+    std::optional<DType> dt = x.opt_dtype("dtype");
+    bool all_int = true;
+    for (const char* n : {"start", "stop", "step"})
+      if (x.has(n)) all_int = all_int && x.get(n).scalar.kind != ScalarKind::Float;
+    if (!dt) dt = all_int ? DType::I64 : DType::F64;
+    return arr(arange(start, stop, x.has("step") ? x.number("step") : 1, dt), x);
+  };
+  m["linspace"] = [](Args& x) {
+    x.signature({"start", "stop", "num", "endpoint", "dtype"}, 3);
+    return arr(linspace(x.number("start"), x.number("stop"), x.integer("num"), x.boolean("endpoint", true),
+                        x.opt_dtype("dtype")),
+               x);
+  };
+}
+
+Map build() {
+  Map m;
+  elementwise_functions(m);
+  reduction_functions(m);
+  linalg_functions(m);
+  shape_functions(m);
+  constructor_functions(m);
+  return m;
+}
+}  // namespace
+
+const std::map<std::string, Function>& functions() {
+  static const Map m = build();
+  return m;
+}
+
+bool is_method(const std::string& name) {
+  static const std::set<std::string> methods = {
+      "sum",     "prod",   "min",     "max",    "mean",     "var",  "std",   "any",   "all",    "argmin",
+      "argmax",  "cumsum", "cumprod", "astype", "reshape",  "flatten", "ravel", "nonzero", "transpose", "take",
+      "squeeze", "clip",   "round"};
+  return methods.count(name) > 0;
+}
+
+}  // namespace b2lazy::expr

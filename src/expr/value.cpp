@@ -1,0 +1,216 @@
+#include "expr/value.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "b2lazy/error.hpp"
+
+namespace b2lazy::expr {
+
+std::string describe(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::None: return "None";
+    case Value::Kind::Array:
+      return "array of shape " + shape_str(v.array.shape()) + " and dtype " + dtype_name(v.array.dtype());
+    case Value::Kind::Scalar:
+      if (v.scalar.kind == ScalarKind::Bool) return v.scalar.i ? "True" : "False";
+      if (v.scalar.kind == ScalarKind::Int) return "int " + std::to_string(v.scalar.i);
+      {
+        std::ostringstream os;
+        os << v.scalar.f;
+        return "float " + os.str();
+      }
+    case Value::Kind::String: return "string '" + v.str + "'";
+    case Value::Kind::Tuple: return "tuple of " + std::to_string(v.items.size());
+    case Value::Kind::List: return "list of " + std::to_string(v.items.size());
+    case Value::Kind::Slice: return "slice";
+    case Value::Kind::Ellipsis: return "...";
+  }
+  return "?";
+}
+
+namespace {
+// Shape and flat scalars of a nested literal list; throws for ragged or non-numbers.
+void flatten_literal(const Value& v, size_t depth, Shape& shape, std::vector<Scalar>& out, const std::string& where) {
+  if (v.is_sequence()) {
+    if (depth == shape.size()) shape.push_back(static_cast<int64_t>(v.items.size()));
+    else if (shape[depth] != static_cast<int64_t>(v.items.size()))
+      throw ValueError(where + ": a ragged literal list (rows of different lengths)");
+    for (const Value& e : v.items) flatten_literal(e, depth + 1, shape, out, where);
+    return;
+  }
+  if (v.kind != Value::Kind::Scalar || depth != shape.size())
+    throw TypeError(where + ": a literal list holds numbers (or lists of numbers of one length), got " + describe(v));
+  out.push_back(v.scalar);
+}
+}  // namespace
+
+Array literal_array(const Value& v, const std::string& where) {
+  if (v.kind == Value::Kind::Array) return v.array;
+  if (v.kind == Value::Kind::Scalar) return scalar(v.scalar);
+  if (!v.is_sequence()) throw TypeError(where + " must be an array, a number or a list of numbers, got " + describe(v));
+  Shape shape;
+  std::vector<Scalar> flat;
+  flatten_literal(v, 0, shape, flat, where);
+  ScalarKind k = ScalarKind::Bool;
+  for (const Scalar& s : flat)
+    if (s.kind == ScalarKind::Float || (s.kind == ScalarKind::Int && k == ScalarKind::Bool)) k = s.kind;
+  const DType t = flat.empty() ? DType::F64 : k == ScalarKind::Bool ? DType::Bool : k == ScalarKind::Int ? DType::I64 : DType::F64;
+  auto buf = std::make_shared<std::vector<unsigned char>>(flat.size() * itemsize(t));
+  for (size_t i = 0; i < flat.size(); ++i) {
+    const Scalar& s = flat[i];
+    if (t == DType::Bool) (*buf)[i] = static_cast<unsigned char>(s.i != 0);
+    else if (t == DType::I64) reinterpret_cast<int64_t*>(buf->data())[i] = s.i;
+    else reinterpret_cast<double*>(buf->data())[i] = s.kind == ScalarKind::Float ? s.f : static_cast<double>(s.i);
+  }
+  return from_buffer(buf->data(), t, shape, {}, buf, "literal");
+}
+
+IndexArray index_array(const Value& v, Context* ctx, const std::string& where) {
+  IndexArray r;
+  if (v.is_sequence()) {
+    std::vector<Scalar> flat;
+    flatten_literal(v, 0, r.shape, flat, where);
+    bool all_bool = !flat.empty();
+    for (const Scalar& s : flat) {
+      if (s.kind == ScalarKind::Float) r.invalid_dtype = "float64";
+      all_bool = all_bool && s.kind == ScalarKind::Bool;
+      r.values.push_back(s.i);
+    }
+    r.boolean = all_bool;
+    return r;
+  }
+  if (v.kind != Value::Kind::Array) throw TypeError(where + ": not an index array: " + describe(v));
+  const Array& a = v.array;
+  r.shape = a.shape();
+  if (a.dtype() == DType::Bool) r.boolean = true;
+  else if (!is_integral(a.dtype())) r.invalid_dtype = dtype_name(a.dtype());
+  if (r.invalid_dtype.empty()) {
+    std::vector<double> d = a.to_vector(ctx);  // index values decide what is read: evaluated now
+    r.values.reserve(d.size());
+    for (double x : d) r.values.push_back(static_cast<int64_t>(x));
+  }
+  return r;
+}
+
+// --- Args -----------------------------------------------------------------------------
+
+void Args::signature(const std::vector<std::string>& names, size_t required) {
+  if (pos_.size() > names.size())
+    throw TypeError(fn_ + "() takes at most " + std::to_string(names.size()) + " positional argument" +
+                    (names.size() == 1 ? "" : "s") + ", got " + std::to_string(pos_.size()));
+  for (size_t i = 0; i < pos_.size(); ++i) bound_[names[i]] = pos_[i];
+  for (auto& [k, v] : kw_) {
+    bool known = false;
+    for (const auto& n : names) known = known || n == k;
+    if (!known) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      throw TypeError(fn_ + "() got an unexpected keyword argument '" + k + "' (it takes " + list + ")");
+    }
+    if (bound_.count(k)) throw TypeError(fn_ + "() got multiple values for argument '" + k + "'");
+    bound_[k] = v;
+  }
+  for (size_t i = 0; i < required; ++i)
+    if (!bound_.count(names[i]))
+      throw TypeError(fn_ + "() missing required argument '" + names[i] + "'");
+}
+
+bool Args::has(const std::string& name) const {
+  auto it = bound_.find(name);
+  return it != bound_.end() && it->second.kind != Value::Kind::None;
+}
+
+const Value& Args::get(const std::string& name) const {
+  static const Value absent;  // kind None, column 0
+  auto it = bound_.find(name);
+  return it == bound_.end() ? absent : it->second;
+}
+
+bool Args::given_none(const std::string& name) const {
+  auto it = bound_.find(name);
+  return it != bound_.end() && it->second.kind == Value::Kind::None;
+}
+
+void Args::bad(const std::string& name, const std::string& wanted) const {
+  throw TypeError(fn_ + "(): argument '" + name + "' must be " + wanted + ", got " + describe(get(name)));
+}
+
+Array Args::array(const std::string& name) const {
+  const Value& v = get(name);
+  if (!v.is_array_like()) bad(name, "an array, a number or a list of numbers");
+  return literal_array(v, fn_ + "(): argument '" + name + "'");
+}
+
+Operand Args::operand(const std::string& name) const {
+  const Value& v = get(name);
+  if (v.kind == Value::Kind::Scalar) return v.scalar;
+  return array(name);
+}
+
+std::vector<Array> Args::arrays(const std::string& name) const {
+  const Value& v = get(name);
+  if (!v.is_sequence()) bad(name, "a list or tuple of arrays");
+  std::vector<Array> out;
+  for (const Value& e : v.items) {
+    if (!e.is_array_like()) bad(name, "a list or tuple of arrays");
+    out.push_back(literal_array(e, fn_ + "(): argument '" + name + "'"));
+  }
+  return out;
+}
+
+int64_t Args::integer(const std::string& name) const {
+  const Value& v = get(name);
+  if (v.kind != Value::Kind::Scalar || v.scalar.kind != ScalarKind::Int) bad(name, "an int");
+  return v.scalar.i;
+}
+
+std::optional<int64_t> Args::opt_integer(const std::string& name) const {
+  if (!has(name)) return std::nullopt;
+  return integer(name);
+}
+
+std::vector<int64_t> Args::integers(const std::string& name) const {
+  const Value& v = get(name);
+  if (v.kind == Value::Kind::Scalar && v.scalar.kind == ScalarKind::Int) return {v.scalar.i};
+  if (!v.is_sequence()) bad(name, "an int or a tuple of ints");
+  std::vector<int64_t> out;
+  for (const Value& e : v.items) {
+    if (e.kind != Value::Kind::Scalar || e.scalar.kind != ScalarKind::Int) bad(name, "an int or a tuple of ints");
+    out.push_back(e.scalar.i);
+  }
+  return out;
+}
+
+std::optional<std::vector<int>> Args::opt_axes(const std::string& name) const {
+  if (!has(name)) return std::nullopt;
+  std::vector<int> out;
+  for (int64_t a : integers(name)) out.push_back(static_cast<int>(a));
+  return out;
+}
+
+bool Args::boolean(const std::string& name, bool otherwise) const {
+  if (!has(name)) return otherwise;
+  const Value& v = get(name);
+  if (v.kind != Value::Kind::Scalar || v.scalar.kind == ScalarKind::Float) bad(name, "True or False");
+  return v.scalar.i != 0;
+}
+
+double Args::number(const std::string& name) const {
+  const Value& v = get(name);
+  if (v.kind != Value::Kind::Scalar) bad(name, "a number");
+  return v.scalar.kind == ScalarKind::Float ? v.scalar.f : static_cast<double>(v.scalar.i);
+}
+
+std::optional<DType> Args::opt_dtype(const std::string& name) const {
+  if (!has(name)) return std::nullopt;
+  const Value& v = get(name);
+  if (v.kind != Value::Kind::String) bad(name, "a dtype name such as 'float32'");
+  try {
+    return dtype_from_name(v.str);
+  } catch (const Error&) {
+    bad(name, "a dtype name such as 'float32'");
+  }
+}
+
+}  // namespace b2lazy::expr

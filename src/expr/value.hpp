@@ -1,0 +1,93 @@
+// Values an expression evaluates to, and the typed reads functions make of their
+// arguments (each error names the function and the argument).
+#pragma once
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "b2lazy/array.hpp"
+
+namespace b2lazy::expr {
+
+struct Value {
+  enum class Kind { None, Array, Scalar, String, Tuple, List, Slice, Ellipsis };
+  Kind kind = Kind::None;
+  Array array;
+  Scalar scalar{0};
+  std::string str;
+  std::vector<Value> items;                  // tuple / list elements
+  std::optional<int64_t> start, stop, step;  // slice
+  size_t column = 0;
+
+  static Value of(Array a, size_t column) {
+    Value v;
+    v.kind = Kind::Array;
+    v.array = std::move(a);
+    v.column = column;
+    return v;
+  }
+  static Value of(Scalar s, size_t column) {
+    Value v;
+    v.kind = Kind::Scalar;
+    v.scalar = s;
+    v.column = column;
+    return v;
+  }
+  bool is_array_like() const { return kind == Kind::Array || kind == Kind::Scalar || is_sequence(); }
+  bool is_sequence() const { return kind == Kind::Tuple || kind == Kind::List; }
+};
+
+// What a value is, for messages: "array of shape (3, 4) and dtype float64", "int 3", ...
+std::string describe(const Value& v);
+
+// A literal (nested) list of numbers as an array: bool, int64 or float64 as Python would.
+Array literal_array(const Value& v, const std::string& where);
+// An index array from a literal list or an evaluated array.
+IndexArray index_array(const Value& v, Context* ctx, const std::string& where);
+
+// The arguments of one call, read by name or position with checks.
+class Args {
+ public:
+  Args(std::string fn, std::vector<Value> positional, std::map<std::string, Value> keywords, size_t column,
+       Context* ctx)
+      : fn_(std::move(fn)), pos_(std::move(positional)), kw_(std::move(keywords)), column_(column), ctx_(ctx) {}
+
+  // Declares the parameters (positional order); throws for extra or unknown arguments.
+  void signature(const std::vector<std::string>& names, size_t required);
+
+  bool has(const std::string& name) const;  // given, and not None
+  bool given_none(const std::string& name) const;  // given as None
+  const Value& get(const std::string& name) const;
+  Array array(const std::string& name) const;  // arrays, scalars and literal lists
+  Operand operand(const std::string& name) const;
+  std::vector<Array> arrays(const std::string& name) const;  // a list or tuple of arrays
+  int64_t integer(const std::string& name) const;
+  std::optional<int64_t> opt_integer(const std::string& name) const;
+  std::vector<int64_t> integers(const std::string& name) const;  // an int or a sequence of ints
+  std::optional<std::vector<int>> opt_axes(const std::string& name) const;
+  bool boolean(const std::string& name, bool otherwise) const;
+  double number(const std::string& name) const;
+  std::optional<DType> opt_dtype(const std::string& name) const;
+  Context* ctx() const { return ctx_; }
+  const std::string& fn() const { return fn_; }
+  size_t column() const { return column_; }
+  [[noreturn]] void bad(const std::string& name, const std::string& wanted) const;
+
+ private:
+  std::string fn_;
+  std::vector<Value> pos_;
+  std::map<std::string, Value> kw_;
+  std::map<std::string, Value> bound_;
+  size_t column_;
+  Context* ctx_;
+};
+
+using Function = std::function<Value(Args&)>;
+// The functions expressions can call, by name (aliases included).
+const std::map<std::string, Function>& functions();
+// Methods (a.sum(...)): the function called with the array as first argument.
+bool is_method(const std::string& name);
+
+}  // namespace b2lazy::expr
