@@ -1,5 +1,6 @@
 // Walks the syntax tree of an expression and builds the lazy Array with the C++ API.
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <set>
 #include <type_traits>
@@ -135,10 +136,12 @@ class Evaluator {
   // Integer arithmetic of two Python ints stays exact (axis=-1, shapes like 2*3).
   static std::optional<Scalar> fold(const std::string& op, const Scalar& a, const Scalar& b) {
     if (a.kind != ScalarKind::Int || b.kind != ScalarKind::Int) return std::nullopt;
-    if (op == "+") return Scalar(a.i + b.i);
-    if (op == "-") return Scalar(a.i - b.i);
-    if (op == "*") return Scalar(a.i * b.i);
-    if (op == "//" && b.i != 0) return Scalar(a.i / b.i - ((a.i % b.i != 0) && ((a.i < 0) != (b.i < 0))));
+    int64_t r = 0;  // on overflow, left to int64 arrays (which wrap, as NumPy's)
+    if (op == "+" && !__builtin_add_overflow(a.i, b.i, &r)) return Scalar(r);
+    if (op == "-" && !__builtin_sub_overflow(a.i, b.i, &r)) return Scalar(r);
+    if (op == "*" && !__builtin_mul_overflow(a.i, b.i, &r)) return Scalar(r);
+    if (op == "//" && b.i != 0 && !(a.i == INT64_MIN && b.i == -1))
+      return Scalar(a.i / b.i - ((a.i % b.i != 0) && ((a.i < 0) != (b.i < 0))));
     return std::nullopt;
   }
 
@@ -148,7 +151,7 @@ class Evaluator {
       Scalar s = v.scalar;
       if (n.text == "-") {
         if (s.kind == ScalarKind::Float) s.f = -s.f;
-        else s = Scalar(-s.i);
+        else s = Scalar(static_cast<int64_t>(0ULL - static_cast<uint64_t>(s.i)));  // wraps, no UB
       }
       return Value::of(s, n.column);
     }
