@@ -93,6 +93,17 @@ using Operand = std::variant<Array, Scalar>;
 
 // Sources.
 Array open(const std::string& urlpath);
+// What a b2nd file holds, read from its metadata (b2lazy info).
+struct StorageInfo {
+  std::string urlpath;
+  Shape shape, chunks, blocks;
+  DType dtype = DType::F64;
+  std::string codec, filters;  // Blosc2 names; filters joined with '+'
+  int clevel = 0;
+  int64_t nbytes = 0, cbytes = 0;  // uncompressed / compressed sizes
+  bool contiguous = true;
+};
+StorageInfo storage_info(const std::string& urlpath);
 // Wraps memory the caller keeps alive via `owner`; byte strides, C order if empty.
 Array from_buffer(const void* data, DType dtype, const Shape& shape, const Shape& byte_strides,
                   std::shared_ptr<const void> owner, const std::string& name = "numpy");

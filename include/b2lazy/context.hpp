@@ -1,5 +1,6 @@
 // Evaluation context (owns the thread pool) and compute options.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -41,6 +42,9 @@ struct ComputeOptions {
   size_t max_memory = size_t(1) << 30;  // budget for chunks, caches and panels
   // Called after each finished output chunk with (done, total).
   std::function<void(int64_t, int64_t)> progress;
+  // Checked before each output chunk: once true, compute() stops (each worker after its
+  // current chunk), removes the partial output and throws Cancelled.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 }  // namespace b2lazy

@@ -20,6 +20,10 @@ struct TypeError : Error {
 struct IndexError : Error {
   using Error::Error;
 };
+// An evaluation stopped through ComputeOptions::cancel (Ctrl-C); no output file is left.
+struct Cancelled : Error {
+  using Error::Error;
+};
 // Missing/corrupted/unwritable files and Blosc2 failures.
 struct IOError : Error {
   using Error::Error;

@@ -26,6 +26,7 @@ class EvalState {
   ~EvalState();
   Context& ctx;
   size_t max_memory;
+  const std::atomic<bool>* cancel = nullptr;  // ComputeOptions::cancel
   ThreadState& main();           // the calling thread's state
   ThreadState& worker(int i);    // worker i's state
   int nworkers() const;

@@ -135,8 +135,12 @@ void run_pass(const NodePtr& root, const ChunkGrid& grid, const Target& target, 
               const std::function<void(int64_t, int64_t)>& progress) {
   const int64_t nchunks = root->size() == 0 ? 0 : grid.nchunks();
   const Program* bm = block_major_program(root, target.writer);
+  auto check_cancel = [&ev] {
+    if (ev.cancel && ev.cancel->load(std::memory_order_relaxed)) throw Cancelled("evaluation interrupted");
+  };
   if (nchunks <= 1) {  // on this thread, free to fork inside a node
     for (int64_t id = 0; id < nchunks; ++id) {
+      check_cancel();
       eval_chunk(root, grid, id, target, bm, ev.main());
       if (progress) progress(id + 1, nchunks);
     }
@@ -153,6 +157,7 @@ void run_pass(const NodePtr& root, const ChunkGrid& grid, const Target& target, 
   std::mutex mu;
   ev.parallel_for((nchunks + per_task - 1) / per_task, [&](int64_t task, int, ThreadState& ts) {
     for (int64_t id = task * per_task; id < std::min(nchunks, (task + 1) * per_task); ++id) {
+      check_cancel();
       eval_chunk(root, grid, id, target, bm, ts);
       int64_t d = done.fetch_add(1) + 1;
       if (progress) {
@@ -164,10 +169,12 @@ void run_pass(const NodePtr& root, const ChunkGrid& grid, const Target& target, 
 }
 
 Stats execute(const NodePtr& root, const ChunkGrid& grid, const Target& target, Context& ctx,
-              size_t max_memory, const std::function<void(int64_t, int64_t)>& progress) {
+              size_t max_memory, const std::function<void(int64_t, int64_t)>& progress,
+              const std::atomic<bool>* cancel) {
   auto t0 = std::chrono::steady_clock::now();
   Stats stats;
   EvalState ev(ctx, max_memory);
+  ev.cancel = cancel;
   materialize_reused(root, grid, ev);
   stats.block_major_path = block_major_program(root, target.writer) != nullptr;
   run_pass(root, grid, target, ev, progress);

@@ -176,7 +176,7 @@ Array Array::compute(const ComputeOptions& opts, Context* ctx) const {
   B2ndWriter writer(shape, dtype(), chunks, blocks, opts);
   Target target;
   target.writer = &writer;
-  Stats stats = execute(node_, writer.grid(), target, *ctx, opts.max_memory, opts.progress);
+  Stats stats = execute(node_, writer.grid(), target, *ctx, opts.max_memory, opts.progress, opts.cancel);
   return with_stats(Array(writer.finish()), std::move(stats));
 }
 

@@ -1,0 +1,97 @@
+#include "args.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+namespace b2lazy::cli {
+
+Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& valued,
+           const std::set<std::string>& flags) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    std::string a = argv[i];
+    if (a.size() < 2 || a[0] != '-' || (a[1] != '-' && !std::isalpha(static_cast<unsigned char>(a[1])))) {
+      positional_.push_back(a);  // also "-1" or "-" as values of a positional
+      continue;
+    }
+    std::string name = a, val;
+    bool has_val = false;
+    if (auto eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      name = a.substr(0, eq);
+      val = a.substr(eq + 1);
+      has_val = true;
+    }
+    if (flags.count(name)) {
+      if (has_val) throw UsageError("option " + name + " takes no value");
+      flags_.insert(name);
+    } else if (valued.count(name)) {
+      if (!has_val) {
+        if (i + 1 >= argv.size()) throw UsageError("option " + name + " needs a value");
+        val = argv[++i];
+      }
+      if (values_.count(name)) throw UsageError("option " + name + " given twice");
+      values_[name] = val;
+    } else {
+      throw UsageError("unknown option " + name);
+    }
+  }
+}
+
+std::optional<std::string> Args::value(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<int64_t> Args::integer(const std::string& name, int64_t lo, int64_t hi) const {
+  auto v = value(name);
+  if (!v) return std::nullopt;
+  char* end = nullptr;
+  long long x = std::strtoll(v->c_str(), &end, 10);
+  if (v->empty() || *end || x < lo || x > hi)
+    throw UsageError("option " + name + " wants an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                     ", got '" + *v + "'");
+  return x;
+}
+
+std::optional<Shape> Args::shape(const std::string& name) const {
+  auto v = value(name);
+  if (!v) return std::nullopt;
+  Shape s;
+  size_t p = 0;
+  while (p <= v->size()) {
+    size_t q = v->find(',', p);
+    if (q == std::string::npos) q = v->size();
+    std::string part = v->substr(p, q - p);
+    char* end = nullptr;
+    long long x = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end || x <= 0)
+      throw UsageError("option " + name + " wants positive integers separated by commas (e.g. 1000,1000), got '" +
+                       *v + "'");
+    s.push_back(x);
+    p = q + 1;
+  }
+  return s;
+}
+
+size_t parse_bytes(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  double x = std::strtod(text.c_str(), &end);
+  std::string unit = end ? end : "";
+  double mult = unit.empty() || unit == "B" ? 1 : unit == "K" || unit == "KiB" ? 1024.0
+                : unit == "M" || unit == "MiB" ? 1048576.0 : unit == "G" || unit == "GiB" ? 1073741824.0 : -1;
+  if (text.empty() || mult < 0 || !(x > 0) || !std::isfinite(x))
+    throw UsageError("option " + option + " wants a size such as 512M or 2G, got '" + text + "'");
+  return static_cast<size_t>(x * mult);
+}
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) b /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, units[u]);
+  return buf;
+}
+
+}  // namespace b2lazy::cli

@@ -1,0 +1,105 @@
+// b2lazy eval / explain: an expression over b2nd files.
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <unistd.h>
+
+#include "args.hpp"
+#include "b2lazy/b2lazy.hpp"
+#include "commands.hpp"
+#include "progress.hpp"
+
+namespace b2lazy::cli {
+
+namespace {
+// EXPR NAME=PATH ...: the expression and its operands, opened lazily (nothing is read).
+std::map<std::string, Array> open_operands(const std::vector<std::string>& pos, const std::string& expr) {
+  const std::vector<std::string> names = expression_names(expr);  // a syntax error comes first
+  std::map<std::string, Array> ops;
+  for (size_t i = 1; i < pos.size(); ++i) {
+    const auto eq = pos[i].find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == pos[i].size())
+      throw UsageError("operands are given as NAME=PATH, got '" + pos[i] + "'");
+    const std::string name = pos[i].substr(0, eq), path = pos[i].substr(eq + 1);
+    if (ops.count(name)) throw UsageError("operand '" + name + "' given twice");
+    try {
+      ops.emplace(name, open(path));
+    } catch (const IOError& e) {
+      throw IOError("operand '" + name + "': " + e.what());
+    }
+  }
+  std::string missing;
+  for (const std::string& n : names)
+    if (!ops.count(n)) missing += (missing.empty() ? "" : ", ") + n;
+  if (!missing.empty()) throw UsageError("the expression uses " + missing + ": give each as NAME=PATH");
+  return ops;
+}
+
+// Syntax and name errors in EXPR are usage errors.
+template <class F>
+auto as_usage(F f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const SyntaxError& e) {
+    throw UsageError(e.what());
+  } catch (const NameError& e) {
+    throw UsageError(e.what());
+  }
+}
+}  // namespace
+
+int cmd_eval(const std::vector<std::string>& argv) {
+  Args args(argv, {"-o", "--output", "--chunks", "--blocks", "--codec", "--clevel", "--filter", "--threads", "--max-memory"},
+            {"--progress", "--no-progress"});
+  const auto& pos = args.positional();
+  if (pos.empty()) throw UsageError("eval needs an expression: b2lazy eval EXPR NAME=PATH ... -o OUT");
+  auto out = args.value("-o");
+  if (!out) out = args.value("--output");
+  if (!out) throw UsageError("eval needs an output file: -o OUT.b2nd");
+  const std::string expr = pos[0];
+  auto ops = as_usage([&] { return open_operands(pos, expr); });
+  Context ctx(static_cast<int>(args.integer("--threads", 1, 1024).value_or(0)));
+  Array a = as_usage([&] { return evaluate(expr, ops, &ctx); });
+
+  ComputeOptions o;
+  o.urlpath = *out;
+  if (auto c = args.shape("--chunks")) o.chunks = *c;
+  if (auto b = args.shape("--blocks")) o.blocks = *b;
+  if (auto c = args.value("--codec")) o.cparams.codec = *c;
+  if (auto f = args.value("--filter")) o.cparams.filter = *f;
+  o.cparams.clevel = static_cast<int>(args.integer("--clevel", 0, 9).value_or(o.cparams.clevel));
+  if (auto m = args.value("--max-memory")) o.max_memory = parse_bytes("--max-memory", *m);
+  const bool show = args.flag("--progress") || (!args.flag("--no-progress") && isatty(2));
+  ProgressBar bar("eval");
+  if (show) o.progress = [&bar](int64_t done, int64_t total) { bar.update(done, total); };
+  InterruptGuard guard;
+  o.cancel = guard.flag();
+  const auto t0 = std::chrono::steady_clock::now();
+  Array r;
+  try {
+    r = a.compute(o, &ctx);
+  } catch (...) {
+    bar.finish();
+    throw;
+  }
+  bar.finish();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const StorageInfo info = storage_info(*out);
+  std::printf("wrote %s: shape %s, %s, %s in %.2f s (ratio %.2fx)\n", out->c_str(), shape_str(info.shape).c_str(),
+              dtype_name(info.dtype), human_bytes(static_cast<double>(info.cbytes)).c_str(), secs,
+              info.cbytes ? static_cast<double>(info.nbytes) / static_cast<double>(info.cbytes) : 0.0);
+  return 0;
+}
+
+int cmd_explain(const std::vector<std::string>& argv) {
+  Args args(argv, {}, {});
+  const auto& pos = args.positional();
+  if (pos.empty()) throw UsageError("explain needs an expression: b2lazy explain EXPR NAME=PATH ...");
+  auto ops = as_usage([&] { return open_operands(pos, pos[0]); });
+  Context ctx;
+  Array a = as_usage([&] { return evaluate(pos[0], ops, &ctx); });
+  std::fputs(a.explain().c_str(), stdout);
+  return 0;
+}
+
+}  // namespace b2lazy::cli

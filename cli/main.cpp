@@ -1,0 +1,64 @@
+// The b2lazy command: evaluate expressions over b2nd files, explain plans, inspect files,
+// run the demo. Exit status: 0 success, 1 failure, 2 usage error, 130 interrupted.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "b2lazy/b2lazy.hpp"
+#include "commands.hpp"
+
+namespace {
+const char* kUsage =
+    "usage: b2lazy <command> ...\n"
+    "  eval EXPR NAME=PATH ... -o OUT [--chunks C] [--blocks B] [--codec zstd] [--clevel 1]\n"
+    "       [--filter shuffle] [--threads N] [--max-memory 1G] [--progress | --no-progress]\n"
+    "                              evaluate EXPR into the compressed b2nd file OUT\n"
+    "  explain EXPR NAME=PATH ...  print the plan\n"
+    "  info PATH                   shape, dtype, chunks, blocks, codec and ratio of a b2nd file\n"
+    "  demo [--n 4096] [--dir D] [--threads N] [--keep]\n"
+    "                              generate operands and evaluate the expressions b2lazy is for\n"
+    "EXPR uses Python syntax, e.g. \"matmul(sum(a, axis=1), b) + 1\"; C and B are like 1000,1000.\n";
+
+// The message with "b2lazy: error: " before its first line (a caret may follow).
+int report(const char* what, const std::string& message, int status) {
+  std::fprintf(stderr, "b2lazy: %s: %s\n", what, message.c_str());
+  return status;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace b2lazy;
+  using namespace b2lazy::cli;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  const std::string cmd = args[0];
+  args.erase(args.begin());
+  if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (cmd == "--version") {
+    std::puts("b2lazy 0.1.0");
+    return 0;
+  }
+  try {
+    if (cmd == "eval") return cmd_eval(args);
+    if (cmd == "explain") return cmd_explain(args);
+    if (cmd == "info") return cmd_info(args);
+    if (cmd == "demo") return cmd_demo(args);
+    return report("error", "unknown command '" + cmd + "' (commands: eval, explain, info, demo; see b2lazy --help)", 2);
+  } catch (const UsageError& e) {
+    return report("error", e.what(), 2);
+  } catch (const Cancelled&) {
+    return report("interrupted", "stopped; no output file was written", 130);
+  } catch (const std::bad_alloc&) {
+    return report("error", "out of memory", 1);
+  } catch (const std::exception& e) {
+    return report("error", e.what(), 1);
+  }
+}
