@@ -102,13 +102,37 @@ class Array:
 
     # --- evaluation -----------------------------------------------------------------
     def compute(self, urlpath=None, chunks=None, blocks=None, cparams=None, nthreads=None,
-                max_memory=None, contiguous=None):
-        """Evaluate into a compressed b2nd array (on disk when `urlpath` is given)."""
+                max_memory=None, contiguous=None, progress=None):
+        """Evaluate into a compressed b2nd array (on disk when `urlpath` is given).
+
+        progress: True shows a tqdm bar; a callable gets (done, total) output chunks.
+        Ctrl-C stops the evaluation at the next chunk (KeyboardInterrupt) and leaves no
+        output file."""
+        import threading
         if urlpath is not None:
             urlpath = os.fspath(urlpath)
         codec, clevel, filt = _cparams_args(cparams)
-        r = _core.compute(self._a, urlpath, chunks, blocks, codec, clevel, filt,
-                          _context(nthreads), max_memory, contiguous)
+        bar, callback = None, progress
+        if progress is True:
+            from tqdm import tqdm
+            bar = tqdm(total=0, unit="chunk", desc="b2lazy", leave=False)
+
+            def callback(done, total):
+                if bar.total != total:
+                    bar.total = total
+                bar.update(done - bar.n)
+        elif progress is not None and progress is not False and not callable(progress):
+            raise TypeError(f"compute: progress must be True, False, None or a callable, got {progress!r}")
+        elif progress is False:
+            callback = None
+        # Only the main thread receives Ctrl-C; elsewhere the handler is left alone.
+        interruptible = threading.current_thread() is threading.main_thread()
+        try:
+            r = _core.compute(self._a, urlpath, chunks, blocks, codec, clevel, filt,
+                              _context(nthreads), max_memory, contiguous, callback, interruptible)
+        finally:
+            if bar is not None:
+                bar.close()
         return Array(r, r.stats())
 
     def to_numpy(self, nthreads=None, max_memory=None):

@@ -1,4 +1,6 @@
 // The Python binding: a thin layer over the public C++ API (include/b2lazy).
+#include <csignal>
+
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/function.h>
@@ -199,6 +201,26 @@ std::vector<IndexItem> parse_key(const nb::handle& key) {
   return items;
 }
 
+// While alive, SIGINT sets flag() instead of running Python's handler (which could not
+// run anyway while compute() holds the main thread without the GIL); restores it after.
+class SigintFlag {
+ public:
+  SigintFlag() {
+    raised_.store(false);
+    struct sigaction sa {};
+    sa.sa_handler = [](int) { raised_.store(true); };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &previous_);
+  }
+  ~SigintFlag() { sigaction(SIGINT, &previous_, nullptr); }
+  SigintFlag(const SigintFlag&) = delete;
+  const std::atomic<bool>* flag() const { return &raised_; }
+
+ private:
+  static inline std::atomic<bool> raised_{false};
+  struct sigaction previous_ {};
+};
+
 nb::dict stats_dict(const Stats& s) {
   nb::dict d, per;
   for (auto& [name, n] : s.chunks_decompressed) per[name.c_str()] = n;
@@ -229,6 +251,8 @@ NB_MODULE(_core, m) {
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
+    } catch (const Cancelled&) {
+      PyErr_SetNone(PyExc_KeyboardInterrupt);
     } catch (const SyntaxError& e) {
       PyErr_SetString(PyExc_SyntaxError, e.what());
     } catch (const NameError& e) {
@@ -431,7 +455,8 @@ NB_MODULE(_core, m) {
 
   m.def("compute", [](const Array& a, std::optional<std::string> urlpath, nb::handle chunks, nb::handle blocks,
                       const std::string& codec, int clevel, const std::string& filter, Context* ctx,
-                      std::optional<int64_t> max_memory, std::optional<bool> contiguous) {
+                      std::optional<int64_t> max_memory, std::optional<bool> contiguous, nb::object progress,
+                      bool interruptible) {
     ComputeOptions o;
     o.urlpath = urlpath.value_or("");
     o.chunks = to_shape(chunks);
@@ -439,11 +464,26 @@ NB_MODULE(_core, m) {
     o.cparams = CParams{codec, clevel, filter};
     o.contiguous = contiguous;
     if (max_memory) o.max_memory = static_cast<size_t>(*max_memory);
-    nb::gil_scoped_release r;
-    return a.compute(o, ctx);
+    if (!progress.is_none()) {
+      o.progress = [progress](int64_t done, int64_t total) {
+        nb::gil_scoped_acquire g;
+        try {
+          progress(done, total);
+        } catch (nb::python_error& e) {  // a broken callback must not stop the evaluation
+          e.discard_as_unraisable("b2lazy progress callback");
+        }
+      };
+    }
+    std::optional<SigintFlag> sigint;
+    if (interruptible) {  // Ctrl-C while the GIL is released: stop at the next chunk
+      sigint.emplace();
+      o.cancel = sigint->flag();
+    }
+    nb::gil_scoped_release release;
+    return a.compute(o, ctx);  // Cancelled becomes KeyboardInterrupt
   }, nb::arg("a"), nb::arg("urlpath").none(), nb::arg("chunks").none(), nb::arg("blocks").none(),
      nb::arg("codec"), nb::arg("clevel"), nb::arg("filter"), nb::arg("ctx"), nb::arg("max_memory").none(),
-     nb::arg("contiguous").none());
+     nb::arg("contiguous").none(), nb::arg("progress").none(), nb::arg("interruptible"));
   m.def("to_numpy", [](const Array& a, Context* ctx, std::optional<int64_t> max_memory) {
     nb::object np = nb::module_::import_("numpy");
     nb::object out = np.attr("empty")(shape_tuple(a.shape()), dtype_name(a.dtype()));
