@@ -81,11 +81,17 @@ class Array {
   std::vector<double> to_vector(Context* ctx = nullptr) const;  // convenience, casts to double
   // Counters of the evaluation that produced this array (compute() results only).
   const Stats* stats() const { return stats_.get(); }
-  std::string explain() const;
+  // The plan: the node tree with fused programs, what each node is asked for by a
+  // typical output chunk, what is computed once (cached or spilled) and why, and
+  // estimates of bytes read and written and of peak memory. On a compute() result: the
+  // plan of the expression it came from, with the measured stats beside the estimates.
+  std::string explain(Context* ctx = nullptr) const;
 
  private:
   NodePtr node_;
   std::shared_ptr<const Stats> stats_;
+  NodePtr origin_;       // compute() results: the expression evaluated
+  Shape origin_chunks_;  // and the output chunks it was evaluated on
   friend Array with_stats(Array a, Stats s);
 };
 

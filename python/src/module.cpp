@@ -278,7 +278,7 @@ NB_MODULE(_core, m) {
       .def_prop_ro("ndim", [](const Array& a) { return a.ndim(); })
       .def_prop_ro("size", [](const Array& a) { return a.size(); })
       .def_prop_ro("kind", [](const Array& a) { return a.node()->kind(); })
-      .def("explain", &Array::explain)
+      .def("explain", [](const Array& a, Context* ctx) { return a.explain(ctx); }, nb::arg("ctx").none() = nb::none())
       .def("getitem", [](const Array& a, nb::handle key) { return a[parse_index(key)]; }, nb::arg("key").none())
       .def("getitem_arrays", [](const Array& a, nb::handle key, Context* ctx) { return getitem(a, parse_key(key), ctx); },
            nb::arg("key").none(), nb::arg("ctx").none())

@@ -13,6 +13,7 @@
 #include "ops/elementwise/elementwise_node.hpp"
 #include "ops/elementwise/program.hpp"
 #include "plan/chunking.hpp"
+#include "plan/explain.hpp"
 #include "storage/b2nd_source.hpp"
 #include "storage/b2nd_writer.hpp"
 #include "storage/blosc2_util.hpp"
@@ -145,39 +146,53 @@ Array linspace(double start, double stop, int64_t num, bool endpoint, std::optio
   return Array(std::make_shared<RangeNode>(t, shape, c, start, step, "linspace", endpoint && num > 1, stop));
 }
 
-Array Array::compute(const ComputeOptions& opts, Context* ctx) const {
-  auto own = own_context(ctx);
-  const Shape& shape = this->shape();
+namespace {
+// The output chunks and blocks compute() uses: the caller's, else those of the stored
+// operand the result is aligned with, else the graph's preference, else balanced ones.
+std::pair<Shape, Shape> output_layout(const NodePtr& node, const ComputeOptions& opts, int nthreads) {
+  const Shape& shape = node->shape();
+  const DType dt = node->dtype();
   Shape chunks = checked_chunks(shape, opts.chunks, "compute");
   Shape blocks = opts.blocks;
   if (chunks.empty()) {
-    const Node* src = aligned_storage_source(node_);
+    const Node* src = aligned_storage_source(node);
     auto* b2 = dynamic_cast<const B2ndSource*>(src);
     if (b2) {
       chunks = b2->storage_grid()->chunks();
       if (blocks.empty()) blocks = b2->blocks();
       // A contraction's panels add two chunk-sized buffers per worker: keep output
       // chunks at the default size (halving leading axes keeps reads contiguous).
-      if (has_contraction(*node_)) {
-        Shape small = shrink_chunks(chunks, itemsize(dtype()), size_t(4) << 20);
+      if (has_contraction(*node)) {
+        Shape small = shrink_chunks(chunks, itemsize(dt), size_t(4) << 20);
         bool fits = true;
         for (size_t d = 0; d < small.size(); ++d) fits = fits && blocks[d] <= small[d];
         if (!fits && opts.blocks.empty()) blocks.clear();
         chunks = small;
       }
-    } else if (Shape pc = preferred_chunks_of(node_); !pc.empty()) {
+    } else if (Shape pc = preferred_chunks_of(node); !pc.empty()) {
       chunks = pc;
     } else {
-      chunks = balanced_chunks(shape, itemsize(dtype()), chunk_target_bytes(*node_, opts.max_memory, ctx->nthreads()));
+      chunks = balanced_chunks(shape, itemsize(dt), chunk_target_bytes(*node, opts.max_memory, nthreads));
     }
   }
-  if (blocks.empty()) blocks = balanced_chunks(chunks, itemsize(dtype()), size_t(256) << 10);
+  if (blocks.empty()) blocks = balanced_chunks(chunks, itemsize(dt), size_t(256) << 10);
   blocks = checked_chunks(shape, blocks, "compute");
+  return {chunks, blocks};
+}
+}  // namespace
+
+Array Array::compute(const ComputeOptions& opts, Context* ctx) const {
+  auto own = own_context(ctx);
+  const Shape& shape = this->shape();
+  auto [chunks, blocks] = output_layout(node_, opts, ctx->nthreads());
   B2ndWriter writer(shape, dtype(), chunks, blocks, opts);
   Target target;
   target.writer = &writer;
   Stats stats = execute(node_, writer.grid(), target, *ctx, opts.max_memory, opts.progress, opts.cancel);
-  return with_stats(Array(writer.finish()), std::move(stats));
+  Array r = with_stats(Array(writer.finish()), std::move(stats));
+  r.origin_ = node_;
+  r.origin_chunks_ = chunks;
+  return r;
 }
 
 Stats Array::to_buffer(void* out, Context* ctx, size_t max_memory) const {
@@ -201,27 +216,13 @@ std::vector<double> Array::to_vector(Context* ctx) const {
   return r;
 }
 
-std::string Array::explain() const {
-  std::ostringstream os;
-  std::unordered_set<const Node*> fused_shown;
-  std::function<void(const NodePtr&, int)> show = [&](const NodePtr& n, int depth) {
-    std::string pad(static_cast<size_t>(depth) * 2, ' ');
-    if (auto* e = dynamic_cast<const ElementwiseNode*>(n.get())) {
-      const Program& p = e->program();
-      os << pad << "fused elementwise -> " << dtype_name(n->dtype()) << " " << shape_str(n->shape()) << " ("
-         << p.code.size() << " instructions, " << p.leaves.size() << " inputs, " << p.ntemp_slots
-         << " block registers of " << Program::kBlock << " elements)\n";
-      std::string code = p.to_string();
-      std::istringstream lines(code);
-      for (std::string line; std::getline(lines, line);) os << pad << "  |" << line << "\n";
-      for (auto& leaf : p.leaves) show(leaf, depth + 1);
-      return;
-    }
-    os << pad << n->describe() << "\n";
-    for (auto& in : n->inputs()) show(in, depth + 1);
-  };
-  show(node_, 0);
-  return os.str();
+std::string Array::explain(Context* ctx) const {
+  auto own = own_context(ctx);
+  if (origin_ && stats_)  // a computed result: its expression's plan, measured
+    return explain_plan(origin_, ChunkGrid(origin_->shape(), origin_chunks_), ComputeOptions{}.max_memory, *ctx,
+                        stats_.get());
+  auto [chunks, blocks] = output_layout(node_, ComputeOptions{}, ctx->nthreads());
+  return explain_plan(node_, ChunkGrid(shape(), chunks), ComputeOptions{}.max_memory, *ctx, nullptr);
 }
 
 }  // namespace b2lazy

@@ -1,0 +1,174 @@
+#include "plan/explain.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "exec/eval_state.hpp"
+#include "ops/elementwise/elementwise_node.hpp"
+#include "ops/elementwise/program.hpp"
+#include "plan/chunking.hpp"
+#include "plan/reuse.hpp"
+
+namespace b2lazy {
+
+namespace {
+std::string mib(double bytes) {
+  char buf[32];
+  if (bytes >= 1024.0 * 1048576) std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1048576));
+  else if (bytes >= 1048576) std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / 1048576);
+  else std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024);
+  return buf;
+}
+
+double nbytes(const Node& n, const Region& r) { return static_cast<double>(r.size()) * static_cast<double>(itemsize(n.dtype())); }
+
+std::string region_str(const Region& r) {
+  std::string s = "[";
+  for (size_t d = 0; d < r.ndim(); ++d) {
+    if (d) s += ", ";
+    s += std::to_string(std::min(r.start[d], r.last(d))) + ":" + std::to_string(std::max(r.start[d], r.last(d)) + 1);
+    if (r.step[d] != 1) s += ":" + std::to_string(r.step[d]);
+  }
+  return s + "]";
+}
+
+// An edge of the graph: input `index` of `parent` (parent null: the output itself).
+using Edge = std::pair<const Node*, size_t>;
+
+// Walks the regions one output chunk asks of every node (Node::input_regions), stopping
+// at the nodes computed once. `visit(edge, node, region)` sees each request.
+void propagate(const Edge& edge, const Node& n, const Region& r, const std::set<const Node*>& stop,
+               const std::function<void(const Edge&, const Node&, const Region&)>& visit) {
+  visit(edge, n, r);
+  if (stop.count(&n) || r.size() == 0) return;
+  const auto regions = n.input_regions(r);
+  for (size_t i = 0; i < regions.size() && i < n.inputs().size(); ++i)
+    propagate({&n, i}, *n.inputs()[i], regions[i], stop, visit);
+}
+}  // namespace
+
+std::string explain_plan(const NodePtr& root, const ChunkGrid& grid, size_t max_memory, Context& ctx,
+                         const Stats* measured) {
+  std::ostringstream os;
+  const int64_t nchunks = root->size() == 0 ? 0 : grid.nchunks();
+  const double out_bytes = static_cast<double>(root->size()) * static_cast<double>(itemsize(root->dtype()));
+  const Shape chunk = grid.chunks();
+  const double chunk_bytes = static_cast<double>(prod(chunk)) * static_cast<double>(itemsize(root->dtype()));
+  os << "plan: " << dtype_name(root->dtype()) << " " << shape_str(root->shape()) << " = " << mib(out_bytes) << " in "
+     << nchunks << " output chunk" << (nchunks == 1 ? "" : "s") << " of " << shape_str(chunk) << " = "
+     << mib(chunk_bytes) << ", " << ctx.nthreads() << " worker" << (ctx.nthreads() == 1 ? "" : "s") << "\n";
+
+  // What is computed once: the planner's own decision (plan/reuse).
+  EvalState ev(ctx, max_memory);
+  std::vector<ReusedNode> reused;
+  if (nchunks > 0) reused = find_reused(root, grid, ev);
+  std::set<const Node*> stop;
+  for (auto& r : reused) stop.insert(r.node.get());
+
+  // A typical output chunk: the middle one. What it asks along each edge.
+  std::map<Edge, std::pair<const Node*, Region>> asked;
+  const int64_t typical = nchunks / 2;
+  if (nchunks > 0)
+    propagate({nullptr, 0}, *root, Region::from_box(grid.chunk_box(typical)), stop,
+              [&](const Edge& e, const Node& n, const Region& r) { asked.emplace(e, std::make_pair(&n, r)); });
+
+  os << "tree (what output chunk " << typical << " asks of each node):\n";
+  std::set<const Node*> shown;
+  std::function<void(const NodePtr&, const Edge&, int)> show = [&](const NodePtr& n, const Edge& edge, int depth) {
+    const std::string pad(static_cast<size_t>(depth) * 2 + 2, ' ');
+    const bool again = !shown.insert(n.get()).second;
+    std::string ask;
+    if (auto it = asked.find(edge); it != asked.end())
+      ask = "  <- asked " + region_str(it->second.second) + " = " + mib(nbytes(*n, it->second.second));
+    if (stop.count(n.get())) ask += "  [computed once]";
+    if (auto* e = dynamic_cast<const ElementwiseNode*>(n.get())) {
+      const Program& p = e->program();
+      os << pad << "fused elementwise -> " << dtype_name(n->dtype()) << " " << shape_str(n->shape()) << " ("
+         << p.code.size() << " instructions, " << p.leaves.size() << " inputs)" << ask << "\n";
+      if (again) return;
+      std::istringstream lines(p.to_string());
+      for (std::string line; std::getline(lines, line);) os << pad << "  | " << line << "\n";
+    } else {
+      os << pad << n->describe() << ask << "\n";
+      if (again) return;
+    }
+    for (size_t i = 0; i < n->inputs().size(); ++i) show(n->inputs()[i], {n.get(), i}, depth + 1);
+  };
+  show(root, {nullptr, 0}, 0);
+
+  // Computed once: dense in memory or spilled compressed (executor's rule).
+  os << "computed once (several output chunks need the same part):\n";
+  double cached_bytes = 0;
+  if (reused.empty()) os << "  nothing: each node is pulled only by the output chunks that need it\n";
+  for (auto& r : reused) {
+    const double b = static_cast<double>(r.box.size()) * static_cast<double>(itemsize(r.node->dtype()));
+    const bool dense = b <= static_cast<double>(max_memory) / 4;
+    if (dense) cached_bytes += b;
+    os << "  " << r.node->describe() << ": box " << shape_str(r.box.shape()) << " = " << mib(b) << ", "
+       << (dense ? "kept in memory (fits a quarter of the " + mib(static_cast<double>(max_memory)) + " budget)"
+                 : "spilled compressed (over a quarter of the " + mib(static_cast<double>(max_memory)) + " budget)")
+       << "\n";
+  }
+
+  // Estimated reads: every output chunk's requests down to the sources (sampled when
+  // there are many chunks), plus each computed-once node's box, once.
+  std::map<std::string, double> reads;
+  auto count_sources = [&](const Edge&, const Node& n, const Region& r) {
+    if (n.inputs().empty() && !n.source_name().empty()) reads[n.source_name()] += nbytes(n, r);
+  };
+  const int64_t samples = std::min<int64_t>(nchunks, 4096);
+  double typical_bytes = 0;
+  for (int64_t k = 0; k < samples; ++k) {
+    const int64_t id = samples == nchunks ? k : k * nchunks / samples;
+    propagate({nullptr, 0}, *root, Region::from_box(grid.chunk_box(id)), stop, count_sources);
+  }
+  if (samples && samples < nchunks)
+    for (auto& [name, b] : reads) b *= static_cast<double>(nchunks) / static_cast<double>(samples);
+  for (auto& r : reused) {
+    const Region box = Region::from_box(r.box);
+    const auto regions = r.node->input_regions(box);
+    for (size_t i = 0; i < regions.size() && i < r.node->inputs().size(); ++i)
+      propagate({r.node.get(), i}, *r.node->inputs()[i], regions[i], stop, count_sources);
+  }
+  for (auto& [e, nr] : asked) typical_bytes += nbytes(*nr.first, nr.second);
+  const double kept = has_contraction(*root) ? 16.0 * 1048576 : 0;
+  const double peak = ctx.nthreads() * (typical_bytes + chunk_bytes + kept) + cached_bytes;
+
+  os << "estimates:\n";
+  os << "  read (decompressed):";
+  if (reads.empty()) os << " nothing from storage";
+  for (auto& [name, b] : reads) os << "\n    " << name << ": " << mib(b);
+  os << "\n  written: " << mib(out_bytes) << " before compression\n";
+  os << "  peak memory: at most about " << mib(peak) << " (" << ctx.nthreads() << " workers x (buffers of a typical chunk "
+     << mib(typical_bytes) << " + output chunk" << (kept > 0 ? " + 16 MiB kept band" : "") << ")"
+     << (cached_bytes > 0 ? " + " + mib(cached_bytes) + " computed once" : "") << ")\n";
+
+  if (measured) {
+    const Stats& s = *measured;
+    os << "measured:\n  read (decompressed):";
+    if (s.bytes_decompressed.empty()) os << " nothing from storage";
+    for (auto& [name, b] : s.bytes_decompressed) {
+      os << "\n    " << name << ": " << mib(static_cast<double>(b));
+      auto c = s.chunks_decompressed.find(name);
+      auto d = s.distinct_chunks_decompressed.find(name);
+      auto m = s.max_decompressions_per_chunk.find(name);
+      if (c != s.chunks_decompressed.end() && d != s.distinct_chunks_decompressed.end() &&
+          m != s.max_decompressions_per_chunk.end())
+        os << " (" << c->second << " chunk reads, " << d->second << " distinct, at most " << m->second << " of one)";
+    }
+    os << "\n  written: " << mib(static_cast<double>(s.bytes_written)) << " compressed, " << s.output_chunks
+       << " output chunks" << (s.block_major_path ? " (block-major path)" : "") << "\n";
+    os << "  computed once: " << s.cache_misses << " node" << (s.cache_misses == 1 ? "" : "s") << ", " << s.cache_hits
+       << " reads of them\n";
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.3f", s.seconds);
+    os << "  peak scratch: " << mib(static_cast<double>(s.peak_scratch_bytes)) << "; " << secs << " s\n";
+  }
+  return os.str();
+}
+
+}  // namespace b2lazy
