@@ -1,0 +1,184 @@
+"""The installed `b2lazy` command: eval / explain / info / demo on generated files,
+outputs compared with NumPy through python-blosc2; exit statuses and messages; Ctrl-C."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import blosc2
+import numpy as np
+import pytest
+
+import b2lazy
+
+EXE = shutil.which("b2lazy")
+pytestmark = pytest.mark.skipif(EXE is None, reason="the b2lazy command is not on PATH (pip install .)")
+
+
+def run(*args, timeout=120):
+    return subprocess.run([EXE, *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def files(tmp_path):
+    rng = np.random.default_rng(3)
+    a = rng.random((300, 200))
+    b = rng.random((200, 150))
+    a3 = rng.random((300, 4, 200))
+    paths = {}
+    for name, x in [("a", a), ("b", b), ("a3", a3)]:
+        p = str(tmp_path / f"{name}.b2nd")
+        blosc2.asarray(x, urlpath=p, chunks=tuple(max(1, s // 3) for s in x.shape), mode="w")
+        paths[name] = p
+    return {"a": a, "b": b, "a3": a3}, paths, tmp_path
+
+
+@pytest.mark.parametrize("expr, ref", [
+    ("matmul(a, b) + 1", lambda v: v["a"] @ v["b"] + 1),
+    ("matmul(sum(a3, axis=1), b)", lambda v: v["a3"].sum(axis=1) @ v["b"]),
+    ("sum(a) + a", lambda v: v["a"].sum() + v["a"]),
+    ("cumsum(a)", lambda v: np.cumsum(v["a"])),
+    ("(sin(a) + 1)[[5, 0, 299, 5], ::3]", lambda v: (np.sin(v["a"]) + 1)[[5, 0, 299, 5], ::3]),
+    ("a[a > 0.9]", lambda v: v["a"][v["a"] > 0.9]),
+    ("a.T.mean(axis=1, keepdims=True)", lambda v: v["a"].T.mean(axis=1, keepdims=True)),
+])
+def test_eval_matches_numpy(files, expr, ref):
+    vals, paths, tmp = files
+    out = str(tmp / "out.b2nd")
+    ops = [f"{n}={p}" for n, p in paths.items() if n in b2lazy._core.expression_names(expr)]
+    r = run("eval", expr, *ops, "-o", out, "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert "wrote" in r.stdout
+    got = blosc2.open(out)[...]
+    np.testing.assert_allclose(got, ref(vals), rtol=1e-12, atol=1e-12)
+
+
+def test_eval_options_reach_the_file(files):
+    vals, paths, tmp = files
+    out = str(tmp / "o.b2nd")
+    r = run("eval", "a * 2", f"a={paths['a']}", "-o", out, "--chunks", "100,50", "--blocks", "20,50",
+            "--codec", "lz4", "--clevel", "5", "--threads", "1", "--filter", "bitshuffle")
+    assert r.returncode == 0, r.stderr
+    x = blosc2.open(out)
+    assert x.chunks == (100, 50) and x.blocks == (20, 50)
+    assert x.schunk.cparams.codec == blosc2.Codec.LZ4 and x.schunk.cparams.clevel == 5
+    np.testing.assert_array_equal(x[...], vals["a"] * 2)
+    info = run("info", out)
+    assert info.returncode == 0
+    for word in ["(300, 200)", "float64", "(100, 50)", "(20, 50)", "lz4", "clevel 5", "bitshuffle", "ratio"]:
+        assert word in info.stdout, (word, info.stdout)
+
+
+def test_explain_prints_the_plan(files):
+    _, paths, _ = files
+    r = run("explain", "matmul(a, b) + 1", f"a={paths['a']}", f"b={paths['b']}")
+    assert r.returncode == 0, r.stderr
+    for word in ["plan:", "matmul", "fused elementwise", "asked", "estimates:", "read (decompressed)", "peak memory"]:
+        assert word in r.stdout, (word, r.stdout)
+
+
+@pytest.mark.parametrize("args, status, words", [
+    ([], 2, ["usage"]),
+    (["frobnicate"], 2, ["unknown command", "frobnicate"]),
+    (["eval", "a + 1", "a=X"], 2, ["-o"]),
+    (["eval", "a +", "a=X", "-o", "o.b2nd"], 2, ["column 4", "^"]),
+    (["eval", "a + c", "a={a}", "-o", "o.b2nd"], 2, ["c", "NAME=PATH"]),
+    (["eval", "sinn(a)", "a={a}", "-o", "o.b2nd"], 2, ["sin"]),
+    (["eval", "a + 1", "a", "-o", "o.b2nd"], 2, ["NAME=PATH"]),
+    (["eval", "a + 1", "a={a}", "-o", "o.b2nd", "--chunks", "1,x"], 2, ["--chunks"]),
+    (["eval", "a + 1", "a={a}", "-o", "o.b2nd", "--bogus"], 2, ["unknown option", "--bogus"]),
+    (["eval", "a + 1", "a=/no/such.b2nd", "-o", "o.b2nd"], 1, ["operand 'a'", "/no/such.b2nd"]),
+    (["eval", "a @ a", "a={a}", "-o", "o.b2nd"], 1, ["matmul", "(300, 200)"]),
+    (["eval", "a + 1", "a={a}", "-o", "/no/dir/o.b2nd"], 1, ["/no/dir"]),
+    (["info", "/no/such.b2nd"], 1, ["/no/such.b2nd"]),
+    (["info"], 2, ["info takes one path"]),
+])
+def test_errors_exit_status_and_message(files, args, status, words):
+    _, paths, tmp = files
+    args = [a.format(**paths) for a in args]
+    r = subprocess.run([EXE, *args], capture_output=True, text=True, cwd=tmp, timeout=60)
+    assert r.returncode == status, (r.returncode, r.stderr)
+    assert r.stderr.startswith("b2lazy: ") or "usage" in r.stderr
+    assert "Traceback" not in r.stderr
+    for w in words:
+        assert w in r.stderr, (w, r.stderr)
+    assert not os.path.exists(tmp / "o.b2nd")
+
+
+def test_ctrl_c_stops_and_leaves_no_file(tmp_path):
+    """A long evaluation gets SIGINT: exit 130 promptly, no output (nor temporary) file."""
+    n = 2048
+    a = str(tmp_path / "a.b2nd")
+    b2lazy.asarray(np.random.default_rng(0).random((n, n))).compute(urlpath=a, chunks=(256, 256))
+    out = tmp_path / "big.b2nd"
+    # Many small output chunks of a heavy expression: several seconds of work.
+    p = subprocess.Popen([EXE, "eval", "matmul(a, a) + matmul(a.T, a)", f"a={a}", "-o", str(out),
+                          "--chunks", "64,64", "--threads", "1", "--progress"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    if p.poll() is not None:
+        pytest.skip("the evaluation finished before the signal; machine too fast for this test")
+    t = time.time()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert time.time() - t < 10
+    assert "interrupted" in err
+    assert not out.exists()
+    assert [f for f in os.listdir(tmp_path) if f.startswith(".big")] == []
+
+
+def test_python_ctrl_c_leaves_no_file(tmp_path):
+    """compute() in Python: SIGINT -> KeyboardInterrupt, no output file."""
+    code = f"""
+import os, signal, threading, numpy as np, b2lazy as bl
+a = bl.asarray(np.random.default_rng(0).random((2048, 2048)), chunks=(256, 256))
+threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    (bl.matmul(a, a) + bl.matmul(a.T, a)).compute(urlpath={str(tmp_path / 'o.b2nd')!r}, chunks=(64, 64), nthreads=1)
+    print("FINISHED")
+except KeyboardInterrupt:
+    print("INTERRUPTED")
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    if "FINISHED" in r.stdout:
+        pytest.skip("the evaluation finished before the signal")
+    assert "INTERRUPTED" in r.stdout
+    assert os.listdir(tmp_path) == []
+
+
+def test_progress_callback_and_bar(capsys):
+    a = b2lazy.asarray(np.arange(10000.0).reshape(100, 100), chunks=(10, 100))
+    seen = []
+    (a + 1).compute(progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (10, 10) and sorted(seen) == seen
+    r = (a + 1).compute(progress=True)
+    np.testing.assert_array_equal(r.to_numpy(), np.arange(10000.0).reshape(100, 100) + 1)
+    with pytest.raises(TypeError, match="progress"):
+        (a + 1).compute(progress="yes")
+
+
+def test_explain_after_compute_has_measured_stats(tmp_path):
+    x = np.random.default_rng(1).random((400, 300))
+    p = str(tmp_path / "x.b2nd")
+    b2lazy.asarray(x).compute(urlpath=p, chunks=(100, 100), blocks=(20, 100))
+    a = b2lazy.open(p)
+    e = b2lazy.sum(a, axis=0) + a
+    plan = e.explain()
+    assert "computed once" in plan and "sum(axis=0)" in plan and "kept in memory" in plan
+    assert "measured" not in plan
+    r = e.compute()
+    measured = r.explain()
+    assert "measured:" in measured and "chunk reads" in measured
+    assert "estimates:" in measured
+
+
+def test_demo_runs(tmp_path):
+    r = run("demo", "--n", "256", "--dir", str(tmp_path), "--no-progress", timeout=300)
+    assert r.returncode == 0, r.stderr
+    for e in ["matmul(a, b) + b", "matmul(sum(a3, axis=1), b)", "sum(a) + a", "cumsum(a)", "a[a > 0.99]"]:
+        assert e in r.stdout, (e, r.stdout)
+    assert "NumPy would hold" in r.stdout
