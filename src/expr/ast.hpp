@@ -20,7 +20,9 @@ struct Node {
                     Tuple, List, Slice, Ellipsis };
   Kind kind;
   size_t column = 0;  // 1-based position in the expression, for error messages
+  size_t height = 1;  // levels of the tree below and including this node (bounded by the parser)
   int64_t i = 0;
+  bool above_int64 = false;  // an Int literal in (INT64_MAX, UINT64_MAX], held in i as uint64
   double f = 0;
   bool b = false;
   std::string text;              // a name, string, operator or attribute

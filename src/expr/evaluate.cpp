@@ -61,7 +61,8 @@ class Evaluator {
 
   Value eval_node(const Node& n) {
     switch (n.kind) {
-      case Node::Kind::Int: return Value::of(Scalar(n.i), n.column);
+      case Node::Kind::Int:
+        return Value::of(n.above_int64 ? Scalar::uint64(static_cast<uint64_t>(n.i)) : Scalar(n.i), n.column);
       case Node::Kind::Float: return Value::of(Scalar(n.f), n.column);
       case Node::Kind::Bool: return Value::of(Scalar(n.b), n.column);
       case Node::Kind::None: {
@@ -133,27 +134,132 @@ class Evaluator {
     fail<TypeError>(what + " must be an array or a number, got " + describe(v), v.column);
   }
 
-  // Integer arithmetic of two Python ints stays exact (axis=-1, shapes like 2*3).
-  static std::optional<Scalar> fold(const std::string& op, const Scalar& a, const Scalar& b) {
-    if (a.kind != ScalarKind::Int || b.kind != ScalarKind::Int) return std::nullopt;
-    int64_t r = 0;  // on overflow, left to int64 arrays (which wrap, as NumPy's)
-    if (op == "+" && !__builtin_add_overflow(a.i, b.i, &r)) return Scalar(r);
-    if (op == "-" && !__builtin_sub_overflow(a.i, b.i, &r)) return Scalar(r);
-    if (op == "*" && !__builtin_mul_overflow(a.i, b.i, &r)) return Scalar(r);
-    if (op == "//" && b.i != 0 && !(a.i == INT64_MIN && b.i == -1))
-      return Scalar(a.i / b.i - ((a.i % b.i != 0) && ((a.i < 0) != (b.i < 0))));
-    return std::nullopt;
+  // Operators on two Python numbers give a Python number, as in Python (so it stays weak
+  // for NumPy 2's promotion: f32 + 2/1 is float32): bools count as ints in arithmetic,
+  // ints are exact (a result outside int64 / uint64 raises), floats are C doubles with
+  // Python's floor division and modulo. Division by zero, 0 ** -1 and a complex power raise
+  // ValueError as Python raises. nullopt: not foldable (float bitwise ops: the elementwise
+  // builder names the TypeError).
+  static std::optional<Scalar> fold(const std::string& op, const Scalar& a, const Scalar& b, size_t column,
+                                    const Evaluator& ev) {
+    const bool ints = a.kind != ScalarKind::Float && b.kind != ScalarKind::Float;
+    const bool bools = a.kind == ScalarKind::Bool && b.kind == ScalarKind::Bool;
+    const __int128 x = wide(a), y = wide(b);
+    const double fx = as_double(a), fy = as_double(b);
+    auto zero_division = [&]() -> std::optional<Scalar> {
+      ev.fail<ValueError>("division by zero (" + op + " of two numbers)", column);
+    };
+    if (op == "&" || op == "|" || op == "^") {
+      if (!ints) return std::nullopt;
+      const __int128 r = op == "&" ? (x & y) : op == "|" ? (x | y) : (x ^ y);
+      if (bools) return Scalar(r != 0);
+      return narrow(r, op, column, ev);
+    }
+    if (op == "<<" || op == ">>") {
+      if (!ints) return std::nullopt;
+      if (y < 0) ev.fail<ValueError>("negative shift count", column);
+      if (op == ">>") return narrow(y >= 127 ? (x < 0 ? -1 : 0) : (x >> static_cast<int>(y)), op, column, ev);
+      if (x == 0) return Scalar(int64_t(0));
+      if (y >= 64) ev.fail<ValueError>("integer result out of range of int64 and uint64 (<<)", column);
+      return narrow(x * (static_cast<__int128>(1) << static_cast<int>(y)), op, column, ev);
+    }
+    if (ints && op != "/" && !(op == "**" && y < 0)) {
+      if (op == "+") return narrow(x + y, op, column, ev);
+      if (op == "-") return narrow(x - y, op, column, ev);
+      if (op == "*") return narrow(x * y, op, column, ev);  // |x|, |y| < 2**64: no overflow of __int128
+      if (op == "//" || op == "%") {
+        if (y == 0) return zero_division();
+        __int128 q = x / y, r = x % y;
+        if (r != 0 && ((r < 0) != (y < 0))) --q, r += y;
+        return narrow(op == "//" ? q : r, op, column, ev);
+      }
+      if (op == "**") {
+        __int128 r = 1, base = x;
+        for (__int128 e = y; e > 0; e >>= 1) {
+          if (e & 1) r = checked_mul(r, base, column, ev);
+          if (e > 1) base = checked_mul(base, base, column, ev);
+        }
+        return narrow(r, op, column, ev);
+      }
+      return std::nullopt;
+    }
+    double r = 0;
+    if (op == "+") r = fx + fy;
+    else if (op == "-") r = fx - fy;
+    else if (op == "*") r = fx * fy;
+    else if (op == "/") {
+      if (fy == 0) return zero_division();
+      r = fx / fy;
+    } else if (op == "//" || op == "%") {  // CPython's float_divmod
+      if (fy == 0) return zero_division();
+      double mod = std::fmod(fx, fy), div = (fx - mod) / fy;
+      if (mod != 0) {
+        if ((fy < 0) != (mod < 0)) mod += fy, div -= 1.0;
+      } else {
+        mod = std::copysign(0.0, fy);
+      }
+      double floordiv;
+      if (div != 0) {
+        floordiv = std::floor(div);
+        if (div - floordiv > 0.5) floordiv += 1.0;
+      } else {
+        floordiv = std::copysign(0.0, fx / fy);
+      }
+      r = op == "//" ? floordiv : mod;
+    } else if (op == "**") {
+      if (fx == 0 && fy < 0) return zero_division();
+      if (fx < 0 && std::isfinite(fy) && fy != std::floor(fy))
+        ev.fail<ValueError>("a negative number to a fractional power is complex (**)", column);
+      r = std::pow(fx, fy);
+      if (std::isinf(r) && std::isfinite(fx) && std::isfinite(fy))
+        ev.fail<ValueError>("float result out of range (**)", column);
+    } else {
+      return std::nullopt;
+    }
+    return Scalar(r);
+  }
+
+  static std::optional<bool> fold_compare(const std::string& op, const Scalar& a, const Scalar& b) {
+    if (a.kind != ScalarKind::Float && b.kind != ScalarKind::Float) {
+      const __int128 x = wide(a), y = wide(b);
+      return op == "<" ? x < y : op == "<=" ? x <= y : op == ">" ? x > y : op == ">=" ? x >= y : op == "==" ? x == y : x != y;
+    }
+    const double x = as_double(a), y = as_double(b);
+    return op == "<" ? x < y : op == "<=" ? x <= y : op == ">" ? x > y : op == ">=" ? x >= y : op == "==" ? x == y : x != y;
+  }
+
+  static __int128 wide(const Scalar& s) {
+    return s.above_int64 ? static_cast<__int128>(static_cast<uint64_t>(s.i)) : static_cast<__int128>(s.i);
+  }
+  static double as_double(const Scalar& s) {
+    return s.kind == ScalarKind::Float ? s.f : s.above_int64 ? static_cast<double>(static_cast<uint64_t>(s.i))
+                                                             : static_cast<double>(s.i);
+  }
+  // An exact integer result as a Python int scalar (int64, or uint64 above INT64_MAX).
+  static Scalar narrow(__int128 r, const std::string& op, size_t column, const Evaluator& ev) {
+    if (r >= INT64_MIN && r <= INT64_MAX) return Scalar(static_cast<int64_t>(r));
+    if (r > 0 && r <= static_cast<__int128>(UINT64_MAX)) return Scalar::uint64(static_cast<uint64_t>(r));
+    ev.fail<ValueError>("integer result out of range of int64 and uint64 (" + op + ")", column);
+  }
+  static __int128 checked_mul(__int128 a, __int128 b, size_t column, const Evaluator& ev) {
+    __int128 r;
+    if (__builtin_mul_overflow(a, b, &r) || r > static_cast<__int128>(UINT64_MAX) || r < INT64_MIN)
+      ev.fail<ValueError>("integer result out of range of int64 and uint64 (**)", column);
+    return r;
   }
 
   Value unary(const Node& n) {
     Value v = eval_node(*n.items[0]);
-    if (v.kind == Value::Kind::Scalar && n.text != "~") {  // -1, +2.5: stay Python numbers
-      Scalar s = v.scalar;
-      if (n.text == "-") {
-        if (s.kind == ScalarKind::Float) s.f = -s.f;
-        else s = Scalar(static_cast<int64_t>(0ULL - static_cast<uint64_t>(s.i)));  // wraps, no UB
+    if (v.kind == Value::Kind::Scalar) {  // -1, +2.5, ~0: stay Python numbers (bools count as ints)
+      const Scalar& s = v.scalar;
+      if (s.kind == ScalarKind::Float) {
+        if (n.text == "-") return Value::of(Scalar(-s.f), n.column);
+        if (n.text == "+") return Value::of(s, n.column);
+        // ~2.5: the elementwise builder raises the TypeError
+      } else {
+        const __int128 x = wide(s);
+        return Value::of(narrow(n.text == "-" ? -x : n.text == "+" ? x : -x - 1, n.text, n.column, *this), n.column);
       }
-      return Value::of(s, n.column);
     }
     const Op op = n.text == "-" ? Op::Negative : n.text == "+" ? Op::Positive : Op::BitwiseInvert;
     return Value::of(guard(n.column, [&] { return elementwise(op, {operand(v, "the operand of " + n.text)}); }), n.column);
@@ -162,7 +268,7 @@ class Evaluator {
   Value binary(const Node& n) {
     Value a = eval_node(*n.items[0]), b = eval_node(*n.items[1]);
     if (a.kind == Value::Kind::Scalar && b.kind == Value::Kind::Scalar)
-      if (auto s = fold(n.text, a.scalar, b.scalar)) return Value::of(*s, n.column);
+      if (auto s = fold(n.text, a.scalar, b.scalar, n.column, *this)) return Value::of(*s, n.column);
     if (n.text == "@") {
       const std::string what = "an operand of @";
       return Value::of(guard(n.column, [&] {
@@ -185,14 +291,22 @@ class Evaluator {
     // a < b < c is (a < b) & (b < c), as in Python.
     std::vector<Value> v;
     for (const auto& e : n.items) v.push_back(eval_node(*e));
+    // Two Python numbers compare to a Python bool (weak, as in Python).
     std::optional<Array> result;
+    bool scalars = true;
     for (size_t k = 0; k < n.ops.size(); ++k) {
+      if (v[k].kind == Value::Kind::Scalar && v[k + 1].kind == Value::Kind::Scalar) {
+        scalars = scalars && *fold_compare(n.ops[k], v[k].scalar, v[k + 1].scalar);
+        continue;
+      }
       const std::string what = "an operand of " + n.ops[k];
       Array c = guard(n.column, [&] {
         return elementwise(ops.at(n.ops[k]), {operand(v[k], what), operand(v[k + 1], what)});
       });
       result = result ? (*result & c) : c;
     }
+    if (!result) return Value::of(Scalar(scalars), n.column);
+    if (!scalars) return Value::of(guard(n.column, [&] { return elementwise(Op::BitwiseAnd, {*result, Scalar(false)}); }), n.column);
     return Value::of(*result, n.column);
   }
 
@@ -284,26 +398,40 @@ class Evaluator {
 
   Value subscript(const Node& n) {
     Value target = eval_node(*n.items[0]);
+    if (target.kind == Value::Kind::Tuple) return tuple_item(target, n);  // nonzero(m)[0]
     if (target.kind != Value::Kind::Array) fail<TypeError>(describe(target) + " cannot be indexed", n.column);
-    std::vector<IndexItem> key;
-    std::optional<Array> lazy_mask;
+    // The entries: a slice node, or a value. A whole key that is a tuple is the entries
+    // (x[(1, 2)] is x[1, 2], x[nonzero(m)] as NumPy's); a tuple among entries is a sequence.
+    std::vector<std::pair<const Node*, Value>> entries;
     for (size_t k = 1; k < n.items.size(); ++k) {
       const Node& e = *n.items[k];
-      const std::string where = "index entry " + std::to_string(k - 1);
-      if (e.kind == Node::Kind::Slice) {
+      if (e.kind == Node::Kind::Slice) entries.push_back({&e, Value()});
+      else entries.push_back({nullptr, eval_node(e)});
+    }
+    if (entries.size() == 1 && !entries[0].first && entries[0].second.kind == Value::Kind::Tuple) {
+      std::vector<Value> items = std::move(entries[0].second.items);
+      entries.clear();
+      for (Value& v : items) entries.push_back({nullptr, std::move(v)});
+    }
+    std::vector<IndexItem> key;
+    std::optional<Array> lazy_mask;
+    for (size_t k = 0; k < entries.size(); ++k) {
+      const std::string where = "index entry " + std::to_string(k);
+      if (const Node* e = entries[k].first) {
         std::optional<int64_t> part[3];
         for (int p = 0; p < 3; ++p) {
-          if (!e.items[static_cast<size_t>(p)]) continue;
-          Value v = eval_node(*e.items[static_cast<size_t>(p)]);
+          if (!e->items[static_cast<size_t>(p)]) continue;
+          Value v = eval_node(*e->items[static_cast<size_t>(p)]);
           if (v.kind == Value::Kind::None) continue;
           if (v.kind != Value::Kind::Scalar || v.scalar.kind != ScalarKind::Int)
             fail<TypeError>(where + ": slice indices must be integers or None, got " + describe(v), v.column);
-          part[p] = v.scalar.i;
+          // above INT64_MAX: as INT64_MAX (slices clamp, as NumPy's)
+          part[p] = v.scalar.above_int64 ? INT64_MAX : v.scalar.i;
         }
         key.push_back(Index::slice(part[0], part[1], part[2]));
         continue;
       }
-      Value v = eval_node(e);
+      const Value& v = entries[k].second;
       switch (v.kind) {
         case Value::Kind::None: key.push_back(Index::newaxis()); break;
         case Value::Kind::Ellipsis: key.push_back(Index::ellipsis()); break;
@@ -312,10 +440,13 @@ class Evaluator {
             fail<TypeError>(where + ": only integers, slices (:), ..., None and integer or boolean arrays are "
                                 "valid indices, got " + describe(v),
                             v.column);
+          if (v.scalar.above_int64)
+            fail<IndexError>(where + ": index " + std::to_string(static_cast<uint64_t>(v.scalar.i)) + " is out of bounds",
+                             v.column);
           key.push_back(Index::at(v.scalar.i));
           break;
         case Value::Kind::Array:
-          if (n.items.size() == 2 && v.array.dtype() == DType::Bool && v.array.shape() == target.array.shape() &&
+          if (entries.size() == 1 && v.array.dtype() == DType::Bool && v.array.shape() == target.array.shape() &&
               target.array.ndim() > 0) {
             lazy_mask = v.array;  // a[a > 0]: counted, then pulled lazily
             break;
@@ -331,6 +462,20 @@ class Evaluator {
     }
     if (lazy_mask) return Value::of(guard(n.column, [&] { return mask_select(target.array, *lazy_mask, ctx_); }), n.column);
     return Value::of(guard(n.column, [&] { return getitem(target.array, key, ctx_); }), n.column);
+  }
+
+  // t[k] of a tuple value (what nonzero / where(cond) give): one integer.
+  Value tuple_item(const Value& t, const Node& n) {
+    if (n.items.size() != 2 || n.items[1]->kind == Node::Kind::Slice)
+      fail<TypeError>("a tuple takes one integer index, e.g. nonzero(a)[0]", n.column);
+    const Value k = eval_node(*n.items[1]);
+    if (k.kind != Value::Kind::Scalar || k.scalar.kind != ScalarKind::Int)
+      fail<TypeError>("tuple indices must be integers, got " + describe(k), k.column);
+    const int64_t size = static_cast<int64_t>(t.items.size());
+    const int64_t i = k.scalar.above_int64 ? INT64_MAX : k.scalar.i < 0 ? k.scalar.i + size : k.scalar.i;
+    if (i < 0 || i >= size)
+      fail<IndexError>("tuple index " + describe(k).substr(4) + " out of range for a " + describe(t), k.column);
+    return t.items[static_cast<size_t>(i)];
   }
 
   const std::string& text_;
@@ -361,7 +506,8 @@ Array evaluate(const std::string& expression, const std::map<std::string, Array>
   expr::Evaluator ev(expression, operands, ctx);
   expr::Value v = ev.eval(*tree);
   if (v.kind == expr::Value::Kind::Array) return v.array;
-  if (v.kind == expr::Value::Kind::Scalar) return scalar(v.scalar);
+  if (v.kind == expr::Value::Kind::Scalar)
+    return v.scalar.above_int64 ? scalar(v.scalar, DType::U64) : scalar(v.scalar);
   if (v.is_sequence() && v.kind == expr::Value::Kind::List) return expr::literal_array(v, "the expression");
   throw TypeError(expr::with_caret("the expression gives a " + expr::describe(v) + ", not an array", expression, 1));
 }

@@ -50,6 +50,16 @@ void elementwise_functions(Map& m) {
     if (x.has("max")) hi = x.operand("max");
     return arr(clip(x.operand("x"), lo, hi), x);
   };
+  // No complex dtypes: real / conj are the array, imag its zeros (as the Python package's).
+  m["real"] = m["conj"] = m["conjugate"] = [](Args& x) {
+    x.signature({"x"}, 1);
+    return arr(x.array("x"), x);
+  };
+  m["imag"] = [](Args& x) {
+    x.signature({"x"}, 1);
+    Array a = x.array("x");
+    return arr(zeros(a.shape(), a.dtype()), x);
+  };
   m["astype"] = [](Args& x) {
     x.signature({"x", "dtype"}, 2);
     return arr(x.array("x").astype(*x.opt_dtype("dtype")), x);
@@ -235,7 +245,9 @@ void constructor_functions(Map& m) {
     x.signature({"shape", "fill_value", "dtype"}, 2);
     const Value& v = x.get("fill_value");
     if (v.kind != Value::Kind::Scalar) x.bad("fill_value", "a number");
-    return arr(full(shape_of(x), v.scalar, x.opt_dtype("dtype")), x);
+    std::optional<DType> dt = x.opt_dtype("dtype");
+    if (!dt && v.scalar.above_int64) dt = DType::U64;  // full(3, 2**63): uint64, as NumPy's
+    return arr(full(shape_of(x), v.scalar, dt), x);
   };
   m["arange"] = [](Args& x) {
     x.signature({"start", "stop", "step", "dtype"}, 1);

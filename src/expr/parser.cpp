@@ -1,7 +1,9 @@
 // A recursive-descent parser with Python's operator precedence (lowest first):
 // comparisons, |, ^, &, << >>, + -, * / // % @, unary + - ~, **, then calls, indexing and
 // attributes. `and`, `or`, `not` are refused with the operator to use instead.
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 
 #include "b2lazy/expr.hpp"
@@ -23,10 +25,14 @@ struct Token {
   std::string text;
   size_t column;
   int64_t i = 0;
+  bool above_int64 = false;
   double f = 0;
 };
 
 constexpr int kMaxDepth = 200;  // nesting limit: deep input must not overflow the stack
+// Height limit of the syntax tree: a + a + ... parses in a loop but builds (and the
+// evaluator walks) one level per operator, about 2.5 KB of stack each.
+constexpr size_t kMaxHeight = 1000;
 
 class Parser {
  public:
@@ -131,6 +137,11 @@ class Parser {
       const bool hex = s.size() > 2 && (s[1] == 'x' || s[1] == 'X');
       t.i = std::strtoll(hex ? s.c_str() + 2 : s.c_str(), &end, hex ? 16 : 10);
       if (hex && s.size() == 2) fail("invalid number '" + s + "'", start + 1);
+      if (errno == ERANGE) {  // 2**63 .. 2**64 - 1: a Python int usable with uint64 (and -2**63)
+        errno = 0;
+        t.i = static_cast<int64_t>(std::strtoull(hex ? s.c_str() + 2 : s.c_str(), &end, hex ? 16 : 10));
+        t.above_int64 = true;
+      }
     }
     if (errno == ERANGE) fail("number out of range '" + t.text + "'", start + 1);
     tokens_.push_back(t);
@@ -167,11 +178,22 @@ class Parser {
     n->column = column;
     return n;
   }
-  static NodeP binary(const std::string& op, NodeP a, NodeP b, size_t column) {
+  NodeP binary(const std::string& op, NodeP a, NodeP b, size_t column) {
     NodeP n = make(Node::Kind::Binary, column);
     n->text = op;
     n->items.push_back(std::move(a));
     n->items.push_back(std::move(b));
+    return done(std::move(n));
+  }
+  // A node with all its children: its height, checked.
+  NodeP done(NodeP n) {
+    size_t h = 0;
+    for (const auto& c : n->items)
+      if (c) h = std::max(h, c->height);
+    for (const auto& a : n->args) h = std::max(h, a.value->height);
+    n->height = h + 1;
+    if (n->height > kMaxHeight)
+      fail("expression nested too deeply (more than " + std::to_string(kMaxHeight) + " levels)", n->column);
     return n;
   }
 
@@ -207,7 +229,7 @@ class Parser {
       chain->ops.push_back(found);
       chain->items.push_back(bitor_());
     }
-    return chain ? std::move(chain) : std::move(first);
+    return chain ? done(std::move(chain)) : std::move(first);
   }
 
   template <class Next>
@@ -240,7 +262,7 @@ class Parser {
         ++pos_;
         n->text = u;
         n->items.push_back(factor());
-        return n;
+        return done(std::move(n));
       }
     }
     return power();
@@ -264,19 +286,19 @@ class Parser {
         NodeP call = make(Node::Kind::Call, e->column);
         call->items.push_back(std::move(e));
         arguments(*call);
-        e = std::move(call);
+        e = done(std::move(call));
       } else if (accept("[")) {
         NodeP sub = make(Node::Kind::Subscript, col);
         sub->items.push_back(std::move(e));
         subscript(*sub);
-        e = std::move(sub);
+        e = done(std::move(sub));
       } else if (accept(".")) {
         if (peek().kind != Token::Kind::Name) fail("expected an attribute or method name after '.'", peek().column);
         NodeP a = make(Node::Kind::Attribute, peek().column);
         a->text = peek().text;
         ++pos_;
         a->items.push_back(std::move(e));
-        e = std::move(a);
+        e = done(std::move(a));
       } else {
         return e;
       }
@@ -329,7 +351,7 @@ class Parser {
     s->items.push_back(std::move(start));
     s->items.push_back(std::move(stop));
     s->items.push_back(std::move(step));
-    return s;
+    return done(std::move(s));
   }
 
   NodeP atom() {
@@ -340,6 +362,7 @@ class Parser {
         ++pos_;
         NodeP n = make(Node::Kind::Int, t.column);
         n->i = t.i;
+        n->above_int64 = t.above_int64;
         return n;
       }
       case Token::Kind::Float: {
@@ -390,7 +413,7 @@ class Parser {
     }
     expect(close, kind == Node::Kind::Tuple ? "')'" : "']' to close the list");
     if (kind == Node::Kind::Tuple && n->items.size() == 1 && !comma) return std::move(n->items[0]);  // parentheses
-    return n;
+    return done(std::move(n));
   }
 
   const std::string& text_;

@@ -14,7 +14,8 @@ std::string describe(const Value& v) {
       return "array of shape " + shape_str(v.array.shape()) + " and dtype " + dtype_name(v.array.dtype());
     case Value::Kind::Scalar:
       if (v.scalar.kind == ScalarKind::Bool) return v.scalar.i ? "True" : "False";
-      if (v.scalar.kind == ScalarKind::Int) return "int " + std::to_string(v.scalar.i);
+      if (v.scalar.kind == ScalarKind::Int)
+        return "int " + (v.scalar.above_int64 ? std::to_string(static_cast<uint64_t>(v.scalar.i)) : std::to_string(v.scalar.i));
       {
         std::ostringstream os;
         os << v.scalar.f;
@@ -53,15 +54,27 @@ Array literal_array(const Value& v, const std::string& where) {
   std::vector<Scalar> flat;
   flatten_literal(v, 0, shape, flat, where);
   ScalarKind k = ScalarKind::Bool;
-  for (const Scalar& s : flat)
+  bool big = false, negative = false;  // ints above INT64_MAX make a uint64 list, as NumPy's
+  for (const Scalar& s : flat) {
     if (s.kind == ScalarKind::Float || (s.kind == ScalarKind::Int && k == ScalarKind::Bool)) k = s.kind;
-  const DType t = flat.empty() ? DType::F64 : k == ScalarKind::Bool ? DType::Bool : k == ScalarKind::Int ? DType::I64 : DType::F64;
+    big = big || s.above_int64;
+    negative = negative || (s.kind == ScalarKind::Int && !s.above_int64 && s.i < 0);
+  }
+  if (big && negative && k == ScalarKind::Int)
+    throw ValueError(where + ": a literal list mixes negative ints with ints above int64 (no common integer dtype)");
+  const DType t = flat.empty()                ? DType::F64
+                  : k == ScalarKind::Bool     ? DType::Bool
+                  : k == ScalarKind::Int      ? (big ? DType::U64 : DType::I64)
+                                              : DType::F64;
   auto buf = std::make_shared<std::vector<unsigned char>>(flat.size() * itemsize(t));
   for (size_t i = 0; i < flat.size(); ++i) {
     const Scalar& s = flat[i];
     if (t == DType::Bool) (*buf)[i] = static_cast<unsigned char>(s.i != 0);
-    else if (t == DType::I64) reinterpret_cast<int64_t*>(buf->data())[i] = s.i;
-    else reinterpret_cast<double*>(buf->data())[i] = s.kind == ScalarKind::Float ? s.f : static_cast<double>(s.i);
+    else if (t == DType::I64 || t == DType::U64) reinterpret_cast<int64_t*>(buf->data())[i] = s.i;  // same bits
+    else
+      reinterpret_cast<double*>(buf->data())[i] = s.kind == ScalarKind::Float ? s.f
+                                                  : s.above_int64 ? static_cast<double>(static_cast<uint64_t>(s.i))
+                                                                  : static_cast<double>(s.i);
   }
   return from_buffer(buf->data(), t, shape, {}, buf, "literal");
 }
@@ -74,6 +87,7 @@ IndexArray index_array(const Value& v, Context* ctx, const std::string& where) {
     bool all_bool = !flat.empty();
     for (const Scalar& s : flat) {
       if (s.kind == ScalarKind::Float) r.invalid_dtype = "float64";
+      if (s.above_int64) throw IndexError(where + ": index " + std::to_string(static_cast<uint64_t>(s.i)) + " is out of bounds");
       all_bool = all_bool && s.kind == ScalarKind::Bool;
       r.values.push_back(s.i);
     }
@@ -162,6 +176,7 @@ std::vector<Array> Args::arrays(const std::string& name) const {
 int64_t Args::integer(const std::string& name) const {
   const Value& v = get(name);
   if (v.kind != Value::Kind::Scalar || v.scalar.kind != ScalarKind::Int) bad(name, "an int");
+  if (v.scalar.above_int64) bad(name, "an int in the range of int64");
   return v.scalar.i;
 }
 
@@ -172,11 +187,12 @@ std::optional<int64_t> Args::opt_integer(const std::string& name) const {
 
 std::vector<int64_t> Args::integers(const std::string& name) const {
   const Value& v = get(name);
-  if (v.kind == Value::Kind::Scalar && v.scalar.kind == ScalarKind::Int) return {v.scalar.i};
+  if (v.kind == Value::Kind::Scalar && v.scalar.kind == ScalarKind::Int && !v.scalar.above_int64) return {v.scalar.i};
   if (!v.is_sequence()) bad(name, "an int or a tuple of ints");
   std::vector<int64_t> out;
   for (const Value& e : v.items) {
-    if (e.kind != Value::Kind::Scalar || e.scalar.kind != ScalarKind::Int) bad(name, "an int or a tuple of ints");
+    if (e.kind != Value::Kind::Scalar || e.scalar.kind != ScalarKind::Int || e.scalar.above_int64)
+      bad(name, "an int or a tuple of ints");
     out.push_back(e.scalar.i);
   }
   return out;
@@ -199,6 +215,7 @@ bool Args::boolean(const std::string& name, bool otherwise) const {
 double Args::number(const std::string& name) const {
   const Value& v = get(name);
   if (v.kind != Value::Kind::Scalar) bad(name, "a number");
+  if (v.scalar.above_int64) return static_cast<double>(static_cast<uint64_t>(v.scalar.i));
   return v.scalar.kind == ScalarKind::Float ? v.scalar.f : static_cast<double>(v.scalar.i);
 }
 
