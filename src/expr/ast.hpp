@@ -34,7 +34,10 @@ struct Node {
 // Parses a whole expression; throws SyntaxError.
 NodeP parse(const std::string& text);
 
-// "message at column N" plus the expression with a caret under that column.
+// "message at column N" plus the expression with a caret under that column. `column` is a
+// 1-based byte position; the message counts characters (UTF-8), as Python does.
 std::string with_caret(const std::string& message, const std::string& text, size_t column);
+// The 1-based character column of a 1-based byte position.
+size_t char_column(const std::string& text, size_t byte_column);
 
 }  // namespace b2lazy::expr

@@ -51,6 +51,16 @@ class Evaluator {
 
   Value eval(const Node& n) { return eval_node(n); }
 
+  // The array an expression's value stands for (a number, a literal list), else TypeError.
+  Array result(const Value& v) {
+    if (v.kind == Value::Kind::Array) return v.array;
+    if (v.kind == Value::Kind::Scalar)
+      return v.scalar.above_int64 ? scalar(v.scalar, DType::U64) : scalar(v.scalar);
+    if (v.kind == Value::Kind::List)
+      return guard(v.column, [&] { return literal_array(v, "the expression"); });
+    fail<TypeError>("the expression gives a " + describe(v) + ", not an array", std::max<size_t>(v.column, 1));
+  }
+
  private:
   // Errors of a node: the library's message plus where it happened.
   template <class E>
@@ -130,7 +140,7 @@ class Evaluator {
   Operand operand(const Value& v, const std::string& what) {
     if (v.kind == Value::Kind::Scalar) return v.scalar;
     if (v.kind == Value::Kind::Array) return v.array;
-    if (v.is_sequence()) return literal_array(v, what);
+    if (v.is_sequence()) return guard(v.column, [&] { return literal_array(v, what); });  // the caret at the list
     fail<TypeError>(what + " must be an array or a number, got " + describe(v), v.column);
   }
 
@@ -272,7 +282,8 @@ class Evaluator {
     if (n.text == "@") {
       const std::string what = "an operand of @";
       return Value::of(guard(n.column, [&] {
-                         return matmul(literal_array(a, what), literal_array(b, what));
+                         return matmul(guard(a.column, [&] { return literal_array(a, what); }),
+                                       guard(b.column, [&] { return literal_array(b, what); }));
                        }),
                        n.column);
     }
@@ -354,6 +365,8 @@ class Evaluator {
     std::vector<Value> pos;
     std::map<std::string, Value> kw;
     if (callee.kind == Node::Kind::Name) {
+      if (operands_.count(callee.text))
+        fail<TypeError>("'" + callee.text + "' is an operand (an array), not a function", callee.column);
       arguments(n, pos, kw);
       return invoke(callee.text, std::move(pos), std::move(kw), callee.column);
     }
@@ -380,7 +393,7 @@ class Evaluator {
       }
       return invoke(m, std::move(pos), std::move(kw), callee.column);
     }
-    fail<TypeError>("only functions and methods can be called", n.column);
+    fail<TypeError>("only functions and methods can be called, not " + describe(eval_node(callee)), static_cast<size_t>(n.i));
   }
 
   Value attribute(const Node& n) {
@@ -504,12 +517,7 @@ void collect_names(const Node& n, std::vector<std::string>& out, bool callee) {
 Array evaluate(const std::string& expression, const std::map<std::string, Array>& operands, Context* ctx) {
   expr::NodeP tree = expr::parse(expression);
   expr::Evaluator ev(expression, operands, ctx);
-  expr::Value v = ev.eval(*tree);
-  if (v.kind == expr::Value::Kind::Array) return v.array;
-  if (v.kind == expr::Value::Kind::Scalar)
-    return v.scalar.above_int64 ? scalar(v.scalar, DType::U64) : scalar(v.scalar);
-  if (v.is_sequence() && v.kind == expr::Value::Kind::List) return expr::literal_array(v, "the expression");
-  throw TypeError(expr::with_caret("the expression gives a " + expr::describe(v) + ", not an array", expression, 1));
+  return ev.result(ev.eval(*tree));
 }
 
 std::vector<std::string> expression_names(const std::string& expression) {

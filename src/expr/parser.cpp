@@ -5,17 +5,28 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "b2lazy/expr.hpp"
 #include "expr/ast.hpp"
 
 namespace b2lazy::expr {
 
+size_t char_column(const std::string& text, size_t byte_column) {
+  size_t chars = 1;
+  for (size_t k = 0; k + 1 < byte_column && k < text.size(); ++k)
+    chars += (static_cast<unsigned char>(text[k]) & 0xC0) != 0x80;  // UTF-8: not a continuation byte
+  return chars + (byte_column > text.size() + 1 ? byte_column - text.size() - 1 : 0);
+}
+
 std::string with_caret(const std::string& message, const std::string& text, size_t column) {
-  std::string line;
-  for (char c : text) line += (c == '\n' || c == '\t' || c == '\r') ? ' ' : c;
-  return message + " at column " + std::to_string(column) + "\n  " + line + "\n  " +
-         std::string(column > 0 ? column - 1 : 0, ' ') + "^";
+  std::string line;  // control characters as spaces (NUL would end the message), one per byte
+  for (char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    line += u < 32 || u == 127 ? ' ' : c;
+  }
+  const size_t col = char_column(text, column);
+  return message + " at column " + std::to_string(col) + "\n  " + line + "\n  " + std::string(col - 1, ' ') + "^";
 }
 
 namespace {
@@ -46,7 +57,7 @@ class Parser {
 
  private:
   [[noreturn]] void fail(const std::string& message, size_t column) const {
-    throw SyntaxError(with_caret(message, text_, column), column);
+    throw SyntaxError(with_caret(message, text_, column), char_column(text_, column));
   }
 
   // --- tokens ---------------------------------------------------------------------------
@@ -88,30 +99,55 @@ class Parser {
         }
         if (!found) {
           const unsigned char u = static_cast<unsigned char>(c);
-          fail(u >= 32 && u < 127 ? "unexpected character '" + std::string(1, c) + "'"
-                                  : "unexpected byte " + std::to_string(u),
-               col);
+          size_t len = u >= 0xF0 && u < 0xF5 ? 4 : u >= 0xE0 && u < 0xF0 ? 3 : u >= 0xC2 && u < 0xE0 ? 2 : 1;
+          for (size_t k = 1; k < len; ++k)
+            if (p + k >= n || (static_cast<unsigned char>(text_[p + k]) & 0xC0) != 0x80) len = 0;
+          if (u >= 32 && u < 127) fail("unexpected character '" + std::string(1, c) + "'", col);
+          if (u >= 0x80 && len > 1) fail("unexpected character '" + text_.substr(p, len) + "'", col);
+          fail("unexpected byte " + std::to_string(u), col);
         }
       }
     }
     tokens_.push_back({Token::Kind::End, "end of expression", n + 1});
   }
 
+  // A number as Python reads it: decimal, 0x / 0o / 0b integers, floats with . and e,
+  // single underscores between digits. Floats too large are inf, too small 0 (Python's).
   size_t number(size_t p) {
     const size_t start = p, n = text_.size();
-    bool is_float = false;
-    auto digits = [&] {
-      while (p < n && (std::isdigit(static_cast<unsigned char>(text_[p])) || text_[p] == '_')) ++p;
+    bool is_float = false, bad = false;
+    int base = 10;
+    auto is_digit = [&](char c) {
+      const unsigned char u = static_cast<unsigned char>(c);
+      return base == 16 ? std::isxdigit(u) != 0 : base == 8 ? (c >= '0' && c <= '7') : base == 2 ? (c == '0' || c == '1')
+                                                                                                 : std::isdigit(u) != 0;
     };
-    if (text_.compare(p, 2, "0x") == 0 || text_.compare(p, 2, "0X") == 0) {
+    // digits with single underscores between them (after_prefix: 0x_ff is valid); false if none
+    auto digits = [&](bool after_prefix = false) {
+      const size_t from = p;
+      while (p < n) {
+        if (is_digit(text_[p])) {
+          ++p;
+        } else if (text_[p] == '_' && (p > from || after_prefix) && p + 1 < n && is_digit(text_[p + 1])) {
+          ++p;
+        } else {
+          break;
+        }
+      }
+      return p > from;
+    };
+    if (text_[p] == '0' && p + 1 < n && std::strchr("xXoObB", text_[p + 1]) && text_[p + 1] != '\0') {
+      const char b = static_cast<char>(std::tolower(static_cast<unsigned char>(text_[p + 1])));
+      base = b == 'x' ? 16 : b == 'o' ? 8 : 2;
       p += 2;
-      while (p < n && std::isxdigit(static_cast<unsigned char>(text_[p]))) ++p;
+      bad = !digits(true);
     } else {
-      digits();
+      const bool whole = digits();
       if (p < n && text_[p] == '.') {
         is_float = true;
         ++p;
-        digits();
+        if (p < n && text_[p] != '_') digits();
+        bad = !whole && p == start + 1;
       }
       if (p < n && (text_[p] == 'e' || text_[p] == 'E')) {
         size_t q = p + 1;
@@ -122,28 +158,28 @@ class Parser {
           digits();
         }
       }
+      // Python refuses leading zeros in a decimal int (012), not 00
+      if (!is_float && text_[start] == '0' && text_.find_first_not_of("0_", start) < p) bad = true;
     }
-    if (p < n && (std::isalpha(static_cast<unsigned char>(text_[p])) || text_[p] == '_'))
-      fail("invalid number '" + text_.substr(start, p - start + 1) + "'", start + 1);
+    if (bad || (p < n && (std::isalnum(static_cast<unsigned char>(text_[p])) || text_[p] == '_')))
+      fail("invalid number '" + text_.substr(start, std::min(p + 1, n) - start) + "'", start + 1);
     std::string s;
-    for (size_t k = start; k < p; ++k)
+    for (size_t k = start + (base == 10 ? 0 : 2); k < p; ++k)
       if (text_[k] != '_') s += text_[k];
     Token t{is_float ? Token::Kind::Float : Token::Kind::Int, text_.substr(start, p - start), start + 1};
-    errno = 0;
     char* end = nullptr;
     if (is_float) {
-      t.f = std::strtod(s.c_str(), &end);
+      t.f = std::strtod(s.c_str(), &end);  // ERANGE: inf or a (sub)normal, as Python's
     } else {
-      const bool hex = s.size() > 2 && (s[1] == 'x' || s[1] == 'X');
-      t.i = std::strtoll(hex ? s.c_str() + 2 : s.c_str(), &end, hex ? 16 : 10);
-      if (hex && s.size() == 2) fail("invalid number '" + s + "'", start + 1);
+      errno = 0;
+      t.i = std::strtoll(s.c_str(), &end, base);
       if (errno == ERANGE) {  // 2**63 .. 2**64 - 1: a Python int usable with uint64 (and -2**63)
         errno = 0;
-        t.i = static_cast<int64_t>(std::strtoull(hex ? s.c_str() + 2 : s.c_str(), &end, hex ? 16 : 10));
+        t.i = static_cast<int64_t>(std::strtoull(s.c_str(), &end, base));
         t.above_int64 = true;
+        if (errno == ERANGE) fail("integer out of range of int64 and uint64 '" + t.text + "'", start + 1);
       }
     }
-    if (errno == ERANGE) fail("number out of range '" + t.text + "'", start + 1);
     tokens_.push_back(t);
     return p;
   }
@@ -284,6 +320,7 @@ class Parser {
       const size_t col = peek().column;
       if (accept("(")) {
         NodeP call = make(Node::Kind::Call, e->column);
+        call->i = static_cast<int64_t>(col);  // the '(' (the column is the callee's)
         call->items.push_back(std::move(e));
         arguments(*call);
         e = done(std::move(call));

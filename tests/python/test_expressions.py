@@ -481,6 +481,11 @@ TABLE = _elementwise_cases() + [
     ("2.5", lambda o: bl.asarray(2.5)),
     ("1e-3 * x + 0x10", lambda o: 1e-3 * o.x + 16),
     ("1_000 * i", lambda o: 1000 * o.i),
+    ("0b101 + 0o17 + 0x_fF + 0XA + 00 + 1_0.2_5 + x", lambda o: 0b101 + 0o17 + 0xff + 0xA + 0 + 10.25 + o.x),
+    ("[5e-324, 1e400, -1e400, 1e-400, .5, 5., 1.e1, 1E+1]",
+     lambda o: bl.asarray(np.array([5e-324, np.inf, -np.inf, 0.0, 0.5, 5.0, 10.0, 10.0]))),
+    ("[2**63, 18446744073709551615, 0]", lambda o: bl.asarray(np.array([2**63, 2**64 - 1, 0], np.uint64))),
+    ("-9223372036854775808 + i", lambda o: -9223372036854775808 + o.i),
     ("-x ** 2 + abs(i) // 2 % 3", lambda o: -o.x ** 2 + bl.abs(o.i) // 2 % 3),
     ("(i << j) | (i >> 1) ^ ~j & 3", lambda o: (o.i << o.j) | (o.i >> 1) ^ ~o.j & 3),
     ("x < y <= 2.5", lambda o: (o.x < o.y) & (o.y <= 2.5)),
@@ -591,3 +596,195 @@ def test_expression_names(text, names):
 def test_expression_names_refuses_malformed_input():
     with pytest.raises(SyntaxError, match="column 7"):
         b2lazy._core.expression_names("a + (b")
+
+
+# ----------------------------------------------------------------------------------------
+# malformed input: the error type, the column, a caret under it, close matches
+# ----------------------------------------------------------------------------------------
+BAD_ENV = {"a": np.arange(12.0).reshape(3, 4), "b": np.ones((3, 4)), "c": np.ones(5),
+           "i": np.arange(12).reshape(3, 4)}
+DEEP = 10000
+
+# (expression, exception, column or None, substrings of the message)
+MALFORMED = [
+    # truncated, unbalanced, stray tokens
+    ("sum(a, axis=", SyntaxError, 13, ["unexpected end of expression"]),
+    ("(a + b", SyntaxError, 7, ["expected ')'", "end of the expression"]),
+    ("a + b)", SyntaxError, 6, ["unexpected ')'"]),
+    ("a[1", SyntaxError, 4, ["']' to close the index"]),
+    ("a[1, 2", SyntaxError, 7, ["']'"]),
+    ("sum(a", SyntaxError, 6, ["')' to close the call"]),
+    ("[1, 2", SyntaxError, 6, ["']' to close the list"]),
+    ("a +", SyntaxError, 4, ["unexpected end of expression"]),
+    ("", SyntaxError, 1, ["unexpected end of expression"]),
+    ("   ", SyntaxError, 4, ["unexpected end of expression"]),
+    ("a b", SyntaxError, 3, ["unexpected 'b'"]),
+    ("1 +* 2", SyntaxError, 4, ["unexpected '*'"]),
+    ("sin(a,,b)", SyntaxError, 7, ["unexpected ','"]),
+    ("a[]", SyntaxError, 2, ["empty index"]),
+    ("a..b", SyntaxError, 3, ["attribute or method name"]),
+    ("a = 1", SyntaxError, 3, ["unexpected '='"]),
+    ("sum(a, axis=0, axis=1)", SyntaxError, 16, ["keyword argument 'axis' repeated"]),
+    ("sum(axis=0, a)", SyntaxError, 13, ["positional argument follows keyword argument"]),
+    ("a\t+\n(b", SyntaxError, 7, ["expected ')'"]),
+    # Python words that are not array operators
+    ("a and b", SyntaxError, 3, ["'and'", "use &"]),
+    ("a or b", SyntaxError, 3, ["'or'", "use |"]),
+    ("not a", SyntaxError, 1, ["'not'", "use ~"]),
+    ("a if b else a", SyntaxError, 3, ["'if'"]),
+    ("lambda: a", SyntaxError, 1, ["'lambda'"]),
+    # tokens
+    ("3abc", SyntaxError, 1, ["invalid number '3a'"]),
+    ("0x", SyntaxError, 1, ["invalid number"]),
+    ("a + 99999999999999999999999", SyntaxError, 5, ["integer out of range of int64 and uint64"]),
+    ("'abc", SyntaxError, 1, ["unterminated string"]),
+    ("a $ b", SyntaxError, 3, ["unexpected character '$'"]),
+    ("0b102", SyntaxError, 1, ["invalid number '0b102'"]),
+    ("012", SyntaxError, 1, ["invalid number"]),
+    ("1__0", SyntaxError, 1, ["invalid number"]),
+    ("1_", SyntaxError, 1, ["invalid number"]),
+    ("a + \u00e9", SyntaxError, 5, ["unexpected character '\u00e9'"]),
+    ("\u00e9 + a", SyntaxError, 1, ["unexpected character '\u00e9'"]),
+    ("'\u00e9\u20ac' + a $", SyntaxError, 10, ["unexpected character '$'"]),  # columns count characters
+    ("a + b\x00", SyntaxError, 6, ["unexpected byte 0"]),
+    ("a\x7f", SyntaxError, 2, ["unexpected byte 127"]),
+    # deep input: an error, not a stack overflow
+    ("(" * DEEP + "a" + ")" * DEEP, SyntaxError, None, ["nested too deeply"]),
+    ("-" * DEEP + "a", SyntaxError, None, ["nested too deeply"]),
+    ("sum(" * DEEP, SyntaxError, None, ["nested too deeply"]),
+    ("[" * DEEP, SyntaxError, None, ["nested too deeply"]),
+    ("a" + " + a" * DEEP, SyntaxError, None, ["nested too deeply"]),
+    ("a" + ".T" * DEEP, SyntaxError, None, ["nested too deeply"]),
+    ("a" + "[0]" * DEEP, SyntaxError, None, ["nested too deeply"]),
+    # unknown names and functions: close matches
+    ("sinn(a)", NameError, 1, ["unknown function 'sinn'", "'sin'"]),
+    ("cumsun(a, axis=0)", NameError, 1, ["unknown function 'cumsun'", "'cumsum'"]),
+    ("arang(5)", NameError, 1, ["'arange'"]),
+    ("a + bb", NameError, 5, ["unknown name 'bb'", "'b'", "operands: a, b, c, i"]),
+    ("A + b", NameError, 1, ["unknown name 'A'", "'a'"]),
+    ("a.summ()", NameError, 3, ["no method 'summ'", "'sum'"]),
+    ("a.tranpose()", NameError, 3, ["'transpose'"]),
+    ("a.foo", NameError, 3, ["no attribute 'foo'"]),
+    ("sum + a", NameError, 1, ["'sum' is a function"]),
+    ("a(1)", TypeError, 1, ["'a' is an operand"]),
+    # wrong arity, unknown keywords, wrong argument types: the function and the argument
+    ("a.sum", TypeError, 3, ["'sum' is a method"]),
+    ("sum(a, axiz=1)", TypeError, 1, ["sum()", "unexpected keyword argument 'axiz'"]),
+    ("sum(a, axis=1.5)", TypeError, 1, ["sum()", "argument 'axis'", "float 1.5"]),
+    ("sum(a, correction=1)", TypeError, 1, ["sum()", "'correction'"]),
+    ("sin(a, b)", TypeError, 1, ["sin()", "at most 1 positional argument"]),
+    ("add(a)", TypeError, 1, ["add()", "missing required argument 'x2'"]),
+    ("sin()", TypeError, 1, ["sin()", "missing required argument 'x'"]),
+    ("reshape(a)", TypeError, 1, ["reshape()", "'shape'"]),
+    ("a.reshape(2, 'x')", TypeError, 3, ["reshape()", "argument 'shape'"]),
+    ("astype(a, 'float17')", TypeError, 1, ["astype()", "argument 'dtype'", "'float17'"]),
+    ("astype(a, 3)", TypeError, 1, ["astype()", "argument 'dtype'"]),
+    ("sum(a, keepdims=2.5)", TypeError, 1, ["sum()", "argument 'keepdims'"]),
+    ("linspace(0, 1, 2.5)", TypeError, 1, ["linspace()", "argument 'num'"]),
+    ("zeros('a')", TypeError, 1, ["zeros()", "argument 'shape'"]),
+    ("full((2,), 'x')", TypeError, 1, ["full()", "argument 'fill_value'"]),
+    ("concat(a)", TypeError, 1, ["concat()", "argument 'arrays'"]),
+    ("take(a, [1.5])", TypeError, 1, ["take()", "argument 'indices'"]),
+    ("tensordot(a, b, axes='x')", TypeError, 1, ["tensordot()", "argument 'axes'"]),
+    ("sum(a, 0, True, 'float32', 1)", TypeError, 1, ["sum()", "at most 4 positional arguments"]),
+    ("a[1.5]", TypeError, 3, ["index entry 0", "float 1.5"]),
+    ("a[1:2.5]", TypeError, 5, ["slice indices"]),
+    ("a['x']", TypeError, 3, ["not a valid index"]),
+    ("~b", TypeError, 1, ["bitwise_invert", "float64"]),
+    ("a & b", TypeError, 3, ["bitwise_and"]),
+    ("'abc'", TypeError, 1, ["string 'abc'", "not an array"]),
+    ("(1, 2)", TypeError, 1, ["tuple"]),
+    ("None", TypeError, 1, ["None"]),
+    ("1.5.real", TypeError, 5, ["has no attribute 'real'"]),
+    ("(a)(1)", TypeError, 2, ["'a' is an operand"]),
+    ("(a + 1)(1)", TypeError, 8, ["only functions and methods can be called, not array of shape (3, 4)"]),
+    ("where(a > 0)", TypeError, 1, ["tuple of 2", "not an array"]),
+    ("nonzero(a)[0:1]", TypeError, 11, ["one integer index"]),
+    ("2.5[0]", TypeError, 4, ["cannot be indexed"]),
+    # values
+    ("a + c", ValueError, 3, ["broadcast"]),
+    ("a @ c", ValueError, 3, ["matmul"]),
+    ("reshape(a, (5, 5))", ValueError, 1, ["reshape"]),
+    ("where(a > 0, a)", ValueError, 1, ["where()"]),
+    ("var(a, correction=1, ddof=1)", ValueError, 1, ["correction or ddof"]),
+    ("[[1, 2], [3]]", ValueError, 1, ["ragged"]),
+    ("a + [[1, 2], [3]]", ValueError, 5, ["ragged"]),
+    ("a + 1 // 0", ValueError, 7, ["division by zero"]),
+    ("2 ** 2 ** 2 ** 2 ** 2", ValueError, 3, ["out of range"]),
+    ("i + 18446744073709551615", ValueError, 3, ["out of bounds for int64"]),
+    ("[-1, 18446744073709551615]", ValueError, 1, ["int64"]),
+    # indices
+    ("a[10]", IndexError, 2, ["out of bounds"]),
+    ("a[0, 0, 0]", IndexError, 2, ["too many indices"]),
+    ("a[[0, 7]]", IndexError, 2, ["out of bounds"]),
+    ("a[18446744073709551615]", IndexError, 3, ["out of bounds"]),
+    ("nonzero(a)[5]", IndexError, 12, ["tuple index 5 out of range"]),
+]
+
+
+def check_error(text, exc, column, parts, env=BAD_ENV):
+    with pytest.raises(exc) as info:
+        b2lazy.evaluate(text, env).to_numpy()
+    assert type(info.value) is exc, f"{text!r}: {type(info.value).__name__}: {info.value}"
+    msg = str(info.value)
+    for p in parts:
+        assert p in msg, f"{text!r}: {p!r} not in {msg!r}"
+    if column is None:
+        return
+    assert f" at column {column}\n" in msg, f"{text!r}: column {column} not in {msg!r}"
+    *_, line, caret = msg.split("\n")
+    shown = re.sub(r"[\x00-\x1f\x7f]", " ", text)
+    assert line == "  " + shown, f"{text!r}: expression line {line!r}"
+    assert caret == "  " + " " * (column - 1) + "^", f"{text!r}: caret line {caret!r}"
+
+
+@pytest.mark.parametrize("text,exc,column,parts", MALFORMED, ids=[repr(c[0])[:60] for c in MALFORMED])
+def test_malformed(text, exc, column, parts):
+    check_error(text, exc, column, parts)
+
+
+def test_syntax_error_of_the_python_api_is_pythons():
+    """A b2lazy SyntaxError is Python's SyntaxError (so `except SyntaxError` works) and the
+    expression_names parse gives the same error as evaluate."""
+    for text in ("sum(a, axis=", "(a + b", "a[1"):
+        with pytest.raises(SyntaxError) as e1:
+            b2lazy.evaluate(text, BAD_ENV)
+        with pytest.raises(SyntaxError) as e2:
+            b2lazy._core.expression_names(text)
+        assert str(e1.value) == str(e2.value)
+
+
+def test_non_string_expression():
+    with pytest.raises(TypeError, match="must be a string"):
+        b2lazy.evaluate(b"a + 1", a=1)
+    with pytest.raises(USER_ERRORS):
+        b2lazy.evaluate("a + \ud800", a=1)  # a lone surrogate: not encodable as UTF-8
+
+
+@examples(300)
+@given(text=st.text(alphabet=st.sampled_from(list("ab()[],.:=+-*/%@&|^~<>!'\" 0123456789eTxsum_")),
+                    max_size=30))
+def test_random_text_never_crashes(text):
+    """Any text: a result or a user error (the fuzz harness in tests/fuzz does this for
+    much longer, with coverage guidance)."""
+    try:
+        r = b2lazy.evaluate(text, a=np.arange(6.0).reshape(2, 3), b=np.arange(3))
+        if r.size <= 10_000:
+            r.to_numpy()
+    except USER_ERRORS:
+        pass
+
+
+def test_bad_input_in_subprocess_never_crashes():
+    """The whole malformed table in a fresh interpreter: errors, never an abort."""
+    code = ("import sys; sys.path.insert(0, %r)\n"
+            "import test_expressions as t\n"
+            "n = 0\n"
+            "for text, exc, *_ in t.MALFORMED:\n"
+            "    try:\n"
+            "        t.b2lazy.evaluate(text, t.BAD_ENV).to_numpy()\n"
+            "    except exc:\n"
+            "        n += 1\n"
+            "print('OK', n)\n") % __import__("os").path.dirname(__file__)
+    p = run_python(code)
+    assert p.returncode == 0 and f"OK {len(MALFORMED)}" in p.stdout, (p.returncode, p.stdout, p.stderr[-800:])
