@@ -25,8 +25,18 @@ std::string with_caret(const std::string& message, const std::string& text, size
     const unsigned char u = static_cast<unsigned char>(c);
     line += u < 32 || u == 127 ? ' ' : c;
   }
+  std::string msg;  // the message quotes the user's text: control characters escaped
+  for (char c : message) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 32 || u == 127) {
+      static const char hex[] = "0123456789abcdef";
+      msg += std::string("\\x") + hex[u >> 4] + hex[u & 15];
+    } else {
+      msg += c;
+    }
+  }
   const size_t col = char_column(text, column);
-  return message + " at column " + std::to_string(col) + "\n  " + line + "\n  " + std::string(col - 1, ' ') + "^";
+  return msg + " at column " + std::to_string(col) + "\n  " + line + "\n  " + std::string(col - 1, ' ') + "^";
 }
 
 namespace {
