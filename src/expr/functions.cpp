@@ -95,8 +95,7 @@ void reduction_functions(Map& m) {
     const bool sum = std::string(name) == "cumsum";
     m[name] = [sum](Args& x) {
       x.signature({"x", "axis", "dtype"}, 1);
-      std::optional<int> axis;
-      if (auto a = x.opt_integer("axis")) axis = static_cast<int>(*a);
+      std::optional<int> axis = x.opt_axis("axis");
       return arr(sum ? cumsum(x.array("x"), axis, x.opt_dtype("dtype")) : cumprod(x.array("x"), axis, x.opt_dtype("dtype")), x);
     };
   }
@@ -105,15 +104,13 @@ void reduction_functions(Map& m) {
     m[name] = [sum](Args& x) {
       x.signature({"x", "axis", "dtype", "include_initial"}, 1);
       ScanOptions o;
-      if (auto a = x.opt_integer("axis")) o.axis = static_cast<int>(*a);
+      o.axis = x.opt_axis("axis");
       o.dtype = x.opt_dtype("dtype");
       o.include_initial = x.boolean("include_initial", false);
       return arr(sum ? cumulative_sum(x.array("x"), o) : cumulative_prod(x.array("x"), o), x);
     };
   }
 }
-
-std::vector<int> ints(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
 
 void linalg_functions(Map& m) {
   m["matmul"] = [](Args& x) {
@@ -125,18 +122,18 @@ void linalg_functions(Map& m) {
     if (!x.has("axes")) return arr(tensordot(x.array("x1"), x.array("x2")), x);
     const Value& v = x.get("axes");
     if (v.kind == Value::Kind::Scalar && v.scalar.kind == ScalarKind::Int)
-      return arr(tensordot(x.array("x1"), x.array("x2"), static_cast<int>(v.scalar.i)), x);
+      return arr(tensordot(x.array("x1"), x.array("x2"), x.axis("axes")), x);
     if (!v.is_sequence() || v.items.size() != 2) x.bad("axes", "an int or a pair of axis lists");
     auto axes_of = [&](const Value& e) {
       Args one(x.fn(), {e}, {}, x.column(), x.ctx());
       one.signature({"axes"}, 1);
-      return ints(one.integers("axes"));
+      return one.axis_list("axes");
     };
     return arr(tensordot(x.array("x1"), x.array("x2"), axes_of(v.items[0]), axes_of(v.items[1])), x);
   };
   m["vecdot"] = [](Args& x) {
     x.signature({"x1", "x2", "axis"}, 2);
-    return arr(vecdot(x.array("x1"), x.array("x2"), static_cast<int>(x.opt_integer("axis").value_or(-1))), x);
+    return arr(vecdot(x.array("x1"), x.array("x2"), x.opt_axis("axis").value_or(-1)), x);
   };
   m["outer"] = [](Args& x) {
     x.signature({"x1", "x2"}, 2);
@@ -144,13 +141,13 @@ void linalg_functions(Map& m) {
   };
   m["permute_dims"] = [](Args& x) {
     x.signature({"x", "axes"}, 2);
-    return arr(permute_dims(x.array("x"), ints(x.integers("axes"))), x);
+    return arr(permute_dims(x.array("x"), x.axis_list("axes")), x);
   };
   m["transpose"] = [](Args& x) {
     x.signature({"x", "axes"}, 1);
     Array a = x.array("x");
     std::vector<int> axes;
-    if (x.has("axes")) axes = ints(x.integers("axes"));
+    if (x.has("axes")) axes = x.axis_list("axes");
     else
       for (int d = static_cast<int>(a.ndim()); d-- > 0;) axes.push_back(d);
     return arr(permute_dims(a, axes), x);
@@ -166,8 +163,7 @@ void shape_functions(Map& m) {
     x.signature({"x", "indices", "axis"}, 2);
     IndexArray idx = index_array(x.get("indices"), x.ctx(), "take(): argument 'indices'");
     if (idx.boolean || !idx.invalid_dtype.empty()) x.bad("indices", "integers");
-    std::optional<int> axis;
-    if (auto a = x.opt_integer("axis")) axis = static_cast<int>(*a);
+    std::optional<int> axis = x.opt_axis("axis");
     return arr(take(x.array("x"), idx.values, idx.shape, axis), x);
   };
   m["take_along_axis"] = [](Args& x) {
@@ -175,7 +171,7 @@ void shape_functions(Map& m) {
     IndexArray idx = index_array(x.get("indices"), x.ctx(), "take_along_axis(): argument 'indices'");
     if (idx.boolean || !idx.invalid_dtype.empty()) x.bad("indices", "integers");
     std::optional<int> axis = -1;
-    if (x.has("axis")) axis = static_cast<int>(x.integer("axis"));
+    if (x.has("axis")) axis = x.axis("axis");
     else if (x.given_none("axis")) axis.reset();
     return arr(take_along_axis(x.array("x"), idx.values, idx.shape, axis), x);
   };
@@ -188,7 +184,7 @@ void shape_functions(Map& m) {
   };
   m["expand_dims"] = [](Args& x) {
     x.signature({"x", "axis"}, 1);
-    return arr(expand_dims(x.array("x"), static_cast<int>(x.opt_integer("axis").value_or(0))), x);
+    return arr(expand_dims(x.array("x"), x.opt_axis("axis").value_or(0)), x);
   };
   m["squeeze"] = [](Args& x) {
     x.signature({"x", "axis"}, 1);
@@ -200,7 +196,7 @@ void shape_functions(Map& m) {
   };
   m["moveaxis"] = [](Args& x) {
     x.signature({"x", "source", "destination"}, 3);
-    return arr(moveaxis(x.array("x"), ints(x.integers("source")), ints(x.integers("destination"))), x);
+    return arr(moveaxis(x.array("x"), x.axis_list("source"), x.axis_list("destination")), x);
   };
   m["broadcast_to"] = [](Args& x) {
     x.signature({"x", "shape"}, 2);
@@ -217,13 +213,13 @@ void shape_functions(Map& m) {
   m["concat"] = m["concatenate"] = [](Args& x) {
     x.signature({"arrays", "axis"}, 1);
     std::optional<int> axis = 0;
-    if (x.has("axis")) axis = static_cast<int>(x.integer("axis"));
+    if (x.has("axis")) axis = x.axis("axis");
     else if (x.given_none("axis")) axis.reset();
     return arr(concat(x.arrays("arrays"), axis), x);
   };
   m["stack"] = [](Args& x) {
     x.signature({"arrays", "axis"}, 1);
-    return arr(stack(x.arrays("arrays"), static_cast<int>(x.opt_integer("axis").value_or(0))), x);
+    return arr(stack(x.arrays("arrays"), x.opt_axis("axis").value_or(0)), x);
   };
   m["roll"] = [](Args& x) {
     x.signature({"x", "shift", "axis"}, 2);

@@ -1,5 +1,6 @@
 #include "expr/value.hpp"
 
+#include <climits>
 #include <cmath>
 #include <sstream>
 
@@ -200,8 +201,25 @@ std::vector<int64_t> Args::integers(const std::string& name) const {
 
 std::optional<std::vector<int>> Args::opt_axes(const std::string& name) const {
   if (!has(name)) return std::nullopt;
+  return axis_list(name);
+}
+
+int Args::to_axis(int64_t v, const std::string& name) const {
+  if (v < INT_MIN || v > INT_MAX)
+    throw ValueError(fn_ + "(): argument '" + name + "': " + std::to_string(v) + " is out of bounds");
+  return static_cast<int>(v);
+}
+
+int Args::axis(const std::string& name) const { return to_axis(integer(name), name); }
+
+std::optional<int> Args::opt_axis(const std::string& name) const {
+  if (!has(name)) return std::nullopt;
+  return axis(name);
+}
+
+std::vector<int> Args::axis_list(const std::string& name) const {
   std::vector<int> out;
-  for (int64_t a : integers(name)) out.push_back(static_cast<int>(a));
+  for (int64_t a : integers(name)) out.push_back(to_axis(a, name));
   return out;
 }
 

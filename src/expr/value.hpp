@@ -67,6 +67,11 @@ class Args {
   std::optional<int64_t> opt_integer(const std::string& name) const;
   std::vector<int64_t> integers(const std::string& name) const;  // an int or a sequence of ints
   std::optional<std::vector<int>> opt_axes(const std::string& name) const;
+  // Axes as int, checked: axis=2**32 is out of bounds, not axis 0.
+  int axis(const std::string& name) const;
+  std::optional<int> opt_axis(const std::string& name) const;
+  std::vector<int> axis_list(const std::string& name) const;  // an int or a sequence of ints
+  int to_axis(int64_t v, const std::string& name) const;
   bool boolean(const std::string& name, bool otherwise) const;
   double number(const std::string& name) const;
   std::optional<DType> opt_dtype(const std::string& name) const;
