@@ -137,7 +137,34 @@ std::vector<int64_t> broadcast_values(const IndexArray& a, const Shape& shape) {
 }
 }  // namespace
 
-Array getitem(const Array& x, const std::vector<IndexItem>& key, Context* ctx) {
+namespace {
+bool zero_d_bool(const IndexItem& k) {
+  const IndexArray* a = array_of(k);
+  return a && a->boolean && a->shape.empty();
+}
+}  // namespace
+
+Array getitem(const Array& x, const std::vector<IndexItem>& key_in, Context* ctx) {
+  // A 0-d boolean index adds an axis of length 1 (True) or 0 (False), as in NumPy; with
+  // only basic indices besides, that is None and, for False, an empty slice of that axis.
+  if (std::any_of(key_in.begin(), key_in.end(), zero_d_bool)) {
+    for (const auto& k : key_in)
+      if (array_of(k) && !zero_d_bool(k))
+        throw IndexError("a 0-d boolean index together with index arrays is not supported");
+    std::vector<IndexItem> key;
+    std::vector<Index> cut;  // applied to the result: [0:0] on the axes of a False
+    for (const auto& k : expand_ellipsis(key_in, x.ndim())) {
+      if (zero_d_bool(k)) {
+        cut.push_back(array_of(k)->values.at(0) ? Index::slice() : Index::slice(0, 0));
+        key.push_back(Index::newaxis());
+      } else {
+        if (!is_int(k)) cut.push_back(Index::slice());
+        key.push_back(k);
+      }
+    }
+    return getitem(x, key, ctx)[cut];
+  }
+  const std::vector<IndexItem>& key = key_in;
   std::vector<size_t> arrays;
   for (size_t i = 0; i < key.size(); ++i)
     if (array_of(key[i])) arrays.push_back(i);
