@@ -112,6 +112,33 @@ DType float_result(Op op, const std::vector<Operand>& args) {
   return *t;
 }
 
+// NumPy 2 compares an integer array with a Python int its dtype cannot hold by value:
+// every element is then below (or above) it, and the result is the same everywhere.
+std::optional<Array> out_of_range_comparison(Op op, const std::vector<Operand>& args) {
+  if (op_family(op) != OpFamily::Cmp || args.size() != 2) return std::nullopt;
+  const bool scalar_first = std::holds_alternative<Scalar>(args[0]);
+  const Array* arr = std::get_if<Array>(&args[scalar_first ? 1 : 0]);
+  const Scalar* s = std::get_if<Scalar>(&args[scalar_first ? 0 : 1]);
+  if (!arr || !s || s->kind != ScalarKind::Int || !is_integral(arr->dtype())) return std::nullopt;
+  int side = 0;  // -1: the scalar is below every value of the dtype, +1: above
+  dispatch(arr->dtype(), [&]<class T>(T*) {
+    if (s->above_int64) side = arr->dtype() == DType::U64 ? 0 : 1;
+    else if (arr->dtype() == DType::U64) side = s->i < 0 ? -1 : 0;
+    else if (s->i < static_cast<int64_t>(std::numeric_limits<T>::min())) side = -1;
+    else if (s->i > static_cast<int64_t>(std::numeric_limits<T>::max())) side = 1;
+  });
+  if (side == 0) return std::nullopt;
+  if (scalar_first) side = -side;  // s < x is x > s
+  bool v = false;
+  switch (op) {
+    case Op::Less: case Op::LessEqual: v = side > 0; break;
+    case Op::Greater: case Op::GreaterEqual: v = side < 0; break;
+    case Op::NotEqual: v = true; break;
+    default: v = false;
+  }
+  return full(arr->shape(), Scalar(v), DType::Bool);
+}
+
 bool bool_arith_ok(Op op) {
   switch (op) {
     case Op::Add: case Op::Multiply: case Op::Maximum: case Op::Minimum: case Op::Abs:
@@ -146,6 +173,7 @@ Array elementwise(Op op, const std::vector<Operand>& args) {
     throw ValueError(std::string(fn) + "() takes " + std::to_string(op_arity(op)) +
                      " arguments, got " + std::to_string(args.size()));
   if (op == Op::Where) return where(args[0], args[1], args[2]);
+  if (auto r = out_of_range_comparison(op, args)) return *r;
   if (op == Op::Cast || op == Op::Copy)
     throw ValueError(std::string(fn) + "() is not a user-level function; use astype");
   // x ** 2 and x ** 0.5 as NumPy's operator does: square and sqrt.
