@@ -20,8 +20,8 @@ Documented deviations from NumPy, which the tests assert as b2lazy's behaviour:
      Integer `reciprocal(0)` is NumPy-implementation-defined (INT_MIN for int64); the
      oracle expects 0 there.  Integer pow never gets negative exponents.
  (c) Python int scalars out of range of the array dtype raise ValueError (NumPy:
-     OverflowError); scalars are drawn in range here and that error is tested in
-     test_errors.py.
+     OverflowError) in arithmetic; comparisons with them are by value, as NumPy 2's.
+     Scalars are drawn in range here and both are tested in test_errors.py.
  (d) transcendentals within MAX_ULP ULP.
 
 Engine bugs found by these tests are fixed and kept as regression tests

@@ -69,10 +69,20 @@ def test_python_int_scalar_out_of_range_is_value_error():
     u8 = b2lazy.asarray(np.arange(3, dtype=np.uint8))
     i8 = b2lazy.asarray(np.arange(3, dtype=np.int8))
     for build, num in [(lambda: u8 + 300, "300"), (lambda: u8 - (-1), "-1"), (lambda: i8 * 128, "128"),
-                       (lambda: b2lazy.where(u8 > 0, u8, 256), "256"), (lambda: 1000 < i8, "1000"),
+                       (lambda: b2lazy.where(u8 > 0, u8, 256), "256"),
                        (lambda: b2lazy.asarray(np.arange(3)) + 2**64, str(2**64))]:
         with pytest.raises(ValueError, match=num):
             build()
+
+
+def test_comparison_with_out_of_range_python_int_is_by_value():
+    """NumPy 2 compares by value: every int8 is below 1000, every uint8 above -1."""
+    i8 = np.arange(-3, 3, dtype=np.int8)
+    u8 = np.arange(3, dtype=np.uint8)
+    for f in [lambda x: 1000 < x, lambda x: x < 1000, lambda x: x == -129, lambda x: x != 2**70 // 2**10,
+              lambda x: x >= -(2**63), lambda x: x <= 2**64 - 1]:
+        for x in (i8, u8):
+            assert (f(b2lazy.asarray(x)).to_numpy() == f(x)).all()
 
 
 def test_bug_uint64_scalar_above_int64_max():
