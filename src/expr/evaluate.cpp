@@ -459,10 +459,6 @@ class Evaluator {
           key.push_back(Index::at(v.scalar.i));
           break;
         case Value::Kind::Array:
-          // NumPy reads a 0-d boolean index as a new axis of length 1 or 0; the engine's
-          // getitem does not (it crashed on it): refused here until it does.
-          if (v.array.dtype() == DType::Bool && v.array.ndim() == 0)
-            fail<IndexError>(where + ": a 0-d boolean index (such as a[a.sum() > 0]) is not supported", v.column);
           if (entries.size() == 1 && v.array.dtype() == DType::Bool && v.array.shape() == target.array.shape() &&
               target.array.ndim() > 0) {
             lazy_mask = v.array;  // a[a > 0]: counted, then pulled lazily
