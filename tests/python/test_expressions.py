@@ -36,7 +36,7 @@ USER_ERRORS = (SyntaxError, NameError, TypeError, ValueError, IndexError, Overfl
 BINOPS = ["+", "-", "*", "/", "//", "%", "**", "@", "&", "|", "^", "<<", ">>",
           "<", "<=", ">", ">=", "==", "!="]
 UNOPS = ["-", "+", "~"]
-LITERALS = ["0", "1", "2", "3", "0.5", "1.5", "2.0", "True", "False"]
+LITERALS = ["0", "1", "2", "3", "0.5", "1.5", "2.0", "True", "False", "0x2", "1_0", ".5", "2e0"]
 OPERAND_DTYPES = ["bool", "int8", "int32", "int64", "uint8", "float32", "float64"]
 
 
@@ -228,6 +228,27 @@ def test_precedence_against_python(data):
     text = data.draw(flat_expressions(["a", "b", "c"]), label="expression")
     assume(text.count("**") <= 2)
     check_against_python(text, env)
+
+
+@examples(200)
+@given(data=st.data())
+def test_round_trip_through_pythons_unparser(data):
+    """Python's canonical spelling of an expression (ast.unparse: its own parentheses,
+    spacing and literals) means the same to b2lazy as the original."""
+    env = {"a": np.arange(9.0).reshape(3, 3) - 4, "b": np.arange(3, dtype=np.int32) - 1,
+           "c": np.array([True, False, True])}
+    text = data.draw(flat_expressions(["a", "b", "c"]), label="expression")
+    assume(text.count("**") <= 2)
+    canonical = ast.unparse(ast.parse(text, mode="eval"))
+    try:
+        first = b2np(b2lazy.evaluate(text, env))
+    except USER_ERRORS as e:
+        with pytest.raises(type(e)):
+            b2np(b2lazy.evaluate(canonical, env))
+        return
+    again = b2np(b2lazy.evaluate(canonical, env))
+    assert_exact(again, first, f"{text!r} -> {canonical!r}")
+    assert b2lazy._core.expression_names(canonical) == b2lazy._core.expression_names(text)
 
 
 PRECEDENCE_CASES = [
