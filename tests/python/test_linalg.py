@@ -976,3 +976,15 @@ def test_bad_input_in_subprocess_never_crashes():
             "print('OK', n)\n") % __import__("os").path.dirname(__file__)
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and f"OK {len(BAD) + len(BAD_TYPES)}" in p.stdout, (p.returncode, p.stdout, p.stderr[-800:])
+
+
+def test_bug_bool_matmul_stores_true_not_counts():
+    """A bool product is an or of ands: its bytes are 0 or 1 (they held the count of
+    true products, so 0 + a @ c gave 2), in tiles and in the K-split of a small result."""
+    rng = np.random.default_rng(4)
+    for a, c in [(np.ones((1, 3), bool), np.array([[False], [True], [True]])),
+                 (rng.random((3, 1 << 21)) < 0.5, rng.random((1 << 21, 2)) < 0.5),
+                 (rng.random((300, 500)) < 0.5, rng.random((500, 7)) < 0.5)]:
+        r = b2lazy.matmul(b2lazy.asarray(a), b2lazy.asarray(c))
+        assert r.to_numpy().view(np.uint8).max() <= 1
+        np.testing.assert_array_equal((0 + r).to_numpy(), 0 + a @ c)

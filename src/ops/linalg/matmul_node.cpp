@@ -343,8 +343,13 @@ bool MatmulNode::fork(const Region& region, void* out, ThreadState& ts) const {
     for (int p = 1; p < nw; ++p) {
       const T* x = reinterpret_cast<const T*>(parts + bytes * static_cast<size_t>(p));
       for (int64_t i = 0; i < region.size(); ++i) {
-        if constexpr (std::is_same_v<T, bool>) acc[i] = acc[i] | x[i];
-        else if constexpr (std::is_integral_v<T>) acc[i] = static_cast<T>(static_cast<uint64_t>(acc[i]) + static_cast<uint64_t>(x[i]));
+        if constexpr (std::is_same_v<T, uint8_t>) {
+          if (dtype() == DType::Bool) {  // bool is dispatched as uint8: or, not +
+            acc[i] = static_cast<T>(acc[i] | x[i]);
+            continue;
+          }
+        }
+        if constexpr (std::is_integral_v<T>) acc[i] = static_cast<T>(static_cast<uint64_t>(acc[i]) + static_cast<uint64_t>(x[i]));
         else acc[i] += x[i];
       }
     }
@@ -450,6 +455,13 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
             const T* Ae = A + g.ea[static_cast<size_t>(e)] * a_bs + a_off + (ta ? r0 : r0 * lda);
             const T* Be = B + g.eb[static_cast<size_t>(e)] * b_bs + b_off;
             T* Ce = C + e * g.mrows * g.ncols + (i0 * g.m_rest + r0) * g.ncols + j0 * g.n_rest;
+            if constexpr (std::is_same_v<T, uint8_t>) {
+              if (dtype() == DType::Bool) {  // dispatched as uint8: or of ands, not counts
+                gemm<bool>(ta, tb, r1 - r0, cols, kc, reinterpret_cast<const bool*>(Ae), lda,
+                           reinterpret_cast<const bool*>(Be), ldb, reinterpret_cast<bool*>(Ce), g.ncols);
+                return;
+              }
+            }
             gemm<T>(ta, tb, r1 - r0, cols, kc, Ae, lda, Be, ldb, Ce, g.ncols);
           };
           if (nw > 1 && g.nbatch * rows * cols * kc >= (int64_t(1) << 21)) {
