@@ -91,7 +91,7 @@ int cmd_demo(const std::vector<std::string>& argv) {
   auto t0 = std::chrono::steady_clock::now();
   const double nn = static_cast<double>(n) * static_cast<double>(n);
   Array x = arange(0, nn, 1, DType::F64, {n, n});
-  std::map<std::string, Array> ops;
+  std::map<std::string, Operand> ops;
   ops["a"] = stored(sin(x * 0.001) * 0.5 + 0.5, dir + "/a.b2nd", ctx);
   ops["b"] = stored(cos(x * 0.0007), dir + "/b.b2nd", ctx);
   Array x3 = arange(0, nn * 4, 1, DType::F64, {n, 4, n});

@@ -13,9 +13,9 @@ namespace b2lazy::cli {
 
 namespace {
 // EXPR NAME=PATH ...: the expression and its operands, opened lazily (nothing is read).
-std::map<std::string, Array> open_operands(const std::vector<std::string>& pos, const std::string& expr) {
+std::map<std::string, Operand> open_operands(const std::vector<std::string>& pos, const std::string& expr) {
   const std::vector<std::string> names = expression_names(expr);  // a syntax error comes first
-  std::map<std::string, Array> ops;
+  std::map<std::string, Operand> ops;
   for (size_t i = 1; i < pos.size(); ++i) {
     const auto eq = pos[i].find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == pos[i].size())

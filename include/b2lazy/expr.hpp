@@ -24,9 +24,10 @@ struct NameError : ValueError {
 // The lazy Array an expression describes: literals, operand names, Python's operators
 // and precedence (including @, **, comparisons, ~ & | ^ << >>), calls with positional and
 // keyword arguments, methods (a.sum(axis=0)), .T / .mT, and indexing with integers,
-// slices, ..., None and literal lists. `ctx` runs the passes some functions need when
+// slices, ..., None and literal lists. Operands are arrays or numbers (numbers stay weak,
+// as Python's: `f32 * k` is float32). `ctx` runs the passes some functions need when
 // they are built (the counting pass of a mask).
-Array evaluate(const std::string& expression, const std::map<std::string, Array>& operands, Context* ctx = nullptr);
+Array evaluate(const std::string& expression, const std::map<std::string, Operand>& operands, Context* ctx = nullptr);
 // The operand names an expression refers to, in order of first use, without building it
 // (throws SyntaxError if it does not parse).
 std::vector<std::string> expression_names(const std::string& expression);

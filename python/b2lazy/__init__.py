@@ -737,6 +737,9 @@ def evaluate(expression, operands=None, /, **kwargs):
     for name, v in ops.items():
         if not isinstance(name, str):
             raise TypeError(f"evaluate: operand names must be strings, got {name!r}")
+        if type(v) in (bool, int, float):  # Python numbers stay weak (NEP 50); NumPy scalars do not
+            arrays[name] = v
+            continue
         try:
             arrays[name] = asarray(v)._a
         except Exception as e:  # noqa: BLE001

@@ -407,8 +407,15 @@ NB_MODULE(_core, m) {
         nb::arg("x"), nb::arg("mask"), nb::arg("ctx").none());
   m.def("matrix_transpose", [](const Array& x) { return matrix_transpose(x); });
 
-  m.def("evaluate", [](const std::string& expression, const std::map<std::string, Array>& operands, Context* ctx) {
-    return evaluate(expression, operands, ctx);
+  m.def("evaluate", [](const std::string& expression, nb::dict operands, Context* ctx) {
+    std::map<std::string, Operand> ops;
+    for (auto [k, v] : operands) {
+      const std::string name = nb::cast<std::string>(k);
+      if (nb::isinstance<Array>(v)) ops.emplace(name, nb::cast<Array>(v));
+      else if (auto s = as_scalar(v)) ops.emplace(name, *s);
+      else throw TypeError("evaluate: operand '" + name + "' is not an array or a number");
+    }
+    return evaluate(expression, ops, ctx);
   }, nb::arg("expression"), nb::arg("operands"), nb::arg("ctx").none());
   m.def("expression_names", [](const std::string& expression) { return expression_names(expression); });
   m.def("expression_functions", [] { return expression_functions(); });

@@ -46,7 +46,7 @@ std::string close_matches(const std::string& name, const std::vector<std::string
 
 class Evaluator {
  public:
-  Evaluator(const std::string& text, const std::map<std::string, Array>& operands, Context* ctx)
+  Evaluator(const std::string& text, const std::map<std::string, Operand>& operands, Context* ctx)
       : text_(text), operands_(operands), ctx_(ctx) {}
 
   Value eval(const Node& n) { return eval_node(n); }
@@ -115,7 +115,10 @@ class Evaluator {
 
   Value name(const Node& n) {
     auto it = operands_.find(n.text);
-    if (it != operands_.end()) return Value::of(it->second, n.column);
+    if (it != operands_.end()) {  // a number operand stays a (weak) Python number
+      if (const Scalar* s = std::get_if<Scalar>(&it->second)) return Value::of(*s, n.column);
+      return Value::of(std::get<Array>(it->second), n.column);
+    }
     try {  // dtype names stand for themselves: astype(a, float32)
       dtype_from_name(n.text);
       Value v;
@@ -492,7 +495,7 @@ class Evaluator {
   }
 
   const std::string& text_;
-  const std::map<std::string, Array>& operands_;
+  const std::map<std::string, Operand>& operands_;
   Context* ctx_;
 };
 
@@ -514,7 +517,7 @@ void collect_names(const Node& n, std::vector<std::string>& out, bool callee) {
 }  // namespace
 }  // namespace expr
 
-Array evaluate(const std::string& expression, const std::map<std::string, Array>& operands, Context* ctx) {
+Array evaluate(const std::string& expression, const std::map<std::string, Operand>& operands, Context* ctx) {
   expr::NodeP tree = expr::parse(expression);
   expr::Evaluator ev(expression, operands, ctx);
   return ev.result(ev.eval(*tree));

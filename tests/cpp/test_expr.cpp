@@ -6,7 +6,7 @@ using namespace b2lazy;
 
 TEST(Expr, PrecedenceCallsMethodsAndIndexing) {
   Context ctx(1);
-  std::map<std::string, Array> ops = {{"a", arange(0, 6, 1, DType::F64, {2, 3})}};
+  std::map<std::string, Operand> ops = {{"a", arange(0, 6, 1, DType::F64, {2, 3})}};
   // -a**2 is -(a**2); & binds tighter than |; comparisons bind loosest.
   EXPECT_EQ(evaluate("-a**2 + 2 * 3", ops, &ctx).to_vector(&ctx), (std::vector<double>{6, 5, 2, -3, -10, -19}));
   EXPECT_EQ(evaluate("a.sum(axis=-1, keepdims=True).T", ops, &ctx).to_vector(&ctx), (std::vector<double>{3, 12}));
@@ -20,7 +20,7 @@ TEST(Expr, PrecedenceCallsMethodsAndIndexing) {
 }
 
 TEST(Expr, ErrorsNameTheColumnAndTheArgument) {
-  std::map<std::string, Array> ops = {{"a", zeros({2, 3})}};
+  std::map<std::string, Operand> ops = {{"a", zeros({2, 3})}};
   try {
     evaluate("sum(a, axis=1", ops);
     FAIL();
