@@ -66,12 +66,6 @@ def _guard_pow(x, y):
     return np.power(x, y)
 
 
-def _guard_matmul(x, y):
-    if np.asarray(x).dtype == np.bool_ and np.asarray(y).dtype == np.bool_ and np.ndim(x) and np.ndim(y):
-        raise Undefined("known engine bug: test_known_bug_bool_matmul_not_normalised")
-    return x @ y
-
-
 def _guard_shift(x, y, left):
     if _is_int(x) and _is_int(y):
         if isinstance(x, (bool, int)) and isinstance(y, (bool, int)):
@@ -101,8 +95,6 @@ class _Oracle(ast.NodeTransformer):
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
-        if isinstance(node.op, ast.MatMult):
-            return ast.Call(func=ast.Name("_matmul", ast.Load()), args=[node.left, node.right], keywords=[])
         if isinstance(node.op, ast.Pow):
             return ast.Call(func=ast.Name("_pow", ast.Load()), args=[node.left, node.right], keywords=[])
         if isinstance(node.op, (ast.LShift, ast.RShift)):
@@ -120,8 +112,7 @@ def oracle(text, env):
         code = compile(tree, "<expression>", "eval")
         # as 0-d arrays, not NumPy scalars (whose methods differ: np.int64(0).mean(axis=-1) works)
         funcs = {name: (lambda f: lambda *args: np.asarray(f(*args)))(getattr(np, name)) for name in FUNCTIONS}
-        return eval(code, {"_pow": _guard_pow, "_shift": _guard_shift, "_matmul": _guard_matmul, **funcs},  # noqa: S307
-                    dict(env))
+        return eval(code, {"_pow": _guard_pow, "_shift": _guard_shift, **funcs}, dict(env))  # noqa: S307
 
 
 # postfix operations on a name or a parenthesized group (NumPy has them all)
@@ -295,9 +286,9 @@ def test_comparison_with_out_of_range_int():
         assert_exact(b2np(b2lazy.evaluate(text, b=b)), eval(text))  # noqa: S307 (the oracle)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug outside src/expr (src/ops/linalg): a bool matmul stores the "
-                                       "count of true products in the bool byte (2 for two), so 0 + a @ c gives 2")
-def test_known_bug_bool_matmul_not_normalised():
+def test_bool_matmul_is_normalised():
+    """A bool matmul stored the count of true products in the bool byte, so 0 + a @ c gave 2
+    (found by the precedence test)."""
     a = np.array([[True, True, True]])
     c = np.array([[False], [True], [True]])
     assert_exact(b2np(b2lazy.evaluate("0 + a @ c", a=a, c=c)), 0 + a @ c)
@@ -614,7 +605,6 @@ def test_operand_kinds(tmp_path):
     got = b2lazy.evaluate("n + l + b2 + disk + k + x + t",
                           n=A8, l=b2lazy.asarray(A8), b2=b2, disk=disk, k=2, x=0.5, t=True)
     assert_exact(b2np(got), A8 + A8 + A8.astype(np.float64) + A8 + 2 + 0.5 + True)
-    assert b2lazy.evaluate("f * k", f=F32, k=np.float64(2.0)).dtype == np.float64  # a NumPy scalar is strong
     assert b2lazy.evaluate("f * 2.0", f=F32).dtype == np.float32  # a literal is weak
     # a lazy expression as an operand stays lazy and fuses
     e = b2lazy.asarray(F32) * 2
@@ -624,11 +614,20 @@ def test_operand_kinds(tmp_path):
         b2lazy.evaluate("a", a=A8, bad="text")
 
 
-@pytest.mark.xfail(strict=True, reason="bug outside src/expr: b2lazy.evaluate (python/b2lazy) turns a Python "
-                                       "number operand into a 0-d int64/float64 array, which promotes strongly")
-def test_known_bug_python_number_operands_are_weak():
-    assert b2lazy.evaluate("f * k", f=F32, k=2.0).dtype == np.float32  # as F32 * 2.0
+def test_python_number_operands_are_weak():
+    """As F32 * 2.0 in NumPy 2 (NEP 50): a Python number operand is weak (it was a 0-d
+    float64 array, found by these tests)."""
+    assert b2lazy.evaluate("f * k", f=F32, k=2.0).dtype == np.float32
     assert b2lazy.evaluate("a * k", a=A8, k=2).dtype == np.int8
+    assert b2lazy.evaluate("a * k", a=A8, k=True).dtype == np.int8
+    assert b2lazy.evaluate("a * k", a=A8, k=2.0).dtype == np.float64
+
+
+def test_numpy_scalar_operands_are_strong():
+    """A NumPy scalar is strong (NEP 50), even np.float64, which subclasses Python's float."""
+    for k in (np.float64(2.0), np.int16(2), np.bool_(True)):
+        assert b2lazy.evaluate("a * k", a=A8, k=k).dtype == (A8 * k).dtype, k
+    assert b2lazy.evaluate("f * k", f=F32, k=np.float64(2.0)).dtype == np.float64
 
 
 def test_result_is_lazy():
