@@ -153,16 +153,15 @@ void run_pass(const NodePtr& root, const ChunkGrid& grid, const Target& target, 
     const int64_t row = grid.grid().back();
     if (row > 1 && nchunks / row >= ev.nworkers()) per_task = row;
   }
-  std::atomic<int64_t> done{0};
+  int64_t done = 0;
   std::mutex mu;
   ev.parallel_for((nchunks + per_task - 1) / per_task, [&](int64_t task, int, ThreadState& ts) {
     for (int64_t id = task * per_task; id < std::min(nchunks, (task + 1) * per_task); ++id) {
       check_cancel();
       eval_chunk(root, grid, id, target, bm, ts);
-      int64_t d = done.fetch_add(1) + 1;
-      if (progress) {
+      if (progress) {  // counted under the lock, so the callback sees done rising
         std::lock_guard<std::mutex> g(mu);
-        progress(d, nchunks);
+        progress(++done, nchunks);
       }
     }
   });
