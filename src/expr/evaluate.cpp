@@ -75,30 +75,17 @@ class Evaluator {
         return Value::of(n.above_int64 ? Scalar::uint64(static_cast<uint64_t>(n.i)) : Scalar(n.i), n.column);
       case Node::Kind::Float: return Value::of(Scalar(n.f), n.column);
       case Node::Kind::Bool: return Value::of(Scalar(n.b), n.column);
-      case Node::Kind::None: {
-        Value v;
-        v.column = n.column;
-        return v;
-      }
+      case Node::Kind::None: return Value::of_kind(Value::Kind::None, n.column);
       case Node::Kind::String: {
-        Value v;
-        v.kind = Value::Kind::String;
+        Value v = Value::of_kind(Value::Kind::String, n.column);
         v.str = n.text;
-        v.column = n.column;
         return v;
       }
-      case Node::Kind::Ellipsis: {
-        Value v;
-        v.kind = Value::Kind::Ellipsis;
-        v.column = n.column;
-        return v;
-      }
+      case Node::Kind::Ellipsis: return Value::of_kind(Value::Kind::Ellipsis, n.column);
       case Node::Kind::Name: return name(n);
       case Node::Kind::Tuple:
       case Node::Kind::List: {
-        Value v;
-        v.kind = n.kind == Node::Kind::Tuple ? Value::Kind::Tuple : Value::Kind::List;
-        v.column = n.column;
+        Value v = Value::of_kind(n.kind == Node::Kind::Tuple ? Value::Kind::Tuple : Value::Kind::List, n.column);
         for (const auto& e : n.items) v.items.push_back(eval_node(*e));
         return v;
       }
@@ -121,10 +108,8 @@ class Evaluator {
     }
     try {  // dtype names stand for themselves: astype(a, float32)
       dtype_from_name(n.text);
-      Value v;
-      v.kind = Value::Kind::String;
+      Value v = Value::of_kind(Value::Kind::String, n.column);
       v.str = n.text;
-      v.column = n.column;
       return v;
     } catch (const Error&) {
     }

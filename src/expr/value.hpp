@@ -21,6 +21,12 @@ struct Value {
   std::optional<int64_t> start, stop, step;  // slice
   size_t column = 0;
 
+  static Value of_kind(Kind k, size_t column) {
+    Value v;
+    v.kind = k;
+    v.column = column;
+    return v;
+  }
   static Value of(Array a, size_t column) {
     Value v;
     v.kind = Kind::Array;

@@ -117,6 +117,9 @@ Array arange(double start, double stop, double step, std::optional<DType> dtype,
              const Shape& chunks) {
   if (step == 0) throw ValueError("arange: step must not be zero");
   const double span = stop - start, q = span / step;
+  if (std::isnan(q) || std::ceil(q) >= 9.2e18)  // (a cast to int64 would overflow)
+    throw ValueError("arange: maximum allowed size exceeded (start " + std::to_string(start) + ", stop " +
+                     std::to_string(stop) + ", step " + std::to_string(step) + ")");
   int64_t n = static_cast<int64_t>(std::ceil(q));
   // As NumPy: a quotient that underflows to 0 still holds one value when the span and
   // the step point the same way.

@@ -256,3 +256,11 @@ def test_bad_compute_arguments():
         a.compute(chunks=(2, 2), blocks=(4, 4))
     with pytest.raises(TypeError):
         a.compute(cparams={"bogus": 1})
+
+
+def test_bug_arange_too_long_is_an_error():
+    """arange(0, 2**63 - 1) overflowed the length (shape (0,)); NumPy raises too."""
+    with pytest.raises(ValueError, match="maximum allowed size"):
+        b2lazy.arange(0, 2**63 - 1)
+    with pytest.raises(ValueError, match="maximum allowed size"):
+        b2lazy.arange(0, float("inf"))
