@@ -372,9 +372,7 @@ class Evaluator {
       arguments(n, pos, kw);
       // a.reshape(2, 3) and a.transpose(1, 0) take the shape / axes unpacked, as NumPy.
       if ((m == "reshape" || m == "transpose") && pos.size() > 2) {
-        Value t;
-        t.kind = Value::Kind::Tuple;
-        t.column = pos[1].column;
+        Value t = Value::of_kind(Value::Kind::Tuple, pos[1].column);
         t.items.assign(pos.begin() + 1, pos.end());
         pos.resize(1);
         pos.push_back(std::move(t));

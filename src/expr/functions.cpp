@@ -12,6 +12,13 @@ using Map = std::map<std::string, Function>;
 
 Value arr(Array a, const Args& x) { return Value::of(std::move(a), x.column()); }
 
+// nonzero(c) and where(c): a tuple of the coordinate arrays.
+Value nonzero_tuple(const Array& c, const Args& x) {
+  Value t = Value::of_kind(Value::Kind::Tuple, x.column());
+  for (Array& a : nonzero(c, x.ctx())) t.items.push_back(arr(a, x));
+  return t;
+}
+
 void elementwise_functions(Map& m) {
   for (int i = 0; i < static_cast<int>(Op::Count_); ++i) {
     const Op op = static_cast<Op>(i);
@@ -35,10 +42,7 @@ void elementwise_functions(Map& m) {
   m["where"] = [](Args& x) {
     x.signature({"condition", "x", "y"}, 1);
     if (!x.has("x") && !x.has("y")) {
-      Value t;
-      t.kind = Value::Kind::Tuple;
-      for (Array& a : nonzero(x.array("condition"), x.ctx())) t.items.push_back(arr(a, x));
-      return t;
+      return nonzero_tuple(x.array("condition"), x);
     }
     if (!x.has("x") || !x.has("y")) throw ValueError("where(): give both x and y, or neither");
     return arr(where(x.operand("condition"), x.operand("x"), x.operand("y")), x);
@@ -177,10 +181,7 @@ void shape_functions(Map& m) {
   };
   m["nonzero"] = [](Args& x) {
     x.signature({"x"}, 1);
-    Value t;
-    t.kind = Value::Kind::Tuple;
-    for (Array& a : nonzero(x.array("x"), x.ctx())) t.items.push_back(arr(a, x));
-    return t;
+    return nonzero_tuple(x.array("x"), x);
   };
   m["expand_dims"] = [](Args& x) {
     x.signature({"x", "axis"}, 1);
