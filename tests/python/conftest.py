@@ -216,6 +216,20 @@ def assert_exact(got, ref, msg=""):
                              f" {idx}: got {got[idx]!r}, expected {ref[idx]!r}")
 
 
+def assert_lazy_equal(got, ref, what):
+    """A lazy result has NumPy's shape and, evaluated, exactly its values."""
+    assert got.shape == ref.shape, f"{what}: {got.shape} != {ref.shape}"
+    assert_exact(b2np(got), ref, what)
+
+
+def raises_naming(exc, call, words):
+    """call() raises `exc` whose message contains every one of `words`."""
+    with pytest.raises(exc) as e:
+        call()
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))
+
+
 def assert_close(got, ref, mag, rtol, msg=""):
     """|got - ref| <= rtol * mag where mag is finite; non-finite values must agree there."""
     assert got.dtype == ref.dtype, f"{msg}\ndtype {got.dtype} != {ref.dtype}"
