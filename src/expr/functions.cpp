@@ -162,22 +162,23 @@ void linalg_functions(Map& m) {
   };
 }
 
+// An argument of integer indices (a literal list or an evaluated array).
+IndexArray int_indices(const Args& x, const std::string& name) {
+  IndexArray idx = index_array(x.get(name), x.ctx(), x.fn() + "(): argument '" + name + "'");
+  if (idx.boolean || !idx.invalid_dtype.empty()) x.bad(name, "integers");
+  return idx;
+}
+
 void shape_functions(Map& m) {
   m["take"] = [](Args& x) {
     x.signature({"x", "indices", "axis"}, 2);
-    IndexArray idx = index_array(x.get("indices"), x.ctx(), "take(): argument 'indices'");
-    if (idx.boolean || !idx.invalid_dtype.empty()) x.bad("indices", "integers");
-    std::optional<int> axis = x.opt_axis("axis");
-    return arr(take(x.array("x"), idx.values, idx.shape, axis), x);
+    const IndexArray idx = int_indices(x, "indices");
+    return arr(take(x.array("x"), idx.values, idx.shape, x.opt_axis("axis")), x);
   };
   m["take_along_axis"] = [](Args& x) {
     x.signature({"x", "indices", "axis"}, 2);
-    IndexArray idx = index_array(x.get("indices"), x.ctx(), "take_along_axis(): argument 'indices'");
-    if (idx.boolean || !idx.invalid_dtype.empty()) x.bad("indices", "integers");
-    std::optional<int> axis = -1;
-    if (x.has("axis")) axis = x.axis("axis");
-    else if (x.given_none("axis")) axis.reset();
-    return arr(take_along_axis(x.array("x"), idx.values, idx.shape, axis), x);
+    const IndexArray idx = int_indices(x, "indices");
+    return arr(take_along_axis(x.array("x"), idx.values, idx.shape, x.axis_or("axis", -1)), x);
   };
   m["nonzero"] = [](Args& x) {
     x.signature({"x"}, 1);
@@ -213,10 +214,7 @@ void shape_functions(Map& m) {
   };
   m["concat"] = m["concatenate"] = [](Args& x) {
     x.signature({"arrays", "axis"}, 1);
-    std::optional<int> axis = 0;
-    if (x.has("axis")) axis = x.axis("axis");
-    else if (x.given_none("axis")) axis.reset();
-    return arr(concat(x.arrays("arrays"), axis), x);
+    return arr(concat(x.arrays("arrays"), x.axis_or("axis", 0)), x);
   };
   m["stack"] = [](Args& x) {
     x.signature({"arrays", "axis"}, 1);

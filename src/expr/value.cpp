@@ -217,6 +217,12 @@ std::optional<int> Args::opt_axis(const std::string& name) const {
   return axis(name);
 }
 
+std::optional<int> Args::axis_or(const std::string& name, int fallback) const {
+  if (has(name)) return axis(name);
+  if (given_none(name)) return std::nullopt;
+  return fallback;
+}
+
 std::vector<int> Args::axis_list(const std::string& name) const {
   std::vector<int> out;
   for (int64_t a : integers(name)) out.push_back(to_axis(a, name));

@@ -76,6 +76,9 @@ class Args {
   // Axes as int, checked: axis=2**32 is out of bounds, not axis 0.
   int axis(const std::string& name) const;
   std::optional<int> opt_axis(const std::string& name) const;
+  // NumPy's axis=<fallback> parameters where None means "flattened": absent -> fallback,
+  // None -> nullopt.
+  std::optional<int> axis_or(const std::string& name, int fallback) const;
   std::vector<int> axis_list(const std::string& name) const;  // an int or a sequence of ints
   int to_axis(int64_t v, const std::string& name) const;
   bool boolean(const std::string& name, bool otherwise) const;
