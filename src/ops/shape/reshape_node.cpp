@@ -95,10 +95,27 @@ Shape ReshapeNode::preferred_chunks() const {
   return contiguous_chunks(shape(), 1, static_cast<size_t>(std::max<int64_t>(1, rows * row)));
 }
 
+// Whole input rows (axis 0) around flat positions [lo, hi], when that at most doubles the
+// span: one box, contiguous in C order, so each input chunk is read once (the range's own
+// boxes would read the chunks of its first and last rows again).
+std::optional<Box> ReshapeNode::rows_around(int64_t lo, int64_t hi) const {
+  const Shape& is = inputs()[0]->shape();
+  if (is.empty()) return std::nullopt;
+  int64_t inner = 1;
+  for (size_t d = 1; d < is.size(); ++d) inner *= is[d];
+  const int64_t r0 = lo / inner, r1 = hi / inner + 1;
+  if ((r1 - r0) * inner > 2 * (hi - lo + 1)) return std::nullopt;
+  Box b = Box::whole(is);
+  b.start[0] = r0;
+  b.stop[0] = r1;
+  return b;
+}
+
 std::vector<Region> ReshapeNode::input_regions(const Region& r) const {
-  // For planning: the bounding box of the flat range's boxes.
+  // For planning: what fill pulls, as one box (bounding the flat range's boxes).
   if (r.size() == 0) return {};
   auto [lo, hi] = flat_bounds(r, cstrides_);
+  if (auto rows = rows_around(lo, hi)) return {Region::from_box(*rows)};
   auto boxes = flat_range_boxes(inputs()[0]->shape(), lo, hi + 1);
   Box h = boxes.front();
   for (auto& x : boxes)
@@ -135,27 +152,17 @@ void ReshapeNode::fill_rec(const Region& r, char* dst, ThreadState& ts) const {
   }
   bool dense = span == n;
   for (size_t d = 0; d < r.ndim(); ++d) dense = dense && r.step[d] > 0;
-  // Whole input rows around the flat range, when that at most doubles it: one box,
-  // contiguous in C order, so each input chunk is read once (the range's own boxes
-  // would read the chunks of its first and last rows again).
-  const Shape& is = in.shape();
-  int64_t inner = 1;
-  for (size_t d = 1; d < is.size(); ++d) inner *= is[d];
-  const int64_t row_lo = is.empty() ? lo : lo / inner * inner;
-  const int64_t row_hi = is.empty() ? hi + 1 : (hi / inner + 1) * inner;
-  const bool rows = !is.empty() && row_hi - row_lo <= 2 * span;
-  const int64_t base = rows ? row_lo : lo, len = rows ? row_hi - row_lo : span;
+  const std::optional<Box> rows = rows_around(lo, hi);
+  const int64_t inner = rows ? prod(rows->shape()) / rows->shape()[0] : 1;
+  const int64_t base = rows ? rows->start[0] * inner : lo, len = rows ? rows->size() : span;
   ScratchScope scope(ts.scratch);
   const bool direct = dense && len == span;  // the range is exactly the region: no copy
   char* range = direct ? dst : static_cast<char*>(scope.alloc(static_cast<size_t>(len) * isz));
   if (rows) {
-    Box bx = Box::whole(is);
-    bx.start[0] = row_lo / inner;
-    bx.stop[0] = row_hi / inner;
-    in.pull(Region::from_box(bx), range, ts);
+    in.pull(Region::from_box(*rows), range, ts);
   } else {
     char* p = range;
-    for (const Box& bx : flat_range_boxes(is, lo, hi + 1)) {
+    for (const Box& bx : flat_range_boxes(in.shape(), lo, hi + 1)) {
       in.pull(Region::from_box(bx), p, ts);
       p += bx.size() * static_cast<int64_t>(isz);
     }

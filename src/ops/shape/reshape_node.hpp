@@ -1,6 +1,8 @@
 // reshape as a lazy node: both shapes share the C-order flat index, so an output region
 // is a set of flat positions and a flat range is a few N-d boxes of the input.
 #pragma once
+#include <optional>
+
 #include "b2lazy/node.hpp"
 
 namespace b2lazy {
@@ -18,6 +20,7 @@ class ReshapeNode : public Node {
 
  private:
   void fill_rec(const Region& region, char* out, ThreadState& ts) const;
+  std::optional<Box> rows_around(int64_t lo, int64_t hi) const;
   Shape cstrides_;  // C-order strides of the output shape, in elements
 };
 
