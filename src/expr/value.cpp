@@ -101,9 +101,19 @@ IndexArray index_array(const Value& v, Context* ctx, const std::string& where) {
   if (a.dtype() == DType::Bool) r.boolean = true;
   else if (!is_integral(a.dtype())) r.invalid_dtype = dtype_name(a.dtype());
   if (r.invalid_dtype.empty()) {
-    std::vector<double> d = a.to_vector(ctx);  // index values decide what is read: evaluated now
-    r.values.reserve(d.size());
-    for (double x : d) r.values.push_back(static_cast<int64_t>(x));
+    // Index values decide what is read: evaluated now, exactly (not through double).
+    r.values.resize(static_cast<size_t>(a.size()));
+    if (a.dtype() == DType::U64) {
+      std::vector<uint64_t> u(r.values.size());
+      a.to_buffer(u.data(), ctx);
+      for (size_t i = 0; i < u.size(); ++i) {
+        if (u[i] > static_cast<uint64_t>(INT64_MAX))
+          throw IndexError(where + ": index " + std::to_string(u[i]) + " is out of bounds");
+        r.values[i] = static_cast<int64_t>(u[i]);
+      }
+    } else {
+      (a.dtype() == DType::I64 ? a : a.astype(DType::I64)).to_buffer(r.values.data(), ctx);
+    }
   }
   return r;
 }

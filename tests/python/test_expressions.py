@@ -859,3 +859,15 @@ def test_bad_input_in_subprocess_never_crashes():
             "print('OK', n)\n") % __import__("os").path.dirname(__file__)
     p = run_python(code)
     assert p.returncode == 0 and f"OK {len(MALFORMED)}" in p.stdout, (p.returncode, p.stdout, p.stderr[-800:])
+
+
+def test_lazy_index_array_values_are_exact():
+    """A lazy int64 index array is read as int64 (it went through double: 2**53 + 1 was
+    reported as 2**53), and uint64 values above int64 are out of bounds, not negative."""
+    x = np.arange(10.0)
+    with pytest.raises(IndexError, match="9007199254740993"):
+        b2lazy.evaluate("x[i]", x=x, i=b2lazy.asarray(np.array([2**53 + 1], np.int64)))
+    with pytest.raises(IndexError, match="9223372036854775808"):
+        b2lazy.evaluate("x[i]", x=x, i=b2lazy.asarray(np.array([2**63], np.uint64)))
+    i = b2lazy.asarray(np.array([9, 1, 3], np.uint8))
+    assert_exact(b2np(b2lazy.evaluate("x[i]", x=x, i=i)), x[[9, 1, 3]])
