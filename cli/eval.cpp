@@ -84,7 +84,7 @@ int cmd_eval(const std::vector<std::string>& argv) {
   }
   bar.finish();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const StorageInfo info = storage_info(*out);
+  const StorageInfo info = storage_info(r);  // the array this process wrote, not what is at the path now
   std::printf("wrote %s: shape %s, %s, %s in %.2f s (ratio %.2fx)\n", out->c_str(), shape_str(info.shape).c_str(),
               dtype_name(info.dtype), human_bytes(static_cast<double>(info.cbytes)).c_str(), secs,
               info.cbytes ? static_cast<double>(info.nbytes) / static_cast<double>(info.cbytes) : 0.0);

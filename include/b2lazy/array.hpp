@@ -110,6 +110,9 @@ struct StorageInfo {
   bool contiguous = true;
 };
 StorageInfo storage_info(const std::string& urlpath);
+// The same for an array opened from or computed into a b2nd file (read from that array,
+// not from whatever is at its path now); ValueError for any other array.
+StorageInfo storage_info(const Array& stored);
 // Wraps memory the caller keeps alive via `owner`; byte strides, C order if empty.
 Array from_buffer(const void* data, DType dtype, const Shape& shape, const Shape& byte_strides,
                   std::shared_ptr<const void> owner, const std::string& name = "numpy");

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
 
 #include "b2lazy/error.hpp"
 #include "core/strided_copy.hpp"
 #include "exec/thread_state.hpp"
 #include "storage/blosc2_util.hpp"
+#include "storage/pinned_io.hpp"
 
 namespace b2lazy {
 
@@ -27,15 +27,13 @@ std::shared_ptr<B2ndSource> B2ndSource::adopt(b2nd_array_t* arr, const std::stri
   return std::make_shared<B2ndSource>(arr, t, to_shape(arr->shape, arr->ndim), name);
 }
 
-std::shared_ptr<B2ndSource> B2ndSource::open(const std::string& urlpath) {
-  ensure_blosc2();
-  if (!std::filesystem::exists(urlpath))
-    throw IOError("no such file or directory: '" + urlpath + "'");
-  b2nd_array_t* arr = nullptr;
-  int rc = b2nd_open(urlpath.c_str(), &arr);
-  if (rc < 0 || !arr)
+std::shared_ptr<B2ndSource> B2ndSource::open(const std::string& urlpath, const std::string& name) {
+  PinnedOpen o = PinnedOpen::open(urlpath);
+  if (!o.arr)
     throw IOError("cannot open '" + urlpath + "' as a b2nd array (missing, corrupted or not b2nd)");
-  return adopt(arr, urlpath);
+  auto src = adopt(o.arr, name.empty() ? urlpath : name);
+  src->pinned_ = std::move(o.file);
+  return src;
 }
 
 std::shared_ptr<B2ndSource> B2ndSource::from_cframe(const void* data, int64_t len) {
@@ -63,6 +61,10 @@ B2ndSource::B2ndSource(b2nd_array_t* arr, DType dtype, Shape shape, std::string 
 
 B2ndSource::~B2ndSource() { b2nd_free(arr_); }
 
+void B2ndSource::check_unchanged() const {
+  if (pinned_ && !pinned_->unchanged()) throw IOError("'" + name_ + "': changed on disk since it was opened");
+}
+
 std::string B2ndSource::describe() const {
   return "b2nd '" + name_ + "' " + shape_str(shape()) + " " + dtype_name(dtype()) + " chunks=" +
          shape_str(grid_.chunks()) + " blocks=" + shape_str(blocks_);
@@ -80,7 +82,10 @@ void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, Thr
     cbytes = whole ? blosc2_schunk_get_chunk(arr_->sc, id, &chunk, &needs_free)
                    : blosc2_schunk_get_lazychunk(arr_->sc, id, &chunk, &needs_free);
   }
-  if (cbytes < 0) throw IOError("'" + name_ + "': cannot read chunk " + std::to_string(id));
+  if (cbytes < 0) {
+    check_unchanged();
+    throw IOError("'" + name_ + "': cannot read chunk " + std::to_string(id));
+  }
   auto* dctx = ts.dctx_for(this, arr_->sc, arr_->sc->typesize);
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
   int rc = 0;
@@ -98,6 +103,7 @@ void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, Thr
     }
   }
   if (needs_free) free(chunk);
+  check_unchanged();  // after the read: what was read is what was opened
   if (rc < 0)
     throw IOError("'" + name_ + "': chunk " + std::to_string(id) + " is corrupted (" + print_error(rc) + ")");
   ts.decompressed[this][id]++;
@@ -232,6 +238,12 @@ std::vector<uint8_t> B2ndSource::to_cframe() const {
   {
     std::lock_guard<std::mutex> g(mu_);
     check_blosc2(b2nd_to_cframe(arr_, &cframe, &len, &needs_free), "'" + name_ + "': to_cframe");
+  }
+  try {
+    check_unchanged();
+  } catch (...) {
+    if (needs_free) free(cframe);
+    throw;
   }
   std::vector<uint8_t> v(cframe, cframe + len);
   if (needs_free) free(cframe);

@@ -10,15 +10,22 @@
 
 namespace b2lazy {
 
+class PinnedFile;
+
 class B2ndSource : public Node {
  public:
-  static std::shared_ptr<B2ndSource> open(const std::string& urlpath);
+  // Opens the file or sparse directory at `urlpath` and reads it through descriptors kept
+  // for the source's life (storage/pinned_io.hpp); named `name` (default: `urlpath`).
+  static std::shared_ptr<B2ndSource> open(const std::string& urlpath, const std::string& name = "");
   static std::shared_ptr<B2ndSource> from_cframe(const void* data, int64_t len);
   // Takes ownership of `arr`.
   static std::shared_ptr<B2ndSource> adopt(b2nd_array_t* arr, const std::string& name);
 
   B2ndSource(b2nd_array_t* arr, DType dtype, Shape shape, std::string name);
   ~B2ndSource() override;
+  // Throws IOError "'<name>': changed on disk since it was opened" when an opened file
+  // was modified in place.
+  void check_unchanged() const;
 
   std::string kind() const override { return "b2nd"; }
   std::string describe() const override;
@@ -50,6 +57,7 @@ class B2ndSource : public Node {
   Shape blocks_, extchunk_;
   bool c_order_blocks_ = false;  // block-major order is the chunk's C order
   std::string name_;
+  std::unique_ptr<PinnedFile> pinned_;  // what open() read through; freed after arr_
   mutable std::mutex mu_;  // a super-chunk's reads are not thread-safe
 };
 

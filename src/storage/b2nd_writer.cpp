@@ -1,30 +1,16 @@
 #include "storage/b2nd_writer.hpp"
 
-#include <unistd.h>
-
 #include <atomic>
 #include <cstring>
-#include <filesystem>
 
 #include "b2lazy/error.hpp"
 #include "core/strided_copy.hpp"
 #include "exec/thread_state.hpp"
 #include "storage/b2nd_source.hpp"
 #include "storage/blosc2_util.hpp"
-
-namespace fs = std::filesystem;
+#include "storage/output_path.hpp"
 
 namespace b2lazy {
-
-namespace {
-std::string temp_name(const std::string& path) {
-  static std::atomic<int> counter{0};
-  fs::path p(path);
-  return (p.parent_path() / ("." + p.filename().string() + ".tmp-" + std::to_string(getpid()) + "-" +
-                             std::to_string(counter++)))
-      .string();
-}
-}  // namespace
 
 B2ndWriter::B2ndWriter(const Shape& shape, DType dtype, const Shape& chunks, const Shape& blocks,
                        const ComputeOptions& opts)
@@ -42,19 +28,15 @@ B2ndWriter::B2ndWriter(const Shape& shape, DType dtype, const Shape& chunks, con
   cparams_ = make_cparams(opts.cparams, dtype, 1);
 
   std::string path;
+  bool contiguous = false;
   if (!opts.urlpath.empty()) {
-    final_path_ = opts.urlpath;
-    fs::path parent = fs::path(final_path_).parent_path();
-    if (!parent.empty() && !fs::is_directory(parent))
-      throw IOError("cannot write output '" + final_path_ + "': directory '" + parent.string() +
-                    "' does not exist");
-    if (fs::is_directory(final_path_) && opts.contiguous.value_or(false) == false &&
-        !fs::exists(fs::path(final_path_) / "chunks.b2frame"))
-      throw IOError("cannot write output '" + final_path_ + "': a directory that is not a b2nd array is there");
-    tmp_path_ = temp_name(final_path_);
-    path = tmp_path_;
+    final_path_ = strip_trailing_slashes(opts.urlpath);
+    const OutputKind there = classify_output(final_path_);  // before anything is created
+    // Default form: a file, unless the path ends with '/' or holds a sparse directory.
+    contiguous = opts.contiguous.value_or(opts.urlpath.back() != '/' && there != OutputKind::B2ndDirectory);
+    temp_ = std::make_unique<OutputTemp>(final_path_);
+    path = temp_->array_path();
   }
-  bool contiguous = opts.contiguous.value_or(!opts.urlpath.empty());
   blosc2_dparams dparams = BLOSC2_DPARAMS_DEFAULTS;
   blosc2_storage storage = BLOSC2_STORAGE_DEFAULTS;
   storage.contiguous = contiguous;
@@ -70,10 +52,7 @@ B2ndWriter::B2ndWriter(const Shape& shape, DType dtype, const Shape& chunks, con
   int rc = b2nd_uninit(ctx, &arr_);
   b2nd_free_ctx(ctx);
   if (rc < 0 || !arr_) {
-    if (!tmp_path_.empty()) {
-      std::error_code ec;
-      fs::remove_all(tmp_path_, ec);
-    }
+    temp_.reset();
     throw IOError("cannot create output '" + (final_path_.empty() ? std::string("<memory>") : final_path_) +
                   "': " + print_error(rc));
   }
@@ -85,12 +64,8 @@ B2ndWriter::B2ndWriter(const Shape& shape, DType dtype, const Shape& chunks, con
 }
 
 B2ndWriter::~B2ndWriter() {
-  if (finished_) return;
   if (arr_) b2nd_free(arr_);
-  if (!tmp_path_.empty()) {
-    std::error_code ec;
-    fs::remove_all(tmp_path_, ec);
-  }
+  temp_.reset();  // removes the temporary (after a finish(): whatever it took out of place)
 }
 
 void B2ndWriter::write_cbuffer(int64_t id, const void* data, ThreadState& ts) {
@@ -145,8 +120,7 @@ void B2ndWriter::write_blockmajor(int64_t id, const void* data, ThreadState& ts)
 }
 
 std::shared_ptr<B2ndSource> B2ndWriter::finish(const std::string& prefix) {
-  if (tmp_path_.empty()) {
-    finished_ = true;
+  if (!temp_) {
     auto* a = arr_;
     arr_ = nullptr;
     static std::atomic<int> counter{0};
@@ -154,12 +128,12 @@ std::shared_ptr<B2ndSource> B2ndWriter::finish(const std::string& prefix) {
   }
   b2nd_free(arr_);
   arr_ = nullptr;
-  std::error_code ec;
-  if (fs::exists(final_path_)) fs::remove_all(final_path_, ec);
-  fs::rename(tmp_path_, final_path_, ec);
-  if (ec) throw IOError("cannot move the result into place at '" + final_path_ + "': " + ec.message());
-  finished_ = true;
-  return B2ndSource::open(final_path_);
+  // Opened from the temporary, through descriptors that follow it into place: another
+  // writer replacing the path later does not change what this result reads.
+  auto result = B2ndSource::open(temp_->array_path(), final_path_);
+  temp_->commit();
+  temp_.reset();
+  return result;
 }
 
 }  // namespace b2lazy

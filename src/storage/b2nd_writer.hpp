@@ -1,4 +1,6 @@
 // Writes output chunks into a new b2nd array, under a temporary name until finish().
+// The output path is checked before any work (storage/output_path.hpp): only a b2nd
+// array is ever replaced, and only once the new one is complete.
 #pragma once
 #include <blosc2.h>
 
@@ -14,6 +16,7 @@
 namespace b2lazy {
 
 class B2ndSource;
+class OutputTemp;
 class ThreadState;
 
 class B2ndWriter {
@@ -31,8 +34,9 @@ class B2ndWriter {
   void write_cbuffer(int64_t id, const void* data, ThreadState& ts);
   // `data`: the chunk in Blosc2's block-major padded layout (extchunk items).
   void write_blockmajor(int64_t id, const void* data, ThreadState& ts);
-  // Moves the result into place and returns it as a source; an in-memory result is
-  // named `<prefix>#<n>` in stats.
+  // Moves the result into place and returns it as a source, opened before the move so
+  // that it is this writer's array whatever later happens at the path; an in-memory
+  // result is named `<prefix>#<n>` in stats.
   std::shared_ptr<B2ndSource> finish(const std::string& prefix = "result");
   int64_t bytes_written() const { return bytes_written_; }
 
@@ -41,11 +45,11 @@ class B2ndWriter {
   DType dtype_;
   ChunkGrid grid_;
   Shape blocks_, extchunk_;
-  std::string final_path_, tmp_path_;
+  std::string final_path_;
+  std::unique_ptr<OutputTemp> temp_;  // on disk: the reserved temporary
   blosc2_cparams cparams_;
   std::mutex mu_;
   int64_t bytes_written_ = 0;
-  bool finished_ = false;
 };
 
 }  // namespace b2lazy

@@ -1,6 +1,4 @@
 // storage_info(): a b2nd file's layout and compression, from its metadata only.
-#include <filesystem>
-
 #include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
 #include "storage/b2nd_source.hpp"
@@ -21,11 +19,16 @@ std::string filter_name(uint8_t f) {
 }  // namespace
 
 StorageInfo storage_info(const std::string& urlpath) {
-  auto src = B2ndSource::open(urlpath);  // checks the path and the format
+  return storage_info(open(urlpath));  // open() checks the path and the format
+}
+
+StorageInfo storage_info(const Array& stored) {
+  const auto* src = dynamic_cast<const B2ndSource*>(stored.node().get());
+  if (!src) throw ValueError("storage_info: the array is not a stored b2nd array (it is '" + stored.node()->kind() + "')");
   const b2nd_array_t* arr = src->raw();
   const blosc2_schunk* sc = arr->sc;
   StorageInfo info;
-  info.urlpath = urlpath;
+  info.urlpath = src->source_name();
   info.shape = src->shape();
   info.chunks = src->storage_grid()->chunks();
   info.blocks = src->blocks();

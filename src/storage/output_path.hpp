@@ -1,0 +1,47 @@
+// The rules for compute()'s output path: what may be replaced, where the temporary goes,
+// and how a finished result takes the old array's place.
+#pragma once
+#include <string>
+
+namespace b2lazy {
+
+enum class OutputKind { Nothing, B2ndFile, B2ndDirectory };
+
+// `path` without trailing slashes ("/" stays "/").
+std::string strip_trailing_slashes(const std::string& path);
+
+// What is at `path` (trailing slashes already stripped): nothing, or a b2nd array that
+// compute() may replace (a file C-Blosc2 opens as b2nd, or a sparse directory with
+// chunks.b2frame that opens as b2nd). Anything else — a plain file, a directory that is
+// not b2nd, ".", "..", "/", a symbolic link, a missing or non-directory parent — throws
+// IOError naming the path and what is there. Nothing is created or changed.
+OutputKind classify_output(const std::string& path);
+
+// The temporary a result is written into: a directory reserved with mkdir beside the
+// target, named ".NAME.tmp-PID-RANDOM" (within NAME_MAX), the array inside it at
+// array_path(). The constructor first removes temporaries of the same target left by
+// processes that are no longer running; the destructor removes the temporary unless
+// commit() succeeded.
+class OutputTemp {
+ public:
+  explicit OutputTemp(const std::string& final_path);
+  ~OutputTemp();
+  OutputTemp(const OutputTemp&) = delete;
+  OutputTemp& operator=(const OutputTemp&) = delete;
+
+  const std::string& array_path() const { return array_; }
+  // Moves the complete array into place. What is at the final path is checked again and
+  // replaced only if it is a b2nd array: by an exchange of the two names (or rename(2)
+  // into a free name), after which the old array is removed. The old array is never
+  // removed before the new one is in place.
+  void commit();
+
+ private:
+  std::string final_, dir_, array_;
+};
+
+// The name stem of temporaries for target file name `name` (the name itself, or a
+// prefix of it and a hash when a temporary's name would exceed NAME_MAX).
+std::string temp_stem(const std::string& name);
+
+}  // namespace b2lazy

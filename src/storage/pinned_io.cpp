@@ -1,0 +1,170 @@
+#include "storage/pinned_io.hpp"
+
+#include <blosc2.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+#include "b2lazy/error.hpp"
+#include "storage/blosc2_util.hpp"
+
+namespace b2lazy {
+
+namespace {
+// C-Blosc2 keeps ids 160..255 for backends registered at run time.
+constexpr uint8_t kPinnedIoId = 224;
+constexpr char kPinnedIoName[] = "b2lazy-pinned";
+
+bool same_content(const struct stat& a, const struct stat& b) {
+  // Not ctime: a rename or unlink changes it, and a replaced array must stay readable.
+  return a.st_ino == b.st_ino && a.st_dev == b.st_dev && a.st_size == b.st_size &&
+         a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
+}
+
+struct Stream {
+  int fd;
+  bool owned;  // a chunk file opened for this read; the array's own descriptor is not
+};
+}  // namespace
+
+// The callbacks C-Blosc2 calls for every read of an array opened by PinnedOpen::open.
+struct PinnedIO {
+  static void* open(const char* urlpath, const char* mode, void* params) {
+    auto* p = static_cast<PinnedFile*>(params);
+    if (!p || !urlpath || !mode || mode[0] != 'r' || std::strchr(mode, '+')) return nullptr;  // sources are read only
+    if (!p->dir_) {
+      // The frame's own path: read the file that was opened, whatever is at that path now.
+      if (p->path_ != urlpath) return nullptr;
+      return new (std::nothrow) Stream{p->fd_, false};
+    }
+    // "<dir>/chunks.b2frame" or "<dir>/<n>.chunk": opened inside the directory that was opened.
+    const char* slash = std::strrchr(urlpath, '/');
+    if (!slash || slash[1] == '\0' || std::strcmp(slash + 1, "..") == 0 || std::strcmp(slash + 1, ".") == 0)
+      return nullptr;
+    int fd = ::openat(p->fd_, slash + 1, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return nullptr;
+    auto* s = new (std::nothrow) Stream{fd, true};
+    if (!s) ::close(fd);
+    return s;
+  }
+  static int close(void* stream) {
+    auto* s = static_cast<Stream*>(stream);
+    if (s && s->owned) ::close(s->fd);
+    delete s;
+    return 0;
+  }
+  static int64_t size(void* stream) {
+    struct stat st;
+    return ::fstat(static_cast<Stream*>(stream)->fd, &st) == 0 ? static_cast<int64_t>(st.st_size) : -1;
+  }
+  static int64_t read(void** ptr, int64_t size, int64_t nitems, int64_t position, void* stream) {
+    if (!ptr || !*ptr || size <= 0 || nitems < 0 || position < 0 || nitems > INT64_MAX / size) return 0;
+    const int fd = static_cast<Stream*>(stream)->fd;
+    char* buf = static_cast<char*>(*ptr);
+    const int64_t want = size * nitems;
+    int64_t done = 0;
+    while (done < want) {
+      ssize_t n = ::pread(fd, buf + done, static_cast<size_t>(want - done), static_cast<off_t>(position + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += n;
+    }
+    return done / size;
+  }
+  static int64_t write(const void*, int64_t, int64_t, int64_t, void*) { return 0; }
+  static int truncate(void*, int64_t) { return -1; }
+  // The PinnedFile belongs to its PinnedOpen, not to C-Blosc2: blosc2_schunk_open_udio
+  // calls destroy on some of its failure paths and not on others.
+  static int destroy(void*) { return 0; }
+};
+
+namespace {
+void register_pinned_io() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ensure_blosc2();
+    blosc2_io_cb cb{};
+    cb.id = kPinnedIoId;
+    cb.name = const_cast<char*>(kPinnedIoName);
+    cb.is_allocation_necessary = true;
+    cb.open = PinnedIO::open;
+    cb.close = PinnedIO::close;
+    cb.size = PinnedIO::size;
+    cb.write = PinnedIO::write;
+    cb.read = PinnedIO::read;
+    cb.truncate = PinnedIO::truncate;
+    cb.destroy = PinnedIO::destroy;
+    check_blosc2(blosc2_register_io_cb(&cb), "registering b2lazy's I/O backend");
+  });
+}
+
+[[noreturn]] void throw_open_error(const std::string& urlpath, int err) {
+  if (err == ENOENT) throw IOError("no such file or directory: '" + urlpath + "'");
+  if (err == EMFILE || err == ENFILE)
+    throw IOError("cannot open '" + urlpath + "': " + std::strerror(err) +
+                  " (each open b2nd array holds one file descriptor; raise the limit with ulimit -n)");
+  throw IOError("cannot open '" + urlpath + "': " + std::strerror(err));
+}
+}  // namespace
+
+PinnedFile::~PinnedFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool PinnedFile::unchanged() const {
+  struct stat st;
+  if (::fstat(fd_, &st) != 0 || !same_content(st, at_open_)) return false;
+  if (!dir_) return true;
+  return ::fstatat(fd_, "chunks.b2frame", &st, AT_SYMLINK_NOFOLLOW) == 0 && same_content(st, index_at_open_);
+}
+
+PinnedOpen PinnedOpen::open(const std::string& urlpath) {
+  register_pinned_io();
+  // A replacement between our open() and C-Blosc2's look at the path makes the open fail
+  // (the callbacks refuse paths of the other kind); then the path holds a complete new
+  // array, so try again.
+  for (int attempt = 0;; ++attempt) {
+    PinnedOpen r;
+    r.file.reset(new PinnedFile);
+    PinnedFile& f = *r.file;
+    // O_NONBLOCK: opening a FIFO must not wait for a writer.
+    f.fd_ = ::open(urlpath.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (f.fd_ < 0) throw_open_error(urlpath, errno);
+    if (::fstat(f.fd_, &f.at_open_) != 0) throw_open_error(urlpath, errno);
+    f.dir_ = S_ISDIR(f.at_open_.st_mode);
+    if (!f.dir_ && !S_ISREG(f.at_open_.st_mode)) return r;  // a FIFO, device, socket: not b2nd
+    if (f.dir_ && ::fstatat(f.fd_, "chunks.b2frame", &f.index_at_open_, AT_SYMLINK_NOFOLLOW) != 0) return r;
+    f.path_ = urlpath;
+    blosc2_io io{kPinnedIoId, kPinnedIoName, r.file.get()};
+    blosc2_schunk* sc = blosc2_schunk_open_udio(urlpath.c_str(), &io);
+    if (sc) {
+      if (b2nd_from_schunk(sc, &r.arr) < 0 || !r.arr) {
+        r.arr = nullptr;
+        blosc2_schunk_free(sc);
+      }
+    }
+    const bool changed = r.arr && !r.file->unchanged();  // written to while we opened it
+    if (r.arr && !changed) return r;
+    if (r.arr) {
+      b2nd_free(r.arr);
+      r.arr = nullptr;
+    }
+    struct stat now;
+    const bool replaced = ::stat(urlpath.c_str(), &now) == 0 &&
+                          (now.st_ino != f.at_open_.st_ino || now.st_dev != f.at_open_.st_dev);
+    if ((!replaced && !changed) || attempt == 4) return r;
+  }
+}
+
+bool opens_as_b2nd(const std::string& urlpath) {
+  PinnedOpen o = PinnedOpen::open(urlpath);
+  if (!o.arr) return false;
+  b2nd_free(o.arr);
+  return true;
+}
+
+}  // namespace b2lazy

@@ -1,0 +1,49 @@
+// b2nd arrays read through descriptors opened once (a C-Blosc2 I/O backend).
+//
+// C-Blosc2's own backend opens the file by path on every read, so an array whose file is
+// replaced (renamed over) while it is open reads the new file: mixed values. Ours keeps the
+// descriptor of what was opened — the file, or the sparse directory whose chunk files are
+// opened relative to it — so a replacement leaves an open array reading its old version,
+// and a file modified in place is detected (size and mtime compared with what was opened).
+#pragma once
+#include <b2nd.h>
+#include <sys/stat.h>
+
+#include <memory>
+#include <string>
+
+namespace b2lazy {
+
+class PinnedFile {
+ public:
+  ~PinnedFile();
+  PinnedFile(const PinnedFile&) = delete;
+  PinnedFile& operator=(const PinnedFile&) = delete;
+  // Is the file (for a directory: its entries and chunks.b2frame) as it was opened?
+  bool unchanged() const;
+  bool is_directory() const { return dir_; }
+
+ private:
+  PinnedFile() = default;
+  friend struct PinnedOpen;
+  friend struct PinnedIO;
+  int fd_ = -1;             // the file, or the directory
+  bool dir_ = false;
+  std::string path_;        // the path C-Blosc2 was given (its frame's urlpath for a file)
+  struct stat at_open_ {};  // the file or directory
+  struct stat index_at_open_ {};  // directory form: its chunks.b2frame
+};
+
+// An array opened through a PinnedFile; the array must be freed (b2nd_free) before the file.
+struct PinnedOpen {
+  b2nd_array_t* arr = nullptr;  // nullptr: C-Blosc2 could not open what is there as b2nd
+  std::unique_ptr<PinnedFile> file;
+  // Opens the b2nd contiguous file or sparse directory at `urlpath`. Throws IOError naming
+  // the path when nothing can be opened there (missing, no permission, out of descriptors).
+  static PinnedOpen open(const std::string& urlpath);
+};
+
+// True when `urlpath` holds something C-Blosc2 opens as a b2nd array (the array is freed).
+bool opens_as_b2nd(const std::string& urlpath);
+
+}  // namespace b2lazy
