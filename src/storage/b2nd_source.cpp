@@ -235,19 +235,15 @@ std::vector<uint8_t> B2ndSource::to_cframe() const {
   uint8_t* cframe = nullptr;
   int64_t len = 0;
   bool needs_free = false;
+  int rc;
   {
     std::lock_guard<std::mutex> g(mu_);
-    check_blosc2(b2nd_to_cframe(arr_, &cframe, &len, &needs_free), "'" + name_ + "': to_cframe");
+    rc = b2nd_to_cframe(arr_, &cframe, &len, &needs_free);
   }
-  try {
-    check_unchanged();
-  } catch (...) {
-    if (needs_free) free(cframe);
-    throw;
-  }
-  std::vector<uint8_t> v(cframe, cframe + len);
-  if (needs_free) free(cframe);
-  return v;
+  std::unique_ptr<uint8_t, decltype(&free)> owned(needs_free ? cframe : nullptr, &free);
+  check_unchanged();  // a file changed under the copy explains its failure, or spoils its success
+  check_blosc2(rc, "'" + name_ + "': to_cframe");
+  return std::vector<uint8_t>(cframe, cframe + len);
 }
 
 }  // namespace b2lazy

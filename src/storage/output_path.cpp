@@ -29,7 +29,7 @@ There what_is_there(const std::string& path, std::string* why = nullptr) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return There::Nothing;
-    if (why) *why = std::strerror(errno);
+    if (why) *why = std::string("cannot use this path (") + std::strerror(errno) + ")";
     return There::Unreadable;
   }
   if (S_ISLNK(st.st_mode)) return There::Link;
@@ -42,7 +42,7 @@ There what_is_there(const std::string& path, std::string* why = nullptr) {
   try {
     if (opens_as_b2nd(path)) return dir ? There::B2ndDirectory : There::B2ndFile;
   } catch (const IOError& e) {
-    if (why) *why = e.what();
+    if (why) *why = std::string("cannot read what is there (") + e.what() + "); b2lazy replaces only b2nd arrays";
     return There::Unreadable;
   }
   return dir ? There::Directory : There::File;
@@ -140,8 +140,7 @@ OutputKind classify_output(const std::string& path) {
     case There::Directory:
       refuse(path, "a directory that is not a b2nd array is there (b2lazy replaces only b2nd arrays)");
     case There::Special: refuse(path, "a special file (FIFO, socket or device) is there");
-    case There::Unreadable:
-      refuse(path, "cannot read what is there (" + why + "); b2lazy replaces only b2nd arrays");
+    case There::Unreadable: refuse(path, why);
   }
   return OutputKind::Nothing;
 }

@@ -122,41 +122,45 @@ bool PinnedFile::unchanged() const {
   return ::fstatat(fd_, "chunks.b2frame", &st, AT_SYMLINK_NOFOLLOW) == 0 && same_content(st, index_at_open_);
 }
 
+// One attempt: the descriptor, then C-Blosc2's open through it.
+PinnedOpen::Attempt PinnedOpen::try_open(const std::string& urlpath) {
+  PinnedFile& f = *file;
+  f.fd_ = ::open(urlpath.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);  // a FIFO must not block
+  if (f.fd_ < 0) throw_open_error(urlpath, errno);
+  if (::fstat(f.fd_, &f.at_open_) != 0) throw_open_error(urlpath, errno);
+  f.dir_ = S_ISDIR(f.at_open_.st_mode);
+  if (!f.dir_ && !S_ISREG(f.at_open_.st_mode)) return Attempt::NotB2nd;  // a FIFO, device, socket
+  if (f.dir_ && ::fstatat(f.fd_, "chunks.b2frame", &f.index_at_open_, AT_SYMLINK_NOFOLLOW) != 0)
+    return Attempt::NotB2nd;
+  f.path_ = urlpath;
+  blosc2_io io{kPinnedIoId, kPinnedIoName, &f};
+  blosc2_schunk* sc = blosc2_schunk_open_udio(urlpath.c_str(), &io);
+  if (!sc) return Attempt::NotB2nd;
+  if (b2nd_from_schunk(sc, &arr) < 0 || !arr) {
+    arr = nullptr;
+    blosc2_schunk_free(sc);
+    return Attempt::NotB2nd;
+  }
+  if (f.unchanged()) return Attempt::Opened;
+  b2nd_free(arr);
+  arr = nullptr;
+  return Attempt::Changed;  // written to while it was being opened
+}
+
 PinnedOpen PinnedOpen::open(const std::string& urlpath) {
   register_pinned_io();
-  // A replacement between our open() and C-Blosc2's look at the path makes the open fail
-  // (the callbacks refuse paths of the other kind); then the path holds a complete new
-  // array, so try again.
+  // An open that fails because the path was replaced meanwhile (C-Blosc2 looks at the path
+  // once more, and the callbacks refuse paths of the other kind; an old sparse directory
+  // loses its index as it is removed) is tried again: the path holds a complete array.
   for (int attempt = 0;; ++attempt) {
     PinnedOpen r;
     r.file.reset(new PinnedFile);
-    PinnedFile& f = *r.file;
-    // O_NONBLOCK: opening a FIFO must not wait for a writer.
-    f.fd_ = ::open(urlpath.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (f.fd_ < 0) throw_open_error(urlpath, errno);
-    if (::fstat(f.fd_, &f.at_open_) != 0) throw_open_error(urlpath, errno);
-    f.dir_ = S_ISDIR(f.at_open_.st_mode);
-    if (!f.dir_ && !S_ISREG(f.at_open_.st_mode)) return r;  // a FIFO, device, socket: not b2nd
-    if (f.dir_ && ::fstatat(f.fd_, "chunks.b2frame", &f.index_at_open_, AT_SYMLINK_NOFOLLOW) != 0) return r;
-    f.path_ = urlpath;
-    blosc2_io io{kPinnedIoId, kPinnedIoName, r.file.get()};
-    blosc2_schunk* sc = blosc2_schunk_open_udio(urlpath.c_str(), &io);
-    if (sc) {
-      if (b2nd_from_schunk(sc, &r.arr) < 0 || !r.arr) {
-        r.arr = nullptr;
-        blosc2_schunk_free(sc);
-      }
-    }
-    const bool changed = r.arr && !r.file->unchanged();  // written to while we opened it
-    if (r.arr && !changed) return r;
-    if (r.arr) {
-      b2nd_free(r.arr);
-      r.arr = nullptr;
-    }
+    const Attempt a = r.try_open(urlpath);
+    if (a == Attempt::Opened) return r;
     struct stat now;
-    const bool replaced = ::stat(urlpath.c_str(), &now) == 0 &&
-                          (now.st_ino != f.at_open_.st_ino || now.st_dev != f.at_open_.st_dev);
-    if ((!replaced && !changed) || attempt == 4) return r;
+    const struct stat& was = r.file->at_open_;
+    const bool replaced = ::stat(urlpath.c_str(), &now) == 0 && (now.st_ino != was.st_ino || now.st_dev != was.st_dev);
+    if ((!replaced && a != Attempt::Changed) || attempt == 4) return r;
   }
 }
 

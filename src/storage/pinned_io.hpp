@@ -41,6 +41,10 @@ struct PinnedOpen {
   // Opens the b2nd contiguous file or sparse directory at `urlpath`. Throws IOError naming
   // the path when nothing can be opened there (missing, no permission, out of descriptors).
   static PinnedOpen open(const std::string& urlpath);
+
+ private:
+  enum class Attempt { Opened, NotB2nd, Changed };
+  Attempt try_open(const std::string& urlpath);
 };
 
 // True when `urlpath` holds something C-Blosc2 opens as a b2nd array (the array is freed).
