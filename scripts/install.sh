@@ -7,8 +7,10 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
-  build-essential cmake ninja-build pkg-config libsleef-dev libgtest-dev libopenblas-dev >/dev/null
+  build-essential cmake ninja-build pkg-config libsleef-dev libgtest-dev libopenblas-dev \
+  clang libclang-rt-14-dev >/dev/null
 PY=${PYTHON:-python3}
 $PY -m pip install -q -r requirements.txt -r requirements-bench.txt
-# No build isolation: build against the pinned blosc2/nanobind installed above.
-$PY -m pip install -q --no-build-isolation .
+# No build isolation: build against the pinned blosc2/nanobind installed above. Warnings
+# are errors with the pinned toolchain (Debian 12's g++ 12).
+$PY -m pip install -q --no-build-isolation --config-settings=cmake.define.B2LAZY_WERROR=ON .

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 BUILD=${B2LAZY_BUILD_DIR:-build/cpp}
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$(command -v $PY)" >/dev/null
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DB2LAZY_WERROR=ON -DPython_EXECUTABLE="$(command -v $PY)" >/dev/null
 cmake --build "$BUILD" -j 2
 (cd "$BUILD" && ctest --output-on-failure)
 # A bounded fuzz run of the expression parser (atheris; about 60 s; the command and its
