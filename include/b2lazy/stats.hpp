@@ -19,6 +19,10 @@ struct Stats {
   int64_t output_chunks = 0;
   int64_t cache_hits = 0;
   int64_t cache_misses = 0;
+  // Node visits of the reuse planner (src/plan/reuse.cpp), nested plans included: it
+  // walks each node once per output chunk, so this grows with the distinct nodes of
+  // the graph, not with its paths.
+  int64_t plan_visits = 0;
   int64_t peak_scratch_bytes = 0;  // sum over threads of each thread's high-water mark
   int64_t bytes_written = 0;       // compressed bytes of the output
   bool block_major_path = false;   // chunks evaluated in Blosc2 block order (no reordering)

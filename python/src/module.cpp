@@ -237,6 +237,7 @@ nb::dict stats_dict(const Stats& s) {
   d["output_chunks"] = s.output_chunks;
   d["cache_hits"] = s.cache_hits;
   d["cache_misses"] = s.cache_misses;
+  d["plan_visits"] = s.plan_visits;
   d["peak_scratch_bytes"] = s.peak_scratch_bytes;
   d["bytes_written"] = s.bytes_written;
   d["block_major_path"] = s.block_major_path;

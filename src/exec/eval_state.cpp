@@ -76,6 +76,7 @@ void EvalState::collect(Stats& stats) const {
     }
   }
   stats.cache_misses += cache_misses.load();
+  stats.plan_visits += plan_visits;
 }
 
 }  // namespace b2lazy

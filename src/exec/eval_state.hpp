@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "b2lazy/node.hpp"
@@ -34,6 +35,12 @@ class EvalState {
   // Written only between passes; read concurrently during a pass.
   std::unordered_map<const Node*, Materialized> materialized;
   std::atomic<int64_t> cache_hits{0}, cache_misses{0};
+  // Nodes under which the planner has nothing left to find: every cacheable node reachable
+  // from them (through nodes not materialised) is materialised. Only grows, so planning
+  // the subgraph of each materialised node again costs no walk of what is settled.
+  std::unordered_set<const Node*> settled;
+  // Nodes visited by the reuse planner over this evaluation (Stats::plan_visits).
+  int64_t plan_visits = 0;
 
   // Counters of every thread state, summed.
   void collect(Stats& stats) const;

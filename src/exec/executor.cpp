@@ -83,50 +83,60 @@ void eval_chunk(const NodePtr& root, const ChunkGrid& grid, int64_t id, const Ta
   copy_strided(bs.size(), bs.data(), static_cast<const char*>(buf), src_st.data(), dst, st.data(), isz);
 }
 
-// Compute each reused node once (the part of it the output needs) and keep it: dense
-// when it fits a quarter of the budget, else compressed in memory.
-void materialize_reused(const NodePtr& root, const ChunkGrid& grid, EvalState& ev) {
-  for (const ReusedNode& r : find_reused(root, grid, ev)) {
-    if (ev.materialized.count(r.node.get())) continue;
-    NodePtr sub = r.node;
-    if (r.box != Box::whole(r.node->shape())) {
-      std::vector<SliceNode::Axis> axes;
-      std::vector<int> out_to_in;
-      for (size_t d = 0; d < r.box.ndim(); ++d) {
-        axes.push_back({false, r.box.start[d], 1, r.box.stop[d] - r.box.start[d]});
-        out_to_in.push_back(static_cast<int>(d));
-      }
-      sub = std::make_shared<SliceNode>(r.node, axes, out_to_in, r.box.shape());
+void materialize_reused(const NodePtr& root, const ChunkGrid& grid, EvalState& ev);
+
+// Compute a reused node once (the part of it the output needs) and keep it: dense when
+// it fits a quarter of the budget, else compressed in memory. Its own subgraph is
+// planned again on its grid only when something there is still to find.
+void materialize(const ReusedNode& r, EvalState& ev) {
+  NodePtr sub = r.node;
+  if (r.box != Box::whole(r.node->shape())) {
+    std::vector<SliceNode::Axis> axes;
+    std::vector<int> out_to_in;
+    for (size_t d = 0; d < r.box.ndim(); ++d) {
+      axes.push_back({false, r.box.start[d], 1, r.box.stop[d] - r.box.start[d]});
+      out_to_in.push_back(static_cast<int>(d));
     }
-    const size_t isz = itemsize(sub->dtype());
-    const size_t bytes = static_cast<size_t>(sub->size()) * isz;
-    size_t target_bytes = chunk_target_bytes(*sub, ev.max_memory, ev.ctx.nthreads());
-    Materialized m;
-    m.box = r.box;
-    if (bytes <= ev.max_memory / 4) {
-      auto buf = std::shared_ptr<unsigned char[]>(new unsigned char[std::max<size_t>(bytes, 1)]);
-      ChunkGrid g(sub->shape(), contiguous_chunks(sub->shape(), isz, target_bytes));
-      materialize_reused(sub, g, ev);
-      Target t;
-      t.dense = buf.get();
-      run_pass(sub, g, t, ev);
-      m.source = std::make_shared<BufferSource>(buf.get(), sub->dtype(), sub->shape(), Shape{},
-                                                std::shared_ptr<const void>(buf, buf.get()), "cache");
-    } else {  // spill: a compressed temporary in memory
-      Shape chunks = balanced_chunks(sub->shape(), isz, target_bytes);
-      Shape blocks = balanced_chunks(chunks, isz, size_t(256) << 10);
-      ComputeOptions o;
-      o.cparams.codec = "lz4";
-      B2ndWriter w(sub->shape(), sub->dtype(), chunks, blocks, o);
-      materialize_reused(sub, w.grid(), ev);
-      Target t;
-      t.writer = &w;
-      run_pass(sub, w.grid(), t, ev);
-      m.source = w.finish("spill");
-    }
-    ev.cache_misses++;
-    ev.materialized[r.node.get()] = std::move(m);
+    sub = std::make_shared<SliceNode>(r.node, axes, out_to_in, r.box.shape());
   }
+  bool plan_inside = false;
+  for (auto& in : r.node->inputs()) plan_inside = plan_inside || needs_planning(*in, ev);
+  const size_t isz = itemsize(sub->dtype());
+  const size_t bytes = static_cast<size_t>(sub->size()) * isz;
+  size_t target_bytes = chunk_target_bytes(*sub, ev.max_memory, ev.ctx.nthreads());
+  Materialized m;
+  m.box = r.box;
+  if (bytes <= ev.max_memory / 4) {
+    auto buf = std::shared_ptr<unsigned char[]>(new unsigned char[std::max<size_t>(bytes, 1)]);
+    ChunkGrid g(sub->shape(), contiguous_chunks(sub->shape(), isz, target_bytes));
+    if (plan_inside) materialize_reused(sub, g, ev);
+    Target t;
+    t.dense = buf.get();
+    run_pass(sub, g, t, ev);
+    m.source = std::make_shared<BufferSource>(buf.get(), sub->dtype(), sub->shape(), Shape{},
+                                              std::shared_ptr<const void>(buf, buf.get()), "cache");
+  } else {  // spill: a compressed temporary in memory
+    Shape chunks = balanced_chunks(sub->shape(), isz, target_bytes);
+    Shape blocks = balanced_chunks(chunks, isz, size_t(256) << 10);
+    ComputeOptions o;
+    o.cparams.codec = "lz4";
+    B2ndWriter w(sub->shape(), sub->dtype(), chunks, blocks, o);
+    if (plan_inside) materialize_reused(sub, w.grid(), ev);
+    Target t;
+    t.writer = &w;
+    run_pass(sub, w.grid(), t, ev);
+    m.source = w.finish("spill");
+  }
+  ev.cache_misses++;
+  ev.materialized[r.node.get()] = std::move(m);
+}
+
+// The planner lists reused nodes consumers first; computing them inputs first lets each
+// one read the nodes below it from the cache, so none is computed twice.
+void materialize_reused(const NodePtr& root, const ChunkGrid& grid, EvalState& ev) {
+  const std::vector<ReusedNode> reused = find_reused(root, grid, ev);
+  for (auto it = reused.rbegin(); it != reused.rend(); ++it)
+    if (!ev.materialized.count(it->node.get())) materialize(*it, ev);
 }
 
 }  // namespace

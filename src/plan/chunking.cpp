@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <unordered_set>
+#include <utility>
 
 #include "ops/linalg/matmul_node.hpp"
 
@@ -37,36 +38,43 @@ Shape balanced_chunks(const Shape& shape, size_t itemsize, size_t target_bytes) 
 }
 
 namespace {
-// Of the nodes with root's shape reachable through elementwise nodes (each visited once),
-// the one whose chunks(node) is largest; chunks(node) empty means "look through it".
-// When chunk grids nest, evaluating on the largest reads every other operand chunk once.
+// Of the nodes with root's shape reachable through elementwise nodes (each visited once,
+// iteratively), the one whose chunks(node) is largest, with those chunks; chunks(node)
+// empty means "look through it". When chunk grids nest, evaluating on the largest reads
+// every other operand chunk once.
 template <class Chunks>
-const Node* largest_chunked(const NodePtr& root, Chunks chunks) {
+std::pair<const Node*, Shape> largest_chunked(const NodePtr& root, Chunks chunks) {
   const Node* best = nullptr;
   Shape best_chunks;
   std::unordered_set<const Node*> visited;
-  std::function<void(const Node&)> walk = [&](const Node& n) {
-    if (n.shape() != root->shape() || !visited.insert(&n).second) return;
+  std::vector<const Node*> todo{root.get()};
+  while (!todo.empty()) {
+    const Node& n = *todo.back();
+    todo.pop_back();
+    if (!visited.insert(&n).second) continue;
     Shape c = chunks(n);
     if (!c.empty()) {
       if (!best || prod(c) > prod(best_chunks)) best = &n, best_chunks = c;
-      return;
+      continue;
     }
-    if (n.is_elementwise())
-      for (auto& in : n.inputs()) walk(*in);
-  };
-  walk(*root);
-  return best;
+    if (!n.is_elementwise()) continue;
+    // Pushed last to first: depth-first in input order, so ties go to the first found.
+    for (size_t i = n.inputs().size(); i-- > 0;) {
+      const Node* in = n.inputs()[i].get();
+      if (in->shape() == root->shape() && !visited.count(in)) todo.push_back(in);
+    }
+  }
+  return {best, best_chunks};
 }
 }  // namespace
 
 const Node* aligned_storage_source(const NodePtr& root) {
-  return largest_chunked(root, [](const Node& n) { return n.storage_grid() ? n.storage_grid()->chunks() : Shape{}; });
+  return largest_chunked(root, [](const Node& n) { return n.storage_grid() ? n.storage_grid()->chunks() : Shape{}; })
+      .first;
 }
 
 Shape preferred_chunks_of(const NodePtr& root) {
-  const Node* n = largest_chunked(root, [](const Node& x) { return x.preferred_chunks(); });
-  return n ? n->preferred_chunks() : Shape{};
+  return largest_chunked(root, [](const Node& x) { return x.preferred_chunks(); }).second;
 }
 
 bool any_node(const Node& root, const std::function<bool(const Node&)>& pred) {

@@ -40,15 +40,44 @@ std::string region_str(const Region& r) {
 using Edge = std::pair<const Node*, size_t>;
 
 // Walks the regions one output chunk asks of every node (Node::input_regions), stopping
-// at the nodes computed once. `visit(edge, node, region)` sees each request.
-void propagate(const Edge& edge, const Node& n, const Region& r, const std::set<const Node*>& stop,
-               const std::function<void(const Edge&, const Node&, const Region&)>& visit) {
-  visit(edge, n, r);
-  if (stop.count(&n) || r.size() == 0) return;
-  const auto regions = n.input_regions(r);
-  for (size_t i = 0; i < regions.size() && i < n.inputs().size(); ++i)
-    propagate({&n, i}, *n.inputs()[i], regions[i], stop, visit);
-}
+// at the nodes computed once. `visit(edge, node, region, first)` sees each request;
+// `first` is false when the chunk already asked that node for that region along another
+// edge: the walk does not go below it again (as the planner, and as a fused program
+// pulls each leaf once), so shared subexpressions cost one visit, not one per path.
+using Visit = std::function<void(const Edge&, const Node&, const Region&, bool first)>;
+
+class Propagation {
+ public:
+  Propagation(const std::set<const Node*>& stop, Visit visit) : stop_(stop), visit_(std::move(visit)) {}
+
+  void run(const Edge& edge, const Node& n, const Region& r) {
+    seen_.clear();
+    std::vector<Step> todo{{edge, &n, r}};
+    while (!todo.empty()) {
+      Step s = std::move(todo.back());
+      todo.pop_back();
+      std::vector<Region>& seen = seen_[s.node];
+      const bool first = std::find(seen.begin(), seen.end(), s.region) == seen.end();
+      visit_(s.edge, *s.node, s.region, first);
+      if (!first || stop_.count(s.node) || s.region.size() == 0) continue;
+      seen.push_back(s.region);
+      auto regions = s.node->input_regions(s.region);
+      const size_t k = std::min(regions.size(), s.node->inputs().size());
+      for (size_t i = k; i-- > 0;)  // first input first, as a recursive walk would
+        todo.push_back({{s.node, i}, s.node->inputs()[i].get(), std::move(regions[i])});
+    }
+  }
+
+ private:
+  struct Step {
+    Edge edge;
+    const Node* node;
+    Region region;
+  };
+  const std::set<const Node*>& stop_;
+  Visit visit_;
+  std::map<const Node*, std::vector<Region>> seen_;
+};
 }  // namespace
 
 std::string explain_plan(const NodePtr& root, const ChunkGrid& grid, size_t max_memory, Context& ctx,
@@ -73,8 +102,9 @@ std::string explain_plan(const NodePtr& root, const ChunkGrid& grid, size_t max_
   std::map<Edge, std::pair<const Node*, Region>> asked;
   const int64_t typical = nchunks / 2;
   if (nchunks > 0)
-    propagate({nullptr, 0}, *root, Region::from_box(grid.chunk_box(typical)), stop,
-              [&](const Edge& e, const Node& n, const Region& r) { asked.emplace(e, std::make_pair(&n, r)); });
+    Propagation(stop, [&](const Edge& e, const Node& n, const Region& r, bool) {
+      asked.emplace(e, std::make_pair(&n, r));
+    }).run({nullptr, 0}, *root, Region::from_box(grid.chunk_box(typical)));
 
   os << "tree (what output chunk " << typical << " asks of each node):\n";
   std::set<const Node*> shown;
@@ -117,14 +147,14 @@ std::string explain_plan(const NodePtr& root, const ChunkGrid& grid, size_t max_
   // Estimated reads: every output chunk's requests down to the sources (sampled when
   // there are many chunks), plus each computed-once node's box, once.
   std::map<std::string, double> reads;
-  auto count_sources = [&](const Edge&, const Node& n, const Region& r) {
-    if (n.inputs().empty() && !n.source_name().empty()) reads[n.source_name()] += nbytes(n, r);
-  };
+  Propagation count_sources(stop, [&](const Edge&, const Node& n, const Region& r, bool first) {
+    if (first && n.inputs().empty() && !n.source_name().empty()) reads[n.source_name()] += nbytes(n, r);
+  });
   const int64_t samples = std::min<int64_t>(nchunks, 4096);
   double typical_bytes = 0;
   for (int64_t k = 0; k < samples; ++k) {
     const int64_t id = samples == nchunks ? k : k * nchunks / samples;
-    propagate({nullptr, 0}, *root, Region::from_box(grid.chunk_box(id)), stop, count_sources);
+    count_sources.run({nullptr, 0}, *root, Region::from_box(grid.chunk_box(id)));
   }
   if (samples && samples < nchunks)
     for (auto& [name, b] : reads) b *= static_cast<double>(nchunks) / static_cast<double>(samples);
@@ -132,7 +162,7 @@ std::string explain_plan(const NodePtr& root, const ChunkGrid& grid, size_t max_
     const Region box = Region::from_box(r.box);
     const auto regions = r.node->input_regions(box);
     for (size_t i = 0; i < regions.size() && i < r.node->inputs().size(); ++i)
-      propagate({r.node.get(), i}, *r.node->inputs()[i], regions[i], stop, count_sources);
+      count_sources.run({r.node.get(), i}, *r.node->inputs()[i], regions[i]);
   }
   for (auto& [e, nr] : asked) typical_bytes += nbytes(*nr.first, nr.second);
   const double kept = has_contraction(*root) ? 16.0 * 1048576 : 0;

@@ -119,3 +119,28 @@ TEST(Reduce, DeeplySharedSubexpressionsArePlannedOnce) {
   EXPECT_EQ(st.cache_misses, 1);
   EXPECT_DOUBLE_EQ(out[5], std::ldexp(63.0 * 64 / 2 + 5, 40));
 }
+
+// e = e - mean(e, axis=0), nested: each mean feeds the next level's mean and the fused
+// expression above. The planner decides consumers before their inputs, so every inner
+// mean is computed once (before: none was cached and each was recomputed per path,
+// 2^depth), and its node visits grow with the nodes, not the paths.
+TEST(Reduce, NestedSharedReductionsAreComputedOnceInLinearPlanning) {
+  Context ctx(2);
+  ReduceOptions ax0;
+  ax0.axis = std::vector<int>{0};
+  int64_t visits_at[2] = {0, 0};
+  for (int k = 0; k < 2; ++k) {
+    const int depth = k ? 40 : 20;
+    Array e = arange(0, 12, 1, DType::F64, {3, 4});
+    for (int i = 0; i < depth; ++i) e = e - mean(e, ax0);
+    std::vector<double> out(12);
+    Stats st = e.to_buffer(out.data(), &ctx);
+    EXPECT_EQ(st.cache_misses, depth - 1);
+    for (size_t i = 0; i < out.size(); ++i)  // centred columns (rows 4 apart); centring again keeps them
+      EXPECT_NEAR(out[i], 4.0 * (static_cast<double>(i / 4) - 1), 1e-12);
+    visits_at[k] = st.plan_visits;
+    EXPECT_LE(st.plan_visits, 8 * (1 + 2 * depth));
+  }
+  EXPECT_LE(visits_at[1], 5 * visits_at[0] / 2);
+}
+

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_set>
 
 #include "exec/scratch.hpp"
 #include "exec/thread_state.hpp"
@@ -20,16 +21,23 @@ Shape taken_shape(const Shape& in, size_t axis, size_t naxes, const Shape& index
 
 // The storage block length along `axis` of the stored inputs reached through elementwise
 // nodes (the smallest, if several), 0 if there is none.
-int64_t block_length(const Node& n, size_t axis) {
-  Shape b = n.storage_blocks();
-  if (!b.empty()) return b[axis];
+int64_t block_length(const Node& root, size_t axis) {
   int64_t best = 0;
-  if (n.is_elementwise())
-    for (auto& in : n.inputs())
-      if (in->shape() == n.shape()) {
-        const int64_t l = block_length(*in, axis);
-        if (l > 0) best = best ? std::min(best, l) : l;
-      }
+  std::unordered_set<const Node*> visited;  // each shared subexpression once
+  std::vector<const Node*> todo{&root};
+  while (!todo.empty()) {
+    const Node& n = *todo.back();
+    todo.pop_back();
+    if (!visited.insert(&n).second) continue;
+    Shape b = n.storage_blocks();
+    if (!b.empty()) {
+      if (b[axis] > 0) best = best ? std::min(best, b[axis]) : b[axis];
+      continue;
+    }
+    if (n.is_elementwise())
+      for (auto& in : n.inputs())
+        if (in->shape() == n.shape()) todo.push_back(in.get());
+  }
   return best;
 }
 }  // namespace
@@ -45,6 +53,7 @@ TakeNode::TakeNode(NodePtr input, size_t axis, std::vector<std::shared_ptr<const
     cell_.push_back(c > 0 ? c : naxes_ == 1 ? 4096 : 64);
   }
   if (naxes_ == 1) block_ = block_length(*inputs()[0], axis_);
+  preferred_ = compute_preferred_chunks();
 }
 
 std::string TakeNode::describe() const {
@@ -52,7 +61,7 @@ std::string TakeNode::describe() const {
          shape_str(index_shape_) + " -> " + shape_str(shape());
 }
 
-Shape TakeNode::preferred_chunks() const {
+Shape TakeNode::compute_preferred_chunks() const {
   const Shape c = preferred_chunks_of(inputs()[0]);
   if (c.empty()) return {};
   Shape out(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(axis_));

@@ -26,9 +26,10 @@ class TakeNode : public Node {
   std::vector<Region> input_regions(const Region& region) const override;
   // The input's preferred chunks on the untaken axes and about one chunk's length of
   // index cells, so the box a group pulls stays about a chunk.
-  Shape preferred_chunks() const override;
+  Shape preferred_chunks() const override { return preferred_; }
 
  private:
+  Shape compute_preferred_chunks() const;
   // Index tuples the region selects (naxes values per cell), in the region's C order.
   std::vector<int64_t> selected(const Region& region) const;
   Region input_box(const Region& region, const int64_t* lo, const int64_t* hi) const;
@@ -37,6 +38,7 @@ class TakeNode : public Node {
   Shape index_shape_;
   Shape cell_;  // per taken axis: the input's storage chunk length (grouping unit)
   int64_t block_ = 0;  // one taken axis: the input's storage block length (0: unknown)
+  Shape preferred_;    // looked up once: lookups recurse into the input's
 };
 
 }  // namespace b2lazy

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <mutex>
 
 #include "b2lazy/context.hpp"
@@ -122,23 +123,33 @@ size_t budget(const ThreadState& ts, int divisor) {
 
 void KeepNode::fill(const Region& region, void* out, ThreadState& ts) const { inputs()[0]->pull(region, out, ts); }
 
-int64_t storage_alignment(const Node& n, size_t axis) {
+namespace {
+// Memoised per (node, axis): a shared subexpression is looked at once, not once per path.
+int64_t alignment_of(const Node& n, size_t axis, std::map<std::pair<const Node*, size_t>, int64_t>& memo) {
   if (const ChunkGrid* g = n.storage_grid()) return g->chunks()[axis];
-  if (dynamic_cast<const KeepNode*>(&n)) return storage_alignment(*n.inputs()[0], axis);
   if (auto* m = dynamic_cast<const MatmulNode*>(&n)) return m->alignment(axis);
-  if (auto* p = dynamic_cast<const PermuteNode*>(&n))
-    return storage_alignment(*n.inputs()[0], static_cast<size_t>(p->perm()[axis]));
-  if (auto* r = dynamic_cast<const ReduceNode*>(&n)) {
+  auto [it, fresh] = memo.try_emplace({&n, axis}, 0);
+  if (!fresh) return it->second;
+  int64_t a = 0;
+  if (dynamic_cast<const KeepNode*>(&n)) {
+    a = alignment_of(*n.inputs()[0], axis, memo);
+  } else if (auto* p = dynamic_cast<const PermuteNode*>(&n)) {
+    a = alignment_of(*n.inputs()[0], static_cast<size_t>(p->perm()[axis]), memo);
+  } else if (auto* r = dynamic_cast<const ReduceNode*>(&n)) {
     int d = r->input_axis(axis);
-    return d < 0 ? 0 : storage_alignment(*n.inputs()[0], static_cast<size_t>(d));
-  }
-  if (n.is_elementwise()) {  // the largest alignment among same-shaped inputs
-    int64_t best = 0;
+    a = d < 0 ? 0 : alignment_of(*n.inputs()[0], static_cast<size_t>(d), memo);
+  } else if (n.is_elementwise()) {  // the largest alignment among same-shaped inputs
     for (auto& in : n.inputs())
-      if (in->shape() == n.shape()) best = std::max(best, storage_alignment(*in, axis));
-    return best;
+      if (in->shape() == n.shape()) a = std::max(a, alignment_of(*in, axis, memo));
   }
-  return 0;
+  memo[{&n, axis}] = a;
+  return a;
+}
+}  // namespace
+
+int64_t storage_alignment(const Node& n, size_t axis) {
+  std::map<std::pair<const Node*, size_t>, int64_t> memo;
+  return alignment_of(n, axis, memo);
 }
 
 struct MatmulNode::Geometry {
@@ -207,6 +218,10 @@ MatmulNode::MatmulNode(NodePtr a, NodePtr b, size_t nbatch, size_t nm, size_t nk
     k_align_ = al_a ? al_a : al_b;
     if (al_a && al_b && al_b > al_a && al_b % al_a == 0) k_align_ = al_b;
   }
+  align_.assign(ndim(), 0);
+  for (size_t axis = nbatch_; axis < ndim(); ++axis)
+    align_[axis] = axis < nbatch_ + nm_ ? storage_alignment(*inputs()[0], axis)
+                                        : storage_alignment(*inputs()[1], axis - nm_ + nk_);
 }
 
 std::string MatmulNode::describe() const {
@@ -219,11 +234,6 @@ std::string MatmulNode::describe() const {
   return s;
 }
 
-int64_t MatmulNode::alignment(size_t axis) const {
-  if (axis < nbatch_) return 0;
-  if (axis < nbatch_ + nm_) return storage_alignment(*inputs()[0], axis);
-  return storage_alignment(*inputs()[1], axis - nm_ + nk_);
-}
 
 Region MatmulNode::a_region(const Region& r, int64_t k0, int64_t k1) const {
   const Shape& as = inputs()[0]->shape();

@@ -27,7 +27,7 @@ class MatmulNode : public Node {
   Shape preferred_chunks() const override;
 
   // Storage-chunk length that pulls along output axis `axis` should align to (0: none).
-  int64_t alignment(size_t axis) const;
+  int64_t alignment(size_t axis) const { return align_[axis]; }
 
  private:
   struct Geometry;  // one output region's matrix sizes and batch mapping
@@ -44,6 +44,7 @@ class MatmulNode : public Node {
   int64_t k_align_ = 0;   // storage chunk length along the first K axis
   bool a_expensive_, b_expensive_;
   bool a_trans_ = false, b_trans_ = false;  // operand is a matrix transpose: pull below it
+  Shape align_;  // alignment() per output axis, looked up once (lookups recurse)
 };
 
 // An expensive operand of a contraction, passed through unchanged but cacheable: when

@@ -245,7 +245,7 @@ std::vector<Region> ReduceNode::input_regions(const Region& r) const { return {w
 
 // Split the widened region along reduced axes into slabs of about `slab_bytes`,
 // innermost reduced axes whole first, cut at storage-chunk boundaries when known.
-std::vector<Region> ReduceNode::slabs(const Region& in, size_t slab_bytes) const {
+ReduceNode::Slabs ReduceNode::slabs(const Region& in, size_t slab_bytes) const {
   const size_t n = in.ndim();
   const int64_t isz = static_cast<int64_t>(itemsize(inputs()[0]->dtype()));
   int64_t kept = 1;
@@ -271,26 +271,27 @@ std::vector<Region> ReduceNode::slabs(const Region& in, size_t slab_bytes) const
     piece[d] = std::min(p, in.count[d]);
     cut = true;
   }
-  std::vector<Region> out;
-  std::vector<int64_t> pos(n, 0);
-  while (true) {
-    Region s = in;
-    for (size_t d = 0; d < n; ++d) {
-      if (!reduced_[d]) continue;
-      s.start[d] = pos[d];
-      s.count[d] = std::min(piece[d], in.count[d] - pos[d]);
-    }
-    if (s.size() > 0 || out.empty()) out.push_back(s);
-    size_t d = n;
-    while (d-- > 0) {
-      if (!reduced_[d]) continue;
-      pos[d] += piece[d];
-      if (pos[d] < in.count[d]) break;
-      pos[d] = 0;
-    }
-    if (d == static_cast<size_t>(-1)) break;
+  return Slabs(in, std::move(piece), reduced_);
+}
+
+ReduceNode::Slabs::Slabs(Region in, Shape piece, const std::vector<bool>& reduced)
+    : in_(std::move(in)), piece_(std::move(piece)), npieces_(in_.ndim(), 1) {
+  for (size_t d = 0; d < in_.ndim(); ++d)
+    if (reduced[d] && in_.count[d] > 0) npieces_[d] = (in_.count[d] + piece_[d] - 1) / piece_[d];
+  count_ = prod(npieces_);
+}
+
+// Slab i in C order over the pieces of the reduced axes (the order they are folded in).
+Region ReduceNode::Slabs::at(int64_t i) const {
+  Region s = in_;
+  for (size_t d = in_.ndim(); d-- > 0;) {
+    if (npieces_[d] == 1 && piece_[d] == in_.count[d]) continue;  // whole axis (kept ones too)
+    const int64_t k = i % npieces_[d];
+    i /= npieces_[d];
+    s.start[d] = k * piece_[d];
+    s.count[d] = std::min(piece_[d], in_.count[d] - k * piece_[d]);
   }
-  return out;
+  return s;
 }
 
 // When even the thinnest slab of `region` (one storage chunk deep along the reduced
@@ -345,7 +346,8 @@ void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
     slab_bytes = std::min(slab_bytes, std::max<size_t>(size_t(256) << 10, ts.eval->max_memory / 16 /
                                                                            std::max(1, ts.eval->nworkers())));
   if (split_kept(region, out, ts, slab_bytes)) return;
-  std::vector<Region> parts = in.size() ? slabs(in, slab_bytes) : std::vector<Region>{};
+  const Slabs parts = slabs(in, slab_bytes);  // one at a time: never listed (a huge input has many)
+  const int64_t nparts = in.size() ? parts.size() : 0;
   Shape rst(input.ndim(), 0);
   {
     int64_t s = 1;
@@ -376,16 +378,16 @@ void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
       f.consume(x, slab, reduced_);
     };
     Folder<A> main(r_, nout, rst);
-    const bool fork = ts.can_fork && ts.eval && parts.size() > 1 && ts.eval->nworkers() > 1;
+    const bool fork = ts.can_fork && ts.eval && nparts > 1 && ts.eval->nworkers() > 1;
     if (!fork) {
-      for (auto& s : parts) consume(main, s, ts);
+      for (int64_t i = 0; i < nparts; ++i) consume(main, parts.at(i), ts);
     } else {  // spread the slabs over the workers, then merge their partial results
       EvalState& ev = *ts.eval;
-      const int nw = static_cast<int>(std::min<size_t>(parts.size(), ev.nworkers()));
+      const int nw = static_cast<int>(std::min<int64_t>(nparts, ev.nworkers()));
       std::vector<std::unique_ptr<Folder<A>>> partial(nw);
-      ev.parallel_for(static_cast<int64_t>(parts.size()), [&](int64_t i, int w, ThreadState& wts) {
+      ev.parallel_for(nparts, [&](int64_t i, int w, ThreadState& wts) {
         if (!partial[w]) partial[w] = std::make_unique<Folder<A>>(r_, nout, rst);
-        consume(*partial[w], parts[static_cast<size_t>(i)], wts);
+        consume(*partial[w], parts.at(i), wts);
       });
       for (auto& p : partial)
         if (p) main.merge(*p);

@@ -31,7 +31,20 @@ class ReduceNode : public Node {
 
  private:
   Region widen(const Region& out) const;
-  std::vector<Region> slabs(const Region& in, size_t slab_bytes) const;
+  // The slabs a widened input region is folded in, by index: a huge input has too many
+  // to list before the work starts.
+  class Slabs {
+   public:
+    Slabs(Region in, Shape piece, const std::vector<bool>& reduced);
+    int64_t size() const { return count_; }
+    Region at(int64_t i) const;
+
+   private:
+    Region in_;
+    Shape piece_, npieces_;  // slab extent and number of slabs per axis
+    int64_t count_;
+  };
+  Slabs slabs(const Region& in, size_t slab_bytes) const;
   bool split_kept(const Region& region, void* out, ThreadState& ts, size_t slab_bytes) const;
   Reduction r_;
   std::vector<bool> reduced_;

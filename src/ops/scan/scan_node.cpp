@@ -57,9 +57,8 @@ void fold_axis(ScanOp op, const A* x, const Split& s, A* carry) {
     }
 }
 
-int64_t segment_length(const NodePtr& input, int axis) {
+int64_t segment_length(const NodePtr& input, int axis, const Shape& pc) {
   int64_t n = input->shape()[static_cast<size_t>(axis)];
-  Shape pc = preferred_chunks_of(input);
   if (!pc.empty()) return pc[static_cast<size_t>(axis)];
   // Otherwise about 64 segments: totals stay small and a region's prefix is cheap.
   return std::max<int64_t>(1, (n + 63) / 64);
@@ -129,16 +128,15 @@ DType scan_accumulator(DType out) {
 }  // namespace
 
 ScanNode::ScanNode(NodePtr input, int axis, ScanOp op, DType out, bool include_initial)
-    : Node(out, with_axis(input->shape(), axis, input->shape()[static_cast<size_t>(axis)] + (include_initial ? 1 : 0)),
-           {input, std::make_shared<SegmentTotals>(input, axis, segment_length(input, axis), op, scan_accumulator(out))}),
-      axis_(axis), op_(op), acc_(scan_accumulator(out)), include_initial_(include_initial),
-      seg_(segment_length(input, axis)) {}
+    : ScanNode(input, axis, op, out, include_initial, preferred_chunks_of(input)) {}
 
-Shape ScanNode::preferred_chunks() const {
-  Shape c = preferred_chunks_of(inputs()[0]);
-  if (c.empty()) return c;
-  c[static_cast<size_t>(axis_)] = seg_;
-  return c;
+ScanNode::ScanNode(NodePtr input, int axis, ScanOp op, DType out, bool include_initial, Shape input_chunks)
+    : Node(out, with_axis(input->shape(), axis, input->shape()[static_cast<size_t>(axis)] + (include_initial ? 1 : 0)),
+           {input, std::make_shared<SegmentTotals>(input, axis, segment_length(input, axis, input_chunks), op,
+                                                   scan_accumulator(out))}),
+      axis_(axis), op_(op), acc_(scan_accumulator(out)), include_initial_(include_initial),
+      seg_(segment_length(input, axis, input_chunks)), preferred_(std::move(input_chunks)) {
+  if (!preferred_.empty()) preferred_[static_cast<size_t>(axis_)] = seg_;
 }
 
 std::string ScanNode::describe() const {

@@ -36,9 +36,11 @@ class ScanNode : public Node {
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
   bool cacheable() const override { return true; }
-  Shape preferred_chunks() const override;
+  Shape preferred_chunks() const override { return preferred_; }
 
  private:
+  // `input_chunks`: preferred_chunks_of(input), looked up once.
+  ScanNode(NodePtr input, int axis, ScanOp op, DType out, bool include_initial, Shape input_chunks);
   // For output indices [lo, hi) along the axis: input elements [e0, e1) to scan, after a
   // carry over [0, e0) made of totals [0, s) and input [s*seg, e0).
   struct Plan {
@@ -50,6 +52,7 @@ class ScanNode : public Node {
   DType acc_;
   bool include_initial_;
   int64_t seg_;
+  Shape preferred_;  // the input's preferred chunks with segments along the axis
 };
 
 }  // namespace b2lazy

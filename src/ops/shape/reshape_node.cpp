@@ -76,13 +76,14 @@ std::pair<int64_t, int64_t> flat_bounds(const Region& r, const Shape& cs) {
 ReshapeNode::ReshapeNode(NodePtr input, Shape shape) : Node(input->dtype(), std::move(shape), {input}) {
   cstrides_.assign(ndim(), 1);
   for (size_t d = ndim(); d-- > 1;) cstrides_[d - 1] = cstrides_[d] * this->shape()[d];
+  preferred_ = compute_preferred_chunks();
 }
 
 std::string ReshapeNode::describe() const {
   return "reshape " + shape_str(inputs()[0]->shape()) + " -> " + shape_str(shape());
 }
 
-Shape ReshapeNode::preferred_chunks() const {
+Shape ReshapeNode::compute_preferred_chunks() const {
   const Shape& s = inputs()[0]->shape();
   Shape c = preferred_chunks_of(inputs()[0]);
   if (c.empty() || s.empty() || ndim() == 0) return {};

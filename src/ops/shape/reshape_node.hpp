@@ -16,12 +16,14 @@ class ReshapeNode : public Node {
   std::vector<Region> input_regions(const Region& region) const override;
   // Output chunks that are flat ranges over whole rows of the input's storage chunks,
   // so each input chunk is read once.
-  Shape preferred_chunks() const override;
+  Shape preferred_chunks() const override { return preferred_; }
 
  private:
+  Shape compute_preferred_chunks() const;
   void fill_rec(const Region& region, char* out, ThreadState& ts) const;
   std::optional<Box> rows_around(int64_t lo, int64_t hi) const;
   Shape cstrides_;  // C-order strides of the output shape, in elements
+  Shape preferred_;  // looked up once: lookups recurse into the input's
 };
 
 // The boxes, in C order, whose concatenation is the flat range [begin, end) of `shape`
