@@ -112,6 +112,15 @@ void remove_stale_temporaries(const Parts& parts, const std::string& stem) {
 }
 
 bool unsupported(int err) { return err == EINVAL || err == ENOSYS || err == ENOTSUP; }
+
+// renameat2(2), or the failure of a filesystem without its flags when `flags_allowed` is false.
+int rename2(const std::string& from, const std::string& to, unsigned flags, bool flags_allowed) {
+  if (!flags_allowed) {
+    errno = EINVAL;
+    return -1;
+  }
+  return ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), flags);
+}
 }  // namespace
 
 std::string strip_trailing_slashes(const std::string& path) {
@@ -183,7 +192,7 @@ OutputTemp::~OutputTemp() {
   fs::remove_all(dir_, ec);
 }
 
-void OutputTemp::commit() {
+void OutputTemp::commit(bool exchange) {
   auto fail = [this](int err) {
     refuse(final_, std::string("cannot move the result into place (") + std::strerror(err) + ")");
   };
@@ -191,17 +200,17 @@ void OutputTemp::commit() {
     const bool retry = attempt < 4;
     const OutputKind kind = classify_output(final_);  // what is there may have changed since the start
     if (kind == OutputKind::Nothing) {
-      if (::renameat2(AT_FDCWD, array_.c_str(), AT_FDCWD, final_.c_str(), RENAME_NOREPLACE) == 0) break;
+      if (rename2(array_, final_, RENAME_NOREPLACE, exchange) == 0) break;
       if (unsupported(errno) && ::rename(array_.c_str(), final_.c_str()) == 0) break;
       if ((errno == EEXIST || errno == ENOTEMPTY) && retry) continue;  // something appeared: look again
       fail(errno);
     }
     // The exchange keeps the path always holding a complete array, and what it took out
     // can be checked before it is removed.
-    if (::renameat2(AT_FDCWD, array_.c_str(), AT_FDCWD, final_.c_str(), RENAME_EXCHANGE) == 0) {
+    if (rename2(array_, final_, RENAME_EXCHANGE, exchange) == 0) {
       const There old = what_is_there(array_);
       if (old != There::B2ndFile && old != There::B2ndDirectory) {
-        ::renameat2(AT_FDCWD, array_.c_str(), AT_FDCWD, final_.c_str(), RENAME_EXCHANGE);
+        rename2(array_, final_, RENAME_EXCHANGE, true);
         refuse(final_, "something that is not a b2nd array was put there during the evaluation; it is left as is");
       }
       remove_array(array_);

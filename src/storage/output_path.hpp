@@ -33,8 +33,9 @@ class OutputTemp {
   // Moves the complete array into place. What is at the final path is checked again and
   // replaced only if it is a b2nd array: by an exchange of the two names (or rename(2)
   // into a free name), after which the old array is removed. The old array is never
-  // removed before the new one is in place.
-  void commit();
+  // removed before the new one is in place. `exchange` false takes the way of filesystems
+  // without renameat2's flags (for tests).
+  void commit(bool exchange = true);
 
  private:
   std::string final_, dir_, array_;

@@ -182,3 +182,40 @@ TEST(OutputPath, FileModifiedInPlaceIsAnError) {
   }
   fs::remove_all(d);
 }
+
+// The ways commit() takes, with and without renameat2's exchange: the result is in place,
+// the old array gone, nothing else left; something else put at the path meanwhile is kept.
+TEST(OutputPath, CommitReplacesOnlyB2ndArrays) {
+  fs::path d = temp_dir("commit");
+  const fs::path target = d / "out";
+  for (bool exchange : {true, false}) {
+    for (const char* old_form : {"none", "file", "dir"}) {
+      for (bool new_file : {true, false}) {
+        fs::remove_all(target);
+        if (std::string(old_form) != "none") write(arange(0, 10, 1, DType::F64), target, std::string(old_form) == "file");
+        write(arange(0, 10, 1, DType::F64) * 5, d / "new", new_file);
+        {
+          OutputTemp t(target.string());
+          fs::rename(d / "new", t.array_path());
+          t.commit(exchange);
+        }
+        SCOPED_TRACE(std::string(old_form) + (new_file ? " <- file" : " <- dir") + (exchange ? "" : ", no exchange"));
+        EXPECT_EQ(fs::is_directory(target), !new_file);
+        EXPECT_EQ(open(target.string()).to_vector()[9], 45.0);
+        EXPECT_EQ(names_in(d), std::set<std::string>{"out"});
+      }
+    }
+    // A text file put at the path during the evaluation is refused and kept.
+    fs::remove_all(target);
+    write(arange(0, 10, 1, DType::F64), d / "new");
+    {
+      OutputTemp t(target.string());
+      fs::rename(d / "new", t.array_path());
+      write_text(target, "notes");
+      EXPECT_THROW(t.commit(exchange), IOError);
+    }
+    EXPECT_EQ(read_text(target), "notes");
+    EXPECT_EQ(names_in(d), std::set<std::string>{"out"});
+  }
+  fs::remove_all(d);
+}
