@@ -522,3 +522,22 @@ def test_live_writers_temporary_is_left_alone(tmp_path):
         p.wait()
         p.stdout.close()
         p.stderr.close()
+
+
+def test_fifo_is_refused_without_waiting(tmp_path):
+    """Opening a FIFO for reading waits for a writer; neither open() nor compute() may."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    code = f"""
+        import b2lazy, numpy as np
+        for call in (lambda: b2lazy.open({str(fifo)!r}),
+                     lambda: b2lazy.asarray(np.ones(3)).compute(urlpath={str(fifo)!r})):
+            try:
+                call()
+            except OSError as e:
+                print("OSError:", e)
+    """
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("OSError:") == 2 and "special file" in r.stdout, r.stdout
+    assert os.listdir(tmp_path) == ["fifo"]
