@@ -219,3 +219,23 @@ TEST(OutputPath, CommitReplacesOnlyB2ndArrays) {
   }
   fs::remove_all(d);
 }
+
+// Failed opens through the pinned backend free what they allocated (LeakSanitizer in CI),
+// and close their descriptors.
+TEST(OutputPath, FailedOpensReleaseEverything) {
+  fs::path d = temp_dir("failedopen");
+  write(arange(0, 1000, 1, DType::F64), d / "good.b2nd");
+  const std::string good = read_text(d / "good.b2nd");
+  write_text(d / "empty", "");
+  write_text(d / "text", std::string(500, 'x'));
+  write_text(d / "half.b2nd", good.substr(0, good.size() / 2));
+  write_text(d / "head.b2nd", good.substr(0, 40));
+  fs::create_directory(d / "dir");
+  write_text(d / "dir" / "chunks.b2frame", good.substr(0, good.size() / 2));
+  const auto fds = [] { return std::distance(fs::directory_iterator("/proc/self/fd"), fs::directory_iterator{}); };
+  const auto before = fds();
+  for (const char* name : {"empty", "text", "half.b2nd", "head.b2nd", "dir"})
+    EXPECT_THROW(open((d / name).string()), IOError) << name;
+  EXPECT_EQ(fds(), before);
+  fs::remove_all(d);
+}
