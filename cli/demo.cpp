@@ -65,7 +65,10 @@ int cmd_demo(const std::vector<std::string>& argv) {
   Args args(argv, {"--n", "--dir", "--threads"}, {"--keep", "--progress", "--no-progress"});
   if (!args.positional().empty()) throw UsageError("demo takes no arguments besides options");
   const int64_t n = args.integer("--n", 64, 65536).value_or(4096);
-  Context ctx(static_cast<int>(args.integer("--threads", 1, 1024).value_or(0)));
+  Context ctx(static_cast<int>(args.integer("--threads", 1, kMaxThreads).value_or(0)));
+  // Signals stop the demo as they stop eval; declared before the cleanup below, so that
+  // the generated files are gone before SIGTERM or SIGHUP is raised again.
+  InterruptScope interrupt({SIGINT, SIGTERM, SIGHUP});
   std::string dir;
   bool made = false;
   if (auto d = args.value("--dir")) {
@@ -107,7 +110,6 @@ int cmd_demo(const std::vector<std::string>& argv) {
   const std::vector<std::string> exprs = {"matmul(a, b) + b", "matmul(sum(a3, axis=1), b)", "sum(a) + a",
                                           "cumsum(a)", "(sin(a) + b)" + rows + "[:, ::2]", "a[a > 0.99]"};
   std::printf("%-44s %8s %12s %17s\n", "expression", "time s", "peak memory", "NumPy would hold");
-  InterruptGuard guard;
   for (size_t i = 0; i < exprs.size(); ++i) {
     reset_peak_rss();
     const size_t base = rss_bytes();
@@ -115,7 +117,6 @@ int cmd_demo(const std::vector<std::string>& argv) {
     Array e = evaluate(exprs[i], ops, &ctx);  // a mask's counting pass runs here
     ComputeOptions o;
     o.urlpath = dir + "/result" + std::to_string(i) + ".b2nd";
-    o.cancel = guard.flag();
     ProgressBar bar("  " + std::to_string(i + 1) + "/" + std::to_string(exprs.size()));
     if (show) o.progress = [&bar](int64_t d, int64_t tot) { bar.update(d, tot); };
     e.compute(o, &ctx);

@@ -58,7 +58,11 @@ int cmd_eval(const std::vector<std::string>& argv) {
   if (!out) throw UsageError("eval needs an output file: -o OUT.b2nd");
   const std::string expr = pos[0];
   auto ops = as_usage([&] { return open_operands(pos, expr); });
-  Context ctx(static_cast<int>(args.integer("--threads", 1, 1024).value_or(0)));
+  Context ctx(static_cast<int>(args.integer("--threads", 1, kMaxThreads).value_or(0)));
+  // Ctrl-C, SIGTERM and SIGHUP stop the evaluation (a mask's counting pass in evaluate()
+  // too) and remove the partial output; SIGTERM and SIGHUP then end the process by that
+  // signal, SIGINT exits with status 130 (main).
+  InterruptScope interrupt({SIGINT, SIGTERM, SIGHUP});
   Array a = as_usage([&] { return evaluate(expr, ops, &ctx); });
 
   ComputeOptions o;
@@ -72,8 +76,6 @@ int cmd_eval(const std::vector<std::string>& argv) {
   const bool show = args.flag("--progress") || (!args.flag("--no-progress") && isatty(2));
   ProgressBar bar("eval");
   if (show) o.progress = [&bar](int64_t done, int64_t total) { bar.update(done, total); };
-  InterruptGuard guard;
-  o.cancel = guard.flag();
   const auto t0 = std::chrono::steady_clock::now();
   Array r;
   try {

@@ -1,27 +1,8 @@
 #include "progress.hpp"
 
-#include <csignal>
 #include <cstdio>
 
 namespace b2lazy::cli {
-
-namespace {
-std::atomic<bool> interrupted{false};
-struct sigaction previous;
-extern "C" void on_sigint(int) { interrupted.store(true); }
-}  // namespace
-
-InterruptGuard::InterruptGuard() {
-  interrupted.store(false);
-  struct sigaction sa {};
-  sa.sa_handler = on_sigint;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &previous);
-}
-
-InterruptGuard::~InterruptGuard() { sigaction(SIGINT, &previous, nullptr); }
-
-const std::atomic<bool>* InterruptGuard::flag() const { return &interrupted; }
 
 void ProgressBar::update(int64_t done, int64_t total) {
   const auto now = std::chrono::steady_clock::now();

@@ -1,20 +1,10 @@
-// Progress on stderr and Ctrl-C for long evaluations.
+// Progress on stderr for long evaluations.
 #pragma once
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
 
 namespace b2lazy::cli {
-
-// While alive, SIGINT (Ctrl-C) sets flag() instead of killing the process; the engine
-// checks it before each output chunk and stops (no output file is left).
-class InterruptGuard {
- public:
-  InterruptGuard();
-  ~InterruptGuard();
-  const std::atomic<bool>* flag() const;
-};
 
 // A one-line bar redrawn on stderr at most 10 times a second.
 class ProgressBar {

@@ -77,6 +77,7 @@ class Array {
   // Evaluate into a compressed b2nd array (in memory or on disk).
   Array compute(const ComputeOptions& opts = {}, Context* ctx = nullptr) const;
   // Evaluate into a dense C-order buffer of size() * itemsize(dtype()) bytes.
+  Stats to_buffer(void* out, const EvalOptions& opts, Context* ctx = nullptr) const;
   Stats to_buffer(void* out, Context* ctx = nullptr, size_t max_memory = size_t(1) << 30) const;
   std::vector<double> to_vector(Context* ctx = nullptr) const;  // convenience, casts to double
   // Counters of the evaluation that produced this array (compute() results only).

@@ -7,6 +7,7 @@
 #include "b2lazy/dtype.hpp"
 #include "b2lazy/error.hpp"
 #include "b2lazy/expr.hpp"
+#include "b2lazy/interrupt.hpp"
 #include "b2lazy/node.hpp"
 #include "b2lazy/ops.hpp"
 #include "b2lazy/stats.hpp"

@@ -13,10 +13,15 @@ namespace b2lazy {
 
 class ThreadPool;
 
+// The most worker threads a context may have (the command's --threads, Python's nthreads).
+inline constexpr int kMaxThreads = 1024;
+
 // A context owns the worker threads. No global state: two contexts never share threads.
 class Context {
  public:
-  explicit Context(int nthreads = 0);  // 0 = all cores
+  // nthreads: 0 = all cores, else 1..kMaxThreads (ValueError otherwise). Throws Error,
+  // naming the count and the reason, when the threads cannot be created.
+  explicit Context(int nthreads = 0);
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -34,17 +39,23 @@ struct CParams {
   std::string filter = "shuffle";  // nofilter, shuffle, bitshuffle
 };
 
-struct ComputeOptions {
+// What every evaluation takes (compute(), to_buffer()).
+struct EvalOptions {
+  size_t max_memory = size_t(1) << 30;  // budget for chunks, caches and panels
+  // Called after each finished output chunk with (done, total).
+  std::function<void(int64_t, int64_t)> progress;
+  // Checked, like the process-wide interrupt flag (b2lazy/interrupt.hpp), before each
+  // output chunk, each task of a node's own parallel work and each pull: once true, the
+  // evaluation stops (each worker within its current unit of work), removes the partial
+  // output and throws Cancelled.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct ComputeOptions : EvalOptions {
   std::string urlpath;  // empty: in memory; "x.b2nd": contiguous file; otherwise a directory
   std::optional<bool> contiguous;  // default: true unless urlpath names a directory
   Shape chunks, blocks;            // empty: chosen by the planner
   CParams cparams;
-  size_t max_memory = size_t(1) << 30;  // budget for chunks, caches and panels
-  // Called after each finished output chunk with (done, total).
-  std::function<void(int64_t, int64_t)> progress;
-  // Checked before each output chunk: once true, compute() stops (each worker after its
-  // current chunk), removes the partial output and throws Cancelled.
-  const std::atomic<bool>* cancel = nullptr;
 };
 
 }  // namespace b2lazy

@@ -20,7 +20,8 @@ struct TypeError : Error {
 struct IndexError : Error {
   using Error::Error;
 };
-// An evaluation stopped through ComputeOptions::cancel (Ctrl-C); no output file is left.
+// An evaluation stopped by EvalOptions::cancel or a signal (b2lazy/interrupt.hpp); its
+// partial output is gone.
 struct Cancelled : Error {
   using Error::Error;
 };

@@ -3,6 +3,7 @@ chunk at a time by a C++ engine. This package is a thin layer over that engine."
 
 from __future__ import annotations
 
+import atexit
 import builtins as _builtins
 import os
 import threading
@@ -21,11 +22,19 @@ _contexts: dict[int, _core.Context] = {}
 _contexts_lock = threading.Lock()
 
 
+_MAX_THREADS = 1024  # as the command's --threads
+
+
 def _context(nthreads):
     """One engine context (thread pool) per thread count, created on first use."""
-    n = int(nthreads or os.cpu_count() or 1)
-    if n < 1:
-        raise ValueError(f"nthreads must be positive, got {nthreads}")
+    if nthreads is None:
+        n = os.cpu_count() or 1
+    elif isinstance(nthreads, (bool, np.bool_)) or not isinstance(nthreads, (int, np.integer)):
+        raise TypeError(f"nthreads must be an int or None, got {type(nthreads).__name__} {nthreads!r}")
+    elif not 1 <= nthreads <= _MAX_THREADS:
+        raise ValueError(f"nthreads must be in 1..{_MAX_THREADS}, got {nthreads}")
+    else:
+        n = int(nthreads)
     with _contexts_lock:
         ctx = _contexts.get(n)
         if ctx is None:
@@ -40,6 +49,31 @@ def _unwrap(x):
     if isinstance(x, (bool, int, float)):
         return x
     return asarray(x)._a
+
+
+def _progress_callback(progress, fn):
+    """(tqdm bar or None, callable or None) for a progress argument."""
+    if progress is True:
+        from tqdm import tqdm
+        bar = tqdm(total=0, unit="chunk", desc="b2lazy", leave=False)
+
+        def callback(done, total):
+            if bar.total != total:
+                bar.total = total
+            bar.update(done - bar.n)
+        return bar, callback
+    if progress is None or progress is False:
+        return None, None
+    if not callable(progress):
+        raise TypeError(f"{fn}: progress must be True, False, None or a callable, got {progress!r}")
+    return None, progress
+
+
+@atexit.register
+def _cancel_at_exit():
+    """Evaluations still running on daemon threads when the interpreter exits are stopped,
+    and their partial outputs removed, before the process goes."""
+    _core.cancel_at_exit(30.0)
 
 
 def _wrap(a, stats=None):
@@ -106,38 +140,31 @@ class Array:
         """Evaluate into a compressed b2nd array (on disk when `urlpath` is given).
 
         progress: True shows a tqdm bar; a callable gets (done, total) output chunks.
-        Ctrl-C stops the evaluation at the next chunk (KeyboardInterrupt) and leaves no
-        output file."""
-        import threading
+        Ctrl-C (SIGINT) or SIGTERM, on any thread, stops the evaluation within a unit of
+        work and leaves no output file (an existing one is unchanged); then Python's own
+        handler decides: KeyboardInterrupt by default, the exception of your handler, or
+        the end of the process for SIGTERM's default."""
         if urlpath is not None:
             urlpath = os.fspath(urlpath)
         codec, clevel, filt = _cparams_args(cparams)
-        bar, callback = None, progress
-        if progress is True:
-            from tqdm import tqdm
-            bar = tqdm(total=0, unit="chunk", desc="b2lazy", leave=False)
-
-            def callback(done, total):
-                if bar.total != total:
-                    bar.total = total
-                bar.update(done - bar.n)
-        elif progress is not None and progress is not False and not callable(progress):
-            raise TypeError(f"compute: progress must be True, False, None or a callable, got {progress!r}")
-        elif progress is False:
-            callback = None
-        # Only the main thread receives Ctrl-C; elsewhere the handler is left alone.
-        interruptible = threading.current_thread() is threading.main_thread()
+        bar, callback = _progress_callback(progress, "compute")
         try:
             r = _core.compute(self._a, urlpath, chunks, blocks, codec, clevel, filt,
-                              _context(nthreads), max_memory, contiguous, callback, interruptible)
+                              _context(nthreads), max_memory, contiguous, callback)
         finally:
             if bar is not None:
                 bar.close()
         return Array(r, r.stats())
 
-    def to_numpy(self, nthreads=None, max_memory=None):
-        """Evaluate straight into a NumPy array (no compression)."""
-        out, stats = _core.to_numpy(self._a, _context(nthreads), max_memory)
+    def to_numpy(self, nthreads=None, max_memory=None, progress=None):
+        """Evaluate straight into a NumPy array (no compression). progress and signals as
+        in compute()."""
+        bar, callback = _progress_callback(progress, "to_numpy")
+        try:
+            out, stats = _core.to_numpy(self._a, _context(nthreads), max_memory, callback)
+        finally:
+            if bar is not None:
+                bar.close()
         self.last_stats = stats
         return out
 

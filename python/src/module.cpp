@@ -1,5 +1,9 @@
 // The Python binding: a thin layer over the public C++ API (include/b2lazy).
-#include <csignal>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <optional>
+#include <thread>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -201,25 +205,86 @@ std::vector<IndexItem> parse_key(const nb::handle& key) {
   return items;
 }
 
-// While alive, SIGINT sets flag() instead of running Python's handler (which could not
-// run anyway while compute() holds the main thread without the GIL); restores it after.
-class SigintFlag {
- public:
-  SigintFlag() {
-    raised_.store(false);
-    struct sigaction sa {};
-    sa.sa_handler = [](int) { raised_.store(true); };
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &previous_);
-  }
-  ~SigintFlag() { sigaction(SIGINT, &previous_, nullptr); }
-  SigintFlag(const SigintFlag&) = delete;
-  const std::atomic<bool>* flag() const { return &raised_; }
+// Set by cancel_at_exit() on the thread that runs the atexit hooks: the interpreter is
+// finalizing, so another thread that ends an evaluation then must not take the GIL again
+// (Python 3.11 ends such a thread with pthread_exit, which cannot unwind through C++
+// frames); it waits for the process to end instead, as Python's own daemon threads do.
+std::atomic<bool> g_exiting{false};
+std::thread::id g_exiting_thread;  // written before g_exiting is set
+std::atomic<int> g_in_flight{0};   // interruptible() calls under way (or parked)
 
- private:
-  static inline std::atomic<bool> raised_{false};
-  struct sigaction previous_ {};
+void park_if_exiting() {
+  if (!g_exiting || std::this_thread::get_id() == g_exiting_thread) return;
+  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+// A Python progress callback for ComputeOptions::progress. An Exception it raises is
+// reported as unraisable (a broken callback must not stop the evaluation); a
+// KeyboardInterrupt or SystemExit (Python runs signal handlers inside the callback when it
+// runs on the main thread) stops the evaluation and is raised once it has unwound.
+struct Progress {
+  nb::object callback;
+  std::atomic<bool> stop{false};
+  std::optional<nb::python_error> raised;  // touched with the GIL held only
+
+  std::function<void(int64_t, int64_t)> function() {
+    if (callback.is_none()) return {};
+    return [this](int64_t done, int64_t total) {
+      nb::gil_scoped_acquire g;
+      try {
+        callback(done, total);
+      } catch (nb::python_error& e) {
+        if (e.matches(PyExc_Exception)) {
+          e.discard_as_unraisable("b2lazy progress callback");
+        } else if (!raised) {
+          raised.emplace(std::move(e));
+          stop = true;
+        }
+      }
+    };
+  }
 };
+
+// Runs `fn` (an evaluation) without the GIL inside an InterruptScope: SIGINT and SIGTERM
+// stop it on any thread, and Python's own handlers still see them (chained). After a stop,
+// Python decides what is raised: PyErr_CheckSignals() runs its handlers on the main
+// thread (KeyboardInterrupt by default, or the exception of the user's handler); if none
+// raises (another thread, or a handler that returns), KeyboardInterrupt. The scope ends
+// after `fn`'s partial output is gone; a SIGTERM with the default disposition then ends
+// the process.
+template <class F>
+auto interruptible(F&& fn, Progress* progress = nullptr) -> decltype(fn()) {
+  std::optional<decltype(fn())> result;
+  bool cancelled = false;
+  std::exception_ptr error;
+  {
+    ++g_in_flight;
+    nb::gil_scoped_release release;
+    park_if_exiting();
+    try {
+      InterruptScope scope;
+      result.emplace(fn());
+    } catch (const Cancelled&) {
+      cancelled = true;
+    } catch (...) {
+      error = std::current_exception();
+    }
+    park_if_exiting();
+    --g_in_flight;
+  }
+  if (progress && progress->raised) {  // the user's interrupt comes first
+    nb::python_error e = std::move(*progress->raised);
+    progress->raised.reset();
+    throw e;
+  }
+  if (error) std::rethrow_exception(error);
+  if (cancelled) {
+    if (PyErr_CheckSignals() != 0) throw nb::python_error();
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw nb::python_error();
+  }
+  return std::move(*result);
+}
 
 nb::dict stats_dict(const Stats& s) {
   nb::dict d, per;
@@ -281,7 +346,10 @@ NB_MODULE(_core, m) {
       .def_prop_ro("kind", [](const Array& a) { return a.node()->kind(); })
       .def("explain", [](const Array& a, Context* ctx) { return a.explain(ctx); }, nb::arg("ctx").none() = nb::none())
       .def("getitem", [](const Array& a, nb::handle key) { return a[parse_index(key)]; }, nb::arg("key").none())
-      .def("getitem_arrays", [](const Array& a, nb::handle key, Context* ctx) { return getitem(a, parse_key(key), ctx); },
+      .def("getitem_arrays", [](const Array& a, nb::handle key, Context* ctx) {
+             auto k = parse_key(key);
+             return interruptible([&] { return getitem(a, k, ctx); });  // a mask is counted now
+           },
            nb::arg("key").none(), nb::arg("ctx").none())
       .def("oindex", [](const Array& a, nb::handle key) { return oindex(a, parse_key(key)); }, nb::arg("key").none())
       .def("astype", [](const Array& a, nb::handle dt) { return a.astype(dtype_of(dt)); })
@@ -389,7 +457,8 @@ NB_MODULE(_core, m) {
     IndexArray v = int64_values(idx);
     return take_along_axis(x, v.values, v.shape, axis);
   }, nb::arg("x"), nb::arg("indices"), nb::arg("axis").none());
-  m.def("nonzero", [](const Array& x, Context* ctx) { return nonzero(x, ctx); }, nb::arg("x"), nb::arg("ctx").none());
+  m.def("nonzero", [](const Array& x, Context* ctx) { return interruptible([&] { return nonzero(x, ctx); }); },
+        nb::arg("x"), nb::arg("ctx").none());
   m.def("reshape", [](const Array& x, const std::vector<int64_t>& shape) { return reshape(x, shape); });
   m.def("expand_dims", [](const Array& x, int axis) { return expand_dims(x, axis); });
   m.def("squeeze", [](const Array& x, std::optional<std::vector<int>> axes) { return squeeze(x, axes); },
@@ -404,7 +473,9 @@ NB_MODULE(_core, m) {
   m.def("roll", [](const Array& x, const std::vector<int64_t>& shifts, std::optional<std::vector<int>> axes) {
     return roll(x, shifts, axes);
   }, nb::arg("x"), nb::arg("shifts"), nb::arg("axes").none());
-  m.def("mask_select", [](const Array& x, const Array& mask, Context* ctx) { return mask_select(x, mask, ctx); },
+  m.def("mask_select", [](const Array& x, const Array& mask, Context* ctx) {
+          return interruptible([&] { return mask_select(x, mask, ctx); });
+        },
         nb::arg("x"), nb::arg("mask"), nb::arg("ctx").none());
   m.def("matrix_transpose", [](const Array& x) { return matrix_transpose(x); });
 
@@ -416,7 +487,7 @@ NB_MODULE(_core, m) {
       else if (auto s = as_scalar(v)) ops.emplace(name, *s);
       else throw TypeError("evaluate: operand '" + name + "' is not an array or a number");
     }
-    return evaluate(expression, ops, ctx);
+    return interruptible([&] { return evaluate(expression, ops, ctx); });  // masks and index arrays are read now
   }, nb::arg("expression"), nb::arg("operands"), nb::arg("ctx").none());
   m.def("expression_names", [](const std::string& expression) { return expression_names(expression); });
   m.def("expression_functions", [] { return expression_functions(); });
@@ -433,17 +504,12 @@ NB_MODULE(_core, m) {
     o.chunks = to_shape(chunks);
     o.blocks = to_shape(blocks);
     o.cparams = CParams{codec, clevel, filter};
-    nb::gil_scoped_release r;
-    return Array(src.compute(o).node());
+    return interruptible([&] { return Array(src.compute(o).node()); });
   }, nb::arg("obj"), nb::arg("chunks").none(), nb::arg("blocks").none(), nb::arg("codec"), nb::arg("clevel"),
      nb::arg("filter"));
   m.def("from_cframe", [](nb::bytes b) { return from_cframe(b.c_str(), static_cast<int64_t>(b.size())); });
   m.def("to_cframe", [](const Array& a, Context* ctx) {
-    std::vector<uint8_t> frame;
-    {
-      nb::gil_scoped_release r;
-      frame = to_cframe(a, ctx);
-    }
+    std::vector<uint8_t> frame = interruptible([&] { return to_cframe(a, ctx); });
     return nb::bytes(reinterpret_cast<const char*>(frame.data()), frame.size());
   });
   m.def("full", [](nb::handle shape, nb::handle value, nb::handle dtype, nb::handle chunks) {
@@ -463,8 +529,7 @@ NB_MODULE(_core, m) {
 
   m.def("compute", [](const Array& a, std::optional<std::string> urlpath, nb::handle chunks, nb::handle blocks,
                       const std::string& codec, int clevel, const std::string& filter, Context* ctx,
-                      std::optional<int64_t> max_memory, std::optional<bool> contiguous, nb::object progress,
-                      bool interruptible) {
+                      std::optional<int64_t> max_memory, std::optional<bool> contiguous, nb::object progress) {
     ComputeOptions o;
     o.urlpath = urlpath.value_or("");
     o.chunks = to_shape(chunks);
@@ -472,37 +537,38 @@ NB_MODULE(_core, m) {
     o.cparams = CParams{codec, clevel, filter};
     o.contiguous = contiguous;
     if (max_memory) o.max_memory = static_cast<size_t>(*max_memory);
-    if (!progress.is_none()) {
-      o.progress = [progress](int64_t done, int64_t total) {
-        nb::gil_scoped_acquire g;
-        try {
-          progress(done, total);
-        } catch (nb::python_error& e) {  // a broken callback must not stop the evaluation
-          e.discard_as_unraisable("b2lazy progress callback");
-        }
-      };
-    }
-    std::optional<SigintFlag> sigint;
-    if (interruptible) {  // Ctrl-C while the GIL is released: stop at the next chunk
-      sigint.emplace();
-      o.cancel = sigint->flag();
-    }
-    nb::gil_scoped_release release;
-    return a.compute(o, ctx);  // Cancelled becomes KeyboardInterrupt
+    Progress p{progress};
+    o.progress = p.function();
+    o.cancel = &p.stop;
+    return interruptible([&] { return a.compute(o, ctx); }, &p);
   }, nb::arg("a"), nb::arg("urlpath").none(), nb::arg("chunks").none(), nb::arg("blocks").none(),
      nb::arg("codec"), nb::arg("clevel"), nb::arg("filter"), nb::arg("ctx"), nb::arg("max_memory").none(),
-     nb::arg("contiguous").none(), nb::arg("progress").none(), nb::arg("interruptible"));
-  m.def("to_numpy", [](const Array& a, Context* ctx, std::optional<int64_t> max_memory) {
+     nb::arg("contiguous").none(), nb::arg("progress").none());
+  m.def("to_numpy", [](const Array& a, Context* ctx, std::optional<int64_t> max_memory, nb::object progress) {
     nb::object np = nb::module_::import_("numpy");
     nb::object out = np.attr("empty")(shape_tuple(a.shape()), dtype_name(a.dtype()));
     auto buf = nb::cast<nb::ndarray<nb::device::cpu>>(out);
     void* data = buf.data();
-    size_t mm = max_memory ? static_cast<size_t>(*max_memory) : size_t(1) << 30;
-    Stats s;
-    {
-      nb::gil_scoped_release r;
-      s = a.to_buffer(data, ctx, mm);
-    }
+    EvalOptions o;
+    if (max_memory) o.max_memory = static_cast<size_t>(*max_memory);
+    Progress p{progress};
+    o.progress = p.function();
+    o.cancel = &p.stop;
+    Stats s = interruptible([&] { return a.to_buffer(data, o, ctx); }, &p);
     return nb::make_tuple(out, stats_dict(s));
-  }, nb::arg("a"), nb::arg("ctx"), nb::arg("max_memory").none());
+  }, nb::arg("a"), nb::arg("ctx"), nb::arg("max_memory").none(), nb::arg("progress").none());
+  // At interpreter exit (the package's atexit hook): stop the evaluations still running on
+  // daemon threads and wait for their partial outputs to be removed.
+  m.def("cancel_at_exit", [](double timeout_seconds) {
+    g_exiting_thread = std::this_thread::get_id();
+    g_exiting = true;
+    bool ended;
+    {
+      nb::gil_scoped_release release;
+      ended = cancel_evaluations(std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000)));
+    }
+    // A parked thread keeps its arrays: not leaks of the binding, so not reported as such.
+    if (g_in_flight > 0) nb::set_leak_warnings(false);
+    return ended;
+  });
 }

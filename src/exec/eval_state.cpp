@@ -5,6 +5,8 @@
 #include <mutex>
 
 #include "b2lazy/context.hpp"
+#include "b2lazy/error.hpp"
+#include "b2lazy/interrupt.hpp"
 #include "exec/thread_pool.hpp"
 #include "exec/thread_state.hpp"
 
@@ -31,6 +33,10 @@ ThreadState& EvalState::worker(int i) {
 
 int EvalState::nworkers() const { return static_cast<int>(workers_.size()); }
 
+void EvalState::check_cancel() const {
+  if (interrupted() || (cancel && cancel->load(std::memory_order_relaxed))) throw Cancelled("evaluation interrupted");
+}
+
 void EvalState::parallel_for(int64_t ntasks, const std::function<void(int64_t, int, ThreadState&)>& fn) {
   const int nw = static_cast<int>(std::min<int64_t>(nworkers(), ntasks));
   if (nw <= 0) return;
@@ -41,7 +47,10 @@ void EvalState::parallel_for(int64_t ntasks, const std::function<void(int64_t, i
   std::function<void(int)> work = [&](int w) {
     try {
       ThreadState& ts = worker(w);
-      for (int64_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < ntasks;) fn(i, w, ts);
+      for (int64_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < ntasks;) {
+        check_cancel();  // a node's own parallel work (slabs, panels) stops too
+        fn(i, w, ts);
+      }
     } catch (...) {
       std::lock_guard<std::mutex> g(mu);
       if (!error) error = std::current_exception();

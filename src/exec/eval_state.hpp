@@ -28,6 +28,9 @@ class EvalState {
   Context& ctx;
   size_t max_memory;
   const std::atomic<bool>* cancel = nullptr;  // ComputeOptions::cancel
+  // Throws Cancelled once `cancel` or the process-wide interrupt flag is set: called
+  // before every output chunk, parallel task and pull (two relaxed loads).
+  void check_cancel() const;
   ThreadState& main();           // the calling thread's state
   ThreadState& worker(int i);    // worker i's state
   int nworkers() const;

@@ -145,12 +145,9 @@ void run_pass(const NodePtr& root, const ChunkGrid& grid, const Target& target, 
               const std::function<void(int64_t, int64_t)>& progress) {
   const int64_t nchunks = root->size() == 0 ? 0 : grid.nchunks();
   const Program* bm = block_major_program(root, target.writer);
-  auto check_cancel = [&ev] {
-    if (ev.cancel && ev.cancel->load(std::memory_order_relaxed)) throw Cancelled("evaluation interrupted");
-  };
   if (nchunks <= 1) {  // on this thread, free to fork inside a node
     for (int64_t id = 0; id < nchunks; ++id) {
-      check_cancel();
+      ev.check_cancel();
       eval_chunk(root, grid, id, target, bm, ev.main());
       if (progress) progress(id + 1, nchunks);
     }
@@ -167,7 +164,7 @@ void run_pass(const NodePtr& root, const ChunkGrid& grid, const Target& target, 
   std::mutex mu;
   ev.parallel_for((nchunks + per_task - 1) / per_task, [&](int64_t task, int, ThreadState& ts) {
     for (int64_t id = task * per_task; id < std::min(nchunks, (task + 1) * per_task); ++id) {
-      check_cancel();
+      ev.check_cancel();
       eval_chunk(root, grid, id, target, bm, ts);
       if (progress) {  // counted under the lock, so the callback sees done rising
         std::lock_guard<std::mutex> g(mu);
@@ -178,15 +175,14 @@ void run_pass(const NodePtr& root, const ChunkGrid& grid, const Target& target, 
 }
 
 Stats execute(const NodePtr& root, const ChunkGrid& grid, const Target& target, Context& ctx,
-              size_t max_memory, const std::function<void(int64_t, int64_t)>& progress,
-              const std::atomic<bool>* cancel) {
+              const EvalOptions& opts) {
   auto t0 = std::chrono::steady_clock::now();
   Stats stats;
-  EvalState ev(ctx, max_memory);
-  ev.cancel = cancel;
+  EvalState ev(ctx, opts.max_memory);
+  ev.cancel = opts.cancel;
   materialize_reused(root, grid, ev);
   stats.block_major_path = block_major_program(root, target.writer) != nullptr;
-  run_pass(root, grid, target, ev, progress);
+  run_pass(root, grid, target, ev, opts.progress);
   stats.output_chunks = root->size() == 0 ? 0 : grid.nchunks();
   ev.collect(stats);
   if (target.writer) stats.bytes_written = target.writer->bytes_written();

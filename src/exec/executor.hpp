@@ -18,8 +18,7 @@ struct Target {
 };
 
 Stats execute(const NodePtr& root, const ChunkGrid& grid, const Target& target, Context& ctx,
-              size_t max_memory, const std::function<void(int64_t, int64_t)>& progress = {},
-              const std::atomic<bool>* cancel = nullptr);
+              const EvalOptions& opts);
 
 // One pass over the chunks of `grid` within an evaluation already under way (used for
 // the main pass and for materialising reused nodes). Small passes run on the calling

@@ -30,6 +30,7 @@ Region shifted(const Region& r, const Box& box) {
 }  // namespace
 
 void Node::pull(const Region& region, void* out, ThreadState& ts) const {
+  if (ts.eval) ts.eval->check_cancel();  // long work inside one chunk stops too
   if (const void* p = lent(this, region, ts)) {
     std::memcpy(out, p, static_cast<size_t>(region.size()) * itemsize(dtype()));
     return;

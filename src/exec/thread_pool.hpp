@@ -10,6 +10,7 @@ namespace b2lazy {
 
 class ThreadPool {
  public:
+  // Throws Error (no thread left behind) when a worker cannot be created.
   explicit ThreadPool(int nthreads);
   ~ThreadPool();
   int size() const { return static_cast<int>(workers_.size()); }
@@ -19,6 +20,7 @@ class ThreadPool {
 
  private:
   void loop(int index);
+  void stop_and_join();
   std::vector<std::thread> workers_;
   std::mutex job_mu_;  // serialises callers
   std::mutex mu_;

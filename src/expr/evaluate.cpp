@@ -318,6 +318,8 @@ class Evaluator {
       throw;
     } catch (const NameError&) {
       throw;
+    } catch (const Cancelled&) {  // a mask's counting pass was stopped: not the expression's fault
+      throw;
     } catch (const Error& e) {
       const std::string m = e.what();
       if (m.find(" at column ") != std::string::npos) throw;  // already placed

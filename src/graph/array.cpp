@@ -191,21 +191,28 @@ Array Array::compute(const ComputeOptions& opts, Context* ctx) const {
   B2ndWriter writer(shape, dtype(), chunks, blocks, opts);
   Target target;
   target.writer = &writer;
-  Stats stats = execute(node_, writer.grid(), target, *ctx, opts.max_memory, opts.progress, opts.cancel);
+  Stats stats = execute(node_, writer.grid(), target, *ctx, opts);
   Array r = with_stats(Array(writer.finish()), std::move(stats));
   r.origin_ = node_;
   r.origin_chunks_ = chunks;
   return r;
 }
 
-Stats Array::to_buffer(void* out, Context* ctx, size_t max_memory) const {
+Stats Array::to_buffer(void* out, const EvalOptions& opts, Context* ctx) const {
   auto own = own_context(ctx);
   Shape chunks;
   chunks = preferred_chunks_of(node_);
-  if (chunks.empty()) chunks = contiguous_chunks(shape(), itemsize(dtype()), chunk_target_bytes(*node_, max_memory, ctx->nthreads()));
+  if (chunks.empty())
+    chunks = contiguous_chunks(shape(), itemsize(dtype()), chunk_target_bytes(*node_, opts.max_memory, ctx->nthreads()));
   Target target;
   target.dense = out;
-  return execute(node_, ChunkGrid(shape(), chunks), target, *ctx, max_memory);
+  return execute(node_, ChunkGrid(shape(), chunks), target, *ctx, opts);
+}
+
+Stats Array::to_buffer(void* out, Context* ctx, size_t max_memory) const {
+  EvalOptions opts;
+  opts.max_memory = max_memory;
+  return to_buffer(out, opts, ctx);
 }
 
 std::vector<double> Array::to_vector(Context* ctx) const {
