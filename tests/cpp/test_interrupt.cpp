@@ -116,6 +116,10 @@ TEST(Interrupt, SignalInScopeStopsComputeAndLeavesNoFile) {
 // Scopes nest across threads: the flag lasts until the last one ends; an evaluation in
 // any of them stops.
 TEST(Interrupt, NestedScopesShareOneFlag) {
+  struct sigaction noop {}, before {};
+  noop.sa_handler = [](int) {};  // a handler of our own: the default would end the test
+  sigemptyset(&noop.sa_mask);
+  sigaction(SIGUSR2, &noop, &before);
   Context ctx(1);
   {
     InterruptScope outer({SIGUSR2});
@@ -131,6 +135,7 @@ TEST(Interrupt, NestedScopesShareOneFlag) {
   double out = 0;
   sum(ones({1000})).to_buffer(&out, EvalOptions{}, &ctx);  // a new run is not stopped
   EXPECT_EQ(out, 1000.0);
+  sigaction(SIGUSR2, &before, nullptr);
 }
 
 TEST(Interrupt, IgnoredSignalStaysIgnored) {
