@@ -76,8 +76,9 @@ void reduction_functions(Map& m) {
       {"amin", Reduction::Min},  {"amax", Reduction::Max},  {"mean", Reduction::Mean}, {"var", Reduction::Var},
       {"std", Reduction::Std},   {"any", Reduction::Any},   {"all", Reduction::All},
       {"count_nonzero", Reduction::CountNonzero}, {"argmin", Reduction::Argmin}, {"argmax", Reduction::Argmax}};
-  for (auto [name, r] : reds) {
-    m[name] = [r](Args& x) {
+  for (const auto& entry : reds) {
+    const Reduction r = entry.second;  // (clang 14 cannot capture a structured binding)
+    m[entry.first] = [r](Args& x) {
       const bool typed = r == Reduction::Sum || r == Reduction::Prod || r == Reduction::Mean || r == Reduction::Var ||
                          r == Reduction::Std;
       const bool spread = r == Reduction::Var || r == Reduction::Std;

@@ -9,6 +9,7 @@
 
 #include "b2lazy/error.hpp"
 #include "core/dispatch.hpp"
+#include "core/float_to_int.hpp"
 #include "exec/executor.hpp"
 #include "ops/elementwise/elementwise_node.hpp"
 #include "ops/elementwise/program.hpp"
@@ -96,7 +97,7 @@ Array full(const Shape& shape, Scalar value, std::optional<DType> dtype, const S
   if (shape.empty()) {
     alignas(8) unsigned char buf[8];
     dispatch(t, [&]<class T>(T*) {
-      T v = value.kind == ScalarKind::Float ? static_cast<T>(value.f) : static_cast<T>(value.i);
+      T v = value.kind == ScalarKind::Float ? numeric_cast<T>(value.f) : static_cast<T>(value.i);
       if (t == DType::Bool) v = static_cast<T>(value.kind == ScalarKind::Float ? value.f != 0 : value.i != 0);
       std::memcpy(buf, &v, sizeof(T));
     });

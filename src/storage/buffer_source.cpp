@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/dispatch.hpp"
+#include "core/float_to_int.hpp"
 #include "core/strided_copy.hpp"
 
 namespace b2lazy {
@@ -100,7 +101,7 @@ void RangeNode::fill(const Region& r, void* out, ThreadState&) const {
         o[i] = static_cast<T>(ia_ + ib_ * flat);
       } else {
         double v = (pin_last_ && flat == total - 1) ? last_ : a_ + b_ * static_cast<double>(flat);
-        o[i] = static_cast<T>(v);
+        o[i] = numeric_cast<T>(v);
       }
       for (size_t d = nd; d-- > 0;) {
         if (++idx[d] < r.count[d]) break;

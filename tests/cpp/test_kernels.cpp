@@ -562,3 +562,18 @@ TEST(Cast, NumericPairs) {
   auto wildu = cast<uint8_t>(DType::F32, DType::U8, std::vector<float>{std::numeric_limits<float>::quiet_NaN(), 1e30f});
   EXPECT_EQ(wildu.size(), 2u);
 }
+
+TEST(Cast, FloatToIntIsDefinedForNaNAndOutOfRange) {
+  // What NumPy 2.4 gives on x86-64 (np.array(x).astype(t)), without UB in our code.
+  const std::vector<double> x = {kNaN, 1e20, -1e20, 300.0, -1.0, 9223372036854775808.0, -2.5, -2147483649.0};
+  EXPECT_EQ((cast<int8_t>(DType::F64, DType::I8, x)), (std::vector<int8_t>{0, 0, 0, 44, -1, 0, -2, 0}));
+  EXPECT_EQ((cast<int32_t>(DType::F64, DType::I32, x)),
+            (std::vector<int32_t>{INT32_MIN, INT32_MIN, INT32_MIN, 300, -1, INT32_MIN, -2, INT32_MIN}));
+  EXPECT_EQ((cast<int64_t>(DType::F64, DType::I64, x)),
+            (std::vector<int64_t>{INT64_MIN, INT64_MIN, INT64_MIN, 300, -1, INT64_MIN, -2, -2147483649LL}));
+  EXPECT_EQ((cast<uint8_t>(DType::F64, DType::U8, x)), (std::vector<uint8_t>{0, 0, 0, 44, 255, 0, 254, 0}));
+  EXPECT_EQ((cast<uint64_t>(DType::F64, DType::U64, x)),
+            (std::vector<uint64_t>{1ull << 63, 0, 1ull << 63, 300, ~0ull, 1ull << 63, ~0ull - 1, 18446744071562067967ull}));
+  const std::vector<float> f = {std::numeric_limits<float>::quiet_NaN(), 1e20f, -3.5f};
+  EXPECT_EQ((cast<int16_t>(DType::F32, DType::I16, f)), (std::vector<int16_t>{0, 0, -3}));
+}

@@ -1,4 +1,5 @@
 // Special ops: Copy, Where and the 11x11 Cast matrix.
+#include "core/float_to_int.hpp"
 #include "kernel_util.hpp"
 
 namespace b2lazy::kernels::detail {
@@ -25,12 +26,12 @@ void where(void* out, const void* const* in, int64_t n) {
                 static_cast<const U*>(in[1]), static_cast<const U*>(in[2]), n);
 }
 
-// To bool is x != 0 (NaN -> true). Everything else is a static_cast, which is what NumPy
-// does too; float -> int out of range / NaN gives the x86 conversion result (no trap).
+// To bool is x != 0 (NaN -> true). Float -> integer is float_to_int (out of range and NaN
+// as x86 converts them, without UB); everything else is a static_cast, as in NumPy.
 template <DType To> struct Cast {
   template <class From> static ctype<To> f(From x) {
     if constexpr (To == DType::Bool) return x != 0;
-    else return static_cast<ctype<To>>(x);
+    else return numeric_cast<ctype<To>>(x);
   }
 };
 

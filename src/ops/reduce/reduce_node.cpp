@@ -82,8 +82,8 @@ class Folder {
         case Reduction::Prod: acc[k] = A(acc[k] * o.acc[k]); break;
         case Reduction::Min: acc[k] = (o.acc[k] < acc[k] || accum::is_nan(o.acc[k])) ? o.acc[k] : acc[k]; break;
         case Reduction::Max: acc[k] = (o.acc[k] > acc[k] || accum::is_nan(o.acc[k])) ? o.acc[k] : acc[k]; break;
-        case Reduction::Any: acc[k] = A((acc[k] != 0) | (o.acc[k] != 0)); break;
-        case Reduction::All: acc[k] = A((acc[k] != 0) & (o.acc[k] != 0)); break;
+        case Reduction::Any: acc[k] = A((acc[k] != 0) || (o.acc[k] != 0)); break;
+        case Reduction::All: acc[k] = A((acc[k] != 0) && (o.acc[k] != 0)); break;
         case Reduction::CountNonzero: count[k] += o.count[k]; break;
         case Reduction::Var: case Reduction::Std: merge_moments(k, o.nseen, o.acc[k], o.m2[k]); break;
         case Reduction::Argmin: case Reduction::Argmax: take_if_better(k, o.acc[k], o.idx[k]); break;
