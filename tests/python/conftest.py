@@ -32,6 +32,7 @@ from __future__ import annotations
 import itertools
 import operator
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -65,6 +66,11 @@ EXAMPLES_SCALE = float(os.environ.get("B2LAZY_EXAMPLES_SCALE", "1"))
 def examples(n):
     """settings(max_examples=n), scaled by B2LAZY_EXAMPLES_SCALE."""
     return settings(max_examples=max(1, int(n * EXAMPLES_SCALE)))
+
+# The installed b2lazy command of this interpreter's environment (a venv's own before one
+# elsewhere on PATH), or None when it is not installed.
+B2LAZY_COMMAND = (shutil.which("b2lazy", path=os.path.dirname(sys.executable)) or shutil.which("b2lazy"))
+
 
 def run_python(code, timeout=120):
     """Run `code` in a fresh interpreter (for crash checks); returns CompletedProcess."""

@@ -1,19 +1,16 @@
 """The installed `b2lazy` command: eval / explain / info / demo on generated files,
 outputs compared with NumPy through python-blosc2; exit statuses and messages; Ctrl-C."""
 import os
-import shutil
-import signal
 import subprocess
-import sys
-import time
 
 import blosc2
 import numpy as np
 import pytest
 
 import b2lazy
+from conftest import B2LAZY_COMMAND
 
-EXE = shutil.which("b2lazy")
+EXE = B2LAZY_COMMAND
 pytestmark = pytest.mark.skipif(EXE is None, reason="the b2lazy command is not on PATH (pip install .)")
 
 
@@ -105,49 +102,6 @@ def test_errors_exit_status_and_message(files, args, status, words):
     for w in words:
         assert w in r.stderr, (w, r.stderr)
     assert not os.path.exists(tmp / "o.b2nd")
-
-
-def test_ctrl_c_stops_and_leaves_no_file(tmp_path):
-    """A long evaluation gets SIGINT: exit 130 promptly, no output (nor temporary) file."""
-    n = 2048
-    a = str(tmp_path / "a.b2nd")
-    b2lazy.asarray(np.random.default_rng(0).random((n, n))).compute(urlpath=a, chunks=(256, 256))
-    out = tmp_path / "big.b2nd"
-    # Many small output chunks of a heavy expression: several seconds of work.
-    p = subprocess.Popen([EXE, "eval", "matmul(a, a) + matmul(a.T, a)", f"a={a}", "-o", str(out),
-                          "--chunks", "64,64", "--threads", "1", "--progress"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)
-    if p.poll() is not None:
-        pytest.skip("the evaluation finished before the signal; machine too fast for this test")
-    t = time.time()
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=60)
-    assert p.returncode == 130, err
-    assert time.time() - t < 10
-    assert "interrupted" in err
-    assert not out.exists()
-    assert [f for f in os.listdir(tmp_path) if f.startswith(".big")] == []
-
-
-def test_python_ctrl_c_leaves_no_file(tmp_path):
-    """compute() in Python: SIGINT -> KeyboardInterrupt, no output file."""
-    code = f"""
-import os, signal, threading, numpy as np, b2lazy as bl
-a = bl.asarray(np.random.default_rng(0).random((2048, 2048)), chunks=(256, 256))
-threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
-try:
-    (bl.matmul(a, a) + bl.matmul(a.T, a)).compute(urlpath={str(tmp_path / 'o.b2nd')!r}, chunks=(64, 64), nthreads=1)
-    print("FINISHED")
-except KeyboardInterrupt:
-    print("INTERRUPTED")
-"""
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    if "FINISHED" in r.stdout:
-        pytest.skip("the evaluation finished before the signal")
-    assert "INTERRUPTED" in r.stdout
-    assert os.listdir(tmp_path) == []
 
 
 def test_progress_callback_and_bar(capsys):

@@ -13,7 +13,6 @@ not be able to touch the root directory.
 """
 import os
 import pathlib
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,9 +23,10 @@ import numpy as np
 import pytest
 
 import b2lazy
+from conftest import B2LAZY_COMMAND
 
 # The command installed with this interpreter's b2lazy (PATH may hold another installation).
-EXE = shutil.which("b2lazy", path=os.path.dirname(sys.executable)) or shutil.which("b2lazy")
+EXE = B2LAZY_COMMAND
 needs_command = pytest.mark.skipif(EXE is None, reason="the b2lazy command is not on PATH (pip install .)")
 
 VALUES = np.arange(600.0).reshape(20, 30)

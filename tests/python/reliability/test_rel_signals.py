@@ -7,7 +7,6 @@ its progress callback printed a marker), sends the signal and checks how the pro
 ended. "Stops promptly" is checked only as "ends within a generous timeout"."""
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -18,6 +17,7 @@ import numpy as np
 import pytest
 
 import b2lazy as bl
+from conftest import B2LAZY_COMMAND
 
 TIMEOUT = 120  # generous: a stopped evaluation ends within about a second
 
@@ -26,12 +26,9 @@ TIMEOUT = 120  # generous: a stopped evaluation ends within about a second
 BIG = "(bl.sin(bl.ones((200000, 1)) + bl.ones((1, 200000))) ** 2 + bl.cos(bl.ones((200000, 1)) + bl.ones((1, 200000))) ** 2)"
 
 
-def _command():
-    exe = os.path.join(os.path.dirname(sys.executable), "b2lazy")
-    return exe if os.path.exists(exe) else shutil.which("b2lazy")
 
 
-EXE = _command()
+EXE = B2LAZY_COMMAND
 
 
 def start(tmp_path, body, *args):
