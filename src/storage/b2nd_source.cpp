@@ -1,11 +1,14 @@
 #include "storage/b2nd_source.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "b2lazy/error.hpp"
 #include "core/strided_copy.hpp"
 #include "exec/thread_state.hpp"
+#include "storage/b2nd_validate.hpp"
 #include "storage/blosc2_util.hpp"
 #include "storage/pinned_io.hpp"
 
@@ -38,11 +41,11 @@ std::shared_ptr<B2ndSource> B2ndSource::open(const std::string& urlpath, const s
 
 std::shared_ptr<B2ndSource> B2ndSource::from_cframe(const void* data, int64_t len) {
   ensure_blosc2();
-  b2nd_array_t* arr = nullptr;
-  int rc = b2nd_from_cframe(static_cast<uint8_t*>(const_cast<void*>(data)), len, true, &arr);
-  if (rc < 0 || !arr) throw IOError("cannot read a b2nd array from the given cframe");
   static std::atomic<int> counter{0};
-  return adopt(arr, "memory#" + std::to_string(counter++));
+  const std::string name = "memory#" + std::to_string(counter++);
+  blosc2_schunk* sc = blosc2_schunk_from_buffer(static_cast<uint8_t*>(const_cast<void*>(data)), len, true);
+  if (!sc) throw IOError("cannot read a b2nd array from the given cframe");
+  return adopt(b2nd_from_checked_schunk(sc, name), name);
 }
 
 B2ndSource::B2ndSource(b2nd_array_t* arr, DType dtype, Shape shape, std::string name)
@@ -82,30 +85,36 @@ void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, Thr
     cbytes = whole ? blosc2_schunk_get_chunk(arr_->sc, id, &chunk, &needs_free)
                    : blosc2_schunk_get_lazychunk(arr_->sc, id, &chunk, &needs_free);
   }
+  std::unique_ptr<uint8_t, void (*)(void*)> owned(needs_free ? chunk : nullptr, &std::free);
   if (cbytes < 0) {
     check_unchanged();
     throw IOError("'" + name_ + "': cannot read chunk " + std::to_string(id));
   }
-  auto* dctx = ts.dctx_for(this, arr_->sc, arr_->sc->typesize);
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
-  int rc = 0;
-  if (whole) {
-    rc = blosc2_decompress_ctx(dctx, chunk, cbytes, dst, static_cast<int32_t>(n * isz));
+  // Every chunk of a b2nd array holds its padded chunk shape: one that holds fewer bytes
+  // would leave part of `dst` as it was (stale memory) where C-Blosc2 reports success.
+  check_chunk_header(chunk, cbytes, extchunk_nitems() * isz, name_, id);
+  if (chunk_is_uninit(chunk, cbytes)) {
+    std::memset(dst, 0, static_cast<size_t>(n * isz));  // C-Blosc2 would leave dst as it was
+  } else if (whole) {
+    auto* dctx = ts.dctx_for(this, arr_->sc, arr_->sc->typesize);
+    int rc = blosc2_decompress_ctx(dctx, chunk, cbytes, dst, static_cast<int32_t>(n * isz));
+    check_decompressed(rc, n * isz, name_, id);
   } else {
     // One getitem per block: C-Blosc2 3.3.5 returns wrong values for a range that spans
     // several blocks when one of them is all zeros (a run-length "special" block).
+    auto* dctx = ts.dctx_for(this, arr_->sc, arr_->sc->typesize);
     const int64_t per_block = prod(blocks_);
-    for (int64_t i = start; i < start + n && rc >= 0;) {
+    for (int64_t i = start; i < start + n;) {
       const int64_t e = std::min(start + n, (i / per_block + 1) * per_block);
-      rc = blosc2_getitem_ctx(dctx, chunk, cbytes, static_cast<int>(i), static_cast<int>(e - i),
-                              static_cast<char*>(dst) + (i - start) * isz, static_cast<int32_t>((e - i) * isz));
+      int rc = blosc2_getitem_ctx(dctx, chunk, cbytes, static_cast<int>(i), static_cast<int>(e - i),
+                                  static_cast<char*>(dst) + (i - start) * isz, static_cast<int32_t>((e - i) * isz));
+      check_decompressed(rc, (e - i) * isz, name_, id);
       i = e;
     }
   }
-  if (needs_free) free(chunk);
+  owned.reset();
   check_unchanged();  // after the read: what was read is what was opened
-  if (rc < 0)
-    throw IOError("'" + name_ + "': chunk " + std::to_string(id) + " is corrupted (" + print_error(rc) + ")");
   ts.decompressed[this][id]++;
   ts.decompressed_bytes[this] += n * isz;
 }

@@ -1,0 +1,36 @@
+// Checks that a b2nd array's metadata and chunks are what its metalayer says, so that a
+// corrupted or inconsistent file gives an error instead of garbage or stale memory.
+//
+// C-Blosc2 checks each field of the b2nd metalayer on its own, but not the metalayer against
+// the frame (chunk size, number of chunks), and a chunk that decompresses to fewer bytes
+// than asked is a success for it. These checks close both gaps.
+#pragma once
+#include <b2nd.h>
+#include <blosc2.h>
+
+#include <cstdint>
+#include <string>
+
+namespace b2lazy {
+
+// What is inconsistent in super-chunk `sc` as a b2nd array — its metalayer is missing or
+// malformed, shape/chunks/blocks are not sane, or the frame's typesize, chunk size, block
+// size, number of chunks or total size disagree with them — or "" when it is consistent.
+std::string b2nd_inconsistency(blosc2_schunk* sc);
+
+// b2nd_from_schunk(sc) after b2nd_inconsistency(sc) found nothing. Takes ownership of `sc`:
+// on failure it is freed and IOError "cannot open '<path>' as a b2nd array: <what>" is thrown.
+// (b2nd_from_schunk leaks on a malformed metalayer; checking first keeps it off that path.)
+b2nd_array_t* b2nd_from_checked_schunk(blosc2_schunk* sc, const std::string& path);
+
+// Before decompressing chunk `id` of `name` (a buffer of `len` bytes from
+// blosc2_schunk_get_chunk / get_lazychunk): its header is readable and says it holds
+// `expected_bytes` uncompressed bytes. Throws IOError naming `name` and the chunk.
+void check_chunk_header(const uint8_t* chunk, int32_t len, int64_t expected_bytes, const std::string& name,
+                        int64_t id);
+// After a decompression or getitem of chunk `id`: `rc` is the `expected_bytes` asked for.
+void check_decompressed(int rc, int64_t expected_bytes, const std::string& name, int64_t id);
+// Is the chunk a run of uninitialised values (C-Blosc2 leaves the destination as it was)?
+bool chunk_is_uninit(const uint8_t* chunk, int32_t len);
+
+}  // namespace b2lazy
