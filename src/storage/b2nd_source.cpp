@@ -93,7 +93,7 @@ void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, Thr
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
   // Every chunk of a b2nd array holds its padded chunk shape: one that holds fewer bytes
   // would leave part of `dst` as it was (stale memory) where C-Blosc2 reports success.
-  check_chunk_header(chunk, cbytes, extchunk_nitems() * isz, name_, id);
+  check_chunk_header(chunk, cbytes, extchunk_nitems() * isz, static_cast<int32_t>(isz), name_, id);
   if (chunk_is_uninit(chunk, cbytes)) {
     std::memset(dst, 0, static_cast<size_t>(n * isz));  // C-Blosc2 would leave dst as it was
   } else if (whole) {
@@ -115,6 +115,12 @@ void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, Thr
   }
   owned.reset();
   check_unchanged();  // after the read: what was read is what was opened
+  if (dtype() == DType::Bool) {
+    // A damaged file's bool byte other than 0/1 reads as True (NumPy's truth), so that
+    // kernels that rely on 0/1 (sums, bitwise ops) agree with NumPy on it.
+    auto* b = static_cast<uint8_t*>(dst);
+    for (int64_t i = 0; i < n; ++i) b[i] = b[i] != 0;
+  }
   ts.decompressed[this][id]++;
   ts.decompressed_bytes[this] += n * isz;
 }

@@ -108,8 +108,8 @@ b2nd_array_t* b2nd_from_checked_schunk(blosc2_schunk* sc, const std::string& pat
   return arr;
 }
 
-void check_chunk_header(const uint8_t* chunk, int32_t len, int64_t expected_bytes, const std::string& name,
-                        int64_t id) {
+void check_chunk_header(const uint8_t* chunk, int32_t len, int64_t expected_bytes, int32_t typesize,
+                        const std::string& name, int64_t id) {
   int32_t nbytes = 0, cbytes = 0, blocksize = 0;
   const std::string where = "'" + name + "': chunk " + std::to_string(id);
   if (!chunk || len < BLOSC_MIN_HEADER_LENGTH || blosc2_cbuffer_sizes(chunk, &nbytes, &cbytes, &blocksize) < 0)
@@ -117,6 +117,9 @@ void check_chunk_header(const uint8_t* chunk, int32_t len, int64_t expected_byte
   if (nbytes != expected_bytes)
     throw IOError(where + " holds " + std::to_string(nbytes) + " bytes where the array's chunks hold " +
                   std::to_string(expected_bytes) + " (corrupted or inconsistent file)");
+  if (chunk[BLOSC2_CHUNK_TYPESIZE] != typesize)
+    throw IOError(where + " has items of " + std::to_string(chunk[BLOSC2_CHUNK_TYPESIZE]) + " bytes where the array's are " +
+                  std::to_string(typesize) + " (corrupted or inconsistent file)");
 }
 
 void check_decompressed(int rc, int64_t expected_bytes, const std::string& name, int64_t id) {

@@ -25,9 +25,10 @@ b2nd_array_t* b2nd_from_checked_schunk(blosc2_schunk* sc, const std::string& pat
 
 // Before decompressing chunk `id` of `name` (a buffer of `len` bytes from
 // blosc2_schunk_get_chunk / get_lazychunk): its header is readable and says it holds
-// `expected_bytes` uncompressed bytes. Throws IOError naming `name` and the chunk.
-void check_chunk_header(const uint8_t* chunk, int32_t len, int64_t expected_bytes, const std::string& name,
-                        int64_t id);
+// `expected_bytes` uncompressed bytes of items of `typesize` bytes (getitem counts items in
+// the chunk's typesize). Throws IOError naming `name` and the chunk.
+void check_chunk_header(const uint8_t* chunk, int32_t len, int64_t expected_bytes, int32_t typesize,
+                        const std::string& name, int64_t id);
 // After a decompression or getitem of chunk `id`: `rc` is the `expected_bytes` asked for.
 void check_decompressed(int rc, int64_t expected_bytes, const std::string& name, int64_t id);
 // Is the chunk a run of uninitialised values (C-Blosc2 leaves the destination as it was)?
