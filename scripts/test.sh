@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: C++ (GoogleTest, examples), a bounded fuzz run of expression
-# strings (atheris) and Python (pytest + hypothesis).
+# Runs the whole test suite: C++ (GoogleTest, examples), bounded fuzz runs of expression
+# strings and of b2nd files (atheris) and Python (pytest + hypothesis).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -8,13 +8,18 @@ BUILD=${B2LAZY_BUILD_DIR:-build/cpp}
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DB2LAZY_WERROR=ON -DPython_EXECUTABLE="$(command -v $PY)" >/dev/null
 cmake --build "$BUILD" -j 2
 (cd "$BUILD" && ctest --output-on-failure)
-# A bounded fuzz run of the expression parser (atheris; about 60 s; the command and its
-# flags are in tests/fuzz/fuzz_expressions.py). Its log is kept, and shown on failure.
-echo "fuzzing expression strings for 60 s: $PY tests/fuzz/fuzz_expressions.py -max_total_time=60"
-if ! $PY tests/fuzz/fuzz_expressions.py -max_total_time=60 > "$BUILD/fuzz_expressions.log" 2>&1; then
-  tail -n 80 "$BUILD/fuzz_expressions.log"
-  echo "the expression fuzzer failed (log: $BUILD/fuzz_expressions.log)"
-  exit 1
-fi
-grep -E "^Done [0-9]+ runs" "$BUILD/fuzz_expressions.log" || true
+# Bounded fuzz runs (atheris) of the expression parser (60 s) and of b2nd files opened
+# through b2lazy.open (45 s); the commands and their flags are in tests/fuzz/. Each log is
+# kept, and shown on failure.
+fuzz() {  # fuzz NAME SECONDS
+  echo "fuzzing for $2 s: $PY tests/fuzz/$1.py -max_total_time=$2"
+  if ! $PY "tests/fuzz/$1.py" -max_total_time="$2" > "$BUILD/$1.log" 2>&1; then
+    tail -n 80 "$BUILD/$1.log"
+    echo "the fuzzer $1 failed (log: $BUILD/$1.log)"
+    exit 1
+  fi
+  grep -E "^Done [0-9]+ runs" "$BUILD/$1.log" || true
+}
+fuzz fuzz_expressions 60
+fuzz fuzz_b2nd_files 45
 $PY -m pytest tests/python -q -p no:cacheprovider

@@ -1,7 +1,9 @@
 """Corrupted b2nd files made from valid ones, for the reliability tests, the file fuzzer's
 seeds and the sanitizer CI step.
 
-    python tests/corrupt_files.py DIR     # writes every case into DIR, prints their paths
+    python tests/corrupt_files.py DIR          # writes the originals and every case into DIR,
+                                               # prints their paths
+    python tests/corrupt_files.py --valid DIR  # only the valid contiguous files (fuzz seeds)
 
 From Python: `write_originals(dir)` writes the valid arrays and returns them (`originals(dir)`
 only describes them), `cases(originals)` lists the corruptions of each, `case.write(path)`
@@ -369,21 +371,25 @@ def cases(originals):
     return out
 
 
-def write_corpus(directory):
-    """Writes the originals into `directory`/originals and every case into `directory`;
-    returns the case paths."""
-    originals = write_originals(os.path.join(directory, "originals"))
-    paths = []
-    for case in cases(originals):
-        paths.append(case.write(os.path.join(directory, case.name + ".b2nd")))
-    return paths
+def write_corpus(directory, valid_only=False):
+    """Writes the originals and every case into `directory` (`valid_only`: the contiguous
+    originals alone, seeds for a file fuzzer); returns their paths."""
+    origs = write_originals(directory)
+    if valid_only:
+        for o in origs:
+            if not o.contiguous:
+                remove(o.path)
+        return [o.path for o in origs if o.contiguous]
+    return [o.path for o in origs] + [c.write(os.path.join(directory, c.name + ".b2nd")) for c in cases(origs)]
 
 
 def main(argv):
-    if len(argv) != 1 or argv[0].startswith("-"):
+    valid_only = "--valid" in argv
+    args = [a for a in argv if a != "--valid"]
+    if len(args) != 1 or args[0].startswith("-"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
-    for p in write_corpus(argv[0]):
+    for p in write_corpus(args[0], valid_only):
         print(p)
     return 0
 

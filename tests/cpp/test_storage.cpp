@@ -4,18 +4,11 @@
 
 #include "b2lazy/b2lazy.hpp"
 #include "exec/scratch.hpp"
+#include "test_util.hpp"
 
 using namespace b2lazy;
+using b2lazy::test::temp_dir;
 namespace fs = std::filesystem;
-
-namespace {
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("b2lazy_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-}  // namespace
 
 TEST(Scratch, StackDisciplineReusesMemory) {
   Scratch s;

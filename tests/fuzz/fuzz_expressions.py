@@ -18,7 +18,8 @@ the grammar's tokens. The C++ extension is not built with libFuzzer's instrument
 the harness makes its own coverage signal: what an input led to (the error with its
 variable parts blanked, or each line of the result's explain() with numbers blanked) is
 hashed to one of 1024 leaves of a generated, atheris-instrumented decision tree
-(`_feedback`), so an input reaching a new error or a new kind of node is kept in the corpus.
+(fuzz_feedback.py), so an input reaching a new error or a new kind of node is kept in the
+corpus.
 
 Legitimate but huge work is skipped, not failed (see `too_big`): b2lazy builds lazily,
 but some functions run a pass over their input when they are built (a lazy mask a[a > 0],
@@ -36,10 +37,11 @@ import os
 import re
 import sys
 import tempfile
-import zlib
 
 import atheris
 import numpy as np
+
+from fuzz_feedback import feedback
 
 with atheris.instrument_imports():
     import b2lazy
@@ -107,35 +109,6 @@ def too_big(text):
     return False
 
 
-def _make_feedback(depth=10):
-    """A function of an int whose path through nested ifs is its low `depth` bits: a
-    distinct coverage edge per value, for libFuzzer (atheris instruments it)."""
-    lines = ["def feedback(h):"]
-
-    def tree(level, indent):
-        if level == depth:
-            lines.append(" " * indent + "return " + str(level))
-            return
-        lines.append(" " * indent + f"if h & {1 << level}:")
-        tree(level + 1, indent + 1)
-        lines.append(" " * indent + "else:")
-        tree(level + 1, indent + 1)
-    tree(0, 1)
-    scope = {}
-    exec(compile("\n".join(lines), "<feedback>", "exec"), scope)  # noqa: S102 (generated code, no input)
-    return atheris.instrument_func(scope["feedback"])
-
-
-_feedback_tree = _make_feedback()
-_VARIABLE = re.compile(r"'[^']*'|\"[^\"]*\"|0x[0-9a-fA-F]+|\d+(\.\d+)?(e[-+]?\d+)?")
-
-
-def _feedback(outcome):
-    """Coverage for an outcome (an error message or an explain() line), numbers and quoted
-    parts blanked."""
-    _feedback_tree(zlib.crc32(_VARIABLE.sub("_", outcome).encode()))
-
-
 def TestOneInput(data: bytes):
     text = data.decode("utf-8", "ignore")
     if too_big(text):
@@ -146,18 +119,18 @@ def TestOneInput(data: bytes):
         msg = str(e)
         if isinstance(e, (SyntaxError, NameError)):
             assert " at column " in msg and msg.rstrip().endswith("^"), f"no column or caret: {msg!r} for {text!r}"
-        _feedback(type(e).__name__ + ": " + msg.split(" at column ")[0])
+        feedback(type(e).__name__ + ": " + msg.split(" at column ")[0])
         return
     assert isinstance(r, b2lazy.Array), (text, r)
-    _feedback(f"ok {r.dtype} {r.ndim}")
+    feedback(f"ok {r.dtype} {r.ndim}")
     if r.size <= MAX_RESULT:
         for line in r.explain().splitlines():
             if "<-" in line or "|" in line:  # the tree's nodes and fused instructions
-                _feedback(line.split("<-")[0].strip())
+                feedback(line.split("<-")[0].strip())
         try:
             out = r.to_numpy()
         except USER_ERRORS as e:
-            _feedback("to_numpy " + type(e).__name__ + ": " + str(e))
+            feedback("to_numpy " + type(e).__name__ + ": " + str(e))
             return
         assert out.shape == r.shape and out.dtype == r.dtype, (text, out.shape, r.shape, out.dtype, r.dtype)
 

@@ -255,6 +255,19 @@ def test_short_last_chunk_found_when_read(tmp_path):
         assert r["rc"] == 1 and "chunk 1 holds 20000 bytes" in r["stderr"], r
 
 
+def test_inconsistent_in_memory_array():
+    """An in-memory python-blosc2 array (passed to b2lazy as a frame) is checked as files are."""
+    ref = np.arange(10000.0).reshape(100, 100)
+    frame = blosc2.asarray(ref, chunks=(50, 100), blocks=(10, 100)).to_cframe()
+    old = corrupt_files.meta_bytes((100, 100), (50, 100), (10, 100), "<f8")
+    bad = frame.replace(old, corrupt_files.meta_bytes((100, 100), (100, 100), (10, 100), "<f8"))
+    assert bad != frame
+    nd = blosc2.ndarray_from_cframe(bad)  # python-blosc2 takes it
+    with pytest.raises(OSError, match=r"'memory#\d+' as a b2nd array: its frame holds 2 chunks"):
+        b2lazy.asarray(nd)
+    assert_same(b2lazy.asarray(blosc2.ndarray_from_cframe(frame)).to_numpy(), ref, "the intact frame")
+
+
 def test_valid_special_chunks_read(tmp_path):
     """Files whose chunks are run-length specials (zeros, NaNs, never written) and empty
     arrays pass the checks."""
