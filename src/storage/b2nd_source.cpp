@@ -33,7 +33,8 @@ std::shared_ptr<B2ndSource> B2ndSource::adopt(b2nd_array_t* arr, const std::stri
 std::shared_ptr<B2ndSource> B2ndSource::open(const std::string& urlpath, const std::string& name) {
   PinnedOpen o = PinnedOpen::open(urlpath);
   if (!o.arr)
-    throw IOError("cannot open '" + urlpath + "' as a b2nd array (missing, corrupted or not b2nd)");
+    throw IOError("cannot open '" + urlpath + "' as a b2nd array" +
+                  (o.why.empty() ? " (missing, corrupted or not b2nd)" : ": " + o.why));
   auto src = adopt(o.arr, name.empty() ? urlpath : name);
   src->pinned_ = std::move(o.file);
   return src;
@@ -45,7 +46,10 @@ std::shared_ptr<B2ndSource> B2ndSource::from_cframe(const void* data, int64_t le
   const std::string name = "memory#" + std::to_string(counter++);
   blosc2_schunk* sc = blosc2_schunk_from_buffer(static_cast<uint8_t*>(const_cast<void*>(data)), len, true);
   if (!sc) throw IOError("cannot read a b2nd array from the given cframe");
-  return adopt(b2nd_from_checked_schunk(sc, name), name);
+  std::string why;
+  b2nd_array_t* arr = b2nd_from_checked_schunk(sc, why);
+  if (!arr) throw IOError("cannot open '" + name + "' as a b2nd array: " + why);
+  return adopt(arr, name);
 }
 
 B2ndSource::B2ndSource(b2nd_array_t* arr, DType dtype, Shape shape, std::string name)
@@ -91,12 +95,33 @@ void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, Thr
     throw IOError("'" + name_ + "': cannot read chunk " + std::to_string(id));
   }
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
+  try {
+    read_checked(id, chunk, cbytes, start, n, dst, ts);
+  } catch (const IOError&) {
+    check_unchanged();  // a file modified in place is reported as such
+    throw;
+  }
+  owned.reset();
+  check_unchanged();  // after the read: what was read is what was opened
+  if (dtype() == DType::Bool) {
+    // A damaged file's bool byte other than 0/1 reads as True (NumPy's truth), so that
+    // kernels that rely on 0/1 (sums, bitwise ops) agree with NumPy on it.
+    auto* b = static_cast<uint8_t*>(dst);
+    for (int64_t i = 0; i < n; ++i) b[i] = b[i] != 0;
+  }
+  ts.decompressed[this][id]++;
+  ts.decompressed_bytes[this] += n * isz;
+}
+
+void B2ndSource::read_checked(int64_t id, const uint8_t* chunk, int32_t cbytes, int64_t start, int64_t n,
+                              void* dst, ThreadState& ts) const {
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
   // Every chunk of a b2nd array holds its padded chunk shape: one that holds fewer bytes
   // would leave part of `dst` as it was (stale memory) where C-Blosc2 reports success.
   check_chunk_header(chunk, cbytes, extchunk_nitems() * isz, static_cast<int32_t>(isz), name_, id);
   if (chunk_is_uninit(chunk, cbytes)) {
     std::memset(dst, 0, static_cast<size_t>(n * isz));  // C-Blosc2 would leave dst as it was
-  } else if (whole) {
+  } else if (n == extchunk_nitems()) {
     auto* dctx = ts.dctx_for(this, arr_->sc, arr_->sc->typesize);
     int rc = blosc2_decompress_ctx(dctx, chunk, cbytes, dst, static_cast<int32_t>(n * isz));
     check_decompressed(rc, n * isz, name_, id);
@@ -113,16 +138,6 @@ void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, Thr
       i = e;
     }
   }
-  owned.reset();
-  check_unchanged();  // after the read: what was read is what was opened
-  if (dtype() == DType::Bool) {
-    // A damaged file's bool byte other than 0/1 reads as True (NumPy's truth), so that
-    // kernels that rely on 0/1 (sums, bitwise ops) agree with NumPy on it.
-    auto* b = static_cast<uint8_t*>(dst);
-    for (int64_t i = 0; i < n; ++i) b[i] = b[i] != 0;
-  }
-  ts.decompressed[this][id]++;
-  ts.decompressed_bytes[this] += n * isz;
 }
 
 void B2ndSource::read_chunk(int64_t id, void* dst, ThreadState& ts) const {

@@ -50,6 +50,10 @@ class B2ndSource : public Node {
   std::vector<uint8_t> to_cframe() const;
 
  private:
+  // read_items' decompression of (lazy) chunk `id` (`cbytes` bytes at `chunk`), each byte
+  // count checked (storage/b2nd_validate.hpp).
+  void read_checked(int64_t id, const uint8_t* chunk, int32_t cbytes, int64_t start, int64_t n, void* dst,
+                    ThreadState& ts) const;
   void gather_from_chunk(const char* chunk, const Box& cbox, const Region& region,
                          const Shape& i_lo, const Shape& i_hi, char* out) const;
   b2nd_array_t* arr_;

@@ -94,17 +94,14 @@ std::string b2nd_inconsistency(blosc2_schunk* sc) {
   return "";
 }
 
-b2nd_array_t* b2nd_from_checked_schunk(blosc2_schunk* sc, const std::string& path) {
-  std::string why = b2nd_inconsistency(sc);
+b2nd_array_t* b2nd_from_checked_schunk(blosc2_schunk* sc, std::string& why) {
+  why = b2nd_inconsistency(sc);
   b2nd_array_t* arr = nullptr;
   if (why.empty() && (b2nd_from_schunk(sc, &arr) < 0 || !arr)) {
     arr = nullptr;
     why = "C-Blosc2 does not accept its b2nd metalayer";
   }
-  if (!arr) {
-    if (sc) blosc2_schunk_free(sc);
-    throw IOError("cannot open '" + path + "' as a b2nd array: " + why);
-  }
+  if (!arr && sc) blosc2_schunk_free(sc);
   return arr;
 }
 

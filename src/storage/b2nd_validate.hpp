@@ -19,9 +19,9 @@ namespace b2lazy {
 std::string b2nd_inconsistency(blosc2_schunk* sc);
 
 // b2nd_from_schunk(sc) after b2nd_inconsistency(sc) found nothing. Takes ownership of `sc`:
-// on failure it is freed and IOError "cannot open '<path>' as a b2nd array: <what>" is thrown.
+// on failure it is freed, nullptr is returned and `why` says what is wrong.
 // (b2nd_from_schunk leaks on a malformed metalayer; checking first keeps it off that path.)
-b2nd_array_t* b2nd_from_checked_schunk(blosc2_schunk* sc, const std::string& path);
+b2nd_array_t* b2nd_from_checked_schunk(blosc2_schunk* sc, std::string& why);
 
 // Before decompressing chunk `id` of `name` (a buffer of `len` bytes from
 // blosc2_schunk_get_chunk / get_lazychunk): its header is readable and says it holds

@@ -10,6 +10,7 @@
 #include <new>
 
 #include "b2lazy/error.hpp"
+#include "storage/b2nd_validate.hpp"
 #include "storage/blosc2_util.hpp"
 
 namespace b2lazy {
@@ -136,11 +137,8 @@ PinnedOpen::Attempt PinnedOpen::try_open(const std::string& urlpath) {
   blosc2_io io{kPinnedIoId, kPinnedIoName, &f};
   blosc2_schunk* sc = blosc2_schunk_open_udio(urlpath.c_str(), &io);
   if (!sc) return Attempt::NotB2nd;
-  if (b2nd_from_schunk(sc, &arr) < 0 || !arr) {
-    arr = nullptr;
-    blosc2_schunk_free(sc);
-    return Attempt::NotB2nd;
-  }
+  arr = b2nd_from_checked_schunk(sc, why);  // frees sc when it is no consistent b2nd array
+  if (!arr) return Attempt::NotB2nd;
   if (f.unchanged()) return Attempt::Opened;
   b2nd_free(arr);
   arr = nullptr;

@@ -38,6 +38,9 @@ class PinnedFile {
 struct PinnedOpen {
   b2nd_array_t* arr = nullptr;  // nullptr: C-Blosc2 could not open what is there as b2nd
   std::unique_ptr<PinnedFile> file;
+  // When arr is nullptr although C-Blosc2 read a frame: what makes it no consistent b2nd
+  // array (storage/b2nd_validate.hpp).
+  std::string why;
   // Opens the b2nd contiguous file or sparse directory at `urlpath`. Throws IOError naming
   // the path when nothing can be opened there (missing, no permission, out of descriptors).
   static PinnedOpen open(const std::string& urlpath);
