@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import struct
 import subprocess
 import sys
@@ -26,12 +25,13 @@ import pytest
 
 import b2lazy
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+# tests/ and tests/python/ (this file also runs as the readers' worker script, outside pytest)
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "..", ".."), os.path.join(HERE, "..")]
 import corrupt_files  # noqa: E402  (tests/corrupt_files.py)
+from conftest import B2LAZY_COMMAND  # noqa: E402
 
-# The command installed with this interpreter's b2lazy (PATH may hold another one).
-EXE = next((p for p in (os.path.join(os.path.dirname(sys.executable), "b2lazy"), shutil.which("b2lazy"))
-            if p and os.access(p, os.X_OK)), None)
+EXE = B2LAZY_COMMAND
 # The cases' names (they do not depend on where the files are written).
 CASES = corrupt_files.cases(corrupt_files.originals("/nonexistent"))
 # A file's dtype that b2lazy does not know is a TypeError naming the path (as for a valid
