@@ -130,6 +130,10 @@ Array zeros(const Shape& shape, DType dtype = DType::F64, const Shape& chunks = 
 Array ones(const Shape& shape, DType dtype = DType::F64, const Shape& chunks = {});
 Array arange(double start, double stop, double step = 1, std::optional<DType> dtype = {},
              const Shape& shape = {}, const Shape& chunks = {});
+// arange over integers, exactly (the double form rounds values and lengths beyond 2**53):
+// ceil((stop - start) / step) values start + i * step, int64 unless `dtype` says otherwise.
+Array arange_int(int64_t start, int64_t stop, int64_t step = 1, std::optional<DType> dtype = {},
+                 const Shape& shape = {}, const Shape& chunks = {});
 Array linspace(double start, double stop, int64_t num, bool endpoint = true,
                std::optional<DType> dtype = {}, const Shape& shape = {}, const Shape& chunks = {});
 

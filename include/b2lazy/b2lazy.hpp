@@ -3,6 +3,7 @@
 #pragma once
 #include "b2lazy/array.hpp"
 #include "b2lazy/box.hpp"
+#include "b2lazy/checked.hpp"
 #include "b2lazy/context.hpp"
 #include "b2lazy/dtype.hpp"
 #include "b2lazy/error.hpp"

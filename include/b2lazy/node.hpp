@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "b2lazy/box.hpp"
+#include "b2lazy/checked.hpp"
 #include "b2lazy/dtype.hpp"
 
 namespace b2lazy {
@@ -17,7 +18,9 @@ class ThreadState;  // per-thread scratch, codec contexts and counters (src/exec
 class Node {
  public:
   Node(DType dtype, Shape shape, std::vector<NodePtr> inputs = {})
-      : dtype_(dtype), shape_(std::move(shape)), inputs_(std::move(inputs)) {}
+      : dtype_(dtype), shape_(std::move(shape)), inputs_(std::move(inputs)) {
+    check_array_size(shape_, dtype_);  // the rule: sizes and byte sizes fit int64, never wrap
+  }
   virtual ~Node() = default;
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;

@@ -2,15 +2,12 @@
 
 #include <algorithm>
 
+#include "b2lazy/checked.hpp"
 #include "b2lazy/error.hpp"
 
 namespace b2lazy {
 
-int64_t prod(const Shape& s) {
-  int64_t p = 1;
-  for (auto v : s) p *= v;
-  return p;
-}
+int64_t prod(const Shape& s) { return checked_prod(s, "shape"); }
 
 std::string shape_str(const Shape& s) {
   std::string r = "(";
@@ -26,7 +23,7 @@ Shape c_strides(const Shape& s) {
   int64_t acc = 1;
   for (size_t i = s.size(); i-- > 0;) {
     st[i] = acc;
-    acc *= s[i];
+    if (i) acc = checked_mul(acc, s[i], "a C-order stride");
   }
   return st;
 }
@@ -91,7 +88,7 @@ ChunkGrid::ChunkGrid(Shape shape, Shape chunks) : shape_(std::move(shape)), chun
   grid_.resize(shape_.size());
   for (size_t i = 0; i < shape_.size(); ++i) {
     if (chunks_[i] <= 0) throw ValueError("chunks " + shape_str(chunks_) + " must be positive");
-    grid_[i] = (shape_[i] + chunks_[i] - 1) / chunks_[i];
+    grid_[i] = ceil_div(shape_[i], chunks_[i]);
   }
 }
 
@@ -114,8 +111,8 @@ Box ChunkGrid::chunk_box(int64_t id) const {
   Shape c = chunk_coords(id);
   Box b{Shape(c.size()), Shape(c.size())};
   for (size_t i = 0; i < c.size(); ++i) {
-    b.start[i] = c[i] * chunks_[i];
-    b.stop[i] = std::min(shape_[i], b.start[i] + chunks_[i]);
+    b.start[i] = c[i] * chunks_[i];  // < shape: c < grid
+    b.stop[i] = b.start[i] + std::min(shape_[i] - b.start[i], chunks_[i]);
   }
   return b;
 }

@@ -5,6 +5,7 @@
 #include <exception>
 #include <mutex>
 
+#include "b2lazy/checked.hpp"
 #include "b2lazy/error.hpp"
 #include "core/strided_copy.hpp"
 #include "exec/eval_state.hpp"
@@ -162,7 +163,7 @@ void run_pass(const NodePtr& root, const ChunkGrid& grid, const Target& target, 
   }
   int64_t done = 0;
   std::mutex mu;
-  ev.parallel_for((nchunks + per_task - 1) / per_task, [&](int64_t task, int, ThreadState& ts) {
+  ev.parallel_for(ceil_div(nchunks, per_task), [&](int64_t task, int, ThreadState& ts) {
     for (int64_t id = task * per_task; id < std::min(nchunks, (task + 1) * per_task); ++id) {
       ev.check_cancel();
       eval_chunk(root, grid, id, target, bm, ts);

@@ -1,6 +1,7 @@
 #include "exec/scratch.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 
@@ -17,6 +18,7 @@ Scratch::~Scratch() {
 }
 
 void* Scratch::alloc(size_t bytes) {
+  if (bytes > (SIZE_MAX >> 1)) throw std::bad_alloc();  // (a size this large was computed wrongly; never round it)
   bytes = round_up(bytes ? bytes : 1);
   if (!blocks_.empty() && blocks_[cur_].cap - blocks_[cur_].used >= bytes) {
     void* p = blocks_[cur_].data + blocks_[cur_].used;

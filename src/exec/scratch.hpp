@@ -2,6 +2,7 @@
 #pragma once
 #include <cstddef>
 #include <memory>
+#include <new>
 #include <vector>
 
 namespace b2lazy {
@@ -38,7 +39,9 @@ class ScratchScope {
   void* alloc(size_t bytes) { return s_.alloc(bytes); }
   template <class T>
   T* alloc_n(size_t n) {
-    return static_cast<T*>(s_.alloc(n * sizeof(T)));
+    size_t bytes;
+    if (__builtin_mul_overflow(n, sizeof(T), &bytes)) throw std::bad_alloc();
+    return static_cast<T*>(s_.alloc(bytes));
   }
 
  private:

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "b2lazy/checked.hpp"
 #include "b2lazy/error.hpp"
 #include "core/dispatch.hpp"
 #include "core/float_to_int.hpp"
@@ -34,13 +35,14 @@ void check_shape(const Shape& shape, const char* what) {
     if (v < 0) throw ValueError(std::string(what) + ": negative dimension in shape " + shape_str(shape));
 }
 
-Shape checked_chunks(const Shape& shape, const Shape& chunks, const char* what) {
+Shape checked_chunks(const Shape& shape, const Shape& chunks, const char* what, const char* noun = "chunks") {
   if (chunks.empty()) return {};
+  const std::string named = std::string(what) + ": " + noun;
   if (chunks.size() != shape.size())
-    throw ValueError(std::string(what) + ": chunks " + shape_str(chunks) + " do not match shape " +
-                     shape_str(shape));
+    throw ValueError(named + " " + shape_str(chunks) + " do not match shape " + shape_str(shape));
   for (auto c : chunks)
-    if (c <= 0) throw ValueError(std::string(what) + ": chunks " + shape_str(chunks) + " must be positive");
+    if (c <= 0) throw ValueError(named + " " + shape_str(chunks) + " must be positive");
+  checked_prod(chunks, named);
   return chunks;
 }
 
@@ -132,8 +134,36 @@ Array arange(double start, double stop, double step, std::optional<DType> dtype,
   bool integral = start == std::floor(start) && step == std::floor(step) && stop == std::floor(stop);
   DType t = dtype ? *dtype : (integral ? DType::I64 : DType::F64);
   Shape c = checked_chunks(shape, chunks, "arange");
+  // Integer values are start + step * i: each must fit int64 (and so, NumPy's way, the first
+  // and the last; the doubles here are exact integers below 2**63 in magnitude).
+  const double last = start + step * static_cast<double>(std::max<int64_t>(n - 1, 0));
+  if (!is_float(t) && integral && !(std::fabs(start) < 0x1p63 && std::fabs(step) < 0x1p63 && std::fabs(last) < 0x1p63))
+    throw ValueError("arange: the values from " + std::to_string(start) + " to " + std::to_string(last) +
+                     " (step " + std::to_string(step) + ") do not fit in int64");
   if (!is_float(t) && integral)
     return Array(std::make_shared<RangeNode>(t, shape, c, static_cast<int64_t>(start), static_cast<int64_t>(step), "arange"));
+  return Array(std::make_shared<RangeNode>(t, shape, c, start, step, "arange"));
+}
+
+Array arange_int(int64_t start, int64_t stop, int64_t step, std::optional<DType> dtype, const Shape& shape_in,
+                 const Shape& chunks) {
+  if (step == 0) throw ValueError("arange: step must not be zero");
+  const __int128 span = static_cast<__int128>(stop) - start;  // (exact: |span| < 2**64)
+  __int128 n = 0;
+  if ((span > 0 && step > 0) || (span < 0 && step < 0)) n = (span - (step > 0 ? 1 : -1)) / step + 1;
+  const DType t = dtype.value_or(DType::I64);
+  if (n * static_cast<__int128>(itemsize(t)) > INT64_MAX)  // (the values' bytes must fit int64 too)
+    throw ValueError("arange: maximum allowed size exceeded (start " + std::to_string(start) + ", stop " +
+                     std::to_string(stop) + ", step " + std::to_string(step) + ")");
+  Shape shape = shape_in.empty() ? Shape{static_cast<int64_t>(n)} : shape_in;
+  if (prod(shape) != n)
+    throw ValueError("arange: shape " + shape_str(shape) + " does not hold the " +
+                     std::to_string(static_cast<int64_t>(n)) + " values");
+  Shape c = checked_chunks(shape, chunks, "arange");
+  // The values lie between start and stop, so they fit int64 (step * i may not: the node
+  // computes start + step * i modulo 2**64, which is exact then).
+  if (is_float(t))
+    return Array(std::make_shared<RangeNode>(t, shape, c, static_cast<double>(start), static_cast<double>(step), "arange"));
   return Array(std::make_shared<RangeNode>(t, shape, c, start, step, "arange"));
 }
 
@@ -180,7 +210,7 @@ std::pair<Shape, Shape> output_layout(const NodePtr& node, const ComputeOptions&
     }
   }
   if (blocks.empty()) blocks = balanced_chunks(chunks, itemsize(dt), size_t(256) << 10);
-  blocks = checked_chunks(shape, blocks, "compute");
+  blocks = checked_chunks(shape, blocks, "compute", "blocks");
   return {chunks, blocks};
 }
 }  // namespace

@@ -85,8 +85,9 @@ Array reshape(const Array& x, const std::vector<int64_t>& shape) {
     } else if (out[d] < 0) {
       throw ValueError("reshape: negative dimension " + std::to_string(out[d]) + " at position " + std::to_string(d) +
                        " of " + shape_str(out));
-    } else {
-      known *= out[d];
+    } else if (__builtin_mul_overflow(known, out[d], &known)) {
+      throw ValueError("reshape: cannot reshape array of size " + std::to_string(x.size()) + " into shape " +
+                       shape_str(out) + " (more elements than fit in int64)");
     }
   }
   if (infer) {

@@ -23,7 +23,7 @@ B2ndWriter::B2ndWriter(const Shape& shape, DType dtype, const Shape& chunks, con
     if (blocks[d] <= 0 || blocks[d] > chunks[d])
       throw ValueError("blocks " + shape_str(blocks) + " must be positive and fit in chunks " +
                        shape_str(chunks));
-  if (prod(chunks) * static_cast<int64_t>(itemsize(dtype)) > (int64_t(1) << 31) - 64)
+  if (prod(chunks) > ((int64_t(1) << 31) - 64) / static_cast<int64_t>(itemsize(dtype)))  // (no product to overflow)
     throw ValueError("chunks " + shape_str(chunks) + " exceed Blosc2's 2 GiB chunk limit");
   cparams_ = make_cparams(opts.cparams, dtype, 1);
 

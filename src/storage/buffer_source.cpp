@@ -98,7 +98,8 @@ void RangeNode::fill(const Region& r, void* out, ThreadState&) const {
       int64_t flat = 0;
       for (size_t d = 0; d < nd; ++d) flat += (r.start[d] + idx[d] * r.step[d]) * cs[d];
       if (integer_) {
-        o[i] = static_cast<T>(ia_ + ib_ * flat);
+        // Modulo 2**64 (exact: arange's values fit int64, only ib_ * flat may not).
+        o[i] = static_cast<T>(static_cast<int64_t>(static_cast<uint64_t>(ia_) + static_cast<uint64_t>(ib_) * static_cast<uint64_t>(flat)));
       } else {
         double v = (pin_last_ && flat == total - 1) ? last_ : a_ + b_ * static_cast<double>(flat);
         o[i] = numeric_cast<T>(v);

@@ -3,11 +3,14 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "b2lazy/context.hpp"
+#include "b2lazy/error.hpp"
 #include "core/dispatch.hpp"
 #include "exec/eval_state.hpp"
 #include "exec/scratch.hpp"
@@ -54,7 +57,10 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* A, int64_t
       if constexpr (std::is_same_v<T, double>) cblas_dgemm(args...);
       else cblas_sgemm(args...);
     };
-    auto I = [](int64_t v) { return static_cast<int>(v); };
+    auto I = [](int64_t v) {  // BLAS takes int: a panel past that is refused, never truncated
+      if (v > INT_MAX) throw ValueError("matmul: a panel dimension of " + std::to_string(v) + " exceeds BLAS's int range");
+      return static_cast<int>(v);
+    };
     const auto NT = CblasNoTrans, TR = CblasTrans;
     if (n == 1)  // C column += op(A) x, x = the column of op(B)
       gemv(CblasRowMajor, ta ? TR : NT, I(ta ? k : m), I(ta ? m : k), T(1), A, I(lda), B, I(tb ? 1 : ldb), T(1), C,
@@ -337,7 +343,9 @@ bool MatmulNode::fork(const Region& region, void* out, ThreadState& ts) const {
   // small result over a long K: each worker sums a K range; the partials are added.
   if (!ts.can_fork || !ts.eval || ts.eval->nworkers() < 2) return false;
   const int nw = ts.eval->nworkers();
-  if (region.size() * k_len_ * k_rest_ < (int64_t(1) << 22) || region.size() >= 64 * 64) return false;
+  if (region.size() >= 64 * 64 ||
+      static_cast<double>(region.size()) * static_cast<double>(k_len_ * k_rest_) < double(1 << 22))  // (the product could overflow)
+    return false;
   const size_t isz = itemsize(dtype());
   // A small result over a long K: each worker sums a K range; the partials are added.
   if (k_len_ < nw) return false;
@@ -345,7 +353,8 @@ bool MatmulNode::fork(const Region& region, void* out, ThreadState& ts) const {
   const size_t bytes = static_cast<size_t>(region.size()) * isz;
   char* parts = static_cast<char*>(scope.alloc(bytes * static_cast<size_t>(nw)));
   ts.eval->parallel_for(nw, [&](int64_t p, int, ThreadState& wts) {
-    contract(region, k_len_ * p / nw, k_len_ * (p + 1) / nw, parts + bytes * static_cast<size_t>(p), wts);
+    auto at = [&](int64_t q) { return static_cast<int64_t>(static_cast<__int128>(k_len_) * q / nw); };  // (k_len_ * q could overflow)
+    contract(region, at(p), at(p + 1), parts + bytes * static_cast<size_t>(p), wts);
   });
   std::memcpy(out, parts, bytes);
   dispatch(dtype(), [&]<class T>(T*) {
@@ -431,7 +440,7 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
         const int64_t per_k = ((hold_a ? 0 : g.nba * rows) + (hold_b ? 0 : g.nbb * cols)) * k_rest_;
         int64_t kp = per_k ? static_cast<int64_t>(stream / isz) / per_k : ke - kb;
         // (Only for a streamed a: b's panels are row ranges, which b2nd reads alone.)
-        if (!hold_a && k_align_ > kp && per_k && static_cast<size_t>(k_align_ * per_k) * isz <= 4 * stream)
+        if (!hold_a && k_align_ > kp && per_k && k_align_ <= static_cast<int64_t>(4 * stream / isz) / per_k)
           kp = k_align_;
         const Panels panels{ke, std::max<int64_t>(1, kp), k_align_};
         for (int64_t k0 = kb; k0 < ke;) {
@@ -474,7 +483,7 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
             }
             gemm<T>(ta, tb, r1 - r0, cols, kc, Ae, lda, Be, ldb, Ce, g.ncols);
           };
-          if (nw > 1 && g.nbatch * rows * cols * kc >= (int64_t(1) << 21)) {
+          if (nw > 1 && static_cast<double>(g.nbatch * rows * cols) * static_cast<double>(kc) >= double(1 << 21)) {
             // Alone on the calling thread (a single-chunk evaluation): the panels were
             // pulled once; the workers share the multiplication.
             const int64_t pieces = g.nbatch >= nw ? g.nbatch : std::min<int64_t>(rows, 4 * nw);

@@ -3,11 +3,24 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "b2lazy/box.hpp"
 
 namespace b2lazy::accum {
+
+// a + b and a * b; integers wrap modulo 2**64 as NumPy's (a signed overflow is undefined in C++).
+template <class A>
+inline A add(A a, A b) {
+  if constexpr (std::is_integral_v<A>) return static_cast<A>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  else return A(a + b);
+}
+template <class A>
+inline A mul(A a, A b) {
+  if constexpr (std::is_integral_v<A>) return static_cast<A>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  else return A(a * b);
+}
 
 // Accumulator offset strides over the slab's axes: 0 on reduced axes.
 inline Shape acc_strides(const Shape& count, const std::vector<bool>& red) {

@@ -57,8 +57,8 @@ class Folder {
     const Shape& c = slab.count;
     using accum::fold;
     switch (r_) {
-      case Reduction::Sum: case Reduction::Mean: fold(x, c, red, acc.data(), [](A a, A v) { return A(a + v); }); break;
-      case Reduction::Prod: fold(x, c, red, acc.data(), [](A a, A v) { return A(a * v); }); break;
+      case Reduction::Sum: case Reduction::Mean: fold(x, c, red, acc.data(), [](A a, A v) { return accum::add(a, v); }); break;
+      case Reduction::Prod: fold(x, c, red, acc.data(), [](A a, A v) { return accum::mul(a, v); }); break;
       case Reduction::Min:
         fold(x, c, red, acc.data(), [](A a, A v) { return (v < a || accum::is_nan(v)) ? v : a; });
         break;
@@ -78,8 +78,8 @@ class Folder {
   void merge(const Folder& o) {
     for (size_t k = 0; k < acc.size(); ++k) {
       switch (r_) {
-        case Reduction::Sum: case Reduction::Mean: acc[k] = A(acc[k] + o.acc[k]); break;
-        case Reduction::Prod: acc[k] = A(acc[k] * o.acc[k]); break;
+        case Reduction::Sum: case Reduction::Mean: acc[k] = accum::add(acc[k], o.acc[k]); break;
+        case Reduction::Prod: acc[k] = accum::mul(acc[k], o.acc[k]); break;
         case Reduction::Min: acc[k] = (o.acc[k] < acc[k] || accum::is_nan(o.acc[k])) ? o.acc[k] : acc[k]; break;
         case Reduction::Max: acc[k] = (o.acc[k] > acc[k] || accum::is_nan(o.acc[k])) ? o.acc[k] : acc[k]; break;
         case Reduction::Any: acc[k] = A((acc[k] != 0) || (o.acc[k] != 0)); break;
@@ -141,7 +141,7 @@ class Folder {
       if (red[d]) ns *= static_cast<double>(c[d]);
     if (ns == 0) return;
     std::vector<A> mean_s(acc.size(), A(0));
-    accum::fold(x, c, red, mean_s.data(), [](A a, A v) { return A(a + v); });
+    accum::fold(x, c, red, mean_s.data(), [](A a, A v) { return accum::add(a, v); });
     for (auto& m : mean_s) m = A(static_cast<double>(m) / ns);
     std::vector<double> q(acc.size(), 0.0);
     Shape zero(c.size(), 0);

@@ -4,10 +4,12 @@
 #include <cstring>
 #include <vector>
 
+#include "b2lazy/checked.hpp"
 #include "b2lazy/ops.hpp"
 #include "core/dispatch.hpp"
 #include "core/strided_copy.hpp"
 #include "exec/thread_state.hpp"
+#include "ops/reduce/accumulate.hpp"
 #include "plan/chunking.hpp"
 
 namespace b2lazy {
@@ -30,7 +32,7 @@ Split split_at(const Shape& c, int k) {
 
 template <class A>
 A apply(ScanOp op, A a, A b) {
-  return op == ScanOp::Sum ? A(a + b) : A(a * b);
+  return op == ScanOp::Sum ? accum::add(a, b) : accum::mul(a, b);  // (integers wrap, as NumPy's)
 }
 
 // Pull `r` of `n` and convert it to accumulator type A (scratch owned by `scope`).
@@ -61,7 +63,7 @@ int64_t segment_length(const NodePtr& input, int axis, const Shape& pc) {
   int64_t n = input->shape()[static_cast<size_t>(axis)];
   if (!pc.empty()) return pc[static_cast<size_t>(axis)];
   // Otherwise about 64 segments: totals stay small and a region's prefix is cheap.
-  return std::max<int64_t>(1, (n + 63) / 64);
+  return std::max<int64_t>(1, ceil_div(n, 64));
 }
 
 Shape with_axis(Shape s, int axis, int64_t v) {
@@ -74,7 +76,7 @@ Shape with_axis(Shape s, int axis, int64_t v) {
 // ---- SegmentTotals ---------------------------------------------------------------------
 
 SegmentTotals::SegmentTotals(NodePtr input, int axis, int64_t seg, ScanOp op, DType acc)
-    : Node(acc, with_axis(input->shape(), axis, (input->shape()[static_cast<size_t>(axis)] + seg - 1) / seg), {input}),
+    : Node(acc, with_axis(input->shape(), axis, ceil_div(input->shape()[static_cast<size_t>(axis)], seg)), {input}),
       axis_(axis), seg_(seg), op_(op) {}
 
 std::string SegmentTotals::describe() const {

@@ -1,5 +1,8 @@
 #include "ops/shape/slice_node.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
 
@@ -29,8 +32,9 @@ Region SliceNode::input_region(const Region& r) const {
     int d = out_to_in_[o];
     if (d < 0) continue;
     const Axis& a = axes_[d];
-    in.start[d] = a.start + r.start[o] * a.step;
-    in.step[d] = r.step[o] * a.step;
+    in.start[d] = a.start + r.start[o] * a.step;  // an index of the input: bounded by its length
+    // With one index or none the step is moot (and a product of moot steps could overflow).
+    in.step[d] = r.count[o] > 1 ? r.step[o] * a.step : 1;
     in.count[d] = r.count[o];
   }
   // A region empty along a new axis selects nothing.
@@ -96,6 +100,7 @@ Array Array::operator[](const std::vector<Index>& index) const {
     }
     int64_t step = ix.step.value_or(1);
     if (step == 0) throw ValueError("slice step cannot be zero (axis " + std::to_string(d) + ")");
+    step = std::max(step, -INT64_MAX);  // as CPython: -step must fit
     // Python's slice.indices()
     int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? len : len - 1;
     auto clampv = [&](std::optional<int64_t> v, int64_t dflt) {
@@ -107,10 +112,13 @@ Array Array::operator[](const std::vector<Index>& index) const {
     };
     int64_t start = clampv(ix.start, step > 0 ? 0 : len - 1);
     int64_t stop = clampv(ix.stop, step > 0 ? len : -1);
-    int64_t count = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
-                             : (start > stop ? (start - stop + (-step) - 1) / (-step) : 0);
-    if (!(start == 0 && step == 1 && count == len)) identity = false;
+    // (stop - start - 1) / step + 1, as CPython (start and stop are in [-1, len]; adding
+    // step - 1 first would overflow for steps near int64's limits).
+    int64_t count = step > 0 ? (stop > start ? (stop - start - 1) / step + 1 : 0)
+                             : (start > stop ? (start - stop - 1) / (-step) + 1 : 0);
     if (count == 0) start = 0;
+    if (count <= 1) step = 1;  // one index or none: the step is moot (products of it could overflow)
+    if (!(start == 0 && step == 1 && count == len)) identity = false;
     axes.push_back({false, start, step, count});
     out_to_in.push_back(static_cast<int>(d));
     out_shape.push_back(count);
