@@ -1,8 +1,13 @@
 #include "args.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+
+#include "b2lazy/checked.hpp"
+#include "b2lazy/error.hpp"
 
 namespace b2lazy::cli {
 
@@ -47,8 +52,9 @@ std::optional<int64_t> Args::integer(const std::string& name, int64_t lo, int64_
   auto v = value(name);
   if (!v) return std::nullopt;
   char* end = nullptr;
+  errno = 0;
   long long x = std::strtoll(v->c_str(), &end, 10);
-  if (v->empty() || *end || x < lo || x > hi)
+  if (v->empty() || *end || errno == ERANGE || x < lo || x > hi)
     throw UsageError("option " + name + " wants an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
                      ", got '" + *v + "'");
   return x;
@@ -64,12 +70,20 @@ std::optional<Shape> Args::shape(const std::string& name) const {
     if (q == std::string::npos) q = v->size();
     std::string part = v->substr(p, q - p);
     char* end = nullptr;
+    errno = 0;
     long long x = std::strtoll(part.c_str(), &end, 10);
     if (part.empty() || *end || x <= 0)
       throw UsageError("option " + name + " wants positive integers separated by commas (e.g. 1000,1000), got '" +
                        *v + "'");
+    if (errno == ERANGE)
+      throw UsageError("option " + name + ": " + part + " is beyond the largest integer, 2**63-1 (got '" + *v + "')");
     s.push_back(x);
     p = q + 1;
+  }
+  try {
+    checked_prod(s, "option " + name);
+  } catch (const ValueError& e) {
+    throw UsageError(e.what());
   }
   return s;
 }
@@ -82,7 +96,9 @@ size_t parse_bytes(const std::string& option, const std::string& text) {
                 : unit == "M" || unit == "MiB" ? 1048576.0 : unit == "G" || unit == "GiB" ? 1073741824.0 : -1;
   if (text.empty() || mult < 0 || !(x > 0) || !std::isfinite(x))
     throw UsageError("option " + option + " wants a size such as 512M or 2G, got '" + text + "'");
-  return static_cast<size_t>(x * mult);
+  if (!(x * mult < 0x1p63))  // (a cast of a larger double to an integer is undefined)
+    throw UsageError("option " + option + " wants a size below 8 EiB (2**63 bytes), got '" + text + "'");
+  return std::max<size_t>(1, static_cast<size_t>(x * mult));
 }
 
 std::string human_bytes(double b) {

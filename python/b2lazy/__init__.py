@@ -201,6 +201,7 @@ class Array:
     # --- indexing and casts ---------------------------------------------------------
     def __getitem__(self, key):
         items = key if isinstance(key, tuple) else (key,)
+        _check_int64_indices(items, self.shape)
         if not _builtins.any(_is_array_index(k) for k in items):
             return Array(self._a.getitem(key))
         if len(items) == 1 and self.ndim and _is_full_mask(items[0], self.shape):
@@ -270,6 +271,29 @@ class Array:
         return matmul(other, self)
 
 
+def _index_axes(k):
+    """How many axes of the array an index entry consumes (None, ... and booleans: none)."""
+    if k is None or k is Ellipsis or isinstance(k, (bool, np.bool_)):
+        return 0
+    if _is_array_index(k):
+        a = k if isinstance(k, Array) else np.asarray(k)
+        return a.ndim if a.dtype == np.bool_ else 1
+    return 1
+
+
+def _check_int64_indices(items, shape):
+    """An integer index beyond int64 is out of bounds: IndexError with NumPy's message."""
+    for pos, k in enumerate(items):
+        if isinstance(k, (int, np.integer)) and not isinstance(k, bool) and not -2**63 <= int(k) < 2**63:
+            if _builtins.any(x is Ellipsis for x in items[:pos]):
+                axis = len(shape) - _builtins.sum(_index_axes(x) for x in items[pos:])
+            else:
+                axis = _builtins.sum(_index_axes(x) for x in items[:pos])
+            if 0 <= axis < len(shape):
+                raise IndexError(f"index {int(k)} is out of bounds for axis {axis} with size {shape[axis]}")
+            raise IndexError(f"index {int(k)} is out of bounds")
+
+
 def _is_full_mask(k, shape):
     a = k if isinstance(k, Array) else np.asarray(k) if isinstance(k, (list, np.ndarray)) else None
     return a is not None and a.dtype == np.bool_ and tuple(a.shape) == tuple(shape)
@@ -304,6 +328,7 @@ class _VIndex:
 
     def __getitem__(self, key):
         items = key if isinstance(key, tuple) else (key,)
+        _check_int64_indices(items, self._x.shape)
         if not _builtins.any(_is_array_index(k) for k in items):
             return self._x[key]
         return _advanced_getitem(self._x, items)
@@ -315,6 +340,7 @@ class _OIndex:
 
     def __getitem__(self, key):
         items = key if isinstance(key, tuple) else (key,)
+        _check_int64_indices(items, self._x.shape)
         return Array(self._x._a.oindex(_numpy_key(items)))
 
 
@@ -523,8 +549,7 @@ def moveaxis(x, source, destination, /):
 
 def broadcast_to(x, /, shape):
     """`x` repeated along broadcast axes to `shape`, without copying; lazy."""
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    return Array(_core.broadcast_to(asarray(x)._a, [int(s) for s in shape]))
+    return Array(_core.broadcast_to(asarray(x)._a, shape))
 
 
 def concat(arrays, /, *, axis=0):
@@ -714,11 +739,9 @@ def asarray(obj, chunks=None, blocks=None, cparams=None):
 
 
 def full(shape, fill_value, dtype=None, chunks=None):
-    if isinstance(shape, int):
-        shape = (shape,)
     if isinstance(fill_value, np.generic):
         fill_value = fill_value.item()
-    return Array(_core.full(tuple(shape), fill_value, dtype, chunks))
+    return Array(_core.full(shape, fill_value, dtype, chunks))
 
 
 def zeros(shape, dtype=np.float64, chunks=None):
@@ -732,14 +755,17 @@ def ones(shape, dtype=np.float64, chunks=None):
 def arange(start, stop=None, step=1, dtype=None, shape=None, chunks=None):
     if stop is None:
         start, stop = 0, start
+    ints = _builtins.all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (start, stop, step))
+    if ints and _builtins.all(-2**63 <= int(v) < 2**63 for v in (start, stop, step)):
+        # exactly: through doubles, values and lengths beyond 2**53 would be rounded
+        return Array(_core.arange_int(int(start), int(stop), int(step), dtype, shape, chunks))
     if dtype is None:
-        ints = _builtins.all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (start, stop, step))
-        dtype = np.int64 if ints else np.float64
+        dtype = np.float64  # (ints beyond int64 too, as NumPy)
     return Array(_core.arange(float(start), float(stop), float(step), dtype, shape, chunks))
 
 
 def linspace(start, stop, num=50, endpoint=True, dtype=None, shape=None, chunks=None):
-    return Array(_core.linspace(float(start), float(stop), int(num), bool(endpoint), dtype,
+    return Array(_core.linspace(float(start), float(stop), num, bool(endpoint), dtype,
                                 shape, chunks))
 
 

@@ -20,12 +20,62 @@ using namespace b2lazy;
 
 namespace {
 
-Shape to_shape(const nb::handle& obj) {
+std::string py_repr(const nb::handle& h) { return nb::cast<std::string>(nb::repr(h)); }
+
+bool is_integer(const nb::handle& h) { return PyIndex_Check(h.ptr()); }  // int, np.integer, 0-d int arrays
+
+// An integer argument (anything with __index__) as int64, with `overflow` set to +1 / -1
+// (and the value clamped) when it is beyond int64; TypeError naming `what` otherwise.
+int64_t to_int64(const nb::handle& h, const std::string& what, int& overflow) {
+  if (!is_integer(h))
+    throw TypeError(what + " must be an integer, got " + py_repr(h) + " of type " +
+                    nb::cast<std::string>(nb::str(nb::handle(h.type()).attr("__name__"))));
+  nb::object i = nb::steal(PyNumber_Index(h.ptr()));
+  if (!i.is_valid()) throw nb::python_error();
+  long long overflow_ll = 0;
+  int ovf = 0;
+  overflow_ll = PyLong_AsLongLongAndOverflow(i.ptr(), &ovf);
+  if (overflow_ll == -1 && PyErr_Occurred()) throw nb::python_error();
+  overflow = ovf;
+  if (ovf) return ovf > 0 ? INT64_MAX : INT64_MIN;
+  return overflow_ll;
+}
+
+// As above; beyond int64 is a ValueError naming `what` (NumPy: "Maximum allowed dimension exceeded").
+int64_t to_int64(const nb::handle& h, const std::string& what) {
+  int overflow = 0;
+  int64_t v = to_int64(h, what, overflow);
+  if (overflow) throw ValueError(what + " " + py_repr(h) + " is outside the range of int64");
+  return v;
+}
+
+// A shape-like argument (shape, chunks, blocks, shifts): None (empty), an integer or a
+// sequence of integers, each within int64; TypeError / ValueError naming `what`.
+Shape to_shape(const nb::handle& obj, const std::string& what) {
   Shape s;
   if (obj.is_none()) return s;
-  if (nb::isinstance<nb::int_>(obj)) return {nb::cast<int64_t>(obj)};
-  for (auto h : obj) s.push_back(nb::cast<int64_t>(h));
+  if (is_integer(obj)) return {to_int64(obj, what)};
+  if (!PySequence_Check(obj.ptr()) || nb::isinstance<nb::str>(obj) || nb::isinstance<nb::bytes>(obj))
+    throw TypeError(what + " must be an integer or a sequence of integers, got " + py_repr(obj));
+  size_t k = 0;
+  for (auto h : obj) {
+    if (!is_integer(h))
+      throw TypeError(what + " must be a sequence of integers, got " + py_repr(h) + " at position " +
+                      std::to_string(k) + " of " + py_repr(obj));
+    s.push_back(to_int64(h, what + " entry"));
+    ++k;
+  }
   return s;
+}
+
+// max_memory: None (the default) or a positive number of bytes within int64.
+std::optional<size_t> to_max_memory(const nb::handle& h) {
+  if (h.is_none()) return std::nullopt;
+  int overflow = 0;
+  const int64_t v = to_int64(h, "max_memory", overflow);
+  if (overflow || v < 1)
+    throw ValueError("max_memory must be a number of bytes from 1 to 2**63-1, got " + py_repr(h));
+  return static_cast<size_t>(v);
 }
 
 nb::tuple shape_tuple(const Shape& s) {
@@ -108,16 +158,20 @@ std::vector<Index> parse_index(const nb::handle& key) {
       auto get = [&](const char* f) -> std::optional<int64_t> {
         nb::object v = k.attr(f);
         if (v.is_none()) return std::nullopt;
-        if (!nb::hasattr(v, "__index__"))
+        if (!is_integer(v))
           throw TypeError("slice indices must be integers or None, got " + nb::cast<std::string>(nb::str(v)));
-        return nb::cast<int64_t>(v.attr("__index__")());
+        int overflow = 0;
+        return to_int64(v, "slice index", overflow);  // beyond int64: clamped, as Python's slice.indices()
       };
       idx.push_back(Index::slice(get("start"), get("stop"), get("step")));
     } else if (nb::isinstance<nb::bool_>(k)) {
       throw TypeError("boolean indices are not supported yet (advanced indexing comes in its own issue)");
     } else if (nb::hasattr(k, "__index__") &&
                (!nb::hasattr(k, "shape") || nb::len(nb::object(k.attr("shape"))) == 0)) {  // int, np.int64, 0-d int
-      idx.push_back(Index::at(nb::cast<int64_t>(k.attr("__index__")())));
+      int overflow = 0;
+      const int64_t i = to_int64(k, "index", overflow);
+      if (overflow) throw IndexError("index " + nb::cast<std::string>(nb::str(k)) + " is out of bounds");
+      idx.push_back(Index::at(i));
     } else if (nb::isinstance<nb::float_>(k)) {
       throw TypeError("index entry " + std::to_string(idx.size()) +
                       ": only integers, slices (`:`), ellipsis (`...`) and None are valid indices, got float " +
@@ -459,19 +513,21 @@ NB_MODULE(_core, m) {
   }, nb::arg("x"), nb::arg("indices"), nb::arg("axis").none());
   m.def("nonzero", [](const Array& x, Context* ctx) { return interruptible([&] { return nonzero(x, ctx); }); },
         nb::arg("x"), nb::arg("ctx").none());
-  m.def("reshape", [](const Array& x, const std::vector<int64_t>& shape) { return reshape(x, shape); });
+  m.def("reshape", [](const Array& x, nb::handle shape) { return reshape(x, to_shape(shape, "reshape: shape")); });
   m.def("expand_dims", [](const Array& x, int axis) { return expand_dims(x, axis); });
   m.def("squeeze", [](const Array& x, std::optional<std::vector<int>> axes) { return squeeze(x, axes); },
         nb::arg("x"), nb::arg("axes").none());
   m.def("flip", [](const Array& x, std::optional<std::vector<int>> axes) { return flip(x, axes); },
         nb::arg("x"), nb::arg("axes").none());
   m.def("moveaxis", [](const Array& x, const std::vector<int>& s, const std::vector<int>& d) { return moveaxis(x, s, d); });
-  m.def("broadcast_to", [](const Array& x, const std::vector<int64_t>& shape) { return broadcast_to(x, shape); });
+  m.def("broadcast_to", [](const Array& x, nb::handle shape) {
+    return broadcast_to(x, to_shape(shape, "broadcast_to: shape"));
+  });
   m.def("concat", [](const std::vector<Array>& xs, std::optional<int> axis) { return concat(xs, axis); },
         nb::arg("xs"), nb::arg("axis").none());
   m.def("stack", [](const std::vector<Array>& xs, int axis) { return stack(xs, axis); });
-  m.def("roll", [](const Array& x, const std::vector<int64_t>& shifts, std::optional<std::vector<int>> axes) {
-    return roll(x, shifts, axes);
+  m.def("roll", [](const Array& x, nb::handle shifts, std::optional<std::vector<int>> axes) {
+    return roll(x, to_shape(shifts, "roll: shift"), axes);
   }, nb::arg("x"), nb::arg("shifts"), nb::arg("axes").none());
   m.def("mask_select", [](const Array& x, const Array& mask, Context* ctx) {
           return interruptible([&] { return mask_select(x, mask, ctx); });
@@ -501,8 +557,8 @@ NB_MODULE(_core, m) {
                                     int clevel, const std::string& filter) {
     Array src = from_numpy(nb::cast<nb::ndarray<nb::ro, nb::device::cpu>>(obj), obj, "numpy");
     ComputeOptions o;
-    o.chunks = to_shape(chunks);
-    o.blocks = to_shape(blocks);
+    o.chunks = to_shape(chunks, "chunks");
+    o.blocks = to_shape(blocks, "blocks");
     o.cparams = CParams{codec, clevel, filter};
     return interruptible([&] { return Array(src.compute(o).node()); });
   }, nb::arg("obj"), nb::arg("chunks").none(), nb::arg("blocks").none(), nb::arg("codec"), nb::arg("clevel"),
@@ -515,28 +571,33 @@ NB_MODULE(_core, m) {
   m.def("full", [](nb::handle shape, nb::handle value, nb::handle dtype, nb::handle chunks) {
     auto s = as_scalar(value);
     if (!s) throw TypeError("full(): fill_value must be a Python bool, int or float");
-    return full(to_shape(shape), *s, opt_dtype(dtype), to_shape(chunks));
+    return full(to_shape(shape, "shape"), *s, opt_dtype(dtype), to_shape(chunks, "chunks"));
   }, nb::arg("shape"), nb::arg("value"), nb::arg("dtype").none(), nb::arg("chunks").none());
   m.def("arange", [](double start, double stop, double step, nb::handle dtype, nb::handle shape, nb::handle chunks) {
-    return arange(start, stop, step, opt_dtype(dtype), to_shape(shape), to_shape(chunks));
+    return arange(start, stop, step, opt_dtype(dtype), to_shape(shape, "shape"), to_shape(chunks, "chunks"));
   }, nb::arg("start"), nb::arg("stop"), nb::arg("step"), nb::arg("dtype").none(), nb::arg("shape").none(),
      nb::arg("chunks").none());
-  m.def("linspace", [](double start, double stop, int64_t num, bool endpoint, nb::handle dtype, nb::handle shape,
+  m.def("arange_int", [](int64_t start, int64_t stop, int64_t step, nb::handle dtype, nb::handle shape, nb::handle chunks) {
+    return arange_int(start, stop, step, opt_dtype(dtype), to_shape(shape, "shape"), to_shape(chunks, "chunks"));
+  }, nb::arg("start"), nb::arg("stop"), nb::arg("step"), nb::arg("dtype").none(), nb::arg("shape").none(),
+     nb::arg("chunks").none());
+  m.def("linspace", [](double start, double stop, nb::handle num, bool endpoint, nb::handle dtype, nb::handle shape,
                        nb::handle chunks) {
-    return linspace(start, stop, num, endpoint, opt_dtype(dtype), to_shape(shape), to_shape(chunks));
+    return linspace(start, stop, to_int64(num, "linspace: num"), endpoint, opt_dtype(dtype), to_shape(shape, "shape"),
+                    to_shape(chunks, "chunks"));
   }, nb::arg("start"), nb::arg("stop"), nb::arg("num"), nb::arg("endpoint"), nb::arg("dtype").none(),
      nb::arg("shape").none(), nb::arg("chunks").none());
 
   m.def("compute", [](const Array& a, std::optional<std::string> urlpath, nb::handle chunks, nb::handle blocks,
                       const std::string& codec, int clevel, const std::string& filter, Context* ctx,
-                      std::optional<int64_t> max_memory, std::optional<bool> contiguous, nb::object progress) {
+                      nb::handle max_memory, std::optional<bool> contiguous, nb::object progress) {
     ComputeOptions o;
     o.urlpath = urlpath.value_or("");
-    o.chunks = to_shape(chunks);
-    o.blocks = to_shape(blocks);
+    o.chunks = to_shape(chunks, "chunks");
+    o.blocks = to_shape(blocks, "blocks");
     o.cparams = CParams{codec, clevel, filter};
     o.contiguous = contiguous;
-    if (max_memory) o.max_memory = static_cast<size_t>(*max_memory);
+    if (auto mm = to_max_memory(max_memory)) o.max_memory = *mm;
     Progress p{progress};
     o.progress = p.function();
     o.cancel = &p.stop;
@@ -544,13 +605,13 @@ NB_MODULE(_core, m) {
   }, nb::arg("a"), nb::arg("urlpath").none(), nb::arg("chunks").none(), nb::arg("blocks").none(),
      nb::arg("codec"), nb::arg("clevel"), nb::arg("filter"), nb::arg("ctx"), nb::arg("max_memory").none(),
      nb::arg("contiguous").none(), nb::arg("progress").none());
-  m.def("to_numpy", [](const Array& a, Context* ctx, std::optional<int64_t> max_memory, nb::object progress) {
+  m.def("to_numpy", [](const Array& a, Context* ctx, nb::handle max_memory, nb::object progress) {
     nb::object np = nb::module_::import_("numpy");
     nb::object out = np.attr("empty")(shape_tuple(a.shape()), dtype_name(a.dtype()));
     auto buf = nb::cast<nb::ndarray<nb::device::cpu>>(out);
     void* data = buf.data();
     EvalOptions o;
-    if (max_memory) o.max_memory = static_cast<size_t>(*max_memory);
+    if (auto mm = to_max_memory(max_memory)) o.max_memory = *mm;
     Progress p{progress};
     o.progress = p.function();
     o.cancel = &p.stop;

@@ -250,10 +250,21 @@ void constructor_functions(Map& m) {
     double start = 0, stop = x.number("start");
     if (x.has("stop")) start = stop, stop = x.number("stop");
     std::optional<DType> dt = x.opt_dtype("dtype");
-    bool all_int = true;
-    for (const char* n : {"start", "stop", "step"})
-      if (x.has(n)) all_int = all_int && x.get(n).scalar.kind != ScalarKind::Float;
-    if (!dt) dt = all_int ? DType::I64 : DType::F64;
+    bool all_int = true, exact = true, above = false;
+    for (const char* n : {"start", "stop", "step"}) {
+      if (!x.has(n)) continue;
+      (void)x.number(n);  // a number, else TypeError naming the argument
+      const Scalar& v = x.get(n).scalar;
+      all_int = all_int && v.kind != ScalarKind::Float;
+      above = above || v.above_int64;
+      exact = exact && v.kind == ScalarKind::Int && !v.above_int64;
+    }
+    if (exact) {  // ints, exactly (doubles round values and lengths beyond 2**53)
+      int64_t istart = 0, istop = x.integer("start");
+      if (x.has("stop")) istart = istop, istop = x.integer("stop");
+      return arr(arange_int(istart, istop, x.has("step") ? x.integer("step") : 1, dt), x);
+    }
+    if (!dt) dt = all_int && !above ? DType::I64 : DType::F64;  // beyond int64: float64, as NumPy
     return arr(arange(start, stop, x.has("step") ? x.number("step") : 1, dt), x);
   };
   m["linspace"] = [](Args& x) {

@@ -161,6 +161,11 @@ void Args::bad(const std::string& name, const std::string& wanted) const {
   throw TypeError(fn_ + "(): argument '" + name + "' must be " + wanted + ", got " + describe(get(name)));
 }
 
+void Args::beyond_int64(const std::string& name, const Scalar& s) const {  // NumPy: ValueError too
+  throw ValueError(fn_ + "(): argument '" + name + "': " + std::to_string(static_cast<uint64_t>(s.i)) +
+                   " is outside the range of int64");
+}
+
 Array Args::array(const std::string& name) const {
   const Value& v = get(name);
   if (!v.is_array_like()) bad(name, "an array, a number or a list of numbers");
@@ -187,7 +192,7 @@ std::vector<Array> Args::arrays(const std::string& name) const {
 int64_t Args::integer(const std::string& name) const {
   const Value& v = get(name);
   if (v.kind != Value::Kind::Scalar || v.scalar.kind != ScalarKind::Int) bad(name, "an int");
-  if (v.scalar.above_int64) bad(name, "an int in the range of int64");
+  if (v.scalar.above_int64) beyond_int64(name, v.scalar);
   return v.scalar.i;
 }
 
@@ -198,12 +203,15 @@ std::optional<int64_t> Args::opt_integer(const std::string& name) const {
 
 std::vector<int64_t> Args::integers(const std::string& name) const {
   const Value& v = get(name);
-  if (v.kind == Value::Kind::Scalar && v.scalar.kind == ScalarKind::Int && !v.scalar.above_int64) return {v.scalar.i};
+  if (v.kind == Value::Kind::Scalar && v.scalar.kind == ScalarKind::Int) {
+    if (v.scalar.above_int64) beyond_int64(name, v.scalar);
+    return {v.scalar.i};
+  }
   if (!v.is_sequence()) bad(name, "an int or a tuple of ints");
   std::vector<int64_t> out;
   for (const Value& e : v.items) {
-    if (e.kind != Value::Kind::Scalar || e.scalar.kind != ScalarKind::Int || e.scalar.above_int64)
-      bad(name, "an int or a tuple of ints");
+    if (e.kind != Value::Kind::Scalar || e.scalar.kind != ScalarKind::Int) bad(name, "an int or a tuple of ints");
+    if (e.scalar.above_int64) beyond_int64(name, e.scalar);
     out.push_back(e.scalar.i);
   }
   return out;

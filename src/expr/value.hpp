@@ -88,6 +88,8 @@ class Args {
   const std::string& fn() const { return fn_; }
   size_t column() const { return column_; }
   [[noreturn]] void bad(const std::string& name, const std::string& wanted) const;
+  // ValueError: an int argument above int64 (shapes, axes, counts).
+  [[noreturn]] void beyond_int64(const std::string& name, const Scalar& s) const;
 
  private:
   std::string fn_;
