@@ -153,7 +153,7 @@ std::string explain_plan(const NodePtr& root, const ChunkGrid& grid, size_t max_
   const int64_t samples = std::min<int64_t>(nchunks, 4096);
   double typical_bytes = 0;
   for (int64_t k = 0; k < samples; ++k) {
-    const int64_t id = samples == nchunks ? k : k * nchunks / samples;
+    const int64_t id = samples == nchunks ? k : static_cast<int64_t>(static_cast<__int128>(k) * nchunks / samples);
     count_sources.run({nullptr, 0}, *root, Region::from_box(grid.chunk_box(id)));
   }
   if (samples && samples < nchunks)

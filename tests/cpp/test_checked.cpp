@@ -101,3 +101,30 @@ TEST(Checked, SlicesWithStepsAndBoundsAtTheLimits) {
   EXPECT_THROW(a[{Index::at(INT64_MIN)}], IndexError);
   EXPECT_THROW(a[{Index::at(INT64_MAX)}], IndexError);
 }
+
+TEST(Checked, BigLazyArraysEvaluateSmallParts) {
+  // Arrays near the int64 limits are fine as long as their sizes fit: a small part of
+  // them evaluates, with flat positions, strides and offsets near 2**62.
+  const int64_t big = int64_t(1) << 62;
+  auto values = [](const Array& x) { return x.to_vector(); };
+  Array r = arange_int(-big, big - 1 + big, big / 2);  // -2**62 .. 2**63 - 1
+  EXPECT_EQ(values(r), (std::vector<double>{-0x1p62, -0x1p61, 0, 0x1p61, 0x1p62, 0x1.8p62}));
+  Array z = zeros({big}, DType::I8);
+  EXPECT_EQ(values(z[{Index::slice(big - 3, {})}]), (std::vector<double>{0, 0, 0}));
+  EXPECT_EQ(values(take(z, {big - 1, 0, -1}, {3})), (std::vector<double>{0, 0, 0}));
+  Array sq = reshape(zeros({int64_t(1) << 31, int64_t(1) << 31}, DType::I8), {big});
+  EXPECT_EQ(values(sq[{Index::slice(-2, {})}]), (std::vector<double>{0, 0}));
+  Array b = broadcast_to(arange(0, 3), {int64_t(1) << 58, 3});
+  EXPECT_EQ(values(b[{Index::at(-1)}]), (std::vector<double>{0, 1, 2}));
+  Array c = concat({z, z[{Index::slice({}, 5)}]});
+  EXPECT_EQ(values(c[{Index::slice(big - 1, big + 2)}]), (std::vector<double>{0, 0, 0}));
+  Array ramp = arange_int(0, big, 1, DType::I8);  // int8 values wrap, as NumPy's astype
+  EXPECT_EQ(values(ramp[{Index::slice(big - 2, {})}]), (std::vector<double>{-2, -1}));
+  // Integer sums and cumulative sums wrap modulo 2**64 (signed overflow was undefined).
+  Array m = full({3}, Scalar(INT64_MAX), DType::I64);
+  EXPECT_EQ(sum(m).to_vector(), (std::vector<double>{static_cast<double>(INT64_MAX - 2)}));
+  EXPECT_EQ(reduce(Reduction::Prod, full({2}, Scalar(int64_t(1) << 40), DType::I64)).to_vector(),
+            (std::vector<double>{0}));
+  const std::vector<double> cs = cumsum(m).to_vector();
+  EXPECT_EQ(cs[1], -2.0);
+}
