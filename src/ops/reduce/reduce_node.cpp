@@ -6,6 +6,7 @@
 #include <limits>
 #include <mutex>
 
+#include "b2lazy/checked.hpp"
 #include "b2lazy/error.hpp"
 #include "core/dispatch.hpp"
 #include "exec/eval_state.hpp"
@@ -277,7 +278,7 @@ ReduceNode::Slabs ReduceNode::slabs(const Region& in, size_t slab_bytes) const {
 ReduceNode::Slabs::Slabs(Region in, Shape piece, const std::vector<bool>& reduced)
     : in_(std::move(in)), piece_(std::move(piece)), npieces_(in_.ndim(), 1) {
   for (size_t d = 0; d < in_.ndim(); ++d)
-    if (reduced[d] && in_.count[d] > 0) npieces_[d] = (in_.count[d] + piece_[d] - 1) / piece_[d];
+    if (reduced[d] && in_.count[d] > 0) npieces_[d] = ceil_div(in_.count[d], piece_[d]);
   count_ = prod(npieces_);
 }
 
@@ -314,7 +315,7 @@ bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, si
   int64_t al = align_[static_cast<size_t>(in_axis)];
   // Pieces thinner than a chunk cost no extra decompression when the source reads row
   // ranges alone; then a chunk-deep piece far over budget is not worth its memory.
-  if (al > 0 && range_reads_ && static_cast<size_t>(al * per_row * thin) * isz > 4 * slab_bytes) al = 0;
+  if (al > 0 && range_reads_ && al > static_cast<int64_t>(4 * slab_bytes / isz) / (per_row * thin)) al = 0;  // (no product to overflow)
   if (al > 0 && region.step[o] == 1) rows = std::max(al, rows / al * al);
   if (rows >= region.count[o]) return false;
   char* dst = static_cast<char*>(out);
