@@ -8,7 +8,6 @@ ValueError beyond int64 or out of range, IndexError for indices); slice bounds a
 beyond int64 are clamped as NumPy's. Cases that crashed run in a subprocess, the
 hypothesis properties near the int64 limits too (check_* functions, run by one test)."""
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -19,18 +18,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import b2lazy as bl
-from conftest import examples, raises_naming, run_python
+from conftest import B2LAZY_COMMAND, examples, raises_naming, run_python
 
 I64_MAX = 2**63 - 1
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _command():
-    exe = os.path.join(os.path.dirname(sys.executable), "b2lazy")
-    return exe if os.path.exists(exe) else shutil.which("b2lazy")
-
-
-EXE = _command()
+EXE = B2LAZY_COMMAND
 
 
 def run_script(body):
