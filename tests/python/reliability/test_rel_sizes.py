@@ -9,7 +9,6 @@ beyond int64 are clamped as NumPy's. Cases that crashed run in a subprocess, the
 hypothesis properties near the int64 limits too (check_* functions, run by one test)."""
 import os
 import subprocess
-import sys
 import textwrap
 
 import numpy as np
