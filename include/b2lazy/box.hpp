@@ -49,7 +49,8 @@ struct Region {
   bool operator==(const Region& o) const = default;
 };
 
-// A shape split into chunks; chunk ids are C-order over the grid.
+// A shape split into chunks; chunk ids are C-order over the grid. Chunk extents are
+// positive, except 0 on an axis of length 0 (as python-blosc2 writes): no chunks.
 class ChunkGrid {
  public:
   ChunkGrid() = default;

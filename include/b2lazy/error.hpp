@@ -12,6 +12,11 @@ struct Error : std::runtime_error {
 struct ValueError : Error {
   using Error::Error;
 };
+// An axis argument out of range for the array's dimensions. Python raises NumPy's
+// numpy.exceptions.AxisError for it, which is both a ValueError and an IndexError.
+struct AxisError : ValueError {
+  using ValueError::ValueError;
+};
 // Unsupported dtype for an operation.
 struct TypeError : Error {
   using Error::Error;

@@ -480,6 +480,8 @@ def _int_indices(indices, fn):
     if isinstance(indices, Array):
         indices = indices.to_numpy()
     idx = np.asarray(indices)
+    if idx.size == 0 and idx.dtype.kind == "f":
+        idx = idx.astype(np.int64)  # [] is an empty integer index, as in NumPy
     if idx.dtype.kind not in "iub":
         raise TypeError(f"{fn}: indices must be integers, got dtype {idx.dtype}")
     if idx.dtype.kind == "u" and idx.size and idx.max() > np.iinfo(np.int64).max:

@@ -147,7 +147,8 @@ Array from_numpy(nb::ndarray<nb::ro, nb::device::cpu> a, nb::handle owner, const
   return from_buffer(a.data(), t, shape, strides, std::move(own), name);
 }
 
-std::vector<Index> parse_index(const nb::handle& key) {
+// The basic entries of `key`; `first` is the position of its first entry in the whole key.
+std::vector<Index> parse_index(const nb::handle& key, size_t first = 0) {
   std::vector<Index> idx;
   auto one = [&](const nb::handle& k) {
     if (k.is_none()) {
@@ -164,22 +165,18 @@ std::vector<Index> parse_index(const nb::handle& key) {
         return to_int64(v, "slice index", overflow);  // beyond int64: clamped, as Python's slice.indices()
       };
       idx.push_back(Index::slice(get("start"), get("stop"), get("step")));
-    } else if (nb::isinstance<nb::bool_>(k)) {
-      throw TypeError("boolean indices are not supported yet (advanced indexing comes in its own issue)");
     } else if (nb::hasattr(k, "__index__") &&
                (!nb::hasattr(k, "shape") || nb::len(nb::object(k.attr("shape"))) == 0)) {  // int, np.int64, 0-d int
       int overflow = 0;
       const int64_t i = to_int64(k, "index", overflow);
       if (overflow) throw IndexError("index " + nb::cast<std::string>(nb::str(k)) + " is out of bounds");
       idx.push_back(Index::at(i));
-    } else if (nb::isinstance<nb::float_>(k)) {
-      throw TypeError("index entry " + std::to_string(idx.size()) +
-                      ": only integers, slices (`:`), ellipsis (`...`) and None are valid indices, got float " +
-                      nb::cast<std::string>(nb::str(k)));
     } else {
-      throw TypeError("only integers, slices (`:`), ellipsis (`...`) and None are valid indices, got " +
-                      nb::cast<std::string>(nb::str(k.type())) +
-                      " (integer-array and boolean indexing come in their own issue)");
+      const std::string what = nb::isinstance<nb::float_>(k) ? "float " + nb::cast<std::string>(nb::str(k))
+                                                              : nb::cast<std::string>(nb::str(k.type()));
+      throw TypeError("index entry " + std::to_string(first + idx.size()) +
+                      ": only integers, slices (`:`), ellipsis (`...`), None, booleans and integer or boolean "
+                      "arrays are valid indices, got " + what);
     }
   };
   if (nb::isinstance<nb::tuple>(key)) {
@@ -240,15 +237,18 @@ IndexArray index_array(nb::ndarray<nb::ro, nb::device::cpu> a, const nb::handle&
   return r;
 }
 
-// A whole key: basic entries as parse_index reads them, NumPy arrays as index arrays.
+// A whole key: basic entries as parse_index reads them, NumPy arrays as index arrays,
+// a Python bool as a 0-d boolean array (NumPy: a new axis of length 1 or 0).
 std::vector<IndexItem> parse_key(const nb::handle& key) {
   std::vector<IndexItem> items;
   auto one = [&](const nb::handle& k) {
     nb::ndarray<nb::ro, nb::device::cpu> a;
-    if (nb::hasattr(k, "__array_interface__") && nb::try_cast(k, a)) {
+    if (nb::isinstance<nb::bool_>(k)) {
+      items.push_back(IndexArray{{nb::cast<bool>(k) ? 1 : 0}, {}, true, {}});
+    } else if (nb::hasattr(k, "__array_interface__") && nb::try_cast(k, a)) {
       items.push_back(index_array(a, k));
     } else {
-      for (Index& i : parse_index(k)) items.push_back(i);
+      for (Index& i : parse_index(k, items.size())) items.push_back(i);
     }
   };
   if (nb::isinstance<nb::tuple>(key)) {
@@ -379,6 +379,9 @@ NB_MODULE(_core, m) {
       PyErr_SetString(PyExc_NameError, e.what());
     } catch (const IndexError& e) {
       PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const AxisError& e) {  // NumPy's own type: a ValueError and an IndexError
+      nb::object axis_error = nb::module_::import_("numpy.exceptions").attr("AxisError");
+      PyErr_SetObject(axis_error.ptr(), nb::str(e.what()).ptr());
     } catch (const TypeError& e) {
       PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const ValueError& e) {
@@ -399,7 +402,7 @@ NB_MODULE(_core, m) {
       .def_prop_ro("size", [](const Array& a) { return a.size(); })
       .def_prop_ro("kind", [](const Array& a) { return a.node()->kind(); })
       .def("explain", [](const Array& a, Context* ctx) { return a.explain(ctx); }, nb::arg("ctx").none() = nb::none())
-      .def("getitem", [](const Array& a, nb::handle key) { return a[parse_index(key)]; }, nb::arg("key").none())
+      .def("getitem", [](const Array& a, nb::handle key) { return getitem(a, parse_key(key)); }, nb::arg("key").none())
       .def("getitem_arrays", [](const Array& a, nb::handle key, Context* ctx) {
              auto k = parse_key(key);
              return interruptible([&] { return getitem(a, k, ctx); });  // a mask is counted now

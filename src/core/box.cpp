@@ -87,6 +87,11 @@ ChunkGrid::ChunkGrid(Shape shape, Shape chunks) : shape_(std::move(shape)), chun
     throw ValueError("chunks " + shape_str(chunks_) + " do not match shape " + shape_str(shape_));
   grid_.resize(shape_.size());
   for (size_t i = 0; i < shape_.size(); ++i) {
+    // python-blosc2 stores an axis of length 0 with chunk extent 0: no chunks along it.
+    if (chunks_[i] == 0 && shape_[i] == 0) {
+      grid_[i] = 0;
+      continue;
+    }
     if (chunks_[i] <= 0) throw ValueError("chunks " + shape_str(chunks_) + " must be positive");
     grid_[i] = ceil_div(shape_[i], chunks_[i]);
   }

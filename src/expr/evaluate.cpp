@@ -324,6 +324,7 @@ class Evaluator {
       const std::string m = e.what();
       if (m.find(" at column ") != std::string::npos) throw;  // already placed
       if (dynamic_cast<const IndexError*>(&e)) fail<IndexError>(m, column);
+      if (dynamic_cast<const AxisError*>(&e)) fail<AxisError>(m, column);
       if (dynamic_cast<const TypeError*>(&e)) fail<TypeError>(m, column);
       if (dynamic_cast<const IOError*>(&e)) fail<IOError>(m, column);
       fail<ValueError>(m, column);
@@ -437,9 +438,13 @@ class Evaluator {
         case Value::Kind::None: key.push_back(Index::newaxis()); break;
         case Value::Kind::Ellipsis: key.push_back(Index::ellipsis()); break;
         case Value::Kind::Scalar:
+          if (v.scalar.kind == ScalarKind::Bool) {  // a new axis of length 1 or 0, as NumPy
+            key.push_back(IndexArray{{v.scalar.i != 0 ? 1 : 0}, {}, true, {}});
+            break;
+          }
           if (v.scalar.kind != ScalarKind::Int)
-            fail<TypeError>(where + ": only integers, slices (:), ..., None and integer or boolean arrays are "
-                                "valid indices, got " + describe(v),
+            fail<TypeError>(where + ": only integers, slices (:), ..., None, booleans and integer or boolean arrays "
+                                "are valid indices, got " + describe(v),
                             v.column);
           if (v.scalar.above_int64)
             fail<IndexError>(where + ": index " + std::to_string(static_cast<uint64_t>(v.scalar.i)) + " is out of bounds",

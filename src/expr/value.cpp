@@ -224,7 +224,7 @@ std::optional<std::vector<int>> Args::opt_axes(const std::string& name) const {
 
 int Args::to_axis(int64_t v, const std::string& name) const {
   if (v < INT_MIN || v > INT_MAX)
-    throw ValueError(fn_ + "(): argument '" + name + "': " + std::to_string(v) + " is out of bounds");
+    throw AxisError(fn_ + "(): argument '" + name + "': axis " + std::to_string(v) + " is out of bounds");
   return static_cast<int>(v);
 }
 

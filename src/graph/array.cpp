@@ -1,6 +1,7 @@
 // The public Array API: sources, constructors, evaluation and explain.
 #include "b2lazy/array.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -209,6 +210,10 @@ std::pair<Shape, Shape> output_layout(const NodePtr& node, const ComputeOptions&
       chunks = balanced_chunks(shape, itemsize(dt), chunk_target_bytes(*node, opts.max_memory, nthreads));
     }
   }
+  // An operand stored by python-blosc2 with an axis of length 0 has chunk and block
+  // extent 0 there; b2lazy writes such axes with extent 1 (still no chunks).
+  for (auto& c : chunks) c = std::max<int64_t>(c, 1);
+  for (auto& b : blocks) b = std::max<int64_t>(b, 1);
   if (blocks.empty()) blocks = balanced_chunks(chunks, itemsize(dt), size_t(256) << 10);
   blocks = checked_chunks(shape, blocks, "compute", "blocks");
   return {chunks, blocks};

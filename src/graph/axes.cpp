@@ -9,7 +9,7 @@ namespace b2lazy {
 int normalize_axis(int axis, size_t ndim, const std::string& fn, const Shape& shape) {
   const int n = static_cast<int>(ndim);
   if (axis < -n || axis >= n)
-    throw ValueError(fn + ": axis " + std::to_string(axis) + " is out of bounds for an array of shape " +
+    throw AxisError(fn + ": axis " + std::to_string(axis) + " is out of bounds for an array of shape " +
                      shape_str(shape) + " (" + std::to_string(ndim) + " dimensions)");
   return axis < 0 ? axis + n : axis;
 }

@@ -145,24 +145,39 @@ bool zero_d_bool(const IndexItem& k) {
 }  // namespace
 
 Array getitem(const Array& x, const std::vector<IndexItem>& key_in, Context* ctx) {
-  // A 0-d boolean index adds an axis of length 1 (True) or 0 (False), as in NumPy; with
-  // only basic indices besides, that is None and, for False, an empty slice of that axis.
+  // A 0-d boolean index is an index array on a new axis of length 1: [0] for True, []
+  // for False (NumPy). Alone among basic indices that is None and, for False, an empty
+  // slice of that axis; with integers, arrays or other 0-d booleans, which all broadcast
+  // together, it is the new axes first, then the key with those arrays on them.
   if (std::any_of(key_in.begin(), key_in.end(), zero_d_bool)) {
-    for (const auto& k : key_in)
-      if (array_of(k) && !zero_d_bool(k))
-        throw IndexError("a 0-d boolean index together with index arrays is not supported");
-    std::vector<IndexItem> key;
-    std::vector<Index> cut;  // applied to the result: [0:0] on the axes of a False
-    for (const auto& k : expand_ellipsis(key_in, x.ndim())) {
+    const std::vector<IndexItem> items = expand_ellipsis(key_in, x.ndim());
+    const auto advanced = std::count_if(items.begin(), items.end(),
+                                        [](const IndexItem& k) { return array_of(k) || is_int(k); });
+    std::vector<Index> with_axes;  // x with a new axis for each 0-d boolean and each None
+    std::vector<IndexItem> key;    // the key on those axes
+    std::vector<Index> cut;        // alone: [0:0] on the axis of a False, applied to the result
+    for (const auto& k : items) {
       if (zero_d_bool(k)) {
-        cut.push_back(array_of(k)->values.at(0) ? Index::slice() : Index::slice(0, 0));
-        key.push_back(Index::newaxis());
+        const bool v = array_of(k)->values.at(0) != 0;
+        with_axes.push_back(Index::newaxis());
+        key.push_back(IndexArray{v ? std::vector<int64_t>{0} : std::vector<int64_t>{}, {v ? 1 : 0}, false, {}});
+        cut.push_back(v ? Index::slice() : Index::slice(0, 0));
+      } else if (is_kind(k, Index::Kind::NewAxis)) {
+        with_axes.push_back(Index::newaxis());
+        key.push_back(Index::slice());
+        cut.push_back(Index::slice());
       } else {
-        if (!is_int(k)) cut.push_back(Index::slice());
+        with_axes.insert(with_axes.end(), consumed(k), Index::slice());
         key.push_back(k);
+        if (!is_int(k)) cut.push_back(Index::slice());
       }
     }
-    return getitem(x, key, ctx)[cut];
+    if (advanced == 1) {
+      std::vector<IndexItem> basic;
+      for (const auto& k : items) basic.push_back(zero_d_bool(k) ? IndexItem(Index::newaxis()) : k);
+      return getitem(x, basic, ctx)[cut];
+    }
+    return getitem(x[with_axes], key, ctx);
   }
   const std::vector<IndexItem>& key = key_in;
   std::vector<size_t> arrays;

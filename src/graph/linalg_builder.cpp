@@ -43,8 +43,8 @@ Array permute_dims(const Array& x, const std::vector<int>& axes) {
   std::set<int> seen;
   bool valid = axes.size() == n;
   for (int a : axes) {
-    int d = a < 0 ? a + static_cast<int>(n) : a;
-    if (d < 0 || d >= static_cast<int>(n) || !seen.insert(d).second) valid = false;
+    const int d = normalize_axis(a, n, "permute_dims", x.shape());
+    if (!seen.insert(d).second) valid = false;
     perm.push_back(d);
   }
   if (!valid)
@@ -138,7 +138,7 @@ Array tensordot(const Array& a, const Array& b, const std::vector<int>& axes_a, 
 
 Array tensordot(const Array& a, const Array& b, int axes) {
   if (axes < 0 || static_cast<size_t>(axes) > a.ndim() || static_cast<size_t>(axes) > b.ndim())
-    throw ValueError("tensordot: axes=" + std::to_string(axes) + " must be between 0 and the dimensions of a " +
+    throw AxisError("tensordot: axes=" + std::to_string(axes) + " is out of bounds: it must be between 0 and the dimensions of a " +
                      shape_str(a.shape()) + " and b " + shape_str(b.shape()));
   std::vector<int> xa, xb;
   for (int i = 0; i < axes; ++i) {
@@ -156,7 +156,7 @@ Array vecdot(const Array& a, const Array& b, int axis) {
   // axes are moved last and the remaining axes broadcast.
   const int n = static_cast<int>(std::max(a.ndim(), b.ndim()));
   if (axis < -static_cast<int>(std::min(a.ndim(), b.ndim())) || axis >= static_cast<int>(std::min(a.ndim(), b.ndim())))
-    throw ValueError("vecdot: axis " + std::to_string(axis) + " is out of bounds for " + shapes);
+    throw AxisError("vecdot: axis " + std::to_string(axis) + " is out of bounds for " + shapes);
   const int da = axis < 0 ? axis + static_cast<int>(a.ndim()) : axis;
   const int db = axis < 0 ? axis + static_cast<int>(b.ndim()) : axis;
   if (a.shape()[static_cast<size_t>(da)] != b.shape()[static_cast<size_t>(db)])

@@ -75,10 +75,6 @@ Array reduce(Reduction r, const Array& x, const ReduceOptions& o) {
   if (count == 0 &&
       (r == Reduction::Min || r == Reduction::Max || r == Reduction::Argmin || r == Reduction::Argmax))
     throw ValueError(std::string(fn) + ": zero-size array to reduction operation " + fn + " which has no identity");
-  if ((r == Reduction::Var || r == Reduction::Std) &&
-      (o.correction < 0 || (count > 0 && o.correction > static_cast<double>(count))))
-    throw ValueError(std::string(fn) + ": correction=" + std::to_string(o.correction) +
-                     " must be between 0 and the number of reduced elements (" + std::to_string(count) + ")");
   return Array(node);
 }
 

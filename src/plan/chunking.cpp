@@ -75,7 +75,9 @@ const Node* aligned_storage_source(const NodePtr& root) {
 }
 
 Shape preferred_chunks_of(const NodePtr& root) {
-  return largest_chunked(root, [](const Node& x) { return x.preferred_chunks(); }).second;
+  Shape c = largest_chunked(root, [](const Node& x) { return x.preferred_chunks(); }).second;
+  for (auto& e : c) e = std::max<int64_t>(e, 1);  // extent 0 of an empty stored axis
+  return c;
 }
 
 bool any_node(const Node& root, const std::function<bool(const Node&)>& pred) {

@@ -106,8 +106,10 @@ class Folder {
       case Reduction::Var: case Reduction::Std:
         tmp.resize(acc.size());
         for (size_t k = 0; k < acc.size(); ++k) {
-          // NumPy: NaN for no elements (0/0), whatever the correction.
-          double v = total == 0 ? std::nan("") : m2[k] / (static_cast<double>(total) - correction);
+          // NaN for no elements (NumPy: 0/0) and, as the Array API says, where N - correction
+          // <= 0 (NumPy divides by max(N - correction, 0): inf, or nan for constant data).
+          const double divisor = static_cast<double>(total) - correction;
+          double v = total == 0 || !(divisor > 0) ? std::nan("") : m2[k] / divisor;
           tmp[k] = A(r_ == Reduction::Std ? std::sqrt(v) : v);
         }
         src = tmp.data();
