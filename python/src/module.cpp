@@ -221,9 +221,16 @@ IndexArray index_array(nb::ndarray<nb::ro, nb::device::cpu> a, const nb::handle&
     for (size_t d = 0; d < a.ndim(); ++d) off += pos[d] * a.stride(d);
     const char* p = base + off * static_cast<int64_t>(bytes);
     int64_t v = 0;
-    if (is_bool || bytes == 1) v = is_int ? *reinterpret_cast<const int8_t*>(p) : *reinterpret_cast<const uint8_t*>(p);
-    else if (bytes == 2) v = is_int ? *reinterpret_cast<const int16_t*>(p) : *reinterpret_cast<const uint16_t*>(p);
-    else if (bytes == 4) v = is_int ? *reinterpret_cast<const int32_t*>(p) : *reinterpret_cast<const uint32_t*>(p);
+    // Each branch read as int64 on its own: `c ? int32 : uint32` has type uint32 (-1 read as 2**32 - 1).
+    auto read = [&](auto signed_v, auto unsigned_v) -> int64_t {
+      using S = decltype(signed_v);
+      using U = decltype(unsigned_v);
+      return is_int ? static_cast<int64_t>(*reinterpret_cast<const S*>(p))
+                    : static_cast<int64_t>(*reinterpret_cast<const U*>(p));
+    };
+    if (is_bool || bytes == 1) v = read(int8_t{}, uint8_t{});
+    else if (bytes == 2) v = read(int16_t{}, uint16_t{});
+    else if (bytes == 4) v = read(int32_t{}, uint32_t{});
     else {
       const uint64_t u = *reinterpret_cast<const uint64_t*>(p);
       if (is_uint && u > static_cast<uint64_t>(INT64_MAX)) throw IndexError("index " + std::to_string(u) + " is out of bounds");
@@ -237,6 +244,22 @@ IndexArray index_array(nb::ndarray<nb::ro, nb::device::cpu> a, const nb::handle&
   return r;
 }
 
+// An int, a NumPy integer or a 0-d integer array (not a 0-d boolean one).
+bool integer_scalar(const nb::handle& k) {
+  if (!nb::hasattr(k, "__index__")) return false;
+  if (!nb::hasattr(k, "shape")) return true;
+  if (nb::len(nb::object(k.attr("shape"))) != 0) return false;
+  if (!nb::hasattr(k, "dtype")) return true;
+  const std::string kind = nb::cast<std::string>(k.attr("dtype").attr("kind"));
+  return kind == "i" || kind == "u";
+}
+
+// np.float64(2.0) and the like (np.bool_ is a 0-d boolean index; arrays have a length).
+bool non_bool_numpy_scalar(const nb::handle& k) {
+  return nb::hasattr(k, "dtype") && nb::hasattr(k, "__array_interface__") && !nb::hasattr(k, "__len__") &&
+         nb::cast<std::string>(k.attr("dtype").attr("kind")) != "b";
+}
+
 // A whole key: basic entries as parse_index reads them, NumPy arrays as index arrays,
 // a Python bool as a 0-d boolean array (NumPy: a new axis of length 1 or 0).
 std::vector<IndexItem> parse_key(const nb::handle& key) {
@@ -245,6 +268,8 @@ std::vector<IndexItem> parse_key(const nb::handle& key) {
     nb::ndarray<nb::ro, nb::device::cpu> a;
     if (nb::isinstance<nb::bool_>(k)) {
       items.push_back(IndexArray{{nb::cast<bool>(k) ? 1 : 0}, {}, true, {}});
+    } else if (integer_scalar(k) || non_bool_numpy_scalar(k)) {  // np.int32(1), a 0-d integer array: an integer
+      for (Index& i : parse_index(k, items.size())) items.push_back(i);
     } else if (nb::hasattr(k, "__array_interface__") && nb::try_cast(k, a)) {
       items.push_back(index_array(a, k));
     } else {

@@ -108,7 +108,7 @@ def test_blosc2_empty_file_is_stored_with_chunk_extent_zero(tmp_path):
 def _ops(ndim):
     ops = {
         "x + 1": lambda m, x: x + 1,
-        "sin(x) * x": lambda m, x: m.sin(x) * x,
+        "sin(x * 1.0) * x": lambda m, x: m.sin(x * 1.0) * x,  # (NumPy: float16 for uint8)
         "x > 0": lambda m, x: x > 0,
         "sum": lambda m, x: m.sum(x),
         "prod": lambda m, x: m.prod(x),
@@ -370,6 +370,22 @@ def test_scalar_boolean_index_in_expressions():
     for text, ref in [("a[True]", x[True]), ("a[:, False]", x[:, False]), ("a[..., True] * 2", x[..., True] * 2)]:
         got = b2lazy.evaluate(text, a=b2lazy.asarray(x))
         assert_exact(got.to_numpy(), ref, text)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8", "uint32", "uint64"])
+def test_index_arrays_of_every_integer_dtype(dtype):
+    """Found while routing scalar booleans: an int32 index array read -1 as 2**32 - 1."""
+    x = np.arange(20.0).reshape(4, 5)
+    a = b2lazy.asarray(x, chunks=(3, 2))
+    signed = np.dtype(dtype).kind == "i"
+    for key in ([-1, 0, 2] if signed else [3, 0, 2], [[1], [-4 if signed else 0]]):
+        idx = np.array(key, dtype)
+        for k in (idx, (slice(None), idx % 5), (idx, idx)):
+            assert_exact(a[k].to_numpy(), x[k], f"{dtype} {k!r}")
+    for k in (np.array(-1 if signed else 3, dtype), np.dtype(dtype).type(1), (1, np.array(2, dtype))):
+        assert_exact(a[k].to_numpy(), x[k], f"0-d {dtype} {k!r}")
+    assert_exact(b2lazy.take(a, np.array([-1, 1] if signed else [3, 1], dtype), axis=1).to_numpy(),
+                 np.take(x, np.array([-1, 1] if signed else [3, 1], dtype), axis=1))
 
 
 def test_no_stale_messages_about_later_issues():
