@@ -135,6 +135,12 @@ def _ops(ndim):
         "flip": lambda m, x: m.flip(x),
         "roll": lambda m, x: m.roll(x, 1),
         "where": lambda m, x: m.where(x > 0, x, 0),
+        "clip": lambda m, x: m.clip(x, 0, 1),
+        "astype(float32)": lambda m, x: m.astype(x, np.float32) if m is b2lazy else x.astype(np.float32),
+        "x + ones((1,) * ndim)": lambda m, x: x + m.ones((1,) * x.ndim, dtype=x.dtype),
+        "nonzero(x)[0]": lambda m, x: m.nonzero(x)[0],
+        "broadcast_to(sum keepdims)": lambda m, x: m.broadcast_to(m.sum(x, axis=0, keepdims=True), x.shape),
+        "squeeze(expand_dims)": lambda m, x: m.squeeze(m.expand_dims(x, axis=0), axis=0),
     }
     for d in range(ndim):
         ops.update({
@@ -155,6 +161,13 @@ def _ops(ndim):
             f"expand_dims({d})": lambda m, x, d=d: m.expand_dims(x, axis=d),
             f"moveaxis({d}, -1)": lambda m, x, d=d: m.moveaxis(x, d, -1),
             f"mask on axis {d}": lambda m, x, d=d: x[(slice(None),) * d + (np.arange(x.shape[d]) % 2 == 0,)],
+            # partly empty inputs, maybe a non-empty result: the empty operand's chunks
+            # (extent 0 when python-blosc2 stored it) must not reach the output's grid
+            f"concat with ones on axis {d}": lambda m, x, d=d: (m.concat if m is b2lazy else np.concatenate)(
+                [x, m.ones(x.shape[:d] + (2,) + x.shape[d + 1:], dtype=x.dtype)], axis=d),
+            f"take_along_axis(axis={d})": lambda m, x, d=d: m.take_along_axis(
+                x, np.zeros(x.shape[:d] + (1 if x.shape[d] else 0,) + x.shape[d + 1:], np.int64), axis=d),
+            f"roll(axis={d})": lambda m, x, d=d: m.roll(x, 2, axis=d),
         })
     if ndim >= 2:
         ops.update({
