@@ -232,6 +232,11 @@ class Array:
     def __float__(self):
         return float(self.to_numpy().reshape(()))
 
+    def __index__(self):
+        if self.ndim != 0 or self.dtype.kind not in "iu":
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(self.to_numpy())
+
     def __int__(self):
         return int(self.to_numpy().reshape(()))
 
@@ -746,12 +751,14 @@ def full(shape, fill_value, dtype=None, chunks=None):
     return Array(_core.full(shape, fill_value, dtype, chunks))
 
 
-def zeros(shape, dtype=np.float64, chunks=None):
-    return full(shape, 0, dtype=dtype, chunks=chunks)
+def zeros(shape, dtype=None, chunks=None):
+    """float64 zeros unless `dtype` says otherwise (None too, as NumPy)."""
+    return full(shape, 0, dtype=np.float64 if dtype is None else dtype, chunks=chunks)
 
 
-def ones(shape, dtype=np.float64, chunks=None):
-    return full(shape, 1, dtype=dtype, chunks=chunks)
+def ones(shape, dtype=None, chunks=None):
+    """float64 ones unless `dtype` says otherwise (None too, as NumPy)."""
+    return full(shape, 1, dtype=np.float64 if dtype is None else dtype, chunks=chunks)
 
 
 def arange(start, stop=None, step=1, dtype=None, shape=None, chunks=None):

@@ -51,6 +51,10 @@ void check_dtype(const IndexArray& a, size_t axis) {
                      " for axis " + std::to_string(axis));
 }
 
+// A mask axis fits an array axis of the same length; one of length 0 fits any (it selects
+// nothing), as NumPy and the Array API test suite have it.
+bool mask_axis_matches(int64_t mask_len, int64_t len) { return mask_len == len || mask_len == 0; }
+
 // n-d boolean arrays replaced by the n integer arrays of their True positions (NumPy:
 // x[mask] is x[mask.nonzero()]).
 std::vector<IndexItem> masks_to_arrays(const Shape& shape, const std::vector<IndexItem>& items) {
@@ -61,7 +65,9 @@ std::vector<IndexItem> masks_to_arrays(const Shape& shape, const std::vector<Ind
     const IndexArray* a = array_of(k);
     if (a && a->boolean && n != 1) {
       Shape want(shape.begin() + static_cast<std::ptrdiff_t>(axis), shape.begin() + static_cast<std::ptrdiff_t>(axis + n));
-      if (a->shape != want)
+      bool match = a->shape.size() == want.size();
+      for (size_t d = 0; match && d < n; ++d) match = mask_axis_matches(a->shape[d], want[d]);
+      if (!match)
         throw IndexError("boolean index did not match indexed array along axes " + std::to_string(axis) + ".." +
                          std::to_string(axis + n - 1) + "; array shape is " + shape_str(want) + " but the mask's is " +
                          shape_str(a->shape));
@@ -91,7 +97,7 @@ IndexArray index_values(const IndexArray& a, size_t axis, int64_t length) {
     if (a.shape.size() != 1)
       throw IndexError("a boolean index array for one axis must be 1-d, got " + std::to_string(a.shape.size()) +
                        " dimensions for axis " + std::to_string(axis));
-    if (a.shape[0] != length)
+    if (!mask_axis_matches(a.shape[0], length))
       throw IndexError("boolean index did not match indexed array along axis " + std::to_string(axis) +
                        "; size of axis is " + std::to_string(length) + " but size of corresponding boolean axis is " +
                        std::to_string(a.shape[0]));

@@ -328,6 +328,19 @@ MASK_CASES = [
     ((2, 3), lambda s: np.zeros(2, bool)),
     ((2, 3), lambda s: np.zeros((2, 3), bool)),
     ((4, 0, 2), lambda s: (np.array([True, False, True, True]), slice(None), 1)),
+    # a mask axis of length 0 fits an axis of any length (NumPy; found by array-api-tests)
+    ((1,), lambda s: np.zeros(0, bool)),
+    ((2, 3), lambda s: np.zeros((2, 0), bool)),
+    ((2, 3), lambda s: np.zeros((0, 0), bool)),
+    ((2, 3), lambda s: np.zeros(0, bool)),
+    ((2, 3, 4), lambda s: np.zeros((0, 3), bool)),
+    ((2, 3), lambda s: (slice(None), np.zeros(0, bool))),
+    ((2, 3), lambda s: (np.zeros(0, bool), np.zeros(0, bool))),
+    # and these NumPy refuses
+    ((2, 3), lambda s: np.zeros((1, 3), bool)),
+    ((2, 3), lambda s: np.zeros((0, 5), bool)),
+    ((2, 3), lambda s: np.zeros((3, 0), bool)),
+    ((2, 3), lambda s: (np.ones(2, bool), np.zeros(0, bool))),
 ]
 
 
@@ -335,8 +348,12 @@ MASK_CASES = [
 def test_masks_with_zero_length_axes(tmp_path, shape, key):
     x = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
     k = key(shape)
-    ref = x[k]
+    ref, err = numpy_outcome(lambda: x[k])
     for src in (b2lazy.asarray(x), blosc2_file(tmp_path, x)[0]):
+        if err is not None:
+            with pytest.raises(type(err)):
+                src[k]
+            continue
         got = src[k]
         assert got.shape == ref.shape, (shape, got.shape, ref.shape)
         assert_exact(got.to_numpy(), ref, f"{shape}[{k!r}]")
@@ -518,3 +535,23 @@ def test_command_axis_error(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode != 0 and "axis 5 is out of bounds" in p.stderr, p.stderr
     assert not os.path.exists(tmp_path / "o.b2nd")
+
+
+# ----------------------------------------------------------------------------------------
+# other gaps array-api-tests found
+# ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(), (0,), (3, 0), 4])
+def test_zeros_and_ones_with_dtype_none_are_float64(shape):
+    for f in ("zeros", "ones"):
+        got = getattr(b2lazy, f)(shape, dtype=None)
+        assert_exact(got.to_numpy(), getattr(np, f)(shape, dtype=None), f"{f}({shape}, dtype=None)")
+
+
+def test_index_of_a_0d_integer_array():
+    x = np.arange(10.0)
+    n = b2lazy.sum(b2lazy.asarray(np.array([1, 2], np.int32)))  # lazy 0-d int64: 3
+    assert [0, 1, 2][b2lazy.asarray(np.array(2))] == 2
+    assert range(10)[n] == 3 and x[n] == 3.0
+    for bad in (b2lazy.asarray(np.array(2.0)), b2lazy.asarray(np.array([1])), b2lazy.asarray(np.array(True))):
+        with pytest.raises(TypeError):
+            [0, 1, 2][bad]
