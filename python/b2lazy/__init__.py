@@ -414,11 +414,21 @@ _UFUNC_NAMES = {"absolute": "abs", "power": "pow", "float_power": "", "true_divi
 
 
 # --- linear algebra ------------------------------------------------------------------
-def _int_axes(v, what):
+def _axis(v, what):
+    """An axis as an int; one beyond a C int is out of bounds (AxisError), as the engine
+    says of any axis out of range, not a conversion error."""
+    v = int(v)
+    if not -2**31 <= v < 2**31:
+        raise np.exceptions.AxisError(f"{what}: axis {v} is out of bounds")
+    return v
+
+
+def _int_axes(v, what, as_axes=True):
+    conv = (lambda x: _axis(x, what)) if as_axes else int
     if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
-        return [int(v)]
+        return [conv(v)]
     try:
-        out = [int(x) for x in v if isinstance(x, (int, np.integer)) and not isinstance(x, bool)]
+        out = [conv(x) for x in v if isinstance(x, (int, np.integer)) and not isinstance(x, bool)]
         if len(out) == len(v):
             return out
     except TypeError:
@@ -436,7 +446,7 @@ def tensordot(x1, x2, /, axes=2):
     a pair of sequences; lazy."""
     a, b = asarray(x1)._a, asarray(x2)._a
     if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
-        return Array(_core.tensordot(a, b, int(axes)))
+        return Array(_core.tensordot(a, b, _axis(axes, "tensordot: axes")))
     try:
         xa, xb = axes
     except (TypeError, ValueError):
@@ -448,7 +458,7 @@ def vecdot(x1, x2, /, *, axis=-1):
     """Dot product of vectors along `axis`, broadcasting the other axes; lazy."""
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise TypeError(f"vecdot: axis must be an int, got {axis!r}")
-    return Array(_core.vecdot(asarray(x1)._a, asarray(x2)._a, int(axis)))
+    return Array(_core.vecdot(asarray(x1)._a, asarray(x2)._a, _axis(axis, "vecdot")))
 
 
 def outer(x1, x2, /):
@@ -497,7 +507,7 @@ def _int_indices(indices, fn):
 def _axis_or_none(axis, fn):
     if axis is not None and (not isinstance(axis, (int, np.integer)) or isinstance(axis, bool)):
         raise TypeError(f"{fn}: axis must be an int or None, got {axis!r}")
-    return None if axis is None else int(axis)
+    return None if axis is None else _axis(axis, fn)
 
 
 def take_along_axis(x, indices, /, axis=-1):
@@ -535,7 +545,7 @@ def expand_dims(x, /, axis=0):
     """A new axis of length 1 at `axis`; lazy."""
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise TypeError(f"expand_dims: axis must be an int, got {axis!r}")
-    return Array(_core.expand_dims(asarray(x)._a, int(axis)))
+    return Array(_core.expand_dims(asarray(x)._a, _axis(axis, "expand_dims")))
 
 
 def squeeze(x, /, axis=None):
@@ -563,7 +573,7 @@ def concat(arrays, /, *, axis=0):
     """Arrays joined along an existing axis (axis=None: flattened first); lazy."""
     if axis is not None and (not isinstance(axis, (int, np.integer)) or isinstance(axis, bool)):
         raise TypeError(f"concat: axis must be an int or None, got {axis!r}")
-    return Array(_core.concat([asarray(a)._a for a in arrays], None if axis is None else int(axis)))
+    return Array(_core.concat([asarray(a)._a for a in arrays], None if axis is None else _axis(axis, "concat")))
 
 
 concatenate = concat
@@ -573,12 +583,12 @@ def stack(arrays, /, *, axis=0):
     """Arrays of one shape joined along a new axis; lazy."""
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise TypeError(f"stack: axis must be an int, got {axis!r}")
-    return Array(_core.stack([asarray(a)._a for a in arrays], int(axis)))
+    return Array(_core.stack([asarray(a)._a for a in arrays], _axis(axis, "stack")))
 
 
 def roll(x, /, shift, *, axis=None):
     """Elements shifted along `axis`, wrapping around; lazy."""
-    shifts = _int_axes(shift, "roll: shift")
+    shifts = _int_axes(shift, "roll: shift", as_axes=False)
     return Array(_core.roll(asarray(x)._a, shifts, _axes_arg(axis, "roll")))
 
 
@@ -588,11 +598,11 @@ __all__ += ["matmul", "tensordot", "vecdot", "outer", "permute_dims", "transpose
 
 
 # --- reductions -------------------------------------------------------------------------
-def _check_axis(axis):
+def _check_axis(axis, fn):
     if axis is None or isinstance(axis, (int, np.integer)) and not isinstance(axis, bool):
-        return None if axis is None else int(axis)
+        return None if axis is None else _axis(axis, fn)
     if isinstance(axis, (tuple, list)) and _builtins.all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in axis):
-        return tuple(int(a) for a in axis)
+        return tuple(_axis(a, fn) for a in axis)
     raise TypeError(f"axis must be None, an int or a tuple of ints, got {axis!r}")
 
 
@@ -607,7 +617,7 @@ def _reduction(name, has_dtype=False, has_correction=False):
         corr = correction if correction is not None else (ddof if ddof is not None else 0)
         if not isinstance(keepdims, (bool, np.bool_)):
             raise TypeError(f"{name}(): keepdims must be a bool, got {keepdims!r}")
-        return Array(_core.reduce(name, asarray(x)._a, _check_axis(axis), bool(keepdims), dtype, float(corr)))
+        return Array(_core.reduce(name, asarray(x)._a, _check_axis(axis, name), bool(keepdims), dtype, float(corr)))
     fn.__name__ = name
     fn.__doc__ = f"Lazy {name} over `axis` (None: all axes), NumPy semantics."
     return fn
@@ -642,7 +652,7 @@ def _axis_int(axis, fn):
         return None
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
         raise TypeError(f"{fn}(): axis must be None or an int, got {axis!r}")
-    return int(axis)
+    return _axis(axis, fn)
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):

@@ -501,7 +501,24 @@ AXIS_SITES = [
 ]
 
 
-@pytest.mark.parametrize("call", [c for _, c, _ in AXIS_SITES], ids=[n for n, _, _ in AXIS_SITES])
+BIG = 2**40  # beyond a C int: out of bounds too, not a conversion error
+AXIS_SITES_BIG = [
+    ("sum", lambda a: b2lazy.sum(a, axis=BIG)), ("sum tuple", lambda a: b2lazy.sum(a, axis=(0, -BIG))),
+    ("argmax", lambda a: b2lazy.argmax(a, axis=BIG)), ("cumsum", lambda a: b2lazy.cumsum(a, axis=BIG)),
+    ("cumulative_prod", lambda a: b2lazy.cumulative_prod(a, axis=BIG)),
+    ("expand_dims", lambda a: b2lazy.expand_dims(a, axis=BIG)), ("squeeze", lambda a: b2lazy.squeeze(a, axis=BIG)),
+    ("flip", lambda a: b2lazy.flip(a, axis=(0, BIG))), ("roll", lambda a: b2lazy.roll(a, 1, axis=BIG)),
+    ("moveaxis", lambda a: b2lazy.moveaxis(a, BIG, 0)), ("concat", lambda a: b2lazy.concat([a, a], axis=BIG)),
+    ("stack", lambda a: b2lazy.stack([a, a], axis=-BIG)), ("take", lambda a: b2lazy.take(a, [0], axis=BIG)),
+    ("take_along_axis", lambda a: b2lazy.take_along_axis(a, np.zeros((2, 3), np.int64), axis=BIG)),
+    ("vecdot", lambda a: b2lazy.vecdot(a, a, axis=BIG)), ("tensordot", lambda a: b2lazy.tensordot(a, a, axes=BIG)),
+    ("tensordot pair", lambda a: b2lazy.tensordot(a, a, axes=([BIG], [0]))),
+    ("permute_dims", lambda a: b2lazy.permute_dims(a, (BIG, 0))),
+]
+
+
+@pytest.mark.parametrize("call", [c for _, c, _ in AXIS_SITES] + [c for _, c in AXIS_SITES_BIG],
+                         ids=[n for n, _, _ in AXIS_SITES] + [n + " (2**40)" for n, _ in AXIS_SITES_BIG])
 def test_out_of_range_axis_is_numpys_axis_error(call):
     a = b2lazy.asarray(_X)
     for exc in (AxisError, IndexError, ValueError):
