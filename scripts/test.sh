@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: C++ (GoogleTest, examples), bounded fuzz runs of expression
-# strings and of b2nd files (atheris) and Python (pytest + hypothesis).
+# strings and of b2nd files (atheris), Python (pytest + hypothesis), then the C++ engine
+# again under AddressSanitizer + UndefinedBehaviorSanitizer (scripts/test_sanitizers.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -23,3 +24,4 @@ fuzz() {  # fuzz NAME SECONDS
 fuzz fuzz_expressions 60
 fuzz fuzz_b2nd_files 45
 $PY -m pytest tests/python -q -p no:cacheprovider
+bash scripts/test_sanitizers.sh

@@ -207,6 +207,13 @@ TEST(Threads, CountIsBounded) {
 // Under an address-space limit the workers cannot all be created: an error naming the
 // count, not a hang or a crash.
 TEST(ThreadsDeathTest, CreationFailureIsAnError) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's shadow memory does not live under an address-space limit";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "AddressSanitizer's shadow memory does not live under an address-space limit";
+#endif
+#endif
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
