@@ -27,7 +27,7 @@ import tempfile
 
 import atheris
 
-from fuzz_feedback import feedback
+from fuzz_feedback import feedback, fuzz
 
 with atheris.instrument_imports():
     import b2lazy
@@ -85,22 +85,9 @@ def _seeds(corpus, work):
 
 def main():
     global INPUT
-    args = sys.argv[1:]
-    replay = [a for a in args if not a.startswith("-")]
     work = tempfile.mkdtemp(prefix="b2lazy-fuzz-files-")
     INPUT = os.path.join(work, "input.b2nd")
-    if not replay:  # a fresh corpus of seeds; flags given on the command line win over the defaults
-        corpus = os.path.join(work, "corpus")
-        os.makedirs(corpus)
-        _seeds(corpus, work)
-        dict_path = os.path.join(work, "frame.dict")
-        _dictionary(dict_path)
-        defaults = {"-max_total_time": "60", "-timeout": "20", "-rss_limit_mb": "3072", "-max_len": "16384",
-                    "-seed": "1", "-dict": dict_path, "-artifact_prefix": work + "/", "-print_final_stats": "1"}
-        given = {a.split("=", 1)[0] for a in args}
-        args = [f"{k}={v}" for k, v in defaults.items() if k not in given] + args + [corpus]
-    atheris.Setup([sys.argv[0]] + args, TestOneInput)
-    atheris.Fuzz()
+    fuzz(TestOneInput, work, lambda corpus: _seeds(corpus, work), _dictionary, max_len=16384)
 
 
 if __name__ == "__main__":

@@ -35,13 +35,12 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import tempfile
 
 import atheris
 import numpy as np
 
-from fuzz_feedback import feedback
+from fuzz_feedback import feedback, fuzz
 
 with atheris.instrument_imports():
     import b2lazy
@@ -149,24 +148,14 @@ def _dictionary(path):
         fh.write('"\\x00"\n"\\xc3\\xa9"\n"\\xff"\n')  # NUL, a UTF-8 letter, an invalid byte
 
 
+def _seed_files(corpus):
+    for k, s in enumerate(SEEDS + _seed_calls()):
+        with open(os.path.join(corpus, f"seed{k:04d}"), "w") as fh:
+            fh.write(s)
+
+
 def main():
-    args = sys.argv[1:]
-    replay = [a for a in args if not a.startswith("-")]
-    work = tempfile.mkdtemp(prefix="b2lazy-fuzz-")
-    if not replay:  # a fresh corpus of seeds; flags given on the command line win over the defaults
-        corpus = os.path.join(work, "corpus")
-        os.makedirs(corpus)
-        for k, s in enumerate(SEEDS + _seed_calls()):
-            with open(os.path.join(corpus, f"seed{k:04d}"), "w") as fh:
-                fh.write(s)
-        dict_path = os.path.join(work, "tokens.dict")
-        _dictionary(dict_path)
-        defaults = {"-max_total_time": "60", "-timeout": "20", "-rss_limit_mb": "3072", "-max_len": "160",
-                    "-seed": "1", "-dict": dict_path, "-artifact_prefix": work + "/", "-print_final_stats": "1"}
-        given = {a.split("=", 1)[0] for a in args}
-        args = [f"{k}={v}" for k, v in defaults.items() if k not in given] + args + [corpus]
-    atheris.Setup([sys.argv[0]] + args, TestOneInput)
-    atheris.Fuzz()
+    fuzz(TestOneInput, tempfile.mkdtemp(prefix="b2lazy-fuzz-"), _seed_files, _dictionary, max_len=160)
 
 
 if __name__ == "__main__":

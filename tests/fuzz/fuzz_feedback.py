@@ -40,3 +40,24 @@ def feedback(outcome):
     """Coverage for an outcome (an error message or an explain() line), numbers and quoted
     parts blanked."""
     _feedback_tree(zlib.crc32(_VARIABLE.sub("_", outcome).encode()))
+
+
+def fuzz(test_one_input, work, write_seeds, write_dictionary, max_len):
+    """Runs atheris on sys.argv's flags. Without inputs to replay it starts from a fresh
+    corpus (write_seeds(dir)) and dictionary (write_dictionary(path)) in `work`, with
+    b2lazy's default flags; flags given on the command line win over the defaults."""
+    import os
+    import sys
+    args = sys.argv[1:]
+    if not [a for a in args if not a.startswith("-")]:
+        corpus = os.path.join(work, "corpus")
+        os.makedirs(corpus)
+        write_seeds(corpus)
+        dict_path = os.path.join(work, "fuzz.dict")
+        write_dictionary(dict_path)
+        defaults = {"-max_total_time": "60", "-timeout": "20", "-rss_limit_mb": "3072", "-max_len": str(max_len),
+                    "-seed": "1", "-dict": dict_path, "-artifact_prefix": work + "/", "-print_final_stats": "1"}
+        given = {a.split("=", 1)[0] for a in args}
+        args = [f"{k}={v}" for k, v in defaults.items() if k not in given] + args + [corpus]
+    atheris.Setup([sys.argv[0]] + args, test_one_input)
+    atheris.Fuzz()
