@@ -6,6 +6,7 @@
 #include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
 #include "graph/axes.hpp"
+#include "ops/linalg/gram_node.hpp"
 #include "ops/linalg/matmul_node.hpp"
 #include "ops/shape/reshape_node.hpp"
 #include "ops/shape/permute_node.hpp"
@@ -91,7 +92,9 @@ Array matmul(const Array& a_in, const Array& b_in) {
   Shape out = batch;
   out.push_back(as[as.size() - 2]);
   out.push_back(bs.back());
-  Array r = contract(a, b, batch.size(), 1, 1, 1, out);
+  // One operand the other's matrix transpose (x.T @ x, x @ x.T): a symmetric product.
+  Array r = a.dtype() == b.dtype() ? Array(make_matmul_node(a.node(), b.node(), batch.size(), out))
+                                   : contract(a, b, batch.size(), 1, 1, 1, out);
   if (a_vec || b_vec) {  // drop the axes the 1-d promotion added
     std::vector<Index> ix{Index::ellipsis()};
     ix.push_back(a_vec ? Index::at(0) : Index::slice());

@@ -1,7 +1,5 @@
 #include "ops/linalg/matmul_node.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -15,6 +13,7 @@
 #include "exec/eval_state.hpp"
 #include "exec/scratch.hpp"
 #include "exec/thread_state.hpp"
+#include "ops/linalg/gemm.hpp"
 #include "ops/reduce/reduce_node.hpp"
 #include "ops/shape/permute_node.hpp"
 #include "ops/shape/slice_node.hpp"
@@ -42,56 +41,6 @@ constexpr size_t kStreamBytes = size_t(16) << 20;  // per thread, both operand p
 constexpr size_t kBandBytes = size_t(16) << 20;    // kept band of an expensive operand
 constexpr size_t kTileBytes = size_t(8) << 20;     // preferred output tile
 
-// C (m x n) += op(A) (m x k) op(B) (k x n), row-major with leading dimensions; op(X) is
-// X stored transposed when its flag is set (a pulled panel of a transposed operand).
-template <class T>
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* A, int64_t lda, const T* B, int64_t ldb,
-          T* C, int64_t ldc) {
-  if (m == 0 || n == 0 || k == 0) return;
-  if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
-    auto gemv = [](auto... args) {
-      if constexpr (std::is_same_v<T, double>) cblas_dgemv(args...);
-      else cblas_sgemv(args...);
-    };
-    auto gemm3 = [](auto... args) {
-      if constexpr (std::is_same_v<T, double>) cblas_dgemm(args...);
-      else cblas_sgemm(args...);
-    };
-    auto I = [](int64_t v) {  // BLAS takes int: a panel past that is refused, never truncated
-      if (v > INT_MAX) throw ValueError("matmul: a panel dimension of " + std::to_string(v) + " exceeds BLAS's int range");
-      return static_cast<int>(v);
-    };
-    const auto NT = CblasNoTrans, TR = CblasTrans;
-    if (n == 1)  // C column += op(A) x, x = the column of op(B)
-      gemv(CblasRowMajor, ta ? TR : NT, I(ta ? k : m), I(ta ? m : k), T(1), A, I(lda), B, I(tb ? 1 : ldb), T(1), C,
-           I(ldc));
-    else if (m == 1)  // C row += op(B)^T a, a = the row of op(A)
-      gemv(CblasRowMajor, tb ? NT : TR, I(tb ? n : k), I(tb ? k : n), T(1), B, I(ldb), A, I(ta ? lda : 1), T(1), C, 1);
-    else
-      gemm3(CblasRowMajor, ta ? TR : NT, tb ? TR : NT, I(m), I(n), I(k), T(1), A, I(lda), B, I(ldb), T(1), C, I(ldc));
-  } else {  // bool: or of ands; integers: exact, wrapping like NumPy (modular in uint64)
-    auto at = [&](int64_t i, int64_t p) { return ta ? A[p * lda + i] : A[i * lda + p]; };
-    auto add = [](T& c, T a, T b) {
-      if constexpr (std::is_same_v<T, bool>) c = c | (a & b);
-      else c = static_cast<T>(static_cast<uint64_t>(c) + static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-    };
-    for (int64_t i = 0; i < m; ++i) {
-      T* c = C + i * ldc;
-      if (tb) {  // B's rows are op(B)'s columns: dot products
-        for (int64_t j = 0; j < n; ++j)
-          for (int64_t p = 0; p < k; ++p) add(c[j], at(i, p), B[j * ldb + p]);
-        continue;
-      }
-      for (int64_t p = 0; p < k; ++p) {
-        const T a = at(i, p);
-        if (!a) continue;
-        const T* b = B + p * ldb;
-        for (int64_t j = 0; j < n; ++j) add(c[j], a, b[j]);
-      }
-    }
-  }
-}
-
 // Steps through [k0, k1) in panels of about `len`, ending panels on multiples of `align`
 // when a panel holds at least one aligned run.
 struct Panels {
@@ -111,7 +60,13 @@ Region swap_last_two(Region r) {
   return r;
 }
 
-// Expensive operands go through a KeepNode (unless already cacheable themselves).
+size_t budget(const ThreadState& ts, int divisor) {
+  if (!ts.eval) return size_t(256) << 20;
+  return ts.eval->max_memory / static_cast<size_t>(divisor * std::max(1, ts.eval->nworkers()));
+}
+
+}  // namespace
+
 NodePtr keep_if_expensive(NodePtr n) {
   if (cheap(*n) || n->cacheable()) return n;
   // Keep below a permutation, so that a transposed operand is still read as stored.
@@ -119,13 +74,6 @@ NodePtr keep_if_expensive(NodePtr n) {
     return std::make_shared<PermuteNode>(keep_if_expensive(n->inputs()[0]), p->perm());
   return std::make_shared<KeepNode>(std::move(n));
 }
-
-size_t budget(const ThreadState& ts, int divisor) {
-  if (!ts.eval) return size_t(256) << 20;
-  return ts.eval->max_memory / static_cast<size_t>(divisor * std::max(1, ts.eval->nworkers()));
-}
-
-}  // namespace
 
 void KeepNode::fill(const Region& region, void* out, ThreadState& ts) const { inputs()[0]->pull(region, out, ts); }
 

@@ -62,6 +62,10 @@ class KeepNode : public Node {
   Shape preferred_chunks() const override { return inputs()[0]->preferred_chunks(); }
 };
 
+// `n` itself when it is cheap to pull again (a source or a view of one) or cacheable
+// already, else `n` behind a KeepNode (below a permutation, so it is still read as stored).
+NodePtr keep_if_expensive(NodePtr n);
+
 // Storage-chunk length of `node` along `axis` as seen through elementwise, reduction,
 // permutation and contraction nodes (0 when none is known).
 int64_t storage_alignment(const Node& node, size_t axis);

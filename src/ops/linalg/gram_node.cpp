@@ -1,0 +1,342 @@
+#include "ops/linalg/gram_node.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/dispatch.hpp"
+#include "exec/eval_state.hpp"
+#include "exec/scratch.hpp"
+#include "exec/thread_state.hpp"
+#include "ops/linalg/gemm.hpp"
+#include "ops/linalg/matmul_node.hpp"
+#include "ops/shape/permute_node.hpp"
+#include "plan/chunking.hpp"
+
+namespace b2lazy {
+
+namespace {
+
+constexpr size_t kStreamBytes = size_t(16) << 20;  // per thread, the pulled panels of x
+constexpr int64_t kRowBlock = 256;                 // rows of one staircase step / one task
+constexpr size_t kTileBytes = size_t(8) << 20;     // preferred output tile
+
+Shape gram_shape(const Shape& x, bool trans) {
+  Shape s(x.begin(), x.end() - 2);
+  const int64_t n = trans ? x.back() : x[x.size() - 2];
+  s.push_back(n);
+  s.push_back(n);
+  return s;
+}
+
+Region empty_region(size_t ndim) { return Region{Shape(ndim, 0), Shape(ndim, 1), Shape(ndim, 0)}; }
+
+Region transposed(Region r) {
+  const size_t n = r.ndim();
+  std::swap(r.start[n - 2], r.start[n - 1]);
+  std::swap(r.step[n - 2], r.step[n - 1]);
+  std::swap(r.count[n - 2], r.count[n - 1]);
+  return r;
+}
+
+// How one output region of a Gram product is computed.
+enum class Way {
+  Direct,    // from x, every element (steps other than 1)
+  Diagonal,  // from x, rows == columns: syrk, mirrored in place
+  Upper,     // every element on or above the diagonal: the upper triangle's tile
+  Lower,     // every element on or below: the mirrored upper tile, transposed
+  Crossing,  // both: the tile and its mirror, element by element
+};
+
+Way way_of(const Region& r) {
+  const size_t i = r.ndim() - 2, j = r.ndim() - 1;
+  if (r.step[i] != 1 || r.step[j] != 1) return Way::Direct;
+  if (r.start[i] == r.start[j] && r.count[i] == r.count[j]) return Way::Diagonal;
+  if (r.last(i) <= r.start[j]) return Way::Upper;
+  if (r.start[i] >= r.last(j)) return Way::Lower;
+  return Way::Crossing;
+}
+
+// x's region holding, for the output batch elements of `r`, the index set (start, step,
+// count) along x's n axis and [k0, k1) along its k axis.
+Region x_region(const Node& x, bool trans, const Region& r, int64_t start, int64_t step, int64_t count, int64_t k0,
+                int64_t k1) {
+  const size_t nb = x.ndim() - 2;
+  Region in{Shape(x.ndim()), Shape(x.ndim(), 1), Shape(x.ndim())};
+  for (size_t d = 0; d < nb; ++d) in.start[d] = r.start[d], in.step[d] = r.step[d], in.count[d] = r.count[d];
+  const size_t na = trans ? nb + 1 : nb, ka = trans ? nb : nb + 1;
+  in.start[na] = start, in.step[na] = step, in.count[na] = count;
+  in.start[ka] = k0, in.count[ka] = k1 - k0;
+  return in;
+}
+
+size_t stream_bytes(const ThreadState& ts) {
+  if (!ts.eval) return kStreamBytes;
+  const size_t b = ts.eval->max_memory / static_cast<size_t>(8 * std::max(1, ts.eval->nworkers()));
+  return std::min(kStreamBytes, std::max<size_t>(b, size_t(1) << 20));
+}
+
+// out (dense, shape r.count) = the Gram product of x at r. With `upper` (unit steps
+// only), only the elements with row <= column are computed; the others stay zero or get
+// the product's values. Panels of x along k are pulled once per region: the columns' panel,
+// and the rows' too unless the rows are among the columns (then it is a part of it).
+void gram_fill(const Node& x, bool trans, const Region& r, bool upper, void* out, ThreadState& ts) {
+  const DType dt = x.dtype();
+  const size_t isz = itemsize(dt);
+  const size_t nb = r.ndim() - 2;
+  std::memset(out, 0, static_cast<size_t>(r.size()) * isz);
+  const int64_t klen = trans ? x.shape()[nb] : x.shape()[nb + 1];
+  if (r.size() == 0 || klen == 0) return;
+  int64_t nbatch = 1;
+  for (size_t d = 0; d < nb; ++d) nbatch *= r.count[d];
+  const int64_t m = r.count[nb], nc = r.count[nb + 1];
+  const int64_t i0 = r.start[nb], si = r.step[nb], j0 = r.start[nb + 1], sj = r.step[nb + 1];
+  upper = upper && si == 1 && sj == 1;
+  // Rows [0, t_end) and columns [u_begin, nc) hold every element needed.
+  int64_t t_end = m, u_begin = 0;
+  if (upper) {
+    t_end = std::clamp<int64_t>(r.last(nb + 1) - i0 + 1, 0, m);
+    u_begin = std::clamp<int64_t>(i0 - j0, 0, nc);
+    if (t_end == 0 || u_begin >= nc) return;
+  }
+  const int64_t cj0 = j0 + u_begin * sj, ncols = nc - u_begin;
+  // Rows among the columns (same step, in range): their panel is part of the columns'.
+  int64_t off = -1;
+  if (si == sj && sj != 0 && (i0 - cj0) % sj == 0) {
+    const int64_t o = (i0 - cj0) / sj;
+    if (o >= 0 && o + t_end <= ncols) off = o;
+  }
+  const bool shared = off >= 0;
+  const int64_t wr = shared ? ncols : t_end;  // width of the rows' panel buffer
+
+  const int64_t per_k = nbatch * (ncols + (shared ? 0 : t_end));
+  int64_t kp = std::max<int64_t>(1, static_cast<int64_t>(stream_bytes(ts) / isz) / per_k);
+  const int64_t align = storage_alignment(x, trans ? nb : nb + 1);
+  // One storage chunk along k when that is at most 4x the budgeted panel: reading a chunk
+  // for a part of it is the costlier waste.
+  if (align > kp && align <= 4 * kp) kp = align;
+  const int64_t nblocks = (t_end + kRowBlock - 1) / kRowBlock;
+  const int nw = ts.can_fork && ts.eval ? ts.eval->nworkers() : 1;
+
+  dispatch(dt, [&]<class T>(T*) {
+    const bool is_bool = dt == DType::Bool;
+    auto mm = [&](bool ta, bool tb, int64_t mm_m, int64_t mm_n, int64_t k, const T* A, int64_t lda, const T* B,
+                  int64_t ldb, T* C, int64_t ldc) {
+      if constexpr (std::is_same_v<T, uint8_t>) {
+        if (is_bool) {  // dispatched as uint8: or of ands, not counts
+          gemm<bool>(ta, tb, mm_m, mm_n, k, reinterpret_cast<const bool*>(A), lda, reinterpret_cast<const bool*>(B),
+                     ldb, reinterpret_cast<bool*>(C), ldc);
+          return;
+        }
+      }
+      gemm<T>(ta, tb, mm_m, mm_n, k, A, lda, B, ldb, C, ldc);
+    };
+    auto sq = [&](int64_t n, int64_t k, const T* A, int64_t lda, T* C, int64_t ldc) {
+      if constexpr (std::is_same_v<T, uint8_t>) {
+        if (is_bool) {
+          syrk_upper<bool>(trans, n, k, reinterpret_cast<const bool*>(A), lda, reinterpret_cast<bool*>(C), ldc);
+          return;
+        }
+      }
+      syrk_upper<T>(trans, n, k, A, lda, C, ldc);
+    };
+    T* C = static_cast<T*>(out);
+    for (int64_t k0 = 0; k0 < klen;) {
+      int64_t k1 = std::min(klen, k0 + kp);
+      if (align > 0 && kp >= align && k1 < klen) k1 = std::max(k0 + 1, k1 / align * align);
+      const int64_t kc = k1 - k0;
+      ScratchScope scope(ts.scratch);
+      T* pc = scope.alloc_n<T>(static_cast<size_t>(nbatch * kc * ncols));
+      x.pull(x_region(x, trans, r, cj0, sj, ncols, k0, k1), pc, ts);
+      T* pr = pc;
+      if (!shared) {
+        pr = scope.alloc_n<T>(static_cast<size_t>(nbatch * kc * t_end));
+        x.pull(x_region(x, trans, r, i0, si, t_end, k0, k1), pr, ts);
+      }
+      // Panels: trans, k x width per batch element; else width x k.
+      auto rows_at = [&](int64_t e, int64_t t) {  // the rows' operand from row t
+        const T* p = pr + e * kc * wr;
+        const int64_t pos = t + (shared ? off : 0);
+        return trans ? p + pos : p + pos * kc;
+      };
+      auto cols_at = [&](int64_t e, int64_t u) {  // the columns' operand from column u (of ncols)
+        const T* p = pc + e * kc * ncols;
+        return trans ? p + u : p + u * kc;
+      };
+      const int64_t lda = trans ? wr : kc, ldb = trans ? ncols : kc;
+      auto block = [&](int64_t piece) {
+        const int64_t e = piece / nblocks, t0 = piece % nblocks * kRowBlock, t1 = std::min(t_end, t0 + kRowBlock);
+        T* Ce = C + e * m * nc + u_begin;  // column u of ncols is column u_begin + u of the region
+        if (!upper) {
+          mm(trans, !trans, t1 - t0, ncols, kc, rows_at(e, t0), lda, cols_at(e, 0), ldb, Ce + t0 * nc, nc);
+          return;
+        }
+        if (shared) {  // the square on the diagonal by syrk, the rest to its right by gemm
+          const int64_t d0 = off + t0, d1 = off + t1;
+          sq(t1 - t0, kc, rows_at(e, t0), lda, Ce + t0 * nc + d0, nc);
+          mm(trans, !trans, t1 - t0, ncols - d1, kc, rows_at(e, t0), lda, cols_at(e, d1), ldb, Ce + t0 * nc + d1, nc);
+          return;
+        }
+        // The first column any of these rows needs; a few below the diagonal come along.
+        const int64_t us = std::clamp<int64_t>(i0 + t0 - cj0, 0, ncols);
+        mm(trans, !trans, t1 - t0, ncols - us, kc, rows_at(e, t0), lda, cols_at(e, us), ldb, Ce + t0 * nc + us, nc);
+      };
+      const int64_t pieces = nbatch * nblocks;
+      const double work = static_cast<double>(nbatch) * static_cast<double>(t_end) * static_cast<double>(ncols) *
+                          static_cast<double>(kc);
+      if (nw > 1 && pieces > 1 && work >= double(1 << 21))  // alone on the calling thread: share it
+        ts.eval->parallel_for(pieces, [&](int64_t p, int, ThreadState&) { block(p); });
+      else
+        for (int64_t p = 0; p < pieces; ++p) block(p);
+      k0 = k1;
+    }
+  });
+}
+
+// Mirror each batch element's square upper triangle into its lower one, in place.
+void mirror_square(void* out, int64_t nbatch, int64_t n, size_t isz) {
+  char* p = static_cast<char*>(out);
+  for (int64_t e = 0; e < nbatch; ++e, p += n * n * static_cast<int64_t>(isz))
+    for (int64_t t = 1; t < n; ++t)
+      for (int64_t u = 0; u < t; ++u) std::memcpy(p + (t * n + u) * isz, p + (u * n + t) * isz, isz);
+}
+
+bool swaps_last_two(const Node& n, const NodePtr& of) {
+  auto* p = dynamic_cast<const PermuteNode*>(&n);
+  if (!p || n.inputs()[0] != of) return false;
+  const auto& perm = p->perm();
+  const size_t r = perm.size();
+  if (r < 2) return false;
+  for (size_t d = 0; d + 2 < r; ++d)
+    if (perm[d] != static_cast<int>(d)) return false;
+  return perm[r - 2] == static_cast<int>(r - 1) && perm[r - 1] == static_cast<int>(r - 2);
+}
+
+}  // namespace
+
+UpperGramNode::UpperGramNode(NodePtr x, bool trans)
+    : Node(x->dtype(), gram_shape(x->shape(), trans), {x}), trans_(trans) {}
+
+std::string UpperGramNode::describe() const {
+  return std::string("upper triangle of ") + (trans_ ? "x^T x" : "x x^T") + " -> " + dtype_name(dtype()) + " " +
+         shape_str(shape()) + " (syrk on the diagonal, gemm above it)";
+}
+
+void UpperGramNode::fill(const Region& region, void* out, ThreadState& ts) const {
+  gram_fill(*inputs()[0], trans_, region, true, out, ts);
+}
+
+std::vector<Region> UpperGramNode::input_regions(const Region& r) const {
+  const Node& x = *inputs()[0];
+  const size_t nb = r.ndim() - 2;
+  const int64_t klen = trans_ ? x.shape()[nb] : x.shape()[nb + 1];
+  if (r.size() == 0) return {empty_region(x.ndim())};
+  // The rows' and the columns' panels: their hull along the n axis (unit steps; others
+  // are not asked of this node).
+  const int64_t lo = std::min(r.start[nb], r.start[nb + 1]);
+  const int64_t hi = std::max(r.last(nb), r.last(nb + 1));
+  return {x_region(x, trans_, r, lo, 1, hi - lo + 1, 0, klen)};
+}
+
+namespace {
+// x (kept once computed when it is expensive) and its upper triangle, in GramNode's order.
+std::vector<NodePtr> gram_inputs(const NodePtr& x, bool trans) {
+  NodePtr kx = keep_if_expensive(x);
+  NodePtr up = std::make_shared<UpperGramNode>(kx, trans);
+  return {up, up, kx, kx};
+}
+}  // namespace
+
+GramNode::GramNode(NodePtr x, bool trans)
+    : Node(x->dtype(), gram_shape(x->shape(), trans), gram_inputs(x, trans)), trans_(trans) {}
+
+std::string GramNode::describe() const {
+  const Shape& xs = inputs()[2]->shape();
+  return std::string("matmul ") + (trans_ ? "x^T x" : "x x^T") + ", x " + shape_str(xs) + " -> " +
+         dtype_name(dtype()) + " " + shape_str(shape()) +
+         " (symmetric: syrk on diagonal tiles, the upper triangle computed once and mirrored)";
+}
+
+std::vector<Region> GramNode::input_regions(const Region& r) const {
+  const Node& x = *inputs()[2];
+  std::vector<Region> in(4, empty_region(r.ndim()));
+  in[2] = in[3] = empty_region(x.ndim());
+  if (r.size() == 0) return in;
+  const size_t nb = r.ndim() - 2;
+  const int64_t klen = trans_ ? x.shape()[nb] : x.shape()[nb + 1];
+  switch (way_of(r)) {
+    case Way::Direct:
+      in[2] = x_region(x, trans_, r, r.start[nb], r.step[nb], r.count[nb], 0, klen);
+      in[3] = x_region(x, trans_, r, r.start[nb + 1], r.step[nb + 1], r.count[nb + 1], 0, klen);
+      break;
+    case Way::Diagonal: in[2] = x_region(x, trans_, r, r.start[nb], 1, r.count[nb], 0, klen); break;
+    case Way::Upper: in[0] = r; break;
+    case Way::Lower: in[1] = transposed(r); break;
+    case Way::Crossing:
+      in[0] = r;
+      in[1] = transposed(r);
+      break;
+  }
+  return in;
+}
+
+void GramNode::fill(const Region& r, void* out, ThreadState& ts) const {
+  if (r.size() == 0) return;
+  const size_t isz = itemsize(dtype());
+  const size_t nb = r.ndim() - 2;
+  int64_t nbatch = 1;
+  for (size_t d = 0; d < nb; ++d) nbatch *= r.count[d];
+  const int64_t m = r.count[nb], nc = r.count[nb + 1];
+  const Way way = way_of(r);
+  if (way == Way::Direct || way == Way::Diagonal) {
+    gram_fill(*inputs()[2], trans_, r, way == Way::Diagonal, out, ts);
+    if (way == Way::Diagonal) mirror_square(out, nbatch, m, isz);
+    return;
+  }
+  if (way == Way::Upper) return inputs()[0]->pull(r, out, ts);
+  ScratchScope scope(ts.scratch);
+  char* low = static_cast<char*>(scope.alloc(static_cast<size_t>(r.size()) * isz));  // the mirror tile, nc x m
+  inputs()[1]->pull(transposed(r), low, ts);
+  char* up = nullptr;
+  if (way == Way::Crossing) {
+    up = static_cast<char*>(scope.alloc(static_cast<size_t>(r.size()) * isz));
+    inputs()[0]->pull(r, up, ts);
+  }
+  const int64_t i0 = r.start[nb], j0 = r.start[nb + 1];
+  char* o = static_cast<char*>(out);
+  for (int64_t e = 0; e < nbatch; ++e) {
+    const int64_t base = e * m * nc;
+    for (int64_t t = 0; t < m; ++t)
+      for (int64_t u = 0; u < nc; ++u) {
+        const char* src = up && i0 + t <= j0 + u ? up + (base + t * nc + u) * isz : low + (base + u * m + t) * isz;
+        std::memcpy(o + (base + t * nc + u) * isz, src, isz);
+      }
+  }
+}
+
+Shape GramNode::preferred_chunks() const {
+  // Square tiles, so that a tile is on the diagonal, above it or below it; whole small
+  // matrices, several per chunk, for batches of them.
+  const Shape& s = shape();
+  const size_t nb = s.size() - 2, isz = itemsize(dtype());
+  const int64_t n = std::max<int64_t>(1, s.back());
+  Shape c(s.size(), 1);
+  if (static_cast<size_t>(n * n) * isz <= kTileBytes) {
+    Shape batch(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(nb));
+    Shape cb = contiguous_chunks(batch, static_cast<size_t>(n * n) * isz, kTileBytes);
+    for (size_t d = 0; d < nb; ++d) c[d] = cb[d];
+    c[nb] = c[nb + 1] = n;
+    return c;
+  }
+  int64_t side = n;
+  while (side > 1 && static_cast<size_t>(side * side) * isz > kTileBytes) side -= side / 2;
+  c[nb] = c[nb + 1] = side;
+  return c;
+}
+
+NodePtr make_matmul_node(NodePtr a, NodePtr b, size_t nbatch, Shape out_shape) {
+  if (swaps_last_two(*a, b)) return std::make_shared<GramNode>(b, true);
+  if (swaps_last_two(*b, a)) return std::make_shared<GramNode>(a, false);
+  return std::make_shared<MatmulNode>(std::move(a), std::move(b), nbatch, 1, 1, 1, std::move(out_shape));
+}
+
+}  // namespace b2lazy

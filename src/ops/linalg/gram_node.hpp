@@ -1,0 +1,52 @@
+// Products of an operand with its own matrix transpose: x.T @ x and x @ x.T (one node,
+// transposed on one side). The result is symmetric, so half of it is computed: BLAS syrk
+// on the diagonal tiles (half the flops of gemm there), gemm above the diagonal, and
+// every tile below the diagonal is the transpose of one above it.
+//
+// Two nodes: UpperGramNode computes the upper triangle and is cacheable; GramNode (the
+// product) asks it for tile (I, J) above the diagonal and for (J, I)'s mirror alike, so
+// the planner sees each upper tile asked twice and computes it once. Tiles on the
+// diagonal are computed in place by GramNode with syrk and mirrored.
+#pragma once
+#include "b2lazy/node.hpp"
+
+namespace b2lazy {
+
+// x of shape (batch..., k, n) when `trans` (the product x^T x), else (batch..., n, k)
+// (x x^T); the product is (batch..., n, n).
+class UpperGramNode : public Node {
+ public:
+  UpperGramNode(NodePtr x, bool trans);
+  std::string kind() const override { return "gram_upper"; }
+  std::string describe() const override;
+  // Elements with row <= column are the product's; those below are zero or the product's.
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
+  std::vector<Region> input_regions(const Region& region) const override;
+  bool cacheable() const override { return true; }
+  bool trans() const { return trans_; }
+
+ private:
+  bool trans_;
+};
+
+class GramNode : public Node {
+ public:
+  GramNode(NodePtr x, bool trans);
+  std::string kind() const override { return "matmul"; }
+  std::string describe() const override;
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
+  // Inputs: the upper triangle twice (the tile itself, the mirrored tile), then x twice
+  // (the rows' and the columns' panels of a tile computed directly).
+  std::vector<Region> input_regions(const Region& region) const override;
+  bool cacheable() const override { return true; }
+  Shape preferred_chunks() const override;
+
+ private:
+  bool trans_;
+};
+
+// matmul's node for a (batch..., M, K) x (batch..., K, N) product: a GramNode when one
+// operand is the matrix transpose of the other (the same node), else a MatmulNode.
+NodePtr make_matmul_node(NodePtr a, NodePtr b, size_t nbatch, Shape out_shape);
+
+}  // namespace b2lazy
