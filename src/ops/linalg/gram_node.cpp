@@ -19,6 +19,9 @@ namespace {
 constexpr size_t kStreamBytes = size_t(16) << 20;  // per thread, the pulled panels of x
 constexpr int64_t kRowBlock = 256;                 // rows of one staircase step / one task
 constexpr size_t kTileBytes = size_t(8) << 20;     // preferred output tile
+// Below this k, an element costs fewer flops (2k) than keeping it costs memory traffic
+// (written once, read back and transposed): tiles off the diagonal are computed directly.
+constexpr int64_t kMinKeptK = 128;
 
 Shape gram_shape(const Shape& x, bool trans) {
   Shape s(x.begin(), x.end() - 2);
@@ -47,10 +50,12 @@ enum class Way {
   Crossing,  // both: the tile and its mirror, element by element
 };
 
-Way way_of(const Region& r) {
+// `keep`: the upper triangle is worth computing once and keeping (a long k).
+Way way_of(const Region& r, bool keep) {
   const size_t i = r.ndim() - 2, j = r.ndim() - 1;
   if (r.step[i] != 1 || r.step[j] != 1) return Way::Direct;
   if (r.start[i] == r.start[j] && r.count[i] == r.count[j]) return Way::Diagonal;
+  if (!keep) return Way::Direct;
   if (r.last(i) <= r.start[j]) return Way::Upper;
   if (r.start[i] >= r.last(j)) return Way::Lower;
   return Way::Crossing;
@@ -247,13 +252,15 @@ std::vector<NodePtr> gram_inputs(const NodePtr& x, bool trans) {
 }  // namespace
 
 GramNode::GramNode(NodePtr x, bool trans)
-    : Node(x->dtype(), gram_shape(x->shape(), trans), gram_inputs(x, trans)), trans_(trans) {}
+    : Node(x->dtype(), gram_shape(x->shape(), trans), gram_inputs(x, trans)), trans_(trans),
+      keep_((trans ? x->shape()[x->ndim() - 2] : x->shape().back()) >= kMinKeptK) {}
 
 std::string GramNode::describe() const {
   const Shape& xs = inputs()[2]->shape();
   return std::string("matmul ") + (trans_ ? "x^T x" : "x x^T") + ", x " + shape_str(xs) + " -> " +
          dtype_name(dtype()) + " " + shape_str(shape()) +
-         " (symmetric: syrk on diagonal tiles, the upper triangle computed once and mirrored)";
+         (keep_ ? " (symmetric: syrk on diagonal tiles, the upper triangle computed once and mirrored)"
+                : " (symmetric: syrk on diagonal tiles; k too short to keep the triangle, gemm off them)");
 }
 
 std::vector<Region> GramNode::input_regions(const Region& r) const {
@@ -263,7 +270,7 @@ std::vector<Region> GramNode::input_regions(const Region& r) const {
   if (r.size() == 0) return in;
   const size_t nb = r.ndim() - 2;
   const int64_t klen = trans_ ? x.shape()[nb] : x.shape()[nb + 1];
-  switch (way_of(r)) {
+  switch (way_of(r, keep_)) {
     case Way::Direct:
       in[2] = x_region(x, trans_, r, r.start[nb], r.step[nb], r.count[nb], 0, klen);
       in[3] = x_region(x, trans_, r, r.start[nb + 1], r.step[nb + 1], r.count[nb + 1], 0, klen);
@@ -286,7 +293,7 @@ void GramNode::fill(const Region& r, void* out, ThreadState& ts) const {
   int64_t nbatch = 1;
   for (size_t d = 0; d < nb; ++d) nbatch *= r.count[d];
   const int64_t m = r.count[nb], nc = r.count[nb + 1];
-  const Way way = way_of(r);
+  const Way way = way_of(r, keep_);
   if (way == Way::Direct || way == Way::Diagonal) {
     gram_fill(*inputs()[2], trans_, r, way == Way::Diagonal, out, ts);
     if (way == Way::Diagonal) mirror_square(out, nbatch, m, isz);

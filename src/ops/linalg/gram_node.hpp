@@ -43,6 +43,7 @@ class GramNode : public Node {
 
  private:
   bool trans_;
+  bool keep_;  // tiles off the diagonal come from the kept upper triangle (else: gemm)
 };
 
 // matmul's node for a (batch..., M, K) x (batch..., K, N) product: a GramNode when one

@@ -153,3 +153,16 @@ def test_different_dtypes_are_promoted_not_symmetric():
     a = b2lazy.asarray(x)
     got = (a.T @ a.astype(np.float64)).to_numpy()
     np.testing.assert_array_equal(got, x.T @ x.astype(np.float64))
+
+
+def test_short_k_computes_off_diagonal_tiles_directly():
+    """With a short k an element costs less to compute than to keep and read back: the
+    tiles off the diagonal are multiplied directly and nothing is kept."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((16, 96))
+    a = b2lazy.asarray(x, chunks=(16, 32))
+    e = a.T @ a
+    assert "too short" in e.explain()
+    r = e.compute(chunks=(32, 32))
+    np.testing.assert_allclose(r.to_numpy(), x.T @ x, rtol=1e-12)
+    assert r.stats["cache_misses"] == 0
