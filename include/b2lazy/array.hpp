@@ -11,6 +11,7 @@
 #include "b2lazy/dtype.hpp"
 #include "b2lazy/node.hpp"
 #include "b2lazy/ops.hpp"
+#include "b2lazy/plan.hpp"
 #include "b2lazy/stats.hpp"
 
 namespace b2lazy {
@@ -74,8 +75,10 @@ class Array {
   Array operator[](const std::vector<Index>& index) const;
   Array astype(DType t) const;
 
-  // Evaluate into a compressed b2nd array (in memory or on disk).
+  // Evaluate into a compressed b2nd array (in memory or on disk): make_plan, then run it.
   Array compute(const ComputeOptions& opts = {}, Context* ctx = nullptr) const;
+  // The plan compute(opts) runs (b2lazy/plan.hpp): stages, tasks, projected memory.
+  Plan plan(const ComputeOptions& opts = {}, Context* ctx = nullptr) const;
   // Evaluate into a dense C-order buffer of size() * itemsize(dtype()) bytes.
   Stats to_buffer(void* out, const EvalOptions& opts, Context* ctx = nullptr) const;
   Stats to_buffer(void* out, Context* ctx = nullptr, size_t max_memory = size_t(1) << 30) const;
@@ -91,9 +94,9 @@ class Array {
  private:
   NodePtr node_;
   std::shared_ptr<const Stats> stats_;
-  NodePtr origin_;       // compute() results: the expression evaluated
-  Shape origin_chunks_;  // and the output chunks it was evaluated on
+  std::shared_ptr<const Plan> plan_;  // compute() results: the plan that made them
   friend Array with_stats(Array a, Stats s);
+  friend Array run_compute(const std::shared_ptr<const Plan>& plan, const EvalOptions& opts, Context& ctx);
 };
 
 using Operand = std::variant<Array, Scalar>;

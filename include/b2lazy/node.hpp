@@ -72,6 +72,31 @@ class Node {
   // scan the segments its carries are cached at); empty for no preference.
   virtual Shape preferred_chunks() const { return storage_grid() ? storage_grid()->chunks() : Shape{}; }
 
+  // --- What the planner asks (src/plan/): it decides from these, never from a node's type.
+
+  // Does this node read compressed storage itself (b2nd sources)? The cost model then
+  // weighs decompressing what several tasks pull again against keeping it once.
+  virtual bool decompresses() const { return false; }
+  // Bytes fill(region) decompresses (whole chunks, or the item ranges of partial reads).
+  virtual int64_t decompressed_bytes(const Region& /*region*/) const { return 0; }
+  // Memory fill(region) holds at once besides `region` itself: by default the regions
+  // of its inputs (pulled whole); a node that streams its inputs in panels or slabs says
+  // less. `per_worker` is its share of max_memory.
+  virtual int64_t working_bytes(const Region& region, size_t per_worker) const;
+  // Memory a worker keeps for this node between the output chunks of one task (a
+  // product's kept band of an expensive operand), when a chunk asks it `region`.
+  virtual int64_t kept_bytes(const Region& /*region*/, size_t /*per_worker*/) const { return 0; }
+  // Does this node keep state between output chunks along the last grid axis (all other
+  // grid coordinates fixed), so that such a row of chunks should be one task? (products)
+  virtual bool shares_rows() const { return false; }
+  // Filling whole chunks of an output stored in `chunks` of `blocks` (shape shape()) in
+  // Blosc2's block-major padded layout, without reordering: elementwise work over b2nd
+  // operands stored exactly so. fill_block_major writes `nitems` (padded chunk) items.
+  virtual bool block_major(const Shape& /*chunks*/, const Shape& /*blocks*/) const { return false; }
+  virtual void fill_block_major(int64_t chunk, int64_t nitems, void* out, ThreadState& ts) const;
+  // Lines explain() prints below describe() (a fused program's instructions).
+  virtual std::string listing() const { return {}; }
+
  private:
   DType dtype_;
   Shape shape_;

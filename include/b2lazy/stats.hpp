@@ -19,6 +19,9 @@ struct Stats {
   int64_t output_chunks = 0;
   int64_t cache_hits = 0;
   int64_t cache_misses = 0;
+  // Stored sources the plan kept (decompressed once, or re-packed) because several tasks
+  // pull overlapping parts of them; reads of them count in cache_hits.
+  int64_t sources_kept = 0;
   // Node visits of the reuse planner (src/plan/reuse.cpp), nested plans included: it
   // walks each node once per output chunk, so this grows with the distinct nodes of
   // the graph, not with its paths.

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _core
 
-__all__ = ["Array", "open", "asarray", "zeros", "ones", "full", "arange", "linspace",
+__all__ = ["Array", "Plan", "open", "asarray", "zeros", "ones", "full", "arange", "linspace",
            "where", "clip", "astype"]
 
 _SUPPORTED_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
@@ -96,6 +96,71 @@ def _cparams_args(cparams):
     return codec, clevel, filt
 
 
+class Plan:
+    """An evaluation plan (Array.plan): the output layout, the stages (nodes computed
+    once and where they are kept), the tasks (groups of output chunks) with their
+    projected memory and source bytes, and the projected peak. A thin view of the C++
+    b2lazy::Plan."""
+
+    def __init__(self, core, ctx):
+        self._p = core
+        self._ctx = ctx
+
+    def __str__(self):
+        return str(self._p)
+
+    def __repr__(self):
+        return (f"b2lazy.Plan(shape={self.shape}, chunks={self.chunks}, stages={len(self.stages)}, "
+                f"tasks={self.ntasks}, projected_peak={self.projected_peak})")
+
+    def __getattr__(self, name):  # shape, dtype, chunks, blocks, nchunks, ntasks, stages, tasks, ...
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._p, name)
+
+    def execute(self, out=None, first_task=0, last_task=None, progress=None):
+        """Runs the stages, then tasks [first_task, last_task) (all by default) into `out`,
+        a C-contiguous writeable NumPy array of the result's shape and dtype (made when
+        None), and returns it. Chunks of other tasks are left as they are: runs over
+        disjoint task ranges fill one result. Stats of the run in `last_stats`."""
+        dtype = np.dtype(self._p.dtype)
+        if out is None:
+            out = np.empty(self._p.shape, dtype)
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"execute: out must be a numpy.ndarray, got {type(out).__name__}")
+        if out.shape != self._p.shape or out.dtype != dtype:
+            raise ValueError(f"execute: out has shape {out.shape} and dtype {out.dtype}; the plan "
+                             f"writes shape {self._p.shape} and dtype {dtype}")
+        if not out.flags.c_contiguous or not out.flags.writeable:
+            raise ValueError("execute: out must be C-contiguous and writeable")
+        ntasks = self._p.ntasks
+        last = ntasks if last_task is None else last_task
+        for what, v in (("first_task", first_task), ("last_task", last)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise TypeError(f"execute: {what} must be an int, got {type(v).__name__}")
+        if not 0 <= first_task <= last <= ntasks:
+            raise IndexError(f"execute: tasks [{first_task}, {last}) are not a range of the plan's "
+                             f"{ntasks} tasks")
+        bar, callback = _progress_callback(progress, "execute")
+        try:
+            self.last_stats = _core.execute_plan(self._p, out, int(first_task), int(last), self._ctx, callback)
+        finally:
+            if bar is not None:
+                bar.close()
+        return out
+
+    def compute(self, progress=None):
+        """Runs every task into the compressed b2nd array the plan's options name, as
+        Array.compute() with the same options would."""
+        bar, callback = _progress_callback(progress, "compute")
+        try:
+            r = _core.compute_plan(self._p, self._ctx, callback)
+        finally:
+            if bar is not None:
+                bar.close()
+        return Array(r, r.stats())
+
+
 class Array:
     """A lazy N-d array: a source (b2nd, NumPy, constructor) or an expression over them."""
 
@@ -155,6 +220,18 @@ class Array:
             if bar is not None:
                 bar.close()
         return Array(r, r.stats())
+
+    def plan(self, urlpath=None, chunks=None, blocks=None, cparams=None, nthreads=None,
+             max_memory=None, contiguous=None):
+        """The plan compute() would run with these options (nothing is computed): str()
+        prints it; attributes expose its stages, tasks and projected peak; execute() runs
+        it, whole or by ranges of tasks."""
+        if urlpath is not None:
+            urlpath = os.fspath(urlpath)
+        codec, clevel, filt = _cparams_args(cparams)
+        ctx = _context(nthreads)
+        return Plan(_core.plan(self._a, urlpath, chunks, blocks, codec, clevel, filt, ctx, max_memory,
+                               contiguous), ctx)
 
     def to_numpy(self, nthreads=None, max_memory=None, progress=None):
         """Evaluate straight into a NumPy array (no compression). progress and signals as

@@ -381,6 +381,7 @@ nb::dict stats_dict(const Stats& s) {
   d["output_chunks"] = s.output_chunks;
   d["cache_hits"] = s.cache_hits;
   d["cache_misses"] = s.cache_misses;
+  d["sources_kept"] = s.sources_kept;
   d["plan_visits"] = s.plan_visits;
   d["peak_scratch_bytes"] = s.peak_scratch_bytes;
   d["bytes_written"] = s.bytes_written;
@@ -646,6 +647,87 @@ NB_MODULE(_core, m) {
     Stats s = interruptible([&] { return a.to_buffer(data, o, ctx); }, &p);
     return nb::make_tuple(out, stats_dict(s));
   }, nb::arg("a"), nb::arg("ctx"), nb::arg("max_memory").none(), nb::arg("progress").none());
+  // Plans (b2lazy/plan.hpp): what compute() would run, printable, executable by task ranges.
+  nb::class_<Plan>(m, "Plan")
+      .def("__str__", [](const Plan& p) { return p.to_string(); })
+      .def_prop_ro("shape", [](const Plan& p) { return shape_tuple(p.root->shape()); })
+      .def_prop_ro("dtype", [](const Plan& p) { return std::string(dtype_name(p.root->dtype())); })
+      .def_prop_ro("chunks", [](const Plan& p) { return shape_tuple(p.chunks); })
+      .def_prop_ro("blocks", [](const Plan& p) { return shape_tuple(p.blocks); })
+      .def_prop_ro("nchunks", [](const Plan& p) { return p.nchunks; })
+      .def_prop_ro("ntasks", [](const Plan& p) { return p.tasks.size(); })
+      .def_prop_ro("nworkers", [](const Plan& p) { return p.nworkers; })
+      .def_prop_ro("max_memory", [](const Plan& p) { return p.options.max_memory; })
+      .def_prop_ro("projected_peak", [](const Plan& p) { return p.projected_peak; })
+      .def_prop_ro("kept_bytes", [](const Plan& p) { return p.kept_bytes; })
+      .def_prop_ro("block_major", [](const Plan& p) { return p.block_major; })
+      .def_prop_ro("passes", [](const Plan& p) { return p.passes; })
+      .def_prop_ro("source_bytes", [](const Plan& p) {
+        nb::dict d;
+        for (auto& [name, b] : p.source_bytes) d[name.c_str()] = b;
+        return d;
+      })
+      .def_prop_ro("stages", [](const Plan& p) {
+        nb::list l;
+        for (auto& s : p.stages) {
+          nb::dict d;
+          d["node"] = s.node->describe();
+          d["kind"] = s.node->kind();
+          d["source"] = s.source;
+          d["name"] = s.node->source_name();
+          d["box"] = nb::make_tuple(shape_tuple(s.box.start), shape_tuple(s.box.stop));
+          d["where"] = s.where == KeptIn::Dense ? "dense" : s.where == KeptIn::Compressed ? "compressed" : "spilled";
+          d["chunks"] = shape_tuple(s.chunks);
+          d["bytes"] = s.bytes;
+          d["pulled_bytes"] = s.pulled_bytes;
+          d["once_bytes"] = s.once_bytes;
+          d["projected_bytes"] = s.projected_bytes;
+          l.append(d);
+        }
+        return l;
+      })
+      .def_prop_ro("tasks", [](const Plan& p) {
+        nb::list l;
+        for (auto& t : p.tasks) {
+          nb::dict d;
+          d["chunks"] = nb::make_tuple(t.first_chunk, t.last_chunk);
+          d["projected_bytes"] = t.projected_bytes;
+          d["source_bytes"] = t.source_bytes;
+          l.append(d);
+        }
+        return l;
+      });
+  m.def("plan", [](const Array& a, std::optional<std::string> urlpath, nb::handle chunks, nb::handle blocks,
+                   const std::string& codec, int clevel, const std::string& filter, Context* ctx,
+                   nb::handle max_memory, std::optional<bool> contiguous) {
+    ComputeOptions o;
+    o.urlpath = urlpath.value_or("");
+    o.chunks = to_shape(chunks, "chunks");
+    o.blocks = to_shape(blocks, "blocks");
+    o.cparams = CParams{codec, clevel, filter};
+    o.contiguous = contiguous;
+    if (auto mm = to_max_memory(max_memory)) o.max_memory = *mm;
+    return interruptible([&] { return a.plan(o, ctx); });
+  }, nb::arg("a"), nb::arg("urlpath").none(), nb::arg("chunks").none(), nb::arg("blocks").none(),
+     nb::arg("codec"), nb::arg("clevel"), nb::arg("filter"), nb::arg("ctx"), nb::arg("max_memory").none(),
+     nb::arg("contiguous").none());
+  m.def("execute_plan", [](const Plan& plan, nb::handle out, int64_t first, int64_t last, Context* ctx,
+                           nb::object progress) {
+    auto buf = nb::cast<nb::ndarray<nb::device::cpu, nb::c_contig>>(out);
+    void* data = buf.data();
+    EvalOptions o;
+    Progress p{progress};
+    o.progress = p.function();
+    o.cancel = &p.stop;
+    return stats_dict(interruptible([&] { return execute(plan, data, first, last, o, ctx); }, &p));
+  }, nb::arg("plan"), nb::arg("out"), nb::arg("first"), nb::arg("last"), nb::arg("ctx"), nb::arg("progress").none());
+  m.def("compute_plan", [](const Plan& plan, Context* ctx, nb::object progress) {
+    EvalOptions o;
+    Progress p{progress};
+    o.progress = p.function();
+    o.cancel = &p.stop;
+    return interruptible([&] { return compute(plan, o, ctx); }, &p);
+  }, nb::arg("plan"), nb::arg("ctx"), nb::arg("progress").none());
   // At interpreter exit (the package's atexit hook): stop the evaluations still running on
   // daemon threads and wait for their partial outputs to be removed.
   m.def("cancel_at_exit", [](double timeout_seconds) {

@@ -12,10 +12,13 @@
 
 namespace b2lazy {
 
-EvalState::EvalState(Context& c, size_t mm) : ctx(c), max_memory(mm), main_(std::make_unique<ThreadState>()) {
+EvalState::EvalState(Context& c, size_t mm)
+    : ctx(c), max_memory(mm), main_(std::make_unique<ThreadState>()), main_nodes_(std::make_unique<NodeCache>()) {
   main_->eval = this;
   main_->can_fork = true;
+  main_->nodes = main_nodes_.get();
   workers_.resize(static_cast<size_t>(ctx.nthreads()));
+  worker_nodes_.resize(static_cast<size_t>(ctx.nthreads()));
 }
 
 EvalState::~EvalState() = default;
@@ -27,6 +30,8 @@ ThreadState& EvalState::worker(int i) {
   if (!w) {  // made on the worker thread itself, on first use
     w = std::make_unique<ThreadState>();
     w->eval = this;
+    worker_nodes_[static_cast<size_t>(i)] = std::make_unique<NodeCache>();
+    w->nodes = worker_nodes_[static_cast<size_t>(i)].get();
   }
   return *w;
 }
@@ -66,7 +71,7 @@ void EvalState::collect(Stats& stats) const {
   auto add = [&](const ThreadState* s) {
     if (!s) return;
     stats.peak_scratch_bytes += static_cast<int64_t>(s->scratch.capacity());
-    for (auto& [node, k] : s->kept) stats.peak_scratch_bytes += static_cast<int64_t>(k.bytes);
+    if (s->nodes) stats.peak_scratch_bytes += static_cast<int64_t>(s->nodes->bytes());
     stats.cache_hits += s->cache_hits;
     for (auto& [node, counts] : s->decompressed)
       for (auto& [id, n] : counts) per_chunk[node][id] += n;
@@ -85,7 +90,7 @@ void EvalState::collect(Stats& stats) const {
     }
   }
   stats.cache_misses += cache_misses.load();
-  stats.plan_visits += plan_visits;
+  stats.sources_kept += sources_kept;
 }
 
 }  // namespace b2lazy

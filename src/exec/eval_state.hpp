@@ -1,15 +1,15 @@
-// State shared by the threads of one evaluation: the thread states, and the nodes the
-// planner materialised (computed once, read by every output chunk that needs them).
+// State shared by the threads of one execution of a plan: the thread states and their
+// per-node caches, and the plan's stages once computed (read by every chunk that needs them).
 #pragma once
 #include <atomic>
 #include <functional>
 #include <memory>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "b2lazy/node.hpp"
 #include "b2lazy/stats.hpp"
+#include "exec/node_cache.hpp"
 
 namespace b2lazy {
 
@@ -35,15 +35,10 @@ class EvalState {
   ThreadState& worker(int i);    // worker i's state
   int nworkers() const;
 
-  // Written only between passes; read concurrently during a pass.
+  // Written only between passes (the plan's stages); read concurrently during a pass.
   std::unordered_map<const Node*, Materialized> materialized;
   std::atomic<int64_t> cache_hits{0}, cache_misses{0};
-  // Nodes under which the planner has nothing left to find: every cacheable node reachable
-  // from them (through nodes not materialised) is materialised. Only grows, so planning
-  // the subgraph of each materialised node again costs no walk of what is settled.
-  std::unordered_set<const Node*> settled;
-  // Nodes visited by the reuse planner over this evaluation (Stats::plan_visits).
-  int64_t plan_visits = 0;
+  int64_t sources_kept = 0;
 
   // Counters of every thread state, summed.
   void collect(Stats& stats) const;
@@ -55,6 +50,10 @@ class EvalState {
  private:
   std::unique_ptr<ThreadState> main_;
   std::vector<std::unique_ptr<ThreadState>> workers_;
+  // Per-node state of each thread state (kept bands, lent values), owned here: by the
+  // execution of the plan, not by the threads.
+  std::unique_ptr<NodeCache> main_nodes_;
+  std::vector<std::unique_ptr<NodeCache>> worker_nodes_;
 };
 
 }  // namespace b2lazy

@@ -2,20 +2,17 @@
 
 #include <atomic>
 #include <chrono>
-#include <exception>
+#include <filesystem>
 #include <mutex>
+#include <unistd.h>
 
 #include "b2lazy/checked.hpp"
 #include "b2lazy/error.hpp"
 #include "core/strided_copy.hpp"
 #include "exec/eval_state.hpp"
-#include "exec/thread_pool.hpp"
 #include "exec/thread_state.hpp"
-#include "ops/elementwise/elementwise_node.hpp"
-#include "ops/elementwise/program.hpp"
-#include "ops/shape/slice_node.hpp"
 #include "plan/chunking.hpp"
-#include "plan/reuse.hpp"
+#include "plan/tasks.hpp"
 #include "storage/b2nd_source.hpp"
 #include "storage/b2nd_writer.hpp"
 #include "storage/buffer_source.hpp"
@@ -24,168 +21,145 @@ namespace b2lazy {
 
 namespace {
 
-// Elementwise over b2nd sources stored exactly like the output (same shape, chunks and
-// blocks): work on the decompressed block-major chunks as they are and compress the
-// result as it is — no reordering, as elementwise work does not care about order.
-const Program* block_major_program(const NodePtr& root, const B2ndWriter* w) {
-  auto* e = dynamic_cast<const ElementwiseNode*>(root.get());
-  if (!e || !w) return nullptr;
-  const Program& p = e->program();
-  if (p.leaves.empty()) return nullptr;
-  for (auto& leaf : p.leaves) {
-    auto* s = dynamic_cast<const B2ndSource*>(leaf.get());
-    if (!s || s->shape() != root->shape() || s->storage_grid()->chunks() != w->grid().chunks() ||
-        s->blocks() != w->blocks() || s->extchunk() != w->extchunk())
-      return nullptr;
-  }
-  return &p;
-}
-
-void eval_chunk(const NodePtr& root, const ChunkGrid& grid, int64_t id, const Target& target,
-                const Program* bm, ThreadState& ts) {
+void eval_chunk(const Node& root, const ChunkGrid& grid, int64_t id, const Target& target, bool block_major,
+                ThreadState& ts) {
   Box box = grid.chunk_box(id);
   Region region = Region::from_box(box);
-  const size_t isz = itemsize(root->dtype());
-  if (bm) {
+  const size_t isz = itemsize(root.dtype());
+  if (block_major) {  // whole padded chunks in Blosc2's block order, compressed as they are
     ScratchScope scope(ts.scratch);
-    int64_t n = prod(target.writer->extchunk());
-    std::vector<const void*> data(bm->leaves.size());
-    for (size_t i = 0; i < bm->leaves.size(); ++i) {
-      auto* s = static_cast<const B2ndSource*>(bm->leaves[i].get());
-      void* buf = scope.alloc(n * itemsize(s->dtype()));
-      s->read_chunk(id, buf, ts);
-      data[i] = buf;
-    }
+    const int64_t n = prod(target.writer->extchunk());
     void* out = scope.alloc(n * isz);
-    bm->run(data.data(), out, n, scope);
+    root.fill_block_major(id, n, out, ts);
     target.writer->write_blockmajor(id, out, ts);
     return;
   }
   if (target.writer) {
     ScratchScope scope(ts.scratch);
     void* buf = scope.alloc(box.size() * isz);
-    root->pull(region, buf, ts);
+    root.pull(region, buf, ts);
     target.writer->write_cbuffer(id, buf, ts);
     return;
   }
-  const Shape& shape = root->shape();
+  const Shape& shape = root.shape();
   Shape st = byte_strides(shape, isz);
   char* dst = static_cast<char*>(target.dense);
   for (size_t d = 0; d < shape.size(); ++d) dst += box.start[d] * st[d];
   if (is_contiguous_range(box, shape)) {
-    root->pull(region, dst, ts);
+    root.pull(region, dst, ts);
     return;
   }
   ScratchScope scope(ts.scratch);
   void* buf = scope.alloc(box.size() * isz);
-  root->pull(region, buf, ts);
+  root.pull(region, buf, ts);
   Shape bs = box.shape();
   Shape src_st = byte_strides(bs, isz);
   copy_strided(bs.size(), bs.data(), static_cast<const char*>(buf), src_st.data(), dst, st.data(), isz);
 }
 
-void materialize_reused(const NodePtr& root, const ChunkGrid& grid, EvalState& ev);
-
-// Compute a reused node once (the part of it the output needs) and keep it: dense when
-// it fits a quarter of the budget, else compressed in memory. Its own subgraph is
-// planned again on its grid only when something there is still to find.
-void materialize(const ReusedNode& r, EvalState& ev) {
-  NodePtr sub = r.node;
-  if (r.box != Box::whole(r.node->shape())) {
-    std::vector<SliceNode::Axis> axes;
-    std::vector<int> out_to_in;
-    for (size_t d = 0; d < r.box.ndim(); ++d) {
-      axes.push_back({false, r.box.start[d], 1, r.box.stop[d] - r.box.start[d]});
-      out_to_in.push_back(static_cast<int>(d));
-    }
-    sub = std::make_shared<SliceNode>(r.node, axes, out_to_in, r.box.shape());
-  }
-  bool plan_inside = false;
-  for (auto& in : r.node->inputs()) plan_inside = plan_inside || needs_planning(*in, ev);
-  const size_t isz = itemsize(sub->dtype());
-  const size_t bytes = static_cast<size_t>(sub->size()) * isz;
-  size_t target_bytes = chunk_target_bytes(*sub, ev.max_memory, ev.ctx.nthreads());
-  Materialized m;
-  m.box = r.box;
-  if (bytes <= ev.max_memory / 4) {
-    auto buf = std::shared_ptr<unsigned char[]>(new unsigned char[std::max<size_t>(bytes, 1)]);
-    ChunkGrid g(sub->shape(), contiguous_chunks(sub->shape(), isz, target_bytes));
-    if (plan_inside) materialize_reused(sub, g, ev);
-    Target t;
-    t.dense = buf.get();
-    run_pass(sub, g, t, ev);
-    m.source = std::make_shared<BufferSource>(buf.get(), sub->dtype(), sub->shape(), Shape{},
-                                              std::shared_ptr<const void>(buf, buf.get()), "cache");
-  } else {  // spill: a compressed temporary in memory
-    Shape chunks = balanced_chunks(sub->shape(), isz, target_bytes);
-    Shape blocks = balanced_chunks(chunks, isz, size_t(256) << 10);
-    ComputeOptions o;
-    o.cparams.codec = "lz4";
-    B2ndWriter w(sub->shape(), sub->dtype(), chunks, blocks, o);
-    if (plan_inside) materialize_reused(sub, w.grid(), ev);
-    Target t;
-    t.writer = &w;
-    run_pass(sub, w.grid(), t, ev);
-    m.source = w.finish("spill");
-  }
-  ev.cache_misses++;
-  ev.materialized[r.node.get()] = std::move(m);
-}
-
-// The planner lists reused nodes consumers first; computing them inputs first lets each
-// one read the nodes below it from the cache, so none is computed twice.
-void materialize_reused(const NodePtr& root, const ChunkGrid& grid, EvalState& ev) {
-  const std::vector<ReusedNode> reused = find_reused(root, grid, ev);
-  for (auto it = reused.rbegin(); it != reused.rend(); ++it)
-    if (!ev.materialized.count(it->node.get())) materialize(*it, ev);
-}
-
-}  // namespace
-
-void run_pass(const NodePtr& root, const ChunkGrid& grid, const Target& target, EvalState& ev,
-              const std::function<void(int64_t, int64_t)>& progress) {
-  const int64_t nchunks = root->size() == 0 ? 0 : grid.nchunks();
-  const Program* bm = block_major_program(root, target.writer);
-  if (nchunks <= 1) {  // on this thread, free to fork inside a node
-    for (int64_t id = 0; id < nchunks; ++id) {
-      ev.check_cancel();
-      eval_chunk(root, grid, id, target, bm, ev.main());
-      if (progress) progress(id + 1, nchunks);
-    }
+// Runs tasks [first, last) (each `per` consecutive chunks of `grid`): one task alone runs
+// on the calling thread, free to fork inside a node; more go to the workers.
+void run_tasks(const Node& root, const ChunkGrid& grid, int64_t per, int64_t first, int64_t last,
+               const Target& target, bool block_major, EvalState& ev,
+               const std::function<void(int64_t, int64_t)>& progress = {}) {
+  const int64_t nchunks = root.size() == 0 ? 0 : grid.nchunks();
+  const int64_t lo = std::min(nchunks, first * per), hi = std::min(nchunks, last * per);
+  const int64_t total = hi - lo;
+  if (total <= 0) return;
+  if (total == 1) {
+    ev.check_cancel();
+    eval_chunk(root, grid, lo, target, block_major, ev.main());
+    if (progress) progress(1, 1);
     return;
-  }
-  // With a contraction, one task is a row of chunks (all but the last grid axis fixed):
-  // its tiles share the contraction's kept band of an expensive operand.
-  int64_t per_task = 1;
-  if (!grid.grid().empty() && has_contraction(*root)) {
-    const int64_t row = grid.grid().back();
-    if (row > 1 && nchunks / row >= ev.nworkers()) per_task = row;
   }
   int64_t done = 0;
   std::mutex mu;
-  ev.parallel_for(ceil_div(nchunks, per_task), [&](int64_t task, int, ThreadState& ts) {
-    for (int64_t id = task * per_task; id < std::min(nchunks, (task + 1) * per_task); ++id) {
+  ev.parallel_for(last - first, [&](int64_t task, int, ThreadState& ts) {
+    const int64_t t = first + task;
+    for (int64_t id = t * per; id < std::min(nchunks, (t + 1) * per); ++id) {
       ev.check_cancel();
-      eval_chunk(root, grid, id, target, bm, ts);
+      eval_chunk(root, grid, id, target, block_major, ts);
       if (progress) {  // counted under the lock, so the callback sees done rising
         std::lock_guard<std::mutex> g(mu);
-        progress(++done, nchunks);
+        progress(++done, total);
       }
     }
   });
 }
 
-Stats execute(const NodePtr& root, const ChunkGrid& grid, const Target& target, Context& ctx,
-              const EvalOptions& opts) {
-  auto t0 = std::chrono::steady_clock::now();
+// A temporary b2nd file for a spilled stage, in TMPDIR, removed as soon as it is open
+// (its reads go through the descriptor opened with it).
+std::string spill_path() {
+  static std::atomic<int64_t> counter{0};
+  return (std::filesystem::temp_directory_path() /
+          (".b2lazy-spill-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".b2nd"))
+      .string();
+}
+
+// Computes a stage (inputs' stages already computed) and keeps it where the plan says.
+void run_stage(const PlanStage& s, EvalState& ev) {
+  const NodePtr& sub = s.computed;
+  const size_t isz = itemsize(sub->dtype());
+  const ChunkGrid grid(sub->shape(), s.chunks);
+  const int64_t per = chunks_per_task(*sub, grid, ev.nworkers());
+  const int64_t ntasks = sub->size() == 0 ? 0 : ceil_div(grid.nchunks(), per);
+  Materialized m;
+  m.box = s.box;
+  if (s.where == KeptIn::Dense) {
+    const size_t bytes = static_cast<size_t>(sub->size()) * isz;
+    auto buf = std::shared_ptr<unsigned char[]>(new unsigned char[std::max<size_t>(bytes, 1)]);
+    Target t;
+    t.dense = buf.get();
+    run_tasks(*sub, grid, per, 0, ntasks, t, false, ev);
+    m.source = std::make_shared<BufferSource>(buf.get(), sub->dtype(), sub->shape(), Shape{},
+                                              std::shared_ptr<const void>(buf, buf.get()), "cache");
+  } else {
+    // Compressed with a fast codec, in blocks that keep the chunks' C order where the
+    // chunks allow it (consumer-shaped tiles are read by ranges).
+    Shape blocks = shrink_chunks(s.chunks, isz, size_t(256) << 10);
+    ComputeOptions o;
+    o.cparams.codec = "lz4";
+    std::string path;
+    if (s.where == KeptIn::Spilled) o.urlpath = path = spill_path();
+    B2ndWriter w(sub->shape(), sub->dtype(), s.chunks, blocks, o);
+    Target t;
+    t.writer = &w;
+    run_tasks(*sub, grid, per, 0, ntasks, t, false, ev);
+    m.source = w.finish("spill");
+    if (!path.empty()) std::filesystem::remove(path);  // read through the open descriptor
+  }
+  if (s.source) ev.sources_kept++;
+  else ev.cache_misses++;
+  ev.materialized[s.node.get()] = std::move(m);
+}
+
+}  // namespace
+
+Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, int64_t last_task, Context& ctx,
+                   const EvalOptions& opts) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t ntasks = static_cast<int64_t>(plan.tasks.size());
+  if (first_task < 0 || last_task > ntasks || first_task > last_task)
+    throw IndexError("execute: tasks [" + std::to_string(first_task) + ", " + std::to_string(last_task) +
+                     ") are not a range of the plan's " + std::to_string(ntasks) + " tasks");
   Stats stats;
-  EvalState ev(ctx, opts.max_memory);
+  EvalState ev(ctx, plan.options.max_memory);
   ev.cancel = opts.cancel;
-  materialize_reused(root, grid, ev);
-  stats.block_major_path = block_major_program(root, target.writer) != nullptr;
-  run_pass(root, grid, target, ev, opts.progress);
-  stats.output_chunks = root->size() == 0 ? 0 : grid.nchunks();
+  if (first_task < last_task)
+    for (const PlanStage& s : plan.stages) {
+      ev.check_cancel();
+      run_stage(s, ev);
+    }
+  const bool bm = plan.block_major && target.writer;
+  stats.block_major_path = bm;
+  const ChunkGrid grid = plan.grid();
+  int64_t chunks = 0;
+  for (int64_t t = first_task; t < last_task; ++t) chunks += plan.tasks[t].last_chunk - plan.tasks[t].first_chunk;
+  const int64_t per = ntasks ? plan.tasks[0].last_chunk - plan.tasks[0].first_chunk : 1;
+  run_tasks(*plan.root, grid, per, first_task, last_task, target, bm, ev, opts.progress);
+  stats.output_chunks = chunks;
   ev.collect(stats);
+  stats.plan_visits = plan.plan_visits;
   if (target.writer) stats.bytes_written = target.writer->bytes_written();
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return stats;

@@ -1,10 +1,11 @@
-// Runs an evaluation: one task per output chunk on the context's threads, after
-// computing once the nodes that several output chunks need.
+// Executes a Plan (b2lazy/plan.hpp): its stages (nodes computed once, kept where the plan
+// says), then a range of its tasks, on the context's threads.
 #pragma once
 #include <functional>
 
 #include "b2lazy/context.hpp"
 #include "b2lazy/node.hpp"
+#include "b2lazy/plan.hpp"
 #include "b2lazy/stats.hpp"
 
 namespace b2lazy {
@@ -17,13 +18,8 @@ struct Target {
   B2ndWriter* writer = nullptr;  // a compressed b2nd output
 };
 
-Stats execute(const NodePtr& root, const ChunkGrid& grid, const Target& target, Context& ctx,
-              const EvalOptions& opts);
-
-// One pass over the chunks of `grid` within an evaluation already under way (used for
-// the main pass and for materialising reused nodes). Small passes run on the calling
-// thread, which may then fork inside a node.
-void run_pass(const NodePtr& root, const ChunkGrid& grid, const Target& target, EvalState& ev,
-              const std::function<void(int64_t, int64_t)>& progress = {});
+// Stages, then tasks [first_task, last_task) into `target`.
+Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, int64_t last_task, Context& ctx,
+                   const EvalOptions& opts);
 
 }  // namespace b2lazy

@@ -17,9 +17,7 @@ const Materialized* cached(const Node* n, const Region& region, ThreadState& ts)
 }
 
 const void* lent(const Node* n, const Region& region, const ThreadState& ts) {
-  for (const auto& l : ts.lent)
-    if (l.node == n && l.region == region) return l.data;
-  return nullptr;
+  return ts.nodes ? ts.nodes->lent(n, region) : nullptr;
 }
 
 Region shifted(const Region& r, const Box& box) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "b2lazy/box.hpp"
+#include "exec/node_cache.hpp"
 #include "exec/scratch.hpp"
 
 struct blosc2_context_s;
@@ -33,24 +34,8 @@ class ThreadState {
   bool can_fork = false;
   int64_t cache_hits = 0;
 
-  // A panel a node keeps between the output chunks this thread evaluates — a
-  // contraction's band of an expensive operand, reused by the band's next tile.
-  struct Kept {
-    Region region;
-    std::unique_ptr<unsigned char[]> data;
-    size_t bytes = 0;
-  };
-  std::unordered_map<const Node*, Kept> kept;
-
-  // Values a node has pulled and still holds, lent to the pulls it makes next: a pull of
-  // the same node and region copies them (pull_view returns them) instead of computing
-  // them again — a mask selection pulls its values, then the mask computed from them.
-  struct Lent {
-    const Node* node;
-    Region region;
-    const void* data;
-  };
-  std::vector<Lent> lent;
+  // Per-node state (kept bands, lent values): owned by the plan's execution.
+  NodeCache* nodes = nullptr;
 
   // Decompression context for one source (its dparams name the source's schunk).
   blosc2_context_s* dctx_for(const void* key, void* schunk, int32_t typesize);
@@ -65,9 +50,9 @@ class ThreadState {
 class LendScope {
  public:
   LendScope(ThreadState& ts, const Node* node, const Region& region, const void* data) : ts_(ts) {
-    ts_.lent.push_back({node, region, data});
+    ts_.nodes->lend(node, region, data);
   }
-  ~LendScope() { ts_.lent.pop_back(); }
+  ~LendScope() { ts_.nodes->unlend(); }
   LendScope(const LendScope&) = delete;
 
  private:

@@ -12,13 +12,12 @@
 #include "b2lazy/error.hpp"
 #include "core/dispatch.hpp"
 #include "core/float_to_int.hpp"
-#include "exec/executor.hpp"
 #include "ops/elementwise/elementwise_node.hpp"
 #include "ops/elementwise/program.hpp"
 #include "plan/chunking.hpp"
-#include "plan/explain.hpp"
+#include "graph/run_compute.hpp"
+#include "plan/layout.hpp"
 #include "storage/b2nd_source.hpp"
-#include "storage/b2nd_writer.hpp"
 #include "storage/blosc2_util.hpp"
 #include "storage/buffer_source.hpp"
 
@@ -34,17 +33,6 @@ namespace {
 void check_shape(const Shape& shape, const char* what) {
   for (auto v : shape)
     if (v < 0) throw ValueError(std::string(what) + ": negative dimension in shape " + shape_str(shape));
-}
-
-Shape checked_chunks(const Shape& shape, const Shape& chunks, const char* what, const char* noun = "chunks") {
-  if (chunks.empty()) return {};
-  const std::string named = std::string(what) + ": " + noun;
-  if (chunks.size() != shape.size())
-    throw ValueError(named + " " + shape_str(chunks) + " do not match shape " + shape_str(shape));
-  for (auto c : chunks)
-    if (c <= 0) throw ValueError(named + " " + shape_str(chunks) + " must be positive");
-  checked_prod(chunks, named);
-  return chunks;
 }
 
 std::unique_ptr<Context> own_context(Context*& ctx) {
@@ -83,9 +71,8 @@ Array from_buffer_compressed(const void* data, DType dtype, const Shape& shape, 
 Array from_cframe(const void* cframe, int64_t len) { return Array(B2ndSource::from_cframe(cframe, len)); }
 
 std::vector<uint8_t> to_cframe(const Array& a, Context* ctx) {
-  if (auto* s = dynamic_cast<const B2ndSource*>(a.node().get())) return s->to_cframe();
-  Array stored = a.compute({}, ctx);
-  return static_cast<const B2ndSource*>(stored.node().get())->to_cframe();
+  if (auto frame = cframe_of(*a.node())) return *frame;
+  return *cframe_of(*a.compute({}, ctx).node());
 }
 
 Array scalar(Scalar v, std::optional<DType> dtype) { return full({}, v, dtype); }
@@ -181,68 +168,22 @@ Array linspace(double start, double stop, int64_t num, bool endpoint, std::optio
   return Array(std::make_shared<RangeNode>(t, shape, c, start, step, "linspace", endpoint && num > 1, stop));
 }
 
-namespace {
-// The output chunks and blocks compute() uses: the caller's, else those of the stored
-// operand the result is aligned with, else the graph's preference, else balanced ones.
-std::pair<Shape, Shape> output_layout(const NodePtr& node, const ComputeOptions& opts, int nthreads) {
-  const Shape& shape = node->shape();
-  const DType dt = node->dtype();
-  Shape chunks = checked_chunks(shape, opts.chunks, "compute");
-  Shape blocks = opts.blocks;
-  if (chunks.empty()) {
-    const Node* src = aligned_storage_source(node);
-    auto* b2 = dynamic_cast<const B2ndSource*>(src);
-    if (b2) {
-      chunks = b2->storage_grid()->chunks();
-      if (blocks.empty()) blocks = b2->blocks();
-      // A contraction's panels add two chunk-sized buffers per worker: keep output
-      // chunks at the default size (halving leading axes keeps reads contiguous).
-      if (has_contraction(*node)) {
-        Shape small = shrink_chunks(chunks, itemsize(dt), size_t(4) << 20);
-        bool fits = true;
-        for (size_t d = 0; d < small.size(); ++d) fits = fits && blocks[d] <= small[d];
-        if (!fits && opts.blocks.empty()) blocks.clear();
-        chunks = small;
-      }
-    } else if (Shape pc = preferred_chunks_of(node); !pc.empty()) {
-      chunks = pc;
-    } else {
-      chunks = balanced_chunks(shape, itemsize(dt), chunk_target_bytes(*node, opts.max_memory, nthreads));
-    }
-  }
-  // An operand stored by python-blosc2 with an axis of length 0 has chunk and block
-  // extent 0 there; b2lazy writes such axes with extent 1 (still no chunks).
-  for (auto& c : chunks) c = std::max<int64_t>(c, 1);
-  for (auto& b : blocks) b = std::max<int64_t>(b, 1);
-  if (blocks.empty()) blocks = balanced_chunks(chunks, itemsize(dt), size_t(256) << 10);
-  blocks = checked_chunks(shape, blocks, "compute", "blocks");
-  return {chunks, blocks};
-}
-}  // namespace
-
 Array Array::compute(const ComputeOptions& opts, Context* ctx) const {
   auto own = own_context(ctx);
-  const Shape& shape = this->shape();
-  auto [chunks, blocks] = output_layout(node_, opts, ctx->nthreads());
-  B2ndWriter writer(shape, dtype(), chunks, blocks, opts);
-  Target target;
-  target.writer = &writer;
-  Stats stats = execute(node_, writer.grid(), target, *ctx, opts);
-  Array r = with_stats(Array(writer.finish()), std::move(stats));
-  r.origin_ = node_;
-  r.origin_chunks_ = chunks;
-  return r;
+  auto p = std::make_shared<const Plan>(make_plan(*this, opts, PlanTarget::Compressed, ctx));
+  return run_compute(p, opts, *ctx);
+}
+
+Plan Array::plan(const ComputeOptions& opts, Context* ctx) const {
+  return make_plan(*this, opts, PlanTarget::Compressed, ctx);
 }
 
 Stats Array::to_buffer(void* out, const EvalOptions& opts, Context* ctx) const {
   auto own = own_context(ctx);
-  Shape chunks;
-  chunks = preferred_chunks_of(node_);
-  if (chunks.empty())
-    chunks = contiguous_chunks(shape(), itemsize(dtype()), chunk_target_bytes(*node_, opts.max_memory, ctx->nthreads()));
-  Target target;
-  target.dense = out;
-  return execute(node_, ChunkGrid(shape(), chunks), target, *ctx, opts);
+  ComputeOptions o;
+  static_cast<EvalOptions&>(o) = opts;
+  const Plan p = make_plan(*this, o, PlanTarget::Dense, ctx);
+  return execute(p, out, 0, static_cast<int64_t>(p.tasks.size()), opts, ctx);
 }
 
 Stats Array::to_buffer(void* out, Context* ctx, size_t max_memory) const {
@@ -264,11 +205,8 @@ std::vector<double> Array::to_vector(Context* ctx) const {
 
 std::string Array::explain(Context* ctx) const {
   auto own = own_context(ctx);
-  if (origin_ && stats_)  // a computed result: its expression's plan, measured
-    return explain_plan(origin_, ChunkGrid(origin_->shape(), origin_chunks_), ComputeOptions{}.max_memory, *ctx,
-                        stats_.get());
-  auto [chunks, blocks] = output_layout(node_, ComputeOptions{}, ctx->nthreads());
-  return explain_plan(node_, ChunkGrid(shape(), chunks), ComputeOptions{}.max_memory, *ctx, nullptr);
+  if (plan_ && stats_) return plan_->to_string(stats_.get(), ctx->nthreads());  // a computed result, measured
+  return make_plan(*this, ComputeOptions{}, PlanTarget::Compressed, ctx).to_string();
 }
 
 }  // namespace b2lazy

@@ -5,7 +5,6 @@
 #include <unordered_set>
 #include <utility>
 
-#include "ops/linalg/matmul_node.hpp"
 
 namespace b2lazy {
 
@@ -93,8 +92,8 @@ bool any_node(const Node& root, const std::function<bool(const Node&)>& pred) {
   return false;
 }
 
-bool has_contraction(const Node& root) {
-  return any_node(root, [](const Node& n) { return dynamic_cast<const MatmulNode*>(&n) != nullptr; });
+bool has_row_sharing(const Node& root) {
+  return any_node(root, [](const Node& n) { return n.shares_rows(); });
 }
 
 Shape shrink_chunks(Shape c, size_t itemsize, size_t max_bytes) {

@@ -19,8 +19,9 @@ const Node* aligned_storage_source(const NodePtr& root);
 Shape preferred_chunks_of(const NodePtr& root);
 // Does some node of the graph under `root` (each visited once) satisfy `pred`?
 bool any_node(const Node& root, const std::function<bool(const Node&)>& pred);
-// Does the graph under `root` hold a contraction (matmul, tensordot)?
-bool has_contraction(const Node& root);
+// Does some node under `root` keep state along rows of output chunks (Node::shares_rows:
+// products), so that a row of chunks is one task?
+bool has_row_sharing(const Node& root);
 // `chunks` with leading axes halved until a chunk is at most `max_bytes`.
 Shape shrink_chunks(Shape chunks, size_t itemsize, size_t max_bytes);
 // Default output chunk size for an evaluation within `max_memory` on `nthreads`.

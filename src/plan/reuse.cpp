@@ -5,7 +5,6 @@
 #include <queue>
 #include <unordered_map>
 
-#include "exec/eval_state.hpp"
 
 namespace b2lazy {
 
@@ -19,6 +18,7 @@ struct Requests {
   NodePtr node;
   std::vector<Region> regions;
   int64_t total = 0;
+  int64_t decompressed = 0;  // sources: bytes the requests decompress
   Box bbox;
 };
 
@@ -31,38 +31,38 @@ Box hull(const Box& a, const Box& b) {
   return r;
 }
 
-bool settles(const Node& n, const EvalState& ev) { return ev.materialized.count(&n) || ev.settled.count(&n); }
+bool settles(const Node& n, const PlanningState& ps) { return ps.decided.count(&n) || ps.settled.count(&n); }
 
 // The part of the graph under `root` still to plan, each node visited once (iterative,
-// so depth costs no stack): nodes found settled are added to ev.settled; the others get
+// so depth costs no stack): nodes found settled are added to ps.settled; the others get
 // a rank in a topological order, consumers before their inputs (reverse post-order).
 struct Unsettled {
   std::unordered_map<const Node*, size_t> rank;
   bool any_cacheable_below_root = false;
 };
 
-Unsettled unsettled_part(const Node& root, EvalState& ev) {
+Unsettled unsettled_part(const Node& root, PlanningState& ps) {
   Unsettled u;
   std::vector<const Node*> post;
   std::unordered_map<const Node*, bool> done;  // node -> settled (once its inputs are done)
   std::vector<std::pair<const Node*, size_t>> stack{{&root, 0}};
-  if (settles(root, ev)) return u;
+  if (settles(root, ps)) return u;
   done.emplace(&root, false);
   while (!stack.empty()) {
     auto& [n, next] = stack.back();
     if (next < n->inputs().size()) {
       const Node* in = n->inputs()[next++].get();
-      ++ev.plan_visits;
-      if (!settles(*in, ev) && done.emplace(in, false).second) stack.push_back({in, 0});
+      ++ps.visits;
+      if (!settles(*in, ps) && done.emplace(in, false).second) stack.push_back({in, 0});
       continue;
     }
-    bool settled = !n->cacheable();
-    for (auto& in : n->inputs()) settled = settled && (settles(*in, ev));
+    bool settled = !reuse_candidate(*n);
+    for (auto& in : n->inputs()) settled = settled && (settles(*in, ps));
     if (settled) {
-      ev.settled.insert(n);
+      ps.settled.insert(n);
     } else {
       post.push_back(n);
-      if (n != &root && n->cacheable()) u.any_cacheable_below_root = true;
+      if (n != &root && reuse_candidate(*n)) u.any_cacheable_below_root = true;
     }
     stack.pop_back();
   }
@@ -72,7 +72,7 @@ Unsettled unsettled_part(const Node& root, EvalState& ev) {
 
 class Walker {
  public:
-  Walker(EvalState& ev, const Unsettled& u) : ev_(ev), u_(u) {}
+  Walker(PlanningState& ps, const Unsettled& u) : ps_(ps), u_(u) {}
   std::unordered_map<const Node*, Requests> frontier;
 
   // One unit of evaluation (an output chunk, or a region of a node looked through): a
@@ -81,12 +81,12 @@ class Walker {
   void start_unit() { seen_.clear(); }
 
   void walk(const NodePtr& n, const Region& r) {
-    ++ev_.plan_visits;
-    if (r.size() == 0 || settles(*n, ev_)) return;
+    ++ps_.visits;
+    if (r.size() == 0 || settles(*n, ps_)) return;
     std::vector<Region>& seen = seen_[n.get()];
     if (std::find(seen.begin(), seen.end(), r) != seen.end()) return;
     seen.push_back(r);
-    if (n->cacheable()) {
+    if (reuse_candidate(*n)) {
       auto [it, fresh] = frontier.try_emplace(n.get());
       Requests& q = it->second;
       if (fresh) {
@@ -97,6 +97,7 @@ class Walker {
         q.bbox = hull(q.bbox, r.bounds());
       }
       q.total += r.size();
+      q.decompressed += n->decompressed_bytes(r);
       q.regions.push_back(r);
       return;
     }
@@ -118,7 +119,7 @@ class Walker {
   }
 
  private:
-  EvalState& ev_;
+  PlanningState& ps_;
   const Unsettled& u_;
   std::unordered_map<const Node*, std::vector<Region>> seen_;
   using Ranked = std::pair<size_t, const Node*>;
@@ -127,17 +128,19 @@ class Walker {
 
 }  // namespace
 
-bool needs_planning(const Node& n, EvalState& ev) {
-  const Unsettled u = unsettled_part(n, ev);
+bool reuse_candidate(const Node& n) { return n.cacheable() || n.decompresses(); }
+
+bool needs_planning(const Node& n, PlanningState& ps) {
+  const Unsettled u = unsettled_part(n, ps);
   return !u.rank.empty();
 }
 
-std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, EvalState& ev) {
+std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, PlanningState& ps) {
   // Plain elementwise graphs, and graphs whose cacheable nodes are all materialised
   // already, need no plan. (The root itself is never reused: its chunks are disjoint.)
-  const Unsettled u = unsettled_part(*root, ev);
+  const Unsettled u = unsettled_part(*root, ps);
   if (!u.any_cacheable_below_root) return {};
-  Walker w(ev, u);
+  Walker w(ps, u);
   const int64_t n = grid.nchunks();
   const int64_t stride = std::max<int64_t>(1, n / kMaxPlannedChunks);
   auto walk_chunk = [&](int64_t id) {
@@ -147,17 +150,31 @@ std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, 
   for (int64_t id = 0; id < n; id += stride) walk_chunk(id);
   if (n > 1 && (n - 1) % stride) walk_chunk(n - 1);
 
+  // Sampled chunks stand for the ones between them.
+  const int64_t walked = (n + stride - 1) / stride + (n > 1 && (n - 1) % stride ? 1 : 0);
+  const double scale = static_cast<double>(n) / static_cast<double>(std::max<int64_t>(1, walked));
   std::vector<ReusedNode> reused;
   // Decide consumers before their inputs; looking through a node not reused adds
   // requests to the nodes below it, which are decided later.
   while (Requests* q = w.next()) {
+    const Node& node = *q->node;
+    const int64_t isz = static_cast<int64_t>(itemsize(node.dtype()));
+    ReusedNode r{q->node, q->bbox, q->regions.front().count, 0, 0, !node.cacheable()};
+    if (r.source) {  // keeping it saves decompression: worth it at twice the cost or more
+      r.pulled = static_cast<int64_t>(static_cast<double>(q->decompressed) * scale);
+      r.once = node.decompressed_bytes(Region::from_box(q->bbox));
+      if (r.once > 0 && r.pulled >= 2 * r.once) reused.push_back(std::move(r));
+      continue;
+    }
     if (q->total > q->bbox.size()) {
-      reused.push_back({q->node, q->bbox});
+      r.pulled = q->total * isz;
+      r.once = q->bbox.size() * isz;
+      reused.push_back(std::move(r));
     } else {
       std::vector<Region> regions = std::move(q->regions);
-      for (auto& r : regions) {
+      for (auto& reg : regions) {
         w.start_unit();
-        w.descend(q->node, r);
+        w.descend(q->node, reg);
       }
     }
   }

@@ -1,30 +1,50 @@
-// Finding the nodes several output chunks need: they are computed once per evaluation.
+// The pulls and reuse passes: what several output chunks (tasks) pull of the same node,
+// and what that costs, to decide which nodes are computed once per evaluation.
 #pragma once
+#include <cstdint>
+#include <unordered_set>
 #include <vector>
 
 #include "b2lazy/node.hpp"
 
 namespace b2lazy {
 
-class EvalState;
-
-struct ReusedNode {
-  NodePtr node;
-  Box box;  // the part of it the output chunks need
+// What planning remembers across the nested plans of one evaluation.
+struct PlanningState {
+  std::unordered_set<const Node*> decided;  // nodes given a stage (computed once)
+  // Nodes under which nothing is left to find: every candidate reachable from them
+  // (through nodes not decided) is decided. Only grows, so planning the subgraph of each
+  // stage again costs no walk of what is settled.
+  std::unordered_set<const Node*> settled;
+  int64_t visits = 0;  // node visits (Stats::plan_visits)
 };
 
-// Propagates each output chunk's region down the graph (Node::input_regions) to the
-// first cacheable nodes on each path. A cacheable node is reused when the regions asked
-// of it overlap (more elements asked than its bounding box holds). Nodes not reused are
-// looked through, to find reuse deeper down; nodes are decided in topological order
-// (consumers first), so a node is decided once every request has reached it. Already
-// materialised nodes, and subgraphs with nothing left to plan (EvalState::settled), are
-// skipped. Each node is visited once per output chunk, whatever the number of paths to
-// it. The result is in topological order: materialise it from the back (inputs first).
-std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, EvalState& ev);
+// A node several output chunks pull overlapping parts of, with the cost model's figures.
+struct ReusedNode {
+  NodePtr node;
+  Box box;             // the part of it the output chunks need
+  Shape request;       // the shape of a typical request (consumer-shaped tiles)
+  int64_t pulled = 0;  // bytes the chunks would pull (decompress, for a source) without reuse
+  int64_t once = 0;    // bytes to compute (decompress) `box` once
+  bool source = false; // a stored source: kept only when it saves decompression
+};
 
-// Does the graph under `n` hold a cacheable node not materialised yet (n included)?
-// Settled subgraphs are remembered in `ev`, so asking again costs nothing.
-bool needs_planning(const Node& n, EvalState& ev);
+// Reuse candidates: nodes worth computing once (Node::cacheable: reductions, scans,
+// products' expensive operands) and nodes that decompress storage (Node::decompresses).
+bool reuse_candidate(const Node& n);
+
+// Propagates each output chunk's region down the graph (Node::input_regions) to the
+// first candidates on each path. A cacheable node is reused when the regions asked of it
+// overlap (more elements asked than its bounding box holds); a source when the chunks
+// would decompress at least twice what decompressing its bounding box once costs.
+// Nodes not reused are looked through, to find reuse deeper down; nodes are decided in
+// topological order (consumers first), so a node is decided once every request has
+// reached it. Decided nodes, and subgraphs with nothing left to plan, are skipped. Each
+// node is visited once per output chunk, whatever the number of paths to it. The result
+// is in topological order: compute it from the back (inputs first).
+std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, PlanningState& ps);
+
+// Does the graph under `n` hold a candidate not decided yet (n included)?
+bool needs_planning(const Node& n, PlanningState& ps);
 
 }  // namespace b2lazy

@@ -261,6 +261,50 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
   }
 }
 
+int64_t B2ndSource::decompressed_bytes(const Region& region) const {
+  // As fill(): per touched chunk, the item range from the first to the last item needed
+  // when blocks keep the chunk's C order, else the whole (padded) chunk.
+  if (region.size() == 0) return 0;
+  const size_t nd = ndim();
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
+  if (nd == 0) return extchunk_nitems() * isz;
+  std::vector<std::vector<AxisSegment>> per_axis(nd);
+  for (size_t d = 0; d < nd; ++d)
+    split_axis(region.start[d], region.step[d], region.count[d], grid_.chunks()[d], per_axis[d]);
+  const Shape st = c_strides(extchunk_);
+  int64_t total = 0;
+  std::vector<size_t> k(nd, 0);
+  Shape coords(nd);
+  while (true) {
+    if (!c_order_blocks_) {
+      total += extchunk_nitems() * isz;
+    } else {
+      for (size_t d = 0; d < nd; ++d) coords[d] = per_axis[d][k[d]].cell;
+      const Box cbox = grid_.chunk_box(grid_.chunk_id(coords));
+      int64_t lo = 0, hi = 0;
+      for (size_t d = 0; d < nd; ++d) {
+        const AxisSegment& g = per_axis[d][k[d]];
+        const int64_t a = region.start[d] + g.i_lo * region.step[d] - cbox.start[d];
+        const int64_t b = region.start[d] + (g.i_hi - 1) * region.step[d] - cbox.start[d];
+        lo += std::min(a, b) * st[d], hi += std::max(a, b) * st[d];
+      }
+      total += (hi + 1 - lo) * isz;
+    }
+    size_t d = nd;
+    while (d-- > 0) {
+      if (++k[d] < per_axis[d].size()) break;
+      k[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) break;
+  }
+  return total;
+}
+
+std::optional<std::vector<uint8_t>> cframe_of(const Node& n) {
+  if (auto* s = dynamic_cast<const B2ndSource*>(&n)) return s->to_cframe();
+  return std::nullopt;
+}
+
 std::vector<uint8_t> B2ndSource::to_cframe() const {
   uint8_t* cframe = nullptr;
   int64_t len = 0;

@@ -2,6 +2,8 @@
 #pragma once
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <vector>
 #include <string>
 
 #include "b2lazy/node.hpp"
@@ -33,6 +35,14 @@ class B2ndSource : public Node {
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   const ChunkGrid* storage_grid() const override { return &grid_; }
   Shape storage_blocks() const override { return blocks_; }
+  bool decompresses() const override { return true; }
+  int64_t decompressed_bytes(const Region& region) const override;
+  bool block_major(const Shape& chunks, const Shape& blocks) const override {
+    return grid_.chunks() == chunks && blocks_ == blocks;
+  }
+  void fill_block_major(int64_t chunk, int64_t /*nitems*/, void* out, ThreadState& ts) const override {
+    read_chunk(chunk, out, ts);
+  }
 
   const Shape& blocks() const { return blocks_; }
   const Shape& extchunk() const { return extchunk_; }
@@ -64,5 +74,8 @@ class B2ndSource : public Node {
   std::unique_ptr<PinnedFile> pinned_;  // what open() read through; freed after arr_
   mutable std::mutex mu_;  // a super-chunk's reads are not thread-safe
 };
+
+// The contiguous frame of `n` when it is a b2nd array, else nothing.
+std::optional<std::vector<uint8_t>> cframe_of(const Node& n);
 
 }  // namespace b2lazy

@@ -12,7 +12,33 @@ ElementwiseNode::ElementwiseNode(Op op, DType t, DType out, Shape shape, std::ve
 ElementwiseNode::~ElementwiseNode() = default;
 
 std::string ElementwiseNode::describe() const {
-  return std::string(op_name(op_)) + " -> " + dtype_name(dtype()) + " " + shape_str(shape());
+  const Program& p = program();
+  return "fused elementwise -> " + std::string(dtype_name(dtype())) + " " + shape_str(shape()) + " (" +
+         std::to_string(p.code.size()) + " instructions, " + std::to_string(p.leaves.size()) + " inputs)";
+}
+
+std::string ElementwiseNode::listing() const { return program().to_string(); }
+
+// Elementwise work does not care about order: over leaves stored exactly like the output,
+// the program runs on their decompressed block-major chunks as they are.
+bool ElementwiseNode::block_major(const Shape& chunks, const Shape& blocks) const {
+  const Program& p = program();
+  if (p.leaves.empty()) return false;
+  for (auto& leaf : p.leaves)
+    if (leaf->shape() != shape() || !leaf->block_major(chunks, blocks)) return false;
+  return true;
+}
+
+void ElementwiseNode::fill_block_major(int64_t chunk, int64_t nitems, void* out, ThreadState& ts) const {
+  const Program& p = program();
+  ScratchScope scope(ts.scratch);
+  std::vector<const void*> data(p.leaves.size());
+  for (size_t i = 0; i < p.leaves.size(); ++i) {
+    void* buf = scope.alloc(nitems * itemsize(p.leaves[i]->dtype()));
+    p.leaves[i]->fill_block_major(chunk, nitems, buf, ts);
+    data[i] = buf;
+  }
+  p.run(data.data(), out, nitems, scope);
 }
 
 const Program& ElementwiseNode::program() const {

@@ -25,6 +25,9 @@ class ElementwiseNode : public Node {
   bool is_elementwise() const override { return true; }
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
+  bool block_major(const Shape& chunks, const Shape& blocks) const override;
+  void fill_block_major(int64_t chunk, int64_t nitems, void* out, ThreadState& ts) const override;
+  std::string listing() const override;
   // The fused program rooted here (compiled on first use, thread-safe).
   const Program& program() const;
 

@@ -60,10 +60,23 @@ Region swap_last_two(Region r) {
   return r;
 }
 
-size_t budget(const ThreadState& ts, int divisor) {
-  if (!ts.eval) return size_t(256) << 20;
-  return ts.eval->max_memory / static_cast<size_t>(divisor * std::max(1, ts.eval->nworkers()));
+// The band of an expensive operand a worker keeps between the tiles of one task.
+struct KeptBand : NodeCache::Entry {
+  Region region;
+  std::unique_ptr<unsigned char[]> data;
+  size_t size = 0;
+  size_t bytes() const override { return size; }
+};
+
+// A worker's share of the budget (max_memory / workers).
+size_t per_worker(const ThreadState& ts) {
+  if (!ts.eval) return size_t(1) << 30;
+  return ts.eval->max_memory / static_cast<size_t>(std::max(1, ts.eval->nworkers()));
 }
+// A kept band as large as the preferred one is always kept (input_regions relies on it).
+size_t hold_limit(size_t per_worker) { return std::max(per_worker / 4, kBandBytes); }
+// Both streamed operand panels of one K step.
+size_t stream_limit(size_t per_worker) { return std::min(kStreamBytes, std::max<size_t>(per_worker / 8, size_t(1) << 20)); }
 
 }  // namespace
 
@@ -280,6 +293,22 @@ Shape MatmulNode::preferred_chunks() const {
   return c;
 }
 
+int64_t MatmulNode::working_bytes(const Region& region, size_t per_worker) const {
+  // Streamed K-panels of both operands (contract()).
+  return region.size() == 0 ? 0 : static_cast<int64_t>(stream_limit(per_worker));
+}
+
+int64_t MatmulNode::kept_bytes(const Region& region, size_t per_worker) const {
+  // The band contract() keeps of an expensive operand for the whole K range.
+  if (region.size() == 0) return 0;
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
+  const int64_t hold = static_cast<int64_t>(hold_limit(per_worker));
+  const int64_t a = a_region(region, 0, k_len_).size() * isz, b = b_region(region, 0, k_len_).size() * isz;
+  if (a_expensive_ && a <= hold) return a;
+  if (b_expensive_ && b <= hold) return b;
+  return 0;
+}
+
 void MatmulNode::fill(const Region& region, void* out, ThreadState& ts) const {
   if (region.size() == 0) return;
   if (fork(region, out, ts)) return;
@@ -336,22 +365,26 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
   auto pull_b = [&](const Region& r, void* p) { b.pull(b_trans_ ? swap_last_two(r) : r, p, ts); };
   const bool ta = a_trans_, tb = b_trans_;
   const int64_t ktot = (ke - kb) * k_rest_;
-  // A band as large as the preferred one is always kept (input_regions relies on it).
-  const size_t hold = std::max(budget(ts, 4), kBandBytes);
-  size_t stream = std::min(kStreamBytes, std::max<size_t>(budget(ts, 8), size_t(1) << 20));
-  const bool hold_a = a_expensive_ && static_cast<size_t>(g.nba * g.mrows * ktot) * isz <= hold;
-  const bool hold_b = !hold_a && b_expensive_ && static_cast<size_t>(g.nbb * ktot * g.ncols) * isz <= hold;
+  const size_t hold = hold_limit(per_worker(ts));
+  size_t stream = stream_limit(per_worker(ts));
+  // An operand the plan keeps whole in memory (computed once, or a source kept
+  // decompressed) is read in place for the whole K range, like a kept band without a copy.
+  const void* a_view = a.pull_view(a_trans_ ? swap_last_two(a_region(region, kb, ke)) : a_region(region, kb, ke), ts);
+  const void* b_view = b.pull_view(b_trans_ ? swap_last_two(b_region(region, kb, ke)) : b_region(region, kb, ke), ts);
+  const bool hold_a = a_view || (a_expensive_ && static_cast<size_t>(g.nba * g.mrows * ktot) * isz <= hold);
+  const bool hold_b =
+      b_view || (!hold_a && b_expensive_ && static_cast<size_t>(g.nbb * ktot * g.ncols) * isz <= hold);
 
   // The kept operand's panel stays with this thread until another band needs it, so
   // the next tile of the same band (the executor hands out a band's tiles together)
   // reuses it.
   auto kept = [&](const Region& r, size_t bytes, auto&& pull) -> const void* {
-    ThreadState::Kept& k = ts.kept[this];
+    KeptBand& k = ts.nodes->entry<KeptBand>(this);
     if (k.data && k.region == r) return k.data.get();
-    if (bytes > k.bytes) {
+    if (bytes > k.size) {
       k.data.reset();
       k.data.reset(new unsigned char[bytes]);
-      k.bytes = bytes;
+      k.size = bytes;
     }
     k.region = Region{};
     pull(r, k.data.get());
@@ -360,15 +393,15 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
   };
   const void* a_full = nullptr;
   const void* b_full = nullptr;
-  if (hold_a) a_full = kept(a_region(region, kb, ke), static_cast<size_t>(g.nba * g.mrows * ktot) * isz, pull_a);
-  if (hold_b) b_full = kept(b_region(region, kb, ke), static_cast<size_t>(g.nbb * ktot * g.ncols) * isz, pull_b);
+  if (hold_a) a_full = a_view ? a_view : kept(a_region(region, kb, ke), static_cast<size_t>(g.nba * g.mrows * ktot) * isz, pull_a);
+  if (hold_b) b_full = b_view ? b_view : kept(b_region(region, kb, ke), static_cast<size_t>(g.nbb * ktot * g.ncols) * isz, pull_b);
   // Sub-tiles: along the first N axis when a is kept, the first M axis when b is.
   const size_t m_axis = nbatch_, n_axis = nbatch_ + nm_;
   const int64_t m_len = nm_ ? region.count[m_axis] : 1, n_len = nn_ ? region.count[n_axis] : 1;
   int64_t m_step = m_len, n_step = n_len;
   // A kept band already holds memory: the streamed panels get half the budget, and
   // the region is cut into sub-tiles only when even a 256-deep panel would not fit.
-  if (hold_a || hold_b) stream /= 2;
+  if ((hold_a && !a_view) || (hold_b && !b_view)) stream /= 2;
   const int64_t lines = static_cast<int64_t>(stream / isz) / 256;
   if (hold_a && nn_) n_step = std::clamp<int64_t>(lines / g.n_rest, 1, n_len);
   if (hold_b && nm_) m_step = std::clamp<int64_t>(lines / g.m_rest, 1, m_len);

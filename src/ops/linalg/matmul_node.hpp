@@ -25,6 +25,10 @@ class MatmulNode : public Node {
   // Each output element costs 2K operations: worth keeping when several chunks need it.
   bool cacheable() const override { return true; }
   Shape preferred_chunks() const override;
+  // A row of output chunks shares the kept band of an expensive operand (one task).
+  bool shares_rows() const override { return true; }
+  int64_t working_bytes(const Region& region, size_t per_worker) const override;
+  int64_t kept_bytes(const Region& region, size_t per_worker) const override;
 
   // Storage-chunk length that pulls along output axis `axis` should align to (0: none).
   int64_t alignment(size_t axis) const { return align_[axis]; }

@@ -1,0 +1,85 @@
+// The plan of an evaluation: built once from the graph and the compute options by named
+// passes (src/plan/: layout -> pulls -> reuse -> stages -> tasks), then executed by
+// compute() / to_buffer() (all of its tasks, or any range of them) and printed by
+// explain(). Nothing re-derives a decision the plan holds.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "b2lazy/context.hpp"
+#include "b2lazy/node.hpp"
+#include "b2lazy/stats.hpp"
+
+namespace b2lazy {
+
+class Array;
+
+// Where a node computed once keeps its result.
+enum class KeptIn : uint8_t {
+  Dense,       // decompressed in memory, read in place
+  Compressed,  // re-packed into compressed (lz4) chunks in memory, shaped for its consumers
+  Spilled,     // compressed into a temporary b2nd file (removed when the evaluation ends)
+};
+const char* kept_in_name(KeptIn k);
+
+// A node computed once, before the output tasks; its consumers read it from there.
+struct PlanStage {
+  NodePtr node;             // the node as it appears in the graph
+  NodePtr computed;         // what is evaluated: `node`, or the slice of it to `box`
+  Box box;                  // the part of `node` kept
+  KeptIn where = KeptIn::Dense;
+  Shape chunks;             // the chunks it is computed (and, compressed, stored) in
+  int64_t bytes = 0;        // uncompressed bytes of `box`
+  // The cost model's figures: what the tasks would pull of it without the stage (bytes
+  // decompressed for a source, elements' bytes otherwise) against computing it once.
+  int64_t pulled_bytes = 0, once_bytes = 0;
+  int64_t projected_bytes = 0;  // memory while it is computed (kept stages before it included)
+  bool source = false;          // a stored source kept decompressed or re-packed
+};
+
+// A unit of work for one worker: output chunks [first_chunk, last_chunk) of the grid.
+struct PlanTask {
+  int64_t first_chunk = 0, last_chunk = 0;
+  int64_t projected_bytes = 0;  // memory a worker holds while running it
+  int64_t source_bytes = 0;     // bytes it decompresses from storage (estimated)
+};
+
+// What the plan writes into.
+enum class PlanTarget : uint8_t { Compressed, Dense };
+
+struct Plan {
+  NodePtr root;
+  PlanTarget target = PlanTarget::Compressed;
+  ComputeOptions options;  // max_memory, and for a compressed target the output's options
+  int nworkers = 1;
+  Shape chunks, blocks;    // the output layout (blocks: compressed target only)
+  int64_t nchunks = 0;
+  bool block_major = false;  // output chunks filled in Blosc2's block order
+  std::vector<PlanStage> stages;  // in execution order: inputs before their consumers
+  std::vector<PlanTask> tasks;
+  int64_t kept_bytes = 0;          // held by the stages while the tasks run
+  int64_t projected_peak = 0;      // the most memory the evaluation should hold at once
+  std::map<std::string, int64_t> source_bytes;  // estimated bytes decompressed per source
+  std::vector<std::string> passes;  // the passes run, in order, with what each decided
+  int64_t plan_visits = 0;          // node visits of the reuse pass (Stats::plan_visits)
+
+  ChunkGrid grid() const { return ChunkGrid(root->shape(), chunks); }
+  // The printed plan (explain()), with the measured stats beside the estimates if given.
+  std::string to_string(const Stats* measured = nullptr, int nthreads = 0) const;
+};
+
+// The plan compute(opts) would run (target Compressed) or to_buffer(opts) would run
+// (Dense: output chunks that are contiguous ranges of the result).
+Plan make_plan(const Array& a, const ComputeOptions& opts = {}, PlanTarget target = PlanTarget::Compressed,
+               Context* ctx = nullptr);
+// Runs the plan's stages, then tasks [first_task, last_task) into `out`, a dense C-order
+// buffer of the whole result (chunks of other tasks are left as they are): several calls
+// with disjoint task ranges, in any order, fill the result. progress/cancel from `opts`.
+Stats execute(const Plan& plan, void* out, int64_t first_task, int64_t last_task, const EvalOptions& opts = {},
+              Context* ctx = nullptr);
+// Runs every task of a compressed-target plan into the b2nd array its options name.
+Array compute(const Plan& plan, const EvalOptions& opts = {}, Context* ctx = nullptr);
+
+}  // namespace b2lazy

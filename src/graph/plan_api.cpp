@@ -1,0 +1,57 @@
+// The public plan API (b2lazy/plan.hpp): building a plan and executing it, whole or by
+// ranges of tasks.
+#include "b2lazy/array.hpp"
+#include "b2lazy/error.hpp"
+#include "b2lazy/plan.hpp"
+#include "exec/executor.hpp"
+#include "graph/run_compute.hpp"
+#include "plan/tasks.hpp"
+#include "storage/b2nd_source.hpp"
+#include "storage/b2nd_writer.hpp"
+
+namespace b2lazy {
+
+Array with_stats(Array a, Stats s);
+
+namespace {
+std::unique_ptr<Context> own_context(Context*& ctx) {
+  std::unique_ptr<Context> own;
+  if (!ctx) {
+    own = std::make_unique<Context>(0);
+    ctx = own.get();
+  }
+  return own;
+}
+}  // namespace
+
+Plan make_plan(const Array& a, const ComputeOptions& opts, PlanTarget target, Context* ctx) {
+  auto own = own_context(ctx);
+  return build_plan(a.node(), opts, target, ctx->nthreads());
+}
+
+Stats execute(const Plan& plan, void* out, int64_t first_task, int64_t last_task, const EvalOptions& opts,
+              Context* ctx) {
+  auto own = own_context(ctx);
+  Target t;
+  t.dense = out;
+  return execute_plan(plan, t, first_task, last_task, *ctx, opts);
+}
+
+Array run_compute(const std::shared_ptr<const Plan>& plan, const EvalOptions& opts, Context& ctx) {
+  if (plan->target != PlanTarget::Compressed)
+    throw ValueError("compute: the plan writes a dense buffer (made for to_buffer); make it with compute's options");
+  B2ndWriter writer(plan->root->shape(), plan->root->dtype(), plan->chunks, plan->blocks, plan->options);
+  Target t;
+  t.writer = &writer;
+  Stats stats = execute_plan(*plan, t, 0, static_cast<int64_t>(plan->tasks.size()), ctx, opts);
+  Array r = with_stats(Array(writer.finish()), std::move(stats));
+  r.plan_ = plan;
+  return r;
+}
+
+Array compute(const Plan& plan, const EvalOptions& opts, Context* ctx) {
+  auto own = own_context(ctx);
+  return run_compute(std::make_shared<const Plan>(plan), opts, *ctx);
+}
+
+}  // namespace b2lazy

@@ -1,0 +1,61 @@
+#include "plan/layout.hpp"
+
+#include "b2lazy/checked.hpp"
+#include "b2lazy/error.hpp"
+#include "plan/chunking.hpp"
+
+namespace b2lazy {
+
+Shape checked_chunks(const Shape& shape, const Shape& chunks, const char* what, const char* noun) {
+  if (chunks.empty()) return {};
+  const std::string named = std::string(what) + ": " + noun;
+  if (chunks.size() != shape.size())
+    throw ValueError(named + " " + shape_str(chunks) + " do not match shape " + shape_str(shape));
+  for (auto c : chunks)
+    if (c <= 0) throw ValueError(named + " " + shape_str(chunks) + " must be positive");
+  checked_prod(chunks, named);
+  return chunks;
+}
+
+std::pair<Shape, Shape> output_layout(const NodePtr& node, const ComputeOptions& opts, PlanTarget target,
+                                      int nthreads) {
+  const Shape& shape = node->shape();
+  const DType dt = node->dtype();
+  if (target == PlanTarget::Dense) {
+    Shape chunks = preferred_chunks_of(node);
+    if (chunks.empty())
+      chunks = contiguous_chunks(shape, itemsize(dt), chunk_target_bytes(*node, opts.max_memory, nthreads));
+    return {chunks, {}};
+  }
+  Shape chunks = checked_chunks(shape, opts.chunks, "compute");
+  Shape blocks = opts.blocks;
+  if (chunks.empty()) {
+    const Node* src = aligned_storage_source(node);
+    if (src && !src->storage_blocks().empty()) {  // a stored operand: its chunks and blocks
+      chunks = src->storage_grid()->chunks();
+      if (blocks.empty()) blocks = src->storage_blocks();
+      // Row-sharing nodes (products) add panels and bands per worker: keep output chunks
+      // at the default size (halving leading axes keeps reads contiguous).
+      if (has_row_sharing(*node)) {
+        Shape small = shrink_chunks(chunks, itemsize(dt), size_t(4) << 20);
+        bool fits = true;
+        for (size_t d = 0; d < small.size(); ++d) fits = fits && blocks[d] <= small[d];
+        if (!fits && opts.blocks.empty()) blocks.clear();
+        chunks = small;
+      }
+    } else if (Shape pc = preferred_chunks_of(node); !pc.empty()) {
+      chunks = pc;
+    } else {
+      chunks = balanced_chunks(shape, itemsize(dt), chunk_target_bytes(*node, opts.max_memory, nthreads));
+    }
+  }
+  // An operand stored by python-blosc2 with an axis of length 0 has chunk and block
+  // extent 0 there; b2lazy writes such axes with extent 1 (still no chunks).
+  for (auto& c : chunks) c = std::max<int64_t>(c, 1);
+  for (auto& b : blocks) b = std::max<int64_t>(b, 1);
+  if (blocks.empty()) blocks = balanced_chunks(chunks, itemsize(dt), size_t(256) << 10);
+  blocks = checked_chunks(shape, blocks, "compute", "blocks");
+  return {chunks, blocks};
+}
+
+}  // namespace b2lazy

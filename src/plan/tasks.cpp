@@ -1,0 +1,126 @@
+#include "plan/tasks.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "b2lazy/checked.hpp"
+#include "plan/chunking.hpp"
+#include "plan/format.hpp"
+#include "plan/propagate.hpp"
+
+namespace b2lazy {
+
+int64_t chunks_per_task(const Node& root, const ChunkGrid& grid, int nworkers) {
+  if (grid.grid().empty() || !has_row_sharing(root)) return 1;
+  const int64_t row = grid.grid().back();
+  return row > 1 && grid.nchunks() / row >= nworkers ? row : 1;
+}
+
+namespace {
+
+// Projections are exact up to this many output chunks; beyond, each task is projected
+// from its first chunk.
+constexpr int64_t kMaxProjectedChunks = 16384;
+
+// What one chunk of a pass costs: memory its fill holds (the nodes' working_bytes), what
+// nodes keep for the task (kept_bytes), and bytes decompressed per source.
+struct ChunkCost {
+  int64_t working = 0, kept = 0, source = 0;
+  std::map<std::string, int64_t> per_source;
+};
+
+class Costing {
+ public:
+  Costing(const std::set<const Node*>& stop, size_t per_worker)
+      : per_worker_(per_worker), prop_(stop, [this, &stop](const Edge&, const Node& n, const Region& r, bool first) {
+          if (!first || stop.count(&n)) return;  // computed once: read from where it is kept
+          cost_.working += n.working_bytes(r, per_worker_);
+          cost_.kept += n.kept_bytes(r, per_worker_);
+          if (const int64_t d = n.decompressed_bytes(r)) {
+            cost_.source += d;
+            cost_.per_source[n.source_name()] += d;
+          }
+        }) {}
+
+  ChunkCost of(const Node& root, const Region& r) {
+    cost_ = ChunkCost{};
+    prop_.run({nullptr, 0}, root, r);
+    return cost_;
+  }
+
+ private:
+  size_t per_worker_;
+  ChunkCost cost_;
+  Propagation prop_;
+};
+
+}  // namespace
+
+void plan_tasks(Plan& p) {
+  const size_t per_worker = p.options.max_memory / static_cast<size_t>(p.nworkers);
+  std::set<const Node*> stop;
+  // Stages: each computed with the ones before it kept (and read from there).
+  int64_t kept = 0, peak = 0;
+  for (PlanStage& s : p.stages) {
+    const ChunkGrid g(s.computed->shape(), s.chunks);
+    const int64_t n = s.computed->size() == 0 ? 0 : g.nchunks();
+    const int64_t chunk_bytes = prod(s.chunks) * static_cast<int64_t>(itemsize(s.computed->dtype()));
+    Costing costing(stop, per_worker);
+    int64_t working = 0;
+    const int64_t samples = std::min<int64_t>(n, 4096);
+    double source = 0;
+    for (int64_t k = 0; k < samples; ++k) {
+      const int64_t id = samples == n ? k : static_cast<int64_t>(static_cast<__int128>(k) * n / samples);
+      ChunkCost c = costing.of(*s.computed, Region::from_box(g.chunk_box(id)));
+      working = std::max(working, c.working + c.kept);
+      for (auto& [name, b] : c.per_source) p.source_bytes[name] += b * (n / std::max<int64_t>(1, samples));
+      source += static_cast<double>(c.source);
+    }
+    (void)source;
+    const int64_t own = s.where == KeptIn::Spilled ? 0 : s.bytes;  // (compressed: counted uncompressed)
+    s.projected_bytes = kept + own + p.nworkers * (working + 2 * chunk_bytes);
+    peak = std::max(peak, s.projected_bytes);
+    kept += own;
+    stop.insert(s.node.get());
+  }
+  p.kept_bytes = kept;
+
+  // Output tasks.
+  p.tasks.clear();
+  if (p.nchunks == 0) {
+    p.projected_peak = peak;
+    p.passes.push_back("tasks: none (empty result)");
+    return;
+  }
+  const ChunkGrid grid = p.grid();
+  const int64_t per = chunks_per_task(*p.root, grid, p.nworkers);
+  const int64_t out_bytes = prod(p.chunks) * static_cast<int64_t>(itemsize(p.root->dtype()));
+  // A compressed target also holds the compressed chunk (at most about its size).
+  const int64_t out_held = p.target == PlanTarget::Compressed ? 2 * out_bytes : out_bytes;
+  const bool exact = p.nchunks <= kMaxProjectedChunks;
+  Costing costing(stop, per_worker);
+  int64_t most = 0;
+  for (int64_t first = 0; first < p.nchunks; first += per) {
+    PlanTask t;
+    t.first_chunk = first;
+    t.last_chunk = std::min(p.nchunks, first + per);
+    int64_t working = 0, band = 0;
+    for (int64_t id = first; id < (exact ? t.last_chunk : first + 1); ++id) {
+      ChunkCost c = costing.of(*p.root, Region::from_box(grid.chunk_box(id)));
+      const int64_t times = exact ? 1 : t.last_chunk - first;
+      working = std::max(working, c.working);
+      band = std::max(band, c.kept);
+      t.source_bytes += c.source * times;
+      for (auto& [name, b] : c.per_source) p.source_bytes[name] += b * times;
+    }
+    t.projected_bytes = working + band + out_held;
+    most = std::max(most, t.projected_bytes);
+    p.tasks.push_back(t);
+  }
+  p.projected_peak = std::max(peak, kept + std::min<int64_t>(p.nworkers, static_cast<int64_t>(p.tasks.size())) * most);
+  p.passes.push_back("tasks: " + std::to_string(p.tasks.size()) + " of " + std::to_string(per) + " output chunk" +
+                     (per == 1 ? "" : "s") + ", at most " + format_bytes(most) + " each; projected peak " +
+                     format_bytes(p.projected_peak));
+}
+
+}  // namespace b2lazy
