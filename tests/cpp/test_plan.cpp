@@ -1,0 +1,128 @@
+// The Plan (b2lazy/plan.hpp): its passes' decisions, execution by task ranges, and the
+// cost model keeping a source that several tasks pull whole.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "b2lazy/b2lazy.hpp"
+#include "b2lazy/plan.hpp"
+#include "test_util.hpp"
+
+using namespace b2lazy;
+using b2lazy::test::stored;
+
+namespace {
+
+std::vector<double> run_all(const Plan& p, Context& ctx, Stats* stats = nullptr) {
+  std::vector<double> out(static_cast<size_t>(p.root->size()));
+  Stats s = execute(p, out.data(), 0, static_cast<int64_t>(p.tasks.size()), {}, &ctx);
+  if (stats) *stats = s;
+  return out;
+}
+
+const PlanStage* stage_of(const Plan& p, const Node* n) {
+  for (auto& s : p.stages)
+    if (s.node.get() == n) return &s;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(Plan, SourcePulledWholeByEveryTaskIsKeptOnce) {
+  Context ctx(2);
+  const int64_t n = 128;
+  Array a = stored(sin(arange(0, n * n, 1, DType::F64, {n, n})), {16, n}, {4, n}, ctx);
+  Array b = stored(cos(arange(0, n * n, 1, DType::F64, {n, n})), {16, n}, {4, n}, ctx);
+  Array e = matmul(a, b) + b;
+  Plan p = e.plan({}, &ctx);
+  ASSERT_GT(p.tasks.size(), 2u);
+  const PlanStage* s = stage_of(p, b.node().get());
+  ASSERT_NE(s, nullptr) << p.to_string();
+  EXPECT_TRUE(s->source);
+  EXPECT_EQ(s->where, KeptIn::Dense);
+  EXPECT_GE(s->pulled_bytes, 2 * s->once_bytes);
+  EXPECT_EQ(stage_of(p, a.node().get()), nullptr);  // each task reads its own rows of a
+  const std::string text = p.to_string();
+  EXPECT_NE(text.find("kept in memory, dense"), std::string::npos) << text;
+  EXPECT_NE(text.find("peak memory"), std::string::npos);
+
+  Array r = e.compute({}, &ctx);
+  const Stats& st = *r.stats();
+  const int64_t size = n * n * 8;
+  EXPECT_LE(st.bytes_decompressed.at(b.node()->source_name()), 2 * size);
+  EXPECT_LE(st.bytes_decompressed.at(a.node()->source_name()), 2 * size);
+  EXPECT_EQ(st.sources_kept, 1);
+  // Same values as without the plan's reuse: the product computed tile by tile.
+  auto want = (matmul(a, b) + b).to_vector(&ctx);
+  auto got = r.to_vector(&ctx);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-9) << i;
+  EXPECT_NE(r.explain(&ctx).find("measured:"), std::string::npos);
+}
+
+TEST(Plan, SourceOverTheBudgetIsNotKeptDense) {
+  Context ctx(2);
+  const int64_t n = 128;
+  Array a = stored(sin(arange(0, n * n, 1, DType::F64, {n, n})), {16, n}, {4, n}, ctx);
+  Array b = stored(cos(arange(0, n * n, 1, DType::F64, {n, n})), {16, n}, {4, n}, ctx);
+  ComputeOptions o;
+  o.max_memory = 64 << 10;  // b is 128 KiB: over a quarter of the budget
+  Plan p = (matmul(a, b) + b).plan(o, &ctx);
+  const PlanStage* s = stage_of(p, b.node().get());
+  EXPECT_TRUE(s == nullptr || s->where != KeptIn::Dense) << p.to_string();
+  Stats st;
+  auto got = run_all(p, ctx, &st);
+  auto want = (matmul(a, b) + b).to_vector(&ctx);
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-9) << i;
+}
+
+TEST(Plan, DisjointTaskRangesFillTheResult) {
+  Context ctx(2);
+  Array a = stored(arange(0, 60 * 50, 1, DType::F64, {60, 50}), {7, 9}, {7, 3}, ctx);
+  Array e = a - mean(a, {std::vector<int>{0}}) + sum(a);
+  ComputeOptions o;
+  o.chunks = {8, 10};
+  Plan p = e.plan(o, &ctx);
+  ASSERT_GE(p.tasks.size(), 4u);
+  EXPECT_GE(p.stages.size(), 1u);
+  const auto want = run_all(p, ctx);
+  const int64_t nt = static_cast<int64_t>(p.tasks.size()), k = nt / 3;
+  std::vector<double> got(want.size(), -1.0);
+  execute(p, got.data(), k, nt, {}, &ctx);  // any order
+  execute(p, got.data(), 0, k, {}, &ctx);
+  EXPECT_EQ(got, want);
+  // An empty range writes nothing; a range beyond the tasks is refused before any work.
+  std::vector<double> none(want.size(), -1.0);
+  Stats s = execute(p, none.data(), 2, 2, {}, &ctx);
+  EXPECT_EQ(s.output_chunks, 0);
+  EXPECT_EQ(none, std::vector<double>(want.size(), -1.0));
+  EXPECT_THROW(execute(p, got.data(), 0, nt + 1, {}, &ctx), IndexError);
+  EXPECT_THROW(execute(p, got.data(), 3, 2, {}, &ctx), IndexError);
+  // Tasks cover the chunks once, in order.
+  int64_t next = 0;
+  for (auto& t : p.tasks) {
+    EXPECT_EQ(t.first_chunk, next);
+    next = t.last_chunk;
+  }
+  EXPECT_EQ(next, p.nchunks);
+}
+
+TEST(Plan, ProjectionsAndLayout) {
+  Context ctx(2);
+  Array a = stored(arange(0, 64 * 64, 1, DType::F64, {64, 64}), {16, 64}, {4, 64}, ctx);
+  Plan p = (sin(a) + 1.0).plan({}, &ctx);
+  EXPECT_EQ(p.chunks, (Shape{16, 64}));  // the stored operand's chunks and blocks
+  EXPECT_EQ(p.blocks, (Shape{4, 64}));
+  EXPECT_TRUE(p.block_major);
+  EXPECT_TRUE(p.stages.empty());
+  EXPECT_EQ(p.tasks.size(), 4u);
+  for (auto& t : p.tasks) EXPECT_GT(t.projected_bytes, 0);
+  EXPECT_GE(p.projected_peak, p.tasks[0].projected_bytes);
+  EXPECT_EQ(p.source_bytes.at(a.node()->source_name()), 64 * 64 * 8);
+  // A dense plan (to_buffer's) runs into a buffer; a compressed plan computes.
+  Plan d = make_plan(sin(a), {}, PlanTarget::Dense, &ctx);
+  EXPECT_EQ(d.target, PlanTarget::Dense);
+  EXPECT_THROW(compute(d, {}, &ctx), ValueError);
+  Array r = compute(p, {}, &ctx);
+  EXPECT_EQ(r.to_vector(&ctx), (sin(a) + 1.0).to_vector(&ctx));
+}

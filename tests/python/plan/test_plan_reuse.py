@@ -1,0 +1,85 @@
+"""The cost model (issue #12): a node several tasks pull overlapping parts of — a stored
+source included — is decompressed or computed once and kept, within max_memory."""
+import blosc2
+import numpy as np
+import pytest
+
+import b2lazy as bl
+
+N = 512
+
+
+@pytest.fixture(scope="module")
+def row_strips(tmp_path_factory):
+    """a and b on disk as python-blosc2 lays out large float64 matrices: row strips."""
+    d = tmp_path_factory.mktemp("plan_reuse")
+    rng = np.random.default_rng(7)
+    xs = {}
+    for name in "ab":
+        xs[name] = rng.random((N, N))
+        blosc2.asarray(xs[name], urlpath=str(d / f"{name}.b2nd"), mode="w", chunks=(32, N), blocks=(4, N))
+    return {k: (bl.open(str(d / f"{k}.b2nd")), v, str(d / f"{k}.b2nd")) for k, v in xs.items()}
+
+
+def stage_for(plan, path):
+    return [s for s in plan.stages if s["name"] == path]
+
+
+def test_b_in_matmul_plus_b_is_decompressed_once_and_kept(row_strips):
+    (a, xa, pa), (b, xb, pb) = row_strips["a"], row_strips["b"]
+    e = bl.matmul(a, b) + b
+    p = e.plan(nthreads=2)
+    assert p.ntasks >= 8  # every task pulls all of b: 16 x its size without reuse
+    [sb] = stage_for(p, pb)
+    assert sb["source"] and sb["where"] == "dense" and sb["bytes"] == N * N * 8
+    assert sb["pulled_bytes"] >= 8 * sb["once_bytes"]
+    assert stage_for(p, pa) == []  # each task reads its own rows of a
+    text = e.explain()
+    once = text.split("computed once (several output chunks need the same part):")[1].split("tasks:")[0]
+    assert pb in once and "kept in memory, dense" in once
+    assert "peak memory: at most about" in text
+
+    r = e.compute(nthreads=2)
+    np.testing.assert_allclose(r[:], xa @ xb + xb, rtol=1e-10)
+    s = r.stats
+    size = N * N * 8
+    assert s["bytes_decompressed"][pb] <= 2 * size  # before: 17 x
+    assert s["bytes_decompressed"][pa] <= 2 * size
+    assert s["sources_kept"] == 1
+    # The projection covers what was measured: the kept b plus the workers' scratch.
+    assert p.projected_peak >= size + s["peak_scratch_bytes"] * 0.5
+    assert p.projected_peak >= s["peak_scratch_bytes"]
+    measured = r.explain()
+    assert "measured:" in measured and "1 source kept" in measured
+
+
+def test_b_over_the_dense_share_is_repacked_compressed(row_strips):
+    (a, xa, pa), (b, xb, pb) = row_strips["a"], row_strips["b"]
+    e = bl.matmul(a, b) + b
+    p = e.plan(max_memory=4 * N * N * 8 - 1, nthreads=2)  # b is over a quarter of it
+    [sb] = stage_for(p, pb)
+    assert sb["where"] == "compressed"
+    assert sb["chunks"][1] == N  # tiles shaped like the product's K-panels of b: whole rows
+    out = p.execute()
+    np.testing.assert_allclose(out, xa @ xb + xb, rtol=1e-10)
+    assert p.last_stats["bytes_decompressed"][pb] <= 2 * N * N * 8
+
+
+def test_b_over_the_budget_is_read_from_storage(row_strips):
+    (a, xa, pa), (b, xb, pb) = row_strips["a"], row_strips["b"]
+    e = bl.matmul(a, b) + b
+    p = e.plan(max_memory=N * N * 8, nthreads=2)
+    assert stage_for(p, pb) == []
+    assert any("not kept" in line for line in p.passes)
+    np.testing.assert_allclose(p.execute(), xa @ xb + xb, rtol=1e-10)
+
+
+def test_source_read_once_by_the_tasks_is_not_kept(row_strips):
+    (a, xa, pa), (b, xb, pb) = row_strips["a"], row_strips["b"]
+    e = bl.sin(a) + b.T  # b's row strips read by column blocks: each strip by several tasks
+    p = e.plan(nthreads=2)
+    assert stage_for(p, pa) == []  # a is read once: nothing to save
+    r = e.compute(nthreads=2)
+    np.testing.assert_allclose(r[:], np.sin(xa) + xb.T, rtol=1e-14)
+    assert r.stats["bytes_decompressed"][pa] <= 2 * N * N * 8
+    assert r.stats["bytes_decompressed"].get(pb, 0) <= 2 * N * N * 8
