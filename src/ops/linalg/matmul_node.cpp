@@ -294,8 +294,12 @@ Shape MatmulNode::preferred_chunks() const {
 }
 
 int64_t MatmulNode::working_bytes(const Region& region, size_t per_worker) const {
-  // Streamed K-panels of both operands (contract()).
-  return region.size() == 0 ? 0 : static_cast<int64_t>(stream_limit(per_worker));
+  // Streamed K-panels of both operands (contract()): at most the stream budget, at most
+  // the whole K range of both.
+  if (region.size() == 0) return 0;
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
+  const int64_t whole = (a_region(region, 0, k_len_).size() + b_region(region, 0, k_len_).size()) * isz;
+  return std::min<int64_t>(whole, static_cast<int64_t>(stream_limit(per_worker)));
 }
 
 int64_t MatmulNode::kept_bytes(const Region& region, size_t per_worker) const {
