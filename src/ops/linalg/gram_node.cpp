@@ -74,10 +74,19 @@ Region x_region(const Node& x, bool trans, const Region& r, int64_t start, int64
   return in;
 }
 
+// The pulled panels of x of one k step, for a worker's share of the budget.
+size_t stream_limit(size_t per_worker) { return std::min(kStreamBytes, std::max<size_t>(per_worker / 8, size_t(1) << 20)); }
+
 size_t stream_bytes(const ThreadState& ts) {
   if (!ts.eval) return kStreamBytes;
-  const size_t b = ts.eval->max_memory / static_cast<size_t>(8 * std::max(1, ts.eval->nworkers()));
-  return std::min(kStreamBytes, std::max<size_t>(b, size_t(1) << 20));
+  return stream_limit(ts.eval->max_memory / static_cast<size_t>(std::max(1, ts.eval->nworkers())));
+}
+
+// What gram_fill holds besides its output: x's panels, streamed along k.
+int64_t panel_bytes(const std::vector<Region>& x_regions, DType dt, size_t per_worker) {
+  int64_t whole = 0;
+  for (auto& r : x_regions) whole += r.size() * static_cast<int64_t>(itemsize(dt));
+  return std::min<int64_t>(whole, static_cast<int64_t>(stream_limit(per_worker)));
 }
 
 // out (dense, shape r.count) = the Gram product of x at r. With `upper` (unit steps
@@ -257,6 +266,10 @@ std::vector<NodePtr> gram_inputs(const NodePtr& x, bool trans) {
 }
 }  // namespace
 
+int64_t UpperGramNode::working_bytes(const Region& region, size_t per_worker) const {
+  return panel_bytes(input_regions(region), dtype(), per_worker);
+}
+
 GramNode::GramNode(NodePtr x, bool trans)
     : Node(x->dtype(), gram_shape(x->shape(), trans), gram_inputs(x, trans)), trans_(trans),
       keep_((trans ? x->shape()[x->ndim() - 2] : x->shape().back()) >= kMinKeptK) {}
@@ -290,6 +303,22 @@ std::vector<Region> GramNode::input_regions(const Region& r) const {
       break;
   }
   return in;
+}
+
+int64_t GramNode::working_bytes(const Region& r, size_t per_worker) const {
+  if (r.size() == 0) return 0;
+  const int64_t tile = r.size() * static_cast<int64_t>(itemsize(dtype()));
+  switch (way_of(r, keep_)) {
+    case Way::Direct:
+    case Way::Diagonal: {
+      auto in = input_regions(r);
+      return panel_bytes({in[2], in[3]}, dtype(), per_worker);
+    }
+    case Way::Upper: return 0;  // pulled straight into the output
+    case Way::Lower: return tile;  // the mirror tile, transposed into place
+    case Way::Crossing: return 2 * tile;
+  }
+  return 0;
 }
 
 void GramNode::fill(const Region& r, void* out, ThreadState& ts) const {

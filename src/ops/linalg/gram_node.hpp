@@ -23,6 +23,7 @@ class UpperGramNode : public Node {
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
   bool cacheable() const override { return true; }
+  int64_t working_bytes(const Region& region, size_t per_worker) const override;
   bool trans() const { return trans_; }
 
  private:
@@ -39,6 +40,7 @@ class GramNode : public Node {
   // (the rows' and the columns' panels of a tile computed directly).
   std::vector<Region> input_regions(const Region& region) const override;
   bool cacheable() const override { return true; }
+  int64_t working_bytes(const Region& region, size_t per_worker) const override;
   Shape preferred_chunks() const override;
 
  private:
