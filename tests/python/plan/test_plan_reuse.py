@@ -83,3 +83,23 @@ def test_source_read_once_by_the_tasks_is_not_kept(row_strips):
     np.testing.assert_allclose(r[:], np.sin(xa) + xb.T, rtol=1e-14)
     assert r.stats["bytes_decompressed"][pa] <= 2 * N * N * 8
     assert r.stats["bytes_decompressed"].get(pb, 0) <= 2 * N * N * 8
+
+
+def test_stages_over_the_budget_spill_to_a_temporary_file_removed_after(tmp_path, monkeypatch):
+    import glob
+    import os
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    x = np.random.default_rng(3).random((48, 48))
+    a = bl.asarray(x, chunks=(5, 7), blocks=(5, 7))
+    e = a - bl.mean(a, axis=0) + a.T @ bl.cumsum(a, axis=0) / 48
+    want = x - x.mean(axis=0) + x.T @ np.cumsum(x, axis=0) / 48
+    where = {}
+    for budget in (2**12, 2**16, 2**30):
+        p = e.plan(max_memory=budget, chunks=(8, 8))
+        where[budget] = {s["kind"]: s["where"] for s in p.stages}
+        np.testing.assert_allclose(p.execute(), want, rtol=1e-12)
+        assert p.last_stats["cache_misses"] == 2
+    assert where[2**12]["cumulative_sum"] == "spilled"
+    assert where[2**16]["b2nd"] == "compressed"  # a, re-packed: its 5 x 7 chunks serve 8 x 8 tasks badly
+    assert set(where[2**30].values()) == {"dense"}
+    assert glob.glob(os.path.join(str(tmp_path), ".b2lazy-spill*")) == []
