@@ -1,6 +1,7 @@
 // Node's default answers to the planner's queries.
 #include "b2lazy/error.hpp"
 #include "b2lazy/node.hpp"
+#include "core/saturating.hpp"
 
 namespace b2lazy {
 
@@ -8,7 +9,7 @@ int64_t Node::working_bytes(const Region& region, size_t /*per_worker*/) const {
   int64_t b = 0;
   const auto regions = input_regions(region);
   for (size_t i = 0; i < regions.size() && i < inputs().size(); ++i)
-    b += regions[i].size() * static_cast<int64_t>(itemsize(inputs()[i]->dtype()));
+    b = sat_add(b, sat_mul(regions[i].size(), static_cast<int64_t>(itemsize(inputs()[i]->dtype()))));
   return b;
 }
 

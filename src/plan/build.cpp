@@ -9,6 +9,7 @@
 #include "b2lazy/array.hpp"
 #include "b2lazy/checked.hpp"
 #include "b2lazy/plan.hpp"
+#include "core/saturating.hpp"
 #include "ops/shape/slice_node.hpp"
 #include "plan/chunking.hpp"
 #include "plan/format.hpp"
@@ -76,7 +77,7 @@ class Builder {
     if (s.bytes <= dense_left_) {
       s.where = KeptIn::Dense;
       dense_left_ -= s.bytes;
-    } else if (s.bytes <= compressed_left_ && (!s.source || s.pulled_bytes >= 4 * s.once_bytes)) {
+    } else if (s.bytes <= compressed_left_ && (!s.source || s.pulled_bytes / 4 >= s.once_bytes)) {
       s.where = KeptIn::Compressed;
       compressed_left_ -= s.bytes;
     } else if (s.source) {

@@ -1,4 +1,5 @@
 #include "plan/reuse.hpp"
+#include "core/saturating.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -97,7 +98,7 @@ class Walker {
         q.bbox = hull(q.bbox, r.bounds());
       }
       q.total += r.size();
-      q.decompressed += n->decompressed_bytes(r);
+      q.decompressed = sat_add(q.decompressed, n->decompressed_bytes(r));
       q.regions.push_back(r);
       return;
     }
@@ -161,14 +162,14 @@ std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, 
     const int64_t isz = static_cast<int64_t>(itemsize(node.dtype()));
     ReusedNode r{q->node, q->bbox, q->regions.front().count, 0, 0, !node.cacheable()};
     if (r.source) {  // keeping it saves decompression: worth it at twice the cost or more
-      r.pulled = static_cast<int64_t>(static_cast<double>(q->decompressed) * scale);
+      r.pulled = sat_cast(static_cast<double>(q->decompressed) * scale);
       r.once = node.decompressed_bytes(Region::from_box(q->bbox));
-      if (r.once > 0 && r.pulled >= 2 * r.once) reused.push_back(std::move(r));
+      if (r.once > 0 && r.pulled / 2 >= r.once) reused.push_back(std::move(r));
       continue;
     }
     if (q->total > q->bbox.size()) {
-      r.pulled = q->total * isz;
-      r.once = q->bbox.size() * isz;
+      r.pulled = sat_mul(q->total, isz);
+      r.once = sat_mul(q->bbox.size(), isz);
       reused.push_back(std::move(r));
     } else {
       std::vector<Region> regions = std::move(q->regions);

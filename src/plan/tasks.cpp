@@ -4,6 +4,7 @@
 #include <set>
 
 #include "b2lazy/checked.hpp"
+#include "core/saturating.hpp"
 #include "plan/chunking.hpp"
 #include "plan/format.hpp"
 #include "plan/propagate.hpp"
@@ -34,11 +35,12 @@ class Costing {
   Costing(const std::set<const Node*>& stop, size_t per_worker)
       : per_worker_(per_worker), prop_(stop, [this, &stop](const Edge&, const Node& n, const Region& r, bool first) {
           if (!first || stop.count(&n)) return;  // computed once: read from where it is kept
-          cost_.working += n.working_bytes(r, per_worker_);
-          cost_.kept += n.kept_bytes(r, per_worker_);
+          cost_.working = sat_add(cost_.working, n.working_bytes(r, per_worker_));
+          cost_.kept = sat_add(cost_.kept, n.kept_bytes(r, per_worker_));
           if (const int64_t d = n.decompressed_bytes(r)) {
-            cost_.source += d;
-            cost_.per_source[n.source_name()] += d;
+            cost_.source = sat_add(cost_.source, d);
+            int64_t& s = cost_.per_source[n.source_name()];
+            s = sat_add(s, d);
           }
         }) {}
 
@@ -64,23 +66,23 @@ void plan_tasks(Plan& p) {
   for (PlanStage& s : p.stages) {
     const ChunkGrid g(s.computed->shape(), s.chunks);
     const int64_t n = s.computed->size() == 0 ? 0 : g.nchunks();
-    const int64_t chunk_bytes = prod(s.chunks) * static_cast<int64_t>(itemsize(s.computed->dtype()));
+    const int64_t chunk_bytes = sat_mul(prod(s.chunks), static_cast<int64_t>(itemsize(s.computed->dtype())));
     Costing costing(stop, per_worker);
     int64_t working = 0;
     const int64_t samples = std::min<int64_t>(n, 4096);
-    double source = 0;
     for (int64_t k = 0; k < samples; ++k) {
       const int64_t id = samples == n ? k : static_cast<int64_t>(static_cast<__int128>(k) * n / samples);
       ChunkCost c = costing.of(*s.computed, Region::from_box(g.chunk_box(id)));
-      working = std::max(working, c.working + c.kept);
-      for (auto& [name, b] : c.per_source) p.source_bytes[name] += b * (n / std::max<int64_t>(1, samples));
-      source += static_cast<double>(c.source);
+      working = std::max(working, sat_add(c.working, c.kept));
+      for (auto& [name, b] : c.per_source) {
+        int64_t& t = p.source_bytes[name];
+        t = sat_add(t, sat_mul(b, n / std::max<int64_t>(1, samples)));
+      }
     }
-    (void)source;
     const int64_t own = s.where == KeptIn::Spilled ? 0 : s.bytes;  // (compressed: counted uncompressed)
-    s.projected_bytes = kept + own + p.nworkers * (working + 2 * chunk_bytes);
+    s.projected_bytes = sat_add(sat_add(kept, own), sat_mul(p.nworkers, sat_add(working, sat_mul(2, chunk_bytes))));
     peak = std::max(peak, s.projected_bytes);
-    kept += own;
+    kept = sat_add(kept, own);
     stop.insert(s.node.get());
   }
   p.kept_bytes = kept;
@@ -94,9 +96,9 @@ void plan_tasks(Plan& p) {
   }
   const ChunkGrid grid = p.grid();
   const int64_t per = chunks_per_task(*p.root, grid, p.nworkers);
-  const int64_t out_bytes = prod(p.chunks) * static_cast<int64_t>(itemsize(p.root->dtype()));
+  const int64_t out_bytes = sat_mul(prod(p.chunks), static_cast<int64_t>(itemsize(p.root->dtype())));
   // A compressed target also holds the compressed chunk (at most about its size).
-  const int64_t out_held = p.target == PlanTarget::Compressed ? 2 * out_bytes : out_bytes;
+  const int64_t out_held = p.target == PlanTarget::Compressed ? sat_mul(2, out_bytes) : out_bytes;
   const bool exact = p.nchunks <= kMaxProjectedChunks;
   Costing costing(stop, per_worker);
   int64_t most = 0;
@@ -110,14 +112,18 @@ void plan_tasks(Plan& p) {
       const int64_t times = exact ? 1 : t.last_chunk - first;
       working = std::max(working, c.working);
       band = std::max(band, c.kept);
-      t.source_bytes += c.source * times;
-      for (auto& [name, b] : c.per_source) p.source_bytes[name] += b * times;
+      t.source_bytes = sat_add(t.source_bytes, sat_mul(c.source, times));
+      for (auto& [name, b] : c.per_source) {
+        int64_t& s = p.source_bytes[name];
+        s = sat_add(s, sat_mul(b, times));
+      }
     }
-    t.projected_bytes = working + band + out_held;
+    t.projected_bytes = sat_add(sat_add(working, band), out_held);
     most = std::max(most, t.projected_bytes);
     p.tasks.push_back(t);
   }
-  p.projected_peak = std::max(peak, kept + std::min<int64_t>(p.nworkers, static_cast<int64_t>(p.tasks.size())) * most);
+  p.projected_peak =
+      std::max(peak, sat_add(kept, sat_mul(std::min<int64_t>(p.nworkers, static_cast<int64_t>(p.tasks.size())), most)));
   p.passes.push_back("tasks: " + std::to_string(p.tasks.size()) + " of " + std::to_string(per) + " output chunk" +
                      (per == 1 ? "" : "s") + ", at most " + format_bytes(most) + " each; projected peak " +
                      format_bytes(p.projected_peak));

@@ -1,4 +1,5 @@
 #include "storage/b2nd_source.hpp"
+#include "core/saturating.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -268,6 +269,16 @@ int64_t B2ndSource::decompressed_bytes(const Region& region) const {
   const size_t nd = ndim();
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
   if (nd == 0) return extchunk_nitems() * isz;
+  // Many chunks (a plan's bounding box of a large array): estimated without listing them,
+  // the chunks the region's bounds span, whole, or the region's items for range reads.
+  int64_t spanned = 1;
+  for (size_t d = 0; d < nd; ++d) {
+    const int64_t lo = std::min(region.start[d], region.last(d)), hi = std::max(region.start[d], region.last(d));
+    const int64_t c = std::max<int64_t>(1, grid_.chunks()[d]);
+    spanned = sat_mul(spanned, std::min(hi / c - lo / c + 1, region.count[d]));
+  }
+  if (spanned > 4096)
+    return c_order_blocks_ ? sat_mul(region.size(), isz) : sat_mul(spanned, sat_mul(extchunk_nitems(), isz));
   std::vector<std::vector<AxisSegment>> per_axis(nd);
   for (size_t d = 0; d < nd; ++d)
     split_axis(region.start[d], region.step[d], region.count[d], grid_.chunks()[d], per_axis[d]);
@@ -277,7 +288,7 @@ int64_t B2ndSource::decompressed_bytes(const Region& region) const {
   Shape coords(nd);
   while (true) {
     if (!c_order_blocks_) {
-      total += extchunk_nitems() * isz;
+      total = sat_add(total, sat_mul(extchunk_nitems(), isz));
     } else {
       for (size_t d = 0; d < nd; ++d) coords[d] = per_axis[d][k[d]].cell;
       const Box cbox = grid_.chunk_box(grid_.chunk_id(coords));
@@ -288,7 +299,7 @@ int64_t B2ndSource::decompressed_bytes(const Region& region) const {
         const int64_t b = region.start[d] + (g.i_hi - 1) * region.step[d] - cbox.start[d];
         lo += std::min(a, b) * st[d], hi += std::max(a, b) * st[d];
       }
-      total += (hi + 1 - lo) * isz;
+      total = sat_add(total, sat_mul(hi + 1 - lo, isz));
     }
     size_t d = nd;
     while (d-- > 0) {

@@ -10,6 +10,7 @@
 #include "b2lazy/context.hpp"
 #include "b2lazy/error.hpp"
 #include "core/dispatch.hpp"
+#include "core/saturating.hpp"
 #include "exec/eval_state.hpp"
 #include "exec/scratch.hpp"
 #include "exec/thread_state.hpp"
@@ -298,7 +299,7 @@ int64_t MatmulNode::working_bytes(const Region& region, size_t per_worker) const
   // the whole K range of both.
   if (region.size() == 0) return 0;
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
-  const int64_t whole = (a_region(region, 0, k_len_).size() + b_region(region, 0, k_len_).size()) * isz;
+  const int64_t whole = sat_mul(sat_add(a_region(region, 0, k_len_).size(), b_region(region, 0, k_len_).size()), isz);
   return std::min<int64_t>(whole, static_cast<int64_t>(stream_limit(per_worker)));
 }
 
@@ -307,7 +308,7 @@ int64_t MatmulNode::kept_bytes(const Region& region, size_t per_worker) const {
   if (region.size() == 0) return 0;
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
   const int64_t hold = static_cast<int64_t>(hold_limit(per_worker));
-  const int64_t a = a_region(region, 0, k_len_).size() * isz, b = b_region(region, 0, k_len_).size() * isz;
+  const int64_t a = sat_mul(a_region(region, 0, k_len_).size(), isz), b = sat_mul(b_region(region, 0, k_len_).size(), isz);
   if (a_expensive_ && a <= hold) return a;
   if (b_expensive_ && b <= hold) return b;
   return 0;
