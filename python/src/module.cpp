@@ -390,6 +390,20 @@ nb::dict stats_dict(const Stats& s) {
   return d;
 }
 
+// compute()'s and plan()'s keyword arguments as ComputeOptions (errors name the argument).
+ComputeOptions compute_options(const std::optional<std::string>& urlpath, nb::handle chunks, nb::handle blocks,
+                               const std::string& codec, int clevel, const std::string& filter, nb::handle max_memory,
+                               std::optional<bool> contiguous) {
+  ComputeOptions o;
+  o.urlpath = urlpath.value_or("");
+  o.chunks = to_shape(chunks, "chunks");
+  o.blocks = to_shape(blocks, "blocks");
+  o.cparams = CParams{codec, clevel, filter};
+  o.contiguous = contiguous;
+  if (auto mm = to_max_memory(max_memory)) o.max_memory = *mm;
+  return o;
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -620,13 +634,7 @@ NB_MODULE(_core, m) {
   m.def("compute", [](const Array& a, std::optional<std::string> urlpath, nb::handle chunks, nb::handle blocks,
                       const std::string& codec, int clevel, const std::string& filter, Context* ctx,
                       nb::handle max_memory, std::optional<bool> contiguous, nb::object progress) {
-    ComputeOptions o;
-    o.urlpath = urlpath.value_or("");
-    o.chunks = to_shape(chunks, "chunks");
-    o.blocks = to_shape(blocks, "blocks");
-    o.cparams = CParams{codec, clevel, filter};
-    o.contiguous = contiguous;
-    if (auto mm = to_max_memory(max_memory)) o.max_memory = *mm;
+    ComputeOptions o = compute_options(urlpath, chunks, blocks, codec, clevel, filter, max_memory, contiguous);
     Progress p{progress};
     o.progress = p.function();
     o.cancel = &p.stop;
@@ -700,13 +708,7 @@ NB_MODULE(_core, m) {
   m.def("plan", [](const Array& a, std::optional<std::string> urlpath, nb::handle chunks, nb::handle blocks,
                    const std::string& codec, int clevel, const std::string& filter, Context* ctx,
                    nb::handle max_memory, std::optional<bool> contiguous) {
-    ComputeOptions o;
-    o.urlpath = urlpath.value_or("");
-    o.chunks = to_shape(chunks, "chunks");
-    o.blocks = to_shape(blocks, "blocks");
-    o.cparams = CParams{codec, clevel, filter};
-    o.contiguous = contiguous;
-    if (auto mm = to_max_memory(max_memory)) o.max_memory = *mm;
+    ComputeOptions o = compute_options(urlpath, chunks, blocks, codec, clevel, filter, max_memory, contiguous);
     return interruptible([&] { return a.plan(o, ctx); });
   }, nb::arg("a"), nb::arg("urlpath").none(), nb::arg("chunks").none(), nb::arg("blocks").none(),
      nb::arg("codec"), nb::arg("clevel"), nb::arg("filter"), nb::arg("ctx"), nb::arg("max_memory").none(),

@@ -15,6 +15,7 @@
 #include "ops/elementwise/elementwise_node.hpp"
 #include "ops/elementwise/program.hpp"
 #include "plan/chunking.hpp"
+#include "graph/own_context.hpp"
 #include "graph/run_compute.hpp"
 #include "plan/layout.hpp"
 #include "storage/b2nd_source.hpp"
@@ -33,15 +34,6 @@ namespace {
 void check_shape(const Shape& shape, const char* what) {
   for (auto v : shape)
     if (v < 0) throw ValueError(std::string(what) + ": negative dimension in shape " + shape_str(shape));
-}
-
-std::unique_ptr<Context> own_context(Context*& ctx) {
-  std::unique_ptr<Context> own;
-  if (!ctx) {
-    own = std::make_unique<Context>(0);
-    ctx = own.get();
-  }
-  return own;
 }
 
 }  // namespace

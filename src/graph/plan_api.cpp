@@ -8,21 +8,11 @@
 #include "plan/tasks.hpp"
 #include "storage/b2nd_source.hpp"
 #include "storage/b2nd_writer.hpp"
+#include "graph/own_context.hpp"
 
 namespace b2lazy {
 
 Array with_stats(Array a, Stats s);
-
-namespace {
-std::unique_ptr<Context> own_context(Context*& ctx) {
-  std::unique_ptr<Context> own;
-  if (!ctx) {
-    own = std::make_unique<Context>(0);
-    ctx = own.get();
-  }
-  return own;
-}
-}  // namespace
 
 Plan make_plan(const Array& a, const ComputeOptions& opts, PlanTarget target, Context* ctx) {
   auto own = own_context(ctx);
