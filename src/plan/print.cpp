@@ -81,7 +81,9 @@ std::string Plan::to_string(const Stats* measured, int nthreads) const {
     const bool again = !shown.insert(n.get()).second;
     std::string ask;
     if (auto it = asked.find(edge); it != asked.end())
-      ask = "  <- asked " + region_str(it->second.second) + " = " + format_bytes(nbytes(*n, it->second.second));
+      ask = it->second.second.size() == 0  // an input this chunk does not read (e.g. a GramNode's mirror)
+                ? std::string("  <- asked nothing")
+                : "  <- asked " + region_str(it->second.second) + " = " + format_bytes(nbytes(*n, it->second.second));
     if (stop.count(n.get())) ask += "  [computed once]";
     os << pad << n->describe() << ask << "\n";
     if (again) return;

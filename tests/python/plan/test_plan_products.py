@@ -139,6 +139,8 @@ def test_explain_and_counters_show_the_symmetric_plan():
     e = a.T @ a
     text = e.explain()
     assert "syrk" in text and "mirrored" in text
+    # inputs a chunk does not read are shown as such, not as a region like [-1:1]
+    assert "asked nothing" in text and "[-1:" not in text
     r = e.compute(chunks=(32, 32))  # 4 x 4 tiles: 4 on the diagonal, 6 above, 6 below
     np.testing.assert_allclose(r.to_numpy(), x.T @ x, rtol=1e-12)
     st_ = r.stats
