@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "b2lazy/context.hpp"
+#include "b2lazy/driver.hpp"
 #include "b2lazy/dtype.hpp"
 #include "b2lazy/node.hpp"
 #include "b2lazy/ops.hpp"
@@ -101,21 +102,13 @@ class Array {
 
 using Operand = std::variant<Array, Scalar>;
 
-// Sources.
+// Sources. open() reads any registered format (b2lazy/driver.hpp): a b2nd file or sparse
+// directory, a Zarr v2/v3 array ("x.zarr", "zarr:PATH"), chosen by scheme, suffix or content.
 Array open(const std::string& urlpath);
-// What a b2nd file holds, read from its metadata (b2lazy info).
-struct StorageInfo {
-  std::string urlpath;
-  Shape shape, chunks, blocks;
-  DType dtype = DType::F64;
-  std::string codec, filters;  // Blosc2 names; filters joined with '+'
-  int clevel = 0;
-  int64_t nbytes = 0, cbytes = 0;  // uncompressed / compressed sizes
-  bool contiguous = true;
-};
+// What a stored array holds, from its metadata (b2lazy info).
 StorageInfo storage_info(const std::string& urlpath);
-// The same for an array opened from or computed into a b2nd file (read from that array,
-// not from whatever is at its path now); ValueError for any other array.
+// The same for an array opened from or computed into storage (read from that array, not
+// from whatever is at its path now); ValueError for any other array.
 StorageInfo storage_info(const Array& stored);
 // Wraps memory the caller keeps alive via `owner`; byte strides, C order if empty.
 Array from_buffer(const void* data, DType dtype, const Shape& shape, const Shape& byte_strides,

@@ -37,6 +37,9 @@ struct CParams {
   std::string codec = "zstd";  // blosclz, lz4, lz4hc, zlib, zstd
   int clevel = 1;
   std::string filter = "shuffle";  // nofilter, shuffle, bitshuffle
+  // Zarr targets: "blosc" (the codec above, clevel and filter inside Blosc) or "zstd"
+  // (Zarr's zstd codec at clevel).
+  std::string compressor = "blosc";
 };
 
 // What every evaluation takes (compute(), to_buffer()).
@@ -52,9 +55,14 @@ struct EvalOptions {
 };
 
 struct ComputeOptions : EvalOptions {
-  std::string urlpath;  // empty: in memory; "x.b2nd": contiguous file; otherwise a directory
+  // empty: in memory; else a path or URL naming the format (b2lazy/driver.hpp): for b2nd
+  // "x.b2nd" is a contiguous file, a path ending with '/' a sparse directory; "x.zarr" or
+  // "zarr:PATH" a Zarr v3 array.
+  std::string urlpath;
   std::optional<bool> contiguous;  // default: true unless urlpath names a directory
   Shape chunks, blocks;            // empty: chosen by the planner
+  // Zarr targets: shards, each holding whole `chunks` (sharding_indexed); empty: none.
+  Shape shards;
   CParams cparams;
 };
 

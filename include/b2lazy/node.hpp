@@ -14,6 +14,7 @@ namespace b2lazy {
 class Node;
 using NodePtr = std::shared_ptr<const Node>;
 class ThreadState;  // per-thread scratch, codec contexts and counters (src/exec)
+struct StorageInfo;  // b2lazy/driver.hpp
 
 class Node {
  public:
@@ -67,6 +68,14 @@ class Node {
   virtual const ChunkGrid* storage_grid() const { return nullptr; }
   // The blocks inside those chunks (b2nd sources): the unit a partial read decompresses.
   virtual Shape storage_blocks() const { return {}; }
+
+  // Can fill() decompress a contiguous range of a stored chunk's C order without the rest
+  // of it (partial reads: b2nd chunks whose blocks keep the chunk's C order)?
+  virtual bool reads_ranges() const { return false; }
+  // A stored array (a driver's source): fills `out` with its format, path and layout.
+  virtual bool stored_info(StorageInfo& /*out*/) const { return false; }
+  // A b2nd array's contiguous frame (for python-blosc2); false for any other node.
+  virtual bool b2nd_frame(std::vector<uint8_t>& /*out*/) const { return false; }
 
   // Output chunks this node is cheapest to evaluate on (its storage chunks, or for a
   // scan the segments its carries are cached at); empty for no preference.

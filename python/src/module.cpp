@@ -393,12 +393,13 @@ nb::dict stats_dict(const Stats& s) {
 // compute()'s and plan()'s keyword arguments as ComputeOptions (errors name the argument).
 ComputeOptions compute_options(const std::optional<std::string>& urlpath, nb::handle chunks, nb::handle blocks,
                                const std::string& codec, int clevel, const std::string& filter, nb::handle max_memory,
-                               std::optional<bool> contiguous) {
+                               std::optional<bool> contiguous, nb::handle shards, const std::string& compressor) {
   ComputeOptions o;
   o.urlpath = urlpath.value_or("");
   o.chunks = to_shape(chunks, "chunks");
   o.blocks = to_shape(blocks, "blocks");
-  o.cparams = CParams{codec, clevel, filter};
+  o.shards = to_shape(shards, "shards");
+  o.cparams = CParams{codec, clevel, filter, compressor};
   o.contiguous = contiguous;
   if (auto mm = to_max_memory(max_memory)) o.max_memory = *mm;
   return o;
@@ -451,10 +452,9 @@ NB_MODULE(_core, m) {
       .def("oindex", [](const Array& a, nb::handle key) { return oindex(a, parse_key(key)); }, nb::arg("key").none())
       .def("astype", [](const Array& a, nb::handle dt) { return a.astype(dtype_of(dt)); })
       .def("urlpath", [](const Array& a) -> std::optional<std::string> {
-        if (a.node()->kind() != "b2nd") return std::nullopt;
-        std::string n = a.node()->source_name();
-        if (n.find('#') != std::string::npos) return std::nullopt;
-        return n;
+        StorageInfo info;  // stored arrays of any format; in-memory ones are named "...#N"
+        if (!a.node()->stored_info(info) || info.urlpath.find('#') != std::string::npos) return std::nullopt;
+        return info.urlpath;
       })
       .def("stats", [](const Array& a) -> nb::object {
         if (!a.stats()) return nb::none();
@@ -633,15 +633,18 @@ NB_MODULE(_core, m) {
 
   m.def("compute", [](const Array& a, std::optional<std::string> urlpath, nb::handle chunks, nb::handle blocks,
                       const std::string& codec, int clevel, const std::string& filter, Context* ctx,
-                      nb::handle max_memory, std::optional<bool> contiguous, nb::object progress) {
-    ComputeOptions o = compute_options(urlpath, chunks, blocks, codec, clevel, filter, max_memory, contiguous);
+                      nb::handle max_memory, std::optional<bool> contiguous, nb::object progress, nb::handle shards,
+                      const std::string& compressor) {
+    ComputeOptions o =
+        compute_options(urlpath, chunks, blocks, codec, clevel, filter, max_memory, contiguous, shards, compressor);
     Progress p{progress};
     o.progress = p.function();
     o.cancel = &p.stop;
     return interruptible([&] { return a.compute(o, ctx); }, &p);
   }, nb::arg("a"), nb::arg("urlpath").none(), nb::arg("chunks").none(), nb::arg("blocks").none(),
      nb::arg("codec"), nb::arg("clevel"), nb::arg("filter"), nb::arg("ctx"), nb::arg("max_memory").none(),
-     nb::arg("contiguous").none(), nb::arg("progress").none());
+     nb::arg("contiguous").none(), nb::arg("progress").none(), nb::arg("shards").none() = nb::none(),
+     nb::arg("compressor") = "blosc");
   m.def("to_numpy", [](const Array& a, Context* ctx, nb::handle max_memory, nb::object progress) {
     nb::object np = nb::module_::import_("numpy");
     nb::object out = np.attr("empty")(shape_tuple(a.shape()), dtype_name(a.dtype()));
@@ -707,12 +710,13 @@ NB_MODULE(_core, m) {
       });
   m.def("plan", [](const Array& a, std::optional<std::string> urlpath, nb::handle chunks, nb::handle blocks,
                    const std::string& codec, int clevel, const std::string& filter, Context* ctx,
-                   nb::handle max_memory, std::optional<bool> contiguous) {
-    ComputeOptions o = compute_options(urlpath, chunks, blocks, codec, clevel, filter, max_memory, contiguous);
+                   nb::handle max_memory, std::optional<bool> contiguous, nb::handle shards, const std::string& compressor) {
+    ComputeOptions o =
+        compute_options(urlpath, chunks, blocks, codec, clevel, filter, max_memory, contiguous, shards, compressor);
     return interruptible([&] { return a.plan(o, ctx); });
   }, nb::arg("a"), nb::arg("urlpath").none(), nb::arg("chunks").none(), nb::arg("blocks").none(),
      nb::arg("codec"), nb::arg("clevel"), nb::arg("filter"), nb::arg("ctx"), nb::arg("max_memory").none(),
-     nb::arg("contiguous").none());
+     nb::arg("contiguous").none(), nb::arg("shards").none() = nb::none(), nb::arg("compressor") = "blosc");
   m.def("execute_plan", [](const Plan& plan, nb::handle out, int64_t first, int64_t last, Context* ctx,
                            nb::object progress) {
     auto buf = nb::cast<nb::ndarray<nb::device::cpu, nb::c_contig>>(out);

@@ -28,17 +28,17 @@ void eval_chunk(const Node& root, const ChunkGrid& grid, int64_t id, const Targe
   const size_t isz = itemsize(root.dtype());
   if (block_major) {  // whole padded chunks in Blosc2's block order, compressed as they are
     ScratchScope scope(ts.scratch);
-    const int64_t n = prod(target.writer->extchunk());
+    const int64_t n = target.writer->block_major_items();
     void* out = scope.alloc(n * isz);
     root.fill_block_major(id, n, out, ts);
-    target.writer->write_blockmajor(id, out, ts);
+    target.writer->write_block_major(id, out, ts);
     return;
   }
   if (target.writer) {
     ScratchScope scope(ts.scratch);
     void* buf = scope.alloc(box.size() * isz);
     root.pull(region, buf, ts);
-    target.writer->write_cbuffer(id, buf, ts);
+    target.writer->write_chunk(id, buf, ts);
     return;
   }
   const Shape& shape = root.shape();
@@ -125,7 +125,7 @@ void run_stage(const PlanStage& s, EvalState& ev) {
     Target t;
     t.writer = &w;
     run_tasks(*sub, grid, per, 0, ntasks, t, false, ev);
-    m.source = w.finish("spill");
+    m.source = w.finish_source("spill");
     if (!path.empty()) std::filesystem::remove(path);  // read through the open descriptor
   }
   if (s.source) ev.sources_kept++;
@@ -150,7 +150,7 @@ Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, i
       ev.check_cancel();
       run_stage(s, ev);
     }
-  const bool bm = plan.block_major && target.writer;
+  const bool bm = plan.block_major && target.writer && target.writer->block_major(plan.blocks);
   stats.block_major_path = bm;
   const ChunkGrid grid = plan.grid();
   int64_t chunks = 0;

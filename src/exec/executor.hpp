@@ -10,12 +10,12 @@
 
 namespace b2lazy {
 
-class B2ndWriter;
 class EvalState;
+class Sink;
 
 struct Target {
-  void* dense = nullptr;         // C-order buffer of the whole result, or
-  B2ndWriter* writer = nullptr;  // a compressed b2nd output
+  void* dense = nullptr;   // C-order buffer of the whole result, or
+  Sink* writer = nullptr;  // a stored output (b2lazy/driver.hpp)
 };
 
 // Stages, then tasks [first_task, last_task) into `target`.

@@ -38,7 +38,10 @@ void check_shape(const Shape& shape, const char* what) {
 
 }  // namespace
 
-Array open(const std::string& urlpath) { return Array(B2ndSource::open(urlpath)); }
+Array open(const std::string& urlpath) {
+  const Resolved r = resolve_url(urlpath, false);
+  return Array(r.driver->open(r.path));
+}
 
 Array from_buffer(const void* data, DType dtype, const Shape& shape, const Shape& byte_strides,
                   std::shared_ptr<const void> owner, const std::string& name) {
@@ -63,8 +66,10 @@ Array from_buffer_compressed(const void* data, DType dtype, const Shape& shape, 
 Array from_cframe(const void* cframe, int64_t len) { return Array(B2ndSource::from_cframe(cframe, len)); }
 
 std::vector<uint8_t> to_cframe(const Array& a, Context* ctx) {
-  if (auto frame = cframe_of(*a.node())) return *frame;
-  return *cframe_of(*a.compute({}, ctx).node());
+  std::vector<uint8_t> frame;
+  if (a.node()->b2nd_frame(frame)) return frame;
+  a.compute({}, ctx).node()->b2nd_frame(frame);  // (in memory: always b2nd)
+  return frame;
 }
 
 Array scalar(Scalar v, std::optional<DType> dtype) { return full({}, v, dtype); }

@@ -6,8 +6,7 @@
 #include "exec/executor.hpp"
 #include "graph/run_compute.hpp"
 #include "plan/tasks.hpp"
-#include "storage/b2nd_source.hpp"
-#include "storage/b2nd_writer.hpp"
+#include "b2lazy/driver.hpp"
 #include "graph/own_context.hpp"
 
 namespace b2lazy {
@@ -30,11 +29,14 @@ Stats execute(const Plan& plan, void* out, int64_t first_task, int64_t last_task
 Array run_compute(const std::shared_ptr<const Plan>& plan, const EvalOptions& opts, Context& ctx) {
   if (plan->target != PlanTarget::Compressed)
     throw ValueError("compute: the plan writes a dense buffer (made for to_buffer); make it with compute's options");
-  B2ndWriter writer(plan->root->shape(), plan->root->dtype(), plan->chunks, plan->blocks, plan->options);
+  // The output's driver follows the URL (b2lazy/driver.hpp); in memory: b2nd.
+  std::unique_ptr<Sink> sink = create_sink(
+      SinkSpec{plan->root->shape(), plan->root->dtype(), plan->chunks, plan->blocks, plan->options.urlpath,
+               &plan->options});
   Target t;
-  t.writer = &writer;
+  t.writer = sink.get();
   Stats stats = execute_plan(*plan, t, 0, static_cast<int64_t>(plan->tasks.size()), ctx, opts);
-  Array r = with_stats(Array(writer.finish()), std::move(stats));
+  Array r = with_stats(Array(sink->finish()), std::move(stats));
   r.plan_ = plan;
   return r;
 }

@@ -1,4 +1,4 @@
-// compute() of a plan: the output written by a B2ndWriter, the result keeps its plan.
+// compute() of a plan: the output written by its driver's Sink, the result keeps its plan.
 #pragma once
 #include <memory>
 

@@ -27,7 +27,9 @@ std::pair<Shape, Shape> output_layout(const NodePtr& node, const ComputeOptions&
       chunks = contiguous_chunks(shape, itemsize(dt), chunk_target_bytes(*node, opts.max_memory, nthreads));
     return {chunks, {}};
   }
-  Shape chunks = checked_chunks(shape, opts.chunks, "compute");
+  // A sharded Zarr output is written a shard at a time: the shards are the output chunks.
+  Shape chunks = opts.shards.empty() ? checked_chunks(shape, opts.chunks, "compute")
+                                     : checked_chunks(shape, opts.shards, "compute", "shards");
   Shape blocks = opts.blocks;
   if (chunks.empty()) {
     const Node* src = aligned_storage_source(node);

@@ -311,11 +311,6 @@ int64_t B2ndSource::decompressed_bytes(const Region& region) const {
   return total;
 }
 
-std::optional<std::vector<uint8_t>> cframe_of(const Node& n) {
-  if (auto* s = dynamic_cast<const B2ndSource*>(&n)) return s->to_cframe();
-  return std::nullopt;
-}
-
 std::vector<uint8_t> B2ndSource::to_cframe() const {
   uint8_t* cframe = nullptr;
   int64_t len = 0;

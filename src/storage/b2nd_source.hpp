@@ -55,7 +55,12 @@ class B2ndSource : public Node {
   void read_items(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const;
   b2nd_array_t* raw() const { return arr_; }
   // Are a chunk's blocks in its C order, so that a range of rows decompresses alone?
-  bool reads_ranges() const { return c_order_blocks_; }
+  bool reads_ranges() const override { return c_order_blocks_; }
+  bool stored_info(StorageInfo& out) const override;
+  bool b2nd_frame(std::vector<uint8_t>& out) const override {
+    out = to_cframe();
+    return true;
+  }
   // Serialise to a contiguous frame (for python-blosc2 and copies).
   std::vector<uint8_t> to_cframe() const;
 
@@ -74,8 +79,5 @@ class B2ndSource : public Node {
   std::unique_ptr<PinnedFile> pinned_;  // what open() read through; freed after arr_
   mutable std::mutex mu_;  // a super-chunk's reads are not thread-safe
 };
-
-// The contiguous frame of `n` when it is a b2nd array, else nothing.
-std::optional<std::vector<uint8_t>> cframe_of(const Node& n);
 
 }  // namespace b2lazy

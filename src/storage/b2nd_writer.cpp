@@ -33,7 +33,7 @@ B2ndWriter::B2ndWriter(const Shape& shape, DType dtype, const Shape& chunks, con
     final_path_ = strip_trailing_slashes(opts.urlpath);
     const OutputKind there = classify_output(final_path_);  // before anything is created
     // Default form: a file, unless the path ends with '/' or holds a sparse directory.
-    contiguous = opts.contiguous.value_or(opts.urlpath.back() != '/' && there != OutputKind::B2ndDirectory);
+    contiguous = opts.contiguous.value_or(opts.urlpath.back() != '/' && there != OutputKind::ArrayDirectory);
     temp_ = std::make_unique<OutputTemp>(final_path_);
     path = temp_->array_path();
   }
@@ -68,7 +68,7 @@ B2ndWriter::~B2ndWriter() {
   temp_.reset();  // removes the temporary (after a finish(): whatever it took out of place)
 }
 
-void B2ndWriter::write_cbuffer(int64_t id, const void* data, ThreadState& ts) {
+void B2ndWriter::write_chunk(int64_t id, const void* data, ThreadState& ts) {
   const size_t nd = grid_.shape().size(), isz = itemsize(dtype_);
   ScratchScope scope(ts.scratch);
   const int64_t n = prod(extchunk_);
@@ -100,10 +100,10 @@ void B2ndWriter::write_cbuffer(int64_t id, const void* data, ThreadState& ts) {
     }
   }
   if (nd == 0) std::memcpy(chunk, data, isz);
-  write_blockmajor(id, chunk, ts);
+  write_block_major(id, chunk, ts);
 }
 
-void B2ndWriter::write_blockmajor(int64_t id, const void* data, ThreadState& ts) {
+void B2ndWriter::write_block_major(int64_t id, const void* data, ThreadState& ts) {
   ScratchScope scope(ts.scratch);
   const int32_t nbytes = static_cast<int32_t>(prod(extchunk_) * itemsize(dtype_));
   const int32_t cap = nbytes + BLOSC2_MAX_OVERHEAD;
@@ -119,7 +119,7 @@ void B2ndWriter::write_blockmajor(int64_t id, const void* data, ThreadState& ts)
   bytes_written_ += csize;
 }
 
-std::shared_ptr<B2ndSource> B2ndWriter::finish(const std::string& prefix) {
+std::shared_ptr<B2ndSource> B2ndWriter::finish_source(const std::string& prefix) {
   if (!temp_) {
     auto* a = arr_;
     arr_ = nullptr;
@@ -135,5 +135,7 @@ std::shared_ptr<B2ndSource> B2ndWriter::finish(const std::string& prefix) {
   temp_.reset();
   return result;
 }
+
+NodePtr B2ndWriter::finish() { return finish_source("result"); }
 
 }  // namespace b2lazy

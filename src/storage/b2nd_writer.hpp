@@ -9,6 +9,7 @@
 #include <string>
 
 #include "b2lazy/context.hpp"
+#include "b2lazy/driver.hpp"
 #include "b2lazy/dtype.hpp"
 
 #include <b2nd.h>
@@ -19,26 +20,29 @@ class B2ndSource;
 class OutputTemp;
 class ThreadState;
 
-class B2ndWriter {
+class B2ndWriter : public Sink {
  public:
   B2ndWriter(const Shape& shape, DType dtype, const Shape& chunks, const Shape& blocks,
              const ComputeOptions& opts);
-  ~B2ndWriter();  // removes the temporary output unless finish() succeeded
+  ~B2ndWriter() override;  // removes the temporary output unless finish() succeeded
   B2ndWriter(const B2ndWriter&) = delete;
 
-  const ChunkGrid& grid() const { return grid_; }
+  const ChunkGrid& grid() const override { return grid_; }
   const Shape& blocks() const { return blocks_; }
   const Shape& extchunk() const { return extchunk_; }
   DType dtype() const { return dtype_; }
   // `data`: the chunk's box in dense C order.
-  void write_cbuffer(int64_t id, const void* data, ThreadState& ts);
+  void write_chunk(int64_t id, const void* data, ThreadState& ts) override;
   // `data`: the chunk in Blosc2's block-major padded layout (extchunk items).
-  void write_blockmajor(int64_t id, const void* data, ThreadState& ts);
+  bool block_major(const Shape& blocks) const override { return blocks == blocks_; }
+  int64_t block_major_items() const override { return prod(extchunk_); }
+  void write_block_major(int64_t id, const void* data, ThreadState& ts) override;
   // Moves the result into place and returns it as a source, opened before the move so
   // that it is this writer's array whatever later happens at the path; an in-memory
   // result is named `<prefix>#<n>` in stats.
-  std::shared_ptr<B2ndSource> finish(const std::string& prefix = "result");
-  int64_t bytes_written() const { return bytes_written_; }
+  std::shared_ptr<B2ndSource> finish_source(const std::string& prefix);
+  NodePtr finish() override;
+  int64_t bytes_written() const override { return bytes_written_; }
 
  private:
   b2nd_array_t* arr_ = nullptr;

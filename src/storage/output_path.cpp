@@ -22,10 +22,11 @@ namespace fs = std::filesystem;
 namespace b2lazy {
 
 namespace {
-enum class There { Nothing, B2ndFile, B2ndDirectory, Link, File, Directory, Special, Unreadable };
+enum class There { Nothing, ArrayFile, ArrayDirectory, Link, File, Directory, Special, Unreadable };
 
-// What is at `path` itself (a link is not followed); `why` says why it is Unreadable.
-There what_is_there(const std::string& path, std::string* why = nullptr) {
+// What is at `path` itself (a link is not followed), as `rule` sees it; `why` says why it
+// is Unreadable.
+There what_is_there(const std::string& path, const ReplaceRule& rule, std::string* why = nullptr) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return There::Nothing;
@@ -35,14 +36,12 @@ There what_is_there(const std::string& path, std::string* why = nullptr) {
   if (S_ISLNK(st.st_mode)) return There::Link;
   if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return There::Special;
   const bool dir = S_ISDIR(st.st_mode);
-  if (dir) {
-    struct stat index;
-    if (::lstat((path + "/chunks.b2frame").c_str(), &index) != 0 || !S_ISREG(index.st_mode)) return There::Directory;
-  }
   try {
-    if (opens_as_b2nd(path)) return dir ? There::B2ndDirectory : There::B2ndFile;
+    if (rule.holds_array(path, dir)) return dir ? There::ArrayDirectory : There::ArrayFile;
   } catch (const IOError& e) {
-    if (why) *why = std::string("cannot read what is there (") + e.what() + "); b2lazy replaces only b2nd arrays";
+    if (why)
+      *why = std::string("cannot read what is there (") + e.what() + "); b2lazy replaces only " + rule.format +
+             " arrays";
     return There::Unreadable;
   }
   return dir ? There::Directory : There::File;
@@ -76,9 +75,10 @@ bool process_running(long pid) {
 
 // Removes an array taken out of its place: for a directory, its index first, so that a
 // reader still holding it sees at once that it changed.
-void remove_array(const std::string& path) {
+void remove_array(const std::string& path, const ReplaceRule& rule) {
   std::error_code ec;
-  if (fs::is_directory(fs::symlink_status(path, ec))) ::unlink((path + "/chunks.b2frame").c_str());
+  if (fs::is_directory(fs::symlink_status(path, ec)))
+    for (const std::string& index : rule.index) ::unlink((path + "/" + index).c_str());
   fs::remove_all(path, ec);
 }
 
@@ -129,7 +129,22 @@ std::string strip_trailing_slashes(const std::string& path) {
   return path.substr(0, n);
 }
 
-OutputKind classify_output(const std::string& path) {
+const ReplaceRule& b2nd_replace_rule() {
+  static const ReplaceRule rule{"b2nd",
+                                [](const std::string& path, bool dir) {
+                                  if (dir) {  // a sparse directory has its index
+                                    struct stat index;
+                                    if (::lstat((path + "/chunks.b2frame").c_str(), &index) != 0 ||
+                                        !S_ISREG(index.st_mode))
+                                      return false;
+                                  }
+                                  return opens_as_b2nd(path);
+                                },
+                                {"chunks.b2frame"}};
+  return rule;
+}
+
+OutputKind classify_output(const std::string& path, const ReplaceRule& rule) {
   const Parts parts = split(path);
   if (path == "/" || parts.name == "." || parts.name == "..")
     refuse(path, "it names a directory itself, not an array in it");
@@ -140,14 +155,16 @@ OutputKind classify_output(const std::string& path) {
   }
   if (!S_ISDIR(st.st_mode)) refuse(path, "'" + parts.dir + "' is not a directory");
   std::string why;
-  switch (what_is_there(path, &why)) {
+  const std::string& f = rule.format;
+  switch (what_is_there(path, rule, &why)) {
     case There::Nothing: return OutputKind::Nothing;
-    case There::B2ndFile: return OutputKind::B2ndFile;
-    case There::B2ndDirectory: return OutputKind::B2ndDirectory;
+    case There::ArrayFile: return OutputKind::ArrayFile;
+    case There::ArrayDirectory: return OutputKind::ArrayDirectory;
     case There::Link: refuse(path, "a symbolic link is there (b2lazy does not write through links)");
-    case There::File: refuse(path, "a file that is not a b2nd array is there (b2lazy replaces only b2nd arrays)");
+    case There::File:
+      refuse(path, "a file that is not a " + f + " array is there (b2lazy replaces only " + f + " arrays)");
     case There::Directory:
-      refuse(path, "a directory that is not a b2nd array is there (b2lazy replaces only b2nd arrays)");
+      refuse(path, "a directory that is not a " + f + " array is there (b2lazy replaces only " + f + " arrays)");
     case There::Special: refuse(path, "a special file (FIFO, socket or device) is there");
     case There::Unreadable: refuse(path, why);
   }
@@ -167,7 +184,7 @@ std::string temp_stem(const std::string& name) {
   return name.substr(0, cut) + "~" + hex;
 }
 
-OutputTemp::OutputTemp(const std::string& final_path) : final_(final_path) {
+OutputTemp::OutputTemp(const std::string& final_path, const ReplaceRule& rule) : final_(final_path), rule_(rule) {
   const Parts parts = split(final_);
   const std::string stem = temp_stem(parts.name);
   remove_stale_temporaries(parts, stem);
@@ -198,7 +215,7 @@ void OutputTemp::commit(bool exchange) {
   };
   for (int attempt = 0;; ++attempt) {
     const bool retry = attempt < 4;
-    const OutputKind kind = classify_output(final_);  // what is there may have changed since the start
+    const OutputKind kind = classify_output(final_, rule_);  // what is there may have changed since the start
     if (kind == OutputKind::Nothing) {
       if (rename2(array_, final_, RENAME_NOREPLACE, exchange) == 0) break;
       if (unsupported(errno) && ::rename(array_.c_str(), final_.c_str()) == 0) break;
@@ -208,19 +225,20 @@ void OutputTemp::commit(bool exchange) {
     // The exchange keeps the path always holding a complete array, and what it took out
     // can be checked before it is removed.
     if (rename2(array_, final_, RENAME_EXCHANGE, exchange) == 0) {
-      const There old = what_is_there(array_);
-      if (old != There::B2ndFile && old != There::B2ndDirectory) {
+      const There old = what_is_there(array_, rule_);
+      if (old != There::ArrayFile && old != There::ArrayDirectory) {
         rename2(array_, final_, RENAME_EXCHANGE, true);
-        refuse(final_, "something that is not a b2nd array was put there during the evaluation; it is left as is");
+        refuse(final_, "something that is not a " + rule_.format +
+                           " array was put there during the evaluation; it is left as is");
       }
-      remove_array(array_);
+      remove_array(array_, rule_);
       break;
     }
     if (errno == ENOENT && retry) continue;  // the old array went away meanwhile
     if (!unsupported(errno)) fail(errno);
     // No exchange on this filesystem. A file over a file: rename(2) replaces it atomically.
     struct stat st;
-    if (kind == OutputKind::B2ndFile && ::lstat(array_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    if (kind == OutputKind::ArrayFile && ::lstat(array_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
       if (::rename(array_.c_str(), final_.c_str()) == 0) break;
       fail(errno);
     }
@@ -230,17 +248,18 @@ void OutputTemp::commit(bool exchange) {
       if (errno == ENOENT && retry) continue;
       fail(errno);
     }
-    const There old = what_is_there(aside);
-    if (old != There::B2ndFile && old != There::B2ndDirectory) {
+    const There old = what_is_there(aside, rule_);
+    if (old != There::ArrayFile && old != There::ArrayDirectory) {
       ::rename(aside.c_str(), final_.c_str());
-      refuse(final_, "something that is not a b2nd array was put there during the evaluation; it is left as is");
+      refuse(final_, "something that is not a " + rule_.format +
+                         " array was put there during the evaluation; it is left as is");
     }
     if (::rename(array_.c_str(), final_.c_str()) != 0) {
       const int err = errno;
       ::rename(aside.c_str(), final_.c_str());
       fail(err);
     }
-    remove_array(aside);
+    remove_array(aside, rule_);
     break;
   }
 }

@@ -1,21 +1,37 @@
 // The rules for compute()'s output path: what may be replaced, where the temporary goes,
 // and how a finished result takes the old array's place.
 #pragma once
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace b2lazy {
 
-enum class OutputKind { Nothing, B2ndFile, B2ndDirectory };
+enum class OutputKind { Nothing, ArrayFile, ArrayDirectory };
+
+// What a format may replace: an array of its own kind, nothing else. Each writing driver
+// has one (b2nd's: b2nd_replace_rule(); Zarr's in io/zarr/).
+struct ReplaceRule {
+  std::string format;  // "b2nd", "Zarr": for messages
+  // Is `path` (a regular file, or a directory when `dir`) an array of this format? May
+  // throw IOError when what is there cannot be read.
+  std::function<bool(const std::string& path, bool dir)> holds_array;
+  // The entry of a directory array removed first, so that its readers see at once that it
+  // is gone ("chunks.b2frame", "zarr.json").
+  std::vector<std::string> index;
+};
+const ReplaceRule& b2nd_replace_rule();
 
 // `path` without trailing slashes ("/" stays "/").
 std::string strip_trailing_slashes(const std::string& path);
 
-// What is at `path` (trailing slashes already stripped): nothing, or a b2nd array that
-// compute() may replace (a file C-Blosc2 opens as b2nd, or a sparse directory with
-// chunks.b2frame that opens as b2nd). Anything else — a plain file, a directory that is
-// not b2nd, ".", "..", "/", a symbolic link, a missing or non-directory parent — throws
-// IOError naming the path and what is there. Nothing is created or changed.
-OutputKind classify_output(const std::string& path);
+// What is at `path` (trailing slashes already stripped): nothing, or an array of `rule`'s
+// format that compute() may replace (b2nd: a file C-Blosc2 opens as b2nd, or a sparse
+// directory with chunks.b2frame that opens as b2nd). Anything else — a plain file, a
+// directory that is not such an array, ".", "..", "/", a symbolic link, a missing or
+// non-directory parent — throws IOError naming the path and what is there. Nothing is
+// created or changed.
+OutputKind classify_output(const std::string& path, const ReplaceRule& rule = b2nd_replace_rule());
 
 // The temporary a result is written into: a directory reserved with mkdir beside the
 // target, named ".NAME.tmp-PID-RANDOM" (within NAME_MAX), the array inside it at
@@ -24,14 +40,14 @@ OutputKind classify_output(const std::string& path);
 // commit() succeeded.
 class OutputTemp {
  public:
-  explicit OutputTemp(const std::string& final_path);
+  explicit OutputTemp(const std::string& final_path, const ReplaceRule& rule = b2nd_replace_rule());
   ~OutputTemp();
   OutputTemp(const OutputTemp&) = delete;
   OutputTemp& operator=(const OutputTemp&) = delete;
 
   const std::string& array_path() const { return array_; }
   // Moves the complete array into place. What is at the final path is checked again and
-  // replaced only if it is a b2nd array: by an exchange of the two names (or rename(2)
+  // replaced only if it is an array of the rule's format: by an exchange of the two names (or rename(2)
   // into a free name), after which the old array is removed. The old array is never
   // removed before the new one is in place. `exchange` false takes the way of filesystems
   // without renameat2's flags (for tests).
@@ -39,6 +55,7 @@ class OutputTemp {
 
  private:
   std::string final_, dir_, array_;
+  const ReplaceRule& rule_;
 };
 
 // The name stem of temporaries for target file name `name` (the name itself, or a

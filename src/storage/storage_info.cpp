@@ -1,4 +1,5 @@
-// storage_info(): a b2nd file's layout and compression, from its metadata only.
+// storage_info(): a stored array's layout and compression, from its metadata only. Each
+// driver's source answers (Node::stored_info); this is b2nd's answer.
 #include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
 #include "storage/b2nd_source.hpp"
@@ -23,19 +24,24 @@ StorageInfo storage_info(const std::string& urlpath) {
 }
 
 StorageInfo storage_info(const Array& stored) {
-  const auto* src = dynamic_cast<const B2ndSource*>(stored.node().get());
-  if (!src) throw ValueError("storage_info: the array is not a stored b2nd array (it is '" + stored.node()->kind() + "')");
-  const b2nd_array_t* arr = src->raw();
-  const blosc2_schunk* sc = arr->sc;
   StorageInfo info;
-  info.urlpath = src->source_name();
-  info.shape = src->shape();
-  info.chunks = src->storage_grid()->chunks();
-  info.blocks = src->blocks();
-  info.dtype = src->dtype();
+  if (!stored.node()->stored_info(info))
+    throw ValueError("storage_info: the array is not a stored array (it is '" + stored.node()->kind() + "')");
+  return info;
+}
+
+bool B2ndSource::stored_info(StorageInfo& info) const {
+  const blosc2_schunk* sc = arr_->sc;
+  info.format = "b2nd";
+  info.urlpath = source_name();
+  info.shape = shape();
+  info.chunks = grid_.chunks();
+  info.blocks = blocks_;
+  info.dtype = dtype();
   const char* name = nullptr;
   info.codec = blosc2_compcode_to_compname(sc->compcode, &name) >= 0 && name ? name : std::to_string(sc->compcode);
   info.clevel = sc->clevel;
+  info.filters.clear();
   for (int i = 0; i < BLOSC2_MAX_FILTERS; ++i)
     if (sc->filters[i] != BLOSC_NOFILTER) {
       if (!info.filters.empty()) info.filters += '+';
@@ -45,7 +51,7 @@ StorageInfo storage_info(const Array& stored) {
   info.nbytes = sc->nbytes;
   info.cbytes = sc->cbytes;
   info.contiguous = sc->storage ? sc->storage->contiguous : true;
-  return info;
+  return true;
 }
 
 }  // namespace b2lazy

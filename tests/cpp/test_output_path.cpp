@@ -87,8 +87,8 @@ TEST(OutputPath, ClassifiesWhatIsThere) {
   EXPECT_EQ(classify_output((d / "new.b2nd").string()), OutputKind::Nothing);
   write(arange(0, 10, 1, DType::F64), d / "f.b2nd");
   write(arange(0, 10, 1, DType::F64), d / "sparse", false);
-  EXPECT_EQ(classify_output((d / "f.b2nd").string()), OutputKind::B2ndFile);
-  EXPECT_EQ(classify_output((d / "sparse").string()), OutputKind::B2ndDirectory);
+  EXPECT_EQ(classify_output((d / "f.b2nd").string()), OutputKind::ArrayFile);
+  EXPECT_EQ(classify_output((d / "sparse").string()), OutputKind::ArrayDirectory);
 
   write_text(d / "t.txt", "text");
   expect_refused(d / "t.txt", "a file that is not a b2nd array");

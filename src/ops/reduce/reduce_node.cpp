@@ -14,7 +14,6 @@
 #include "exec/thread_state.hpp"
 #include "ops/reduce/accumulate.hpp"
 #include "plan/chunking.hpp"
-#include "storage/b2nd_source.hpp"
 
 namespace b2lazy {
 
@@ -205,8 +204,7 @@ ReduceNode::ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bo
   align_.assign(input->ndim(), 0);
   if (const Node* src = aligned_storage_source(input)) {
     align_ = src->storage_grid()->chunks();
-    auto* b2 = dynamic_cast<const B2ndSource*>(src);
-    range_reads_ = b2 && b2->reads_ranges();
+    range_reads_ = src->reads_ranges();
   }
 }
 

@@ -1,0 +1,92 @@
+// Storage drivers: the formats open() reads and compute(urlpath=...) writes, chosen by
+// URL scheme and path suffix (the pattern: TensorStore's driver registry). A format lives
+// in its own folder and is added by one registration (src/io/builtin_drivers.cpp, or
+// register_driver() from outside the library).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "b2lazy/context.hpp"
+#include "b2lazy/dtype.hpp"
+#include "b2lazy/node.hpp"
+
+namespace b2lazy {
+
+// What a stored array holds, read from its metadata (b2lazy info).
+struct StorageInfo {
+  std::string format = "b2nd";  // the driver's name: "b2nd", "zarr"
+  std::string urlpath;
+  Shape shape, chunks, blocks;  // blocks: Blosc2's blocks (b2nd); a Zarr store's shards
+  DType dtype = DType::F64;
+  std::string codec, filters;  // b2nd: Blosc2 names, filters joined with '+'; Zarr: its codecs
+  int clevel = 0;
+  int64_t nbytes = 0, cbytes = 0;  // uncompressed / compressed sizes (cbytes 0: not known)
+  bool contiguous = true;
+};
+
+// Where compute() writes its output chunks: a driver's writer, created for one
+// evaluation. The output is kept under a temporary name until finish() moves it into
+// place; destroying a sink before that removes it.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  // The chunks the evaluation writes, each exactly once, from any worker thread.
+  virtual const ChunkGrid& grid() const = 0;
+  // Chunk `id`: its box of the output, dense in C order.
+  virtual void write_chunk(int64_t id, const void* data, ThreadState& ts) = 0;
+  // Block-order writes (Blosc2's block-major padded layout, b2nd): may chunks come as
+  // the operands' chunks are decompressed, `items()` items each, without reordering?
+  virtual bool block_major(const Shape& /*blocks*/) const { return false; }
+  virtual int64_t block_major_items() const { return 0; }
+  virtual void write_block_major(int64_t id, const void* data, ThreadState& ts);
+  // Moves the complete output into place and returns it opened (from before the move, so
+  // it is this sink's array whatever later happens at the path).
+  virtual NodePtr finish() = 0;
+  virtual int64_t bytes_written() const = 0;
+};
+
+// What a driver needs to create a sink: the output's layout and compute()'s options.
+// `path` is the output path with the URL's scheme removed (empty: in memory).
+struct SinkSpec {
+  Shape shape;
+  DType dtype = DType::F64;
+  Shape chunks, blocks;  // as planned (chunks are the shards when ComputeOptions::shards is set)
+  std::string path;
+  const ComputeOptions* options = nullptr;
+};
+
+struct Driver {
+  std::string name;                   // "b2nd", "zarr": the format's name in messages
+  std::vector<std::string> schemes;   // URL schemes naming it: "zarr" for zarr:PATH or zarr://PATH
+  std::vector<std::string> suffixes;  // path suffixes naming it: ".zarr"
+  // Does something at `path` hold this format? Looked at (metadata only) when neither the
+  // scheme nor the suffix decides; never throws.
+  std::function<bool(const std::string& path)> recognizes;
+  // Opens the array at `path` (no data read); IOError naming the path and key on failure.
+  std::function<NodePtr(const std::string& path)> open;
+  // Creates a sink for compute(); empty for a read-only format.
+  std::function<std::unique_ptr<Sink>(const SinkSpec&)> create;
+};
+
+// Adds a driver, or replaces the one of the same name. Thread-safe.
+void register_driver(Driver d);
+// The registered drivers' names, in the order they are consulted.
+std::vector<std::string> driver_names();
+
+// The driver for `url` and the path it names (scheme removed): a registered scheme
+// ("zarr:x", "zarr://x", also "file://x"), else a registered suffix of the path, else the
+// driver that recognizes what is there, else the default (b2nd). `for_writing` consults
+// recognition only when something is at the path.
+struct Resolved {
+  std::shared_ptr<const Driver> driver;
+  std::string path;
+};
+Resolved resolve_url(const std::string& url, bool for_writing);
+
+// The sink compute() writes into for `spec` (spec.path: the URL as given).
+std::unique_ptr<Sink> create_sink(SinkSpec spec);
+
+}  // namespace b2lazy
