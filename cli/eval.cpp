@@ -1,4 +1,4 @@
-// b2lazy eval / explain: an expression over b2nd files.
+// b2lazy eval / explain: an expression over stored arrays (b2nd, Zarr: any registered format).
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -49,13 +49,14 @@ auto as_usage(F f) -> decltype(f()) {
 }  // namespace
 
 int cmd_eval(const std::vector<std::string>& argv) {
-  Args args(argv, {"-o", "--output", "--chunks", "--blocks", "--codec", "--clevel", "--filter", "--threads", "--max-memory"},
+  Args args(argv, {"-o", "--output", "--chunks", "--blocks", "--shards", "--codec", "--clevel", "--filter", "--compressor",
+                   "--threads", "--max-memory"},
             {"--progress", "--no-progress"});
   const auto& pos = args.positional();
   if (pos.empty()) throw UsageError("eval needs an expression: b2lazy eval EXPR NAME=PATH ... -o OUT");
   auto out = args.value("-o");
   if (!out) out = args.value("--output");
-  if (!out) throw UsageError("eval needs an output file: -o OUT.b2nd");
+  if (!out) throw UsageError("eval needs an output: -o OUT.b2nd (or OUT.zarr)");
   const std::string expr = pos[0];
   auto ops = as_usage([&] { return open_operands(pos, expr); });
   Context ctx(static_cast<int>(args.integer("--threads", 1, kMaxThreads).value_or(0)));
@@ -69,6 +70,8 @@ int cmd_eval(const std::vector<std::string>& argv) {
   o.urlpath = *out;
   if (auto c = args.shape("--chunks")) o.chunks = *c;
   if (auto b = args.shape("--blocks")) o.blocks = *b;
+  if (auto s = args.shape("--shards")) o.shards = *s;
+  if (auto c = args.value("--compressor")) o.cparams.compressor = *c;
   if (auto c = args.value("--codec")) o.cparams.codec = *c;
   if (auto f = args.value("--filter")) o.cparams.filter = *f;
   o.cparams.clevel = static_cast<int>(args.integer("--clevel", 0, 9).value_or(o.cparams.clevel));

@@ -13,13 +13,16 @@ namespace {
 const char* kUsage =
     "usage: b2lazy <command> ...\n"
     "  eval EXPR NAME=PATH ... -o OUT [--chunks C] [--blocks B] [--codec zstd] [--clevel 1]\n"
-    "       [--filter shuffle] [--threads N] [--max-memory 1G] [--progress | --no-progress]\n"
-    "                              evaluate EXPR into the compressed b2nd file OUT\n"
+    "       [--filter shuffle] [--shards S] [--compressor blosc|zstd] [--threads N] [--max-memory 1G]\n"
+    "       [--progress | --no-progress]\n"
+    "                              evaluate EXPR into OUT, compressed: a b2nd file (OUT.b2nd)\n"
+    "                              or a Zarr v3 array (OUT.zarr, zarr:OUT; --shards, --compressor)\n"
     "  explain EXPR NAME=PATH ...  print the plan\n"
-    "  info PATH                   shape, dtype, chunks, blocks, codec and ratio of a b2nd file\n"
+    "  info PATH                   shape, dtype, chunks, blocks or shards, codecs and ratio of a stored array\n"
     "  demo [--n 4096] [--dir D] [--threads N] [--keep]\n"
     "                              generate operands and evaluate the expressions b2lazy is for\n"
-    "EXPR uses Python syntax, e.g. \"matmul(sum(a, axis=1), b) + 1\"; C and B are like 1000,1000.\n";
+    "EXPR uses Python syntax, e.g. \"matmul(sum(a, axis=1), b) + 1\"; C, B and S are like 1000,1000.\n"
+    "PATH and OUT: b2nd (x.b2nd, a sparse directory), Zarr v2/v3 (x.zarr, zarr:PATH), file://PATH.\n";
 
 // The message with "b2lazy: error: " before its first line (a caret may follow).
 int report(const char* what, const std::string& message, int status) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The C++ engine once more under AddressSanitizer (with LeakSanitizer) and
 # UndefinedBehaviorSanitizer, built by clang with -Werror: the GoogleTest suite, the
-# b2lazy command over a corpus of corrupted b2nd files, and a short libFuzzer run on b2nd
+# b2lazy command over a corpus of corrupted b2nd files and Zarr stores, and a short libFuzzer run on b2nd
 # files. Any sanitizer report fails the run (-fno-sanitize-recover; exit code 86).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,11 +23,12 @@ cmake --build "$BUILD" -j 2 --target b2lazy_tests b2lazy_cli fuzz_b2nd_file
 echo "sanitizers: GoogleTest suite"
 "$BUILD/b2lazy_tests" --gtest_brief=1
 
-# The command over corrupted files: each run ends with status 0 (the corruption was
+# The command over corrupted files and Zarr stores: each run ends with status 0 (the corruption was
 # harmless) or 1 (a clear error); a sanitizer report (86) or a signal fails.
 CORPUS="$BUILD/corrupt_corpus"
 rm -rf "$CORPUS" && mkdir -p "$CORPUS"
 $PY tests/corrupt_files.py "$CORPUS" >/dev/null
+$PY tests/corrupt_zarr.py "$CORPUS" >/dev/null  # damaged Zarr stores (directories)
 n=0
 for f in "$CORPUS"/*; do
   for cmd in "info $f" "eval a*2+sum(a) a=$f -o $BUILD/corrupt_out.b2nd --no-progress"; do

@@ -80,6 +80,13 @@ def _wrap(a, stats=None):
     return Array(a, stats)
 
 
+def _zarr_compressor(cparams):
+    """cparams without the key that only Zarr outputs read ('compressor': 'blosc', the
+    default, or 'zstd'), and that key."""
+    cp = dict(cparams or {})
+    return cp, cp.pop("compressor", "blosc")
+
+
 def _cparams_args(cparams):
     cp = dict(cparams or {})
     codec = cp.pop("codec", "zstd")
@@ -201,8 +208,12 @@ class Array:
 
     # --- evaluation -----------------------------------------------------------------
     def compute(self, urlpath=None, chunks=None, blocks=None, cparams=None, nthreads=None,
-                max_memory=None, contiguous=None, progress=None):
-        """Evaluate into a compressed b2nd array (on disk when `urlpath` is given).
+                max_memory=None, contiguous=None, progress=None, shards=None):
+        """Evaluate into a compressed array: b2nd in memory, or on disk in the format
+        `urlpath` names — b2nd ("x.b2nd", a sparse directory "x/"), or a Zarr v3 array
+        ("x.zarr", "zarr:PATH"). For Zarr, `chunks` are its chunks, `shards` (multiples of
+        them) add sharding, and cparams {"codec", "clevel", "filter"} choose the blosc
+        codec's compressor, or {"compressor": "zstd", "clevel": n} Zarr's zstd codec.
 
         progress: True shows a tqdm bar; a callable gets (done, total) output chunks.
         Ctrl-C (SIGINT) or SIGTERM, on any thread, stops the evaluation within a unit of
@@ -211,27 +222,29 @@ class Array:
         the end of the process for SIGTERM's default."""
         if urlpath is not None:
             urlpath = os.fspath(urlpath)
+        cparams, compressor = _zarr_compressor(cparams)
         codec, clevel, filt = _cparams_args(cparams)
         bar, callback = _progress_callback(progress, "compute")
         try:
             r = _core.compute(self._a, urlpath, chunks, blocks, codec, clevel, filt,
-                              _context(nthreads), max_memory, contiguous, callback)
+                              _context(nthreads), max_memory, contiguous, callback, shards, compressor)
         finally:
             if bar is not None:
                 bar.close()
         return Array(r, r.stats())
 
     def plan(self, urlpath=None, chunks=None, blocks=None, cparams=None, nthreads=None,
-             max_memory=None, contiguous=None):
+             max_memory=None, contiguous=None, shards=None):
         """The plan compute() would run with these options (nothing is computed): str()
         prints it; attributes expose its stages, tasks and projected peak; execute() runs
         it, whole or by ranges of tasks."""
         if urlpath is not None:
             urlpath = os.fspath(urlpath)
+        cparams, compressor = _zarr_compressor(cparams)
         codec, clevel, filt = _cparams_args(cparams)
         ctx = _context(nthreads)
         return Plan(_core.plan(self._a, urlpath, chunks, blocks, codec, clevel, filt, ctx, max_memory,
-                               contiguous), ctx)
+                               contiguous, shards, compressor), ctx)
 
     def to_numpy(self, nthreads=None, max_memory=None, progress=None):
         """Evaluate straight into a NumPy array (no compression). progress and signals as
@@ -796,7 +809,10 @@ def imag(x):
 
 # --- sources --------------------------------------------------------------------------
 def open(urlpath):
-    """Open a b2nd array stored in a file (.b2nd) or a sparse directory."""
+    """Open a stored array, lazily (nothing is read). The format follows the URL's scheme,
+    else its suffix, else what is there: b2nd ("x.b2nd", a sparse directory, "b2nd:PATH")
+    or Zarr v2/v3 in a directory store ("x.zarr", "zarr:PATH", any directory holding
+    zarr.json or .zarray)."""
     return Array(_core.open(os.fspath(urlpath)))
 
 

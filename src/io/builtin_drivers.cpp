@@ -5,10 +5,12 @@
 namespace b2lazy {
 
 Driver b2nd_driver();  // storage/b2nd_driver.cpp
+Driver zarr_driver();  // io/zarr/zarr_driver.cpp
 
 std::vector<Driver> builtin_drivers() {
   std::vector<Driver> ds;
   ds.push_back(b2nd_driver());
+  ds.push_back(zarr_driver());
   return ds;
 }
 

@@ -1,0 +1,388 @@
+#include "io/zarr/codecs.hpp"
+
+#include <blosc2.h>
+#include <isa-l/crc.h>
+#include <lz4.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "b2lazy/error.hpp"
+#include "core/strided_copy.hpp"
+#include "exec/thread_state.hpp"
+#include "io/zarr/blosc1.hpp"
+
+namespace b2lazy::zarr {
+
+namespace {
+
+// A run of bytes: in the stored data, in a holder, or in the output.
+struct Span {
+  const uint8_t* p;
+  size_t n;
+};
+
+uint32_t get32(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+
+// CRC-32C (Castagnoli) as Zarr's crc32c codec stores it (ISA-L's iSCSI CRC, inverted in and out).
+uint32_t crc32c(const uint8_t* p, size_t n) {
+  uint32_t c = 0xffffffffu;
+  while (n > 0) {  // (ISA-L takes an int length)
+    const size_t part = std::min<size_t>(n, size_t(1) << 30);
+    c = crc32_iscsi(const_cast<uint8_t*>(p), static_cast<int>(part), c);
+    p += part;
+    n -= part;
+  }
+  return c ^ 0xffffffffu;
+}
+
+struct ZstdD {
+  ZSTD_DCtx* c = ZSTD_createDCtx();
+  ~ZstdD() { ZSTD_freeDCtx(c); }
+};
+struct ZstdC {
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  ~ZstdC() { ZSTD_freeCCtx(c); }
+};
+
+[[noreturn]] void bad(const std::string& where, const std::string& codec, const std::string& what) {
+  throw IOError("'" + where + "': " + codec + ": " + what);
+}
+
+std::string bytes_str(size_t n) { return std::to_string(n) + " bytes"; }
+
+// Undoes one bytes -> bytes codec. With `fixed`, the result must be exactly `fixed_n`
+// bytes and goes there; otherwise into `holder`.
+Span undo(const BytesCodec& c, Span in, uint8_t* fixed, size_t fixed_n, std::vector<uint8_t>& holder,
+          const std::string& where, ThreadState& ts) {
+  auto target = [&](size_t n) -> uint8_t* {
+    if (fixed) {
+      if (n != fixed_n) bad(where, c.name, "holds " + bytes_str(n) + ", expected " + bytes_str(fixed_n));
+      return fixed;
+    }
+    holder.resize(n);
+    return holder.data();
+  };
+  switch (c.kind) {
+    case BytesCodec::Kind::Crc32c: {
+      if (in.n < 4) bad(where, c.name, "shorter than its 4-byte checksum");
+      if (crc32c(in.p, in.n - 4) != get32(in.p + in.n - 4)) bad(where, c.name, "checksum mismatch (the data is damaged)");
+      Span s{in.p, in.n - 4};
+      if (fixed) std::memcpy(target(s.n), s.p, s.n);
+      return fixed ? Span{fixed, s.n} : s;
+    }
+    case BytesCodec::Kind::Blosc: {
+      int32_t nbytes = 0, cbytes = 0, blocksize = 0;
+      if (in.n < BLOSC_MIN_HEADER_LENGTH || in.n > size_t(INT32_MAX) ||
+          blosc2_cbuffer_sizes(in.p, &nbytes, &cbytes, &blocksize) < 0 || nbytes < 0)
+        bad(where, c.name, "not a Blosc buffer");
+      if (static_cast<size_t>(cbytes) > in.n)
+        bad(where, c.name, "truncated: " + bytes_str(in.n) + " of " + bytes_str(static_cast<size_t>(cbytes)));
+      uint8_t* dst = target(static_cast<size_t>(nbytes));
+      // Our own context per worker (the key is any address unique to this codec kind).
+      static const char key = 0;
+      const int rc = blosc2_decompress_ctx(ts.dctx_for(&key, nullptr, 1), in.p, static_cast<int32_t>(in.n), dst, nbytes);
+      if (rc != nbytes) bad(where, c.name, "cannot decompress (" + std::string(rc < 0 ? print_error(rc) : "short") + ")");
+      return {dst, static_cast<size_t>(nbytes)};
+    }
+    case BytesCodec::Kind::Zstd: {
+      thread_local ZstdD d;
+      const unsigned long long size = ZSTD_getFrameContentSize(in.p, in.n);
+      if (size == ZSTD_CONTENTSIZE_ERROR) bad(where, c.name, "not a zstd frame");
+      if (size != ZSTD_CONTENTSIZE_UNKNOWN) {
+        if (size > (uint64_t(1) << 40)) bad(where, c.name, "claims " + std::to_string(size) + " bytes");
+        uint8_t* dst = target(static_cast<size_t>(size));
+        const size_t r = ZSTD_decompressDCtx(d.c, dst, static_cast<size_t>(size), in.p, in.n);
+        if (ZSTD_isError(r) || r != size)
+          bad(where, c.name, std::string("cannot decompress (") + (ZSTD_isError(r) ? ZSTD_getErrorName(r) : "short") + ")");
+        return {dst, r};
+      }
+      // No size in the frame: stream into a growing buffer.
+      std::vector<uint8_t>& buf = holder;
+      buf.resize(std::max<size_t>(fixed_n, in.n * 4 + 1024));
+      ZSTD_DCtx_reset(d.c, ZSTD_reset_session_only);
+      ZSTD_inBuffer zin{in.p, in.n, 0};
+      ZSTD_outBuffer zout{buf.data(), buf.size(), 0};
+      while (true) {
+        const size_t r = ZSTD_decompressStream(d.c, &zout, &zin);
+        if (ZSTD_isError(r)) bad(where, c.name, std::string("cannot decompress (") + ZSTD_getErrorName(r) + ")");
+        if (r == 0 && zin.pos == zin.size) break;
+        if (zin.pos == zin.size && zout.pos < zout.size) bad(where, c.name, "truncated");
+        if (zout.pos == zout.size) {
+          buf.resize(buf.size() * 2);
+          zout.dst = buf.data();
+          zout.size = buf.size();
+        }
+      }
+      buf.resize(zout.pos);
+      if (fixed) std::memcpy(target(buf.size()), buf.data(), buf.size());
+      return fixed ? Span{fixed, fixed_n} : Span{buf.data(), buf.size()};
+    }
+    case BytesCodec::Kind::Deflate: {
+      z_stream z{};
+      if (inflateInit2(&z, 15 + 32) != Z_OK) bad(where, c.name, "cannot start zlib");  // zlib or gzip header
+      std::vector<uint8_t>& buf = holder;
+      uint8_t* dst = fixed;
+      size_t cap = fixed_n;
+      if (!fixed) {
+        buf.resize(in.n * 4 + 1024);
+        dst = buf.data();
+        cap = buf.size();
+      }
+      z.next_in = const_cast<Bytef*>(in.p);
+      z.avail_in = static_cast<uInt>(std::min<size_t>(in.n, UINT32_MAX));
+      size_t done = 0;
+      int rc = Z_OK;
+      bool longer = false;
+      while (true) {
+        uint8_t extra;  // full and fixed: one byte more tells the end of the stream from more data
+        const bool probe = done == cap;
+        z.next_out = probe ? &extra : dst + done;
+        z.avail_out = probe ? 1 : static_cast<uInt>(std::min<size_t>(cap - done, UINT32_MAX));
+        rc = inflate(&z, Z_NO_FLUSH);
+        if (probe) {
+          longer = z.avail_out == 0;
+          break;
+        }
+        done = static_cast<size_t>(z.next_out - dst);
+        if (rc != Z_OK) break;  // the end, an error, or no progress (Z_BUF_ERROR: input ended)
+        if (done == cap && !fixed) {
+          buf.resize(buf.size() * 2);
+          dst = buf.data();
+          cap = buf.size();
+        }
+      }
+      const std::string msg = z.msg ? z.msg : rc == Z_BUF_ERROR ? "truncated" : "error";
+      inflateEnd(&z);
+      if (longer) bad(where, c.name, "holds more than " + bytes_str(fixed_n));
+      if (rc != Z_STREAM_END) bad(where, c.name, "cannot decompress (" + msg + ")");
+      if (fixed) {
+        if (done != fixed_n) bad(where, c.name, "holds " + bytes_str(done) + ", expected " + bytes_str(fixed_n));
+        return {fixed, done};
+      }
+      buf.resize(done);
+      return {buf.data(), done};
+    }
+    case BytesCodec::Kind::Lz4: {  // numcodecs' LZ4: a little-endian uint32 size, then an LZ4 block
+      if (in.n < 4) bad(where, c.name, "shorter than its 4-byte header");
+      const uint32_t size = get32(in.p);
+      if (size > static_cast<uint32_t>(INT32_MAX)) bad(where, c.name, "claims " + std::to_string(size) + " bytes");
+      uint8_t* dst = target(size);
+      const int r = LZ4_decompress_safe(reinterpret_cast<const char*>(in.p + 4), reinterpret_cast<char*>(dst),
+                                        static_cast<int>(std::min<size_t>(in.n - 4, INT32_MAX)), static_cast<int>(size));
+      if (r < 0 || static_cast<uint32_t>(r) != size) bad(where, c.name, "cannot decompress (damaged or truncated)");
+      return {dst, size};
+    }
+  }
+  return in;
+}
+
+// The encoded (transposed) shape of a chunk of `shape`.
+Shape encoded_shape(const Pipeline& p, const Shape& shape) {
+  if (p.order.empty()) return shape;
+  Shape t(shape.size());
+  for (size_t k = 0; k < shape.size(); ++k) t[k] = shape[p.order[k]];
+  return t;
+}
+
+void set_fill(void* dst, int64_t n, const void* fill, size_t isz) {
+  auto* d = static_cast<uint8_t*>(dst);
+  bool zero = true;
+  for (size_t i = 0; i < isz; ++i) zero = zero && static_cast<const uint8_t*>(fill)[i] == 0;
+  if (zero) {
+    std::memset(d, 0, static_cast<size_t>(n) * isz);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) std::memcpy(d + i * isz, fill, isz);
+}
+
+// Copies between a shard (dense, `outer`) and inner chunk `id` of `inner` (dense): the
+// part of the inner chunk inside the shard.
+void shard_copy(bool to_inner, uint8_t* shard, const Shape& outer, uint8_t* chunk, const Shape& inner, int64_t id,
+                size_t isz) {
+  const size_t nd = outer.size();
+  const ChunkGrid g(outer, inner);
+  const Box b = g.chunk_box(id);
+  const Shape count = b.shape();
+  const Shape os = byte_strides(outer, isz), is = byte_strides(inner, isz);
+  uint8_t* s = shard;
+  for (size_t d = 0; d < nd; ++d) s += b.start[d] * os[d];
+  if (to_inner)
+    copy_strided(nd, count.data(), reinterpret_cast<const char*>(s), os.data(), reinterpret_cast<char*>(chunk), is.data(), isz);
+  else
+    copy_strided(nd, count.data(), reinterpret_cast<const char*>(chunk), is.data(), reinterpret_cast<char*>(s), os.data(), isz);
+}
+
+Shape inner_grid(const Sharding& s, const Shape& shard) {
+  Shape g(shard.size());
+  for (size_t d = 0; d < shard.size(); ++d) g[d] = (shard[d] + s.inner[d] - 1) / s.inner[d];
+  return g;
+}
+
+void decode_shard(const Sharding& s, Span in, const Shape& shape, DType t, uint8_t* out, const std::string& where,
+                  ThreadState& ts, const void* fill) {
+  const size_t isz = itemsize(t);
+  const Shape grid = inner_grid(s, shape);
+  const int64_t n = prod(grid);
+  const int64_t ib = s.index_bytes(n);
+  if (static_cast<int64_t>(in.n) < ib)
+    bad(where, "sharding_indexed", "holds " + bytes_str(in.n) + ", less than its index of " + bytes_str(static_cast<size_t>(ib)));
+  const uint8_t* idx = s.index_at_end ? in.p + in.n - ib : in.p;
+  const std::vector<uint64_t> index = decode_index(s, idx, static_cast<size_t>(ib), n, where, ts);
+  std::vector<uint8_t> chunk(static_cast<size_t>(prod(s.inner)) * isz);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t off = index[2 * i], len = index[2 * i + 1];
+    if (off == kMissing && len == kMissing) {
+      set_fill(chunk.data(), prod(s.inner), fill, isz);
+    } else {
+      if (off > in.n || len > in.n - off)
+        bad(where, "sharding_indexed", "inner chunk " + std::to_string(i) + " at " + std::to_string(off) + " (+" +
+                                           std::to_string(len) + ") lies outside the shard's " + bytes_str(in.n));
+      decode(s.codecs, in.p + off, static_cast<size_t>(len), s.inner, t, chunk.data(),
+             where + " (inner chunk " + std::to_string(i) + ")", ts, fill);
+    }
+    shard_copy(false, out, shape, chunk.data(), s.inner, i, isz);
+  }
+}
+
+}  // namespace
+
+void byteswap(void* data, int64_t n, size_t isz) {
+  auto* p = static_cast<uint8_t*>(data);
+  for (int64_t i = 0; i < n; ++i, p += isz) std::reverse(p, p + isz);
+}
+
+int64_t Sharding::index_bytes(int64_t n) const {
+  return 16 * n + 4 * static_cast<int64_t>(index_codecs.bytes_codecs.size());  // (only crc32c: checked at parse)
+}
+
+std::string Pipeline::describe() const {
+  std::string s;
+  if (!order.empty()) s += "transpose+";
+  if (sharding) s += "sharding(" + shape_str(sharding->inner) + ": " + sharding->codecs.describe() + ")";
+  else s += big_endian ? "bytes(big)" : "bytes";
+  for (const BytesCodec& b : bytes_codecs) s += "+" + b.name + (b.cname.empty() ? "" : "(" + b.cname + ")");
+  return s;
+}
+
+std::vector<uint64_t> decode_index(const Sharding& s, const uint8_t* data, size_t n, int64_t ninner,
+                                   const std::string& where, ThreadState& ts) {
+  std::vector<uint64_t> index(static_cast<size_t>(2 * ninner));
+  static const uint64_t none = 0;
+  decode(s.index_codecs, data, n, Shape{ninner, 2}, DType::U64, index.data(), where + " (shard index)", ts, &none);
+  return index;
+}
+
+void decode(const Pipeline& p, const uint8_t* data, size_t n, const Shape& shape, DType t, void* out,
+            const std::string& where, ThreadState& ts, const void* fill) {
+  const size_t isz = itemsize(t);
+  const size_t nbytes = static_cast<size_t>(prod(shape)) * isz;
+  const bool direct = !p.sharding && p.order.empty();  // the bytes codec's input is the chunk itself
+  std::vector<uint8_t> h1, h2, arr;
+  Span cur{data, n};
+  for (size_t i = p.bytes_codecs.size(); i-- > 0;) {
+    const bool last = i == 0 && !p.sharding;  // its output is the array's bytes: size known
+    std::vector<uint8_t>& holder = (i % 2) ? h1 : h2;
+    cur = undo(p.bytes_codecs[i], cur, last && direct ? static_cast<uint8_t*>(out) : nullptr, last ? nbytes : 0, holder,
+               where, ts);
+    if (last && !direct && cur.n != nbytes)
+      bad(where, p.bytes_codecs[i].name, "holds " + bytes_str(cur.n) + ", expected " + bytes_str(nbytes));
+  }
+  const Shape enc = encoded_shape(p, shape);
+  uint8_t* dst = static_cast<uint8_t*>(out);
+  if (!p.order.empty()) {
+    arr.resize(nbytes);
+    dst = arr.data();
+  }
+  if (p.sharding) {
+    decode_shard(*p.sharding, cur, enc, t, dst, where, ts, fill);
+  } else {
+    if (cur.n != nbytes)
+      throw IOError("'" + where + "': holds " + bytes_str(cur.n) + ", expected " + bytes_str(nbytes) + " (chunk " +
+                    shape_str(shape) + " of " + dtype_name(t) + ")");
+    if (cur.p != dst) std::memcpy(dst, cur.p, nbytes);
+    if (p.big_endian && isz > 1) byteswap(dst, prod(shape), isz);
+  }
+  if (!p.order.empty()) {  // chunk axis order[k] is encoded axis k
+    const Shape es = byte_strides(enc, isz), os = byte_strides(shape, isz);
+    Shape src(shape.size());
+    for (size_t k = 0; k < shape.size(); ++k) src[p.order[k]] = es[k];
+    copy_strided(shape.size(), shape.data(), reinterpret_cast<const char*>(arr.data()), src.data(),
+                 static_cast<char*>(out), os.data(), isz);
+  }
+}
+
+void encode(const Pipeline& p, const void* chunk, const Shape& shape, DType t, std::vector<uint8_t>& out,
+            const void* fill) {
+  const size_t isz = itemsize(t);
+  const size_t nbytes = static_cast<size_t>(prod(shape)) * isz;
+  const uint8_t* src = static_cast<const uint8_t*>(chunk);
+  std::vector<uint8_t> arr, cur;
+  const Shape enc = encoded_shape(p, shape);
+  if (!p.order.empty()) {
+    arr.resize(nbytes);
+    const Shape es = byte_strides(enc, isz), os = byte_strides(shape, isz);
+    Shape from(shape.size());
+    for (size_t k = 0; k < shape.size(); ++k) from[k] = os[p.order[k]];
+    copy_strided(shape.size(), enc.data(), reinterpret_cast<const char*>(src), from.data(),
+                 reinterpret_cast<char*>(arr.data()), es.data(), isz);
+    src = arr.data();
+  }
+  if (p.sharding) {
+    const Sharding& s = *p.sharding;
+    const Shape grid = inner_grid(s, enc);
+    const int64_t n = prod(grid);
+    const int64_t ib = s.index_bytes(n);
+    std::vector<uint64_t> index(static_cast<size_t>(2 * n), kMissing);
+    std::vector<uint8_t> inner(static_cast<size_t>(prod(s.inner)) * isz), enc_index;
+    if (!s.index_at_end) cur.resize(static_cast<size_t>(ib));
+    for (int64_t i = 0; i < n; ++i) {
+      set_fill(inner.data(), prod(s.inner), fill, isz);
+      shard_copy(true, const_cast<uint8_t*>(src), enc, inner.data(), s.inner, i, isz);
+      bool all_fill = true;  // left out, as zarr-python does: it reads as the fill value
+      for (size_t k = 0; k < inner.size() && all_fill; k += isz) all_fill = std::memcmp(&inner[k], fill, isz) == 0;
+      if (all_fill) continue;
+      const size_t at = cur.size();
+      encode(s.codecs, inner.data(), s.inner, t, cur, fill);
+      index[2 * i] = at;
+      index[2 * i + 1] = cur.size() - at;
+    }
+    static const uint64_t none = 0;
+    encode(s.index_codecs, index.data(), Shape{n, 2}, DType::U64, enc_index, &none);
+    if (s.index_at_end) cur.insert(cur.end(), enc_index.begin(), enc_index.end());
+    else std::memcpy(cur.data(), enc_index.data(), enc_index.size());
+  } else {
+    cur.assign(src, src + nbytes);
+    if (p.big_endian && isz > 1) byteswap(cur.data(), prod(shape), isz);
+  }
+  for (const BytesCodec& b : p.bytes_codecs) {
+    std::vector<uint8_t> next;
+    switch (b.kind) {
+      case BytesCodec::Kind::Blosc: blosc1_compress(cur.data(), cur.size(), isz, b.cname, b.level, b.shuffle, next); break;
+      case BytesCodec::Kind::Zstd: {
+        thread_local ZstdC c;
+        next.resize(ZSTD_compressBound(cur.size()));
+        const size_t r = ZSTD_compressCCtx(c.c, next.data(), next.size(), cur.data(), cur.size(), b.level);
+        if (ZSTD_isError(r)) throw IOError(std::string("zstd: ") + ZSTD_getErrorName(r));
+        next.resize(r);
+        break;
+      }
+      case BytesCodec::Kind::Crc32c: {
+        next = std::move(cur);
+        const uint32_t c = crc32c(next.data(), next.size());
+        for (int k = 0; k < 4; ++k) next.push_back(static_cast<uint8_t>(c >> (8 * k)));
+        break;
+      }
+      case BytesCodec::Kind::Deflate:
+      case BytesCodec::Kind::Lz4: throw Error("internal: b2lazy does not write codec '" + b.name + "'");
+    }
+    cur = std::move(next);
+  }
+  out.insert(out.end(), cur.begin(), cur.end());
+}
+
+}  // namespace b2lazy::zarr

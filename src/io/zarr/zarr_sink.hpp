@@ -1,0 +1,40 @@
+// Writes compute()'s output as a Zarr v3 array: one file per chunk (or per shard, whose
+// inner chunks are encoded together), from any worker, into a temporary directory beside
+// the target that is moved into place when complete (storage/output_path.hpp: only a Zarr
+// array is ever replaced there). Chunks whose values are all the fill value are left out,
+// as zarr-python does.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "b2lazy/driver.hpp"
+#include "io/zarr/metadata.hpp"
+#include "storage/output_path.hpp"
+
+namespace b2lazy {
+
+// What a Zarr output may replace: a directory holding a Zarr array (zarr.json of an
+// array, or .zarray).
+const ReplaceRule& zarr_replace_rule();
+
+class ZarrSink : public Sink {
+ public:
+  explicit ZarrSink(const SinkSpec& spec);
+  ~ZarrSink() override;
+  const ChunkGrid& grid() const override { return grid_; }
+  void write_chunk(int64_t id, const void* data, ThreadState& ts) override;
+  NodePtr finish() override;
+  int64_t bytes_written() const override { return written_.load(); }
+
+ private:
+  void write_file(const std::string& key, const uint8_t* data, size_t n);
+  zarr::Metadata meta_;
+  ChunkGrid grid_;
+  std::string final_;
+  std::unique_ptr<OutputTemp> temp_;
+  int dirfd_ = -1;
+  std::atomic<int64_t> written_{0};
+};
+
+}  // namespace b2lazy

@@ -1,0 +1,340 @@
+#include "io/zarr/zarr_source.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "b2lazy/driver.hpp"
+#include "b2lazy/error.hpp"
+#include "core/saturating.hpp"
+#include "core/strided_copy.hpp"
+#include "exec/thread_state.hpp"
+
+namespace b2lazy {
+
+namespace {
+
+constexpr int64_t kMaxMetadata = int64_t(64) << 20;
+constexpr int64_t kMaxChunkBytes = (int64_t(1) << 31) - 1;
+
+// The whole of `fd` from `offset` (`len` bytes, or to the end) into `out`.
+void read_fd(int fd, int64_t offset, int64_t len, std::vector<uint8_t>& out, const std::string& where) {
+  out.resize(static_cast<size_t>(len));
+  int64_t done = 0;
+  while (done < len) {
+    const ssize_t r = ::pread(fd, out.data() + done, static_cast<size_t>(len - done), offset + done);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) throw IOError("'" + where + "': cannot read (" + std::strerror(errno) + ")");
+    if (r == 0) throw IOError("'" + where + "': shorter than expected (changed while read?)");
+    done += r;
+  }
+}
+
+// Reads a small file of directory `dirfd`; false when it does not exist.
+bool read_small(int dirfd, const std::string& name, std::string& text, const std::string& where) {
+  const int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return false;
+    throw IOError("'" + where + "': cannot open (" + std::strerror(errno) + ")");
+  }
+  struct stat st;
+  std::vector<uint8_t> buf;
+  try {
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw IOError("'" + where + "': not a regular file");
+    if (st.st_size > kMaxMetadata) throw IOError("'" + where + "': " + std::to_string(st.st_size) + " bytes is too large for metadata");
+    read_fd(fd, 0, st.st_size, buf, where);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  text.assign(buf.begin(), buf.end());
+  return true;
+}
+
+}  // namespace
+
+std::shared_ptr<ZarrSource> ZarrSource::open(const std::string& path, const std::string& name_in) {
+  const std::string name = name_in.empty() ? path : name_in;
+  const int dfd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) {
+    const int err = errno;
+    if (err == ENOTDIR) throw IOError("cannot open '" + name + "' as a Zarr array: it is a file, not a directory store");
+    throw IOError("cannot open '" + name + "' as a Zarr array (" + std::strerror(err) + ")");
+  }
+  try {
+    std::string text;
+    zarr::Metadata m;
+    if (read_small(dfd, "zarr.json", text, name + "/zarr.json")) {
+      m = zarr::parse_metadata(text, 3, name + "/zarr.json");
+    } else if (read_small(dfd, ".zarray", text, name + "/.zarray")) {
+      m = zarr::parse_metadata(text, 2, name + "/.zarray");
+    } else {
+      std::string group;
+      if (read_small(dfd, ".zgroup", group, name + "/.zgroup"))
+        throw IOError("'" + name + "' is a Zarr group, not an array: name an array inside it");
+      throw IOError("cannot open '" + name + "' as a Zarr array: it has no zarr.json or .zarray");
+    }
+    try {
+      return std::make_shared<ZarrSource>(std::move(m), dfd, name);
+    } catch (const ValueError& e) {  // sizes beyond int64 (Node's check): the file is at fault
+      throw IOError("'" + name + "': " + e.what());
+    }
+  } catch (...) {
+    ::close(dfd);
+    throw;
+  }
+}
+
+ZarrSource::ZarrSource(zarr::Metadata meta, int dirfd, std::string name)
+    : Node(meta.dtype, meta.shape), meta_(std::move(meta)), dirfd_(dirfd), name_(std::move(name)) {
+  meta_file_ = meta_.version == 3 ? "zarr.json" : ".zarray";
+  const std::string file = name_ + "/" + meta_file_;
+  grid_ = ChunkGrid(shape(), meta_.chunks);
+  Shape unit = meta_.chunks;
+  const auto& sh = meta_.codecs.sharding;
+  if (sh) {
+    if (sh->inner.size() != ndim()) throw IOError("'" + file + "': sharding chunk_shape " + shape_str(sh->inner) + " has not " + std::to_string(ndim()) + " axes");
+    per_shard_.resize(ndim());
+    // The shard (after any transpose) holds whole inner chunks.
+    for (size_t k = 0; k < ndim(); ++k) {
+      const int64_t outer = meta_.chunks[meta_.codecs.order.empty() ? k : meta_.codecs.order[k]];
+      if (outer % sh->inner[k] != 0)
+        throw IOError("'" + file + "': shard shape " + shape_str(meta_.chunks) + " is not a multiple of the inner chunks " +
+                      shape_str(sh->inner));
+    }
+    partial_shards_ = meta_.codecs.order.empty() && meta_.codecs.bytes_codecs.empty();
+    if (partial_shards_) {
+      unit = sh->inner;
+      for (size_t d = 0; d < ndim(); ++d) per_shard_[d] = meta_.chunks[d] / sh->inner[d];
+      int64_t n = 1;  // the index (16 bytes per inner chunk) is read whole
+      for (int64_t c : per_shard_) n = sat_mul(n, c);
+      if (n > (int64_t(1) << 26))
+        throw IOError("'" + file + "': shards " + shape_str(meta_.chunks) + " of inner chunks " + shape_str(sh->inner) +
+                      " hold " + std::to_string(n) + " inner chunks: the index is too large to read");
+    }
+  }
+  if (sat_mul(prod(unit), static_cast<int64_t>(itemsize(dtype()))) > kMaxChunkBytes)
+    throw IOError("'" + file + "': chunks " + shape_str(unit) + " of " + dtype_name(dtype()) + " exceed 2 GiB");
+  read_grid_ = ChunkGrid(shape(), unit);
+}
+
+Shape ZarrSource::preferred_chunks() const {
+  // The chunk grid's cells (shards) within the array, unless that is large: then the read unit.
+  Shape c = meta_.chunks;
+  for (size_t d = 0; d < ndim(); ++d) c[d] = std::max<int64_t>(1, std::min(c[d], shape()[d]));
+  if (sat_mul(prod(c), static_cast<int64_t>(itemsize(dtype()))) > (int64_t(64) << 20)) return read_grid_.chunks();
+  return c;
+}
+
+ZarrSource::~ZarrSource() {
+  if (dirfd_ >= 0) ::close(dirfd_);
+}
+
+std::string ZarrSource::describe() const {
+  return "zarr v" + std::to_string(meta_.version) + " '" + name_ + "' " + shape_str(shape()) + " " +
+         dtype_name(dtype()) + " chunks=" + shape_str(read_grid_.chunks()) +
+         (meta_.codecs.sharding ? " shards=" + shape_str(meta_.chunks) : "") + " codecs=" + meta_.codecs.describe();
+}
+
+void ZarrSource::check_store() const {
+  struct stat st;
+  if (::fstatat(dirfd_, meta_file_.c_str(), &st, 0) != 0)
+    throw IOError("'" + name_ + "': the Zarr array was removed or replaced while open (its " + meta_file_ + " is gone)");
+}
+
+bool ZarrSource::read_file(const std::string& key, std::vector<uint8_t>& out, int64_t offset, int64_t len,
+                           int64_t* size) const {
+  const int fd = ::openat(dirfd_, key.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) {
+      check_store();
+      return false;
+    }
+    throw IOError("'" + where(key) + "': cannot open (" + std::strerror(errno) + ")");
+  }
+  try {
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw IOError("'" + where(key) + "': not a regular file");
+    if (size) *size = st.st_size;
+    if (len < 0) {
+      if (st.st_size > kMaxChunkBytes + int64_t(1 << 20))
+        throw IOError("'" + where(key) + "': " + std::to_string(st.st_size) + " bytes is too large for a chunk");
+      len = st.st_size - offset;
+    }
+    if (offset < 0 || offset > st.st_size || len > st.st_size - offset)
+      throw IOError("'" + where(key) + "': bytes " + std::to_string(offset) + ".." + std::to_string(offset + len) +
+                    " lie outside the file's " + std::to_string(st.st_size));
+    read_fd(fd, offset, len, out, where(key));
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return true;
+}
+
+std::shared_ptr<const std::vector<uint64_t>> ZarrSource::shard_index(const Shape& shard, ThreadState& ts) const {
+  const int64_t sid = grid_.chunk_id(shard);
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = indexes_.find(sid);
+    if (it != indexes_.end()) return it->second;
+  }
+  // Read and decoded outside the lock; two workers may both do it once.
+  const zarr::Sharding& s = *meta_.codecs.sharding;
+  const int64_t n = prod(per_shard_);
+  const int64_t ib = s.index_bytes(n);
+  const std::string key = meta_.key(shard);
+  std::shared_ptr<const std::vector<uint64_t>> index;
+  std::vector<uint8_t> bytes;
+  int64_t size = 0;
+  // The file's size first (the index may sit at its end).
+  if (!read_file(key, bytes, 0, 0, &size)) {
+    index = std::make_shared<const std::vector<uint64_t>>();  // no shard: all fill
+  } else {
+    if (size < ib)
+      throw IOError("'" + where(key) + "': shard of " + std::to_string(size) + " bytes is shorter than its index (" +
+                    std::to_string(ib) + " bytes)");
+    read_file(key, bytes, s.index_at_end ? size - ib : 0, ib);
+    auto v = zarr::decode_index(s, bytes.data(), bytes.size(), n, where(key), ts);
+    for (int64_t i = 0; i < n; ++i) {
+      const uint64_t off = v[2 * i], len = v[2 * i + 1];
+      if (off == zarr::kMissing && len == zarr::kMissing) continue;
+      if (off > static_cast<uint64_t>(size) || len > static_cast<uint64_t>(size) - off)
+        throw IOError("'" + where(key) + "': shard index: inner chunk " + std::to_string(i) + " at " + std::to_string(off) +
+                      " (+" + std::to_string(len) + ") lies outside the file's " + std::to_string(size) + " bytes");
+    }
+    index = std::make_shared<const std::vector<uint64_t>>(std::move(v));
+  }
+  std::lock_guard<std::mutex> g(mu_);
+  return indexes_.emplace(sid, index).first->second;
+}
+
+void ZarrSource::read_unit(int64_t id, void* dst, ThreadState& ts) const {
+  const size_t isz = itemsize(dtype());
+  const Shape& ushape = read_grid_.chunks();
+  const int64_t nitems = prod(ushape);
+  Shape coords = read_grid_.chunk_coords(id);
+  std::vector<uint8_t> bytes;
+  bool found;
+  std::string key;
+  if (partial_shards_) {
+    Shape shard(ndim()), inner(ndim());
+    for (size_t d = 0; d < ndim(); ++d) shard[d] = coords[d] / per_shard_[d], inner[d] = coords[d] % per_shard_[d];
+    const auto index = shard_index(shard, ts);
+    int64_t i = 0;
+    for (size_t d = 0; d < ndim(); ++d) i = i * per_shard_[d] + inner[d];
+    key = meta_.key(shard);
+    found = !index->empty() && !((*index)[2 * i] == zarr::kMissing && (*index)[2 * i + 1] == zarr::kMissing);
+    if (found && !read_file(key, bytes, static_cast<int64_t>((*index)[2 * i]), static_cast<int64_t>((*index)[2 * i + 1])))
+      throw IOError("'" + where(key) + "': the shard was removed while open");
+    key += " (inner chunk " + std::to_string(i) + ")";
+    if (found)
+      zarr::decode(meta_.codecs.sharding->codecs, bytes.data(), bytes.size(), ushape, dtype(), dst, where(key), ts, meta_.fill);
+  } else {
+    key = meta_.key(coords);
+    found = read_file(key, bytes);
+    if (found) zarr::decode(meta_.codecs, bytes.data(), bytes.size(), ushape, dtype(), dst, where(key), ts, meta_.fill);
+  }
+  if (!found) {
+    auto* d = static_cast<uint8_t*>(dst);
+    for (int64_t k = 0; k < nitems; ++k) std::memcpy(d + k * isz, meta_.fill, isz);
+    return;
+  }
+  if (dtype() == DType::Bool) {  // any byte other than 0 is True (NumPy's truth), as 1
+    auto* b = static_cast<uint8_t*>(dst);
+    for (int64_t k = 0; k < nitems; ++k) b[k] = b[k] != 0;
+  }
+  ts.decompressed[this][id]++;
+  ts.decompressed_bytes[this] += nitems * static_cast<int64_t>(isz);
+}
+
+void ZarrSource::fill(const Region& region, void* out, ThreadState& ts) const {
+  if (region.size() == 0) return;
+  const size_t nd = ndim(), isz = itemsize(dtype());
+  ScratchScope scope(ts.scratch);
+  const Shape& ushape = read_grid_.chunks();
+  char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(prod(ushape)) * isz));
+  if (nd == 0) {
+    read_unit(0, buf, ts);
+    std::memcpy(out, buf, isz);
+    return;
+  }
+  std::vector<std::vector<AxisSegment>> per_axis(nd);
+  for (size_t d = 0; d < nd; ++d) split_axis(region.start[d], region.step[d], region.count[d], ushape[d], per_axis[d]);
+  const Shape out_strides = byte_strides(region.count, isz), ustrides = byte_strides(ushape, isz);
+  std::vector<size_t> k(nd, 0);
+  Shape coords(nd), count(nd), src_strides(nd);
+  while (true) {
+    for (size_t d = 0; d < nd; ++d) coords[d] = per_axis[d][k[d]].cell;
+    const int64_t id = read_grid_.chunk_id(coords);
+    const Box cbox = read_grid_.chunk_box(id);
+    // A region that is exactly one whole stored chunk is decoded in place.
+    if (region.unit_steps() && region.bounds() == cbox && cbox.shape() == ushape) {
+      read_unit(id, out, ts);
+      return;
+    }
+    read_unit(id, buf, ts);
+    const char* src = buf;
+    char* dst = static_cast<char*>(out);
+    for (size_t d = 0; d < nd; ++d) {
+      const AxisSegment& g = per_axis[d][k[d]];
+      src += (region.start[d] + g.i_lo * region.step[d] - cbox.start[d]) * ustrides[d];
+      dst += g.i_lo * out_strides[d];
+      count[d] = g.i_hi - g.i_lo;
+      src_strides[d] = ustrides[d] * region.step[d];
+    }
+    copy_strided(nd, count.data(), src, src_strides.data(), dst, out_strides.data(), isz);
+    size_t d = nd;
+    while (d-- > 0) {
+      if (++k[d] < per_axis[d].size()) break;
+      k[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) break;
+  }
+}
+
+int64_t ZarrSource::decompressed_bytes(const Region& region) const {
+  if (region.size() == 0) return 0;
+  const int64_t unit = sat_mul(prod(read_grid_.chunks()), static_cast<int64_t>(itemsize(dtype())));
+  int64_t touched = 1;
+  for (size_t d = 0; d < ndim(); ++d) {
+    const int64_t lo = std::min(region.start[d], region.last(d)), hi = std::max(region.start[d], region.last(d));
+    const int64_t c = read_grid_.chunks()[d];
+    touched = sat_mul(touched, std::min(hi / c - lo / c + 1, region.count[d]));
+  }
+  return sat_mul(touched, unit);
+}
+
+bool ZarrSource::stored_info(StorageInfo& info) const {
+  info.format = "zarr";
+  info.urlpath = name_;
+  info.shape = shape();
+  info.chunks = read_grid_.chunks();
+  info.blocks = meta_.codecs.sharding ? meta_.chunks : Shape{};
+  info.dtype = dtype();
+  info.codec = "zarr v" + std::to_string(meta_.version) + ": " + meta_.codecs.describe();
+  info.filters = "";
+  info.clevel = 0;
+  for (const auto& b : meta_.codecs.bytes_codecs) info.clevel = std::max(info.clevel, b.level);
+  info.nbytes = sat_mul(size(), static_cast<int64_t>(itemsize(dtype())));
+  info.cbytes = 0;
+  info.contiguous = false;
+  // The files' sizes, wherever the directory is now (it may have been moved into place).
+  std::error_code ec;
+  const std::string dir = "/proc/self/fd/" + std::to_string(dirfd_);
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code e2;
+    if (it->is_regular_file(e2)) info.cbytes += static_cast<int64_t>(it->file_size(e2));
+  }
+  return true;
+}
+
+}  // namespace b2lazy

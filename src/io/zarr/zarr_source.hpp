@@ -1,0 +1,62 @@
+// A Zarr v2 or v3 array in a local directory store, as a leaf of the graph. Chunks are
+// read with pread through a descriptor of the store's directory opened once (so an array
+// opened before its directory is moved keeps reading it) and decoded by the worker that
+// asks, without a lock. A shard whose codecs are sharding_indexed alone is read by parts:
+// its index once (cached), then only the inner chunks a region touches.
+#pragma once
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "b2lazy/node.hpp"
+#include "io/zarr/metadata.hpp"
+
+namespace b2lazy {
+
+class ZarrSource : public Node {
+ public:
+  // The array in directory `path` (zarr.json, else .zarray); named `name` in messages
+  // (default: `path`). IOError naming the path and the key at fault.
+  static std::shared_ptr<ZarrSource> open(const std::string& path, const std::string& name = "");
+  ZarrSource(zarr::Metadata meta, int dirfd, std::string name);
+  ~ZarrSource() override;
+
+  std::string kind() const override { return "zarr"; }
+  std::string describe() const override;
+  std::string source_name() const override { return name_; }
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
+  // The read unit: chunks, or inner chunks when shards are read by parts.
+  const ChunkGrid* storage_grid() const override { return &read_grid_; }
+  // Outputs aligned with the chunk grid (the shards, up to 64 MiB): each shard's index read
+  // once per task.
+  Shape preferred_chunks() const override;
+  bool decompresses() const override { return true; }
+  int64_t decompressed_bytes(const Region& region) const override;
+  bool stored_info(StorageInfo& out) const override;
+
+  const zarr::Metadata& metadata() const { return meta_; }
+
+ private:
+  // Read unit `id` of read_grid_, whole (padded as stored) into `dst`.
+  void read_unit(int64_t id, void* dst, ThreadState& ts) const;
+  // The bytes of chunk file `key` into scratch; false when there is no such file.
+  bool read_file(const std::string& key, std::vector<uint8_t>& out, int64_t offset = 0, int64_t len = -1,
+                 int64_t* size = nullptr) const;
+  // An absent chunk file reads as the fill value, unless the store itself is gone.
+  void check_store() const;
+  std::shared_ptr<const std::vector<uint64_t>> shard_index(const Shape& shard, ThreadState& ts) const;
+  std::string where(const std::string& key) const { return name_ + "/" + key; }
+
+  zarr::Metadata meta_;
+  ChunkGrid grid_, read_grid_;
+  Shape per_shard_;             // inner chunks per shard along each axis (partial reads)
+  bool partial_shards_ = false;  // codecs are sharding_indexed alone
+  int dirfd_ = -1;
+  std::string name_, meta_file_;
+  mutable std::mutex mu_;
+  mutable std::unordered_map<int64_t, std::shared_ptr<const std::vector<uint64_t>>> indexes_;  // by shard id
+};
+
+}  // namespace b2lazy
