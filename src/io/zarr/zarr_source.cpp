@@ -14,6 +14,7 @@
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
 #include "exec/thread_state.hpp"
+#include "storage/blosc2_util.hpp"
 
 namespace b2lazy {
 
@@ -93,6 +94,7 @@ std::shared_ptr<ZarrSource> ZarrSource::open(const std::string& path, const std:
 
 ZarrSource::ZarrSource(zarr::Metadata meta, int dirfd, std::string name)
     : Node(meta.dtype, meta.shape), meta_(std::move(meta)), dirfd_(dirfd), name_(std::move(name)) {
+  ensure_blosc2();  // (blosc chunks are decoded by C-Blosc2)
   meta_file_ = meta_.version == 3 ? "zarr.json" : ".zarray";
   const std::string file = name_ + "/" + meta_file_;
   grid_ = ChunkGrid(shape(), meta_.chunks);

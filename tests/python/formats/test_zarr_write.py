@@ -146,3 +146,12 @@ def test_command_reads_and_writes_zarr(tmp_path):
     assert p.returncode == 0 and "zarr" in p.stdout and "shards  (32, 48)" in p.stdout, p.stdout
     p = run("eval", "a", "a=missing.zarr", "-o", "x.zarr")
     assert p.returncode == 1 and "missing.zarr" in p.stderr
+
+
+def test_zero_dimensional_and_empty_outputs(tmp_path):
+    b2lazy.asarray(np.array(3.5)).compute(urlpath=str(tmp_path / "s.zarr"))
+    assert read_back(tmp_path / "s.zarr")[()] == 3.5
+    b2lazy.asarray(np.zeros((0, 5), dtype="int16")).compute(urlpath=str(tmp_path / "e.zarr"))
+    got = read_back(tmp_path / "e.zarr")
+    assert got.shape == (0, 5) and got.dtype == np.int16
+    assert b2lazy.open(str(tmp_path / "e.zarr")).shape == (0, 5)
