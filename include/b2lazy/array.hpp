@@ -250,6 +250,37 @@ Array reshape(const Array& x, const std::vector<int64_t>& shape);
 // x flattened in C order (reshape(x, {-1})).
 Array flatten(const Array& x);
 
+// Array API creation and manipulation functions (issue #15), lazy nodes that never
+// materialise their result: an output region reads only the input it maps to.
+// The identity-like matrix with ones where column - row == k (NumPy's eye).
+Array eye(int64_t n_rows, int64_t n_cols, int64_t k = 0, DType dtype = DType::F64);
+// x with the elements above (tril) / below (triu) diagonal k of the last two axes zeroed.
+Array tril(const Array& x, int64_t k = 0);
+Array triu(const Array& x, int64_t k = 0);
+// The diagonal `offset` of the last two axes, as the last axis (the Array API's
+// linalg.diagonal; NumPy's diagonal with axis1=-2, axis2=-1).
+Array diagonal(const Array& x, int64_t offset = 0);
+// x repeated `reps` times along each axis; reps shorter than x's axes count from the
+// last axis, longer ones add leading axes (NumPy's tile).
+Array tile(const Array& x, const std::vector<int64_t>& reps);
+// Each element repeated along `axis` (nullopt: x flattened): `repeats` once for all, or
+// one count per element (NumPy's repeat).
+Array repeat(const Array& x, int64_t repeats, std::optional<int> axis = {});
+Array repeat(const Array& x, const std::vector<int64_t>& repeats, std::optional<int> axis = {});
+// The sum of diagonal `offset` of the last two axes, with sum's dtype rules.
+Array trace(const Array& x, int64_t offset = 0, std::optional<DType> dtype = {});
+// The n-th forward difference along `axis` (not_equal for bool, as NumPy) after joining
+// `prepend` and `append` to x; a 0-d prepend / append stands for one slice of it.
+Array diff(const Array& x, int axis = -1, int64_t n = 1, const std::optional<Array>& prepend = {},
+           const std::optional<Array>& append = {});
+// Coordinate arrays of 1-d vectors, as broadcasts; xy swaps the first two axes (NumPy's
+// default indexing), else "ij".
+std::vector<Array> meshgrid(const std::vector<Array>& xs, bool xy = true);
+// The arrays broadcast to their common shape.
+std::vector<Array> broadcast_arrays(const std::vector<Array>& xs);
+// The slices of x along `axis`.
+std::vector<Array> unstack(const Array& x, int axis = 0);
+
 // Shape of broadcasting `shapes` together; ValueError naming both shapes otherwise.
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 

@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import atexit
 import builtins as _builtins
+import functools
 import os
 import threading
 
 import numpy as np
 
 from . import _core
+from ._dtypes import as_dtype as _as_dtype
+from ._info import CPU as _CPU, check_device as _check_device
+
+__array_api_version__ = "2024.12"
+_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 __all__ = ["Array", "Plan", "open", "asarray", "zeros", "ones", "full", "arange", "linspace",
            "where", "clip", "astype"]
@@ -311,24 +317,76 @@ class Array:
         along that axis independently; slices and integers as usual. Lazy."""
         return _OIndex(self)
 
-    def astype(self, dtype):
-        return Array(self._a.astype(dtype))
+    def astype(self, dtype, /, *, copy=True, device=None):
+        """The array cast to `dtype` (lazy). Arrays are immutable, so copy=False returns
+        this array when it has that dtype, and a copy is a new Array over the same graph."""
+        _check_device(device, "astype")
+        dtype = _as_dtype(dtype, "astype")
+        if dtype == self.dtype:
+            return self if not copy else Array(self._a, self.stats)
+        return Array(self._a.astype(dtype.name))
 
-    def __bool__(self):
+    # --- the Array API's array object -------------------------------------------------
+    def __array_namespace__(self, /, *, api_version=None):
+        if api_version is not None and api_version not in _API_VERSIONS:
+            raise ValueError(f"api_version {api_version!r} is not supported (supported: "
+                             f"{', '.join(_API_VERSIONS)})")
+        import sys
+        return sys.modules[__name__]
+
+    @property
+    def device(self):
+        """b2lazy's one device ("cpu")."""
+        return _CPU
+
+    def to_device(self, device, /, *, stream=None):
+        """This array on `device`, which must be b2lazy's one device ("cpu")."""
+        _check_device(device, "to_device")
+        if stream is not None:
+            raise ValueError("to_device: b2lazy has no streams; stream must be None")
+        return self
+
+    def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export: the array is evaluated into a NumPy array whose capsule is
+        returned (it owns the memory), so an export is always a copy of lazy values."""
+        if stream is not None:
+            raise ValueError("__dlpack__: b2lazy has no streams; stream must be None")
+        if copy is False:
+            raise BufferError("__dlpack__: a lazy array is evaluated for export, which is a copy; "
+                              "copy=False cannot be honoured")
+        kwargs = {"dl_device": dl_device}
+        if max_version is not None:
+            kwargs["max_version"] = max_version
+        return self.to_numpy().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self, /):
+        return (1, 0)  # (kDLCPU, device 0)
+
+    def _scalar(self, what):
+        if self.ndim != 0:
+            if self.size != 1:
+                raise TypeError(f"only 0-d arrays (or arrays of one element) can be converted to "
+                                f"Python {what}, got shape {self.shape}")
+        return self.to_numpy().reshape(())
+
+    def __bool__(self, /):
         if self.size != 1:
             raise ValueError("the truth value of an array with more than one element is ambiguous")
         return bool(self.to_numpy().reshape(()))
 
-    def __float__(self):
-        return float(self.to_numpy().reshape(()))
+    def __float__(self, /):
+        return float(self._scalar("float"))
 
-    def __index__(self):
+    def __complex__(self, /):
+        return complex(self._scalar("complex"))
+
+    def __index__(self, /):
         if self.ndim != 0 or self.dtype.kind not in "iu":
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
         return int(self.to_numpy())
 
-    def __int__(self):
-        return int(self.to_numpy().reshape(()))
+    def __int__(self, /):
+        return int(self._scalar("int"))  # nan: ValueError, inf: OverflowError, as Python's int()
 
     @property
     def T(self):
@@ -473,11 +531,19 @@ Array.__invert__ = _unary("bitwise_invert")
 
 
 def _make_function(name, arity):
-    def fn(*args):
-        if len(args) != arity:
-            raise TypeError(f"{name}() takes {arity} argument{'s' if arity > 1 else ''}, got {len(args)}")
-        return Array(_core.elementwise(name, *[_unwrap(a) for a in args]))
-    fn.__name__ = name
+    # The Array API's signatures: (x, /) and (x1, x2, /).
+    if arity == 1:
+        def fn(x, /):
+            return Array(_core.elementwise(name, _unwrap(x)))
+    elif arity == 2:
+        def fn(x1, x2, /):
+            return Array(_core.elementwise(name, _unwrap(x1), _unwrap(x2)))
+    else:
+        def fn(*args):
+            if len(args) != arity:
+                raise TypeError(f"{name}() takes {arity} arguments, got {len(args)}")
+            return Array(_core.elementwise(name, *[_unwrap(a) for a in args]))
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name}, lazy; NumPy broadcasting and type promotion."
     return fn
 
@@ -770,9 +836,17 @@ __all__ += ["sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "co
             "argmin", "argmax", "amin", "amax", "cumulative_sum", "cumulative_prod", "cumsum",
             "cumprod"]
 
+def _method(f):
+    """f as an Array method; its signature (inspect.signature) is f's, self as x."""
+    @functools.wraps(f)
+    def method(self, /, *args, **kwargs):
+        return f(self, *args, **kwargs)
+    return method
+
+
 for _name in ("sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "argmin", "argmax",
               "cumsum", "cumprod"):
-    setattr(Array, _name, (lambda f: lambda self, *a, **k: f(self, *a, **k))(globals()[_name]))
+    setattr(Array, _name, _method(globals()[_name]))
 
 
 def where(condition, x=None, y=None):
@@ -785,24 +859,32 @@ def where(condition, x=None, y=None):
     return Array(_core.where(_unwrap(condition), _unwrap(x), _unwrap(y)))
 
 
-def clip(x, min=None, max=None):
+def clip(x, /, min=None, max=None):
     return Array(_core.clip(_unwrap(x), None if min is None else _unwrap(min),
                             None if max is None else _unwrap(max)))
 
 
-def astype(x, dtype):
-    return asarray(x).astype(dtype)
+def astype(x, dtype, /, *, copy=True, device=None):
+    """`x` cast to `dtype`, lazily (see Array.astype)."""
+    return asarray(x).astype(dtype, copy=copy, device=device)
 
 
-def real(x):
+def real(x, /):
+    """The real part: `x` itself (b2lazy has no complex dtypes yet)."""
     return asarray(x)
 
 
-conj = conjugate = real
+def conj(x, /):
+    """The complex conjugate: `x` itself (b2lazy has no complex dtypes yet)."""
+    return asarray(x)
+
+
+conjugate = conj
 __all__ += ["real", "conj", "conjugate", "imag"]
 
 
-def imag(x):
+def imag(x, /):
+    """The imaginary part: zeros of x's dtype (b2lazy has no complex dtypes yet)."""
     x = asarray(x)
     return zeros(x.shape, dtype=x.dtype)
 
@@ -816,27 +898,38 @@ def open(urlpath):
     return Array(_core.open(os.fspath(urlpath)))
 
 
-def asarray(obj, chunks=None, blocks=None, cparams=None):
-    """A lazy Array over `obj`.
+def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=None, cparams=None):
+    """A lazy Array over `obj` (the Array API's asarray, plus b2lazy's storage options).
 
-    NumPy arrays are wrapped without copying unless `chunks` is given, in which case they
-    are compressed into an in-memory b2nd array with those chunks and blocks.
-    python-blosc2 NDArrays are opened by path when on disk, by cframe when in memory.
-    Python scalars become 0-d constants."""
+    NumPy arrays are wrapped without copying unless `copy=True` (copied once, now) or
+    `chunks` is given, in which case they are compressed into an in-memory b2nd array
+    with those chunks and blocks. python-blosc2 NDArrays are opened by path when on disk,
+    by cframe when in memory. Python scalars become 0-d constants; nested sequences go
+    through NumPy. `dtype` casts (lazily for b2lazy arrays). b2lazy arrays are
+    immutable, so `copy` never changes what an Array holds; copy=False raises ValueError
+    when NumPy would have to copy to make the array."""
+    _check_device(device, "asarray")
+    if dtype is not None:
+        dtype = _as_dtype(dtype, "asarray")
     if isinstance(obj, Array):
-        return obj
+        if dtype is not None and dtype != obj.dtype:
+            if copy is False:
+                raise ValueError(f"asarray: casting {obj.dtype} to {dtype} needs a copy, but copy=False")
+            return obj.astype(dtype)
+        return Array(obj._a, obj.stats) if copy else obj
     if isinstance(obj, (bool, int, float)):
-        return full((), obj)
+        return full((), obj, dtype=dtype)
+    if isinstance(obj, complex):
+        raise TypeError("asarray: complex values are not supported (no complex dtypes yet)")
     try:
         import blosc2
         if isinstance(obj, blosc2.NDArray):
             path = obj.schunk.urlpath
-            if path:
-                return open(path)
-            return Array(_core.from_cframe(obj.to_cframe()))
+            a = open(path) if path else Array(_core.from_cframe(obj.to_cframe()))
+            return a if dtype is None else a.astype(dtype)
     except ImportError:  # pragma: no cover - blosc2 is a dependency
         pass
-    arr = np.asarray(obj)
+    arr = np.array(obj, dtype=dtype, copy=copy)
     if arr.dtype.byteorder == ">":
         raise TypeError(f"big-endian dtype {arr.dtype.str} is not supported")
     if arr.dtype.name not in _SUPPORTED_DTYPES:
@@ -848,23 +941,41 @@ def asarray(obj, chunks=None, blocks=None, cparams=None):
     return Array(_core.from_numpy(arr, f"numpy#{id(arr):x}"))
 
 
-def full(shape, fill_value, dtype=None, chunks=None):
-    if isinstance(fill_value, np.generic):
-        fill_value = fill_value.item()
-    return Array(_core.full(shape, fill_value, dtype, chunks))
+def _fill_scalar(value, fn):
+    """A fill value as a Python bool, int or float (NumPy scalars and 0-d arrays too)."""
+    if isinstance(value, Array):
+        value = value.to_numpy()
+    if isinstance(value, (np.generic, np.ndarray)):
+        if np.ndim(value) != 0:
+            raise ValueError(f"{fn}: fill_value must be a scalar, got an array of shape {np.shape(value)}")
+        value = value.item()
+    if isinstance(value, complex):
+        raise TypeError(f"{fn}: complex fill values are not supported (no complex dtypes yet)")
+    return value
 
 
-def zeros(shape, dtype=None, chunks=None):
+def full(shape, fill_value, dtype=None, *, device=None, chunks=None):
+    """`fill_value` everywhere (never materialised); dtype from the value by default
+    (bool, int64 or float64)."""
+    _check_device(device, "full")
+    return Array(_core.full(shape, _fill_scalar(fill_value, "full"),
+                            None if dtype is None else _as_dtype(dtype, "full"), chunks))
+
+
+def zeros(shape, dtype=None, *, device=None, chunks=None):
     """float64 zeros unless `dtype` says otherwise (None too, as NumPy)."""
-    return full(shape, 0, dtype=np.float64 if dtype is None else dtype, chunks=chunks)
+    return full(shape, 0, dtype=np.float64 if dtype is None else dtype, device=device, chunks=chunks)
 
 
-def ones(shape, dtype=None, chunks=None):
+def ones(shape, dtype=None, *, device=None, chunks=None):
     """float64 ones unless `dtype` says otherwise (None too, as NumPy)."""
-    return full(shape, 1, dtype=np.float64 if dtype is None else dtype, chunks=chunks)
+    return full(shape, 1, dtype=np.float64 if dtype is None else dtype, device=device, chunks=chunks)
 
 
-def arange(start, stop=None, step=1, dtype=None, shape=None, chunks=None):
+def arange(start, /, stop=None, step=1, dtype=None, *, device=None, shape=None, chunks=None):
+    _check_device(device, "arange")
+    if dtype is not None:
+        dtype = _as_dtype(dtype, "arange")
     if stop is None:
         start, stop = 0, start
     ints = _builtins.all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (start, stop, step))
@@ -876,7 +987,10 @@ def arange(start, stop=None, step=1, dtype=None, shape=None, chunks=None):
     return Array(_core.arange(float(start), float(stop), float(step), dtype, shape, chunks))
 
 
-def linspace(start, stop, num=50, endpoint=True, dtype=None, shape=None, chunks=None):
+def linspace(start, stop, /, num=50, endpoint=True, dtype=None, *, device=None, shape=None, chunks=None):
+    _check_device(device, "linspace")
+    if dtype is not None:
+        dtype = _as_dtype(dtype, "linspace")
     return Array(_core.linspace(float(start), float(stop), num, bool(endpoint), dtype,
                                 shape, chunks))
 
@@ -913,3 +1027,32 @@ def evaluate(expression, operands=None, /, **kwargs):
 
 
 __all__ += ["evaluate"]
+
+
+# --- the Array API namespace (issue #15) ---------------------------------------------
+from ._creation import *  # noqa: E402,F401,F403
+from ._creation import __all__ as _creation_all  # noqa: E402
+from ._dtypes import (can_cast, finfo, float32, float64, iinfo, int8, int16, int32, int64,  # noqa: E402,F401
+                      isdtype, result_type, uint8, uint16, uint32, uint64)
+from ._info import __array_namespace_info__  # noqa: E402,F401
+from ._manipulation import *  # noqa: E402,F401,F403
+from ._manipulation import __all__ as _manipulation_all  # noqa: E402
+
+e, pi, inf, nan = float(np.e), float(np.pi), float("inf"), float("nan")
+newaxis = None
+__all__ += (_creation_all + _manipulation_all +
+            ["can_cast", "finfo", "iinfo", "isdtype", "result_type", "e", "pi", "inf", "nan", "newaxis",
+             "__array_namespace_info__", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
+             "uint32", "uint64", "float32", "float64"])
+
+
+def __getattr__(name):
+    # b2lazy.bool is the bool dtype; a module global named bool would shadow Python's
+    # bool inside this module's own functions.
+    if name == "bool":
+        return np.dtype(np.bool_)
+    raise AttributeError(f"module 'b2lazy' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"bool"})

@@ -577,6 +577,29 @@ NB_MODULE(_core, m) {
         },
         nb::arg("x"), nb::arg("mask"), nb::arg("ctx").none());
   m.def("matrix_transpose", [](const Array& x) { return matrix_transpose(x); });
+  // Array API functions on their own lazy nodes (issue #15).
+  m.def("eye", [](nb::handle n_rows, nb::handle n_cols, nb::handle k, nb::handle dtype) {
+    return eye(to_int64(n_rows, "eye: n_rows"), to_int64(n_cols, "eye: n_cols"), to_int64(k, "eye: k"),
+               dtype_of(dtype));
+  });
+  m.def("tril", [](const Array& x, nb::handle k) { return tril(x, to_int64(k, "tril: k")); });
+  m.def("triu", [](const Array& x, nb::handle k) { return triu(x, to_int64(k, "triu: k")); });
+  m.def("diagonal", [](const Array& x, nb::handle offset) { return diagonal(x, to_int64(offset, "diagonal: offset")); });
+  m.def("tile", [](const Array& x, nb::handle reps) { return tile(x, to_shape(reps, "tile: repetitions")); });
+  m.def("repeat", [](const Array& x, nb::handle repeats, std::optional<int> axis) {
+    if (!nb::hasattr(repeats, "__array_interface__"))  // an int (the package passes an int64 array otherwise)
+      return repeat(x, to_int64(repeats, "repeat: repeats"), axis);
+    return repeat(x, int64_values(nb::cast<Int64Array>(repeats)).values, axis);
+  }, nb::arg("x"), nb::arg("repeats"), nb::arg("axis").none());
+  m.def("trace", [](const Array& x, nb::handle offset, nb::handle dtype) {
+    return trace(x, to_int64(offset, "trace: offset"), opt_dtype(dtype));
+  }, nb::arg("x"), nb::arg("offset"), nb::arg("dtype").none());
+  m.def("diff", [](const Array& x, int axis, nb::handle n, std::optional<Array> prepend, std::optional<Array> append) {
+    return diff(x, axis, to_int64(n, "diff: n"), prepend, append);
+  }, nb::arg("x"), nb::arg("axis"), nb::arg("n"), nb::arg("prepend").none(), nb::arg("append").none());
+  m.def("meshgrid", [](const std::vector<Array>& xs, bool xy) { return meshgrid(xs, xy); });
+  m.def("broadcast_arrays", [](const std::vector<Array>& xs) { return broadcast_arrays(xs); });
+  m.def("unstack", [](const Array& x, int axis) { return unstack(x, axis); });
 
   m.def("evaluate", [](const std::string& expression, nb::dict operands, Context* ctx) {
     std::map<std::string, Operand> ops;

@@ -282,6 +282,7 @@ Map build() {
   linalg_functions(m);
   shape_functions(m);
   constructor_functions(m);
+  namespace_functions(m);
   return m;
 }
 }  // namespace

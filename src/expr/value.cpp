@@ -141,6 +141,18 @@ void Args::signature(const std::vector<std::string>& names, size_t required) {
       throw TypeError(fn_ + "() missing required argument '" + names[i] + "'");
 }
 
+void Args::star_signature(const std::string& star, const std::vector<std::string>& keywords) {
+  Value all = Value::of_kind(Value::Kind::Tuple, column_);
+  all.items = pos_;
+  bound_[star] = std::move(all);
+  for (auto& [k, v] : kw_) {
+    bool known = false;
+    for (const auto& n : keywords) known = known || n == k;
+    if (!known) throw TypeError(fn_ + "() got an unexpected keyword argument '" + k + "'");
+    bound_[k] = v;
+  }
+}
+
 bool Args::has(const std::string& name) const {
   auto it = bound_.find(name);
   return it != bound_.end() && it->second.kind != Value::Kind::None;

@@ -62,6 +62,9 @@ class Args {
 
   // Declares the parameters (positional order); throws for extra or unknown arguments.
   void signature(const std::vector<std::string>& names, size_t required);
+  // f(*star, kw1=..., ...): the positional arguments as one tuple named `star`, the
+  // others by keyword only.
+  void star_signature(const std::string& star, const std::vector<std::string>& keywords);
 
   bool has(const std::string& name) const;  // given, and not None
   bool given_none(const std::string& name) const;  // given as None
@@ -103,6 +106,8 @@ class Args {
 using Function = std::function<Value(Args&)>;
 // The functions expressions can call, by name (aliases included).
 const std::map<std::string, Function>& functions();
+// Adds the Array API functions of issue #15 (functions_namespace.cpp) to `m`.
+void namespace_functions(std::map<std::string, Function>& m);
 // Methods (a.sum(...)): the function called with the array as first argument.
 bool is_method(const std::string& name);
 
