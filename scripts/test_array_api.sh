@@ -27,5 +27,5 @@ start=$(date +%s)
 ARRAY_API_TESTS_MODULE=b2lazy ARRAY_API_TESTS_SKIP_DTYPES=complex64,complex128 \
   $PY -m pytest "$SUITE/array_api_tests" -p no:cacheprovider -q \
   --max-examples="$EXAMPLES" --hypothesis-seed=0 --disable-deadline --disable-extension linalg fft \
-  --xfails-file "$ROOT/tests/outside/array_api_xfails.txt" "$@"
+  --disable-warnings --xfails-file "$ROOT/tests/outside/array_api_xfails.txt" "$@"
 echo "array-api-tests: $(( $(date +%s) - start )) s at --max-examples=$EXAMPLES"
