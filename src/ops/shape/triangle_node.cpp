@@ -4,11 +4,12 @@
 #include <cstring>
 
 #include "exec/thread_state.hpp"
+#include "plan/chunking.hpp"
 
 namespace b2lazy {
 
 TriangleNode::TriangleNode(NodePtr input, int64_t k, bool lower)
-    : Node(input->dtype(), input->shape(), {input}), k_(k), lower_(lower) {}
+    : Node(input->dtype(), input->shape(), {input}), k_(k), lower_(lower), preferred_(preferred_chunks_of(input)) {}
 
 std::string TriangleNode::describe() const {
   return kind() + " k=" + std::to_string(k_) + " " + shape_str(shape());

@@ -14,6 +14,8 @@ class TriangleNode : public Node {
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
+  // The input's: output chunks on its grid make whole chunks of zeros that read nothing.
+  Shape preferred_chunks() const override { return preferred_; }
 
  private:
   enum class Cover { None, Some, All };
@@ -21,6 +23,7 @@ class TriangleNode : public Node {
   bool keep(int64_t row, int64_t col) const;
   int64_t k_;
   bool lower_;
+  Shape preferred_;  // looked up once: lookups recurse into the input's
 };
 
 }  // namespace b2lazy

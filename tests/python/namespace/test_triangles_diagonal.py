@@ -127,3 +127,7 @@ def test_triangle_does_not_read_zeroed_chunks(tmp_path):
     assert_exact(r.to_numpy(), np.tril(x))
     # the 36 chunks on and below the diagonal; the 28 above are zeros without a read
     assert r.stats["chunks_decompressed"]["total"] == 36
+    # by default too: the output is evaluated on the input's chunk grid
+    r = bl.triu(a).compute()
+    assert_exact(r.to_numpy(), np.triu(x))
+    assert r.stats["chunks_decompressed"]["total"] == 36
