@@ -15,6 +15,7 @@ class Node;
 using NodePtr = std::shared_ptr<const Node>;
 class ThreadState;  // per-thread scratch, codec contexts and counters (src/exec)
 struct StorageInfo;  // b2lazy/driver.hpp
+class MemoryModel;  // the memory projection of one evaluation (src/plan/memory.hpp)
 
 class Node {
  public:
@@ -88,13 +89,14 @@ class Node {
   virtual bool decompresses() const { return false; }
   // Bytes fill(region) decompresses (whole chunks, or the item ranges of partial reads).
   virtual int64_t decompressed_bytes(const Region& /*region*/) const { return 0; }
-  // Memory fill(region) holds at once besides `region` itself: by default the regions
-  // of its inputs (pulled whole); a node that streams its inputs in panels or slabs says
-  // less. `per_worker` is its share of max_memory.
-  virtual int64_t working_bytes(const Region& region, size_t per_worker) const;
-  // Memory a worker keeps for this node between the output chunks of one task (a
-  // product's kept band of an expensive operand), when a chunk asks it `region`.
-  virtual int64_t kept_bytes(const Region& /*region*/, size_t /*per_worker*/) const { return 0; }
+  // Memory fill(region) holds at its peak beyond `out`, per worker: its own scratch (a
+  // product's kept band and streamed K-panels, a reduction's slabs) plus the most its
+  // pulls hold below it, asked of the inputs through MemoryModel::pull_bytes (memoised;
+  // it knows the nodes computed once and the worker's share of max_memory). The one
+  // memory query of the planner: the plan's task projections and the max_memory check
+  // (src/plan/memory.hpp) both read it. The default (src/plan/memory.cpp) suits a node
+  // that pulls each input region into a buffer of its own, all held at once.
+  virtual int64_t fill_bytes(const Region& region, const MemoryModel& m) const;
   // Does this node keep state between output chunks along the last grid axis (all other
   // grid coordinates fixed), so that such a row of chunks should be one task? (products)
   virtual bool shares_rows() const { return false; }

@@ -61,6 +61,11 @@ struct Plan {
   std::vector<PlanTask> tasks;
   int64_t kept_bytes = 0;          // held by the stages while the tasks run
   int64_t projected_peak = 0;      // the most memory the evaluation should hold at once
+  // The memory model's projection (src/plan/memory.hpp: output buffers, fill, computed
+  // once, per worker), checked against max_memory before the plan executes (ValueError
+  // naming the smallest budget that works), and its one line for the printout.
+  int64_t memory_peak = 0;
+  std::string memory_model;
   std::map<std::string, int64_t> source_bytes;  // estimated bytes decompressed per source
   std::vector<std::string> passes;  // the passes run, in order, with what each decided
   int64_t plan_visits = 0;          // node visits of the reuse pass (Stats::plan_visits)

@@ -27,6 +27,9 @@ struct Stats {
   // the graph, not with its paths.
   int64_t plan_visits = 0;
   int64_t peak_scratch_bytes = 0;  // sum over threads of each thread's high-water mark
+  // The memory model's projected peak (src/plan/memory.hpp), checked against max_memory
+  // before any work; 0 when none was made.
+  int64_t projected_peak_bytes = 0;
   int64_t bytes_written = 0;       // compressed bytes of the output
   bool block_major_path = false;   // chunks evaluated in Blosc2 block order (no reordering)
   double seconds = 0;

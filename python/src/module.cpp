@@ -384,6 +384,7 @@ nb::dict stats_dict(const Stats& s) {
   d["sources_kept"] = s.sources_kept;
   d["plan_visits"] = s.plan_visits;
   d["peak_scratch_bytes"] = s.peak_scratch_bytes;
+  d["projected_peak_bytes"] = s.projected_peak_bytes;
   d["bytes_written"] = s.bytes_written;
   d["block_major_path"] = s.block_major_path;
   d["seconds"] = s.seconds;

@@ -5,6 +5,7 @@
 #include "b2lazy/plan.hpp"
 #include "exec/executor.hpp"
 #include "graph/run_compute.hpp"
+#include "plan/memory.hpp"
 #include "plan/tasks.hpp"
 #include "b2lazy/driver.hpp"
 #include "graph/own_context.hpp"
@@ -21,14 +22,18 @@ Plan make_plan(const Array& a, const ComputeOptions& opts, PlanTarget target, Co
 Stats execute(const Plan& plan, void* out, int64_t first_task, int64_t last_task, const EvalOptions& opts,
               Context* ctx) {
   auto own = own_context(ctx);
+  check_plan_budget(plan);  // before any work
   Target t;
   t.dense = out;
-  return execute_plan(plan, t, first_task, last_task, *ctx, opts);
+  Stats stats = execute_plan(plan, t, first_task, last_task, *ctx, opts);
+  stats.projected_peak_bytes = plan.memory_peak;
+  return stats;
 }
 
 Array run_compute(const std::shared_ptr<const Plan>& plan, const EvalOptions& opts, Context& ctx) {
   if (plan->target != PlanTarget::Compressed)
     throw ValueError("compute: the plan writes a dense buffer (made for to_buffer); make it with compute's options");
+  check_plan_budget(*plan);  // before any work (the sink creates the output)
   // The output's driver follows the URL (b2lazy/driver.hpp); in memory: b2nd.
   std::unique_ptr<Sink> sink = create_sink(
       SinkSpec{plan->root->shape(), plan->root->dtype(), plan->chunks, plan->blocks, plan->options.urlpath,
@@ -36,6 +41,7 @@ Array run_compute(const std::shared_ptr<const Plan>& plan, const EvalOptions& op
   Target t;
   t.writer = sink.get();
   Stats stats = execute_plan(*plan, t, 0, static_cast<int64_t>(plan->tasks.size()), ctx, opts);
+  stats.projected_peak_bytes = plan->memory_peak;
   Array r = with_stats(Array(sink->finish()), std::move(stats));
   r.plan_ = plan;
   return r;

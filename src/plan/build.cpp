@@ -14,6 +14,7 @@
 #include "plan/chunking.hpp"
 #include "plan/format.hpp"
 #include "plan/layout.hpp"
+#include "plan/memory.hpp"
 #include "plan/reuse.hpp"
 #include "plan/tasks.hpp"
 
@@ -138,6 +139,13 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget targ
   p.passes.push_back("layout: " + std::to_string(p.nchunks) + " output chunks of " + shape_str(p.chunks) +
                      (p.blocks.empty() ? "" : ", blocks " + shape_str(p.blocks)) +
                      (p.block_major ? ", filled in Blosc2's block order" : ""));
+  // the memory model's projection of this layout, checked before the plan executes
+  if (p.nchunks > 0) {
+    const MemoryProjection mp = project_memory(root, grid, target == PlanTarget::Compressed, p.blocks,
+                                               p.options.max_memory, p.nworkers);
+    p.memory_peak = mp.peak();
+    p.memory_model = mp.describe();
+  }
   // pulls, reuse, stages
   Builder b(p);
   if (p.nchunks > 0 && !p.block_major) b.plan_stages(root, grid);

@@ -47,7 +47,8 @@ void print_measured(std::ostringstream& os, const Stats& s) {
      << " reads of them\n";
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.3f", s.seconds);
-  os << "  peak scratch: " << format_bytes(s.peak_scratch_bytes) << "; " << secs << " s\n";
+  os << "  peak scratch: " << format_bytes(s.peak_scratch_bytes) << " (projected peak "
+     << format_bytes(s.projected_peak_bytes) << "); " << secs << " s\n";
 }
 
 }  // namespace
@@ -116,6 +117,9 @@ std::string Plan::to_string(const Stats* measured, int nthreads) const {
   os << "  peak memory: at most about " << format_bytes(projected_peak) << " (" << format_bytes(kept_bytes)
      << " kept by the stages + " << std::min<int64_t>(nworkers, static_cast<int64_t>(tasks.size()))
      << " workers x " << format_bytes(most) << " per task)\n";
+  if (!memory_model.empty())  // the model executing the plan checks max_memory with (plan/memory)
+    os << "  projected peak (memory model, max_memory " << format_bytes(static_cast<double>(options.max_memory))
+       << "): " << memory_model << "\n";
   if (measured) print_measured(os, *measured);
   return os.str();
 }

@@ -9,6 +9,7 @@
 #include "b2lazy/error.hpp"
 #include "core/strided_copy.hpp"
 #include "exec/thread_state.hpp"
+#include "plan/memory.hpp"
 #include "storage/b2nd_validate.hpp"
 #include "storage/blosc2_util.hpp"
 #include "storage/pinned_io.hpp"
@@ -191,6 +192,30 @@ void B2ndSource::gather_from_chunk(const char* chunk, const Box& cbox, const Reg
     }
     if (d == static_cast<size_t>(-1)) break;
   }
+}
+
+int64_t B2ndSource::fill_bytes(const Region& region, const MemoryModel& /*m*/) const {
+  if (region.size() == 0 || size() == 0) return 0;
+  const size_t nd = ndim();
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
+  const int64_t nchunks = std::max<int64_t>(1, arr_->sc->nchunks);
+  const int64_t compressed = arr_->sc->cbytes / nchunks;  // an average chunk, read whole from disk
+  if (nd == 0 || !c_order_blocks_) return extchunk_nitems() * isz + compressed;
+  Box rb = region.bounds();
+  auto ids = grid_.chunks_touching(rb);
+  Box cb = grid_.chunk_box(ids[0]);
+  Shape neg(nd);
+  for (size_t d = 0; d < nd; ++d) neg[d] = -cb.start[d];
+  if (ids.size() == 1 && region.unit_steps() && is_contiguous_range(rb.shift(neg), extchunk_))  // fill()'s fast path
+    return rb.size() == extchunk_nitems() ? compressed : 0;
+  // C-order blocks: each chunk's range from the first to the last item needed is read
+  // (lazily, by blocks) into its place in a chunk-sized buffer; only that range is touched.
+  Box in = cb;
+  for (size_t d = 0; d < nd; ++d) in.start[d] = std::max(cb.start[d], rb.start[d]), in.stop[d] = std::min(cb.stop[d], rb.stop[d]);
+  const Shape st = c_strides(extchunk_);
+  int64_t span = 1;
+  for (size_t d = 0; d < nd; ++d) span += (in.stop[d] - 1 - in.start[d]) * st[d];
+  return span * isz + (span == extchunk_nitems() ? compressed : 0);
 }
 
 void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {

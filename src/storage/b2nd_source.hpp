@@ -33,6 +33,9 @@ class B2ndSource : public Node {
   std::string describe() const override;
   std::string source_name() const override { return name_; }
   void fill(const Region& region, void* out, ThreadState& ts) const override;
+  // A chunk's decompression buffer unless the region is one C-order range of one chunk
+  // (decompressed in place), plus a compressed chunk read whole from disk.
+  int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
   const ChunkGrid* storage_grid() const override { return &grid_; }
   Shape storage_blocks() const override { return blocks_; }
   bool decompresses() const override { return true; }

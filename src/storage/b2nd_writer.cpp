@@ -57,6 +57,12 @@ B2ndWriter::B2ndWriter(const Shape& shape, DType dtype, const Shape& chunks, con
                   "': " + print_error(rc));
   }
   extchunk_ = Shape(arr_->extchunkshape, arr_->extchunkshape + nd);
+  // Blocks of extent 1 along leading axes, split along one axis and whole along the rest
+  // are laid out in the chunk's C order: a full C-order chunk is compressed as it is.
+  size_t p = 0;
+  while (p < nd && blocks_[p] == 1) ++p;
+  c_order_blocks_ = true;
+  for (size_t d = p + 1; d < nd; ++d) c_order_blocks_ = c_order_blocks_ && blocks_[d] == extchunk_[d];
   // The schunk's cparams carry the blocksize b2nd derived from the block shape.
   cparams_ = *arr_->sc->storage->cparams;
   cparams_.schunk = arr_->sc;
@@ -70,11 +76,15 @@ B2ndWriter::~B2ndWriter() {
 
 void B2ndWriter::write_chunk(int64_t id, const void* data, ThreadState& ts) {
   const size_t nd = grid_.shape().size(), isz = itemsize(dtype_);
+  Box box = grid_.chunk_box(id);
+  Shape cshape = box.shape();
+  if (cshape == extchunk_ && c_order_blocks_) {  // a full chunk already in block-major order
+    write_block_major(id, data, ts);
+    return;
+  }
   ScratchScope scope(ts.scratch);
   const int64_t n = prod(extchunk_);
   char* chunk = static_cast<char*>(scope.alloc(n * isz));
-  Box box = grid_.chunk_box(id);
-  Shape cshape = box.shape();
   if (cshape != extchunk_) std::memset(chunk, 0, n * isz);  // padding compresses to nothing
   // Scatter each block's part of the C-order chunk into its block-major place.
   Shape src_strides = byte_strides(cshape, isz), bstrides = byte_strides(blocks_, isz);

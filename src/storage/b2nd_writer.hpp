@@ -49,6 +49,7 @@ class B2ndWriter : public Sink {
   DType dtype_;
   ChunkGrid grid_;
   Shape blocks_, extchunk_;
+  bool c_order_blocks_ = false;  // block-major order is the chunk's C order
   std::string final_path_;
   std::unique_ptr<OutputTemp> temp_;  // on disk: the reserved temporary
   blosc2_cparams cparams_;

@@ -32,6 +32,7 @@ from __future__ import annotations
 import itertools
 import operator
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -785,3 +786,19 @@ def evaluations(lazy, draw, tmpdir):
     else:
         r = lazy.compute(chunks=chunks, blocks=blocks)
         yield f"compute(chunks={chunks}, blocks={blocks})", b2np(r)
+
+
+_BUDGET_REFUSED = re.compile(r"max_memory of .* is too small for this evaluation: .*the smallest budget that works is (\d+) MiB")
+
+
+def within_budget(call, max_memory):
+    """call(max_memory), or — when that budget is refused as too small (issue #12:
+    max_memory is a limit, refused before any work with the smallest budget that works) —
+    call(that smallest budget), which must then work."""
+    try:
+        return call(max_memory)
+    except ValueError as e:
+        m = _BUDGET_REFUSED.search(str(e))
+        if not m or max_memory is None:
+            raise
+        return call(int(m.group(1)) << 20)

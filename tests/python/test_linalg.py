@@ -38,6 +38,7 @@ from hypothesis import strategies as st
 
 import b2lazy
 from array_cases import DTYPES, assert_exact, basic_index, chunking, evaluate, examples, make_source
+from conftest import within_budget
 
 F32, F64 = np.dtype("float32"), np.dtype("float64")
 RTOL = {F32: 1e-5, F64: 1e-12}
@@ -203,10 +204,11 @@ def evaluate_lin(draw, lazy, tmp_path_factory):
     nthreads = draw(st.sampled_from([None, 1, 2]), label="nthreads")
     max_memory = draw(st.sampled_from([None, 1 << 16, 1 << 20]), label="max_memory")
     if how == "threads":
-        return lazy.to_numpy(nthreads=nthreads, max_memory=max_memory)
+        return within_budget(lambda mm: lazy.to_numpy(nthreads=nthreads, max_memory=mm), max_memory)
     path = tmp_path_factory.mktemp("out") / "r.b2nd"
     chunks, blocks = draw(chunking(lazy.shape), label="disk chunks/blocks") if lazy.ndim else (None, None)
-    r = lazy.compute(urlpath=path, chunks=chunks, blocks=blocks, nthreads=nthreads, max_memory=max_memory)
+    r = within_budget(lambda mm: lazy.compute(urlpath=path, chunks=chunks, blocks=blocks, nthreads=nthreads,
+                                              max_memory=mm), max_memory)
     assert r.shape == lazy.shape and r.dtype == lazy.dtype
     return b2lazy.open(path).to_numpy()
 
@@ -710,7 +712,8 @@ def _compute(lazy, how, tmp_path):
     kw = dict(OUTPUTS[how])
     if kw.pop("urlpath", False):
         kw["urlpath"] = tmp_path / "out.b2nd"
-    return lazy.compute(**kw)
+    mm = kw.pop("max_memory", None)
+    return within_budget(lambda m: lazy.compute(max_memory=m, **kw), mm)
 
 
 def _opened(paths):
@@ -760,7 +763,8 @@ def test_counter_matmul_of_slice(square, how, tmp_path):
         kw.pop("blocks", None)
     if kw.pop("urlpath", False):
         kw["urlpath"] = tmp_path / "out.b2nd"
-    r = lazy.compute(**kw)
+    mm = kw.pop("max_memory", None)
+    r = within_budget(lambda m: lazy.compute(max_memory=m, **kw), mm)
     st_ = r.stats
     assert st_["distinct_chunks_decompressed"][paths["a"]] == 4, st_
     assert st_["distinct_chunks_decompressed"][paths["b"]] == 16, st_
@@ -807,9 +811,9 @@ def test_long_contraction_panels(panel_sources, dt, expr, budget, nthreads):
          "(a + 1) @ b": lambda p, q: (p + 1) @ q,
          "a @ (b * 2)": lambda p, q: p @ (q * 2),
          "a[:, ::-1] @ b[::-1]": lambda p, q: p[:, ::-1] @ q[::-1]}[expr]
-    got = f(a, b).to_numpy(nthreads=nthreads, max_memory=budget)
+    got = within_budget(lambda mm: f(a, b).to_numpy(nthreads=nthreads, max_memory=mm), budget)
     check(got, *oracle(f, x, y), what=f"{expr} {dt} budget={budget}")
-    r = f(a, b).compute(chunks=(20, 16), max_memory=budget, nthreads=nthreads)
+    r = within_budget(lambda mm: f(a, b).compute(chunks=(20, 16), max_memory=mm, nthreads=nthreads), budget)
     check(r.to_numpy(), *oracle(f, x, y), what=f"{expr} {dt} budget={budget} chunks=(20, 16)")
 
 
@@ -831,8 +835,10 @@ def test_kept_operand_sub_tiles(dt, nthreads):
         b = b2lazy.asarray(y, chunks=tuple(max(1, n // 2) for n in sb))
         out_chunks = tuple(max(1, n // 2) for n in want[0].shape[:-1]) + (7,)
         for budget in (None, 1 << 20):
-            check(f(a, b).to_numpy(nthreads=nthreads, max_memory=budget), *want, what=f"{sa} {sb} {budget}")
-            check(f(x, b).compute(chunks=out_chunks, nthreads=nthreads, max_memory=budget).to_numpy(),
+            check(within_budget(lambda mm: f(a, b).to_numpy(nthreads=nthreads, max_memory=mm), budget), *want,
+                  what=f"{sa} {sb} {budget}")
+            check(within_budget(lambda mm: f(x, b).compute(chunks=out_chunks, nthreads=nthreads, max_memory=mm),
+                                budget).to_numpy(),
                   *want, what=f"{sa} {sb} {budget} chunks={out_chunks}")
 
 
@@ -867,9 +873,9 @@ def test_tensordot_several_k_axes_in_panels(tmp_path):
     b = b2lazy.asarray(y, chunks=(25, 70, 30))
     for budget in (None, 4 << 20, 1 << 20):
         for axes in (2, ([1, 2], [0, 1]), ([2, 1], [1, 0]), ([-1, -2], [1, 0])):
-            check(b2lazy.tensordot(a, b, axes=axes).to_numpy(max_memory=budget),
+            check(within_budget(lambda mm: b2lazy.tensordot(a, b, axes=axes).to_numpy(max_memory=mm), budget),
                   *oracle(lambda p, q: np.tensordot(p, q, axes=axes), x, y), what=f"{axes} {budget}")
-        check(b2lazy.tensordot(a + 1, b, axes=2).to_numpy(max_memory=budget),
+        check(within_budget(lambda mm: b2lazy.tensordot(a + 1, b, axes=2).to_numpy(max_memory=mm), budget),
               *oracle(lambda p, q: np.tensordot(p + 1, q, axes=2), x, y), what=f"(a + 1) {budget}")
 
 

@@ -3,6 +3,7 @@
 #include "core/strided_copy.hpp"
 #include "exec/thread_state.hpp"
 #include "ops/elementwise/program.hpp"
+#include "plan/memory.hpp"
 
 namespace b2lazy {
 
@@ -100,6 +101,28 @@ void ElementwiseNode::fill(const Region& region, void* out, ThreadState& ts) con
     data[i] = p;
   }
   prog.run(data.data(), out, n, scope);
+}
+
+int64_t ElementwiseNode::fill_bytes(const Region& region, const MemoryModel& m) const {
+  const int64_t n = region.size();
+  if (n == 0) return 0;
+  const Program& prog = program();
+  int64_t held = 0, deepest = 0;
+  bool out_free = true;
+  for (size_t i = 0; i < prog.leaves.size(); ++i) {
+    const Node& leaf = *prog.leaves[i];
+    Region lr = broadcast_region(region, shape(), leaf.shape());
+    const int64_t isz = static_cast<int64_t>(itemsize(leaf.dtype()));
+    if (!leaf.view(lr)) {
+      const bool into_out = out_free && leaf.dtype() == dtype() && lr.size() == n;
+      out_free = out_free && !into_out;
+      if (!into_out) held += lr.size() * isz;
+      deepest = std::max(deepest, held + m.pull_bytes(leaf, lr));
+    }
+    if (lr.size() != n) held += n * isz;
+  }
+  const int64_t temps = (prog.ntemp_slots + static_cast<int64_t>(prog.consts.size())) * Program::kBlock * 8;
+  return std::max(deepest, held) + temps;
 }
 
 }  // namespace b2lazy

@@ -28,6 +28,9 @@ class ElementwiseNode : public Node {
   bool block_major(const Shape& chunks, const Shape& blocks) const override;
   void fill_block_major(int64_t chunk, int64_t nitems, void* out, ThreadState& ts) const override;
   std::string listing() const override;
+  // As fill(): a buffer per leaf not viewed (one may be `out`), broadcast leaves expanded,
+  // the program's block temporaries, and the deepest leaf pull.
+  int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
   // The fused program rooted here (compiled on first use, thread-safe).
   const Program& program() const;
 

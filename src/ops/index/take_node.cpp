@@ -8,6 +8,7 @@
 #include "exec/thread_state.hpp"
 #include "ops/linalg/matmul_node.hpp"
 #include "plan/chunking.hpp"
+#include "plan/memory.hpp"
 
 namespace b2lazy {
 
@@ -174,6 +175,14 @@ void TakeNode::fill(const Region& region, void* out, ThreadState& ts) const {
     }
     g0 = g1;
   }
+}
+
+int64_t TakeNode::fill_bytes(const Region& region, const MemoryModel& m) const {
+  if (region.size() == 0) return 0;
+  Region in = input_regions(region)[0];
+  if (in.size() == 0) return 0;
+  for (size_t t = 0; t < naxes_; ++t) in.count[axis_ + t] = std::min(in.count[axis_ + t], cell_[t]);
+  return MemoryModel::region_bytes(*inputs()[0], in) + m.pull_bytes(*inputs()[0], in);
 }
 
 }  // namespace b2lazy

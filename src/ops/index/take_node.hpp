@@ -24,6 +24,8 @@ class TakeNode : public Node {
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   // The box of the input between the smallest and largest indices the region selects.
   std::vector<Region> input_regions(const Region& region) const override;
+  // A group of cells pulls at most one chunk's span of the taken axes, not their hull.
+  int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
   // The input's preferred chunks on the untaken axes and about one chunk's length of
   // index cells, so the box a group pulls stays about a chunk.
   Shape preferred_chunks() const override { return preferred_; }

@@ -11,6 +11,7 @@
 #include "ops/linalg/matmul_node.hpp"
 #include "ops/shape/permute_node.hpp"
 #include "plan/chunking.hpp"
+#include "plan/memory.hpp"
 
 namespace b2lazy {
 
@@ -87,6 +88,16 @@ int64_t panel_bytes(const std::vector<Region>& x_regions, DType dt, size_t per_w
   int64_t whole = 0;
   for (auto& r : x_regions) whole += r.size() * static_cast<int64_t>(itemsize(dt));
   return std::min<int64_t>(whole, static_cast<int64_t>(stream_limit(per_worker)));
+}
+
+size_t worker_share(const MemoryModel& m) { return m.max_memory() / static_cast<size_t>(m.nworkers()); }
+
+// The most any one pull of the inputs at `in` holds below it (x kept once: nothing).
+int64_t deepest_pull(const Node& n, const std::vector<Region>& in, const MemoryModel& m) {
+  int64_t most = 0;
+  for (size_t i = 0; i < in.size() && i < n.inputs().size(); ++i)
+    most = std::max(most, m.pull_bytes(*n.inputs()[i], in[i]));
+  return most;
 }
 
 // out (dense, shape r.count) = the Gram product of x at r. With `upper` (unit steps
@@ -266,8 +277,10 @@ std::vector<NodePtr> gram_inputs(const NodePtr& x, bool trans) {
 }
 }  // namespace
 
-int64_t UpperGramNode::working_bytes(const Region& region, size_t per_worker) const {
-  return panel_bytes(input_regions(region), dtype(), per_worker);
+int64_t UpperGramNode::fill_bytes(const Region& region, const MemoryModel& m) const {
+  if (region.size() == 0) return 0;
+  const auto in = input_regions(region);
+  return panel_bytes(in, dtype(), worker_share(m)) + deepest_pull(*this, in, m);
 }
 
 GramNode::GramNode(NodePtr x, bool trans)
@@ -305,20 +318,19 @@ std::vector<Region> GramNode::input_regions(const Region& r) const {
   return in;
 }
 
-int64_t GramNode::working_bytes(const Region& r, size_t per_worker) const {
+int64_t GramNode::fill_bytes(const Region& r, const MemoryModel& m) const {
   if (r.size() == 0) return 0;
   const int64_t tile = r.size() * static_cast<int64_t>(itemsize(dtype()));
+  const auto in = input_regions(r);
+  const int64_t below = deepest_pull(*this, in, m);
   switch (way_of(r, keep_)) {
     case Way::Direct:
-    case Way::Diagonal: {
-      auto in = input_regions(r);
-      return panel_bytes({in[2], in[3]}, dtype(), per_worker);
-    }
-    case Way::Upper: return 0;  // pulled straight into the output
-    case Way::Lower: return tile;  // the mirror tile, transposed into place
-    case Way::Crossing: return 2 * tile;
+    case Way::Diagonal: return panel_bytes({in[2], in[3]}, dtype(), worker_share(m)) + below;
+    case Way::Upper: return below;  // pulled straight into the output
+    case Way::Lower: return tile + below;  // the mirror tile, transposed into place
+    case Way::Crossing: return 2 * tile + below;
   }
-  return 0;
+  return below;
 }
 
 void GramNode::fill(const Region& r, void* out, ThreadState& ts) const {

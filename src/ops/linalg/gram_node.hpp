@@ -23,7 +23,8 @@ class UpperGramNode : public Node {
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
   bool cacheable() const override { return true; }
-  int64_t working_bytes(const Region& region, size_t per_worker) const override;
+  // x's panels streamed along k, and the deepest pull of x.
+  int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
   bool trans() const { return trans_; }
 
  private:
@@ -40,7 +41,8 @@ class GramNode : public Node {
   // (the rows' and the columns' panels of a tile computed directly).
   std::vector<Region> input_regions(const Region& region) const override;
   bool cacheable() const override { return true; }
-  int64_t working_bytes(const Region& region, size_t per_worker) const override;
+  // Off the diagonal, the mirror tile transposed into place; else x's panels.
+  int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
   Shape preferred_chunks() const override;
 
  private:

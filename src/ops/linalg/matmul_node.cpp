@@ -19,6 +19,7 @@
 #include "ops/shape/permute_node.hpp"
 #include "ops/shape/slice_node.hpp"
 #include "plan/chunking.hpp"
+#include "plan/memory.hpp"
 
 namespace b2lazy {
 
@@ -294,26 +295,6 @@ Shape MatmulNode::preferred_chunks() const {
   return c;
 }
 
-int64_t MatmulNode::working_bytes(const Region& region, size_t per_worker) const {
-  // Streamed K-panels of both operands (contract()): at most the stream budget, at most
-  // the whole K range of both.
-  if (region.size() == 0) return 0;
-  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
-  const int64_t whole = sat_mul(sat_add(a_region(region, 0, k_len_).size(), b_region(region, 0, k_len_).size()), isz);
-  return std::min<int64_t>(whole, static_cast<int64_t>(stream_limit(per_worker)));
-}
-
-int64_t MatmulNode::kept_bytes(const Region& region, size_t per_worker) const {
-  // The band contract() keeps of an expensive operand for the whole K range.
-  if (region.size() == 0) return 0;
-  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
-  const int64_t hold = static_cast<int64_t>(hold_limit(per_worker));
-  const int64_t a = sat_mul(a_region(region, 0, k_len_).size(), isz), b = sat_mul(b_region(region, 0, k_len_).size(), isz);
-  if (a_expensive_ && a <= hold) return a;
-  if (b_expensive_ && b <= hold) return b;
-  return 0;
-}
-
 void MatmulNode::fill(const Region& region, void* out, ThreadState& ts) const {
   if (region.size() == 0) return;
   if (fork(region, out, ts)) return;
@@ -485,6 +466,41 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
       }
     }
   });
+}
+
+int64_t MatmulNode::fill_bytes(const Region& region, const MemoryModel& m) const {
+  if (region.size() == 0 || k_len_ * k_rest_ == 0) return 0;  // (an empty K pulls nothing)
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
+  const size_t per_worker = m.max_memory() / static_cast<size_t>(m.nworkers());
+  const size_t hold = hold_limit(per_worker);  // as contract() decides
+  size_t stream = stream_limit(per_worker);
+  const Geometry g(*this, region);
+  const int64_t ktot = k_len_ * k_rest_;
+  const Node& a = a_trans_ ? *inputs()[0]->inputs()[0] : *inputs()[0];
+  const Node& b = b_trans_ ? *inputs()[1]->inputs()[0] : *inputs()[1];
+  auto ra = [&](int64_t k0, int64_t k1) { return a_trans_ ? swap_last_two(a_region(region, k0, k1)) : a_region(region, k0, k1); };
+  auto rb = [&](int64_t k0, int64_t k1) { return b_trans_ ? swap_last_two(b_region(region, k0, k1)) : b_region(region, k0, k1); };
+  const bool hold_a = a_expensive_ && g.nba * g.mrows * ktot * isz <= static_cast<int64_t>(hold);
+  const bool hold_b = !hold_a && b_expensive_ && g.nbb * ktot * g.ncols * isz <= static_cast<int64_t>(hold);
+  int64_t band = 0, deepest = 0;
+  if (hold_a) band = MemoryModel::region_bytes(a, ra(0, k_len_)), deepest = m.pull_bytes(a, ra(0, k_len_));
+  if (hold_b) band = MemoryModel::region_bytes(b, rb(0, k_len_)), deepest = m.pull_bytes(b, rb(0, k_len_));
+  if (hold_a || hold_b) stream /= 2;
+  // A panel of the streamed operands: `stream`, or one storage chunk deep if at most 4x more.
+  const int64_t per_k = ((hold_a ? 0 : g.nba * g.mrows) + (hold_b ? 0 : g.nbb * g.ncols)) * k_rest_;
+  int64_t kp = per_k ? static_cast<int64_t>(stream) / isz / per_k : k_len_;
+  if (!hold_a && k_align_ > kp && per_k && k_align_ <= static_cast<int64_t>(4 * stream) / isz / per_k) kp = k_align_;
+  kp = std::clamp<int64_t>(kp, 1, std::max<int64_t>(1, k_len_));
+  int64_t panels = 0;
+  if (!hold_a) {
+    panels += MemoryModel::region_bytes(a, ra(0, kp));
+    deepest = std::max(deepest, panels + m.pull_bytes(a, ra(0, kp)));
+  }
+  if (!hold_b) {
+    panels += MemoryModel::region_bytes(b, rb(0, kp));
+    deepest = std::max(deepest, panels + m.pull_bytes(b, rb(0, kp)));
+  }
+  return band + std::max(panels, deepest);
 }
 
 }  // namespace b2lazy

@@ -22,13 +22,14 @@ class MatmulNode : public Node {
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
+  // The kept band of an expensive operand (when it fits its share of the budget), one
+  // K-panel of each streamed operand and the deepest pull.
+  int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
   // Each output element costs 2K operations: worth keeping when several chunks need it.
   bool cacheable() const override { return true; }
   Shape preferred_chunks() const override;
   // A row of output chunks shares the kept band of an expensive operand (one task).
   bool shares_rows() const override { return true; }
-  int64_t working_bytes(const Region& region, size_t per_worker) const override;
-  int64_t kept_bytes(const Region& region, size_t per_worker) const override;
 
   // Storage-chunk length that pulls along output axis `axis` should align to (0: none).
   int64_t alignment(size_t axis) const { return align_[axis]; }

@@ -14,6 +14,7 @@
 #include "exec/thread_state.hpp"
 #include "ops/reduce/accumulate.hpp"
 #include "plan/chunking.hpp"
+#include "plan/memory.hpp"
 
 namespace b2lazy {
 
@@ -268,7 +269,13 @@ ReduceNode::Slabs ReduceNode::slabs(const Region& in, size_t slab_bytes) const {
       continue;
     }
     int64_t p = std::max<int64_t>(1, room / acc);
-    if (align_[d] > 0) p = std::max<int64_t>(align_[d], p / align_[d] * align_[d]);
+    // Slabs end on storage chunks (a cut chunk is decompressed twice), unless the source
+    // reads row ranges alone: then a chunk-deep slab over budget is not worth its memory.
+    bool thin_ok = range_reads_ && align_[d] > p;  // ... and the slab is one C-order range:
+    const Shape& full = inputs()[0]->shape();
+    for (size_t e = 0; e < n && thin_ok; ++e)
+      thin_ok = e < d ? in.count[e] == 1 : e == d || (in.start[e] == 0 && in.count[e] == full[e] && in.step[e] == 1);
+    if (align_[d] > 0 && !thin_ok) p = std::max<int64_t>(align_[d], p / align_[d] * align_[d]);
     piece[d] = std::min(p, in.count[d]);
     cut = true;
   }
@@ -298,26 +305,34 @@ Region ReduceNode::Slabs::at(int64_t i) const {
 // When even the thinnest slab of `region` (one storage chunk deep along the reduced
 // axes) is over budget, reduce the region in pieces along its leading output axis,
 // which keeps each piece's output contiguous. Pieces follow the input's chunks.
-bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, size_t slab_bytes) const {
+int64_t ReduceNode::split_rows(const Region& region, size_t slab_bytes, size_t& o, int64_t& al) const {
   const Node& input = *inputs()[0];
   const size_t isz = itemsize(input.dtype());
   int64_t thin = 1;  // elements of the thinnest slab per output element
   for (size_t d = 0; d < reduced_.size(); ++d)
     if (reduced_[d]) thin *= std::min<int64_t>(input.shape()[d], align_[d] > 0 ? align_[d] : 1);
-  if (static_cast<size_t>(region.size() * thin) * isz <= slab_bytes) return false;
-  size_t o = 0;
+  if (static_cast<size_t>(region.size() * thin) * isz <= slab_bytes) return 0;
+  o = 0;
   while (o < region.ndim() && region.count[o] == 1) ++o;
-  if (o == region.ndim()) return false;
+  if (o == region.ndim()) return 0;
   const int in_axis = input_axis(o);
-  if (in_axis < 0) return false;
+  if (in_axis < 0) return 0;
   const int64_t per_row = region.size() / region.count[o];
   int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(slab_bytes / isz) / std::max<int64_t>(per_row * thin, 1));
-  int64_t al = align_[static_cast<size_t>(in_axis)];
+  al = align_[static_cast<size_t>(in_axis)];
   // Pieces thinner than a chunk cost no extra decompression when the source reads row
   // ranges alone; then a chunk-deep piece far over budget is not worth its memory.
   if (al > 0 && range_reads_ && al > static_cast<int64_t>(4 * slab_bytes / isz) / (per_row * thin)) al = 0;  // (no product to overflow)
   if (al > 0 && region.step[o] == 1) rows = std::max(al, rows / al * al);
-  if (rows >= region.count[o]) return false;
+  if (rows >= region.count[o]) return 0;
+  return rows;
+}
+
+bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, size_t slab_bytes) const {
+  size_t o = 0;
+  int64_t al = 0;
+  const int64_t rows = split_rows(region, slab_bytes, o, al);
+  if (rows == 0) return false;
   char* dst = static_cast<char*>(out);
   const size_t osz = itemsize(dtype());
   for (int64_t r0 = 0; r0 < region.count[o];) {
@@ -342,10 +357,7 @@ void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
   if (nout == 0) return;
   const Node& input = *inputs()[0];
   Region in = widen(region);
-  size_t slab_bytes = kSlabBytes;
-  if (ts.eval)
-    slab_bytes = std::min(slab_bytes, std::max<size_t>(size_t(256) << 10, ts.eval->max_memory / 16 /
-                                                                           std::max(1, ts.eval->nworkers())));
+  const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
   if (split_kept(region, out, ts, slab_bytes)) return;
   const Slabs parts = slabs(in, slab_bytes);  // one at a time: never listed (a huge input has many)
   const int64_t nparts = in.size() ? parts.size() : 0;
@@ -401,6 +413,28 @@ int ReduceNode::input_axis(size_t o) const {
   for (size_t d = 0; d < out_axis_.size(); ++d)
     if (out_axis_[d] == static_cast<int>(o) && !reduced_[d]) return static_cast<int>(d);
   return -1;
+}
+
+size_t ReduceNode::slab_bytes(size_t max_memory, int nworkers) const {
+  return std::min(kSlabBytes, std::max<size_t>(size_t(256) << 10, max_memory / 16 / static_cast<size_t>(std::max(1, nworkers))));
+}
+
+int64_t ReduceNode::fill_bytes(const Region& region, const MemoryModel& m) const {
+  if (region.size() == 0) return 0;
+  const Node& input = *inputs()[0];
+  const size_t sb = slab_bytes(m.max_memory(), m.nworkers());
+  Region r = region;
+  size_t o = 0;
+  int64_t al = 0;
+  if (const int64_t rows = split_rows(region, sb, o, al)) r.count[o] = std::min(rows, region.count[o]);
+  const Region in = widen(r);
+  const Slabs parts = slabs(in, sb);
+  if (in.size() == 0 || parts.size() == 0) return 0;
+  const Region slab = parts.at(0);  // the first slab is a whole one
+  int64_t one = input.view(slab) ? 0 : MemoryModel::region_bytes(input, slab);
+  if (input.dtype() != acc_) one += slab.size() * static_cast<int64_t>(itemsize(acc_));
+  one += m.pull_bytes(input, slab) + r.size() * 24;  // the accumulators (moments, indices)
+  return one * (parts.size() > 1 ? m.forks() : 1);
 }
 
 }  // namespace b2lazy

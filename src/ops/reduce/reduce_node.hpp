@@ -21,6 +21,9 @@ class ReduceNode : public Node {
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
   bool cacheable() const override { return true; }
+  // One slab (and its conversion to the accumulator) and its pull, on every worker the
+  // slabs are spread over; a region whose thinnest slab is over budget, by its first piece.
+  int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
 
   Reduction reduction() const { return r_; }
   const std::vector<bool>& reduced() const { return reduced_; }
@@ -46,6 +49,10 @@ class ReduceNode : public Node {
   };
   Slabs slabs(const Region& in, size_t slab_bytes) const;
   bool split_kept(const Region& region, void* out, ThreadState& ts, size_t slab_bytes) const;
+  // split_kept's pieces: rows of output axis `o` per piece (chunk length `al` when aligned),
+  // or 0 when the region is reduced whole.
+  int64_t split_rows(const Region& region, size_t slab_bytes, size_t& o, int64_t& al) const;
+  size_t slab_bytes(size_t max_memory, int nworkers) const;
   Reduction r_;
   std::vector<bool> reduced_;
   bool keepdims_;

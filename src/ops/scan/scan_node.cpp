@@ -11,10 +11,17 @@
 #include "exec/thread_state.hpp"
 #include "ops/reduce/accumulate.hpp"
 #include "plan/chunking.hpp"
+#include "plan/memory.hpp"
 
 namespace b2lazy {
 
 namespace {
+
+// Input pulled per step of a scan or a segment total: scans hold a few pieces, never a
+// whole region of input (issue #12: a scan holds at most a few storage chunks per worker).
+constexpr int64_t kPieceBytes = int64_t(1) << 20;
+// Output chunks (and segments) a scan prefers at most: its storage chunks, cut down.
+constexpr size_t kScanChunkBytes = size_t(2) << 20;
 
 // Axis `k` splits a dense buffer of shape `c` into outer x len x inner.
 struct Split {
@@ -66,6 +73,13 @@ int64_t segment_length(const NodePtr& input, int axis, const Shape& pc) {
   return std::max<int64_t>(1, ceil_div(n, 64));
 }
 
+// The input's preferred chunks, leading axes halved to kScanChunkBytes (of the 8-byte
+// accumulator): segments and output chunks of that size keep the pieces a worker holds
+// small, and their pulls stay C-order ranges of the storage chunks.
+Shape scan_chunks(const Shape& input_chunks) {
+  return input_chunks.empty() ? input_chunks : shrink_chunks(input_chunks, 8, kScanChunkBytes);
+}
+
 Shape with_axis(Shape s, int axis, int64_t v) {
   s[static_cast<size_t>(axis)] = v;
   return s;
@@ -96,6 +110,16 @@ Region SegmentTotals::input_region(const Region& r) const {
 
 std::vector<Region> SegmentTotals::input_regions(const Region& r) const { return {input_region(r)}; }
 
+int64_t SegmentTotals::fill_bytes(const Region& r, const MemoryModel& m) const {
+  if (r.size() == 0) return 0;
+  const size_t k = static_cast<size_t>(axis_);
+  Region piece = input_region(r);
+  const int64_t cross = piece.size() / std::max<int64_t>(1, piece.count[k]);
+  piece.count[k] = std::min(piece.count[k], std::max<int64_t>(1, kPieceBytes / std::max<int64_t>(1, cross * 8)));
+  const int64_t held = piece.size() * static_cast<int64_t>(itemsize(inputs()[0]->dtype()) + 8);
+  return held + m.pull_bytes(*inputs()[0], piece) + cross * 8;
+}
+
 void SegmentTotals::fill(const Region& r, void* out, ThreadState& ts) const {
   if (r.size() == 0) return;
   const Node& in = *inputs()[0];
@@ -112,9 +136,17 @@ void SegmentTotals::fill(const Region& r, void* out, ThreadState& ts) const {
       ir.step[k] = 1;
       ir.count[k] = std::min(in.shape()[k], (s + 1) * seg_) - ir.start[k];
       std::fill(carry.begin(), carry.end(), op_ == ScanOp::Sum ? A(0) : A(1));
-      ScratchScope scope(ts.scratch);
-      const A* x = pull_as<A>(in, ir, dtype(), scope, ts);
-      fold_axis(op_, x, split_at(ir.count, axis_), carry.data());
+      // In pieces of about kPieceBytes along the axis: a segment may be large.
+      const int64_t rows = std::max<int64_t>(1, kPieceBytes / std::max<int64_t>(1, ir.size() / std::max<int64_t>(1, ir.count[k]) * 8));
+      const int64_t s0 = ir.start[k], s1 = ir.start[k] + ir.count[k];
+      for (int64_t i = s0; i < s1; i += rows) {
+        Region piece = ir;
+        piece.start[k] = i;
+        piece.count[k] = std::min(rows, s1 - i);
+        ScratchScope scope(ts.scratch);
+        const A* x = pull_as<A>(in, piece, dtype(), scope, ts);
+        fold_axis(op_, x, split_at(piece.count, axis_), carry.data());
+      }
       for (int64_t a = 0; a < so.outer; ++a)
         std::memcpy(o + (a * so.len + j) * so.inner, carry.data() + a * so.inner, so.inner * sizeof(A));
     }
@@ -130,7 +162,7 @@ DType scan_accumulator(DType out) {
 }  // namespace
 
 ScanNode::ScanNode(NodePtr input, int axis, ScanOp op, DType out, bool include_initial)
-    : ScanNode(input, axis, op, out, include_initial, preferred_chunks_of(input)) {}
+    : ScanNode(input, axis, op, out, include_initial, scan_chunks(preferred_chunks_of(input))) {}
 
 ScanNode::ScanNode(NodePtr input, int axis, ScanOp op, DType out, bool include_initial, Shape input_chunks)
     : Node(out, with_axis(input->shape(), axis, input->shape()[static_cast<size_t>(axis)] + (include_initial ? 1 : 0)),
@@ -182,6 +214,24 @@ std::vector<Region> ScanNode::input_regions(const Region& r) const {
 void ScanNode::fill(const Region& r, void* out, ThreadState& ts) const {
   if (r.size() == 0) return;
   const size_t k = static_cast<size_t>(axis_);
+  const size_t isz = itemsize(dtype());
+  // Rows before the scanned axis share no carry: a region larger than a piece is scanned
+  // in pieces along its first axis with more than one index, so every pull is a C-order
+  // range of about kPieceBytes.
+  size_t d0 = 0;
+  while (d0 < r.ndim() && r.count[d0] == 1) ++d0;
+  if (d0 < k && r.size() * 8 > kPieceBytes) {
+    const int64_t rows = std::max<int64_t>(1, kPieceBytes / (r.size() / r.count[d0] * 8));
+    char* dst = static_cast<char*>(out);
+    for (int64_t i = 0; i < r.count[d0]; i += rows) {
+      Region sub = r;
+      sub.start[d0] = r.start[d0] + i * r.step[d0];
+      sub.count[d0] = std::min(rows, r.count[d0] - i);
+      fill(sub, dst, ts);
+      dst += sub.size() * static_cast<int64_t>(isz);
+    }
+    return;
+  }
   const Node& in = *inputs()[0];
   const Node& totals = *inputs()[1];
   Box b = r.bounds();
@@ -193,52 +243,95 @@ void ScanNode::fill(const Region& r, void* out, ThreadState& ts) const {
   u.step[k] = 1;
   u.count[k] = hi - lo;
   ScratchScope scope(ts.scratch);
+  const bool strided = r.step[k] != 1;
+  void* dense = strided ? scope.alloc(u.size() * isz) : out;
   dispatch(acc_, [&]<class A>(A*) {
     Split su = split_at(u.count, axis_);
+    const int64_t rows = std::max<int64_t>(1, kPieceBytes / (su.outer * su.inner * 8));  // along the axis
     std::vector<A> carry(static_cast<size_t>(su.outer * su.inner), op_ == ScanOp::Sum ? A(0) : A(1));
-    Region piece = u;
-    piece.step[k] = 1;
-    if (p.s > 0) {  // whole segments before: from the totals
-      piece.start[k] = 0;
-      piece.count[k] = p.s;
-      const A* t = pull_as<A>(totals, piece, acc_, scope, ts);
-      fold_axis(op_, t, split_at(piece.count, axis_), carry.data());
-    }
-    if (p.e0 > p.s * seg_) {  // the part of a segment before the region
-      piece.start[k] = p.s * seg_;
-      piece.count[k] = p.e0 - p.s * seg_;
-      const A* x = pull_as<A>(in, piece, acc_, scope, ts);
-      fold_axis(op_, x, split_at(piece.count, axis_), carry.data());
-    }
-    piece.start[k] = p.e0;
-    piece.count[k] = p.e1 - p.e0;
-    const A* x = pull_as<A>(in, piece, acc_, scope, ts);
-    // Scan into acc-typed rows of u, then cast to the output dtype.
-    A* res = static_cast<A*>(scope.alloc(std::max<int64_t>(u.size(), 1) * sizeof(A)));
-    const int64_t skip = include_initial_ ? 1 : 0;  // the first output adds nothing
-    for (int64_t o = 0; o < su.outer; ++o) {
-      A* __restrict c = carry.data() + o * su.inner;
-      for (int64_t j = 0; j < su.len; ++j) {
-        if (j >= skip) {
-          const A* __restrict row = x + (o * (su.len - skip) + (j - skip)) * su.inner;
-          for (int64_t i = 0; i < su.inner; ++i) c[i] = apply(op_, c[i], row[i]);
+    auto fold_range = [&](const Node& n, int64_t a, int64_t e) {  // [a, e) of n along the axis, in pieces
+      for (int64_t j = a; j < e; j += rows) {
+        ScratchScope piece_scope(ts.scratch);
+        Region piece = u;
+        piece.start[k] = j;
+        piece.count[k] = std::min(rows, e - j);
+        const A* x = pull_as<A>(n, piece, acc_, piece_scope, ts);
+        fold_axis(op_, x, split_at(piece.count, axis_), carry.data());
+      }
+    };
+    if (p.s > 0) fold_range(totals, 0, p.s);                     // whole segments before: their totals
+    if (p.e0 > p.s * seg_) fold_range(in, p.s * seg_, p.e0);    // the part of a segment before the region
+    // Output rows [j0, j1) add input rows e0 + j - skip (with include_initial the first
+    // output is the carry itself), a piece at a time, written (cast) into `dense`.
+    const int64_t skip = include_initial_ ? 1 : 0;
+    const size_t osz = itemsize(dtype());
+    for (int64_t j0 = 0; j0 < su.len; j0 += rows) {
+      ScratchScope piece_scope(ts.scratch);
+      const int64_t j1 = std::min(su.len, j0 + rows), plen = j1 - j0;
+      const int64_t x0 = std::max(j0, skip) - skip, x1 = j1 - skip;
+      const A* x = nullptr;
+      if (x1 > x0) {
+        Region piece = u;
+        piece.start[k] = p.e0 + x0;
+        piece.count[k] = x1 - x0;
+        x = pull_as<A>(in, piece, acc_, piece_scope, ts);
+      }
+      A* res = dtype() == acc_ ? nullptr : piece_scope.alloc_n<A>(static_cast<size_t>(su.outer * plen * su.inner));
+      for (int64_t o = 0; o < su.outer; ++o) {
+        A* __restrict c = carry.data() + o * su.inner;
+        for (int64_t j = j0; j < j1; ++j) {
+          if (j >= skip) {
+            const A* __restrict row = x + (o * (x1 - x0) + (j - skip - x0)) * su.inner;
+            for (int64_t i = 0; i < su.inner; ++i) c[i] = apply(op_, c[i], row[i]);
+          }
+          A* dst = res ? res + (o * plen + (j - j0)) * su.inner : static_cast<A*>(dense) + (o * su.len + j) * su.inner;
+          std::memcpy(dst, c, su.inner * sizeof(A));
         }
-        std::memcpy(res + (o * su.len + j) * su.inner, c, su.inner * sizeof(A));
+        if (res) {  // cast this piece's rows into place
+          const void* src[1] = {res + o * plen * su.inner};
+          kernels::lookup_cast(acc_, dtype())(static_cast<char*>(dense) + (o * su.len + j0) * su.inner * osz, src,
+                                              plen * su.inner);
+        }
       }
     }
-    const void* src[1] = {res};
-    void* dense = out;
-    const bool strided = r.step[k] != 1;
-    if (strided) dense = scope.alloc(u.size() * itemsize(dtype()));
-    kernels::lookup_cast(acc_, dtype())(dense, src, u.size());
-    if (strided) {  // pick the requested indices along the axis
-      const size_t isz = itemsize(dtype());
-      Shape ss = byte_strides(u.count, isz), ds = byte_strides(r.count, isz);
-      const char* first = static_cast<const char*>(dense) + (r.start[k] - lo) * ss[k];
-      ss[k] *= r.step[k];
-      copy_strided(r.ndim(), r.count.data(), first, ss.data(), static_cast<char*>(out), ds.data(), isz);
-    }
   });
+  if (strided) {  // pick the requested indices along the axis
+    Shape ss = byte_strides(u.count, isz), ds = byte_strides(r.count, isz);
+    const char* first = static_cast<const char*>(dense) + (r.start[k] - lo) * ss[k];
+    ss[k] *= r.step[k];
+    copy_strided(r.ndim(), r.count.data(), first, ss.data(), static_cast<char*>(out), ds.data(), isz);
+  }
+}
+
+int64_t ScanNode::fill_bytes(const Region& r, const MemoryModel& m) const {
+  if (r.size() == 0) return 0;
+  const size_t k = static_cast<size_t>(axis_);
+  size_t d0 = 0;
+  while (d0 < r.ndim() && r.count[d0] == 1) ++d0;
+  Region u = r;  // one piece, as fill() cuts them
+  if (d0 < k && r.size() * 8 > kPieceBytes)
+    u.count[d0] = std::min(r.count[d0], std::max<int64_t>(1, kPieceBytes / (r.size() / r.count[d0] * 8)));
+  const int64_t dense = r.step[k] != 1 ? MemoryModel::region_bytes(*this, r) : 0;
+  const int64_t cross = u.size() / std::max<int64_t>(1, u.count[k]);
+  const int64_t rows = std::max<int64_t>(1, kPieceBytes / (cross * 8));
+  const Box b = u.bounds();
+  const Plan p = plan(b.start[k], b.stop[k]);
+  Region piece = u;
+  piece.start[k] = p.e0;
+  piece.step[k] = 1;
+  piece.count[k] = std::min(rows, std::max<int64_t>(1, p.e1 - p.e0));
+  const Node& in = *inputs()[0];
+  // The piece of input, its conversion to the accumulator and the result rows (cast).
+  const int64_t held = piece.size() * static_cast<int64_t>(itemsize(in.dtype()) + (in.dtype() != acc_ ? 8 : 0) +
+                                                          (dtype() != acc_ ? 8 : 0));
+  int64_t deepest = m.pull_bytes(in, piece);
+  if (p.s > 0) {
+    Region t = piece;
+    t.start[k] = 0;
+    t.count[k] = std::min(rows, p.s);
+    deepest = std::max(deepest, m.pull_bytes(*inputs()[1], t));
+  }
+  return dense + held + deepest + cross * 8;
 }
 
 }  // namespace b2lazy

@@ -1,8 +1,10 @@
 // Cumulative sums and products along one axis as lazy nodes.
 //
-// The axis is cut into segments of `seg` elements (the input's storage chunk length
-// along it when known). SegmentTotals holds each segment's total; it is cacheable, so
-// when many output chunks need prefixes of it the planner computes it once. A region of
+// The axis is cut into segments of `seg` elements (the input's preferred chunks with
+// leading axes cut down to 2 MiB, along it, when known). Input is pulled in pieces of
+// about 1 MiB, so a scan holds a few pieces per worker, never a whole region.
+// SegmentTotals holds each segment's total; it is cacheable, so when many output chunks
+// need prefixes of it the planner computes it once. A region of
 // the scan then costs: its prefix of totals, the part of one segment before it, and
 // the input it covers. Floats accumulate in float64, integers in int64 / uint64.
 #pragma once
@@ -19,6 +21,7 @@ class SegmentTotals : public Node {
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
+  int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
   bool cacheable() const override { return true; }
 
  private:
@@ -35,6 +38,8 @@ class ScanNode : public Node {
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
+  // One piece of input along the axis (converted, scanned), never the whole region.
+  int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
   bool cacheable() const override { return true; }
   Shape preferred_chunks() const override { return preferred_; }
 

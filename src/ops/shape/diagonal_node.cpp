@@ -7,6 +7,7 @@
 #include "exec/scratch.hpp"
 #include "exec/thread_state.hpp"
 #include "ops/linalg/matmul_node.hpp"
+#include "plan/memory.hpp"
 
 namespace b2lazy {
 
@@ -65,12 +66,14 @@ int64_t DiagonalNode::max_piece(const Region& r) const {
   return std::min(p, std::max<int64_t>(r.count[nb], 1));
 }
 
-int64_t DiagonalNode::working_bytes(const Region& r, size_t) const {
+int64_t DiagonalNode::fill_bytes(const Region& r, const MemoryModel& m) const {
+  if (r.size() == 0) return 0;
   const size_t nb = ndim() - 1;
   const int64_t p = max_piece(r);
   int64_t batch = 1;
   for (size_t d = 0; d < nb; ++d) batch = sat_mul(batch, r.count[d]);
-  return sat_mul(sat_mul(batch, p * p), static_cast<int64_t>(itemsize(dtype())));
+  const int64_t held = sat_mul(sat_mul(batch, sat_mul(p, p)), static_cast<int64_t>(itemsize(dtype())));
+  return sat_add(held, m.pull_bytes(*inputs()[0], box(r, std::min(r.start[nb], r.last(nb)), std::abs(r.step[nb]), p)));
 }
 
 void DiagonalNode::fill(const Region& region, void* out, ThreadState& ts) const {

@@ -16,7 +16,8 @@ class DiagonalNode : public Node {
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   // The bounding box of the region's diagonal elements (fill pulls far less).
   std::vector<Region> input_regions(const Region& region) const override;
-  int64_t working_bytes(const Region& region, size_t per_worker) const override;
+  // One piece's box of the input (fill pulls the region in pieces) and that pull.
+  int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
 
  private:
   // The input region of diagonal positions [i, i + n*step) (step `step`) and batch part of `r`.

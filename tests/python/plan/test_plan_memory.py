@@ -1,0 +1,229 @@
+"""Issue #12, items 3 and 5: max_memory is a limit, not a hint; scans hold a few pieces.
+
+* Every evaluation projects its peak memory before any work (`stats["projected_peak_bytes"]`,
+  src/plan/memory.cpp: output chunk and writer buffers and each node's `fill_bytes` per
+  worker, plus what is computed once). compute() and to_numpy() shrink output chunks until
+  the projection fits `max_memory`; when even the smallest do not fit (storage chunks that
+  must be decompressed whole), they refuse with a ValueError naming the smallest budget
+  that works — and that budget does work.
+* The projection is an upper bound of what the workers' scratch arenas reached
+  (`stats["peak_scratch_bytes"]`) and not far above it.
+* A scan pulls its input in pieces: cumsum of an array many storage chunks large keeps a
+  few pieces of scratch per worker, not chunk-sized buffers of input, accumulator and result.
+
+Peak RSS is measured by bench/bench_max_memory.py (bench/RESULTS.md); here only counters
+and projections are asserted, with one generous RSS upper bound in a subprocess.
+"""
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import blosc2
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import b2lazy
+
+MiB = 1 << 20
+REFUSAL = re.compile(r"max_memory of [0-9.]+ MiB is too small for this evaluation: its projected peak is "
+                     r"[0-9.]+ MiB \(.*\) with output chunks \([0-9, ]+\); the smallest budget that works is "
+                     r"(\d+) MiB \(or use fewer threads, or smaller storage chunks\)$")
+
+
+def smooth(shape, seed=0):
+    rng = np.random.default_rng(seed)
+    x = np.linspace(0, 1, shape[0])[:, None] + np.linspace(0, 2, shape[1])[None, :]
+    return np.sin(37 * x) + 1e-3 * rng.standard_normal(shape)
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    """512 x 1024 float64 (4 MiB) on disk in row strips of 1 MiB (C-order blocks), and the
+    same values in square tiles with square blocks (whole-chunk reads only)."""
+    d = tmp_path_factory.mktemp("mem")
+    x = smooth((512, 1024))
+    rows = str(d / "rows.b2nd")
+    tiles = str(d / "tiles.b2nd")
+    blosc2.asarray(x, urlpath=rows, mode="w", chunks=(128, 1024), blocks=(16, 1024))
+    blosc2.asarray(x, urlpath=tiles, mode="w", chunks=(256, 512), blocks=(64, 64))
+    return x, rows, tiles
+
+
+WORKLOADS = {
+    "cumsum(a)": (lambda a: b2lazy.cumsum(a), lambda x: np.cumsum(x)),
+    "a - mean(a, 0)": (lambda a: a - b2lazy.mean(a, axis=0), lambda x: x - x.mean(axis=0)),
+    "sum(a) + a": (lambda a: b2lazy.sum(a) + a, lambda x: x.sum() + x),
+    "sum(a, axis=0)": (lambda a: b2lazy.sum(a, axis=0), lambda x: x.sum(axis=0)),
+    "sum(a, axis=1)": (lambda a: b2lazy.sum(a, axis=1), lambda x: x.sum(axis=1)),
+    "matmul(a, a.T) + 1": (lambda a: b2lazy.matmul(a[:256], a[:256].T) + 1, lambda x: x[:256] @ x[:256].T + 1),
+}
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+@pytest.mark.parametrize("budget", [4 * MiB, 16 * MiB, 64 * MiB, None])
+@pytest.mark.parametrize("layout", ["rows", "tiles"])
+def test_projection_fits_the_budget_and_bounds_the_scratch(stored, tmp_path, name, budget, layout):
+    x, rows, tiles = stored
+    a = b2lazy.open(rows if layout == "rows" else tiles)
+    lazy, ref = WORKLOADS[name]
+    kw = {} if budget is None else {"max_memory": budget}
+    try:
+        r = lazy(a).compute(urlpath=str(tmp_path / "out.b2nd"), nthreads=2, **kw)
+    except ValueError as e:  # only when the storage chunks cannot be read within the budget
+        m = REFUSAL.match(str(e))
+        assert m and budget is not None and int(m.group(1)) * MiB > budget, str(e)
+        r = lazy(a).compute(urlpath=str(tmp_path / "out.b2nd"), nthreads=2, max_memory=int(m.group(1)) * MiB)
+        budget = int(m.group(1)) * MiB
+    np.testing.assert_allclose(r[...], ref(x), rtol=1e-10, atol=1e-9)
+    projected = r.stats["projected_peak_bytes"]
+    assert 0 < projected <= (budget or 1 << 30)
+    # An upper bound of the workers' scratch (arenas grow in blocks of at least 1 MiB).
+    assert r.stats["peak_scratch_bytes"] <= projected + 2 * MiB, r.stats
+    assert projected <= 2.5 * r.stats["peak_scratch_bytes"] + 8 * MiB, r.stats
+
+
+def test_a_budget_the_storage_chunks_cannot_meet_is_refused_before_any_work(stored, tmp_path):
+    x, _, tiles = stored
+    a = b2lazy.open(tiles)  # square blocks: a chunk (1 MiB) is decompressed whole
+    out = tmp_path / "never.b2nd"
+    with pytest.raises(ValueError) as e:
+        (a + 1).compute(urlpath=str(out), max_memory=MiB, nthreads=2)
+    m = REFUSAL.match(str(e.value))
+    assert m, str(e.value)
+    assert str(e.value).startswith("max_memory of 1.0 MiB is too small for this evaluation: its projected peak is ")
+    assert not out.exists() and os.listdir(tmp_path) == []  # nothing written, no temporary
+    need = int(m.group(1)) * MiB
+    r = (a + 1).compute(urlpath=str(out), max_memory=need, nthreads=2)
+    assert r.stats["projected_peak_bytes"] <= need
+    np.testing.assert_array_equal(r[...], x + 1)
+    with pytest.raises(ValueError, match=REFUSAL):
+        (a + 1).to_numpy(max_memory=MiB)
+
+
+def test_smaller_output_chunks_keep_row_strip_reads_within_a_small_budget(stored, tmp_path):
+    x, rows, _ = stored
+    a = b2lazy.open(rows)
+    r = (b2lazy.sum(a) + a).compute(urlpath=str(tmp_path / "o.b2nd"), max_memory=2 * MiB, nthreads=2)
+    assert r.to_blosc2().chunks[0] < 128  # below the storage chunks: rows are read by blocks
+    assert r.stats["projected_peak_bytes"] <= 2 * MiB
+    np.testing.assert_allclose(r[...], x.sum() + x, rtol=1e-12)
+
+
+def test_a_scan_holds_pieces_not_chunks(tmp_path):
+    # 32 MiB in 4 MiB storage chunks: the scan's workers hold about a chunk of scratch each.
+    x = smooth((4096, 1024), seed=3)
+    p = str(tmp_path / "a.b2nd")
+    blosc2.asarray(x, urlpath=p, mode="w", chunks=(512, 1024), blocks=(32, 1024))
+    a = b2lazy.open(p)
+    for e, ref in ((b2lazy.cumsum(a), np.cumsum(x)), (b2lazy.cumulative_sum(a, axis=0), np.cumsum(x, axis=0)),
+                   (b2lazy.cumulative_sum(a, axis=1), np.cumsum(x, axis=1))):
+        r = e.compute(urlpath=str(tmp_path / "o.b2nd"), nthreads=2)
+        np.testing.assert_allclose(r[...], ref, rtol=1e-9, atol=1e-6)
+        # 2 workers, a few chunks' worth each (it was input, accumulator, result and the
+        # writer's buffers of a whole chunk each: about 5 chunks per worker).
+        assert r.stats["peak_scratch_bytes"] <= 2 * 2.5 * 4 * MiB, r.stats
+        assert r.stats["projected_peak_bytes"] <= 5 * 4 * MiB, r.stats
+        # Segments are cut smaller than storage chunks, yet each chunk is read about twice
+        # (totals, then the scan), never once per segment.
+        assert r.stats["max_decompressions_per_chunk"][p] <= 16, r.stats
+
+
+def test_explain_prints_the_projection(stored):
+    _, rows, _ = stored
+    a = b2lazy.open(rows)
+    text = b2lazy.cumsum(a).explain()
+    assert "projected peak (memory model, max_memory 1.00 GiB): " in text
+    r = b2lazy.cumsum(a).compute()
+    assert "(projected peak " in r.explain()
+
+
+# ---------------------------------------------------------------------------------------
+# random graphs and budgets
+@st.composite
+def graphs(draw):
+    """A random graph over one 2-d operand: reductions broadcast back, scans, masks, products."""
+    m, n = draw(st.integers(8, 96)), draw(st.integers(8, 96))
+    x = smooth((m, n), seed=draw(st.integers(0, 5)))
+    steps = draw(st.lists(st.sampled_from(["mean0", "sum1", "cumsum0", "cumsum1", "cumsum", "mask", "matmul",
+                                           "sin", "sumall"]), min_size=1, max_size=4))
+    return x, steps
+
+
+def build(a, steps, lib):
+    for s in steps:
+        if a.ndim != 2:
+            a = lib.sin(a)
+            continue
+        if s == "mean0":
+            a = a - lib.mean(a, axis=0)
+        elif s == "sum1":
+            a = a + lib.sum(a, axis=1, keepdims=True)
+        elif s == "cumsum0":
+            a = lib.cumsum(a, axis=0) if lib is np else b2lazy.cumulative_sum(a, axis=0)
+        elif s == "cumsum1":
+            a = lib.cumsum(a, axis=1) if lib is np else b2lazy.cumulative_sum(a, axis=1)
+        elif s == "cumsum":
+            a = lib.cumsum(a)
+        elif s == "mask":
+            a = a[a > 0.1]
+        elif s == "matmul":
+            a = lib.matmul(a, a.T) / a.shape[1]
+        elif s == "sin":
+            a = lib.sin(a)
+        elif s == "sumall":
+            a = a - lib.sum(a) / a.size
+    return a
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(g=graphs(), budget=st.sampled_from([1 << 16, 1 << 18, MiB, 4 * MiB, 64 * MiB]),
+       nthreads=st.sampled_from([1, 2]), chunked=st.booleans(), to_numpy=st.booleans())
+def test_random_graphs_fit_the_budget_or_name_the_one_that_does(g, budget, nthreads, chunked, to_numpy):
+    x, steps = g
+    a = b2lazy.asarray(x, chunks=(8, 16)) if chunked else b2lazy.asarray(x)
+    ref = build(x, steps, np)
+    lazy = build(a, steps, b2lazy)
+
+    def run(mm):
+        if to_numpy:
+            return lazy.to_numpy(nthreads=nthreads, max_memory=mm), None
+        r = lazy.compute(nthreads=nthreads, max_memory=mm)
+        return r.to_numpy(), r.stats
+
+    try:
+        got, stats = run(budget)
+    except ValueError as e:
+        m = REFUSAL.match(str(e))
+        assert m, str(e)
+        budget = int(m.group(1)) * MiB
+        got, stats = run(budget)
+    np.testing.assert_allclose(got, ref, rtol=1e-8, atol=1e-8 * max(1.0, float(np.abs(ref).max(initial=0))))
+    if stats is not None:
+        assert stats["projected_peak_bytes"] <= budget
+
+
+def test_rss_growth_of_a_scan_stays_near_a_few_chunks(tmp_path):
+    """Upper bound only, with a generous margin: cumsum of a 64 MiB array stored in 8 MiB
+    chunks grows the process by well under the array (it grew by 105 MiB for 128 MiB)."""
+    p = str(tmp_path / "a.b2nd")
+    blosc2.asarray(smooth((2048, 4096), seed=1), urlpath=p, mode="w", chunks=(256, 4096))
+    code = textwrap.dedent(f"""
+        import b2lazy
+        def status(field):
+            for line in open("/proc/self/status"):
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+        a = b2lazy.open({p!r})
+        open("/proc/self/clear_refs", "w").write("5")
+        base = status("VmRSS")
+        b2lazy.cumsum(a).compute(urlpath={str(tmp_path / 'o.b2nd')!r}, nthreads=2)
+        print(status("VmHWM") - base)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    growth = int(out.stdout.split()[-1])
+    assert growth <= 4 * 8 * MiB + 16 * MiB, growth / MiB
