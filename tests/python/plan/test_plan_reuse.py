@@ -56,7 +56,9 @@ def test_b_in_matmul_plus_b_is_decompressed_once_and_kept(row_strips):
 def test_b_over_the_dense_share_is_repacked_compressed(row_strips):
     (a, xa, pa), (b, xb, pb) = row_strips["a"], row_strips["b"]
     e = bl.matmul(a, b) + b
-    p = e.plan(max_memory=4 * N * N * 8 - 1, nthreads=2)  # b is over a quarter of it
+    # b is over a quarter of the budget; one worker, as two workers' K-panels and b's band
+    # do not fit it (max_memory is a limit: that plan is refused).
+    p = e.plan(max_memory=4 * N * N * 8 - 1, nthreads=1)
     [sb] = stage_for(p, pb)
     assert sb["where"] == "compressed"
     assert sb["chunks"][1] == N  # tiles shaped like the product's K-panels of b: whole rows
@@ -71,7 +73,10 @@ def test_b_over_the_budget_is_read_from_storage(row_strips):
     p = e.plan(max_memory=N * N * 8, nthreads=2)
     assert stage_for(p, pb) == []
     assert any("not kept" in line for line in p.passes)
-    np.testing.assert_allclose(p.execute(), xa @ xb + xb, rtol=1e-10)
+    # The memory model projects the product's band and K-panels above this budget: the
+    # plan is refused before any work, naming the smallest budget that works.
+    with pytest.raises(ValueError, match=r"max_memory of 2\.0 MiB is too small .* the smallest budget that works is \d+ MiB"):
+        p.execute()
 
 
 def test_source_read_once_by_the_tasks_is_not_kept(row_strips):
