@@ -5,9 +5,10 @@
     python bench/bench_max_memory.py --table before.json after.json   # the RESULTS.md table
 
 Operands: float64 n x n on disk (b2nd, zstd clevel 1 + shuffle, smooth data plus a little
-noise), written by python-blosc2 in two layouts of 8 MiB storage chunks: its default chunks
-((256, 4096) row strips for n = 4096) and square tiles (1024, 1024). Data generation runs in
-its own process first.
+noise), written by python-blosc2 in the four layouts of bench/bench_layouts.py: its default
+chunks ((256, 4096) row strips for n = 4096), row strips (64, n), column strips (n, 64) and
+square tiles (1024, 1024); blocks as python-blosc2 picks them. Data generation runs in its
+own process first.
 
 Each (layout, workload, budget) runs in a fresh subprocess: open the operands, write "5" to
 /proc/self/clear_refs (resets VmHWM), read VmRSS, evaluate (full-size results are written to
@@ -24,17 +25,20 @@ import subprocess
 import sys
 
 MiB = 1 << 20
-LAYOUTS = {"default": None, "tiles": (1024, 1024)}
+LAYOUTS = {"default": lambda n: None, "rows": lambda n: (64, n), "cols": lambda n: (n, 64),
+           "tiles": lambda n: (1024, 1024)}
 WORKLOADS = {
     "cumsum(a)": "cumsum(a)",
     "a - mean(a, 0)": "a - mean(a, axis=0)",
     "sum(a) + a": "sum(a) + a",
     "matmul(a, b) + b": "matmul(a, b) + b",
+    "a.T @ a": "matmul(a.T, a)",
+    "sin(a)**2 + cos(b)**2": "sin(a)**2 + cos(b)**2",
     "sum(a, axis=0)": "sum(a, axis=0)",
     "sum(a, axis=1)": "sum(a, axis=1)",
 }
 SMALL = {"sum(a, axis=0)", "sum(a, axis=1)"}
-BUDGETS = [32, 64, 256, None]  # MiB; None: the default (1 GiB)
+BUDGETS = [64, 256, None]  # MiB; None: the default (1 GiB)
 
 
 def path(ddir, name, layout, n):
@@ -50,8 +54,9 @@ def gen(ddir, n):
     x = np.linspace(0, 1, n)
     for name, f in (("a", 1234.5), ("b", 321.0)):
         data = np.sin(f * x)[:, None] + np.cos(f * x)[None, :] + 1e-3 * rng.standard_normal((n, n))
-        for layout, chunks in LAYOUTS.items():
+        for layout, chunks_of in LAYOUTS.items():
             p = path(ddir, name, layout, n)
+            chunks = chunks_of(n)
             if os.path.exists(p):
                 continue
             kw = {} if chunks is None else {"chunks": chunks}

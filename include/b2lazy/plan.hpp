@@ -24,6 +24,14 @@ enum class KeptIn : uint8_t {
 };
 const char* kept_in_name(KeptIn k);
 
+// What one pass of a plan (a stage's, or the output tasks') holds on the threads running it.
+struct PassMemory {
+  int64_t per_task = 0;  // the most one task holds at once: its nodes' fill and its output buffers
+  int threads = 0;       // workers running its tasks; 0: its one chunk runs on the calling thread
+  int64_t forked = 0;    // that one chunk spreads a node's work (slabs, K ranges) over every
+                         // worker: what each holds (included in per_task)
+};
+
 // A node computed once, before the output tasks; its consumers read it from there.
 struct PlanStage {
   NodePtr node;             // the node as it appears in the graph
@@ -35,14 +43,14 @@ struct PlanStage {
   // The cost model's figures: what the tasks would pull of it without the stage (bytes
   // decompressed for a source, elements' bytes otherwise) against computing it once.
   int64_t pulled_bytes = 0, once_bytes = 0;
-  int64_t projected_bytes = 0;  // memory while it is computed (kept stages before it included)
+  PassMemory memory;            // the pass computing it (its kept copy: Plan::kept_bytes)
   bool source = false;          // a stored source kept decompressed or re-packed
 };
 
 // A unit of work for one worker: output chunks [first_chunk, last_chunk) of the grid.
 struct PlanTask {
   int64_t first_chunk = 0, last_chunk = 0;
-  int64_t projected_bytes = 0;  // memory a worker holds while running it
+  int64_t projected_bytes = 0;  // memory a worker holds while running it (fill and output buffers)
   int64_t source_bytes = 0;     // bytes it decompresses from storage (estimated)
 };
 
@@ -59,12 +67,14 @@ struct Plan {
   bool block_major = false;  // output chunks filled in Blosc2's block order
   std::vector<PlanStage> stages;  // in execution order: inputs before their consumers
   std::vector<PlanTask> tasks;
+  PassMemory tasks_memory;         // the output tasks' pass
   int64_t kept_bytes = 0;          // held by the stages while the tasks run
-  int64_t projected_peak = 0;      // the most memory the evaluation should hold at once
-  // The memory model's projection (src/plan/memory.hpp: output buffers, fill, computed
-  // once, per worker), checked against max_memory before the plan executes (ValueError
-  // naming the smallest budget that works), and its one line for the printout.
-  int64_t memory_peak = 0;
+  // The memory model's projection (src/plan/memory.hpp): the most memory the evaluation
+  // holds at once — the stages' kept copies, the calling thread's and the workers' scratch
+  // — from the passes above. At most max_memory unless executing the plan refuses (before
+  // any work, a ValueError naming the smallest budget that works). `memory_model`: how
+  // it adds up, for the printout.
+  int64_t projected_peak = 0;
   std::string memory_model;
   std::map<std::string, int64_t> source_bytes;  // estimated bytes decompressed per source
   std::vector<std::string> passes;  // the passes run, in order, with what each decided

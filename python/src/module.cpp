@@ -716,7 +716,8 @@ NB_MODULE(_core, m) {
           d["bytes"] = s.bytes;
           d["pulled_bytes"] = s.pulled_bytes;
           d["once_bytes"] = s.once_bytes;
-          d["projected_bytes"] = s.projected_bytes;
+          d["projected_bytes"] = s.memory.per_task;
+          d["threads"] = s.memory.threads;
           l.append(d);
         }
         return l;

@@ -9,7 +9,6 @@ namespace b2lazy {
 
 namespace {
 constexpr size_t kAlign = 64;
-constexpr size_t kMinBlock = size_t(1) << 20;
 size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 }  // namespace
 
@@ -41,7 +40,7 @@ void* Scratch::alloc(size_t bytes) {
     held_ -= blocks_[i].cap;
   }
   blocks_.resize(start);
-  size_t cap = round_up(std::max(bytes, kMinBlock));
+  size_t cap = round_up(std::max(bytes, kMinBlockBytes));
   char* data = static_cast<char*>(std::aligned_alloc(kAlign, cap));
   if (!data) throw std::bad_alloc();
   held_ += cap;

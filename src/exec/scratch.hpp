@@ -9,6 +9,9 @@ namespace b2lazy {
 
 class Scratch {
  public:
+  // Blocks are at least this large (a thread that allocates anything holds one), so that
+  // growing requests do not pile up small blocks.
+  static constexpr size_t kMinBlockBytes = size_t(256) << 10;
   struct Mark {
     size_t block = 0, used = 0;
   };

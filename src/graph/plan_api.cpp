@@ -26,7 +26,7 @@ Stats execute(const Plan& plan, void* out, int64_t first_task, int64_t last_task
   Target t;
   t.dense = out;
   Stats stats = execute_plan(plan, t, first_task, last_task, *ctx, opts);
-  stats.projected_peak_bytes = plan.memory_peak;
+  stats.projected_peak_bytes = plan.projected_peak;
   return stats;
 }
 
@@ -41,7 +41,7 @@ Array run_compute(const std::shared_ptr<const Plan>& plan, const EvalOptions& op
   Target t;
   t.writer = sink.get();
   Stats stats = execute_plan(*plan, t, 0, static_cast<int64_t>(plan->tasks.size()), ctx, opts);
-  stats.projected_peak_bytes = plan->memory_peak;
+  stats.projected_peak_bytes = plan->projected_peak;
   Array r = with_stats(Array(sink->finish()), std::move(stats));
   r.plan_ = plan;
   return r;

@@ -123,7 +123,34 @@ class Builder {
 
 }  // namespace
 
-Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget target, int nworkers) {
+namespace {
+
+// max_memory is a limit: while the projection is over it, the largest stage kept in memory
+// is spilled to a temporary file instead (a source: not kept, read from storage by each
+// task), trading bytes written and read again for memory.
+void spill_until_it_fits(Plan& p) {
+  while (static_cast<size_t>(p.projected_peak) > p.options.max_memory) {
+    auto largest = p.stages.end();
+    for (auto it = p.stages.begin(); it != p.stages.end(); ++it)
+      if (kept_in_memory(*it) > 0 && (largest == p.stages.end() || it->bytes > largest->bytes)) largest = it;
+    if (largest == p.stages.end()) return;
+    const std::string what = largest->node->describe() + " " + shape_str(largest->box.shape());
+    if (largest->source) {
+      p.passes.push_back("memory: " + what + " not kept after all (the plan is over max_memory with it); read from "
+                         "storage by each task");
+      p.stages.erase(largest);
+    } else {
+      p.passes.push_back("memory: " + what + " " + kept_in_name(KeptIn::Spilled) + " instead (the plan is over "
+                         "max_memory with it " + kept_in_name(largest->where) + ")");
+      largest->where = KeptIn::Spilled;
+    }
+    plan_tasks(p);
+  }
+}
+
+// The passes after the layout, for output chunks `chunks` (and blocks `blocks`).
+Plan plan_on(const NodePtr& root, const ComputeOptions& opts, PlanTarget target, int nworkers, Shape chunks,
+             Shape blocks, const std::string& note) {
   Plan p;
   p.root = root;
   p.target = target;
@@ -131,27 +158,47 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget targ
   p.options.progress = nullptr;  // the plan is data; progress and cancel come with each execution
   p.options.cancel = nullptr;
   p.nworkers = std::max(1, nworkers);
-  // layout
-  std::tie(p.chunks, p.blocks) = output_layout(root, opts, target, p.nworkers);
+  p.chunks = std::move(chunks);
+  p.blocks = std::move(blocks);
   const ChunkGrid grid(root->shape(), p.chunks);
   p.nchunks = root->size() == 0 ? 0 : grid.nchunks();
   p.block_major = target == PlanTarget::Compressed && root->block_major(p.chunks, p.blocks);
   p.passes.push_back("layout: " + std::to_string(p.nchunks) + " output chunks of " + shape_str(p.chunks) +
                      (p.blocks.empty() ? "" : ", blocks " + shape_str(p.blocks)) +
-                     (p.block_major ? ", filled in Blosc2's block order" : ""));
-  // the memory model's projection of this layout, checked before the plan executes
-  if (p.nchunks > 0) {
-    const MemoryProjection mp = project_memory(root, grid, target == PlanTarget::Compressed, p.blocks,
-                                               p.options.max_memory, p.nworkers);
-    p.memory_peak = mp.peak();
-    p.memory_model = mp.describe();
-  }
+                     (p.block_major ? ", filled in Blosc2's block order" : "") + note);
   // pulls, reuse, stages
   Builder b(p);
   if (p.nchunks > 0 && !p.block_major) b.plan_stages(root, grid);
   p.plan_visits = b.visits();
-  // tasks, with projected memory and source bytes
+  // tasks, with projected memory and source bytes; the projected peak
   plan_tasks(p);
+  spill_until_it_fits(p);
+  p.passes.push_back(tasks_pass_line(p));
+  return p;
+}
+
+}  // namespace
+
+Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget target, int nworkers) {
+  auto [chunks, blocks] = output_layout(root, opts, target, nworkers);
+  Plan p = plan_on(root, opts, target, nworkers, chunks, blocks, "");
+  // max_memory is a limit: unless the caller chose the chunks, halve the output chunks'
+  // leading axes (storage chunks whose blocks keep C order are then read by blocks) until
+  // the plan fits, down to 64 KiB; a plan that still does not fit is refused before it
+  // executes (check_plan_budget).
+  const bool chosen = target == PlanTarget::Compressed && !(opts.chunks.empty() && opts.blocks.empty());
+  const size_t isz = itemsize(root->dtype());
+  const Shape first = chunks;
+  while (!chosen && p.nchunks > 0 && static_cast<size_t>(p.projected_peak) > opts.max_memory) {
+    const int64_t bytes = sat_mul(prod(chunks), static_cast<int64_t>(isz));
+    if (bytes <= 64 * 1024) break;
+    Shape smaller = shrink_chunks(chunks, isz, static_cast<size_t>(bytes / 2));
+    if (smaller == chunks) break;
+    chunks = std::move(smaller);
+    blocks = target == PlanTarget::Compressed ? fitted_blocks(chunks, isz) : Shape{};
+    p = plan_on(root, opts, target, nworkers, chunks, blocks,
+                " (shrunk from " + shape_str(first) + " to fit max_memory)");
+  }
   return p;
 }
 

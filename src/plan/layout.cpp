@@ -3,7 +3,6 @@
 #include "b2lazy/checked.hpp"
 #include "b2lazy/error.hpp"
 #include "plan/chunking.hpp"
-#include "plan/memory.hpp"
 
 namespace b2lazy {
 
@@ -27,7 +26,7 @@ std::pair<Shape, Shape> output_layout(const NodePtr& node, const ComputeOptions&
     if (chunks.empty())
       chunks = contiguous_chunks(shape, itemsize(dt), chunk_target_bytes(*node, opts.max_memory, nthreads));
     for (auto& c : chunks) c = std::max<int64_t>(c, 1);
-    return {fit_chunks(node, chunks, false, {}, opts.max_memory, nthreads), {}};
+    return {chunks, {}};
   }
   // A sharded Zarr output is written a shard at a time: the shards are the output chunks.
   Shape chunks = opts.shards.empty() ? checked_chunks(shape, opts.chunks, "compute")
@@ -57,11 +56,6 @@ std::pair<Shape, Shape> output_layout(const NodePtr& node, const ComputeOptions&
   // extent 0 there; b2lazy writes such axes with extent 1 (still no chunks).
   for (auto& c : chunks) c = std::max<int64_t>(c, 1);
   for (auto& b : blocks) b = std::max<int64_t>(b, 1);
-  if (opts.chunks.empty() && opts.blocks.empty()) {  // max_memory is a limit: smaller chunks when these do not fit
-    Shape fitted = fit_chunks(node, chunks, true, blocks, opts.max_memory, nthreads);
-    if (fitted != chunks) blocks = fitted_blocks(fitted, itemsize(dt));
-    chunks = fitted;
-  }
   if (blocks.empty()) blocks = balanced_chunks(chunks, itemsize(dt), size_t(256) << 10);
   blocks = checked_chunks(shape, blocks, "compute", "blocks");
   return {chunks, blocks};

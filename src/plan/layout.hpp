@@ -11,8 +11,8 @@ namespace b2lazy {
 // Compressed: the chunks asked for; else those of the stored operand the result is
 // aligned with (and its blocks); else the graph's preference; else balanced ones.
 // Dense: the graph's preference, else chunks that are contiguous ranges of the result.
-// Unless the caller gave chunks (or blocks), they are then shrunk until the memory
-// model's projection fits max_memory (fit_chunks: max_memory is a limit).
+// Unless the caller gave chunks (or blocks), build_plan then shrinks them until the
+// plan's projected peak fits max_memory (max_memory is a limit).
 std::pair<Shape, Shape> output_layout(const NodePtr& node, const ComputeOptions& opts, PlanTarget target,
                                       int nthreads);
 

@@ -6,13 +6,13 @@
 #include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
 #include "plan/chunking.hpp"
-#include "plan/reuse.hpp"
+#include "plan/format.hpp"
+#include "plan/tasks.hpp"
 
 namespace b2lazy {
 
 namespace {
 constexpr int64_t kMiB = int64_t(1) << 20;
-constexpr int kSampledChunks = 16;  // chunks whose fill is projected (evenly spread, the last included)
 
 std::string mib(int64_t bytes) {
   char buf[32];
@@ -51,8 +51,7 @@ int64_t MemoryModel::region_bytes(const Node& n, const Region& r) {
 
 int64_t MemoryModel::pull_bytes(const Node& n, const Region& r) const {
   if (r.size() == 0) return 0;
-  if (auto c = cached_.find(&n); c != cached_.end())  // a dense copy is copied from; a spill decompresses a chunk
-    return c->second ? 0 : std::min<int64_t>(4 * kMiB, n.size() * static_cast<int64_t>(itemsize(n.dtype())));
+  if (auto k = kept_.find(&n); k != kept_.end()) return k->second;
   auto& seen = memo_[&n];
   for (auto& [region, bytes] : seen)
     if (region == r) return bytes;
@@ -61,117 +60,78 @@ int64_t MemoryModel::pull_bytes(const Node& n, const Region& r) const {
   return b;
 }
 
+bool MemoryModel::in_place(const Node& n, const Region& r) const {
+  if (auto k = kept_.find(&n); k != kept_.end() && k->second == 0)
+    return r.unit_steps() && is_contiguous_range(r.bounds(), n.shape());
+  return n.view(r) != nullptr;
+}
+
+int64_t output_buffer_bytes(const Shape& shape, const Shape& chunks, const Shape& blocks, size_t itemsize,
+                            bool to_writer) {
+  const int64_t isz = static_cast<int64_t>(itemsize);
+  const int64_t chunk = sat_mul(prod(chunks), isz);
+  if (to_writer) return sat_add(sat_mul(2, chunk), c_order_blocks(chunks, blocks) ? 0 : chunk);
+  // (a chunk that is not a range of the result is gathered)
+  return contiguous_chunks(shape, itemsize, static_cast<size_t>(chunk)) == chunks ? 0 : chunk;
+}
+
+int64_t kept_in_memory(const PlanStage& s) { return s.where == KeptIn::Spilled ? 0 : s.bytes; }
+
 std::string MemoryProjection::describe() const {
-  std::string s = mib(peak()) + " (" + std::to_string(nworkers) + " worker" + (nworkers == 1 ? "" : "s") +
-                  " x (output chunk and writer " + mib(output_buffers) + " + fill " + mib(fill) + ")";
-  if (computed_once) s += " + computed once " + mib(computed_once);
-  if (materialize_main + materialize_workers)
-    s += "; computing those: " + mib(materialize_main) + " on the calling thread, " + mib(materialize_workers) +
-         " on the workers";
+  std::string s = mib(peak()) + " (";
+  if (kept) s += "kept by the stages " + mib(kept) + " + ";
+  if (calling) s += "the calling thread " + mib(calling) + " + ";
+  s += std::to_string(workers) + " worker" + (workers == 1 ? "" : "s") + " x " + mib(per_worker);
   return s + ")";
 }
 
-MemoryProjection project_memory(const NodePtr& root, const ChunkGrid& grid, bool to_writer, const Shape& blocks,
-                                size_t max_memory, int nthreads) {
-  MemoryProjection p;
-  const int64_t nchunks = root->size() == 0 ? 0 : grid.nchunks();
-  if (nchunks == 0) return p;
-  nthreads = std::max(1, nthreads);
-  p.nworkers = nchunks <= 1 ? 1 : static_cast<int>(std::min<int64_t>(nthreads, nchunks));
-  MemoryModel m(max_memory, nthreads, nchunks <= 1);
-
-  // The nodes computed once (the planner's own decision), and what computing them holds:
-  // their kept copy, plus a pass over a chunk of it on every worker.
-  PlanningState ps;
-  const std::vector<ReusedNode> reused = find_reused(root, grid, ps);
-  for (auto it = reused.rbegin(); it != reused.rend(); ++it) {  // inputs first, as materialised
-    const NodePtr& n = it->node;
-    const int64_t isz = static_cast<int64_t>(itemsize(n->dtype()));
-    const int64_t bytes = sat_mul(it->box.size(), isz);
-    const bool dense = static_cast<size_t>(bytes) <= max_memory / 4;
-    const size_t target = chunk_target_bytes(*n, max_memory, nthreads);
-    Shape chunks = dense ? contiguous_chunks(it->box.shape(), static_cast<size_t>(isz), target)
-                         : balanced_chunks(it->box.shape(), static_cast<size_t>(isz), target);
-    Region first = Region::from_box(it->box);
-    for (size_t d = 0; d < chunks.size(); ++d) first.count[d] = std::min(first.count[d], chunks[d]);
-    const bool single = prod(chunks) >= it->box.size();
-    MemoryModel mm(max_memory, nthreads, single);
-    for (auto& r : reused)
-      if (r.node != n) mm.set_cached(r.node.get(), true);
-    const int64_t chunk_bytes = sat_mul(first.size(), isz);
-    const int workers = single ? 1 : nthreads;
-    const int64_t pass = sat_mul(workers, sat_add(mm.pull_bytes(*n, first), dense ? 0 : sat_mul(3, chunk_bytes)));
-    // (a spill is lz4-compressed: about half of float data's bytes)
-    const int64_t kept = dense ? bytes : bytes / 2;
-    int64_t& held = single ? p.materialize_main : p.materialize_workers;
-    held = std::max(held, pass);
-    p.computed_once = sat_add(p.computed_once, kept);
-    m.set_cached(n.get(), dense);
+MemoryProjection project_plan(const Plan& p) {
+  MemoryProjection m;
+  auto arena = [](int64_t bytes) { return bytes > 0 ? std::max(kArenaBlockBytes, bytes) : 0; };
+  auto add_pass = [&](const PassMemory& pm) {
+    if (pm.per_task <= 0) return;
+    if (pm.threads == 0) {  // its one chunk, on the calling thread; what it forks, on every worker
+      const int64_t forked = sat_mul(p.nworkers, pm.forked);
+      m.calling = std::max(m.calling, arena(pm.per_task > forked ? pm.per_task - forked : 0));
+      if (pm.forked) {
+        m.workers = std::max(m.workers, p.nworkers);
+        m.per_worker = std::max(m.per_worker, arena(pm.forked));
+      }
+      return;
+    }
+    m.workers = std::max(m.workers, pm.threads);
+    m.per_worker = std::max(m.per_worker, arena(pm.per_task));
+  };
+  for (const PlanStage& s : p.stages) {
+    m.kept = sat_add(m.kept, kept_in_memory(s));
+    add_pass(s.memory);
   }
-
-  // Per worker in the main pass: the output chunk (a writer adds its block-major copy
-  // unless the blocks keep C order, and the compressed chunk), and the fill.
-  const int64_t osz = static_cast<int64_t>(itemsize(root->dtype()));
-  const int64_t chunk_bytes = sat_mul(prod(grid.chunks()), osz);
-  if (to_writer) {
-    p.output_buffers = sat_add(sat_mul(2, chunk_bytes), c_order_blocks(grid.chunks(), blocks) ? 0 : chunk_bytes);
-  } else {
-    p.output_buffers = contiguous_chunks(root->shape(), static_cast<size_t>(osz), static_cast<size_t>(chunk_bytes)) ==
-                               grid.chunks()
-                           ? 0
-                           : chunk_bytes;  // a chunk that is not a range of the result is gathered
-  }
-  const int64_t step = std::max<int64_t>(1, nchunks / kSampledChunks);
-  for (int64_t id = 0; id < nchunks; id += step)
-    p.fill = std::max(p.fill, m.pull_bytes(*root, Region::from_box(grid.chunk_box(id))));
-  p.fill = std::max(p.fill, m.pull_bytes(*root, Region::from_box(grid.chunk_box(nchunks - 1))));
-  return p;
+  add_pass(p.tasks_memory);
+  return m;
 }
 
 Shape fitted_blocks(const Shape& chunks, size_t itemsize) {
   return contiguous_chunks(chunks, itemsize, size_t(256) << 10);
 }
 
-Shape fit_chunks(const NodePtr& root, Shape chunks, bool to_writer, const Shape& blocks, size_t max_memory,
-                 int nthreads) {
-  const size_t isz = itemsize(root->dtype());
-  Shape c = chunks;
-  while (true) {
-    const Shape b = c == chunks ? blocks : fitted_blocks(c, isz);
-    const MemoryProjection p = project_memory(root, ChunkGrid(root->shape(), c), to_writer, b, max_memory, nthreads);
-    if (static_cast<size_t>(p.peak()) <= max_memory) return c;
-    const int64_t bytes = sat_mul(prod(c), static_cast<int64_t>(isz));
-    if (bytes <= 64 * 1024) return c;  // nothing smaller is worth trying: the caller refuses
-    Shape smaller = shrink_chunks(c, isz, static_cast<size_t>(bytes / 2));
-    if (smaller == c) return c;
-    c = smaller;
-  }
-}
-
-void check_budget(const MemoryProjection& p, const NodePtr& root, const ChunkGrid& grid, bool to_writer,
-                  const Shape& blocks, size_t max_memory, int nthreads) {
-  if (static_cast<size_t>(p.peak()) <= max_memory) return;
-  // Slabs and panels follow the budget: project again at the projected peak until it fits.
-  size_t need = static_cast<size_t>(p.peak());
-  for (int i = 0; i < 8; ++i) {
-    const MemoryProjection q = project_memory(root, grid, to_writer, blocks, need, nthreads);
-    if (static_cast<size_t>(q.peak()) <= need) break;
-    need = static_cast<size_t>(q.peak());
-  }
-  const int64_t need_mib = static_cast<int64_t>(ceil_div(static_cast<int64_t>(need), kMiB));
-  throw ValueError("max_memory of " + mib(static_cast<int64_t>(max_memory)) +
-                   " is too small for this evaluation: its projected peak is " + p.describe() +
-                   " with output chunks " + shape_str(grid.chunks()) + "; the smallest budget that works is " +
-                   std::to_string(need_mib) + " MiB (or use fewer threads, or smaller storage chunks)");
-}
-
 void check_plan_budget(const Plan& plan) {
-  if (plan.nchunks == 0 || static_cast<size_t>(plan.memory_peak) <= plan.options.max_memory) return;
-  const ChunkGrid grid = plan.grid();
-  const bool to_writer = plan.target == PlanTarget::Compressed;
-  const MemoryProjection p =
-      project_memory(plan.root, grid, to_writer, plan.blocks, plan.options.max_memory, plan.nworkers);
-  check_budget(p, plan.root, grid, to_writer, plan.blocks, plan.options.max_memory, plan.nworkers);
+  const size_t budget = plan.options.max_memory;
+  if (plan.nchunks == 0 || static_cast<size_t>(plan.projected_peak) <= budget) return;
+  // Slabs, panels and what is kept follow the budget: plan again for whole MiB from the
+  // projected peak up, until the plan made for a budget fits it.
+  auto whole_mib = [](int64_t bytes) { return ceil_div(std::min<int64_t>(bytes, INT64_MAX - kMiB), kMiB); };
+  int64_t need = std::max(whole_mib(plan.projected_peak), whole_mib(static_cast<int64_t>(std::min<size_t>(budget, INT64_MAX / 2))) + 1);
+  for (int i = 0; i < 32 && need < INT64_MAX / kMiB; ++i) {
+    ComputeOptions o = plan.options;
+    o.max_memory = static_cast<size_t>(need) * static_cast<size_t>(kMiB);
+    const Plan q = build_plan(plan.root, o, plan.target, plan.nworkers);
+    if (static_cast<size_t>(q.projected_peak) <= o.max_memory) break;
+    need = std::max(whole_mib(q.projected_peak), need + std::max<int64_t>(1, need / 16));
+  }
+  throw ValueError("max_memory of " + mib(static_cast<int64_t>(std::min<size_t>(budget, INT64_MAX))) +
+                   " is too small for this evaluation: its projected peak is " + plan.memory_model +
+                   " with output chunks " + shape_str(plan.chunks) + "; the smallest budget that works is " +
+                   std::to_string(need) + " MiB (or use fewer threads, or smaller storage chunks)");
 }
 
 }  // namespace b2lazy

@@ -1,12 +1,13 @@
-// The memory model of an evaluation (issue #12: max_memory is a limit, not a hint).
+// The memory model of a plan (issue #12: max_memory is a limit, not a hint).
 //
-// Every node reports what fill(region) holds beyond its output, its kept bands included
-// (Node::fill_bytes); project_memory() sums the projected peak of an evaluation: per
-// worker the output chunk and the writer's buffers plus the largest chunk's fill, and
-// once the nodes computed once. The Plan's layout pass shrinks output chunks to fit
-// (fit_chunks), its tasks pass reads the same fill_bytes for each task's projection, and
-// executing a plan checks the budget first (check_budget), refusing with the smallest
-// budget that would work when even the smallest chunks do not fit.
+// Every node reports what fill(region) holds at its peak beyond its output
+// (Node::fill_bytes), asking its inputs through MemoryModel::pull_bytes, which knows the
+// stages the plan computes once and where it keeps them. The tasks pass (plan/tasks.cpp)
+// asks it for the chunks of every pass of the plan — each stage's, then the output
+// tasks' — and adds each chunk's output buffers (output_buffer_bytes); project_plan()
+// reads those figures and the stages' kept copies from the plan into its one projection
+// (Plan::projected_peak): printed by explain(), used by the layout pass to shrink output
+// chunks until it fits, and checked by check_plan_budget() before any work.
 #pragma once
 #include <string>
 #include <unordered_map>
@@ -16,6 +17,7 @@
 #include "b2lazy/node.hpp"
 #include "b2lazy/plan.hpp"
 #include "core/saturating.hpp"
+#include "exec/scratch.hpp"
 
 namespace b2lazy {
 
@@ -25,60 +27,77 @@ class MemoryModel {
       : max_memory_(max_memory), nworkers_(std::max(1, nworkers)), single_chunk_(single_chunk) {}
   size_t max_memory() const { return max_memory_; }
   int nworkers() const { return nworkers_; }
-  // Workers a node's own parallel work (reduction slabs, contraction K ranges) is spread
-  // over: all of them when the pass has a single output chunk, else its own worker.
+  // Workers a node's own parallel work (reduction slabs, contraction K ranges) may be
+  // spread over: all of them when the pass has a single output chunk (it runs on the
+  // calling thread, which may fork), else its own worker.
   int forks() const { return single_chunk_ ? nworkers_ : 1; }
+  // The bytes of such work holding `per_fork` on each thread running it: on every worker
+  // when forked (recorded: what a forked worker holds), else on the node's own thread.
+  int64_t spread(int64_t per_fork) const {
+    if (forks() <= 1) return per_fork;
+    forked_ = std::max(forked_, per_fork);
+    return sat_mul(per_fork, forks());
+  }
+  // The most a worker holds for work forked by the pass's one chunk (0: none forked).
+  int64_t forked() const { return forked_; }
 
-  // Nodes computed once: a pull of them reads the kept copy.
-  void set_cached(const Node* n, bool dense) { cached_[n] = dense; }
+  // A stage computed before this pass: a pull of it copies from a dense copy (nothing
+  // held), or decompresses the chunks it touches from a compressed or spilled one.
+  void set_kept(const Node* n, bool dense, int64_t chunk_bytes) { kept_[n] = dense ? 0 : chunk_bytes; }
 
+  // Is `r` of `n` read in place (Node::pull_view): a dense stage or a dense source holds
+  // it as one C-order range?
+  bool in_place(const Node& n, const Region& r) const;
   // Bytes held below a pull of `n` at `r`, beyond the destination buffer (memoised per
   // node and region: graphs are DAGs with exponentially many paths).
   int64_t pull_bytes(const Node& n, const Region& r) const;
-  // Bytes of `r` of `n`'s values.
+  // Bytes of `r` of `n`'s values (saturated).
   static int64_t region_bytes(const Node& n, const Region& r);
 
  private:
   size_t max_memory_;
   int nworkers_;
   bool single_chunk_;
-  std::unordered_map<const Node*, bool> cached_;
+  mutable int64_t forked_ = 0;
+  std::unordered_map<const Node*, int64_t> kept_;
   mutable std::unordered_map<const Node*, std::vector<std::pair<Region, int64_t>>> memo_;
 };
 
+// Scratch arenas grow in blocks of at least this: a thread that holds anything holds this much.
+constexpr int64_t kArenaBlockBytes = static_cast<int64_t>(Scratch::kMinBlockBytes);
+
+// What a chunk of a pass holds for its output besides the fill: into a writer (`blocks`
+// given) the C-order chunk, its block-major copy (unless the blocks keep the chunk's C
+// order) and the compressed chunk; into a dense result of `shape`, a gather buffer unless
+// the chunk is a contiguous range of it.
+int64_t output_buffer_bytes(const Shape& shape, const Shape& chunks, const Shape& blocks, size_t itemsize,
+                            bool to_writer);
+
+// What a stage's kept copy holds in memory while later passes run: a dense or compressed
+// copy its uncompressed bytes (the codec may gain nothing), a spilled one nothing.
+int64_t kept_in_memory(const PlanStage& s);
+
+// The plan's projected peak, from its passes and kept stages. Scratch arenas and kept
+// bands stay allocated until the evaluation ends, and the stages stay kept: the peak is
+// every stage's kept copy, plus the calling thread's arena (a pass of one chunk runs
+// there, less what it forks to the workers), plus each worker's arena (the most one task
+// of any pass, or one forked share, holds). Arenas hold a block at least.
 struct MemoryProjection {
-  int nworkers = 1;
-  int64_t output_buffers = 0;  // per worker: the output chunk and the writer's buffers
-  int64_t fill = 0;            // per worker: the largest sampled chunk's Node::fill_bytes (bands included)
-  int64_t computed_once = 0;   // nodes computed once, as kept (dense, or compressed)
-  // The most the passes computing them hold beside that: on the calling thread (a pass
-  // of one chunk; its arena stays allocated through the main pass), or on the workers.
-  int64_t materialize_main = 0, materialize_workers = 0;
-  int64_t main_pass() const { return sat_mul(nworkers, sat_add(output_buffers, fill)); }
-  int64_t peak() const { return sat_add(sat_add(computed_once, materialize_main), std::max(main_pass(), materialize_workers)); }
+  int64_t kept = 0;          // the stages' kept copies
+  int64_t calling = 0;       // the calling thread: the largest pass of one chunk
+  int workers = 0;           // workers that hold an arena
+  int64_t per_worker = 0;    // the most one task of a pass on the workers holds
+  int64_t peak() const { return sat_add(sat_add(kept, calling), sat_mul(workers, per_worker)); }
   std::string describe() const;  // one line for explain()
 };
+MemoryProjection project_plan(const Plan& p);
 
-// The projected peak of evaluating `root` on `grid` within `max_memory` on `nthreads`
-// workers (nthreads), into a compressed b2nd output (`to_writer`, with `blocks`) or a dense buffer.
-MemoryProjection project_memory(const NodePtr& root, const ChunkGrid& grid, bool to_writer, const Shape& blocks,
-                                size_t max_memory, int nthreads);
-
-// Output chunks no larger than `chunks` (leading axes halved, as shrink_chunks) whose
-// projection fits max_memory; the smallest tried (down to 64 KiB) when none does.
-Shape fit_chunks(const NodePtr& root, Shape chunks, bool to_writer, const Shape& blocks, size_t max_memory,
-                 int nthreads);
-
-// The blocks of chunks fit_chunks() made smaller: whole trailing axes (C order, so the
-// writer compresses a chunk without reordering it), about 256 KiB.
+// The blocks of output chunks the layout pass made smaller: whole trailing axes (C
+// order, so the writer compresses a chunk without reordering it), about 256 KiB.
 Shape fitted_blocks(const Shape& chunks, size_t itemsize);
 
-// Throws ValueError before any work when `p` does not fit max_memory, naming the
-// smallest budget that would work (found by projecting again at larger budgets).
-void check_budget(const MemoryProjection& p, const NodePtr& root, const ChunkGrid& grid, bool to_writer,
-                  const Shape& blocks, size_t max_memory, int nthreads);
-
-// check_budget() for a plan about to execute: nothing when its memory_peak fits.
+// Throws ValueError before any work when the plan's projected peak is over max_memory,
+// naming the smallest budget whose plan fits (found by planning again at larger budgets).
 void check_plan_budget(const Plan& plan);
 
 }  // namespace b2lazy

@@ -100,7 +100,8 @@ std::string Plan::to_string(const Stats* measured, int nthreads) const {
     os << "  " << s.node->describe() << ": box " << shape_str(s.box.shape()) << " = " << format_bytes(s.bytes) << ", "
        << kept_in_name(s.where) << " in chunks " << shape_str(s.chunks) << " (the tasks would "
        << (s.source ? "decompress " : "compute ") << format_bytes(s.pulled_bytes) << " of it, once: "
-       << format_bytes(s.once_bytes) << ")\n";
+       << format_bytes(s.once_bytes) << "); computing it holds " << format_bytes(s.memory.per_task)
+       << (s.memory.threads ? " per worker" : " on the calling thread") << (s.memory.forked ? ", forked to the workers" : "") << "\n";
   }
   int64_t most = 0, most_src = 0;
   for (auto& t : tasks) most = std::max(most, t.projected_bytes), most_src = std::max(most_src, t.source_bytes);
@@ -114,12 +115,8 @@ std::string Plan::to_string(const Stats* measured, int nthreads) const {
   if (source_bytes.empty()) os << " nothing from storage";
   for (auto& [name, b] : source_bytes) os << "\n    " << name << ": " << format_bytes(b);
   os << "\n  written: " << format_bytes(out_bytes) << " before compression\n";
-  os << "  peak memory: at most about " << format_bytes(projected_peak) << " (" << format_bytes(kept_bytes)
-     << " kept by the stages + " << std::min<int64_t>(nworkers, static_cast<int64_t>(tasks.size()))
-     << " workers x " << format_bytes(most) << " per task)\n";
-  if (!memory_model.empty())  // the model executing the plan checks max_memory with (plan/memory)
-    os << "  projected peak (memory model, max_memory " << format_bytes(static_cast<double>(options.max_memory))
-       << "): " << memory_model << "\n";
+  os << "  peak memory: at most about " << memory_model << ", max_memory "
+     << format_bytes(static_cast<double>(options.max_memory)) << "\n";
   if (measured) print_measured(os, *measured);
   return os.str();
 }

@@ -23,24 +23,30 @@ namespace {
 // Projections are exact up to this many output chunks; beyond, each task is projected
 // from its first chunk.
 constexpr int64_t kMaxProjectedChunks = 16384;
+// A stage's pass is projected from this many of its chunks at most (evenly spread).
+constexpr int64_t kMaxSampledStageChunks = 4096;
 
 // What one chunk of a pass costs: memory its fill holds beyond the chunk (Node::fill_bytes
-// of the root through the memory model, kept bands included), and bytes decompressed per
-// source.
+// of the root through the memory model, kept bands included), whether that forks, and
+// bytes decompressed per source.
 struct ChunkCost {
   int64_t working = 0, source = 0;
+  int64_t forked = 0;
   std::map<std::string, int64_t> per_source;
+};
+
+// The stages computed so far, as the passes after them read them.
+struct KeptSoFar {
+  std::set<const Node*> stop;
+  std::map<const Node*, std::pair<bool, int64_t>> read;  // dense?, else a chunk's bytes
 };
 
 class Costing {
  public:
-  // `kept`: the stages computed before this pass, each read from where it is kept (a
-  // dense copy in place, else by chunks).
-  Costing(const std::map<const Node*, bool>& kept, const std::set<const Node*>& stop, size_t max_memory,
-          int nworkers, bool single_chunk)
+  Costing(const KeptSoFar& kept, size_t max_memory, int nworkers, bool single_chunk)
       : kept_(kept), max_memory_(max_memory), nworkers_(nworkers), single_chunk_(single_chunk),
-        prop_(stop, [this, &stop](const Edge&, const Node& n, const Region& r, bool first) {
-          if (!first || stop.count(&n)) return;  // computed once: read from where it is kept
+        prop_(kept.stop, [this](const Edge&, const Node& n, const Region& r, bool first) {
+          if (!first || kept_.stop.count(&n)) return;  // computed once: read from where it is kept
           if (const int64_t d = n.decompressed_bytes(r)) {
             cost_.source = sat_add(cost_.source, d);
             int64_t& s = cost_.per_source[n.source_name()];
@@ -53,13 +59,14 @@ class Costing {
     prop_.run({nullptr, 0}, root, r);
     // A model per chunk: its memo holds this chunk's regions only.
     MemoryModel m(max_memory_, nworkers_, single_chunk_);
-    for (auto& [n, dense] : kept_) m.set_cached(n, dense);
+    for (auto& [n, how] : kept_.read) m.set_kept(n, how.first, how.second);
     cost_.working = m.pull_bytes(root, r);
+    cost_.forked = m.forked();
     return cost_;
   }
 
  private:
-  const std::map<const Node*, bool>& kept_;
+  const KeptSoFar& kept_;
   size_t max_memory_;
   int nworkers_;
   bool single_chunk_;
@@ -67,77 +74,100 @@ class Costing {
   Propagation prop_;
 };
 
+// Workers a pass of `nchunks` chunks in `ntasks` tasks runs on: none (the calling thread)
+// for one chunk.
+int pass_threads(int64_t nchunks, int64_t ntasks, int nworkers) {
+  return nchunks <= 1 ? 0 : static_cast<int>(std::min<int64_t>(nworkers, ntasks));
+}
+
 }  // namespace
 
 void plan_tasks(Plan& p) {
-  std::set<const Node*> stop;
-  std::map<const Node*, bool> kept_in;  // stages so far: kept dense?
-  // Stages: each computed with the ones before it kept (and read from there).
-  int64_t kept = 0, peak = 0;
+  p.source_bytes.clear();
+  KeptSoFar kept;
+  // Stages: each computed with the ones before it kept (and read from there), into its
+  // dense buffer or a writer (blocks as run_stage makes them).
   for (PlanStage& s : p.stages) {
     const ChunkGrid g(s.computed->shape(), s.chunks);
     const int64_t n = s.computed->size() == 0 ? 0 : g.nchunks();
-    const int64_t chunk_bytes = sat_mul(prod(s.chunks), static_cast<int64_t>(itemsize(s.computed->dtype())));
-    Costing costing(kept_in, stop, p.options.max_memory, p.nworkers, n <= 1);
+    const size_t isz = itemsize(s.computed->dtype());
+    const bool to_writer = s.where != KeptIn::Dense;
+    const int64_t buffers = output_buffer_bytes(s.computed->shape(), s.chunks,
+                                                to_writer ? shrink_chunks(s.chunks, isz, size_t(256) << 10) : Shape{},
+                                                isz, to_writer);
+    Costing costing(kept, p.options.max_memory, p.nworkers, n <= 1);
     int64_t working = 0;
-    const int64_t samples = std::min<int64_t>(n, 4096);
+    int64_t forked = 0;
+    const int64_t samples = std::min<int64_t>(n, kMaxSampledStageChunks);
     for (int64_t k = 0; k < samples; ++k) {
       const int64_t id = samples == n ? k : static_cast<int64_t>(static_cast<__int128>(k) * n / samples);
       ChunkCost c = costing.of(*s.computed, Region::from_box(g.chunk_box(id)));
       working = std::max(working, c.working);
+      forked = std::max(forked, c.forked);
       for (auto& [name, b] : c.per_source) {
         int64_t& t = p.source_bytes[name];
         t = sat_add(t, sat_mul(b, n / std::max<int64_t>(1, samples)));
       }
     }
-    const int64_t own = s.where == KeptIn::Spilled ? 0 : s.bytes;  // (compressed: counted uncompressed)
-    s.projected_bytes = sat_add(sat_add(kept, own), sat_mul(p.nworkers, sat_add(working, sat_mul(2, chunk_bytes))));
-    peak = std::max(peak, s.projected_bytes);
-    kept = sat_add(kept, own);
-    stop.insert(s.node.get());
-    kept_in[s.node.get()] = s.where == KeptIn::Dense;
+    const int64_t per = n ? chunks_per_task(*s.computed, g, p.nworkers) : 1;
+    s.memory.per_task = n ? sat_add(working, buffers) : 0;
+    s.memory.threads = pass_threads(n, ceil_div(n, per), p.nworkers);
+    s.memory.forked = forked;
+    kept.stop.insert(s.node.get());
+    kept.read[s.node.get()] = {s.where == KeptIn::Dense, sat_mul(prod(s.chunks), static_cast<int64_t>(isz))};
   }
-  p.kept_bytes = kept;
 
   // Output tasks.
   p.tasks.clear();
-  if (p.nchunks == 0) {
-    p.projected_peak = peak;
-    p.passes.push_back("tasks: none (empty result)");
-    return;
-  }
-  const ChunkGrid grid = p.grid();
-  const int64_t per = chunks_per_task(*p.root, grid, p.nworkers);
-  const int64_t out_bytes = sat_mul(prod(p.chunks), static_cast<int64_t>(itemsize(p.root->dtype())));
-  // A compressed target also holds the compressed chunk (at most about its size).
-  const int64_t out_held = p.target == PlanTarget::Compressed ? sat_mul(2, out_bytes) : out_bytes;
-  const bool exact = p.nchunks <= kMaxProjectedChunks;
-  Costing costing(kept_in, stop, p.options.max_memory, p.nworkers, p.nchunks <= 1);
-  int64_t most = 0;
-  for (int64_t first = 0; first < p.nchunks; first += per) {
-    PlanTask t;
-    t.first_chunk = first;
-    t.last_chunk = std::min(p.nchunks, first + per);
-    int64_t working = 0;
-    for (int64_t id = first; id < (exact ? t.last_chunk : first + 1); ++id) {
-      ChunkCost c = costing.of(*p.root, Region::from_box(grid.chunk_box(id)));
-      const int64_t times = exact ? 1 : t.last_chunk - first;
-      working = std::max(working, c.working);
-      t.source_bytes = sat_add(t.source_bytes, sat_mul(c.source, times));
-      for (auto& [name, b] : c.per_source) {
-        int64_t& s = p.source_bytes[name];
-        s = sat_add(s, sat_mul(b, times));
+  p.tasks_memory = PassMemory{};
+  if (p.nchunks > 0) {
+    const ChunkGrid grid = p.grid();
+    const int64_t per = chunks_per_task(*p.root, grid, p.nworkers);
+    const size_t isz = itemsize(p.root->dtype());
+    const int64_t out_held =
+        output_buffer_bytes(p.root->shape(), p.chunks, p.blocks, isz, p.target == PlanTarget::Compressed);
+    const bool exact = p.nchunks <= kMaxProjectedChunks;
+    Costing costing(kept, p.options.max_memory, p.nworkers, p.nchunks <= 1);
+    int64_t most = 0;
+    int64_t forked = 0;
+    for (int64_t first = 0; first < p.nchunks; first += per) {
+      PlanTask t;
+      t.first_chunk = first;
+      t.last_chunk = std::min(p.nchunks, first + per);
+      int64_t working = 0;
+      for (int64_t id = first; id < (exact ? t.last_chunk : first + 1); ++id) {
+        ChunkCost c = costing.of(*p.root, Region::from_box(grid.chunk_box(id)));
+        const int64_t times = exact ? 1 : t.last_chunk - first;
+        working = std::max(working, c.working);
+        forked = std::max(forked, c.forked);
+        t.source_bytes = sat_add(t.source_bytes, sat_mul(c.source, times));
+        for (auto& [name, b] : c.per_source) {
+          int64_t& s = p.source_bytes[name];
+          s = sat_add(s, sat_mul(b, times));
+        }
       }
+      t.projected_bytes = sat_add(working, out_held);
+      most = std::max(most, t.projected_bytes);
+      p.tasks.push_back(t);
     }
-    t.projected_bytes = sat_add(working, out_held);
-    most = std::max(most, t.projected_bytes);
-    p.tasks.push_back(t);
+    p.tasks_memory.per_task = most;
+    p.tasks_memory.threads = pass_threads(p.nchunks, static_cast<int64_t>(p.tasks.size()), p.nworkers);
+    p.tasks_memory.forked = forked;
   }
-  p.projected_peak =
-      std::max(peak, sat_add(kept, sat_mul(std::min<int64_t>(p.nworkers, static_cast<int64_t>(p.tasks.size())), most)));
-  p.passes.push_back("tasks: " + std::to_string(p.tasks.size()) + " of " + std::to_string(per) + " output chunk" +
-                     (per == 1 ? "" : "s") + ", at most " + format_bytes(most) + " each; projected peak " +
-                     format_bytes(p.projected_peak));
+
+  // The one projection, from the passes above and the stages' kept copies.
+  const MemoryProjection mp = project_plan(p);
+  p.kept_bytes = mp.kept;
+  p.projected_peak = mp.peak();
+  p.memory_model = mp.describe();
+}
+
+std::string tasks_pass_line(const Plan& p) {
+  if (p.tasks.empty()) return "tasks: none (empty result)";
+  const int64_t per = p.tasks[0].last_chunk - p.tasks[0].first_chunk;
+  return "tasks: " + std::to_string(p.tasks.size()) + " of " + std::to_string(per) + " output chunk" +
+         (per == 1 ? "" : "s") + ", at most " + format_bytes(p.tasks_memory.per_task) + " each; projected peak " +
+         p.memory_model;
 }
 
 }  // namespace b2lazy

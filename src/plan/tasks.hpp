@@ -1,6 +1,8 @@
 // The tasks pass: output chunks grouped into tasks, with the memory each projects and
 // the bytes it decompresses; the stages' projections; the plan's projected peak.
 #pragma once
+#include <string>
+
 #include "b2lazy/plan.hpp"
 
 namespace b2lazy {
@@ -11,8 +13,11 @@ namespace b2lazy {
 int64_t chunks_per_task(const Node& root, const ChunkGrid& grid, int nworkers);
 
 // Fills p.tasks, the stages' and tasks' projections, p.kept_bytes, p.source_bytes and
-// p.projected_peak (p.stages, p.chunks and p.nchunks are set).
+// p.projected_peak (p.stages, p.chunks and p.nchunks are set). Run again after a change
+// to the stages.
 void plan_tasks(Plan& p);
+// The pass's line for Plan::passes.
+std::string tasks_pass_line(const Plan& p);
 
 // make_plan's passes on a graph.
 Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget target, int nworkers);

@@ -200,7 +200,8 @@ int64_t B2ndSource::fill_bytes(const Region& region, const MemoryModel& /*m*/) c
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
   const int64_t nchunks = std::max<int64_t>(1, arr_->sc->nchunks);
   const int64_t compressed = arr_->sc->cbytes / nchunks;  // an average chunk, read whole from disk
-  if (nd == 0 || !c_order_blocks_) return extchunk_nitems() * isz + compressed;
+  const int64_t chunk = sat_mul(extchunk_nitems(), isz);
+  if (nd == 0 || !c_order_blocks_) return sat_add(chunk, compressed);
   Box rb = region.bounds();
   auto ids = grid_.chunks_touching(rb);
   Box cb = grid_.chunk_box(ids[0]);
@@ -214,8 +215,8 @@ int64_t B2ndSource::fill_bytes(const Region& region, const MemoryModel& /*m*/) c
   for (size_t d = 0; d < nd; ++d) in.start[d] = std::max(cb.start[d], rb.start[d]), in.stop[d] = std::min(cb.stop[d], rb.stop[d]);
   const Shape st = c_strides(extchunk_);
   int64_t span = 1;
-  for (size_t d = 0; d < nd; ++d) span += (in.stop[d] - 1 - in.start[d]) * st[d];
-  return span * isz + (span == extchunk_nitems() ? compressed : 0);
+  for (size_t d = 0; d < nd; ++d) span = sat_add(span, sat_mul(in.stop[d] - 1 - in.start[d], st[d]));
+  return sat_add(sat_mul(span, isz), span == extchunk_nitems() ? compressed : 0);
 }
 
 void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {

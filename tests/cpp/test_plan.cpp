@@ -72,7 +72,7 @@ TEST(Plan, SourceOverTheBudgetIsNotKeptDense) {
   EXPECT_TRUE(s == nullptr || s->where != KeptIn::Dense) << p.to_string();
   // max_memory is a limit: this budget holds no worker's panels, so executing the plan
   // is refused before any work, naming the smallest budget that works.
-  EXPECT_GT(p.memory_peak, static_cast<int64_t>(o.max_memory));
+  EXPECT_GT(p.projected_peak, static_cast<int64_t>(o.max_memory));
   try {
     run_all(p, ctx);
     ADD_FAILURE() << "a plan over its budget executed";

@@ -1,5 +1,6 @@
 #include "ops/elementwise/elementwise_node.hpp"
 
+#include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
 #include "exec/thread_state.hpp"
 #include "ops/elementwise/program.hpp"
@@ -116,13 +117,14 @@ int64_t ElementwiseNode::fill_bytes(const Region& region, const MemoryModel& m) 
     if (!leaf.view(lr)) {
       const bool into_out = out_free && leaf.dtype() == dtype() && lr.size() == n;
       out_free = out_free && !into_out;
-      if (!into_out) held += lr.size() * isz;
-      deepest = std::max(deepest, held + m.pull_bytes(leaf, lr));
+      if (!into_out) held = sat_add(held, sat_mul(lr.size(), isz));
+      deepest = std::max(deepest, sat_add(held, m.pull_bytes(leaf, lr)));
     }
-    if (lr.size() != n) held += n * isz;
+    if (lr.size() != n) held = sat_add(held, sat_mul(n, isz));
   }
-  const int64_t temps = (prog.ntemp_slots + static_cast<int64_t>(prog.consts.size())) * Program::kBlock * 8;
-  return std::max(deepest, held) + temps;
+  const int64_t temps = sat_mul(static_cast<int64_t>(prog.ntemp_slots) + static_cast<int64_t>(prog.consts.size()),
+                                static_cast<int64_t>(Program::kBlock) * 8);
+  return sat_add(std::max(deepest, held), temps);
 }
 
 }  // namespace b2lazy

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "exec/scratch.hpp"
+#include "core/saturating.hpp"
 #include "exec/thread_state.hpp"
 #include "ops/linalg/matmul_node.hpp"
 #include "plan/chunking.hpp"
@@ -182,7 +183,7 @@ int64_t TakeNode::fill_bytes(const Region& region, const MemoryModel& m) const {
   Region in = input_regions(region)[0];
   if (in.size() == 0) return 0;
   for (size_t t = 0; t < naxes_; ++t) in.count[axis_ + t] = std::min(in.count[axis_ + t], cell_[t]);
-  return MemoryModel::region_bytes(*inputs()[0], in) + m.pull_bytes(*inputs()[0], in);
+  return sat_add(MemoryModel::region_bytes(*inputs()[0], in), m.pull_bytes(*inputs()[0], in));
 }
 
 }  // namespace b2lazy

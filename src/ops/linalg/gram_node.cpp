@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/dispatch.hpp"
+#include "core/saturating.hpp"
 #include "exec/eval_state.hpp"
 #include "exec/scratch.hpp"
 #include "exec/thread_state.hpp"
@@ -86,7 +87,7 @@ size_t stream_bytes(const ThreadState& ts) {
 // What gram_fill holds besides its output: x's panels, streamed along k.
 int64_t panel_bytes(const std::vector<Region>& x_regions, DType dt, size_t per_worker) {
   int64_t whole = 0;
-  for (auto& r : x_regions) whole += r.size() * static_cast<int64_t>(itemsize(dt));
+  for (auto& r : x_regions) whole = sat_add(whole, sat_mul(r.size(), static_cast<int64_t>(itemsize(dt))));
   return std::min<int64_t>(whole, static_cast<int64_t>(stream_limit(per_worker)));
 }
 
@@ -280,7 +281,7 @@ std::vector<NodePtr> gram_inputs(const NodePtr& x, bool trans) {
 int64_t UpperGramNode::fill_bytes(const Region& region, const MemoryModel& m) const {
   if (region.size() == 0) return 0;
   const auto in = input_regions(region);
-  return panel_bytes(in, dtype(), worker_share(m)) + deepest_pull(*this, in, m);
+  return sat_add(panel_bytes(in, dtype(), worker_share(m)), deepest_pull(*this, in, m));
 }
 
 GramNode::GramNode(NodePtr x, bool trans)
@@ -320,15 +321,15 @@ std::vector<Region> GramNode::input_regions(const Region& r) const {
 
 int64_t GramNode::fill_bytes(const Region& r, const MemoryModel& m) const {
   if (r.size() == 0) return 0;
-  const int64_t tile = r.size() * static_cast<int64_t>(itemsize(dtype()));
+  const int64_t tile = MemoryModel::region_bytes(*this, r);
   const auto in = input_regions(r);
   const int64_t below = deepest_pull(*this, in, m);
   switch (way_of(r, keep_)) {
     case Way::Direct:
-    case Way::Diagonal: return panel_bytes({in[2], in[3]}, dtype(), worker_share(m)) + below;
+    case Way::Diagonal: return sat_add(panel_bytes({in[2], in[3]}, dtype(), worker_share(m)), below);
     case Way::Upper: return below;  // pulled straight into the output
-    case Way::Lower: return tile + below;  // the mirror tile, transposed into place
-    case Way::Crossing: return 2 * tile + below;
+    case Way::Lower: return sat_add(tile, below);  // the mirror tile, transposed into place
+    case Way::Crossing: return sat_add(sat_mul(2, tile), below);
   }
   return below;
 }

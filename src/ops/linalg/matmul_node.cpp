@@ -468,39 +468,71 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
   });
 }
 
-int64_t MatmulNode::fill_bytes(const Region& region, const MemoryModel& m) const {
-  if (region.size() == 0 || k_len_ * k_rest_ == 0) return 0;  // (an empty K pulls nothing)
+int64_t MatmulNode::contract_bytes(const Region& region, int64_t kb, int64_t ke, const MemoryModel& m) const {
+  // As contract() decides: a kept band of an expensive operand (or one read in place),
+  // streamed K-panels of the others for the first (largest) sub-tile, and the deepest pull.
+  if (region.size() == 0 || ke <= kb || k_rest_ == 0) return 0;  // (an empty K pulls nothing)
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
   const size_t per_worker = m.max_memory() / static_cast<size_t>(m.nworkers());
-  const size_t hold = hold_limit(per_worker);  // as contract() decides
+  const int64_t hold = static_cast<int64_t>(std::min<size_t>(hold_limit(per_worker), INT64_MAX));
   size_t stream = stream_limit(per_worker);
   const Geometry g(*this, region);
-  const int64_t ktot = k_len_ * k_rest_;
+  const int64_t ktot = sat_mul(ke - kb, k_rest_);
   const Node& a = a_trans_ ? *inputs()[0]->inputs()[0] : *inputs()[0];
   const Node& b = b_trans_ ? *inputs()[1]->inputs()[0] : *inputs()[1];
-  auto ra = [&](int64_t k0, int64_t k1) { return a_trans_ ? swap_last_two(a_region(region, k0, k1)) : a_region(region, k0, k1); };
-  auto rb = [&](int64_t k0, int64_t k1) { return b_trans_ ? swap_last_two(b_region(region, k0, k1)) : b_region(region, k0, k1); };
-  const bool hold_a = a_expensive_ && g.nba * g.mrows * ktot * isz <= static_cast<int64_t>(hold);
-  const bool hold_b = !hold_a && b_expensive_ && g.nbb * ktot * g.ncols * isz <= static_cast<int64_t>(hold);
+  auto ra = [&](const Region& r, int64_t k0, int64_t k1) {
+    return a_trans_ ? swap_last_two(a_region(r, k0, k1)) : a_region(r, k0, k1);
+  };
+  auto rb = [&](const Region& r, int64_t k0, int64_t k1) {
+    return b_trans_ ? swap_last_two(b_region(r, k0, k1)) : b_region(r, k0, k1);
+  };
+  const bool a_view = m.in_place(a, ra(region, kb, ke)), b_view = m.in_place(b, rb(region, kb, ke));
+  const bool hold_a = a_view || (a_expensive_ && sat_mul(sat_mul(sat_mul(g.nba, g.mrows), ktot), isz) <= hold);
+  const bool hold_b =
+      b_view || (!hold_a && b_expensive_ && sat_mul(sat_mul(sat_mul(g.nbb, ktot), g.ncols), isz) <= hold);
   int64_t band = 0, deepest = 0;
-  if (hold_a) band = MemoryModel::region_bytes(a, ra(0, k_len_)), deepest = m.pull_bytes(a, ra(0, k_len_));
-  if (hold_b) band = MemoryModel::region_bytes(b, rb(0, k_len_)), deepest = m.pull_bytes(b, rb(0, k_len_));
-  if (hold_a || hold_b) stream /= 2;
-  // A panel of the streamed operands: `stream`, or one storage chunk deep if at most 4x more.
-  const int64_t per_k = ((hold_a ? 0 : g.nba * g.mrows) + (hold_b ? 0 : g.nbb * g.ncols)) * k_rest_;
-  int64_t kp = per_k ? static_cast<int64_t>(stream) / isz / per_k : k_len_;
-  if (!hold_a && k_align_ > kp && per_k && k_align_ <= static_cast<int64_t>(4 * stream) / isz / per_k) kp = k_align_;
-  kp = std::clamp<int64_t>(kp, 1, std::max<int64_t>(1, k_len_));
+  if (hold_a && !a_view) band = MemoryModel::region_bytes(a, ra(region, kb, ke)), deepest = m.pull_bytes(a, ra(region, kb, ke));
+  if (hold_b && !b_view) band = MemoryModel::region_bytes(b, rb(region, kb, ke)), deepest = m.pull_bytes(b, rb(region, kb, ke));
+  if ((hold_a && !a_view) || (hold_b && !b_view)) stream /= 2;
+  // The first sub-tile: along N when a is kept, along M when b is.
+  const size_t m_axis = nbatch_, n_axis = nbatch_ + nm_;
+  const int64_t lines = static_cast<int64_t>(stream / static_cast<size_t>(isz)) / 256;
+  Region sub = region;
+  if (hold_a && nn_) sub.count[n_axis] = std::clamp<int64_t>(lines / g.n_rest, 1, region.count[n_axis]);
+  if (hold_b && nm_) sub.count[m_axis] = std::clamp<int64_t>(lines / g.m_rest, 1, region.count[m_axis]);
+  const int64_t rows = nm_ ? sat_mul(sub.count[m_axis], g.m_rest) : 1, cols = nn_ ? sat_mul(sub.count[n_axis], g.n_rest) : 1;
+  // Its K-panel: `stream`, or one storage chunk deep if at most 4x more.
+  const int64_t per_k = sat_mul(sat_add(hold_a ? 0 : sat_mul(g.nba, rows), hold_b ? 0 : sat_mul(g.nbb, cols)), k_rest_);
+  const int64_t stream_items = static_cast<int64_t>(stream / static_cast<size_t>(isz));
+  int64_t kp = per_k ? stream_items / per_k : ke - kb;
+  if (!hold_a && k_align_ > kp && per_k && k_align_ <= 4 * stream_items / per_k) kp = k_align_;
+  kp = std::clamp<int64_t>(kp, 1, ke - kb);
   int64_t panels = 0;
   if (!hold_a) {
-    panels += MemoryModel::region_bytes(a, ra(0, kp));
-    deepest = std::max(deepest, panels + m.pull_bytes(a, ra(0, kp)));
+    const Region r = ra(sub, kb, kb + kp);
+    panels = sat_add(panels, MemoryModel::region_bytes(a, r));
+    deepest = std::max(deepest, sat_add(panels, m.pull_bytes(a, r)));
   }
   if (!hold_b) {
-    panels += MemoryModel::region_bytes(b, rb(0, kp));
-    deepest = std::max(deepest, panels + m.pull_bytes(b, rb(0, kp)));
+    const Region r = rb(sub, kb, kb + kp);
+    panels = sat_add(panels, MemoryModel::region_bytes(b, r));
+    deepest = std::max(deepest, sat_add(panels, m.pull_bytes(b, r)));
   }
-  return band + std::max(panels, deepest);
+  return sat_add(band, std::max(panels, deepest));
+}
+
+int64_t MatmulNode::fill_bytes(const Region& region, const MemoryModel& m) const {
+  if (region.size() == 0 || k_len_ == 0 || k_rest_ == 0) return 0;
+  // As fork(): a small result over a long K, alone on the calling thread, is contracted
+  // by every worker over a K range (each its panels), into partial results added here.
+  const int nw = m.nworkers();
+  if (nw >= 2 && k_len_ >= nw && region.size() < 64 * 64 &&
+      static_cast<double>(region.size()) * static_cast<double>(k_len_) * static_cast<double>(k_rest_) >= double(1 << 22) &&
+      m.forks() > 1) {
+    const int64_t part = contract_bytes(region, 0, ceil_div(k_len_, int64_t(nw)), m);
+    return sat_add(sat_mul(nw, MemoryModel::region_bytes(*this, region)), m.spread(part));
+  }
+  return contract_bytes(region, 0, k_len_, m);
 }
 
 }  // namespace b2lazy

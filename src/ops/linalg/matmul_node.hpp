@@ -23,7 +23,8 @@ class MatmulNode : public Node {
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
   // The kept band of an expensive operand (when it fits its share of the budget), one
-  // K-panel of each streamed operand and the deepest pull.
+  // K-panel of each streamed operand and the deepest pull; forked over a K range by every
+  // worker, that on each worker plus the partial results.
   int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
   // Each output element costs 2K operations: worth keeping when several chunks need it.
   bool cacheable() const override { return true; }
@@ -40,6 +41,8 @@ class MatmulNode : public Node {
   Region b_region(const Region& out, int64_t k0, int64_t k1) const;
   // out = the contraction over [k0, k1) of the first K axis, for `region`.
   void contract(const Region& region, int64_t k0, int64_t k1, void* out, ThreadState& ts) const;
+  // What contract(region, k0, k1) holds (the memory model of fill_bytes).
+  int64_t contract_bytes(const Region& region, int64_t k0, int64_t k1, const MemoryModel& m) const;
   // A small result over a long K, alone on the calling thread: K ranges on the workers.
   bool fork(const Region& region, void* out, ThreadState& ts) const;
 

@@ -9,6 +9,7 @@
 #include "b2lazy/checked.hpp"
 #include "b2lazy/error.hpp"
 #include "core/dispatch.hpp"
+#include "core/saturating.hpp"
 #include "exec/eval_state.hpp"
 #include "exec/thread_pool.hpp"
 #include "exec/thread_state.hpp"
@@ -431,10 +432,10 @@ int64_t ReduceNode::fill_bytes(const Region& region, const MemoryModel& m) const
   const Slabs parts = slabs(in, sb);
   if (in.size() == 0 || parts.size() == 0) return 0;
   const Region slab = parts.at(0);  // the first slab is a whole one
-  int64_t one = input.view(slab) ? 0 : MemoryModel::region_bytes(input, slab);
-  if (input.dtype() != acc_) one += slab.size() * static_cast<int64_t>(itemsize(acc_));
-  one += m.pull_bytes(input, slab) + r.size() * 24;  // the accumulators (moments, indices)
-  return one * (parts.size() > 1 ? m.forks() : 1);
+  int64_t one = m.in_place(input, slab) ? 0 : MemoryModel::region_bytes(input, slab);
+  if (input.dtype() != acc_) one = sat_add(one, sat_mul(slab.size(), static_cast<int64_t>(itemsize(acc_))));
+  one = sat_add(sat_add(one, m.pull_bytes(input, slab)), sat_mul(r.size(), 24));  // the accumulators (moments, indices)
+  return parts.size() > 1 ? m.spread(one) : one;
 }
 
 }  // namespace b2lazy

@@ -7,6 +7,7 @@
 #include "b2lazy/checked.hpp"
 #include "b2lazy/ops.hpp"
 #include "core/dispatch.hpp"
+#include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
 #include "exec/thread_state.hpp"
 #include "ops/reduce/accumulate.hpp"
@@ -113,11 +114,13 @@ std::vector<Region> SegmentTotals::input_regions(const Region& r) const { return
 int64_t SegmentTotals::fill_bytes(const Region& r, const MemoryModel& m) const {
   if (r.size() == 0) return 0;
   const size_t k = static_cast<size_t>(axis_);
+  // One piece of one segment, as fill() folds them (converted unless of the result's type).
   Region piece = input_region(r);
   const int64_t cross = piece.size() / std::max<int64_t>(1, piece.count[k]);
-  piece.count[k] = std::min(piece.count[k], std::max<int64_t>(1, kPieceBytes / std::max<int64_t>(1, cross * 8)));
-  const int64_t held = piece.size() * static_cast<int64_t>(itemsize(inputs()[0]->dtype()) + 8);
-  return held + m.pull_bytes(*inputs()[0], piece) + cross * 8;
+  piece.count[k] = std::min({piece.count[k], seg_, std::max<int64_t>(1, kPieceBytes / std::max<int64_t>(1, sat_mul(cross, 8)))});
+  const DType in = inputs()[0]->dtype();
+  const int64_t held = sat_mul(piece.size(), static_cast<int64_t>(itemsize(in) + (in == dtype() ? 0 : itemsize(dtype()))));
+  return sat_add(sat_add(held, m.pull_bytes(*inputs()[0], piece)), sat_mul(cross, 8));
 }
 
 void SegmentTotals::fill(const Region& r, void* out, ThreadState& ts) const {
@@ -309,11 +312,11 @@ int64_t ScanNode::fill_bytes(const Region& r, const MemoryModel& m) const {
   size_t d0 = 0;
   while (d0 < r.ndim() && r.count[d0] == 1) ++d0;
   Region u = r;  // one piece, as fill() cuts them
-  if (d0 < k && r.size() * 8 > kPieceBytes)
-    u.count[d0] = std::min(r.count[d0], std::max<int64_t>(1, kPieceBytes / (r.size() / r.count[d0] * 8)));
+  if (d0 < k && sat_mul(r.size(), 8) > kPieceBytes)
+    u.count[d0] = std::min(r.count[d0], std::max<int64_t>(1, kPieceBytes / sat_mul(r.size() / r.count[d0], 8)));
   const int64_t dense = r.step[k] != 1 ? MemoryModel::region_bytes(*this, r) : 0;
   const int64_t cross = u.size() / std::max<int64_t>(1, u.count[k]);
-  const int64_t rows = std::max<int64_t>(1, kPieceBytes / (cross * 8));
+  const int64_t rows = std::max<int64_t>(1, kPieceBytes / std::max<int64_t>(1, sat_mul(cross, 8)));
   const Box b = u.bounds();
   const Plan p = plan(b.start[k], b.stop[k]);
   Region piece = u;
@@ -322,8 +325,8 @@ int64_t ScanNode::fill_bytes(const Region& r, const MemoryModel& m) const {
   piece.count[k] = std::min(rows, std::max<int64_t>(1, p.e1 - p.e0));
   const Node& in = *inputs()[0];
   // The piece of input, its conversion to the accumulator and the result rows (cast).
-  const int64_t held = piece.size() * static_cast<int64_t>(itemsize(in.dtype()) + (in.dtype() != acc_ ? 8 : 0) +
-                                                          (dtype() != acc_ ? 8 : 0));
+  const int64_t held = sat_mul(piece.size(), static_cast<int64_t>(itemsize(in.dtype()) + (in.dtype() != acc_ ? 8 : 0) +
+                                                                   (dtype() != acc_ ? 8 : 0)));
   int64_t deepest = m.pull_bytes(in, piece);
   if (p.s > 0) {
     Region t = piece;
@@ -331,7 +334,7 @@ int64_t ScanNode::fill_bytes(const Region& r, const MemoryModel& m) const {
     t.count[k] = std::min(rows, p.s);
     deepest = std::max(deepest, m.pull_bytes(*inputs()[1], t));
   }
-  return dense + held + deepest + cross * 8;
+  return sat_add(sat_add(dense, held), sat_add(deepest, sat_mul(cross, 8)));
 }
 
 }  // namespace b2lazy

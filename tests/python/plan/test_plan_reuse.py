@@ -94,17 +94,22 @@ def test_stages_over_the_budget_spill_to_a_temporary_file_removed_after(tmp_path
     import glob
     import os
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    x = np.random.default_rng(3).random((48, 48))
-    a = bl.asarray(x, chunks=(5, 7), blocks=(5, 7))
-    e = a - bl.mean(a, axis=0) + a.T @ bl.cumsum(a, axis=0) / 48
-    want = x - x.mean(axis=0) + x.T @ np.cumsum(x, axis=0) / 48
+    x = np.random.default_rng(3).random((1024, 512))
+    a = bl.asarray(x, chunks=(64, 512), blocks=(8, 512))
+    c = bl.cumulative_sum(a, axis=0)  # 4 MiB, pulled by each output chunk twice (rows i and n - 1 - i)
+    e = c + c[::-1]
+    want = np.cumsum(x, axis=0) + np.cumsum(x, axis=0)[::-1]
     where = {}
-    for budget in (2**12, 2**16, 2**30):
-        p = e.plan(max_memory=budget, chunks=(8, 8))
+    for budget in (4 << 20, 1 << 30):
+        # max_memory is a limit: at 4 MiB, c is over both the dense and the compressed
+        # shares, yet the plan fits (it is spilled, and read back by chunks).
+        p = e.plan(max_memory=budget, nthreads=2)
         where[budget] = {s["kind"]: s["where"] for s in p.stages}
+        assert 0 < p.projected_peak <= budget
         np.testing.assert_allclose(p.execute(), want, rtol=1e-12)
-        assert p.last_stats["cache_misses"] == 2
-    assert where[2**12]["cumulative_sum"] == "spilled"
-    assert where[2**16]["b2nd"] == "compressed"  # a, re-packed: its 5 x 7 chunks serve 8 x 8 tasks badly
-    assert set(where[2**30].values()) == {"dense"}
+        assert p.last_stats["cache_misses"] == 2  # the segment totals, then c
+        assert p.last_stats["cache_hits"] > 0
+        assert p.last_stats["projected_peak_bytes"] == p.projected_peak
+    assert where[4 << 20]["cumulative_sum"] == "spilled"
+    assert set(where[1 << 30].values()) == {"dense"}
     assert glob.glob(os.path.join(str(tmp_path), ".b2lazy-spill*")) == []
