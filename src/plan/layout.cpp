@@ -1,6 +1,7 @@
 #include "plan/layout.hpp"
 
 #include "b2lazy/checked.hpp"
+#include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
 #include "plan/chunking.hpp"
 
@@ -16,6 +17,19 @@ Shape checked_chunks(const Shape& shape, const Shape& chunks, const char* what, 
   checked_prod(chunks, named);
   return chunks;
 }
+
+namespace {
+// Does compute() write `urlpath` (empty: in memory) through the b2nd driver? (An
+// unresolvable URL is reported by the sink, later.)
+bool writes_b2nd(const std::string& urlpath) {
+  if (urlpath.empty()) return true;
+  try {
+    return resolve_url(urlpath, true).driver->name == "b2nd";
+  } catch (const Error&) {
+    return false;
+  }
+}
+}  // namespace
 
 std::pair<Shape, Shape> output_layout(const NodePtr& node, const ComputeOptions& opts, PlanTarget target,
                                       int nthreads) {
@@ -58,6 +72,11 @@ std::pair<Shape, Shape> output_layout(const NodePtr& node, const ComputeOptions&
   for (auto& b : blocks) b = std::max<int64_t>(b, 1);
   if (blocks.empty()) blocks = balanced_chunks(chunks, itemsize(dt), size_t(256) << 10);
   blocks = checked_chunks(shape, blocks, "compute", "blocks");
+  // A b2nd output's chunk limit, checked before the budget check (the b2nd writer checks
+  // it too): a chunk this large is no memory question.
+  if (prod(chunks) > ((int64_t(1) << 31) - 64) / static_cast<int64_t>(itemsize(dt)) &&  // (no product to overflow)
+      writes_b2nd(opts.urlpath))
+    throw ValueError("compute: chunks " + shape_str(chunks) + " exceed Blosc2's 2 GiB chunk limit");
   return {chunks, blocks};
 }
 

@@ -148,7 +148,7 @@ void B2ndSource::read_chunk(int64_t id, void* dst, ThreadState& ts) const {
 
 // Copy the part of `region` inside chunk box `cbox` — indices [i_lo[d], i_hi[d]) of the
 // region along each axis — from the decompressed block-major chunk to its place in `out`.
-void B2ndSource::gather_from_chunk(const char* chunk, const Box& cbox, const Region& region,
+void B2ndSource::gather_from_chunk(const char* chunk, int64_t base, const Box& cbox, const Region& region,
                                    const Shape& i_lo, const Shape& i_hi, char* out) const {
   const size_t nd = ndim(), isz = itemsize(dtype());
   Shape out_strides = byte_strides(region.count, isz);
@@ -172,18 +172,17 @@ void B2ndSource::gather_from_chunk(const char* chunk, const Box& cbox, const Reg
   Shape count(nd), sstr(nd);
   for (size_t d = 0; d < nd; ++d) sstr[d] = bstrides[d] * region.step[d];
   while (true) {
-    int64_t bid = 0;
-    const char* src = chunk;
+    int64_t bid = 0, off = -base;  // (byte offset of the first item into `chunk`)
     char* dst = out;
     for (size_t d = 0; d < nd; ++d) {
       const AxisSegment& g = segs[d][k[d]];
       bid = bid * bgrid[d] + g.cell;
       int64_t pos = region.start[d] + g.i_lo * region.step[d] - cbox.start[d];
-      src += (pos - g.cell * blocks_[d]) * bstrides[d];
+      off += (pos - g.cell * blocks_[d]) * bstrides[d];
       dst += g.i_lo * out_strides[d];
       count[d] = g.i_hi - g.i_lo;
     }
-    src += bid * block_bytes;
+    const char* src = chunk + (off + bid * block_bytes);
     copy_strided(nd, count.data(), src, sstr.data(), dst, out_strides.data(), isz);
     size_t d = nd;
     while (d-- > 0) {
@@ -202,21 +201,23 @@ int64_t B2ndSource::fill_bytes(const Region& region, const MemoryModel& /*m*/) c
   const int64_t compressed = arr_->sc->cbytes / nchunks;  // an average chunk, read whole from disk
   const int64_t chunk = sat_mul(extchunk_nitems(), isz);
   if (nd == 0 || !c_order_blocks_) return sat_add(chunk, compressed);
-  Box rb = region.bounds();
-  auto ids = grid_.chunks_touching(rb);
-  Box cb = grid_.chunk_box(ids[0]);
-  Shape neg(nd);
-  for (size_t d = 0; d < nd; ++d) neg[d] = -cb.start[d];
-  if (ids.size() == 1 && region.unit_steps() && is_contiguous_range(rb.shift(neg), extchunk_))  // fill()'s fast path
-    return rb.size() == extchunk_nitems() ? compressed : 0;
-  // C-order blocks: each chunk's range from the first to the last item needed is read
-  // (lazily, by blocks) into its place in a chunk-sized buffer; only that range is touched.
-  Box in = cb;
-  for (size_t d = 0; d < nd; ++d) in.start[d] = std::max(cb.start[d], rb.start[d]), in.stop[d] = std::min(cb.stop[d], rb.stop[d]);
+  const Box rb = region.bounds();
   const Shape st = c_strides(extchunk_);
+  bool one_chunk = true;  // (without listing the chunks touched: a region may touch many)
+  Shape neg(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    const int64_t c = grid_.chunks()[d];
+    one_chunk = one_chunk && rb.start[d] / c == (rb.stop[d] - 1) / c;
+    neg[d] = -(rb.start[d] / c * c);
+  }
+  if (one_chunk && region.unit_steps() && is_contiguous_range(rb.shift(neg), extchunk_))  // fill()'s fast path: in place
+    return rb.size() == extchunk_nitems() ? compressed : 0;
+  // C-order blocks: each chunk's range from the first to the last item needed, read alone
+  // into a buffer of its size; at most the region's extent (or a chunk's) along each axis.
   int64_t span = 1;
-  for (size_t d = 0; d < nd; ++d) span = sat_add(span, sat_mul(in.stop[d] - 1 - in.start[d], st[d]));
-  return sat_add(sat_mul(span, isz), span == extchunk_nitems() ? compressed : 0);
+  for (size_t d = 0; d < nd; ++d)
+    span = sat_add(span, sat_mul(std::min(rb.stop[d] - rb.start[d], grid_.chunks()[d]) - 1, st[d]));
+  return sat_add(sat_mul(std::min(span, extchunk_nitems()), isz), span >= extchunk_nitems() ? compressed : 0);
 }
 
 void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
@@ -251,7 +252,9 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
   std::vector<std::vector<AxisSegment>> per_axis(nd);
   for (size_t d = 0; d < nd; ++d)
     split_axis(region.start[d], region.step[d], region.count[d], grid_.chunks()[d], per_axis[d]);
-  char* buf = static_cast<char*>(scope.alloc(extchunk_nitems() * isz));
+  // A whole chunk's buffer, unless blocks keep C order: then each chunk's range from the
+  // first to the last item needed is read alone, into a buffer of its own size.
+  char* buf = c_order_blocks_ ? nullptr : static_cast<char*>(scope.alloc(extchunk_nitems() * isz));
   std::vector<size_t> k(nd, 0);
   Shape coords(nd), i_lo(nd), i_hi(nd);
   while (true) {
@@ -274,11 +277,14 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
       Shape st = c_strides(extchunk_);
       int64_t lo = 0, hi = 0;
       for (size_t d = 0; d < nd; ++d) lo += first[d] * st[d], hi += last[d] * st[d];
-      read_items(id, lo, hi + 1 - lo, buf + lo * static_cast<int64_t>(isz), ts);
+      ScratchScope range_scope(ts.scratch);
+      char* range = static_cast<char*>(range_scope.alloc((hi + 1 - lo) * isz));
+      read_items(id, lo, hi + 1 - lo, range, ts);
+      gather_from_chunk(range, lo * static_cast<int64_t>(isz), cbox, region, i_lo, i_hi, static_cast<char*>(out));
     } else {
       read_chunk(id, buf, ts);
+      gather_from_chunk(buf, 0, cbox, region, i_lo, i_hi, static_cast<char*>(out));
     }
-    gather_from_chunk(buf, cbox, region, i_lo, i_hi, static_cast<char*>(out));
     size_t d = nd;
     while (d-- > 0) {
       if (++k[d] < per_axis[d].size()) break;

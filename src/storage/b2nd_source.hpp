@@ -72,7 +72,8 @@ class B2ndSource : public Node {
   // count checked (storage/b2nd_validate.hpp).
   void read_checked(int64_t id, const uint8_t* chunk, int32_t cbytes, int64_t start, int64_t n, void* dst,
                     ThreadState& ts) const;
-  void gather_from_chunk(const char* chunk, const Box& cbox, const Region& region,
+  // `chunk` holds the decompressed chunk's bytes from byte `base` on (a range read).
+  void gather_from_chunk(const char* chunk, int64_t base, const Box& cbox, const Region& region,
                          const Shape& i_lo, const Shape& i_hi, char* out) const;
   b2nd_array_t* arr_;
   ChunkGrid grid_;

@@ -281,7 +281,8 @@ std::vector<NodePtr> gram_inputs(const NodePtr& x, bool trans) {
 int64_t UpperGramNode::fill_bytes(const Region& region, const MemoryModel& m) const {
   if (region.size() == 0) return 0;
   const auto in = input_regions(region);
-  return sat_add(panel_bytes(in, dtype(), worker_share(m)), deepest_pull(*this, in, m));
+  return sat_add(sat_add(panel_bytes(in, dtype(), worker_share(m)), deepest_pull(*this, in, m)),
+                 m.spread(kBlasWorkspaceBytes));  // (on every worker when a pass's one chunk shares its tiles)
 }
 
 GramNode::GramNode(NodePtr x, bool trans)
@@ -326,7 +327,8 @@ int64_t GramNode::fill_bytes(const Region& r, const MemoryModel& m) const {
   const int64_t below = deepest_pull(*this, in, m);
   switch (way_of(r, keep_)) {
     case Way::Direct:
-    case Way::Diagonal: return sat_add(panel_bytes({in[2], in[3]}, dtype(), worker_share(m)), below);
+    case Way::Diagonal:
+      return sat_add(sat_add(panel_bytes({in[2], in[3]}, dtype(), worker_share(m)), below), m.spread(kBlasWorkspaceBytes));
     case Way::Upper: return below;  // pulled straight into the output
     case Way::Lower: return sat_add(tile, below);  // the mirror tile, transposed into place
     case Way::Crossing: return sat_add(sat_mul(2, tile), below);
