@@ -4,6 +4,7 @@
 #pragma once
 #include <cblas.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -13,11 +14,17 @@
 
 namespace b2lazy {
 
-// What OpenBLAS holds per thread calling gemm or syrk: it packs panels of both operands
-// into per-thread buffers, kept once touched (measured through VmHWM for single-threaded
-// dgemm: 1.5 MiB for 128 x 4096 x 256, 2.3 MiB for 512 x 1024 x 4096, 3.3 MiB for 1024^3).
-// The memory model counts it for every thread that multiplies.
-constexpr int64_t kBlasWorkspaceBytes = int64_t(4) << 20;
+// What OpenBLAS holds per thread calling gemm or syrk for an m x n result over k: it packs
+// panels of both operands (at most about 512 rows and 1024 columns, 256 deep) into
+// per-thread buffers, kept once touched (measured through VmHWM for single-threaded
+// dgemm: 0.8 MiB for 256 x 256 x 4096, 1.5 MiB for 128 x 4096 x 256, 2.3 MiB for
+// 512 x 1024 x 4096, 3.3 MiB for 1024^3). The memory model counts it for every thread
+// that multiplies.
+inline int64_t blas_workspace_bytes(int64_t m, int64_t n, int64_t k, size_t itemsize) {
+  const int64_t b = (std::min<int64_t>(m, 512) + std::min<int64_t>(n, 1024)) * std::min<int64_t>(k, 256) *
+                    static_cast<int64_t>(itemsize);
+  return std::min<int64_t>(b, int64_t(4) << 20);
+}
 
 // BLAS takes int: a panel past that is refused, never truncated.
 inline int blas_int(int64_t v) {

@@ -93,6 +93,13 @@ int64_t panel_bytes(const std::vector<Region>& x_regions, DType dt, size_t per_w
 
 size_t worker_share(const MemoryModel& m) { return m.max_memory() / static_cast<size_t>(m.nworkers()); }
 
+// BLAS's packing buffers for the tiles of output region `r` (batch elements one at a time).
+int64_t gram_blas_bytes(const Node& x, bool trans, const Region& r) {
+  const size_t nb = r.ndim() - 2;
+  const int64_t klen = trans ? x.shape()[nb] : x.shape()[nb + 1];
+  return blas_workspace_bytes(r.count[nb], r.count[nb + 1], klen, itemsize(x.dtype()));
+}
+
 // The most any one pull of the inputs at `in` holds below it (x kept once: nothing).
 int64_t deepest_pull(const Node& n, const std::vector<Region>& in, const MemoryModel& m) {
   int64_t most = 0;
@@ -282,7 +289,7 @@ int64_t UpperGramNode::fill_bytes(const Region& region, const MemoryModel& m) co
   if (region.size() == 0) return 0;
   const auto in = input_regions(region);
   return sat_add(sat_add(panel_bytes(in, dtype(), worker_share(m)), deepest_pull(*this, in, m)),
-                 m.spread(kBlasWorkspaceBytes));  // (on every worker when a pass's one chunk shares its tiles)
+                 m.spread(gram_blas_bytes(*inputs()[0], trans_, region)));  // (on every worker when a pass's one chunk shares its tiles)
 }
 
 GramNode::GramNode(NodePtr x, bool trans)
@@ -328,7 +335,7 @@ int64_t GramNode::fill_bytes(const Region& r, const MemoryModel& m) const {
   switch (way_of(r, keep_)) {
     case Way::Direct:
     case Way::Diagonal:
-      return sat_add(sat_add(panel_bytes({in[2], in[3]}, dtype(), worker_share(m)), below), m.spread(kBlasWorkspaceBytes));
+      return sat_add(sat_add(panel_bytes({in[2], in[3]}, dtype(), worker_share(m)), below), m.spread(gram_blas_bytes(*inputs()[2], trans_, r)));
     case Way::Upper: return below;  // pulled straight into the output
     case Way::Lower: return sat_add(tile, below);  // the mirror tile, transposed into place
     case Way::Crossing: return sat_add(sat_mul(2, tile), below);

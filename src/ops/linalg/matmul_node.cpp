@@ -527,15 +527,17 @@ int64_t MatmulNode::fill_bytes(const Region& region, const MemoryModel& m) const
   // by every worker over a K range (each its panels and BLAS's), into partial results
   // added here.
   const int nw = m.nworkers();
+  const Geometry g(*this, region);
+  const int64_t blas = blas_workspace_bytes(g.mrows, g.ncols, sat_mul(k_len_, k_rest_), itemsize(dtype()));
   if (nw >= 2 && k_len_ >= nw && region.size() < 64 * 64 &&
       static_cast<double>(region.size()) * static_cast<double>(k_len_) * static_cast<double>(k_rest_) >= double(1 << 22) &&
       m.forks() > 1) {
     const int64_t part = contract_bytes(region, 0, ceil_div(k_len_, int64_t(nw)), m);
-    return sat_add(sat_mul(nw, MemoryModel::region_bytes(*this, region)), m.spread(sat_add(part, kBlasWorkspaceBytes)));
+    return sat_add(sat_mul(nw, MemoryModel::region_bytes(*this, region)), m.spread(sat_add(part, blas)));
   }
   // Else its panels here; BLAS's workspace on this thread, or on every worker when the
   // multiplications of a pass's one chunk are shared (contract()).
-  return sat_add(contract_bytes(region, 0, k_len_, m), m.spread(kBlasWorkspaceBytes));
+  return sat_add(contract_bytes(region, 0, k_len_, m), m.spread(blas));
 }
 
 }  // namespace b2lazy

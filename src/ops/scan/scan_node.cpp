@@ -22,7 +22,7 @@ namespace {
 // whole region of input (issue #12: a scan holds at most a few storage chunks per worker).
 constexpr int64_t kPieceBytes = int64_t(1) << 20;
 // Output chunks (and segments) a scan prefers at most: its storage chunks, cut down.
-constexpr size_t kScanChunkBytes = size_t(2) << 20;
+constexpr size_t kScanChunkBytes = size_t(1) << 20;
 
 // Axis `k` splits a dense buffer of shape `c` into outer x len x inner.
 struct Split {

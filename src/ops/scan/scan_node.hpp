@@ -1,7 +1,7 @@
 // Cumulative sums and products along one axis as lazy nodes.
 //
 // The axis is cut into segments of `seg` elements (the input's preferred chunks with
-// leading axes cut down to 2 MiB, along it, when known). Input is pulled in pieces of
+// leading axes cut down to 1 MiB, along it, when known). Input is pulled in pieces of
 // about 1 MiB, so a scan holds a few pieces per worker, never a whole region.
 // SegmentTotals holds each segment's total; it is cacheable, so when many output chunks
 // need prefixes of it the planner computes it once. A region of
