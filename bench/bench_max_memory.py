@@ -2,7 +2,7 @@
 """max_memory as a limit (issue #12 items 3 and 5): peak RSS growth per workload and budget.
 
     python bench/bench_max_memory.py [--n 4096] [--dir /tmp/b2lazy-bench-mem] [--json out.json]
-    python bench/bench_max_memory.py --table before.json after.json   # the RESULTS.md table
+    python bench/bench_max_memory.py --table after.json [before.json]   # the RESULTS.md table
 
 Operands: float64 n x n on disk (b2nd, zstd clevel 1 + shuffle, smooth data plus a little
 noise), written by python-blosc2 in the four layouts of bench/bench_layouts.py: its default
@@ -13,8 +13,9 @@ own process first.
 Each (layout, workload, budget) runs in a fresh subprocess: open the operands, write "5" to
 /proc/self/clear_refs (resets VmHWM), read VmRSS, evaluate (full-size results are written to
 a file on disk, small ones returned as NumPy), read VmHWM; the growth is VmHWM - VmRSS.
-Beside it: b2lazy's projected peak (`stats["projected_peak_bytes"]`, when the build has it)
-and whether the growth stays within max_memory + 32 MiB.
+Beside it: b2lazy's projected peak (`stats["projected_peak_bytes"]`, the plan's own
+projection that explain() prints), whether the growth stays within max_memory + 32 MiB, and
+in the table a ‡ where projection and measurement are more than 1.5x apart.
 """
 from __future__ import annotations
 
@@ -97,21 +98,22 @@ def child(ddir, n, layout, workload, budget):
     print(json.dumps({"peak": peak, "projected": stats.get("projected_peak_bytes"), "error": err}))
 
 
-def table(before_path, after_path):
-    """Markdown rows: peak RSS growth before / after (and the projection) per cell."""
+def table(after_path, before_path=None):
+    """Markdown rows: peak RSS growth (projected) per cell, and the figure before if given."""
     def load(path):
         return {(r["layout"], r["workload"], r["budget_mib"]): r for r in json.load(open(path))}
-    before, after = load(before_path), load(after_path)
-    budgets = [b for b in BUDGETS]
-    head = " | ".join(f"{'default' if b is None else f'{b} MiB'}: before / after (projected)" for b in budgets)
+    after = load(after_path)
+    before = load(before_path) if before_path else {}
+    budgets = list(dict.fromkeys(k[2] for k in after))
+    label = "before / after (projected)" if before else "growth (projected)"
+    head = " | ".join(f"{'default' if b is None else f'{b} MiB'}: {label}" for b in budgets)
     print(f"| layout | workload | {head} |")
     print("|---|---|" + "---|" * len(budgets))
     for (layout, workload) in dict.fromkeys((k[0], k[1]) for k in after):
         cells = []
         for b in budgets:
-            old, new = before.get((layout, workload, b)), after.get((layout, workload, b))
+            new = after.get((layout, workload, b))
             limit = (1024 if b is None else b) + 32
-            o = f"{old['peak'] / MiB:.0f}" if old else "?"
             if new is None:
                 n = "?"
             elif new["error"]:
@@ -120,13 +122,18 @@ def table(before_path, after_path):
             else:
                 proj = f" ({new['projected'] / MiB:.0f})" if new["projected"] else ""
                 n = f"{new['peak'] / MiB:.0f}{proj}" + ("" if new["peak"] / MiB <= limit else " **over**")
-            cells.append(f"{o} / {n}")
+                if new["projected"] and not (new["peak"] <= 1.5 * new["projected"] and new["projected"] <= 1.5 * new["peak"]):
+                    n += " ‡"
+            if before:
+                old = before.get((layout, workload, b))
+                n = (f"{old['peak'] / MiB:.0f}" if old else "?") + " / " + n
+            cells.append(n)
         print(f"| {layout} | `{workload}` | " + " | ".join(cells) + " |")
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--table", nargs=2, metavar=("BEFORE_JSON", "AFTER_JSON"))
+    ap.add_argument("--table", nargs="+", metavar="JSON", help="AFTER_JSON [BEFORE_JSON]")
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--dir", default="/tmp/b2lazy-bench-mem")
     ap.add_argument("--json")

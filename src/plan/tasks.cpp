@@ -27,11 +27,10 @@ constexpr int64_t kMaxProjectedChunks = 16384;
 constexpr int64_t kMaxSampledStageChunks = 4096;
 
 // What one chunk of a pass costs: memory its fill holds beyond the chunk (Node::fill_bytes
-// of the root through the memory model, kept bands included), whether that forks, and
-// bytes decompressed per source.
+// of the root through the memory model, kept bands included), what it forks to each
+// worker (MemoryModel::spread), and bytes decompressed per source.
 struct ChunkCost {
-  int64_t working = 0, source = 0;
-  int64_t forked = 0;
+  int64_t working = 0, forked = 0, source = 0;
   std::map<std::string, int64_t> per_source;
 };
 
