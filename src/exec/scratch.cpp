@@ -24,15 +24,17 @@ void* Scratch::alloc(size_t bytes) {
     blocks_[cur_].used += bytes;
     return p;
   }
-  // Later blocks are free (stack discipline); take the first one big enough.
-  size_t start = blocks_.empty() ? 0 : cur_ + 1;
-  for (size_t i = start; i < blocks_.size(); ++i) {
-    if (blocks_[i].cap >= bytes) {
-      std::swap(blocks_[i], blocks_[start]);
-      cur_ = start;
-      blocks_[cur_].used = bytes;
-      return blocks_[cur_].data;
-    }
+  // Later blocks are free (stack discipline); take the smallest one big enough, so that a
+  // small request does not take the block a larger one will need next (which would then
+  // add a block: the arena would grow past what its requests ever hold at once).
+  size_t start = blocks_.empty() ? 0 : cur_ + 1, best = blocks_.size();
+  for (size_t i = start; i < blocks_.size(); ++i)
+    if (blocks_[i].cap >= bytes && (best == blocks_.size() || blocks_[i].cap < blocks_[best].cap)) best = i;
+  if (best < blocks_.size()) {
+    std::swap(blocks_[best], blocks_[start]);
+    cur_ = start;
+    blocks_[cur_].used = bytes;
+    return blocks_[cur_].data;
   }
   // None is: free them (all too small) so that growing requests do not pile up blocks.
   for (size_t i = start; i < blocks_.size(); ++i) {

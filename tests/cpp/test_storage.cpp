@@ -27,6 +27,34 @@ TEST(Scratch, StackDisciplineReusesMemory) {
   EXPECT_EQ(s.capacity(), cap);  // no growth on the second round
 }
 
+// Regression: a free later block was taken by the first request it fits, not the one it
+// fits best, so a small request could take the block a larger one needs next, and the
+// arena added a block for that one each time the pattern came round (as output chunk,
+// an operand's buffer, a range read and the writer's compressed chunk did).
+TEST(Scratch, LaterBlocksAreTakenByBestFitAndTheArenaStopsGrowing) {
+  Scratch s;
+  const size_t kib = 1024;
+  auto round = [&] {
+    {
+      ScratchScope out(s);
+      out.alloc(256 * kib);  // the output chunk: a block of its own
+      {
+        ScratchScope op(s);
+        op.alloc(256 * kib);  // an operand's buffer
+        ScratchScope range(s);
+        range.alloc(1018 * kib);  // a range read below it
+      }
+      ScratchScope dest(s);
+      dest.alloc(256 * kib + 64);  // the compressed chunk: only the large block fits it
+    }
+  };
+  round();
+  const size_t cap = s.capacity();
+  for (int i = 0; i < 4; ++i) round();
+  EXPECT_EQ(s.capacity(), cap);
+  EXPECT_LE(cap, (256 + 256 + 1018) * kib + 4096);
+}
+
 TEST(Storage, FileAndDirectoryRoundTrip) {
   fs::path d = temp_dir("roundtrip");
   Context ctx(2);

@@ -86,6 +86,33 @@ def test_projection_fits_the_budget_and_bounds_the_scratch(stored, tmp_path, nam
     assert projected <= 2.5 * r.stats["peak_scratch_bytes"] + 8 * MiB, r.stats
 
 
+def test_a_reduction_forked_over_the_workers_is_projected_on_each(stored):
+    # Regression: a single-chunk reduction spreads its slabs over both workers (each holds
+    # an arena of its own) while the model counted one slab, on the calling thread:
+    # peak_scratch_bytes came out 3 MiB against a projection of 0.6 MiB, now and then.
+    x, rows, _ = stored
+    a = b2lazy.open(rows)
+    for _ in range(5):
+        r = b2lazy.sum(a, axis=0).compute(max_memory=4 * MiB, nthreads=2)
+        np.testing.assert_allclose(r[...], x.sum(axis=0), rtol=1e-10)
+        assert 0 < r.stats["peak_scratch_bytes"] <= r.stats["projected_peak_bytes"] <= 4 * MiB, r.stats
+
+
+def test_partial_chunk_reads_hold_their_item_range_not_the_chunk(stored, tmp_path):
+    # Regression: a read of part of a row-strip chunk decompressed its item range into a
+    # chunk-sized scratch buffer, beyond the projection (a matmul's K-panels across chunk
+    # boundaries held a whole 8 MiB storage chunk per worker).
+    x, rows, _ = stored
+    a = b2lazy.open(rows)  # chunks of 128 x 1024 (1 MiB), C-order blocks
+    for e, want in ((a[120:136] * 2, x[120:136] * 2), (a.T + 1, x.T + 1)):  # 8 rows of two chunks; columns
+        for nthreads in (1, 2):
+            r = e.compute(urlpath=str(tmp_path / "t.b2nd"), max_memory=4 * MiB, nthreads=nthreads)
+            np.testing.assert_array_equal(r[...], want)
+            assert r.stats["peak_scratch_bytes"] <= r.stats["projected_peak_bytes"] <= 4 * MiB, r.stats
+    r = (a[120:136] * 2).compute(nthreads=1)
+    assert r.stats["peak_scratch_bytes"] < MiB, r.stats  # not a 1 MiB chunk buffer
+
+
 def test_a_budget_the_storage_chunks_cannot_meet_is_refused_before_any_work(stored, tmp_path):
     x, _, tiles = stored
     a = b2lazy.open(tiles)  # square blocks: a chunk (1 MiB) is decompressed whole
