@@ -84,19 +84,23 @@ void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, Thr
   bool needs_free = false;
   int cbytes;
   const bool whole = n == extchunk_nitems();
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
+  std::string bad_header;  // what the chunk's stored header claims wrongly (pinned_io.hpp)
   {
     // For part of a chunk on disk, a lazy chunk (header and block offsets) lets the
     // decompressor read just the blocks it needs from the file, not the whole chunk.
     std::lock_guard<std::mutex> g(mu_);
+    ChunkFetch fetch(extchunk_nitems() * isz, static_cast<int32_t>(isz));
     cbytes = whole ? blosc2_schunk_get_chunk(arr_->sc, id, &chunk, &needs_free)
                    : blosc2_schunk_get_lazychunk(arr_->sc, id, &chunk, &needs_free);
+    bad_header = fetch.problem();
   }
   std::unique_ptr<uint8_t, void (*)(void*)> owned(needs_free ? chunk : nullptr, &std::free);
   if (cbytes < 0) {
     check_unchanged();
+    if (!bad_header.empty()) throw IOError("'" + name_ + "': chunk " + std::to_string(id) + " " + bad_header);
     throw IOError("'" + name_ + "': cannot read chunk " + std::to_string(id));
   }
-  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
   try {
     read_checked(id, chunk, cbytes, start, n, dst, ts);
   } catch (const IOError&) {

@@ -105,18 +105,59 @@ b2nd_array_t* b2nd_from_checked_schunk(blosc2_schunk* sc, std::string& why) {
   return arr;
 }
 
+std::string header_disagreement(const uint8_t* header, int64_t expected_bytes, int32_t typesize) {
+  int32_t nbytes = 0, cbytes = 0, blocksize = 0;
+  if (blosc2_cbuffer_sizes(header, &nbytes, &cbytes, &blocksize) < 0) return "has no valid Blosc2 chunk header";
+  if (nbytes != expected_bytes)
+    return "holds " + std::to_string(nbytes) + " bytes where the array's chunks hold " +
+           std::to_string(expected_bytes) + " (corrupted or inconsistent file)";
+  if (header[BLOSC2_CHUNK_TYPESIZE] != typesize)
+    return "has items of " + std::to_string(header[BLOSC2_CHUNK_TYPESIZE]) + " bytes where the array's are " +
+           std::to_string(typesize) + " (corrupted or inconsistent file)";
+  return "";
+}
+
+std::string stored_chunk_problem(const uint8_t* header, int64_t expected_bytes, int32_t typesize,
+                                 int64_t available) {
+  int32_t nbytes = 0, cbytes = 0, blocksize = 0;
+  if (blosc2_cbuffer_sizes(header, &nbytes, &cbytes, &blocksize) < 0 || nbytes < 0 ||
+      cbytes < BLOSC_EXTENDED_HEADER_LENGTH)
+    return "has no valid Blosc2 chunk header (corrupted file)";
+  if (expected_bytes >= 0) {
+    std::string why = header_disagreement(header, expected_bytes, typesize);
+    if (!why.empty()) return why;
+  }
+  if (cbytes > available)
+    return "claims " + std::to_string(cbytes) + " compressed bytes where " + std::to_string(available) +
+           " are stored (corrupted file)";
+  // Run-length specials are a header (and one value); C-Blosc2 reads nothing more of them.
+  if (((header[BLOSC2_CHUNK_BLOSC2_FLAGS] >> 4) & BLOSC2_SPECIAL_MASK) != 0) return "";
+  const int64_t n = nbytes, c = cbytes;
+  if (header[BLOSC2_CHUNK_FLAGS] & BLOSC_MEMCPYED) {
+    if (n + BLOSC_EXTENDED_HEADER_LENGTH > c)
+      return "is stored uncompressed in " + std::to_string(c) + " bytes, too few for its " + std::to_string(n) +
+             " bytes (corrupted file)";
+    return "";
+  }
+  // Compressed blocks: their start offsets (int32 each) follow the header.
+  const bool variable_blocks = (header[BLOSC2_CHUNK_BLOSC2_FLAGS2] & BLOSC2_VL_BLOCKS) != 0;
+  if (blocksize <= 0) return "has a block size of " + std::to_string(blocksize) + " (corrupted file)";
+  const int64_t nblocks = variable_blocks ? blocksize : n / blocksize + (n % blocksize != 0);
+  if (nblocks * 4 > c - BLOSC_EXTENDED_HEADER_LENGTH)
+    return "has " + std::to_string(nblocks) + " blocks, more than its " + std::to_string(c) +
+           " bytes can index (corrupted file)";
+  return "";
+}
+
 void check_chunk_header(const uint8_t* chunk, int32_t len, int64_t expected_bytes, int32_t typesize,
                         const std::string& name, int64_t id) {
-  int32_t nbytes = 0, cbytes = 0, blocksize = 0;
   const std::string where = "'" + name + "': chunk " + std::to_string(id);
-  if (!chunk || len < BLOSC_MIN_HEADER_LENGTH || blosc2_cbuffer_sizes(chunk, &nbytes, &cbytes, &blocksize) < 0)
+  if (!chunk || len < BLOSC_MIN_HEADER_LENGTH) throw IOError(where + " is corrupted (no valid Blosc2 chunk header)");
+  int32_t nbytes = 0, cbytes = 0, blocksize = 0;
+  if (blosc2_cbuffer_sizes(chunk, &nbytes, &cbytes, &blocksize) < 0)
     throw IOError(where + " is corrupted (no valid Blosc2 chunk header)");
-  if (nbytes != expected_bytes)
-    throw IOError(where + " holds " + std::to_string(nbytes) + " bytes where the array's chunks hold " +
-                  std::to_string(expected_bytes) + " (corrupted or inconsistent file)");
-  if (chunk[BLOSC2_CHUNK_TYPESIZE] != typesize)
-    throw IOError(where + " has items of " + std::to_string(chunk[BLOSC2_CHUNK_TYPESIZE]) + " bytes where the array's are " +
-                  std::to_string(typesize) + " (corrupted or inconsistent file)");
+  std::string why = header_disagreement(chunk, expected_bytes, typesize);
+  if (!why.empty()) throw IOError(where + " " + why);
 }
 
 void check_decompressed(int rc, int64_t expected_bytes, const std::string& name, int64_t id) {

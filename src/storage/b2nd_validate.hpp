@@ -23,6 +23,20 @@ std::string b2nd_inconsistency(blosc2_schunk* sc);
 // (b2nd_from_schunk leaks on a malformed metalayer; checking first keeps it off that path.)
 b2nd_array_t* b2nd_from_checked_schunk(blosc2_schunk* sc, std::string& why);
 
+// What is wrong with a chunk whose 32-byte Blosc2 header is `header`, as the start of a
+// "holds"/"has" sentence ("" when nothing): it holds other than `expected_bytes`
+// uncompressed bytes of items of `typesize` bytes. The caller names the array and chunk.
+std::string header_disagreement(const uint8_t* header, int64_t expected_bytes, int32_t typesize);
+
+// Before C-Blosc2 allocates what a stored chunk's header claims (storage/pinned_io.hpp):
+// what is wrong with the 32-byte `header` of a chunk of which `available` bytes are stored
+// (to the end of its file or of the frame's chunks), or "". It disagrees with the array
+// (header_disagreement; skipped when `expected_bytes` < 0, i.e. unknown at open), claims
+// more compressed bytes than are stored, claims more blocks than its bytes can index, or
+// is a plain copy shorter than its uncompressed bytes. Phrased like header_disagreement.
+std::string stored_chunk_problem(const uint8_t* header, int64_t expected_bytes, int32_t typesize,
+                                 int64_t available);
+
 // Before decompressing chunk `id` of `name` (a buffer of `len` bytes from
 // blosc2_schunk_get_chunk / get_lazychunk): its header is readable and says it holds
 // `expected_bytes` uncompressed bytes of items of `typesize` bytes (getitem counts items in

@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -29,8 +31,26 @@ bool same_content(const struct stat& a, const struct stat& b) {
 struct Stream {
   int fd;
   bool owned;  // a chunk file opened for this read; the array's own descriptor is not
+  const PinnedFile* file;
+  bool chunk_file;  // "<n>.chunk" of a sparse directory
 };
+
+thread_local ChunkFetch* armed_fetch = nullptr;
+
+// Big-endian integer of `n` bytes at `p` (the frame header's msgpack fields).
+int64_t big_endian(const uint8_t* p, int n) {
+  uint64_t v = 0;
+  for (int i = 0; i < n; ++i) v = v << 8 | p[i];
+  return static_cast<int64_t>(v);
+}
 }  // namespace
+
+ChunkFetch::ChunkFetch(int64_t expected_bytes, int32_t typesize)
+    : expected_bytes_(expected_bytes), typesize_(typesize), outer_(armed_fetch) {
+  armed_fetch = this;
+}
+
+ChunkFetch::~ChunkFetch() { armed_fetch = outer_; }
 
 // The callbacks C-Blosc2 calls for every read of an array opened by PinnedOpen::open.
 struct PinnedIO {
@@ -40,7 +60,7 @@ struct PinnedIO {
     if (!p->dir_) {
       // The frame's own path: read the file that was opened, whatever is at that path now.
       if (p->path_ != urlpath) return nullptr;
-      return new (std::nothrow) Stream{p->fd_, false};
+      return new (std::nothrow) Stream{p->fd_, false, p, false};
     }
     // "<dir>/chunks.b2frame" or "<dir>/<n>.chunk": opened inside the directory that was opened.
     const char* slash = std::strrchr(urlpath, '/');
@@ -48,7 +68,9 @@ struct PinnedIO {
       return nullptr;
     int fd = ::openat(p->fd_, slash + 1, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) return nullptr;
-    auto* s = new (std::nothrow) Stream{fd, true};
+    const size_t len = std::strlen(slash + 1);
+    const bool chunk_file = len > 6 && std::strcmp(slash + 1 + len - 6, ".chunk") == 0;
+    auto* s = new (std::nothrow) Stream{fd, true, p, chunk_file};
     if (!s) ::close(fd);
     return s;
   }
@@ -74,7 +96,25 @@ struct PinnedIO {
       if (n <= 0) break;
       done += n;
     }
+    if (armed_fetch && want == BLOSC_EXTENDED_HEADER_LENGTH && done == want &&
+        !header_accepted(*static_cast<Stream*>(stream), position, reinterpret_cast<const uint8_t*>(buf)))
+      return 0;
     return done / size;
+  }
+  // For a read that is a chunk header (see ChunkFetch): does it claim what can be stored?
+  static bool header_accepted(const Stream& s, int64_t position, const uint8_t* header) {
+    int64_t available = -1;  // bytes from `position` to the end of the chunk's storage
+    struct stat st;
+    if (s.chunk_file) {
+      if (position == 0 && ::fstat(s.fd, &st) == 0) available = st.st_size;
+    } else if (!s.file->dir_ && position >= s.file->chunks_begin_ && position < s.file->chunks_end_) {
+      available = std::min<int64_t>(s.file->chunks_end_, s.file->at_open_.st_size) - position;
+    }
+    if (available < 0) return true;  // not a chunk header
+    std::string why = stored_chunk_problem(header, armed_fetch->expected_bytes_, armed_fetch->typesize_, available);
+    if (why.empty()) return true;
+    if (armed_fetch->problem_.empty()) armed_fetch->problem_ = std::move(why);
+    return false;
   }
   static int64_t write(const void*, int64_t, int64_t, int64_t, void*) { return 0; }
   static int truncate(void*, int64_t) { return -1; }
@@ -134,8 +174,25 @@ PinnedOpen::Attempt PinnedOpen::try_open(const std::string& urlpath) {
   if (f.dir_ && ::fstatat(f.fd_, "chunks.b2frame", &f.index_at_open_, AT_SYMLINK_NOFOLLOW) != 0)
     return Attempt::NotB2nd;
   f.path_ = urlpath;
+  if (!f.dir_) {
+    // Where the frame's chunks are: msgpack int32 header length at byte 11 (marker 0xd2 at
+    // 10), int64 cbytes at byte 39 (marker 0xd3 at 38), both big-endian.
+    uint8_t h[47];
+    if (::pread(f.fd_, h, sizeof h, 0) == static_cast<ssize_t>(sizeof h) && h[10] == 0xd2 && h[38] == 0xd3) {
+      const int64_t begin = big_endian(h + 11, 4), cbytes = big_endian(h + 39, 8);
+      if (begin > 0 && cbytes >= 0) {
+        f.chunks_begin_ = begin;
+        f.chunks_end_ = begin + std::min(cbytes, INT64_MAX - begin);
+      }
+    }
+  }
   blosc2_io io{kPinnedIoId, kPinnedIoName, &f};
-  blosc2_schunk* sc = blosc2_schunk_open_udio(urlpath.c_str(), &io);
+  blosc2_schunk* sc = nullptr;
+  {
+    ChunkFetch fetch;  // the headers read at open (C-Blosc2 reads chunk 0's lazily)
+    sc = blosc2_schunk_open_udio(urlpath.c_str(), &io);
+    if (!sc && !fetch.problem().empty()) why = "a chunk " + fetch.problem();
+  }
   if (!sc) return Attempt::NotB2nd;
   arr = b2nd_from_checked_schunk(sc, why);  // frees sc when it is no consistent b2nd array
   if (!arr) return Attempt::NotB2nd;

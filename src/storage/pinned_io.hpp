@@ -32,6 +32,35 @@ class PinnedFile {
   std::string path_;        // the path C-Blosc2 was given (its frame's urlpath for a file)
   struct stat at_open_ {};  // the file or directory
   struct stat index_at_open_ {};  // directory form: its chunks.b2frame
+  // File form: the frame's chunks, [header length, header length + its cbytes), from the
+  // frame header as it was opened (empty when that header is not readable).
+  int64_t chunks_begin_ = 0, chunks_end_ = 0;
+};
+
+// While one is alive on a thread, every chunk header C-Blosc2 reads through a PinnedFile on
+// that thread is checked (stored_chunk_problem, storage/b2nd_validate.hpp) before C-Blosc2
+// allocates the sizes it claims: a corrupted header could claim gigabytes. A bad one reads
+// short, so C-Blosc2 fails without allocating, and problem() says what is wrong. Arm it only
+// around calls that fetch chunks (or open): there, a 32-byte read among the frame's chunks,
+// or at the start of a sparse chunk file, is a chunk header; a block read during a
+// decompression may be 32 bytes too. Per thread: worker threads fetch chunks concurrently.
+class ChunkFetch {
+ public:
+  // The chunks fetched hold `expected_bytes` of items of `typesize` bytes; < 0: unknown
+  // (at open), then only what a header claims about itself is checked.
+  explicit ChunkFetch(int64_t expected_bytes = -1, int32_t typesize = -1);
+  ~ChunkFetch();
+  ChunkFetch(const ChunkFetch&) = delete;
+  ChunkFetch& operator=(const ChunkFetch&) = delete;
+  // The first problem found, phrased as stored_chunk_problem's; "" when none.
+  const std::string& problem() const { return problem_; }
+
+ private:
+  friend struct PinnedIO;
+  int64_t expected_bytes_;
+  int32_t typesize_;
+  std::string problem_;
+  ChunkFetch* outer_;  // the one armed before (nested fetches)
 };
 
 // An array opened through a PinnedFile; the array must be freed (b2nd_free) before the file.
