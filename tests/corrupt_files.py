@@ -23,6 +23,8 @@ Corruptions, named `<original>-<kind>`:
   short-chunk-*  a chunk replaced by one that holds fewer bytes than the metalayer says (the
                  "-hidden" forms also patch the frame's total size, so that only reading the
                  chunk can tell);
+  claims-*       the first stored chunk's header claiming huge sizes or tiny blocks
+                 (CHUNK_CLAIMS);
   sparse-*       (directories) a chunk file deleted, emptied, truncated or changed, an extra
                  chunk file, chunks.b2frame truncated.
 
@@ -285,6 +287,36 @@ def sparse_chunk_file(orig, action, index=0):
     return m
 
 
+def patch_chunk_header(orig, nbytes=None, cbytes=None, blocksize=None, flags_or=0):
+    """The first stored chunk's header patched: int32 nbytes at byte 4, blocksize at 8,
+    cbytes at 12 (little-endian), flag bits or-ed into byte 2."""
+    def m(path):
+        f = path if orig.contiguous else os.path.join(path, "00000000.chunk")
+        data = read(f)
+        pos = chunk_spans(data)[0][0] if orig.contiguous else 0
+        for off, value in ((4, nbytes), (8, blocksize), (12, cbytes)):
+            if value is not None:
+                data[pos + off:pos + off + 4] = struct.pack("<i", value)
+        data[pos + 2] |= flags_or
+        write(f, data)
+    return m
+
+
+MEMCPYED = 0x02  # Blosc2 header flag: the chunk's bytes stored as they are
+# A chunk header claiming sizes its file cannot hold: C-Blosc2 allocates what it claims
+# before anything checks it (gigabytes for a kilobyte file) unless b2lazy's I/O backend
+# refuses the header first. (kind, patch, must_fail)
+CHUNK_CLAIMS = [
+    ("claims-nbytes-huge", dict(nbytes=2_100_000_000), True),
+    ("claims-cbytes-huge", dict(cbytes=2_000_000_000), True),
+    ("claims-both-huge", dict(nbytes=2_100_000_000, cbytes=2_000_000_000), True),
+    # a plain copy of 2 GB in blocks of 16 bytes: C-Blosc2 filled ~1 GB of block offsets
+    ("claims-memcpyed-nbytes-huge", dict(nbytes=2_000_000_000, blocksize=16, flags_or=MEMCPYED), True),
+    # a block per byte: too many blocks for the chunk's offsets (an error), or values
+    ("claims-blocksize-one", dict(blocksize=1), False),
+]
+
+
 def cases(originals):
     """Every corruption of every original, as Cases."""
     out = []
@@ -366,6 +398,8 @@ def cases(originals):
             add("sparse-chunk-flip-nbytes", sparse_chunk_file(o, "flip-nbytes"), must_fail=True)
             add("sparse-chunk-flip-payload", sparse_chunk_file(o, "flip-payload"))
             add("sparse-chunk-extra", sparse_chunk_file(o, "extra"), harmless=True)
+        for kind, patch, fail in CHUNK_CLAIMS:
+            add(kind, patch_chunk_header(o, **patch), must_fail=fail)
     names = [c.name for c in out]
     assert len(names) == len(set(names)), "case names must be unique"
     return out

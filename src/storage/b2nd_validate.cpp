@@ -128,8 +128,8 @@ std::string stored_chunk_problem(const uint8_t* header, int64_t expected_bytes, 
     if (!why.empty()) return why;
   }
   if (cbytes > available)
-    return "claims " + std::to_string(cbytes) + " compressed bytes where " + std::to_string(available) +
-           " are stored (corrupted file)";
+    return "claims " + std::to_string(cbytes) + " compressed bytes, more than the " + std::to_string(available) +
+           " stored from its start (corrupted file)";
   // Run-length specials are a header (and one value); C-Blosc2 reads nothing more of them.
   if (((header[BLOSC2_CHUNK_BLOSC2_FLAGS] >> 4) & BLOSC2_SPECIAL_MASK) != 0) return "";
   const int64_t n = nbytes, c = cbytes;

@@ -96,18 +96,21 @@ struct PinnedIO {
       if (n <= 0) break;
       done += n;
     }
-    if (armed_fetch && want == BLOSC_EXTENDED_HEADER_LENGTH && done == want &&
-        !header_accepted(*static_cast<Stream*>(stream), position, reinterpret_cast<const uint8_t*>(buf)))
+    if (armed_fetch && done == want && want >= BLOSC_EXTENDED_HEADER_LENGTH &&
+        !header_accepted(*static_cast<Stream*>(stream), position, want, reinterpret_cast<const uint8_t*>(buf)))
       return 0;
     return done / size;
   }
-  // For a read that is a chunk header (see ChunkFetch): does it claim what can be stored?
-  static bool header_accepted(const Stream& s, int64_t position, const uint8_t* header) {
+  // For a read that starts with a chunk header (see ChunkFetch): does it claim what can be
+  // stored? A sparse chunk file is read from its start, whole or its header alone; a frame's
+  // chunk header is read alone (32 bytes) before C-Blosc2 allocates for the chunk.
+  static bool header_accepted(const Stream& s, int64_t position, int64_t len, const uint8_t* header) {
     int64_t available = -1;  // bytes from `position` to the end of the chunk's storage
     struct stat st;
     if (s.chunk_file) {
       if (position == 0 && ::fstat(s.fd, &st) == 0) available = st.st_size;
-    } else if (!s.file->dir_ && position >= s.file->chunks_begin_ && position < s.file->chunks_end_) {
+    } else if (!s.file->dir_ && len == BLOSC_EXTENDED_HEADER_LENGTH && position >= s.file->chunks_begin_ &&
+               position < s.file->chunks_end_) {
       available = std::min<int64_t>(s.file->chunks_end_, s.file->at_open_.st_size) - position;
     }
     if (available < 0) return true;  // not a chunk header
