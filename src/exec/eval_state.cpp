@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <limits>
 #include <mutex>
 
 #include "b2lazy/context.hpp"
@@ -47,18 +48,26 @@ void EvalState::parallel_for(int64_t ntasks, const std::function<void(int64_t, i
   if (nw <= 0) return;
   std::atomic<int64_t> next{0};
   std::atomic<bool> failed{false};
+  // The error of the lowest-numbered failing task, so that the error reported does not
+  // depend on thread timing: tasks are claimed in order and a claimed task runs to its
+  // end, so every task below the first failure has run when the workers stop.
   std::exception_ptr error;
+  int64_t error_task = std::numeric_limits<int64_t>::max();
   std::mutex mu;
   std::function<void(int)> work = [&](int w) {
+    int64_t i = std::numeric_limits<int64_t>::max();  // (no task yet: worker setup failed)
     try {
       ThreadState& ts = worker(w);
-      for (int64_t i; !failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < ntasks;) {
+      while (!failed.load(std::memory_order_relaxed) && (i = next.fetch_add(1)) < ntasks) {
         check_cancel();  // a node's own parallel work (slabs, panels) stops too
         fn(i, w, ts);
       }
     } catch (...) {
       std::lock_guard<std::mutex> g(mu);
-      if (!error) error = std::current_exception();
+      if (!error || i < error_task) {
+        error = std::current_exception();
+        error_task = i;
+      }
       failed = true;
     }
   };

@@ -44,7 +44,8 @@ class EvalState {
   void collect(Stats& stats) const;
 
   // Runs fn(task, worker, worker's state) for every task in [0, ntasks), handed out
-  // dynamically to at most ntasks workers; stops early and rethrows the first exception.
+  // dynamically to at most ntasks workers; stops handing out tasks at the first exception
+  // and rethrows the exception of the lowest-numbered task that failed (deterministic).
   void parallel_for(int64_t ntasks, const std::function<void(int64_t, int, ThreadState&)>& fn);
 
  private:
