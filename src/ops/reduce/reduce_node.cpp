@@ -246,6 +246,20 @@ Region ReduceNode::widen(const Region& r) const {
 
 std::vector<Region> ReduceNode::input_regions(const Region& r) const { return {widen(r)}; }
 
+// A slab of `in` cut along reduced axis `d` is one C-order range of each storage chunk it
+// touches when `in` has extent 1 along the axes before `d` and is whole along the axes
+// after it; a source that reads ranges then decompresses just that range, so slabs
+// thinner than a chunk cost no extra decompression.
+bool ReduceNode::thin_reads(const Region& in, size_t d) const {
+  if (!range_reads_ || d >= in.ndim() || !reduced_[d]) return false;
+  const Shape& full = inputs()[0]->shape();
+  for (size_t e = 0; e < in.ndim(); ++e) {
+    if (e < d && in.count[e] != 1) return false;
+    if (e > d && !(in.start[e] == 0 && in.count[e] == full[e] && in.step[e] == 1)) return false;
+  }
+  return true;
+}
+
 // Split the widened region along reduced axes into slabs of about `slab_bytes`,
 // innermost reduced axes whole first, cut at storage-chunk boundaries when known.
 ReduceNode::Slabs ReduceNode::slabs(const Region& in, size_t slab_bytes) const {
@@ -270,13 +284,10 @@ ReduceNode::Slabs ReduceNode::slabs(const Region& in, size_t slab_bytes) const {
       continue;
     }
     int64_t p = std::max<int64_t>(1, room / acc);
-    // Slabs end on storage chunks (a cut chunk is decompressed twice), unless the source
-    // reads row ranges alone: then a chunk-deep slab over budget is not worth its memory.
-    bool thin_ok = range_reads_ && align_[d] > p;  // ... and the slab is one C-order range:
-    const Shape& full = inputs()[0]->shape();
-    for (size_t e = 0; e < n && thin_ok; ++e)
-      thin_ok = e < d ? in.count[e] == 1 : e == d || (in.start[e] == 0 && in.count[e] == full[e] && in.step[e] == 1);
-    if (align_[d] > 0 && !thin_ok) p = std::max<int64_t>(align_[d], p / align_[d] * align_[d]);
+    // Slabs end on storage chunks (a cut chunk is decompressed twice), unless a thinner
+    // slab is read alone: then a chunk-deep slab over budget is not worth its memory.
+    if (align_[d] > 0 && !(align_[d] > p && thin_reads(in, d)))
+      p = std::max<int64_t>(align_[d], p / align_[d] * align_[d]);
     piece[d] = std::min(p, in.count[d]);
     cut = true;
   }
@@ -309,7 +320,15 @@ Region ReduceNode::Slabs::at(int64_t i) const {
 int64_t ReduceNode::split_rows(const Region& region, size_t slab_bytes, size_t& o, int64_t& al) const {
   const Node& input = *inputs()[0];
   const size_t isz = itemsize(input.dtype());
-  int64_t thin = 1;  // elements of the thinnest slab per output element
+  {  // Slabs one row thin along the first axis that is not 1, read alone: bytes per slab.
+    const Region in = widen(region);
+    size_t d = 0;
+    while (d < in.ndim() && in.count[d] == 1) ++d;
+    if (d < in.ndim() && in.count[d] > 0 && thin_reads(in, d) &&
+        static_cast<size_t>(in.size() / in.count[d]) * isz <= slab_bytes)
+      return 0;
+  }
+  int64_t thin = 1;  // elements of the thinnest slab per output element (chunk-deep)
   for (size_t d = 0; d < reduced_.size(); ++d)
     if (reduced_[d]) thin *= std::min<int64_t>(input.shape()[d], align_[d] > 0 ? align_[d] : 1);
   if (static_cast<size_t>(region.size() * thin) * isz <= slab_bytes) return 0;

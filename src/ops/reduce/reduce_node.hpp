@@ -48,6 +48,9 @@ class ReduceNode : public Node {
     int64_t count_;
   };
   Slabs slabs(const Region& in, size_t slab_bytes) const;
+  // May slabs of widened region `in` cut along reduced axis `d` be thinner than a storage
+  // chunk (each one C-order range of the chunks it touches, read alone)?
+  bool thin_reads(const Region& in, size_t d) const;
   bool split_kept(const Region& region, void* out, ThreadState& ts, size_t slab_bytes) const;
   // split_kept's pieces: rows of output axis `o` per piece (chunk length `al` when aligned),
   // or 0 when the region is reduced whole.

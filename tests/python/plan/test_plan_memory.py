@@ -169,6 +169,34 @@ def test_explain_prints_the_projection(stored):
 
 
 # ---------------------------------------------------------------------------------------
+# 64 MiB storage chunks (python-blosc2's default for 4096 x 4096 float64 on a large L3)
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    """4096 x 4096 float64 (128 MiB) in two 64 MiB chunks of C-order blocks (4, 4096)."""
+    x = smooth((4096, 4096), seed=4)
+    p = str(tmp_path_factory.mktemp("big") / "big.b2nd")
+    blosc2.asarray(x, urlpath=p, mode="w", chunks=(2048, 4096), blocks=(4, 4096))
+    return x, p
+
+
+@pytest.mark.parametrize("name", ["sum(a, 0)", "mean(a, 0)", "a - mean(a, 0)"])
+def test_reductions_over_64_mib_chunks_fit_64_mib_and_read_the_array_about_once(big, name):
+    # Slabs thinner than a chunk are one C-order range of it, read alone: not refused at a
+    # budget of one chunk, and the array is decompressed once per reduction (it was 16x:
+    # 128-column pieces each decompressing most of a chunk).
+    x, p = big
+    a = b2lazy.open(p)
+    lazy, ref = {"sum(a, 0)": (b2lazy.sum(a, axis=0), lambda: x.sum(axis=0)),
+                 "mean(a, 0)": (b2lazy.mean(a, axis=0), lambda: x.mean(axis=0)),
+                 "a - mean(a, 0)": (a - b2lazy.mean(a, axis=0), lambda: x - x.mean(axis=0))}[name]
+    r = lazy.compute(max_memory=64 * MiB, nthreads=2)
+    np.testing.assert_allclose(r[...], ref(), rtol=1e-10, atol=1e-9)
+    assert 0 < r.stats["projected_peak_bytes"] <= 64 * MiB, r.stats
+    assert r.stats["peak_scratch_bytes"] <= r.stats["projected_peak_bytes"] + 2 * MiB, r.stats
+    assert r.stats["bytes_decompressed"][p] <= 2 * x.nbytes, r.stats
+
+
+# ---------------------------------------------------------------------------------------
 # random graphs and budgets
 @st.composite
 def graphs(draw):
