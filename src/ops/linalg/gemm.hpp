@@ -2,8 +2,6 @@
 // upper triangle of C += op(A) op(A)^T (syrk), row-major with leading dimensions, through
 // OpenBLAS for float32/float64 and exact wrapping loops for integers and bool.
 #pragma once
-#include <cblas.h>
-
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -11,6 +9,7 @@
 #include <type_traits>
 
 #include "b2lazy/error.hpp"
+#include "ops/linalg/blas.hpp"
 
 namespace b2lazy {
 
@@ -40,12 +39,12 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* A, int64_t
   if (m == 0 || n == 0 || k == 0) return;
   if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
     auto gemv = [](auto... args) {
-      if constexpr (std::is_same_v<T, double>) cblas_dgemv(args...);
-      else cblas_sgemv(args...);
+      if constexpr (std::is_same_v<T, double>) B2LAZY_BLAS(cblas_dgemv)(args...);
+      else B2LAZY_BLAS(cblas_sgemv)(args...);
     };
     auto gemm3 = [](auto... args) {
-      if constexpr (std::is_same_v<T, double>) cblas_dgemm(args...);
-      else cblas_sgemm(args...);
+      if constexpr (std::is_same_v<T, double>) B2LAZY_BLAS(cblas_dgemm)(args...);
+      else B2LAZY_BLAS(cblas_sgemm)(args...);
     };
     const auto I = blas_int;
     const auto NT = CblasNoTrans, TR = CblasTrans;
@@ -87,8 +86,8 @@ void syrk_upper(bool ta, int64_t n, int64_t k, const T* A, int64_t lda, T* C, in
   if (n == 0 || k == 0) return;
   if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
     auto syrk = [](auto... args) {
-      if constexpr (std::is_same_v<T, double>) cblas_dsyrk(args...);
-      else cblas_ssyrk(args...);
+      if constexpr (std::is_same_v<T, double>) B2LAZY_BLAS(cblas_dsyrk)(args...);
+      else B2LAZY_BLAS(cblas_ssyrk)(args...);
     };
     syrk(CblasRowMajor, CblasUpper, ta ? CblasTrans : CblasNoTrans, blas_int(n), blas_int(k), T(1), A, blas_int(lda),
          T(1), C, blas_int(ldc));

@@ -253,7 +253,9 @@ bool swaps_last_two(const Node& n, const NodePtr& of) {
 }  // namespace
 
 UpperGramNode::UpperGramNode(NodePtr x, bool trans)
-    : Node(x->dtype(), gram_shape(x->shape(), trans), {x}), trans_(trans) {}
+    : Node(x->dtype(), gram_shape(x->shape(), trans), {x}), trans_(trans) {
+  single_threaded_blas();
+}
 
 std::string UpperGramNode::describe() const {
   return std::string("upper triangle of ") + (trans_ ? "x^T x" : "x x^T") + " -> " + dtype_name(dtype()) + " " +
@@ -294,7 +296,9 @@ int64_t UpperGramNode::fill_bytes(const Region& region, const MemoryModel& m) co
 
 GramNode::GramNode(NodePtr x, bool trans)
     : Node(x->dtype(), gram_shape(x->shape(), trans), gram_inputs(x, trans)), trans_(trans),
-      keep_((trans ? x->shape()[x->ndim() - 2] : x->shape().back()) >= kMinKeptK) {}
+      keep_((trans ? x->shape()[x->ndim() - 2] : x->shape().back()) >= kMinKeptK) {
+  single_threaded_blas();
+}
 
 std::string GramNode::describe() const {
   const Shape& xs = inputs()[2]->shape();

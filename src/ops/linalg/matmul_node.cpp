@@ -4,7 +4,6 @@
 #include <climits>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <string>
 
 #include "b2lazy/context.hpp"
@@ -24,13 +23,6 @@
 namespace b2lazy {
 
 namespace {
-
-// Parallelism is over output tiles (the executor's workers), so BLAS runs each call on
-// the calling thread: the cores are used once, not by two thread pools at a time.
-void single_threaded_blas() {
-  static std::once_flag once;
-  std::call_once(once, [] { openblas_set_num_threads(1); });
-}
 
 // Sources and views of them: pulling a panel again costs a read, not a computation.
 bool cheap(const Node& n) {

@@ -1,0 +1,21 @@
+// BLAS for matrix tiles: OpenBLAS from the scipy-openblas32 wheel, whose symbols carry a
+// `scipy_` prefix (so it cannot clash with another OpenBLAS in the same process, e.g.
+// NumPy's). Debian 12's OpenBLAS 0.3.21 ran Prescott (SSE3) kernels on this machine's
+// Sapphire Rapids cores: products at 0.13-0.30x NumPy. See docs/design-notes.md.
+#pragma once
+#include <cblas.h>
+
+#include <mutex>
+
+#define B2LAZY_BLAS(name) scipy_##name
+
+namespace b2lazy {
+
+// Parallelism is over output tiles (the executor's workers), so BLAS runs each call on
+// the calling thread: the cores are used once, not by two thread pools at a time.
+inline void single_threaded_blas() {
+  static std::once_flag once;
+  std::call_once(once, [] { B2LAZY_BLAS(openblas_set_num_threads)(1); });
+}
+
+}  // namespace b2lazy
