@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 namespace b2lazy {
 
 class Array;
+struct StageResults;  // src/exec/stage_results.hpp
 
 // Where a node computed once keeps its result.
 enum class KeptIn : uint8_t {
@@ -79,6 +81,11 @@ struct Plan {
   std::map<std::string, int64_t> source_bytes;  // estimated bytes decompressed per source
   std::vector<std::string> passes;  // the passes run, in order, with what each decided
   int64_t plan_visits = 0;          // node visits of the reuse pass (Stats::plan_visits)
+  // The stages once an execute() of part of the tasks computed them, shared by the copies
+  // of this plan: later executions read them instead of computing them again (they hold
+  // kept_bytes until the last copy of the plan goes). An execution of every task computes
+  // its own stages unless these are ready.
+  std::shared_ptr<StageResults> stage_results;
 
   ChunkGrid grid() const { return ChunkGrid(root->shape(), chunks); }
   // The printed plan (explain()), with the measured stats beside the estimates if given.
@@ -91,7 +98,9 @@ Plan make_plan(const Array& a, const ComputeOptions& opts = {}, PlanTarget targe
                Context* ctx = nullptr);
 // Runs the plan's stages, then tasks [first_task, last_task) into `out`, a dense C-order
 // buffer of the whole result (chunks of other tasks are left as they are): several calls
-// with disjoint task ranges, in any order, fill the result. progress/cancel from `opts`.
+// with disjoint task ranges, in any order, fill the result; the stages are computed by
+// the first of them and kept with the plan (Stats::stages_reused counts the others'
+// reads). progress/cancel from `opts`.
 Stats execute(const Plan& plan, void* out, int64_t first_task, int64_t last_task, const EvalOptions& opts = {},
               Context* ctx = nullptr);
 // Runs every task of a compressed-target plan into the b2nd array its options name.

@@ -22,6 +22,9 @@ struct Stats {
   // Stored sources the plan kept (decompressed once, or re-packed) because several tasks
   // pull overlapping parts of them; reads of them count in cache_hits.
   int64_t sources_kept = 0;
+  // Stages of the plan read from an earlier execution of part of its tasks instead of
+  // computed again (Plan::stage_results).
+  int64_t stages_reused = 0;
   // Node visits of the reuse planner (src/plan/reuse.cpp), nested plans included: it
   // walks each node once per output chunk, so this grows with the distinct nodes of
   // the graph, not with its paths.

@@ -382,6 +382,7 @@ nb::dict stats_dict(const Stats& s) {
   d["cache_hits"] = s.cache_hits;
   d["cache_misses"] = s.cache_misses;
   d["sources_kept"] = s.sources_kept;
+  d["stages_reused"] = s.stages_reused;
   d["plan_visits"] = s.plan_visits;
   d["peak_scratch_bytes"] = s.peak_scratch_bytes;
   d["projected_peak_bytes"] = s.projected_peak_bytes;

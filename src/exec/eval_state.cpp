@@ -100,6 +100,7 @@ void EvalState::collect(Stats& stats) const {
   }
   stats.cache_misses += cache_misses.load();
   stats.sources_kept += sources_kept;
+  stats.stages_reused += stages_reused;
 }
 
 }  // namespace b2lazy

@@ -38,7 +38,7 @@ class EvalState {
   // Written only between passes (the plan's stages); read concurrently during a pass.
   std::unordered_map<const Node*, Materialized> materialized;
   std::atomic<int64_t> cache_hits{0}, cache_misses{0};
-  int64_t sources_kept = 0;
+  int64_t sources_kept = 0, stages_reused = 0;
 
   // Counters of every thread state, summed.
   void collect(Stats& stats) const;

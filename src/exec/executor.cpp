@@ -10,6 +10,7 @@
 #include "b2lazy/error.hpp"
 #include "core/strided_copy.hpp"
 #include "exec/eval_state.hpp"
+#include "exec/stage_results.hpp"
 #include "exec/thread_state.hpp"
 #include "plan/chunking.hpp"
 #include "plan/tasks.hpp"
@@ -133,6 +134,32 @@ void run_stage(const PlanStage& s, EvalState& ev) {
   ev.materialized[s.node.get()] = std::move(m);
 }
 
+// The plan's stages into ev.materialized: read from the plan when an earlier execution
+// kept them; computed and kept with the plan when `keep` (an execution of part of the
+// tasks); otherwise computed for this execution only.
+void run_stages(const Plan& plan, EvalState& ev, bool keep) {
+  StageResults* kept = plan.stage_results.get();
+  if (!kept || plan.stages.empty()) keep = false;
+  std::unique_lock<std::mutex> lock;
+  if (kept) {
+    lock = std::unique_lock<std::mutex>(kept->mu);
+    if (kept->ready) {
+      ev.materialized = kept->results;
+      ev.stages_reused = static_cast<int64_t>(plan.stages.size());
+      return;
+    }
+    if (!keep) lock.unlock();
+  }
+  for (const PlanStage& s : plan.stages) {
+    ev.check_cancel();
+    run_stage(s, ev);
+  }
+  if (keep) {
+    kept->results = ev.materialized;
+    kept->ready = true;
+  }
+}
+
 }  // namespace
 
 Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, int64_t last_task, Context& ctx,
@@ -145,11 +172,7 @@ Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, i
   Stats stats;
   EvalState ev(ctx, plan.options.max_memory);
   ev.cancel = opts.cancel;
-  if (first_task < last_task)
-    for (const PlanStage& s : plan.stages) {
-      ev.check_cancel();
-      run_stage(s, ev);
-    }
+  if (first_task < last_task) run_stages(plan, ev, !(first_task == 0 && last_task == ntasks));
   const bool bm = plan.block_major && target.writer && target.writer->block_major(plan.blocks);
   stats.block_major_path = bm;
   const ChunkGrid grid = plan.grid();

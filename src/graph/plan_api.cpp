@@ -4,6 +4,7 @@
 #include "b2lazy/error.hpp"
 #include "b2lazy/plan.hpp"
 #include "exec/executor.hpp"
+#include "exec/stage_results.hpp"
 #include "graph/run_compute.hpp"
 #include "plan/memory.hpp"
 #include "plan/tasks.hpp"
@@ -44,6 +45,11 @@ Array run_compute(const std::shared_ptr<const Plan>& plan, const EvalOptions& op
   stats.projected_peak_bytes = plan->projected_peak;
   Array r = with_stats(Array(sink->finish()), std::move(stats));
   r.plan_ = plan;
+  if (plan->stage_results && plan->stage_results->ready) {  // the result shows the plan, not its kept stages
+    auto shown = std::make_shared<Plan>(*plan);
+    shown->stage_results.reset();
+    r.plan_ = std::move(shown);
+  }
   return r;
 }
 

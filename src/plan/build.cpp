@@ -10,6 +10,7 @@
 #include "b2lazy/checked.hpp"
 #include "b2lazy/plan.hpp"
 #include "core/saturating.hpp"
+#include "exec/stage_results.hpp"
 #include "ops/shape/slice_node.hpp"
 #include "plan/chunking.hpp"
 #include "plan/format.hpp"
@@ -153,6 +154,7 @@ Plan plan_on(const NodePtr& root, const ComputeOptions& opts, PlanTarget target,
              Shape blocks, const std::string& note) {
   Plan p;
   p.root = root;
+  p.stage_results = std::make_shared<StageResults>();
   p.target = target;
   p.options = opts;
   p.options.progress = nullptr;  // the plan is data; progress and cancel come with each execution

@@ -44,7 +44,9 @@ void print_measured(std::ostringstream& os, const Stats& s) {
      << (s.block_major_path ? " (block-major path)" : "") << "\n";
   os << "  computed once: " << s.cache_misses << " node" << (s.cache_misses == 1 ? "" : "s") << ", "
      << s.sources_kept << " source" << (s.sources_kept == 1 ? "" : "s") << " kept, " << s.cache_hits
-     << " reads of them\n";
+     << " reads of them";
+  if (s.stages_reused) os << " (" << s.stages_reused << " stage" << (s.stages_reused == 1 ? "" : "s") << " read from an earlier execution)";
+  os << "\n";
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.3f", s.seconds);
   os << "  peak scratch: " << format_bytes(s.peak_scratch_bytes) << " (projected peak "

@@ -93,8 +93,17 @@ TEST(Plan, DisjointTaskRangesFillTheResult) {
   const auto want = run_all(p, ctx);
   const int64_t nt = static_cast<int64_t>(p.tasks.size()), k = nt / 3;
   std::vector<double> got(want.size(), -1.0);
-  execute(p, got.data(), k, nt, {}, &ctx);  // any order
-  execute(p, got.data(), 0, k, {}, &ctx);
+  // The first range computes the stages and keeps them with the plan (run_all, a run of
+  // every task, computed its own and kept none).
+  const Stats first = execute(p, got.data(), k, nt, {}, &ctx);  // any order
+  EXPECT_EQ(first.cache_misses + first.sources_kept, static_cast<int64_t>(p.stages.size()));
+  EXPECT_EQ(first.stages_reused, 0);
+  // The second range reads the stages the first kept with the plan (and so does a copy).
+  const Plan copy = p;
+  const Stats second = execute(copy, got.data(), 0, k, {}, &ctx);
+  EXPECT_EQ(second.cache_misses + second.sources_kept, 0);
+  EXPECT_EQ(second.stages_reused, static_cast<int64_t>(p.stages.size()));
+  EXPECT_GT(second.cache_hits, 0);
   EXPECT_EQ(got, want);
   // An empty range writes nothing; a range beyond the tasks is refused before any work.
   std::vector<double> none(want.size(), -1.0);

@@ -45,7 +45,13 @@ def test_disjoint_task_ranges_fill_one_result():
     k = p.ntasks // 3
     p.execute(out, k, 2 * k)
     assert np.isnan(out).any()  # the other tasks' chunks are untouched
+    nstages = len(p.stages)
+    assert nstages >= 2 and p.last_stats["stages_reused"] == 0
+    assert p.last_stats["cache_misses"] + p.last_stats["sources_kept"] == nstages
     p.execute(out, 2 * k)
+    # the stages the first range computed are kept with the plan: read, not computed again
+    assert p.last_stats["stages_reused"] == nstages
+    assert p.last_stats["cache_misses"] == p.last_stats["sources_kept"] == 0
     p.execute(out, 0, k)
     np.testing.assert_allclose(out, want, rtol=1e-12)
     np.testing.assert_array_equal(out, e.to_numpy())
