@@ -51,13 +51,17 @@ std::pair<Shape, Shape> output_layout(const NodePtr& node, const ComputeOptions&
     if (src && !src->storage_blocks().empty()) {  // a stored operand: its chunks and blocks
       chunks = src->storage_grid()->chunks();
       if (blocks.empty()) blocks = src->storage_blocks();
-      // Row-sharing nodes (products) add panels and bands per worker: keep output chunks
-      // at the default size (halving leading axes keeps reads contiguous).
-      if (has_row_sharing(*node)) {
-        Shape small = shrink_chunks(chunks, itemsize(dt), size_t(4) << 20);
+      // Capped: a stored operand's chunks can be large (python-blosc2 stores 4096 x 4096
+      // float64 in 64 MiB chunks), and each worker holds several output-chunk-sized
+      // buffers (operands, result, the writer's). 8 MiB keeps the per-chunk overhead small;
+      // row-sharing nodes (products) add panels and bands per worker: 4 MiB. Halving
+      // leading axes keeps a chunk's reads one C-order range of the operand's chunk.
+      const size_t cap = has_row_sharing(*node) ? size_t(4) << 20 : size_t(8) << 20;
+      Shape small = shrink_chunks(chunks, itemsize(dt), cap);
+      if (small != chunks) {
         bool fits = true;
         for (size_t d = 0; d < small.size(); ++d) fits = fits && blocks[d] <= small[d];
-        if (!fits && opts.blocks.empty()) blocks.clear();
+        if (!fits && opts.blocks.empty()) blocks.clear();  // the user's blocks are kept (and checked)
         chunks = small;
       }
     } else if (Shape pc = preferred_chunks_of(node); !pc.empty()) {

@@ -17,6 +17,12 @@
 namespace b2lazy {
 
 namespace {
+// The most a read of part of a chunk holds decompressed at once. python-blosc2 stores a
+// 4096 x 4096 float64 array in 64 MiB chunks; a column strip or a tile of one (an output
+// chunk of a.T @ a, a K-panel) decompressed the chunk whole, or its item range from the
+// first to the last item needed (most of it), into a buffer of that size per worker.
+constexpr int64_t kPieceBytes = int64_t(4) << 20;
+
 Shape to_shape(const int64_t* v, int n) { return Shape(v, v + n); }
 Shape to_shape(const int32_t* v, int n) { return Shape(v, v + n); }
 }  // namespace
@@ -79,7 +85,7 @@ std::string B2ndSource::describe() const {
          shape_str(grid_.chunks()) + " blocks=" + shape_str(blocks_);
 }
 
-void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const {
+void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts, bool counted) const {
   uint8_t* chunk = nullptr;
   bool needs_free = false;
   int cbytes;
@@ -115,7 +121,7 @@ void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, Thr
     auto* b = static_cast<uint8_t*>(dst);
     for (int64_t i = 0; i < n; ++i) b[i] = b[i] != 0;
   }
-  ts.decompressed[this][id]++;
+  if (counted) ts.decompressed[this][id]++;
   ts.decompressed_bytes[this] += n * isz;
 }
 
@@ -198,13 +204,21 @@ void B2ndSource::gather_from_chunk(const char* chunk, int64_t base, const Box& c
 }
 
 int64_t B2ndSource::fill_bytes(const Region& region, const MemoryModel& /*m*/) const {
+  // As fill() and read_in_pieces(): nothing for one C-order range of one chunk (read in
+  // place), else a buffer of one piece, plus a compressed chunk read whole from disk when
+  // the piece is the whole chunk.
   if (region.size() == 0 || size() == 0) return 0;
   const size_t nd = ndim();
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
   const int64_t nchunks = std::max<int64_t>(1, arr_->sc->nchunks);
   const int64_t compressed = arr_->sc->cbytes / nchunks;  // an average chunk, read whole from disk
-  const int64_t chunk = sat_mul(extchunk_nitems(), isz);
-  if (nd == 0 || !c_order_blocks_) return sat_add(chunk, compressed);
+  const int64_t whole = extchunk_nitems();
+  const int64_t piece = std::max<int64_t>(1, kPieceBytes / isz);
+  if (nd == 0 || !c_order_blocks_) {
+    const int64_t block = prod(blocks_);
+    if (whole <= piece || block >= whole) return sat_add(sat_mul(whole, isz), compressed);
+    return sat_mul(block, isz);  // block by block
+  }
   const Box rb = region.bounds();
   const Shape st = c_strides(extchunk_);
   bool one_chunk = true;  // (without listing the chunks touched: a region may touch many)
@@ -215,13 +229,15 @@ int64_t B2ndSource::fill_bytes(const Region& region, const MemoryModel& /*m*/) c
     neg[d] = -(rb.start[d] / c * c);
   }
   if (one_chunk && region.unit_steps() && is_contiguous_range(rb.shift(neg), extchunk_))  // fill()'s fast path: in place
-    return rb.size() == extchunk_nitems() ? compressed : 0;
-  // C-order blocks: each chunk's range from the first to the last item needed, read alone
-  // into a buffer of its size; at most the region's extent (or a chunk's) along each axis.
+    return rb.size() == whole ? compressed : 0;
+  // C-order blocks: each chunk's range from the first to the last item needed, at most the
+  // region's extent (or a chunk's) along each axis, read in pieces of at most `piece`.
   int64_t span = 1;
   for (size_t d = 0; d < nd; ++d)
     span = sat_add(span, sat_mul(std::min(rb.stop[d] - rb.start[d], grid_.chunks()[d]) - 1, st[d]));
-  return sat_add(sat_mul(std::min(span, extchunk_nitems()), isz), span >= extchunk_nitems() ? compressed : 0);
+  span = std::min(span, whole);
+  if (span > piece) return sat_mul(piece, isz);
+  return sat_add(sat_mul(span, isz), span == whole ? compressed : 0);
 }
 
 void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
@@ -256,9 +272,6 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
   std::vector<std::vector<AxisSegment>> per_axis(nd);
   for (size_t d = 0; d < nd; ++d)
     split_axis(region.start[d], region.step[d], region.count[d], grid_.chunks()[d], per_axis[d]);
-  // A whole chunk's buffer, unless blocks keep C order: then each chunk's range from the
-  // first to the last item needed is read alone, into a buffer of its own size.
-  char* buf = c_order_blocks_ ? nullptr : static_cast<char*>(scope.alloc(extchunk_nitems() * isz));
   std::vector<size_t> k(nd, 0);
   Shape coords(nd), i_lo(nd), i_hi(nd);
   while (true) {
@@ -268,27 +281,8 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
       i_lo[d] = g.i_lo;
       i_hi[d] = g.i_hi;
     }
-    int64_t id = grid_.chunk_id(coords);
-    const Box cbox = grid_.chunk_box(id);
-    if (c_order_blocks_) {
-      // Decompress only the contiguous range from the first to the last item needed.
-      Shape first(nd), last(nd);
-      for (size_t d = 0; d < nd; ++d) {
-        const int64_t a = region.start[d] + i_lo[d] * region.step[d] - cbox.start[d];
-        const int64_t b = region.start[d] + (i_hi[d] - 1) * region.step[d] - cbox.start[d];
-        first[d] = std::min(a, b), last[d] = std::max(a, b);
-      }
-      Shape st = c_strides(extchunk_);
-      int64_t lo = 0, hi = 0;
-      for (size_t d = 0; d < nd; ++d) lo += first[d] * st[d], hi += last[d] * st[d];
-      ScratchScope range_scope(ts.scratch);
-      char* range = static_cast<char*>(range_scope.alloc((hi + 1 - lo) * isz));
-      read_items(id, lo, hi + 1 - lo, range, ts);
-      gather_from_chunk(range, lo * static_cast<int64_t>(isz), cbox, region, i_lo, i_hi, static_cast<char*>(out));
-    } else {
-      read_chunk(id, buf, ts);
-      gather_from_chunk(buf, 0, cbox, region, i_lo, i_hi, static_cast<char*>(out));
-    }
+    const int64_t id = grid_.chunk_id(coords);
+    read_in_pieces(id, grid_.chunk_box(id), region, i_lo, i_hi, static_cast<char*>(out), ts);
     size_t d = nd;
     while (d-- > 0) {
       if (++k[d] < per_axis[d].size()) break;
@@ -296,6 +290,97 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
     }
     if (d == static_cast<size_t>(-1)) break;
   }
+}
+
+std::pair<int64_t, int64_t> B2ndSource::item_span(const Box& cbox, const Region& region, const Shape& i_lo,
+                                                  const Shape& i_hi) const {
+  const Shape st = c_strides(extchunk_);
+  int64_t lo = 0, hi = 0;
+  for (size_t d = 0; d < ndim(); ++d) {
+    const int64_t a = region.start[d] + i_lo[d] * region.step[d] - cbox.start[d];
+    const int64_t b = region.start[d] + (i_hi[d] - 1) * region.step[d] - cbox.start[d];
+    lo += std::min(a, b) * st[d], hi += std::max(a, b) * st[d];
+  }
+  return {lo, hi};
+}
+
+void B2ndSource::read_in_pieces(int64_t id, const Box& cbox, const Region& region, const Shape& i_lo,
+                                const Shape& i_hi, char* out, ThreadState& ts) const {
+  const size_t nd = ndim();
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
+  const int64_t whole = extchunk_nitems(), piece = std::max<int64_t>(1, kPieceBytes / isz);
+  ScratchScope scope(ts.scratch);
+  bool counted = true;  // a chunk read in pieces counts as one decompression of it
+  if (!c_order_blocks_) {
+    const int64_t per_block = prod(blocks_);
+    if (whole <= piece || per_block >= whole) {  // the chunk, whole
+      char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(whole * isz)));
+      read_chunk(id, buf, ts);
+      gather_from_chunk(buf, 0, cbox, region, i_lo, i_hi, out);
+      return;
+    }
+    // Block by block: each touched block decompressed alone into a block-sized buffer.
+    std::vector<std::vector<AxisSegment>> segs(nd);
+    Shape bgrid(nd);
+    for (size_t d = 0; d < nd; ++d) {
+      bgrid[d] = extchunk_[d] / blocks_[d];
+      split_axis(region.start[d] + i_lo[d] * region.step[d] - cbox.start[d], region.step[d], i_hi[d] - i_lo[d],
+                 blocks_[d], segs[d]);
+    }
+    char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(per_block * isz)));
+    std::vector<size_t> k(nd, 0);
+    Shape lo(nd), hi(nd);
+    while (true) {
+      int64_t bid = 0;
+      for (size_t d = 0; d < nd; ++d) {
+        const AxisSegment& g = segs[d][k[d]];
+        bid = bid * bgrid[d] + g.cell;
+        lo[d] = i_lo[d] + g.i_lo, hi[d] = i_lo[d] + g.i_hi;
+      }
+      read_items(id, bid * per_block, per_block, buf, ts, counted);
+      counted = false;
+      gather_from_chunk(buf, bid * per_block * isz, cbox, region, lo, hi, out);
+      size_t d = nd;
+      while (d-- > 0) {
+        if (++k[d] < segs[d].size()) break;
+        k[d] = 0;
+      }
+      if (d == static_cast<size_t>(-1)) return;
+    }
+  }
+  // C-order blocks: the item range from the first to the last item needed, when it is at
+  // most a piece; else the index ranges are cut along the first axis with more than one
+  // index into runs whose ranges are at most a piece (recursing to the next axis when one
+  // index is still too much), each read alone (blosc2_getitem touches only their blocks).
+  const auto [first, last] = item_span(cbox, region, i_lo, i_hi);
+  char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(std::min(last + 1 - first, piece) * isz)));
+  const Shape st = c_strides(extchunk_);
+  Shape lo = i_lo, hi = i_hi;
+  auto read = [&] {
+    const auto [a, b] = item_span(cbox, region, lo, hi);
+    read_items(id, a, b + 1 - a, buf, ts, counted);
+    counted = false;
+    gather_from_chunk(buf, a * isz, cbox, region, lo, hi, out);
+  };
+  auto cut = [&](auto& self, size_t d) -> void {
+    const auto [a, b] = item_span(cbox, region, lo, hi);
+    if (b + 1 - a <= piece || d == nd) return read();
+    const int64_t l0 = lo[d], h0 = hi[d];
+    hi[d] = l0 + 1;
+    const auto [ia, ib] = item_span(cbox, region, lo, hi);  // one index along d (axes before d have one)
+    const int64_t inner = ib + 1 - ia, stride = std::abs(region.step[d]) * st[d];
+    int64_t run = 1;  // indices along d per read: (run - 1) * stride + inner <= piece
+    if (inner <= piece) run = stride > 0 ? (piece - inner) / stride + 1 : h0 - l0;
+    for (int64_t s = l0; s < h0; s += run) {
+      lo[d] = s, hi[d] = std::min(h0, s + run);
+      if (hi[d] - lo[d] == 1 && inner > piece)
+        self(self, d + 1);
+      else
+        read();
+    }
+    lo[d] = l0, hi[d] = h0;
+  };
+  cut(cut, 0);
 }
 
 int64_t B2ndSource::decompressed_bytes(const Region& region) const {

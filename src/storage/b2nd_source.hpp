@@ -55,7 +55,9 @@ class B2ndSource : public Node {
   void read_chunk(int64_t id, void* dst, ThreadState& ts) const;
   // Decompress items [start, start + n) of chunk `id` (block-major order), touching only
   // the blocks that hold them.
-  void read_items(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const;
+  // `counted`: one more decompression of the chunk in the stats (a read in pieces counts
+  // its first piece only).
+  void read_items(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts, bool counted = true) const;
   b2nd_array_t* raw() const { return arr_; }
   // Are a chunk's blocks in its C order, so that a range of rows decompresses alone?
   bool reads_ranges() const override { return c_order_blocks_; }
@@ -75,6 +77,14 @@ class B2ndSource : public Node {
   // `chunk` holds the decompressed chunk's bytes from byte `base` on (a range read).
   void gather_from_chunk(const char* chunk, int64_t base, const Box& cbox, const Region& region,
                          const Shape& i_lo, const Shape& i_hi, char* out) const;
+  // fill()'s read of the part [i_lo, i_hi) of `region` inside chunk `id` that is not one
+  // C-order range of it: C-order blocks in item ranges of at most piece_items(), other
+  // blocks whole (one at a time when the chunk is larger than a piece, else the chunk).
+  void read_in_pieces(int64_t id, const Box& cbox, const Region& region, const Shape& i_lo, const Shape& i_hi,
+                      char* out, ThreadState& ts) const;
+  // The first and last item (C order of the padded chunk) of [i_lo, i_hi) of `region`.
+  std::pair<int64_t, int64_t> item_span(const Box& cbox, const Region& region, const Shape& i_lo,
+                                        const Shape& i_hi) const;
   b2nd_array_t* arr_;
   ChunkGrid grid_;
   Shape blocks_, extchunk_;
