@@ -84,6 +84,10 @@ class Node {
 
   // --- What the planner asks (src/plan/): it decides from these, never from a node's type.
 
+  // Chunks to keep `box` (a part of this node's result computed once: a stage kept
+  // compressed or spilled) in, when balanced tiles of about `target_bytes` would make its
+  // own pass read its inputs many times over; at most `most_bytes`. Empty: balanced tiles.
+  virtual Shape kept_chunks(const Shape& /*box*/, size_t /*target_bytes*/, size_t /*most_bytes*/) const { return {}; }
   // Does this node read compressed storage itself (b2nd sources)? The cost model then
   // weighs decompressing what several tasks pull again against keeping it once.
   virtual bool decompresses() const { return false; }

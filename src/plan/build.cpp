@@ -103,7 +103,11 @@ class Builder {
       for (size_t d = 0; d < req.size(); ++d) req[d] = std::clamp<int64_t>(req[d], 1, std::max<int64_t>(1, shape[d]));
       s.chunks = shrink_chunks(req, isz, target);
     } else {
-      s.chunks = balanced_chunks(shape, isz, target);
+      // The node's own chunks for a stage whose pass would read its inputs many times
+      // over on balanced tiles (Node::kept_chunks), at most a quarter of a worker's share.
+      const size_t most = std::min<size_t>(size_t(16) << 20, p_.options.max_memory / static_cast<size_t>(p_.nworkers) / 4);
+      s.chunks = r.node->kept_chunks(shape, target, most);
+      if (s.chunks.empty()) s.chunks = balanced_chunks(shape, isz, target);
     }
     // Plan what the stage's own pass reads again, on its grid, when something there is
     // still to find (settled subgraphs cost nothing).

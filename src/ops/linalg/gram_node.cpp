@@ -84,11 +84,25 @@ size_t stream_bytes(const ThreadState& ts) {
   return stream_limit(ts.eval->max_memory / static_cast<size_t>(std::max(1, ts.eval->nworkers())));
 }
 
-// What gram_fill holds besides its output: x's panels, streamed along k.
-int64_t panel_bytes(const std::vector<Region>& x_regions, DType dt, size_t per_worker) {
+// gram_fill's k step is one storage chunk of x along k when that is at most 4x the
+// budgeted panel: reading a chunk for a part of it is the costlier waste. Not when x reads
+// item ranges (C-order blocks): a run of rows of a chunk then decompresses just those rows.
+int64_t chunk_k_step(const Node& x, bool trans) {
+  return x.reads_ranges() ? 0 : storage_alignment(x, trans ? x.ndim() - 2 : x.ndim() - 1);
+}
+
+// What gram_fill holds besides its output: x's panels, streamed along k (a chunk along k
+// when chunk_k_step says so: up to 4x the budgeted panel).
+int64_t panel_bytes(const Node& x, bool trans, const std::vector<Region>& x_regions, size_t per_worker) {
+  const int64_t isz = static_cast<int64_t>(itemsize(x.dtype()));
   int64_t whole = 0;
-  for (auto& r : x_regions) whole = sat_add(whole, sat_mul(r.size(), static_cast<int64_t>(itemsize(dt))));
-  return std::min<int64_t>(whole, static_cast<int64_t>(stream_limit(per_worker)));
+  for (auto& r : x_regions) whole = sat_add(whole, sat_mul(r.size(), isz));
+  const int64_t limit = static_cast<int64_t>(stream_limit(per_worker));
+  const size_t nb = x.ndim() - 2;
+  const int64_t klen = std::max<int64_t>(1, trans ? x.shape()[nb] : x.shape()[nb + 1]);
+  const int64_t align = chunk_k_step(x, trans);
+  const int64_t per_chunk = align > 0 ? sat_mul(whole / klen, align) : 0;  // the panels of one chunk along k
+  return std::min(whole, std::max(limit, std::min(per_chunk, sat_mul(4, limit))));
 }
 
 size_t worker_share(const MemoryModel& m) { return m.max_memory() / static_cast<size_t>(m.nworkers()); }
@@ -143,9 +157,7 @@ void gram_fill(const Node& x, bool trans, const Region& r, bool upper, void* out
 
   const int64_t per_k = nbatch * (ncols + (shared ? 0 : t_end));
   int64_t kp = std::max<int64_t>(1, static_cast<int64_t>(stream_bytes(ts) / isz) / per_k);
-  const int64_t align = storage_alignment(x, trans ? nb : nb + 1);
-  // One storage chunk along k when that is at most 4x the budgeted panel: reading a chunk
-  // for a part of it is the costlier waste.
+  const int64_t align = chunk_k_step(x, trans);
   if (align > kp && align <= 4 * kp) kp = align;
   const int64_t nblocks = (t_end + kRowBlock - 1) / kRowBlock;
   const int nw = ts.can_fork && ts.eval ? ts.eval->nworkers() : 1;
@@ -290,8 +302,20 @@ std::vector<NodePtr> gram_inputs(const NodePtr& x, bool trans) {
 int64_t UpperGramNode::fill_bytes(const Region& region, const MemoryModel& m) const {
   if (region.size() == 0) return 0;
   const auto in = input_regions(region);
-  return sat_add(sat_add(panel_bytes(in, dtype(), worker_share(m)), deepest_pull(*this, in, m)),
+  return sat_add(sat_add(panel_bytes(*inputs()[0], trans_, in, worker_share(m)), deepest_pull(*this, in, m)),
                  m.spread(gram_blas_bytes(*inputs()[0], trans_, region)));  // (on every worker when a pass's one chunk shares its tiles)
+}
+
+Shape UpperGramNode::kept_chunks(const Shape& box, size_t target_bytes, size_t most_bytes) const {
+  // x^T x over C-order blocks (python-blosc2's row strips): a column strip of x, at any
+  // width, decompresses the whole rows it spans, so a tile of t columns costs n / t reads
+  // of x where a band of rows of the upper triangle reads x once per band. Bands of up to
+  // `most_bytes` (fewer reads of x; one is held per worker while it is computed).
+  const Node& x = *inputs()[0];
+  if (!trans_ || !x.reads_ranges() || box.size() != 2) return {};
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype())), n = std::max<int64_t>(1, box[1]);
+  const int64_t bytes = static_cast<int64_t>(std::max(target_bytes, most_bytes));
+  return {std::clamp<int64_t>(bytes / (n * isz), 1, std::max<int64_t>(1, box[0])), n};
 }
 
 GramNode::GramNode(NodePtr x, bool trans)
@@ -339,7 +363,7 @@ int64_t GramNode::fill_bytes(const Region& r, const MemoryModel& m) const {
   switch (way_of(r, keep_)) {
     case Way::Direct:
     case Way::Diagonal:
-      return sat_add(sat_add(panel_bytes({in[2], in[3]}, dtype(), worker_share(m)), below), m.spread(gram_blas_bytes(*inputs()[2], trans_, r)));
+      return sat_add(sat_add(panel_bytes(*inputs()[2], trans_, {in[2], in[3]}, worker_share(m)), below), m.spread(gram_blas_bytes(*inputs()[2], trans_, r)));
     case Way::Upper: return below;  // pulled straight into the output
     case Way::Lower: return sat_add(tile, below);  // the mirror tile, transposed into place
     case Way::Crossing: return sat_add(sat_mul(2, tile), below);

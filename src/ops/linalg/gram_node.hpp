@@ -25,6 +25,9 @@ class UpperGramNode : public Node {
   bool cacheable() const override { return true; }
   // x's panels streamed along k, and the deepest pull of x.
   int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
+  // Row bands as wide as the box when x^T's panels are column strips of C-order blocks
+  // (each costs the whole rows: one band reads x once for all its tiles).
+  Shape kept_chunks(const Shape& box, size_t target_bytes, size_t most_bytes) const override;
   bool trans() const { return trans_; }
 
  private:
