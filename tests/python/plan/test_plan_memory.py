@@ -196,6 +196,75 @@ def test_reductions_over_64_mib_chunks_fit_64_mib_and_read_the_array_about_once(
     assert r.stats["bytes_decompressed"][p] <= 2 * x.nbytes, r.stats
 
 
+def test_elementwise_over_64_mib_chunks_writes_chunks_of_at_most_8_mib(big, tmp_path):
+    # Output chunks were the operand's 64 MiB chunks: each worker held several of them
+    # (operands, result, writer), 384 MiB of scratch for sin(a)**2 + cos(b)**2.
+    x, p = big
+    a = b2lazy.open(p)
+    r = (b2lazy.sin(a) ** 2 + b2lazy.cos(a) ** 2).compute(urlpath=str(tmp_path / "o.b2nd"), nthreads=2)
+    chunks, blocks = r.to_blosc2().chunks, r.to_blosc2().blocks
+    assert np.prod(chunks) * 8 <= 8 * MiB and chunks[1] == 4096, chunks  # rows of the operand's chunks
+    assert blocks == (4, 4096), blocks  # the operand's blocks still fit
+    np.testing.assert_allclose(r[...], np.sin(x) ** 2 + np.cos(x) ** 2, rtol=1e-15, atol=1e-15)
+    assert r.stats["peak_scratch_bytes"] <= r.stats["projected_peak_bytes"] + 2 * MiB, r.stats
+    assert r.stats["projected_peak_bytes"] <= 64 * MiB, r.stats
+    assert r.stats["bytes_decompressed"][p] <= 2 * x.nbytes, r.stats  # each output chunk reads its rows in place
+    # Chunks (and blocks) the caller chose are kept as they are.
+    r = (a + 1).compute(urlpath=str(tmp_path / "c.b2nd"), chunks=(2048, 4096), blocks=(4, 4096), nthreads=2)
+    assert r.to_blosc2().chunks == (2048, 4096) and r.to_blosc2().blocks == (4, 4096)
+    np.testing.assert_array_equal(r[...], x + 1)
+
+
+@pytest.mark.parametrize("budget", [64 * MiB, 256 * MiB])
+def test_gram_over_64_mib_chunks_is_planned_within_the_budget(big, tmp_path, budget):
+    # a.T @ a over 64 MiB row-strip chunks was refused at 64 and 256 MiB (290 MiB needed):
+    # each column strip of x decompressed its chunks whole. The upper triangle is now kept
+    # in row bands (each reads x once) and column strips are read in 4 MiB pieces.
+    x, p = big
+    a = b2lazy.open(p)
+    plan = (a.T @ a).plan(max_memory=budget)
+    assert 0 < plan.projected_peak <= budget
+    r = (a.T @ a).compute(urlpath=str(tmp_path / "g.b2nd"), max_memory=budget, nthreads=2)
+    got = r.to_numpy()
+    bound = 1e-12 * (np.abs(x).T @ np.abs(x)) + 1e-30
+    assert np.all(np.abs(got - x.T @ x) <= bound)
+    assert r.stats["projected_peak_bytes"] <= budget, r.stats
+    assert r.stats["peak_scratch_bytes"] <= r.stats["projected_peak_bytes"] + 2 * MiB, r.stats
+    # x is read once per band of the upper triangle (it was 34x at 64 MiB, 56x at 256 MiB).
+    assert r.stats["bytes_decompressed"][p] <= 20 * x.nbytes, r.stats
+
+
+@pytest.mark.parametrize("sel", [np.s_[:, 1000:1100], np.s_[100:3900, 1000:3000], np.s_[::3, 7:4000:129],
+                                 np.s_[::-1, ::-7], np.s_[2040:2060, 5:9], np.s_[5, :]])
+def test_parts_of_64_mib_chunks_are_read_in_pieces(big, sel):
+    # A column strip or a tile of a row-strip chunk is not one C-order range of it: its
+    # item range (most of the 64 MiB chunk) is read in pieces of at most 4 MiB.
+    x, p = big
+    a = b2lazy.open(p)
+    r = (a[sel] * 2).compute(nthreads=1, max_memory=16 * MiB)  # (nothing kept: what the tasks hold)
+    np.testing.assert_array_equal(r[...], x[sel] * 2)
+    projected, scratch = r.stats["projected_peak_bytes"], r.stats["peak_scratch_bytes"]
+    assert scratch <= projected + 2 * MiB, r.stats
+    assert projected <= 2.5 * scratch + 8 * MiB, r.stats  # as in test_projection_fits_the_budget...
+    assert projected <= 16 * MiB, r.stats  # not a 64 MiB chunk buffer
+
+
+def test_parts_of_big_chunks_of_square_blocks_are_read_block_by_block(tmp_path):
+    # Blocks not in C order: a chunk over 4 MiB is read block by block, not whole.
+    x = smooth((2048, 2048), seed=5)
+    p = str(tmp_path / "sq.b2nd")
+    blosc2.asarray(x, urlpath=p, mode="w", chunks=(1024, 2048), blocks=(128, 256))  # 16 MiB chunks
+    a = b2lazy.open(p)
+    for e, want in ((a.T + 1, x.T + 1), (a[3:2000:5, ::-3] * 2, x[3:2000:5, ::-3] * 2), (a[1000:1030] - 1, x[1000:1030] - 1)):
+        r = e.compute(nthreads=2, max_memory=16 * MiB)
+        np.testing.assert_array_equal(r[...], want)
+        # (arenas grow in blocks of at least 1 MiB)
+        assert r.stats["peak_scratch_bytes"] <= r.stats["projected_peak_bytes"] + 2 * MiB, r.stats
+        assert r.stats["projected_peak_bytes"] <= 16 * MiB, r.stats
+    r = (a + 1).compute(urlpath=str(tmp_path / "o.b2nd"), nthreads=2)  # aligned: whole chunks, as before
+    np.testing.assert_array_equal(r[...], x + 1)
+
+
 # ---------------------------------------------------------------------------------------
 # random graphs and budgets
 @st.composite
