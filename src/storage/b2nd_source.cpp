@@ -385,7 +385,8 @@ void B2ndSource::read_in_pieces(int64_t id, const Box& cbox, const Region& regio
 
 int64_t B2ndSource::decompressed_bytes(const Region& region) const {
   // As fill(): per touched chunk, the item range from the first to the last item needed
-  // when blocks keep the chunk's C order, else the whole (padded) chunk.
+  // when blocks keep the chunk's C order, else the whole (padded) chunk, or its touched
+  // blocks when it is read block by block (over 4 MiB).
   if (region.size() == 0) return 0;
   const size_t nd = ndim();
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
@@ -408,8 +409,21 @@ int64_t B2ndSource::decompressed_bytes(const Region& region) const {
   std::vector<size_t> k(nd, 0);
   Shape coords(nd);
   while (true) {
-    if (!c_order_blocks_) {
+    if (!c_order_blocks_ && (extchunk_nitems() * isz <= kPieceBytes || prod(blocks_) >= extchunk_nitems())) {
       total = sat_add(total, sat_mul(extchunk_nitems(), isz));
+    } else if (!c_order_blocks_) {  // read_in_pieces: the touched blocks, one at a time
+      for (size_t d = 0; d < nd; ++d) coords[d] = per_axis[d][k[d]].cell;
+      const Box cbox = grid_.chunk_box(grid_.chunk_id(coords));
+      int64_t blocks = 1;
+      std::vector<AxisSegment> segs;
+      for (size_t d = 0; d < nd; ++d) {
+        const AxisSegment& g = per_axis[d][k[d]];
+        segs.clear();
+        split_axis(region.start[d] + g.i_lo * region.step[d] - cbox.start[d], region.step[d], g.i_hi - g.i_lo,
+                   blocks_[d], segs);
+        blocks *= static_cast<int64_t>(segs.size());
+      }
+      total = sat_add(total, sat_mul(blocks, sat_mul(prod(blocks_), isz)));
     } else {
       for (size_t d = 0; d < nd; ++d) coords[d] = per_axis[d][k[d]].cell;
       const Box cbox = grid_.chunk_box(grid_.chunk_id(coords));

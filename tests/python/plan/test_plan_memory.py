@@ -261,6 +261,11 @@ def test_parts_of_big_chunks_of_square_blocks_are_read_block_by_block(tmp_path):
         # (arenas grow in blocks of at least 1 MiB)
         assert r.stats["peak_scratch_bytes"] <= r.stats["projected_peak_bytes"] + 2 * MiB, r.stats
         assert r.stats["projected_peak_bytes"] <= 16 * MiB, r.stats
+    # Rows 1000:1030 touch one row of blocks in each of two chunks: 2 x 8 blocks of 256 KiB,
+    # not two 16 MiB chunks; the plan's estimate says so too.
+    r = (a[1000:1030] - 1).compute(nthreads=2, max_memory=16 * MiB)
+    assert r.stats["bytes_decompressed"][p] == 4 * MiB, r.stats
+    assert re.search(r"read \(decompressed\):\s+\S+: 4\.0 MiB", r.explain()), r.explain()
     r = (a + 1).compute(urlpath=str(tmp_path / "o.b2nd"), nthreads=2)  # aligned: whole chunks, as before
     np.testing.assert_array_equal(r[...], x + 1)
 
