@@ -479,3 +479,17 @@ def test_bug_large_argument_overflow(name, dt):
     fi = np.finfo(dt)
     x = np.array([fi.max, fi.max / 3, np.sqrt(fi.max) * 2, 1.5], dtype=dt)
     assert_max_ulp(b2_func(name)(b2lazy.asarray(x)).to_numpy(), np_func(name)(x))
+
+
+@pytest.mark.parametrize("name", ["sinh", "cosh"])
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_bug_sinh_cosh_finite_past_exp_overflow(name, dt):
+    # SLEEF's sinh/cosh returned inf where exp(|x|) overflows but sinh/cosh do not (float32
+    # 88.72 < |x| <= 89.41, float64 709.78 < |x| <= 710.47; found by
+    # test_single_transcendental_ulp on int8 -89 cast to float32).
+    lo, hi = (88.0, 89.5) if dt == "float32" else (709.0, 710.6)
+    x = np.linspace(lo, hi, 301).astype(dt)
+    x = np.concatenate([x, -x, np.array([np.inf, -np.inf, 1.0], dtype=dt)])
+    with np.errstate(over="ignore"):
+        ref = np_func(name)(x)
+    assert_max_ulp(b2_func(name)(b2lazy.asarray(x)).to_numpy(), ref)

@@ -68,6 +68,17 @@ struct LargeLog1p {
   template <class T> static T limit() { return sizeof(T) == 8 ? T(1e300) : T(1e30); }
 };
 
+// SLEEF's sinh/cosh overflow where exp(|x|) does (|x| > 709.78, float 88.72), a ln 2
+// before sinh and cosh themselves (710.48, float 89.42): those lanes are redone with std::.
+struct LargeSinh {
+  template <class T> static T f(T x) { return std::sinh(x); }
+  template <class T> static T limit() { return sizeof(T) == 8 ? T(709) : T(88); }
+};
+struct LargeCosh {
+  template <class T> static T f(T x) { return std::cosh(x); }
+  template <class T> static T limit() { return sizeof(T) == 8 ? T(709) : T(88); }
+};
+
 template <class T, auto VF, class Large>
 void unary_with_large(void* out, const void* const* in, int64_t n) {
   constexpr int64_t kChunk = 256;
@@ -120,8 +131,10 @@ void register_math(Table& t) {
   B2LAZY_SLEEF1(t, Asin, asin, u10);
   B2LAZY_SLEEF1(t, Acos, acos, u10);
   B2LAZY_SLEEF1(t, Atan, atan, u10);
-  B2LAZY_SLEEF1(t, Sinh, sinh, u10);
-  B2LAZY_SLEEF1(t, Cosh, cosh, u10);
+  t.set(Op::Sinh, DType::F64, unary_with_large<double, B2LAZY_SLEEF_D(sinh, u10), LargeSinh>);
+  t.set(Op::Sinh, DType::F32, unary_with_large<float, B2LAZY_SLEEF_F(sinh, u10), LargeSinh>);
+  t.set(Op::Cosh, DType::F64, unary_with_large<double, B2LAZY_SLEEF_D(cosh, u10), LargeCosh>);
+  t.set(Op::Cosh, DType::F32, unary_with_large<float, B2LAZY_SLEEF_F(cosh, u10), LargeCosh>);
   B2LAZY_SLEEF1(t, Tanh, tanh, u10);
   t.set(Op::Asinh, DType::F64, unary_with_large<double, B2LAZY_SLEEF_D(asinh, u10), LargeAsinh>);
   t.set(Op::Asinh, DType::F32, unary_with_large<float, B2LAZY_SLEEF_F(asinh, u10), LargeAsinh>);
