@@ -5,6 +5,7 @@
 #include <functional>
 #include <queue>
 #include <unordered_map>
+#include <unordered_set>
 
 
 namespace b2lazy {
@@ -34,40 +35,85 @@ Box hull(const Box& a, const Box& b) {
 
 bool settles(const Node& n, const PlanningState& ps) { return ps.decided.count(&n) || ps.settled.count(&n); }
 
+// A node evaluated along this many paths of one output chunk (or more) is computed
+// once, even when nothing marks it cacheable: nested sharing such as `e = e[::-1] + e`,
+// repeated, doubles the work per level (2**depth pulls of the innermost node).
+constexpr int64_t kMaxPaths = 4;
+
 // The part of the graph under `root` still to plan, each node visited once (iterative,
 // so depth costs no stack): nodes found settled are added to ps.settled; the others get
 // a rank in a topological order, consumers before their inputs (reverse post-order).
+// `promoted`: nodes reached along kMaxPaths paths or more (counting from the last
+// promoted node above, which is computed once), planned as computed once.
 struct Unsettled {
   std::unordered_map<const Node*, size_t> rank;
+  std::unordered_set<const Node*> promoted;
   bool any_cacheable_below_root = false;
+  bool candidate(const Node& n) const { return reuse_candidate(n) || promoted.count(&n); }
 };
+
+// Distinct inputs: a node pulls an input it lists twice once (a fused program's leaves).
+template <class F>
+void for_each_distinct_input(const Node& n, F f) {
+  const auto& ins = n.inputs();
+  for (size_t i = 0; i < ins.size(); ++i) {
+    bool repeat = false;
+    for (size_t j = 0; j < i && !repeat; ++j) repeat = ins[j].get() == ins[i].get();
+    if (!repeat) f(ins[i].get());
+  }
+}
 
 Unsettled unsettled_part(const Node& root, PlanningState& ps) {
   Unsettled u;
-  std::vector<const Node*> post;
-  std::unordered_map<const Node*, bool> done;  // node -> settled (once its inputs are done)
-  std::vector<std::pair<const Node*, size_t>> stack{{&root, 0}};
   if (settles(root, ps)) return u;
-  done.emplace(&root, false);
+  // 1. Post-order of the nodes under root not settled by earlier plans.
+  std::vector<const Node*> post;
+  std::unordered_set<const Node*> seen{&root};
+  std::vector<std::pair<const Node*, size_t>> stack{{&root, 0}};
   while (!stack.empty()) {
     auto& [n, next] = stack.back();
     if (next < n->inputs().size()) {
       const Node* in = n->inputs()[next++].get();
       ++ps.visits;
-      if (!settles(*in, ps) && done.emplace(in, false).second) stack.push_back({in, 0});
+      if (!settles(*in, ps) && seen.insert(in).second) stack.push_back({in, 0});
       continue;
     }
-    bool settled = !reuse_candidate(*n);
-    for (auto& in : n->inputs()) settled = settled && (settles(*in, ps));
+    post.push_back(n);
+    stack.pop_back();
+  }
+  // 2. Paths from root, consumers first; a node computed once restarts the count below it.
+  std::unordered_map<const Node*, int64_t> paths{{&root, 1}};
+  for (size_t i = post.size(); i-- > 0;) {
+    const Node* n = post[i];
+    int64_t& p = paths[n];
+    if (n != &root && p >= kMaxPaths && !reuse_candidate(*n) && !n->inputs().empty()) {  // leaves are read, not computed
+      u.promoted.insert(n);
+      p = 1;
+    }
+    // A candidate's inputs are counted from their other consumers only: reused, it pulls
+    // them in a pass of its own (work added, not multiplied); looked through, the walk
+    // meets its inputs again.
+    if (reuse_candidate(*n) && n != &root) continue;
+    for_each_distinct_input(*n, [&](const Node* in) {
+      if (!settles(*in, ps)) paths[in] = sat_add(paths[in], p);
+    });
+  }
+  // 3. Settled bottom-up: no candidate in it, and nothing below to plan.
+  std::unordered_set<const Node*> unsettled;
+  for (const Node* n : post) {
+    bool settled = !u.candidate(*n);
+    for (auto& in : n->inputs()) settled = settled && !unsettled.count(in.get());
     if (settled) {
       ps.settled.insert(n);
     } else {
-      post.push_back(n);
-      if (n != &root && reuse_candidate(*n)) u.any_cacheable_below_root = true;
+      unsettled.insert(n);
+      if (n != &root && u.candidate(*n)) u.any_cacheable_below_root = true;
     }
-    stack.pop_back();
   }
-  for (size_t i = 0; i < post.size(); ++i) u.rank[post[post.size() - 1 - i]] = i;
+  std::vector<const Node*> order;
+  for (const Node* n : post)
+    if (unsettled.count(n)) order.push_back(n);
+  for (size_t i = 0; i < order.size(); ++i) u.rank[order[order.size() - 1 - i]] = i;
   return u;
 }
 
@@ -87,7 +133,7 @@ class Walker {
     std::vector<Region>& seen = seen_[n.get()];
     if (std::find(seen.begin(), seen.end(), r) != seen.end()) return;
     seen.push_back(r);
-    if (reuse_candidate(*n)) {
+    if (u_.candidate(*n)) {
       auto [it, fresh] = frontier.try_emplace(n.get());
       Requests& q = it->second;
       if (fresh) {
@@ -160,14 +206,15 @@ std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, 
   while (Requests* q = w.next()) {
     const Node& node = *q->node;
     const int64_t isz = static_cast<int64_t>(itemsize(node.dtype()));
-    ReusedNode r{q->node, q->bbox, q->regions.front().count, 0, 0, !node.cacheable()};
+    const bool promoted = u.promoted.count(&node) > 0;
+    ReusedNode r{q->node, q->bbox, q->regions.front().count, 0, 0, !node.cacheable() && !promoted};
     if (r.source) {  // keeping it saves decompression: worth it at twice the cost or more
       r.pulled = sat_cast(static_cast<double>(q->decompressed) * scale);
       r.once = node.decompressed_bytes(Region::from_box(q->bbox));
       if (r.once > 0 && r.pulled / 2 >= r.once) reused.push_back(std::move(r));
       continue;
     }
-    if (q->total > q->bbox.size()) {
+    if (q->total > q->bbox.size() || promoted) {
       r.pulled = sat_mul(q->total, isz);
       r.once = sat_mul(q->bbox.size(), isz);
       reused.push_back(std::move(r));

@@ -140,3 +140,29 @@ TEST(Plan, ProjectionsAndLayout) {
   Array r = compute(p, {}, &ctx);
   EXPECT_EQ(r.to_vector(&ctx), (sin(a) + 1.0).to_vector(&ctx));
 }
+
+// A node reached along many paths of one output chunk is computed once even when nothing
+// marks it cacheable: e = flip(e) + e, repeated, pulled the innermost node 2**depth times.
+TEST(Plan, NodesOnManyPathsAreComputedOnce) {
+  Context ctx(2);
+  const int depth = 24;
+  Array e = stored(arange(0, 64, 1, DType::F64, {8, 8}), {4, 4}, {2, 4}, ctx);
+  std::vector<double> want(64);
+  for (int i = 0; i < 64; ++i) want[i] = i;
+  for (int k = 0; k < depth; ++k) {
+    e = flip(e) + e;
+    std::vector<double> next(64);
+    for (int i = 0; i < 64; ++i) next[i] = want[63 - i] + want[i];
+    want = next;
+  }
+  Plan p = e.plan({}, &ctx);
+  EXPECT_GE(p.stages.size(), static_cast<size_t>(depth / 2 - 1));
+  std::vector<double> got(64);
+  Stats s = execute(p, got.data(), 0, static_cast<int64_t>(p.tasks.size()), {}, &ctx);
+  for (int i = 0; i < 64; ++i) EXPECT_DOUBLE_EQ(got[i], want[i]);
+  // Fusion inlines every level into the next (program k reads flip(program j) for every
+  // j < k), so the kept programs are read O(depth^3) times in all (61404 here), not along
+  // the 2**depth paths of the graph (the source alone was read about 4 * 2**24 times).
+  EXPECT_LE(s.cache_hits, int64_t(8) * depth * depth * depth) << p.to_string(&s);
+  EXPECT_LE(s.chunks_decompressed_total, 64);
+}
