@@ -36,8 +36,9 @@ Box hull(const Box& a, const Box& b) {
 bool settles(const Node& n, const PlanningState& ps) { return ps.decided.count(&n) || ps.settled.count(&n); }
 
 // A node evaluated along this many paths of one output chunk (or more) is computed
-// once, even when nothing marks it cacheable: nested sharing such as `e = e[::-1] + e`,
-// repeated, doubles the work per level (2**depth pulls of the innermost node).
+// once, even when nothing marks it cacheable; so is one on two paths with another shared
+// node below it: nested sharing such as `e = e[::-1] + e`, repeated, doubles the work per
+// level (2**depth pulls of the innermost node).
 constexpr int64_t kMaxPaths = 4;
 
 // The part of the graph under `root` still to plan, each node visited once (iterative,
@@ -63,6 +64,25 @@ void for_each_distinct_input(const Node& n, F f) {
   }
 }
 
+// Distinct consumers of every node under root that pull it in the same pass as their own
+// consumers (not reuse candidates, which pull theirs in a pass of their own when reused),
+// into ps.consumers; each node visited once.
+void count_consumers(const Node& root, PlanningState& ps) {
+  std::unordered_set<const Node*> seen{&root};
+  std::vector<const Node*> stack{&root};
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    for_each_distinct_input(*n, [&](const Node* in) {
+      ++ps.visits;
+      int& c = ps.consumers[in];
+      if (!reuse_candidate(*n)) ++c;
+      if (seen.insert(in).second) stack.push_back(in);
+    });
+  }
+  ps.consumers.emplace(&root, 0);  // counted: the map is not empty even for a single node
+}
+
 Unsettled unsettled_part(const Node& root, PlanningState& ps) {
   Unsettled u;
   if (settles(root, ps)) return u;
@@ -81,12 +101,29 @@ Unsettled unsettled_part(const Node& root, PlanningState& ps) {
     post.push_back(n);
     stack.pop_back();
   }
-  // 2. Paths from root, consumers first; a node computed once restarts the count below it.
+  // 2. Shared computed nodes below each node (inputs first): pulling such a node along
+  // several paths multiplies the paths below it too (nested sharing grows exponentially).
+  // Consumers are counted over the whole graph of the evaluation (the first root planned),
+  // so a plan rooted lower down does not take a shared node for an unshared one.
+  if (ps.consumers.empty()) count_consumers(root, ps);
+  auto computed = [](const Node& n) { return !n.inputs().empty() && !reuse_candidate(n); };
+  auto shared = [&](const Node* n) {
+    auto it = ps.consumers.find(n);
+    return computed(*n) && it != ps.consumers.end() && it->second >= 2;
+  };
+  std::unordered_set<const Node*> shared_below;
+  for (const Node* n : post)
+    for_each_distinct_input(*n, [&](const Node* in) {
+      if (settles(*in, ps)) return;
+      if (shared(in) || shared_below.count(in)) shared_below.insert(n);
+    });
+  // 3. Paths from root, consumers first; a node computed once restarts the count below it.
+  // Promoted: computed nodes on kMaxPaths paths, or on two with sharing below them.
   std::unordered_map<const Node*, int64_t> paths{{&root, 1}};
   for (size_t i = post.size(); i-- > 0;) {
     const Node* n = post[i];
-    int64_t& p = paths[n];
-    if (n != &root && p >= kMaxPaths && !reuse_candidate(*n) && !n->inputs().empty()) {  // leaves are read, not computed
+    int64_t p = paths[n];  // a copy: inserting below may rehash the map
+    if (n != &root && computed(*n) && (p >= kMaxPaths || (p >= 2 && shared_below.count(n)))) {
       u.promoted.insert(n);
       p = 1;
     }
@@ -98,10 +135,11 @@ Unsettled unsettled_part(const Node& root, PlanningState& ps) {
       if (!settles(*in, ps)) paths[in] = sat_add(paths[in], p);
     });
   }
-  // 3. Settled bottom-up: no candidate in it, and nothing below to plan.
+  // 4. Settled bottom-up: no candidate in it, nothing below to plan, and no sharing below
+  // (a later plan rooted higher up may count more paths to it and promote nodes there).
   std::unordered_set<const Node*> unsettled;
   for (const Node* n : post) {
-    bool settled = !u.candidate(*n);
+    bool settled = !u.candidate(*n) && !shared(n) && !shared_below.count(n);
     for (auto& in : n->inputs()) settled = settled && !unsettled.count(in.get());
     if (settled) {
       ps.settled.insert(n);

@@ -2,6 +2,7 @@
 // and what that costs, to decide which nodes are computed once per evaluation.
 #pragma once
 #include <cstdint>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct PlanningState {
   // stage again costs no walk of what is settled.
   std::unordered_set<const Node*> settled;
   int64_t visits = 0;  // node visits (Stats::plan_visits)
+  // Distinct consumers pulling each node of the evaluation's graph in their own pass
+  // (counted once, from the first root planned): shared computed nodes are never settled.
+  std::unordered_map<const Node*, int> consumers;
 };
 
 // A node several output chunks pull overlapping parts of, with the cost model's figures.
@@ -34,7 +38,9 @@ struct ReusedNode {
 bool reuse_candidate(const Node& n);
 
 // Propagates each output chunk's region down the graph (Node::input_regions) to the
-// first candidates on each path. A cacheable node is reused when the regions asked of it
+// first candidates on each path. Computed nodes pulled along several paths of one chunk
+// with sharing below them (or along 4 or more) are candidates too, always computed once:
+// without it `e = e[::-1] + e`, repeated, pulls the innermost node 2**depth times. A cacheable node is reused when the regions asked of it
 // overlap (more elements asked than its bounding box holds); a source when the chunks
 // would decompress at least twice what decompressing its bounding box once costs.
 // Nodes not reused are looked through, to find reuse deeper down; nodes are decided in

@@ -113,3 +113,20 @@ def test_stages_over_the_budget_spill_to_a_temporary_file_removed_after(tmp_path
     assert where[4 << 20]["cumulative_sum"] == "spilled"
     assert set(where[1 << 30].values()) == {"dense"}
     assert glob.glob(os.path.join(str(tmp_path), ".b2lazy-spill*")) == []
+
+
+@pytest.mark.parametrize("stored", [True, False])
+@pytest.mark.parametrize("chunks", [(4, 4), (3, 8), (8, 8)])
+def test_nodes_on_many_paths_are_computed_once(stored, chunks):
+    # e = e[::-1] + e, repeated: each level doubles the paths to the ones below it, so
+    # without reuse the innermost node is pulled 2**depth times per output chunk.
+    x = np.arange(64.0).reshape(8, 8) / 3
+    e = bl.asarray(x, chunks=chunks) if stored else bl.asarray(x)
+    want = x
+    depth = 30
+    for _ in range(depth):
+        e, want = e[::-1] + e, want[::-1] + want
+    p = e.plan()
+    assert sum(not s["source"] for s in p.stages) >= depth // 2 - 1, p.stages
+    np.testing.assert_allclose(p.execute(), want, rtol=1e-12)
+    assert p.last_stats["cache_hits"] <= 8 * depth * 4  # about 2**32 reads without it
