@@ -73,6 +73,12 @@ const Node* aligned_storage_source(const NodePtr& root) {
       .first;
 }
 
+Shape product_chunks_of(const NodePtr& root) {
+  Shape c = largest_chunked(root, [](const Node& x) { return x.shares_rows() ? x.preferred_chunks() : Shape{}; }).second;
+  for (auto& e : c) e = std::max<int64_t>(e, 1);
+  return c;
+}
+
 Shape preferred_chunks_of(const NodePtr& root) {
   Shape c = largest_chunked(root, [](const Node& x) { return x.preferred_chunks(); }).second;
   for (auto& e : c) e = std::max<int64_t>(e, 1);  // extent 0 of an empty stored axis

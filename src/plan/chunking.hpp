@@ -17,6 +17,8 @@ const Node* aligned_storage_source(const NodePtr& root);
 // The preferred chunks (Node::preferred_chunks) of the largest-chunked node with root's
 // shape reachable through elementwise nodes; empty if none.
 Shape preferred_chunks_of(const NodePtr& root);
+// The same among row-sharing nodes only (products: their tiles); empty if none.
+Shape product_chunks_of(const NodePtr& root);
 // Does some node of the graph under `root` (each visited once) satisfy `pred`?
 bool any_node(const Node& root, const std::function<bool(const Node&)>& pred);
 // Does some node under `root` keep state along rows of output chunks (Node::shares_rows:

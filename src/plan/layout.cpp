@@ -48,7 +48,14 @@ std::pair<Shape, Shape> output_layout(const NodePtr& node, const ComputeOptions&
   Shape blocks = opts.blocks;
   if (chunks.empty()) {
     const Node* src = aligned_storage_source(node);
-    if (src && !src->storage_blocks().empty()) {  // a stored operand: its chunks and blocks
+    // A product's own tiles, not a stored operand's chunks: column strips (n, 64) of `b`
+    // in `matmul(a, b) + b` made each 2 MiB strip read all of `a` again (0.09x NumPy at a
+    // 256 MiB budget, 71 GiB decompressed from its kept copy), row strips re-read `b`.
+    // Over the budget, the plan halves them (build_plan).
+    const Shape tiles = product_chunks_of(node);
+    if (!tiles.empty()) {
+      chunks = tiles;
+    } else if (src && !src->storage_blocks().empty()) {  // a stored operand: its chunks and blocks
       chunks = src->storage_grid()->chunks();
       if (blocks.empty()) blocks = src->storage_blocks();
       // Capped: a stored operand's chunks can be large (python-blosc2 stores 4096 x 4096

@@ -7,6 +7,7 @@ import pytest
 import b2lazy as bl
 
 N = 512
+STRIPS = (32, N)  # output row strips: the product alone would be one 2 MiB tile
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +29,7 @@ def stage_for(plan, path):
 def test_b_in_matmul_plus_b_is_decompressed_once_and_kept(row_strips):
     (a, xa, pa), (b, xb, pb) = row_strips["a"], row_strips["b"]
     e = bl.matmul(a, b) + b
-    p = e.plan(nthreads=2)
+    p = e.plan(chunks=STRIPS, nthreads=2)
     assert p.ntasks >= 8  # every task pulls all of b: 16 x its size without reuse
     [sb] = stage_for(p, pb)
     assert sb["source"] and sb["where"] == "dense" and sb["bytes"] == N * N * 8
@@ -39,7 +40,7 @@ def test_b_in_matmul_plus_b_is_decompressed_once_and_kept(row_strips):
     assert pb in once and "kept in memory, dense" in once
     assert "peak memory: at most about" in text
 
-    r = e.compute(nthreads=2)
+    r = e.compute(chunks=STRIPS, nthreads=2)
     np.testing.assert_allclose(r[:], xa @ xb + xb, rtol=1e-10)
     s = r.stats
     size = N * N * 8
@@ -58,7 +59,7 @@ def test_b_over_the_dense_share_is_repacked_compressed(row_strips):
     e = bl.matmul(a, b) + b
     # b is over a quarter of the budget; one worker, as two workers' K-panels and b's band
     # do not fit it (max_memory is a limit: that plan is refused).
-    p = e.plan(max_memory=4 * N * N * 8 - 1, nthreads=1)
+    p = e.plan(max_memory=4 * N * N * 8 - 1, chunks=STRIPS, nthreads=1)
     [sb] = stage_for(p, pb)
     assert sb["where"] == "compressed"
     assert sb["chunks"][1] == N  # tiles shaped like the product's K-panels of b: whole rows
@@ -70,7 +71,7 @@ def test_b_over_the_dense_share_is_repacked_compressed(row_strips):
 def test_b_over_the_budget_is_read_from_storage(row_strips):
     (a, xa, pa), (b, xb, pb) = row_strips["a"], row_strips["b"]
     e = bl.matmul(a, b) + b
-    p = e.plan(max_memory=N * N * 8, nthreads=2)
+    p = e.plan(max_memory=N * N * 8, chunks=STRIPS, nthreads=2)
     assert stage_for(p, pb) == []
     assert any("not kept" in line for line in p.passes)
     # The memory model projects the product's band and K-panels above this budget: the
@@ -130,3 +131,20 @@ def test_nodes_on_many_paths_are_computed_once(stored, chunks):
     assert sum(not s["source"] for s in p.stages) >= depth // 2 - 1, p.stages
     np.testing.assert_allclose(p.execute(), want, rtol=1e-12)
     assert p.last_stats["cache_hits"] <= 8 * depth * 4  # about 2**32 reads without it
+
+
+def test_product_tiles_not_column_strips(tmp_path):
+    # matmul(a, b) + b over column strips: output chunks are the product's tiles, not b's
+    # (n, 16) strips, each of which read all of a again (8 GiB to 71 GiB at n = 4096).
+    rng = np.random.default_rng(9)
+    n = 256
+    x, y = rng.random((n, n)), rng.random((n, n))
+    for name, v in (("a", x), ("b", y)):
+        blosc2.asarray(v, urlpath=str(tmp_path / f"{name}.b2nd"), mode="w", chunks=(n, 16), blocks=(64, 16))
+    a, b = bl.open(str(tmp_path / "a.b2nd")), bl.open(str(tmp_path / "b.b2nd"))
+    e = bl.matmul(a, b) + b
+    p = e.plan()
+    assert p.chunks != (n, 16)
+    r = e.compute()
+    np.testing.assert_allclose(r[:], x @ y + y, rtol=1e-10)
+    assert all(v <= 2 * n * n * 8 for v in r.stats["bytes_decompressed"].values()), r.stats["bytes_decompressed"]
