@@ -493,3 +493,22 @@ def test_bug_sinh_cosh_finite_past_exp_overflow(name, dt):
     with np.errstate(over="ignore"):
         ref = np_func(name)(x)
     assert_max_ulp(b2_func(name)(b2lazy.asarray(x)).to_numpy(), ref)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_minimum_maximum_clip_signed_zeros_and_nan_as_numpy(dtype):
+    # Equal operands give the second, as NumPy's: the sign of a zero shows in a later
+    # division (hypothesis: -1 / clip(False / -1, None, False) is -inf in NumPy).
+    vals = np.array([-0.0, 0.0, np.nan, 1.0, -1.0], dtype=dtype)
+    x, y = np.meshgrid(vals, vals)
+    x, y = x.copy(), y.copy()
+    a, b = b2lazy.asarray(x), b2lazy.asarray(y)
+    for f in ("minimum", "maximum"):
+        got = getattr(b2lazy, f)(a, b).to_numpy()
+        want = getattr(np, f)(x, y)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want), err_msg=f)
+        np.testing.assert_array_equal(got, want, err_msg=f)
+    got = (1 / b2lazy.clip(a, None, 0.0)).to_numpy()
+    np.testing.assert_array_equal(got, 1 / np.clip(x, None, 0.0))
+    got = (1 / b2lazy.clip(a, 0.0, None)).to_numpy()
+    np.testing.assert_array_equal(got, 1 / np.clip(x, 0.0, None))

@@ -105,12 +105,14 @@ struct IReciprocal {
 };
 
 // ---- floats ----
-// NaN-propagating maximum/minimum (np.maximum / np.minimum, not fmax/fmin).
+// NaN-propagating maximum/minimum (np.maximum / np.minimum, not fmax/fmin). Equal
+// operands give the second, as NumPy's: minimum(-0.0, 0.0) is 0.0, minimum(0.0, -0.0)
+// is -0.0 (and so clip(-0.0, None, 0) is 0.0, whose sign a later division shows).
 struct FMax {
-  template <class T> static T f(T a, T b) { return (a >= b || a != a) ? a : b; }
+  template <class T> static T f(T a, T b) { return (a > b || a != a) ? a : b; }
 };
 struct FMin {
-  template <class T> static T f(T a, T b) { return (a <= b || a != a) ? a : b; }
+  template <class T> static T f(T a, T b) { return (a < b || a != a) ? a : b; }
 };
 // NumPy's npy_divmod: fmod, adjusted so the remainder takes the divisor's sign, and the
 // quotient (a - mod) / b snapped to the nearest integer.
