@@ -44,8 +44,9 @@ constexpr int64_t kMaxPaths = 4;
 // The part of the graph under `root` still to plan, each node visited once (iterative,
 // so depth costs no stack): nodes found settled are added to ps.settled; the others get
 // a rank in a topological order, consumers before their inputs (reverse post-order).
-// `promoted`: nodes reached along kMaxPaths paths or more (counting from the last
-// promoted node above, which is computed once), planned as computed once.
+// `promoted`: computed nodes reached along kMaxPaths paths or more, or along two with a
+// shared computed node below them (paths counted from the last promoted node above,
+// which is computed once), planned as computed once.
 struct Unsettled {
   std::unordered_map<const Node*, size_t> rank;
   std::unordered_set<const Node*> promoted;
