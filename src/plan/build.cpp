@@ -185,6 +185,15 @@ Plan plan_on(const NodePtr& root, const ComputeOptions& opts, PlanTarget target,
 
 }  // namespace
 
+namespace {
+// Bytes a plan decompresses from storage (its estimate): what other layouts are compared by.
+int64_t read_cost(const Plan& p) {
+  int64_t c = 0;
+  for (auto& [name, b] : p.source_bytes) c = sat_add(c, b);
+  return c;
+}
+}  // namespace
+
 Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget target, int nworkers) {
   auto [chunks, blocks] = output_layout(root, opts, target, nworkers);
   Plan p = plan_on(root, opts, target, nworkers, chunks, blocks, "");
@@ -204,6 +213,36 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget targ
     blocks = target == PlanTarget::Compressed ? fitted_blocks(chunks, isz) : Shape{};
     p = plan_on(root, opts, target, nworkers, chunks, blocks,
                 " (shrunk from " + shape_str(first) + " to fit max_memory)");
+  }
+  // A product's tiles shrunk to fit read the other operand once per tile row or column:
+  // tiles of another shape within the same budget may read far less (1024-wide tiles over
+  // row strips of `b` decompress whole rows, 4x the tile). Tiles 2x and 4x wider, each from
+  // 4x to a quarter as tall: the plan that fits and reads least from storage is kept.
+  if (!chosen && chunks != first && chunks.size() >= 2 && has_row_sharing(*root)) {
+    const size_t r = chunks.size() - 2, c = chunks.size() - 1;
+    const Shape& shape = root->shape();
+    const Shape base = chunks;
+    int64_t best = read_cost(p);
+    const bool fits = static_cast<size_t>(p.projected_peak) <= opts.max_memory;
+    for (int64_t wide : {1, 2, 4}) {
+      for (int64_t tall : {4, 2, 1, -2, -4}) {
+        Shape cand = base;
+        cand[c] = std::min(shape[c], base[c] * wide);
+        cand[r] = std::clamp<int64_t>(tall > 0 ? base[r] * tall : base[r] / -tall, 1, std::max<int64_t>(1, shape[r]));
+        if (cand == base || cand == chunks) continue;
+        Shape cb = target == PlanTarget::Compressed ? fitted_blocks(cand, isz) : Shape{};
+        Plan q = plan_on(root, opts, target, nworkers, cand, cb,
+                         " (tiles reshaped from " + shape_str(first) + " to read least within max_memory)");
+        if (static_cast<size_t>(q.projected_peak) > opts.max_memory) continue;
+        const int64_t cost = read_cost(q);
+        if (!fits || cost < best - best / 8) {  // a clear gain, not noise in the estimate
+          best = cost;
+          p = std::move(q);
+          chunks = std::move(cand);
+        }
+      }
+      if (base[c] * wide >= shape[c]) break;
+    }
   }
   return p;
 }

@@ -356,3 +356,26 @@ def test_rss_growth_of_a_scan_stays_near_a_few_chunks(tmp_path):
     assert out.returncode == 0, out.stderr
     growth = int(out.stdout.split()[-1])
     assert growth <= 4 * 8 * MiB + 16 * MiB, growth / MiB
+
+
+def test_product_tiles_reshaped_to_read_least_within_the_budget(tmp_path):
+    # Tiles shrunk to fit 48 MiB, (512, 1024), read 1024-wide strips of b's (32, n) row
+    # strips, decompressing whole rows; tiles as wide as the result read b half as often.
+    n = 2048
+    rng = np.random.default_rng(12)
+    x, y = rng.random((n, n)), rng.random((n, n))
+    for name, v in (("a", x), ("b", y)):
+        blosc2.asarray(v, urlpath=str(tmp_path / f"{name}.b2nd"), mode="w", chunks=(32, n), blocks=(4, n))
+    a, b = b2lazy.open(str(tmp_path / "a.b2nd")), b2lazy.open(str(tmp_path / "b.b2nd"))
+    e = b2lazy.matmul(a, b)
+    budget = 48 << 20
+    p = e.plan(max_memory=budget)
+    shrunk = e.plan(max_memory=budget, chunks=(512, 1024))
+    assert "reshaped" in p.passes[0] and p.chunks[1] == n, p.passes[0]
+    assert p.projected_peak <= budget
+    assert sum(p.source_bytes.values()) < sum(shrunk.source_bytes.values())
+    r = e.compute(max_memory=budget)
+    np.testing.assert_allclose(r[:], x @ y, rtol=1e-10)
+    r0 = e.compute(max_memory=budget, chunks=(512, 1024))
+    read = sum(r.stats["bytes_decompressed"].values())
+    assert read < sum(r0.stats["bytes_decompressed"].values())
