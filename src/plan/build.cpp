@@ -223,7 +223,7 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget targ
     const Shape& shape = root->shape();
     const Shape base = chunks;
     int64_t best = read_cost(p);
-    const bool fits = static_cast<size_t>(p.projected_peak) <= opts.max_memory;
+    bool fits = static_cast<size_t>(p.projected_peak) <= opts.max_memory;
     for (int64_t wide : {1, 2, 4}) {
       for (int64_t tall : {4, 2, 1, -2, -4}) {
         Shape cand = base;
@@ -236,6 +236,7 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget targ
         if (static_cast<size_t>(q.projected_peak) > opts.max_memory) continue;
         const int64_t cost = read_cost(q);
         if (!fits || cost < best - best / 8) {  // a clear gain, not noise in the estimate
+          fits = true;
           best = cost;
           p = std::move(q);
           chunks = std::move(cand);
