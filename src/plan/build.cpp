@@ -183,15 +183,13 @@ Plan plan_on(const NodePtr& root, const ComputeOptions& opts, PlanTarget target,
   return p;
 }
 
-}  // namespace
-
-namespace {
 // Bytes a plan decompresses from storage (its estimate): what other layouts are compared by.
 int64_t read_cost(const Plan& p) {
   int64_t c = 0;
   for (auto& [name, b] : p.source_bytes) c = sat_add(c, b);
   return c;
 }
+
 }  // namespace
 
 Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget target, int nworkers) {

@@ -73,17 +73,19 @@ const Node* aligned_storage_source(const NodePtr& root) {
       .first;
 }
 
-Shape product_chunks_of(const NodePtr& root) {
-  Shape c = largest_chunked(root, [](const Node& x) { return x.shares_rows() ? x.preferred_chunks() : Shape{}; }).second;
-  for (auto& e : c) e = std::max<int64_t>(e, 1);
-  return c;
-}
-
-Shape preferred_chunks_of(const NodePtr& root) {
-  Shape c = largest_chunked(root, [](const Node& x) { return x.preferred_chunks(); }).second;
+namespace {
+Shape largest_preferred(const NodePtr& root, bool products_only) {
+  Shape c = largest_chunked(root, [products_only](const Node& x) {
+              return !products_only || x.shares_rows() ? x.preferred_chunks() : Shape{};
+            }).second;
   for (auto& e : c) e = std::max<int64_t>(e, 1);  // extent 0 of an empty stored axis
   return c;
 }
+}  // namespace
+
+Shape product_chunks_of(const NodePtr& root) { return largest_preferred(root, true); }
+
+Shape preferred_chunks_of(const NodePtr& root) { return largest_preferred(root, false); }
 
 bool any_node(const Node& root, const std::function<bool(const Node&)>& pred) {
   std::unordered_set<const Node*> visited;

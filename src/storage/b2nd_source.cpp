@@ -203,6 +203,11 @@ void B2ndSource::gather_from_chunk(const char* chunk, int64_t base, const Box& c
   }
 }
 
+bool B2ndSource::reads_chunk_whole() const {
+  const int64_t whole = extchunk_nitems();
+  return whole <= kPieceBytes / static_cast<int64_t>(itemsize(dtype())) || prod(blocks_) >= whole;
+}
+
 int64_t B2ndSource::fill_bytes(const Region& region, const MemoryModel& /*m*/) const {
   // As fill() and read_in_pieces(): nothing for one C-order range of one chunk (read in
   // place), else a buffer of one piece, plus a compressed chunk read whole from disk when
@@ -215,9 +220,8 @@ int64_t B2ndSource::fill_bytes(const Region& region, const MemoryModel& /*m*/) c
   const int64_t whole = extchunk_nitems();
   const int64_t piece = std::max<int64_t>(1, kPieceBytes / isz);
   if (nd == 0 || !c_order_blocks_) {
-    const int64_t block = prod(blocks_);
-    if (whole <= piece || block >= whole) return sat_add(sat_mul(whole, isz), compressed);
-    return sat_mul(block, isz);  // block by block
+    if (reads_chunk_whole()) return sat_add(sat_mul(whole, isz), compressed);
+    return sat_mul(prod(blocks_), isz);  // block by block
   }
   const Box rb = region.bounds();
   const Shape st = c_strides(extchunk_);
@@ -313,7 +317,7 @@ void B2ndSource::read_in_pieces(int64_t id, const Box& cbox, const Region& regio
   bool counted = true;  // a chunk read in pieces counts as one decompression of it
   if (!c_order_blocks_) {
     const int64_t per_block = prod(blocks_);
-    if (whole <= piece || per_block >= whole) {  // the chunk, whole
+    if (reads_chunk_whole()) {  // the chunk, whole
       char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(whole * isz)));
       read_chunk(id, buf, ts);
       gather_from_chunk(buf, 0, cbox, region, i_lo, i_hi, out);
@@ -409,7 +413,7 @@ int64_t B2ndSource::decompressed_bytes(const Region& region) const {
   std::vector<size_t> k(nd, 0);
   Shape coords(nd);
   while (true) {
-    if (!c_order_blocks_ && (extchunk_nitems() * isz <= kPieceBytes || prod(blocks_) >= extchunk_nitems())) {
+    if (!c_order_blocks_ && reads_chunk_whole()) {
       total = sat_add(total, sat_mul(extchunk_nitems(), isz));
     } else if (!c_order_blocks_) {  // read_in_pieces: the touched blocks, one at a time
       for (size_t d = 0; d < nd; ++d) coords[d] = per_axis[d][k[d]].cell;

@@ -78,10 +78,13 @@ class B2ndSource : public Node {
   void gather_from_chunk(const char* chunk, int64_t base, const Box& cbox, const Region& region,
                          const Shape& i_lo, const Shape& i_hi, char* out) const;
   // fill()'s read of the part [i_lo, i_hi) of `region` inside chunk `id` that is not one
-  // C-order range of it: C-order blocks in item ranges of at most piece_items(), other
+  // C-order range of it: C-order blocks in item ranges of at most kPieceBytes, other
   // blocks whole (one at a time when the chunk is larger than a piece, else the chunk).
   void read_in_pieces(int64_t id, const Box& cbox, const Region& region, const Shape& i_lo, const Shape& i_hi,
                       char* out, ThreadState& ts) const;
+  // Blocks not in C order: is a chunk read whole (it is at most a piece, or one block),
+  // rather than block by block? fill_bytes, read_in_pieces and decompressed_bytes agree.
+  bool reads_chunk_whole() const;
   // The first and last item (C order of the padded chunk) of [i_lo, i_hi) of `region`.
   std::pair<int64_t, int64_t> item_span(const Box& cbox, const Region& region, const Shape& i_lo,
                                         const Shape& i_hi) const;
