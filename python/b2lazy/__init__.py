@@ -11,7 +11,25 @@ import threading
 
 import numpy as np
 
-from . import _core
+
+def _load_core():
+    # _core's OpenBLAS (scipy-openblas32) multiplies on the calling thread only: the
+    # executor's workers are the parallelism. Told so before it loads, it starts no thread
+    # pool, whose threads would otherwise spin for ~0.1 s of CPU after every import. Set
+    # only while _core loads: NumPy's own BLAS (loaded above) is left as it is.
+    saved = os.environ.get("OPENBLAS_NUM_THREADS")
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        from . import _core
+    finally:
+        if saved is None:
+            del os.environ["OPENBLAS_NUM_THREADS"]
+        else:
+            os.environ["OPENBLAS_NUM_THREADS"] = saved
+    return _core
+
+
+_core = _load_core()
 from ._dtypes import as_dtype as _as_dtype
 from ._info import CPU as _CPU, check_device as _check_device
 

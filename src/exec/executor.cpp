@@ -8,6 +8,7 @@
 
 #include "b2lazy/checked.hpp"
 #include "b2lazy/error.hpp"
+#include "core/big_alloc.hpp"
 #include "core/strided_copy.hpp"
 #include "exec/eval_state.hpp"
 #include "exec/stage_results.hpp"
@@ -108,7 +109,7 @@ void run_stage(const PlanStage& s, EvalState& ev) {
   m.box = s.box;
   if (s.where == KeptIn::Dense) {
     const size_t bytes = static_cast<size_t>(sub->size()) * isz;
-    auto buf = std::shared_ptr<unsigned char[]>(new unsigned char[std::max<size_t>(bytes, 1)]);
+    auto buf = std::shared_ptr<unsigned char[]>(static_cast<unsigned char*>(alloc_big(bytes)), BigDeleter{});
     Target t;
     t.dense = buf.get();
     run_tasks(*sub, grid, per, 0, ntasks, t, false, ev);

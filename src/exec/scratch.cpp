@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "core/big_alloc.hpp"
+
 namespace b2lazy {
 
 namespace {
@@ -13,7 +15,7 @@ size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 }  // namespace
 
 Scratch::~Scratch() {
-  for (auto& b : blocks_) std::free(b.data);
+  for (auto& b : blocks_) free_big(b.data);
 }
 
 void* Scratch::alloc(size_t bytes) {
@@ -38,13 +40,12 @@ void* Scratch::alloc(size_t bytes) {
   }
   // None is: free them (all too small) so that growing requests do not pile up blocks.
   for (size_t i = start; i < blocks_.size(); ++i) {
-    std::free(blocks_[i].data);
+    free_big(blocks_[i].data);
     held_ -= blocks_[i].cap;
   }
   blocks_.resize(start);
   size_t cap = round_up(std::max(bytes, kMinBlockBytes));
-  char* data = static_cast<char*>(std::aligned_alloc(kAlign, cap));
-  if (!data) throw std::bad_alloc();
+  char* data = static_cast<char*>(alloc_big(cap));
   held_ += cap;
   capacity_ = std::max(capacity_, held_);
   blocks_.insert(blocks_.begin() + static_cast<long>(start), Block{data, cap, bytes});

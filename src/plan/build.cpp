@@ -98,10 +98,14 @@ class Builder {
       for (size_t d = 0; fits && d < pc.size(); ++d) pc[d] = std::clamp<int64_t>(pc[d], 1, std::max<int64_t>(1, shape[d]));
       fits = fits && prod(pc) <= static_cast<int64_t>(std::max(target, size_t(16) << 20) / isz);
       s.chunks = fits ? pc : contiguous_chunks(shape, isz, target);
+      // A computed node in the tiles its consumers ask for when they are sizeable: each
+      // one a whole multiplication for a product (x^T x's upper triangle), not a thin
+      // strip of rows that packs its operands' panels anew.
+      const int64_t req = sat_mul(prod(clamped(r.request, shape)), static_cast<int64_t>(isz));
+      if (!s.source && req >= (int64_t(1) << 20) && req <= static_cast<int64_t>(std::max(target, size_t(16) << 20)))
+        s.chunks = clamped(r.request, shape);
     } else if (s.source) {  // tiles shaped like the consumers' requests
-      Shape req = r.request;
-      for (size_t d = 0; d < req.size(); ++d) req[d] = std::clamp<int64_t>(req[d], 1, std::max<int64_t>(1, shape[d]));
-      s.chunks = shrink_chunks(req, isz, target);
+      s.chunks = shrink_chunks(clamped(r.request, shape), isz, target);
     } else {
       // The node's own chunks for a stage whose pass would read its inputs many times
       // over on balanced tiles (Node::kept_chunks), at most a quarter of a worker's share.
@@ -119,6 +123,12 @@ class Builder {
                         " (the tasks would " + (s.source ? "decompress " : "compute ") + format_bytes(s.pulled_bytes) +
                         ", once: " + format_bytes(s.once_bytes) + ")");
     p_.stages.push_back(std::move(s));
+  }
+
+  // `c` with each extent within 1..shape's.
+  static Shape clamped(Shape c, const Shape& shape) {
+    for (size_t d = 0; d < c.size() && d < shape.size(); ++d) c[d] = std::clamp<int64_t>(c[d], 1, std::max<int64_t>(1, shape[d]));
+    return c;
   }
 
   Plan& p_;

@@ -8,6 +8,7 @@
 
 #include "b2lazy/context.hpp"
 #include "b2lazy/error.hpp"
+#include "core/big_alloc.hpp"
 #include "core/dispatch.hpp"
 #include "core/saturating.hpp"
 #include "exec/eval_state.hpp"
@@ -57,7 +58,7 @@ Region swap_last_two(Region r) {
 // The band of an expensive operand a worker keeps between the tiles of one task.
 struct KeptBand : NodeCache::Entry {
   Region region;
-  std::unique_ptr<unsigned char[]> data;
+  BigBuffer data;
   size_t size = 0;
   size_t bytes() const override { return size; }
 };
@@ -361,7 +362,7 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
     if (k.data && k.region == r) return k.data.get();
     if (bytes > k.size) {
       k.data.reset();
-      k.data.reset(new unsigned char[bytes]);
+      k.data = make_big(bytes);
       k.size = bytes;
     }
     k.region = Region{};
