@@ -10,7 +10,9 @@
 #include "b2lazy/error.hpp"
 #include "core/dispatch.hpp"
 #include "core/saturating.hpp"
+#include "core/strided_copy.hpp"
 #include "exec/eval_state.hpp"
+#include "exec/scratch.hpp"
 #include "exec/thread_pool.hpp"
 #include "exec/thread_state.hpp"
 #include "ops/reduce/accumulate.hpp"
@@ -207,6 +209,7 @@ ReduceNode::ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bo
   if (const Node* src = aligned_storage_source(input)) {
     align_ = src->storage_grid()->chunks();
     range_reads_ = src->reads_ranges();
+    blocks_ = src->storage_blocks();
   }
 }
 
@@ -316,8 +319,13 @@ Region ReduceNode::Slabs::at(int64_t i) const {
 
 // When even the thinnest slab of `region` (one storage chunk deep along the reduced
 // axes) is over budget, reduce the region in pieces along its leading output axis,
-// which keeps each piece's output contiguous. Pieces follow the input's chunks.
-int64_t ReduceNode::split_rows(const Region& region, size_t slab_bytes, size_t& o, int64_t& al) const {
+// which keeps each piece's output contiguous. Pieces follow the input's chunks, or its
+// blocks when it reads ranges: a piece thinner than a block decompresses the whole block,
+// and so does the next one (sum(a3, axis=1) over (n, 4, 16) column strips read each
+// block 8 times in 64-row pieces). A piece of whole blocks still over budget is cut
+// along the last output axis too, at the input's block (or chunk) boundaries there.
+ReduceNode::Pieces ReduceNode::split_pieces(const Region& region, size_t slab_bytes) const {
+  Pieces p;
   const Node& input = *inputs()[0];
   const size_t isz = itemsize(input.dtype());
   {  // Slabs one row thin along the first axis that is not 1, read alone: bytes per slab.
@@ -326,48 +334,93 @@ int64_t ReduceNode::split_rows(const Region& region, size_t slab_bytes, size_t& 
     while (d < in.ndim() && in.count[d] == 1) ++d;
     if (d < in.ndim() && in.count[d] > 0 && thin_reads(in, d) &&
         static_cast<size_t>(in.size() / in.count[d]) * isz <= slab_bytes)
-      return 0;
+      return p;
   }
   int64_t thin = 1;  // elements of the thinnest slab per output element (chunk-deep)
   for (size_t d = 0; d < reduced_.size(); ++d)
     if (reduced_[d]) thin *= std::min<int64_t>(input.shape()[d], align_[d] > 0 ? align_[d] : 1);
-  if (static_cast<size_t>(region.size() * thin) * isz <= slab_bytes) return 0;
-  o = 0;
+  if (static_cast<size_t>(region.size() * thin) * isz <= slab_bytes) return p;
+  size_t o = 0;
   while (o < region.ndim() && region.count[o] == 1) ++o;
-  if (o == region.ndim()) return 0;
+  if (o == region.ndim()) return p;
   const int in_axis = input_axis(o);
-  if (in_axis < 0) return 0;
+  if (in_axis < 0) return p;
   const int64_t per_row = region.size() / region.count[o];
   int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(slab_bytes / isz) / std::max<int64_t>(per_row * thin, 1));
-  al = align_[static_cast<size_t>(in_axis)];
+  int64_t al = align_[static_cast<size_t>(in_axis)];
   // Pieces thinner than a chunk cost no extra decompression when the source reads row
-  // ranges alone; then a chunk-deep piece far over budget is not worth its memory.
-  if (al > 0 && range_reads_ && al > static_cast<int64_t>(4 * slab_bytes / isz) / (per_row * thin)) al = 0;  // (no product to overflow)
+  // ranges alone (of whole blocks); then a chunk-deep piece far over budget is not worth
+  // its memory.
+  if (al > 0 && range_reads_ && al > static_cast<int64_t>(4 * slab_bytes / isz) / (per_row * thin)) {  // (no product to overflow)
+    al = blocks_.empty() ? 0 : blocks_[static_cast<size_t>(in_axis)];
+    if (al >= region.count[o]) al = 0, rows = region.count[o];
+  }
   if (al > 0 && region.step[o] == 1) rows = std::max(al, rows / al * al);
-  if (rows >= region.count[o]) return 0;
-  return rows;
+  p.o = o;
+  p.al = region.step[o] == 1 ? al : 0;
+  p.rows = std::min(rows, region.count[o]);
+  // Whole blocks over budget: cut the last output axis as well.
+  size_t l = region.ndim() - 1;
+  const int il = l > o ? input_axis(l) : -1;
+  if (il >= 0 && region.step[l] == 1 && static_cast<size_t>(p.rows * per_row * thin) * isz > slab_bytes) {
+    const int64_t per_col = p.rows * (per_row / std::max<int64_t>(1, region.count[l])) * thin;
+    int64_t cols = std::max<int64_t>(1, static_cast<int64_t>(slab_bytes / isz) / std::max<int64_t>(per_col, 1));
+    const size_t ia = static_cast<size_t>(il);
+    int64_t cal = range_reads_ && !blocks_.empty() ? blocks_[ia] : align_[ia];
+    if (cal > 0) cols = std::max(cal, cols / cal * cal);
+    if (cols < region.count[l]) p.l = l, p.cols = cols, p.cal = cal;
+  }
+  if (p.rows >= region.count[o] && p.cols == 0) p.rows = 0;
+  return p;
+}
+
+namespace {
+// Along an output axis from `pos`: the length of the next piece of about `len`, ending on
+// a multiple of `al` when aligned, at most `left`.
+int64_t piece_len(int64_t pos, int64_t len, int64_t al, int64_t left) {
+  if (al <= 0) return std::min(len, left);
+  int64_t end = (pos + len) / al * al;
+  if (end <= pos) end = (pos / al + 1) * al;
+  return std::min(left, end - pos);
+}
+}  // namespace
+
+Region ReduceNode::first_piece(const Region& region, const Pieces& p) const {
+  Region r = region;
+  if (p.rows == 0) return r;
+  r.count[p.o] = std::min(p.rows, region.count[p.o]);
+  if (p.cols) r.count[p.l] = std::min(p.cols, region.count[p.l]);
+  return r;
 }
 
 bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, size_t slab_bytes) const {
-  size_t o = 0;
-  int64_t al = 0;
-  const int64_t rows = split_rows(region, slab_bytes, o, al);
-  if (rows == 0) return false;
+  const Pieces p = split_pieces(region, slab_bytes);
+  if (p.rows == 0) return false;
+  const size_t o = p.o;
   char* dst = static_cast<char*>(out);
   const size_t osz = itemsize(dtype());
   for (int64_t r0 = 0; r0 < region.count[o];) {
     Region sub = region;
     sub.start[o] = region.start[o] + r0 * region.step[o];
-    int64_t n = std::min(rows, region.count[o] - r0);
-    if (al > 0 && region.step[o] == 1) {  // end pieces on chunk boundaries
-      int64_t pos = sub.start[o], end = (pos + rows) / al * al;
-      if (end <= pos) end = (pos / al + 1) * al;
-      n = std::min(region.count[o] - r0, end - pos);
+    sub.count[o] = piece_len(sub.start[o], p.rows, p.al, region.count[o] - r0);
+    if (p.cols == 0) {
+      fill(sub, dst, ts);
+    } else {  // pieces of columns, each reduced into scratch and copied into its place
+      const Shape strides = byte_strides(sub.count, osz);
+      for (int64_t c0 = 0; c0 < sub.count[p.l];) {
+        Region part = sub;
+        part.start[p.l] = sub.start[p.l] + c0 * sub.step[p.l];
+        part.count[p.l] = piece_len(part.start[p.l], p.cols, p.cal, sub.count[p.l] - c0);
+        ScratchScope scope(ts.scratch);
+        char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(part.size()) * osz));
+        fill(part, buf, ts);
+        const Shape bs = byte_strides(part.count, osz);
+        copy_strided(part.ndim(), part.count.data(), buf, bs.data(), dst + c0 * strides[p.l], strides.data(), osz);
+        c0 += part.count[p.l];
+      }
     }
-    sub.count[o] = n;
-    fill(sub, dst, ts);
     dst += sub.size() * osz;
-    r0 += n;
+    r0 += sub.count[o];
   }
   return true;
 }
@@ -443,10 +496,10 @@ int64_t ReduceNode::fill_bytes(const Region& region, const MemoryModel& m) const
   if (region.size() == 0) return 0;
   const Node& input = *inputs()[0];
   const size_t sb = slab_bytes(m.max_memory(), m.nworkers());
-  Region r = region;
-  size_t o = 0;
-  int64_t al = 0;
-  if (const int64_t rows = split_rows(region, sb, o, al)) r.count[o] = std::min(rows, region.count[o]);
+  const Pieces p = split_pieces(region, sb);
+  const Region r = first_piece(region, p);
+  int64_t held = 0;  // a piece of columns is reduced into scratch, then copied out
+  if (p.cols) held = MemoryModel::region_bytes(*this, r);
   const Region in = widen(r);
   const Slabs parts = slabs(in, sb);
   if (in.size() == 0 || parts.size() == 0) return 0;
@@ -454,7 +507,7 @@ int64_t ReduceNode::fill_bytes(const Region& region, const MemoryModel& m) const
   int64_t one = m.in_place(input, slab) ? 0 : MemoryModel::region_bytes(input, slab);
   if (input.dtype() != acc_) one = sat_add(one, sat_mul(slab.size(), static_cast<int64_t>(itemsize(acc_))));
   one = sat_add(sat_add(one, m.pull_bytes(input, slab)), sat_mul(r.size(), 24));  // the accumulators (moments, indices)
-  return parts.size() > 1 ? m.spread(one) : one;
+  return sat_add(held, parts.size() > 1 ? m.spread(one) : one);
 }
 
 }  // namespace b2lazy

@@ -52,9 +52,16 @@ class ReduceNode : public Node {
   // chunk (each one C-order range of the chunks it touches, read alone)?
   bool thin_reads(const Region& in, size_t d) const;
   bool split_kept(const Region& region, void* out, ThreadState& ts, size_t slab_bytes) const;
-  // split_kept's pieces: rows of output axis `o` per piece (chunk length `al` when aligned),
-  // or 0 when the region is reduced whole.
-  int64_t split_rows(const Region& region, size_t slab_bytes, size_t& o, int64_t& al) const;
+  // split_kept's pieces: `rows` of output axis `o` per piece (ending on multiples of `al`
+  // when aligned), and when even that is over budget `cols` of the last output axis `l`
+  // (multiples of `cal`); rows 0: the region is reduced whole, cols 0: whole rows.
+  struct Pieces {
+    size_t o = 0, l = 0;
+    int64_t rows = 0, al = 0, cols = 0, cal = 0;
+  };
+  Pieces split_pieces(const Region& region, size_t slab_bytes) const;
+  // The first piece of `region` (the largest).
+  Region first_piece(const Region& region, const Pieces& p) const;
   size_t slab_bytes(size_t max_memory, int nworkers) const;
   Reduction r_;
   std::vector<bool> reduced_;
@@ -64,6 +71,7 @@ class ReduceNode : public Node {
   std::vector<int> out_axis_;  // per input axis: its output axis, or -1
   Shape align_;                // per input axis: storage chunk length to align slabs to (0: none)
   bool range_reads_ = false;   // that source decompresses row ranges of a chunk alone
+  Shape blocks_;               // that source's blocks (what a range read decompresses), or empty
 };
 
 }  // namespace b2lazy

@@ -379,3 +379,22 @@ def test_product_tiles_reshaped_to_read_least_within_the_budget(tmp_path):
     r0 = e.compute(max_memory=budget, chunks=(512, 1024))
     read = sum(r.stats["bytes_decompressed"].values())
     assert read < sum(r0.stats["bytes_decompressed"].values())
+
+
+@pytest.mark.parametrize("budget", [None, 64 * MiB])
+def test_a_reduction_in_pieces_reads_each_block_once(tmp_path, budget):
+    # Regression: sum(a3, axis=1) over (n, 4, 16) column strips of (512, 4, 16) blocks was
+    # reduced in 64-row pieces; each piece decompressed whole blocks for an eighth of them,
+    # and the next piece the same blocks again (each block read 8 times). Pieces are now
+    # whole blocks deep, cut along the last axis to stay within the budget.
+    x = np.sin(np.arange(2048 * 4 * 1024) * 1e-3).reshape(2048, 4, 1024) + np.random.default_rng(0).random((2048, 4, 1024)) * 1e-3
+    p = str(tmp_path / "a3.b2nd")
+    blosc2.asarray(x, urlpath=p, mode="w", chunks=(2048, 4, 16), blocks=(512, 4, 16))
+    a3 = b2lazy.open(p)
+    kw = {} if budget is None else {"max_memory": budget}
+    r = b2lazy.sum(a3, axis=1).compute(nthreads=2, chunks=(512, 1024), **kw)
+    np.testing.assert_allclose(r[...], x.sum(axis=1), rtol=1e-12)
+    st_ = r.stats
+    assert st_["bytes_decompressed"][p] == x.nbytes, st_
+    assert st_["max_decompressions_per_chunk"][p] == 2048 // 512, st_  # each block once
+    assert st_["peak_scratch_bytes"] <= st_["projected_peak_bytes"], st_
