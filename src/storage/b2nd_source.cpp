@@ -122,7 +122,14 @@ void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, Thr
     for (int64_t i = 0; i < n; ++i) b[i] = b[i] != 0;
   }
   if (counted) ts.decompressed[this][id]++;
-  ts.decompressed_bytes[this] += n * isz;
+  // What was decompressed: the chunk, or every block the range touches, whole (a block is
+  // the codec's unit: a range of part of one decompresses all of it).
+  ts.decompressed_bytes[this] += whole ? n * isz : touched_blocks(start, n) * prod(blocks_) * isz;
+}
+
+int64_t B2ndSource::touched_blocks(int64_t start, int64_t n) const {
+  const int64_t per_block = std::max<int64_t>(1, prod(blocks_));
+  return n <= 0 ? 0 : (start + n - 1) / per_block - start / per_block + 1;
 }
 
 void B2ndSource::read_checked(int64_t id, const uint8_t* chunk, int32_t cbytes, int64_t start, int64_t n,
@@ -438,7 +445,8 @@ int64_t B2ndSource::decompressed_bytes(const Region& region) const {
         const int64_t b = region.start[d] + (g.i_hi - 1) * region.step[d] - cbox.start[d];
         lo += std::min(a, b) * st[d], hi += std::max(a, b) * st[d];
       }
-      total = sat_add(total, sat_mul(hi + 1 - lo, isz));
+      const int64_t per_block = std::max<int64_t>(1, prod(blocks_));
+      total = sat_add(total, sat_mul(sat_mul(touched_blocks(lo, hi + 1 - lo), per_block), isz));
     }
     size_t d = nd;
     while (d-- > 0) {

@@ -58,6 +58,8 @@ class B2ndSource : public Node {
   // `counted`: one more decompression of the chunk in the stats (a read in pieces counts
   // its first piece only).
   void read_items(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts, bool counted = true) const;
+  // Blocks of a chunk that items [start, start + n) of its block-major order touch.
+  int64_t touched_blocks(int64_t start, int64_t n) const;
   b2nd_array_t* raw() const { return arr_; }
   // Are a chunk's blocks in its C order, so that a range of rows decompresses alone?
   bool reads_ranges() const override { return c_order_blocks_; }

@@ -181,9 +181,9 @@ def test_reshape_reads_each_chunk_about_once(tmp_path):
     b2lazy.asarray(x).compute(urlpath=path, chunks=(32, 100), blocks=(8, 100))
     r = b2lazy.reshape(b2lazy.open(path), (300, 16, 16)).compute()
     # Output chunks of whole input rows: only the chunks a boundary row falls in are read
-    # twice, and then only that row's blocks.
+    # twice, and then only that row's blocks (whole: 8 rows decompressed for 1, counted).
     assert r.stats["max_decompressions_per_chunk"][path] <= 2
-    assert r.stats["bytes_decompressed"][path] <= 1.1 * x.nbytes
+    assert r.stats["bytes_decompressed"][path] <= 1.3 * x.nbytes
     assert_exact(r.to_numpy(), x.reshape(300, 16, 16), "reshape")
 
 

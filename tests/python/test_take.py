@@ -69,15 +69,16 @@ def test_take_reads_only_touched_chunks(tmp_path):
 
 def test_take_reads_runs_of_neighbouring_blocks(tmp_path):
     """Rows 0 and 100 of a 128-row chunk are read as two pieces, not as the 101 rows
-    between them; rows in neighbouring 8-row blocks are read as one run (3..17)."""
+    between them; rows in neighbouring 8-row blocks are read as one run (3..17). Counted
+    in whole blocks (what a piece decompresses)."""
     x = np.arange(256 * 10.0).reshape(256, 10)
     path = str(tmp_path / "x.b2nd")
     b2lazy.asarray(x).compute(urlpath=path, chunks=(128, 10), blocks=(8, 10))
     a = b2lazy.open(path)
-    row = 10 * 8
-    for idx, rows in [([100, 0], 2), ([3, 12, 17, 100], 15 + 1), ([5, 5, 5], 1)]:
+    block = 8 * 10 * 8
+    for idx, blocks in [([100, 0], 2), ([3, 12, 17, 100], 3 + 1), ([5, 5, 5], 1)]:
         r = a[idx].compute()
-        assert r.stats["bytes_decompressed"][path] == rows * row, idx
+        assert r.stats["bytes_decompressed"][path] == blocks * block, idx
         assert_exact(r.to_numpy(), x[idx], f"a[{idx}]")
 
 
@@ -270,11 +271,12 @@ def test_mask_select_passes_over_a_file(tmp_path):
     assert sel.shape == (int(((x > 0.9) & (x < 0.95)).sum()),)
     # The filling pass, as one output chunk: each row strip pulls the values, and the mask
     # computed from them reuses them, so a chunk is read once, or twice (half each time)
-    # when it straddles the two strips.
+    # when it straddles the two strips; then the 10-row block the boundary cuts is
+    # decompressed by both (bytes count whole blocks).
     r = sel.compute(chunks=sel.shape)
     assert r.stats["max_decompressions_per_chunk"][path] <= 2
     assert r.stats["distinct_chunks_decompressed"][path] == 20
-    assert r.stats["bytes_decompressed"][path] == x.nbytes
+    assert x.nbytes <= r.stats["bytes_decompressed"][path] <= x.nbytes + 10 * 512 * 8
     assert_exact(r.to_numpy(), x[(x > 0.9) & (x < 0.95)], "a[mask]")
     # The head of the selection reads only the first strip's chunks (rows < 1100).
     head = sel[:10].compute()
