@@ -224,18 +224,21 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget targ
   }
   // A product's tiles shrunk to fit read the other operand once per tile row or column:
   // tiles of another shape within the same budget may read far less (1024-wide tiles over
-  // row strips of `b` decompress whole rows, 4x the tile). Tiles 2x and 4x wider, each from
-  // 4x to a quarter as tall: the plan that fits and reads least from storage is kept.
+  // row strips of `b` decompress whole rows, 4x the tile). Tiles of other widths and
+  // heights: the plan that fits and reads least from storage is kept.
   if (!chosen && chunks != first && chunks.size() >= 2 && has_row_sharing(*root)) {
     const size_t r = chunks.size() - 2, c = chunks.size() - 1;
     const Shape& shape = root->shape();
     const Shape base = chunks;
     int64_t best = read_cost(p);
     bool fits = static_cast<size_t>(p.projected_peak) <= opts.max_memory;
-    for (int64_t wide : {1, 2, 4}) {
+    // Widths from an eighth to 4x (full-width bands shrunk to fit read all of the other
+    // operand per band; squarer tiles read panels of both), heights from 4x to a quarter.
+    for (int64_t wide : {-8, -4, -2, 1, 2, 4}) {
+      const int64_t width = std::clamp<int64_t>(wide > 0 ? base[c] * wide : base[c] / -wide, 1, std::max<int64_t>(1, shape[c]));
       for (int64_t tall : {4, 2, 1, -2, -4}) {
         Shape cand = base;
-        cand[c] = std::min(shape[c], base[c] * wide);
+        cand[c] = width;
         cand[r] = std::clamp<int64_t>(tall > 0 ? base[r] * tall : base[r] / -tall, 1, std::max<int64_t>(1, shape[r]));
         if (cand == base || cand == chunks) continue;
         Shape cb = target == PlanTarget::Compressed ? fitted_blocks(cand, isz) : Shape{};
@@ -250,7 +253,7 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget targ
           chunks = std::move(cand);
         }
       }
-      if (base[c] * wide >= shape[c]) break;
+      if (width >= shape[c]) break;
     }
   }
   return p;

@@ -35,6 +35,7 @@ bool cheap(const Node& n) {
 constexpr size_t kStreamBytes = size_t(16) << 20;  // per thread, both operand panels
 constexpr size_t kBandBytes = size_t(16) << 20;    // kept band of an expensive operand
 constexpr size_t kTileBytes = size_t(8) << 20;     // preferred output tile
+constexpr int64_t kMinBandLines = 256;             // a band thinner than this multiplies inefficiently
 
 // Steps through [k0, k1) in panels of about `len`, ending panels on multiples of `align`
 // when a panel holds at least one aligned run.
@@ -283,6 +284,21 @@ Shape MatmulNode::preferred_chunks() const {
     return c;
   }
   Shape inner(s.begin() + static_cast<std::ptrdiff_t>(nbatch_), s.end());
+  if (nbatch_ == 0 && nm_ == 1 && nn_ == 1) {
+    // Bands across the smaller operand's whole extent: every band pulls all of that
+    // operand (kept once by the plan) and only its own rows (columns) of the other,
+    // read once and never kept. Square tiles pull row and column panels of both, so
+    // both are kept: more memory for the same reads and flops.
+    const int64_t m = std::max<int64_t>(1, s[0]), n = std::max<int64_t>(1, s[1]);
+    const bool rows = n <= m;  // b (k x n) is the smaller: row bands, b kept
+    const int64_t across = rows ? n : m, along = rows ? m : n;
+    int64_t lines = static_cast<int64_t>(2 * tile / isz) / across;
+    if (lines >= kMinBandLines && lines < along) {
+      const int64_t al = alignment(rows ? 0 : 1);
+      if (al > 0 && al < lines) lines = lines / al * al;
+      return rows ? Shape{lines, n} : Shape{m, lines};
+    }
+  }
   Shape ci = balanced_chunks(inner, isz, tile);
   for (size_t d = 0; d < inner.size(); ++d) c[nbatch_ + d] = ci[d];
   return c;

@@ -360,7 +360,8 @@ def test_rss_growth_of_a_scan_stays_near_a_few_chunks(tmp_path):
 
 def test_product_tiles_reshaped_to_read_least_within_the_budget(tmp_path):
     # Tiles shrunk to fit 48 MiB, (512, 1024), read 1024-wide strips of b's (32, n) row
-    # strips, decompressing whole rows; tiles as wide as the result read b half as often.
+    # strips, decompressing whole rows; tiles as wide as the result read b half as often
+    # (the product prefers such bands, or the search reshapes tiles into them).
     n = 2048
     rng = np.random.default_rng(12)
     x, y = rng.random((n, n)), rng.random((n, n))
@@ -371,7 +372,7 @@ def test_product_tiles_reshaped_to_read_least_within_the_budget(tmp_path):
     budget = 48 << 20
     p = e.plan(max_memory=budget)
     shrunk = e.plan(max_memory=budget, chunks=(512, 1024))
-    assert "reshaped" in p.passes[0] and p.chunks[1] == n, p.passes[0]
+    assert p.chunks[1] == n, p.passes[0]
     assert p.projected_peak <= budget
     assert sum(p.source_bytes.values()) < sum(shrunk.source_bytes.values())
     r = e.compute(max_memory=budget)
