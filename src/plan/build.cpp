@@ -47,7 +47,7 @@ class Builder {
  public:
   Builder(Plan& p) : p_(p) {
     const int64_t mm = static_cast<int64_t>(std::min<size_t>(p.options.max_memory, INT64_MAX));
-    dense_left_ = mm / 4;
+    dense_left_ = mm;
     compressed_left_ = mm / 2;
   }
 
@@ -72,10 +72,13 @@ class Builder {
     s.once_bytes = r.once;
     const size_t isz = itemsize(r.node->dtype());
     s.bytes = r.box.size() * static_cast<int64_t>(isz);
-    // Where it is kept: dense while the dense share (a quarter of the budget) lasts; else
-    // compressed in memory while half the budget lasts (counted uncompressed: the codec
-    // may gain nothing); else in a temporary file. A source is worth re-packing only when
-    // its own chunks serve the tasks badly (they decompress 4x what it holds, or more).
+    // Where it is kept: dense while the budget lasts (optimistic: the projection of the
+    // whole plan then spills or drops the largest kept stage while it is over max_memory,
+    // spill_until_it_fits); else compressed in memory within half the budget (counted
+    // uncompressed: the codec may gain nothing); else in a temporary file. A source is
+    // worth re-packing only when its own chunks serve the tasks badly (they decompress 4x
+    // what it holds, or more). (A fixed quarter for dense copies kept b of 128 MiB out of
+    // a 256 MiB plan that fits with it: 8x its decompression.)
     if (s.bytes <= dense_left_) {
       s.where = KeptIn::Dense;
       dense_left_ -= s.bytes;
