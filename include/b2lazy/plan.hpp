@@ -22,7 +22,8 @@ struct StageResults;  // src/exec/stage_results.hpp
 enum class KeptIn : uint8_t {
   Dense,       // decompressed in memory, read in place
   Compressed,  // re-packed into compressed (lz4) chunks in memory, shaped for its consumers
-  Spilled,     // compressed into a temporary b2nd file (removed when the evaluation ends)
+  Spilled,     // compressed (lz4) into a temporary b2nd file (removed when the evaluation ends);
+               // a source re-packed so, in tiles shaped for its consumers
 };
 const char* kept_in_name(KeptIn k);
 
@@ -41,10 +42,12 @@ struct PlanStage {
   Box box;                  // the part of `node` kept
   KeptIn where = KeptIn::Dense;
   Shape chunks;             // the chunks it is computed (and, compressed, stored) in
+  Shape request;            // the shape of a typical request of its consumers (re-packed copies' tiles)
   int64_t bytes = 0;        // uncompressed bytes of `box`
   // The cost model's figures: what the tasks would pull of it without the stage (bytes
   // decompressed for a source, elements' bytes otherwise) against computing it once.
   int64_t pulled_bytes = 0, once_bytes = 0;
+  int64_t asked_bytes = 0;      // a source: bytes of the elements the tasks ask of it
   PassMemory memory;            // the pass computing it (its kept copy: Plan::kept_bytes)
   bool source = false;          // a stored source kept decompressed or re-packed
 };
@@ -79,6 +82,7 @@ struct Plan {
   int64_t projected_peak = 0;
   std::string memory_model;
   std::map<std::string, int64_t> source_bytes;  // estimated bytes decompressed per source
+  int64_t kept_read_bytes = 0;  // estimated bytes decompressed from stages kept compressed or spilled
   std::vector<std::string> passes;  // the passes run, in order, with what each decided
   int64_t plan_visits = 0;          // node visits of the reuse pass (Stats::plan_visits)
   // The stages once an execute() of part of the tasks computed them, shared by the copies

@@ -696,6 +696,7 @@ NB_MODULE(_core, m) {
       .def_prop_ro("max_memory", [](const Plan& p) { return p.options.max_memory; })
       .def_prop_ro("projected_peak", [](const Plan& p) { return p.projected_peak; })
       .def_prop_ro("kept_bytes", [](const Plan& p) { return p.kept_bytes; })
+      .def_prop_ro("kept_read_bytes", [](const Plan& p) { return p.kept_read_bytes; })
       .def_prop_ro("block_major", [](const Plan& p) { return p.block_major; })
       .def_prop_ro("passes", [](const Plan& p) { return p.passes; })
       .def_prop_ro("source_bytes", [](const Plan& p) {

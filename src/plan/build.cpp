@@ -43,6 +43,20 @@ NodePtr slice_to(const NodePtr& node, const Box& box) {
   return std::make_shared<SliceNode>(node, axes, out_to_in, box.shape());
 }
 
+// A source over the memory left is worth re-packing to disk in tiles shaped for its
+// consumers when its own chunks serve them badly: the tasks decompress 4x what it holds,
+// or more, and at least twice what they ask of it (partial blocks or chunks). Pulled
+// again only because several tasks need it, its own chunks serve as well as a copy.
+bool worth_repacking(const PlanStage& s) {
+  return s.source && s.pulled_bytes / 4 >= s.once_bytes && s.pulled_bytes / 2 >= s.asked_bytes;
+}
+
+// The tiles a source is re-packed in: its consumers' requests, within the chunk target.
+Shape repacked_chunks(const PlanStage& s, size_t max_memory, int nworkers) {
+  const size_t isz = itemsize(s.computed->dtype());
+  return shrink_chunks(s.request, isz, chunk_target_bytes(*s.computed, max_memory, nworkers));
+}
+
 class Builder {
  public:
   Builder(Plan& p) : p_(p) {
@@ -69,6 +83,7 @@ class Builder {
     s.computed = slice_to(r.node, r.box);
     s.source = r.source;
     s.pulled_bytes = r.pulled;
+    s.asked_bytes = r.asked;
     s.once_bytes = r.once;
     const size_t isz = itemsize(r.node->dtype());
     s.bytes = r.box.size() * static_cast<int64_t>(isz);
@@ -85,13 +100,14 @@ class Builder {
     } else if (s.bytes <= compressed_left_ && (!s.source || s.pulled_bytes / 4 >= s.once_bytes)) {
       s.where = KeptIn::Compressed;
       compressed_left_ -= s.bytes;
-    } else if (s.source) {
+    } else if (s.source && !worth_repacking(s)) {
       p_.passes.push_back("reuse: " + r.node->describe() + " not kept (" + format_bytes(s.bytes) +
                           " over the budget left); read from storage by each task");
       return;
     } else {
       s.where = KeptIn::Spilled;
     }
+    s.request = clamped(r.request, r.box.shape());
     const size_t target = chunk_target_bytes(*s.computed, p_.options.max_memory, p_.nworkers);
     const Shape& shape = s.computed->shape();
     if (s.where == KeptIn::Dense) {
@@ -107,8 +123,8 @@ class Builder {
       const int64_t req = sat_mul(prod(clamped(r.request, shape)), static_cast<int64_t>(isz));
       if (!s.source && req >= (int64_t(1) << 20) && req <= static_cast<int64_t>(std::max(target, size_t(16) << 20)))
         s.chunks = clamped(r.request, shape);
-    } else if (s.source) {  // tiles shaped like the consumers' requests
-      s.chunks = shrink_chunks(clamped(r.request, shape), isz, target);
+    } else if (s.source) {  // re-packed in tiles shaped like the consumers' requests
+      s.chunks = repacked_chunks(s, p_.options.max_memory, p_.nworkers);
     } else {
       // The node's own chunks for a stage whose pass would read its inputs many times
       // over on balanced tiles (Node::kept_chunks), at most a quarter of a worker's share.
@@ -153,7 +169,12 @@ void spill_until_it_fits(Plan& p) {
       if (kept_in_memory(*it) > 0 && (largest == p.stages.end() || it->bytes > largest->bytes)) largest = it;
     if (largest == p.stages.end()) return;
     const std::string what = largest->node->describe() + " " + shape_str(largest->box.shape());
-    if (largest->source) {
+    if (worth_repacking(*largest)) {  // read again from a re-packed copy on disk, not from memory
+      p.passes.push_back("memory: " + what + " re-packed and " + kept_in_name(KeptIn::Spilled) + " instead (the plan "
+                         "is over max_memory with it " + kept_in_name(largest->where) + ")");
+      largest->where = KeptIn::Spilled;
+      largest->chunks = repacked_chunks(*largest, p.options.max_memory, p.nworkers);
+    } else if (largest->source) {
       p.passes.push_back("memory: " + what + " not kept after all (the plan is over max_memory with it); read from "
                          "storage by each task");
       p.stages.erase(largest);
@@ -196,9 +217,10 @@ Plan plan_on(const NodePtr& root, const ComputeOptions& opts, PlanTarget target,
   return p;
 }
 
-// Bytes a plan decompresses from storage (its estimate): what other layouts are compared by.
+// Bytes a plan decompresses, from storage and from its compressed or spilled copies (its
+// estimate): what other layouts are compared by.
 int64_t read_cost(const Plan& p) {
-  int64_t c = 0;
+  int64_t c = p.kept_read_bytes;
   for (auto& [name, b] : p.source_bytes) c = sat_add(c, b);
   return c;
 }
@@ -214,6 +236,18 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget targ
   // executes (check_plan_budget).
   const bool chosen = target == PlanTarget::Compressed && !(opts.chunks.empty() && opts.blocks.empty());
   const size_t isz = itemsize(root->dtype());
+  // A product's bands across the whole of one operand pay off when that operand is kept;
+  // a plan over budget starts again from square tiles (8 MiB), which read panels of both.
+  const Shape preferred = chunks;
+  if (!chosen && p.nchunks > 0 && static_cast<size_t>(p.projected_peak) > opts.max_memory &&
+      root->ndim() == 2 && has_row_sharing(*root)) {
+    Shape tiles = balanced_chunks(root->shape(), isz, size_t(8) << 20);
+    if (tiles != chunks) {
+      chunks = std::move(tiles);
+      blocks = target == PlanTarget::Compressed ? fitted_blocks(chunks, isz) : Shape{};
+      p = plan_on(root, opts, target, nworkers, chunks, blocks, "");
+    }
+  }
   const Shape first = chunks;
   while (!chosen && p.nchunks > 0 && static_cast<size_t>(p.projected_peak) > opts.max_memory) {
     const int64_t bytes = sat_mul(prod(chunks), static_cast<int64_t>(isz));
@@ -229,7 +263,7 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget targ
   // tiles of another shape within the same budget may read far less (1024-wide tiles over
   // row strips of `b` decompress whole rows, 4x the tile). Tiles of other widths and
   // heights: the plan that fits and reads least from storage is kept.
-  if (!chosen && chunks != first && chunks.size() >= 2 && has_row_sharing(*root)) {
+  if (!chosen && chunks != preferred && chunks.size() >= 2 && has_row_sharing(*root)) {
     const size_t r = chunks.size() - 2, c = chunks.size() - 1;
     const Shape& shape = root->shape();
     const Shape base = chunks;
@@ -237,7 +271,7 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget targ
     bool fits = static_cast<size_t>(p.projected_peak) <= opts.max_memory;
     // Widths from an eighth to 4x (full-width bands shrunk to fit read all of the other
     // operand per band; squarer tiles read panels of both), heights from 4x to a quarter.
-    for (int64_t wide : {-8, -4, -2, 1, 2, 4}) {
+    for (int64_t wide : {1, 2, 4}) {
       const int64_t width = std::clamp<int64_t>(wide > 0 ? base[c] * wide : base[c] / -wide, 1, std::max<int64_t>(1, shape[c]));
       for (int64_t tall : {4, 2, 1, -2, -4}) {
         Shape cand = base;

@@ -116,6 +116,7 @@ std::string Plan::to_string(const Stats* measured, int nthreads) const {
   os << "  read (decompressed):";
   if (source_bytes.empty()) os << " nothing from storage";
   for (auto& [name, b] : source_bytes) os << "\n    " << name << ": " << format_bytes(b);
+  if (kept_read_bytes > 0) os << "\n    copies kept compressed or spilled: " << format_bytes(kept_read_bytes);
   os << "\n  written: " << format_bytes(out_bytes) << " before compression\n";
   os << "  peak memory: at most about " << memory_model << ", max_memory "
      << format_bytes(static_cast<double>(options.max_memory)) << "\n";

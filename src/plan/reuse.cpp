@@ -249,6 +249,7 @@ std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, 
     ReusedNode r{q->node, q->bbox, q->regions.front().count, 0, 0, !node.cacheable() && !promoted};
     if (r.source) {  // keeping it saves decompression: worth it at twice the cost or more
       r.pulled = sat_cast(static_cast<double>(q->decompressed) * scale);
+      r.asked = sat_cast(static_cast<double>(q->total) * static_cast<double>(isz) * scale);
       r.once = node.decompressed_bytes(Region::from_box(q->bbox));
       if (r.once > 0 && r.pulled / 2 >= r.once) reused.push_back(std::move(r));
       continue;

@@ -31,6 +31,7 @@ struct ReusedNode {
   int64_t pulled = 0;  // bytes the chunks would pull (decompress, for a source) without reuse
   int64_t once = 0;    // bytes to compute (decompress) `box` once
   bool source = false; // a stored source: kept only when it saves decompression
+  int64_t asked = 0;   // a source: bytes of the elements they ask of it (it decompresses more)
 };
 
 // Reuse candidates: nodes worth computing once (Node::cacheable: reductions, scans,

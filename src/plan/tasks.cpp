@@ -31,6 +31,7 @@ constexpr int64_t kMaxSampledStageChunks = 4096;
 // worker (MemoryModel::spread), and bytes decompressed per source.
 struct ChunkCost {
   int64_t working = 0, forked = 0, source = 0;
+  int64_t kept = 0;  // bytes decompressed from stages kept compressed or spilled
   std::map<std::string, int64_t> per_source;
 };
 
@@ -45,7 +46,12 @@ class Costing {
   Costing(const KeptSoFar& kept, size_t max_memory, int nworkers, bool single_chunk)
       : kept_(kept), max_memory_(max_memory), nworkers_(nworkers), single_chunk_(single_chunk),
         prop_(kept.stop, [this](const Edge&, const Node& n, const Region& r, bool first) {
-          if (!first || kept_.stop.count(&n)) return;  // computed once: read from where it is kept
+          if (!first) return;
+          if (kept_.stop.count(&n)) {  // computed once: read from where it is kept
+            auto it = kept_.read.find(&n);
+            if (it != kept_.read.end() && !it->second.first) cost_.kept = sat_add(cost_.kept, MemoryModel::region_bytes(n, r));
+            return;
+          }
           if (const int64_t d = n.decompressed_bytes(r)) {
             cost_.source = sat_add(cost_.source, d);
             int64_t& s = cost_.per_source[n.source_name()];
@@ -83,6 +89,7 @@ int pass_threads(int64_t nchunks, int64_t ntasks, int nworkers) {
 
 void plan_tasks(Plan& p) {
   p.source_bytes.clear();
+  p.kept_read_bytes = 0;
   KeptSoFar kept;
   // Stages: each computed with the ones before it kept (and read from there), into its
   // dense buffer or a writer (blocks as run_stage makes them).
@@ -107,6 +114,7 @@ void plan_tasks(Plan& p) {
         int64_t& t = p.source_bytes[name];
         t = sat_add(t, sat_mul(b, n / std::max<int64_t>(1, samples)));
       }
+      p.kept_read_bytes = sat_add(p.kept_read_bytes, sat_mul(c.kept, n / std::max<int64_t>(1, samples)));
     }
     const int64_t per = n ? chunks_per_task(*s.computed, g, p.nworkers) : 1;
     s.memory.per_task = n ? sat_add(working, buffers) : 0;
@@ -140,6 +148,7 @@ void plan_tasks(Plan& p) {
         working = std::max(working, c.working);
         forked = std::max(forked, c.forked);
         t.source_bytes = sat_add(t.source_bytes, sat_mul(c.source, times));
+        p.kept_read_bytes = sat_add(p.kept_read_bytes, sat_mul(c.kept, times));
         for (auto& [name, b] : c.per_source) {
           int64_t& s = p.source_bytes[name];
           s = sat_add(s, sat_mul(b, times));
