@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <mutex>
+#include <malloc.h>
 #include <unistd.h>
 
 #include "b2lazy/checked.hpp"
@@ -163,8 +164,9 @@ void run_stages(const Plan& plan, EvalState& ev, bool keep) {
 
 }  // namespace
 
-Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, int64_t last_task, Context& ctx,
-                   const EvalOptions& opts) {
+namespace {
+Stats execute_plan_once(const Plan& plan, const Target& target, int64_t first_task, int64_t last_task, Context& ctx,
+                        const EvalOptions& opts) {
   const auto t0 = std::chrono::steady_clock::now();
   const int64_t ntasks = static_cast<int64_t>(plan.tasks.size());
   if (first_task < 0 || last_task > ntasks || first_task > last_task)
@@ -187,6 +189,21 @@ Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, i
   if (target.writer) stats.bytes_written = target.writer->bytes_written();
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return stats;
+}
+
+// Gives back to the system what the evaluation freed (scratch arenas, kept stages, the
+// codec's chunk buffers, in every thread's malloc arena). Else glibc keeps much of it for
+// reuse (its mmap threshold rises after large frees), fragmented: three evaluations of
+// `matmul(a, b)` in a row at 256 MiB grew RSS by 318 MiB where one grew it by 258 MiB.
+struct TrimAfter {
+  ~TrimAfter() { ::malloc_trim(0); }
+};
+}  // namespace
+
+Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, int64_t last_task, Context& ctx,
+                   const EvalOptions& opts) {
+  TrimAfter trim;
+  return execute_plan_once(plan, target, first_task, last_task, ctx, opts);
 }
 
 }  // namespace b2lazy
