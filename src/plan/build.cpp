@@ -123,6 +123,23 @@ class Builder {
       const int64_t req = sat_mul(prod(clamped(r.request, shape)), static_cast<int64_t>(isz));
       if (!s.source && req >= (int64_t(1) << 20) && req <= static_cast<int64_t>(std::max(target, size_t(16) << 20)))
         s.chunks = clamped(r.request, shape);
+      // A small result of much input (a scan's segment totals: 1 KiB of 128 MiB) in one
+      // chunk runs on one thread: a few chunks per worker instead, each a share of it.
+      if (!s.source && s.bytes > 0) {
+        const ChunkGrid g(shape, s.chunks);
+        int64_t in_bytes = 0;
+        const auto ins = r.node->input_regions(Region::from_box(r.box));
+        for (size_t i = 0; i < ins.size() && i < r.node->inputs().size(); ++i)
+          in_bytes = sat_add(in_bytes, sat_mul(ins[i].size(), static_cast<int64_t>(itemsize(r.node->inputs()[i]->dtype()))));
+        const int64_t want = 4 * static_cast<int64_t>(p_.nworkers);
+        if (p_.nworkers > 1 && g.nchunks() < want && in_bytes / want >= (int64_t(4) << 20) && prod(shape) >= want) {
+          // Unless the pieces decompress more of a stored input than the whole does (mean(a,
+          // axis=0) in column pieces over row strips reads every block once per piece: a
+          // reduction spreads its slabs over the workers itself).
+          Shape split = contiguous_chunks(shape, isz, static_cast<size_t>(std::max<int64_t>(isz, s.bytes / want)));
+          if (split_reads_alike(*r.node, r.box, split)) s.chunks = std::move(split);
+        }
+      }
     } else if (s.source) {  // re-packed in tiles shaped like the consumers' requests
       s.chunks = repacked_chunks(s, p_.options.max_memory, p_.nworkers);
     } else {
@@ -142,6 +159,26 @@ class Builder {
                         " (the tasks would " + (s.source ? "decompress " : "compute ") + format_bytes(s.pulled_bytes) +
                         ", once: " + format_bytes(s.once_bytes) + ")");
     p_.stages.push_back(std::move(s));
+  }
+
+  // Do the pieces of `box` in `chunks` decompress from n's stored inputs about what the
+  // whole box does (at most 1/4 more)?
+  static bool split_reads_alike(const Node& n, const Box& box, const Shape& chunks) {
+    const auto whole = n.input_regions(Region::from_box(box));
+    int64_t once = 0;
+    for (size_t i = 0; i < whole.size() && i < n.inputs().size(); ++i)
+      once = sat_add(once, n.inputs()[i]->decompressed_bytes(whole[i]));
+    if (once == 0) return true;
+    const ChunkGrid g(box.shape(), chunks);
+    int64_t pieces = 0;
+    for (int64_t id = 0; id < g.nchunks(); ++id) {
+      Box b = g.chunk_box(id);
+      for (size_t d = 0; d < b.ndim(); ++d) b.start[d] += box.start[d], b.stop[d] += box.start[d];
+      const auto ins = n.input_regions(Region::from_box(b));
+      for (size_t i = 0; i < ins.size() && i < n.inputs().size(); ++i)
+        pieces = sat_add(pieces, n.inputs()[i]->decompressed_bytes(ins[i]));
+    }
+    return pieces <= once + once / 4;
   }
 
   // `c` with each extent within 1..shape's.
