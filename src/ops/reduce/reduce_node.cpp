@@ -291,6 +291,8 @@ ReduceNode::Slabs ReduceNode::slabs(const Region& in, size_t slab_bytes) const {
     // slab is read alone: then a chunk-deep slab over budget is not worth its memory.
     if (align_[d] > 0 && !(align_[d] > p && thin_reads(in, d)))
       p = std::max<int64_t>(align_[d], p / align_[d] * align_[d]);
+    else if (const int64_t bd = block_extent(d); bd > 1)  // thin slabs: whole blocks deep
+      p = std::max<int64_t>(bd, p / bd * bd);
     piece[d] = std::min(p, in.count[d]);
     cut = true;
   }
@@ -324,16 +326,22 @@ Region ReduceNode::Slabs::at(int64_t i) const {
 // and so does the next one (sum(a3, axis=1) over (n, 4, 16) column strips read each
 // block 8 times in 64-row pieces). A piece of whole blocks still over budget is cut
 // along the last output axis too, at the input's block (or chunk) boundaries there.
+int64_t ReduceNode::block_extent(size_t d) const {
+  return range_reads_ && d < blocks_.size() ? std::max<int64_t>(1, blocks_[d]) : 1;
+}
+
 ReduceNode::Pieces ReduceNode::split_pieces(const Region& region, size_t slab_bytes) const {
   Pieces p;
   const Node& input = *inputs()[0];
   const size_t isz = itemsize(input.dtype());
-  {  // Slabs one row thin along the first axis that is not 1, read alone: bytes per slab.
+  {  // Slabs one block thin along the first axis that is not 1, read alone: bytes per
+     // slab (a thinner one decompresses the whole blocks, and the next slab again).
     const Region in = widen(region);
     size_t d = 0;
     while (d < in.ndim() && in.count[d] == 1) ++d;
+    const int64_t deep = d < in.ndim() ? std::min(block_extent(d), in.count[d]) : 1;
     if (d < in.ndim() && in.count[d] > 0 && thin_reads(in, d) &&
-        static_cast<size_t>(in.size() / in.count[d]) * isz <= slab_bytes)
+        static_cast<size_t>(in.size() / in.count[d] * deep) * isz <= slab_bytes)
       return p;
   }
   int64_t thin = 1;  // elements of the thinnest slab per output element (chunk-deep)

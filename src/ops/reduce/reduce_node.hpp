@@ -60,6 +60,9 @@ class ReduceNode : public Node {
     int64_t rows = 0, al = 0, cols = 0, cal = 0;
   };
   Pieces split_pieces(const Region& region, size_t slab_bytes) const;
+  // The input's block extent along input axis `d` when it reads ranges (else 1): what a
+  // thinner read decompresses anyway.
+  int64_t block_extent(size_t d) const;
   // The first piece of `region` (the largest).
   Region first_piece(const Region& region, const Pieces& p) const;
   size_t slab_bytes(size_t max_memory, int nworkers) const;

@@ -402,3 +402,18 @@ def test_a_reduction_in_pieces_reads_each_block_once(tmp_path, budget):
     assert st_["bytes_decompressed"][p] == x.nbytes, st_
     assert st_["max_decompressions_per_chunk"][p] == 2048 // 512, st_  # each block once
     assert st_["peak_scratch_bytes"] <= st_["projected_peak_bytes"], st_
+
+
+@pytest.mark.parametrize("budget", [None, 64 * MiB])
+def test_thin_slabs_of_a_reduction_are_whole_blocks_deep(tmp_path, budget):
+    # Regression: sum(a, axis=0) over (n, 64) column strips of (512, 64) blocks folded
+    # 128-row slabs, each decompressing whole 512-row blocks (every block read 4 times).
+    x = smooth((4096, 1024), seed=5)
+    p = str(tmp_path / "cols.b2nd")
+    blosc2.asarray(x, urlpath=p, mode="w", chunks=(4096, 64), blocks=(512, 64))
+    a = b2lazy.open(p)
+    kw = {} if budget is None else {"max_memory": budget}
+    r = b2lazy.sum(a, axis=0).compute(nthreads=2, **kw)
+    np.testing.assert_allclose(r[...], x.sum(axis=0), rtol=1e-12)
+    assert r.stats["bytes_decompressed"][p] == x.nbytes, r.stats
+    assert r.stats["max_decompressions_per_chunk"][p] <= 4096 // 512, r.stats
