@@ -414,6 +414,6 @@ def test_thin_slabs_of_a_reduction_are_whole_blocks_deep(tmp_path, budget):
     a = b2lazy.open(p)
     kw = {} if budget is None else {"max_memory": budget}
     r = b2lazy.sum(a, axis=0).compute(nthreads=2, **kw)
-    np.testing.assert_allclose(r[...], x.sum(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(r[...], x.sum(axis=0), rtol=1e-12, atol=1e-9)
     assert r.stats["bytes_decompressed"][p] == x.nbytes, r.stats
     assert r.stats["max_decompressions_per_chunk"][p] <= 4096 // 512, r.stats
