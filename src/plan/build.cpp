@@ -306,10 +306,11 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget targ
     const Shape base = chunks;
     int64_t best = read_cost(p);
     bool fits = static_cast<size_t>(p.projected_peak) <= opts.max_memory;
-    // Widths from an eighth to 4x (full-width bands shrunk to fit read all of the other
-    // operand per band; squarer tiles read panels of both), heights from 4x to a quarter.
+    // Widths 1x to 4x, heights from 4x to a quarter. (Narrower tiles read fewer bytes on
+    // paper, but their K-panels of a row-strip `a` cut its blocks, each panel decompressing
+    // them whole again; the estimate, which sees a tile's whole K range, misses that.)
     for (int64_t wide : {1, 2, 4}) {
-      const int64_t width = std::clamp<int64_t>(wide > 0 ? base[c] * wide : base[c] / -wide, 1, std::max<int64_t>(1, shape[c]));
+      const int64_t width = std::min(shape[c], base[c] * wide);
       for (int64_t tall : {4, 2, 1, -2, -4}) {
         Shape cand = base;
         cand[c] = width;

@@ -319,6 +319,11 @@ Region ReduceNode::Slabs::at(int64_t i) const {
   return s;
 }
 
+// What a read thinner than this along input axis d decompresses anyway (a block).
+int64_t ReduceNode::block_extent(size_t d) const {
+  return range_reads_ && d < blocks_.size() ? std::max<int64_t>(1, blocks_[d]) : 1;
+}
+
 // When even the thinnest slab of `region` (one storage chunk deep along the reduced
 // axes) is over budget, reduce the region in pieces along its leading output axis,
 // which keeps each piece's output contiguous. Pieces follow the input's chunks, or its
@@ -326,10 +331,6 @@ Region ReduceNode::Slabs::at(int64_t i) const {
 // and so does the next one (sum(a3, axis=1) over (n, 4, 16) column strips read each
 // block 8 times in 64-row pieces). A piece of whole blocks still over budget is cut
 // along the last output axis too, at the input's block (or chunk) boundaries there.
-int64_t ReduceNode::block_extent(size_t d) const {
-  return range_reads_ && d < blocks_.size() ? std::max<int64_t>(1, blocks_[d]) : 1;
-}
-
 ReduceNode::Pieces ReduceNode::split_pieces(const Region& region, size_t slab_bytes) const {
   Pieces p;
   const Node& input = *inputs()[0];
