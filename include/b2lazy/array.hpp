@@ -98,6 +98,7 @@ class Array {
   std::shared_ptr<const Plan> plan_;  // compute() results: the plan that made them
   friend Array with_stats(Array a, Stats s);
   friend Array run_compute(const std::shared_ptr<const Plan>& plan, const EvalOptions& opts, Context& ctx);
+  friend class OutputCommitter;
 };
 
 using Operand = std::variant<Array, Scalar>;

@@ -5,6 +5,7 @@
 #include "b2lazy/box.hpp"
 #include "b2lazy/checked.hpp"
 #include "b2lazy/context.hpp"
+#include "b2lazy/distribute.hpp"
 #include "b2lazy/driver.hpp"
 #include "b2lazy/dtype.hpp"
 #include "b2lazy/error.hpp"

@@ -46,6 +46,14 @@ class Sink {
   // it is this sink's array whatever later happens at the path).
   virtual NodePtr finish() = 0;
   virtual int64_t bytes_written() const = 0;
+  // Distributed outputs (b2lazy/distribute.hpp). Where other processes write chunks
+  // themselves (a driver's create_part sink over it), or empty: they send them here.
+  virtual std::string staging_path() const { return {}; }
+  // Chunk `id` compressed as this output stores it (from compressed_chunk() of a sink of
+  // the same layout), inserted without recompressing. The default throws.
+  virtual void write_compressed(int64_t id, const void* data, size_t nbytes);
+  // That form of chunk `id` (written before); the default throws.
+  virtual std::vector<uint8_t> compressed_chunk(int64_t id) const;
 };
 
 // What a driver needs to create a sink: the output's layout and compute()'s options.
@@ -69,6 +77,9 @@ struct Driver {
   std::function<NodePtr(const std::string& path)> open;
   // Creates a sink for compute(); empty for a read-only format.
   std::function<std::unique_ptr<Sink>(const SinkSpec&)> create;
+  // A sink writing chunks into another sink's staging_path() (a worker of a distributed
+  // compute); never finished. Empty: the format takes one writer only.
+  std::function<std::unique_ptr<Sink>(const SinkSpec&, const std::string& staging)> create_part;
 };
 
 // Adds a driver, or replaces the one of the same name. Thread-safe.
@@ -88,5 +99,7 @@ Resolved resolve_url(const std::string& url, bool for_writing);
 
 // The sink compute() writes into for `spec` (spec.path: the URL as given).
 std::unique_ptr<Sink> create_sink(SinkSpec spec);
+// The part sink of `spec`'s driver writing into `staging`; ValueError if it has none.
+std::unique_ptr<Sink> create_part_sink(SinkSpec spec, const std::string& staging);
 
 }  // namespace b2lazy

@@ -30,6 +30,7 @@ def _load_core():
 
 
 _core = _load_core()
+from . import _serial
 from ._dtypes import as_dtype as _as_dtype
 from ._info import CPU as _CPU, check_device as _check_device
 
@@ -200,6 +201,21 @@ class Array:
     def __init__(self, core, stats=None):
         self._a = core
         self.stats = stats
+        self._call = None  # the namespace call that made it (b2lazy/_serial.py), if any
+
+    # --- saving and shipping (issue #14) --------------------------------------------
+    def save(self, urlpath, inline_limit=None):
+        """Store the lazy expression (not its values) in a small JSON file that
+        b2lazy.open() reopens: the namespace calls that built it, operands by path
+        (absolute), in-memory operands inline up to `inline_limit` bytes (default
+        b2lazy._serial.INLINE_LIMIT, 64 MiB; larger ones are refused). Reopening checks
+        that every operand still has the shape and dtype it had. Format:
+        docs/serialization.md."""
+        _serial.save(self, urlpath, inline_limit)
+
+    def __reduce__(self):
+        # Pickles as its saved form: what dask.distributed ships to workers.
+        return (_serial.loads, (_serial.dumps(self),))
 
     # --- metadata -------------------------------------------------------------------
     @property
@@ -232,7 +248,7 @@ class Array:
 
     # --- evaluation -----------------------------------------------------------------
     def compute(self, urlpath=None, chunks=None, blocks=None, cparams=None, nthreads=None,
-                max_memory=None, contiguous=None, progress=None, shards=None):
+                max_memory=None, contiguous=None, progress=None, shards=None, scheduler=None):
         """Evaluate into a compressed array: b2nd in memory, or on disk in the format
         `urlpath` names — b2nd ("x.b2nd", a sparse directory "x/"), or a Zarr v3 array
         ("x.zarr", "zarr:PATH"). For Zarr, `chunks` are its chunks, `shards` (multiples of
@@ -243,7 +259,17 @@ class Array:
         Ctrl-C (SIGINT) or SIGTERM, on any thread, stops the evaluation within a unit of
         work and leaves no output file (an existing one is unchanged); then Python's own
         handler decides: KeyboardInterrupt by default, the exception of your handler, or
-        the end of the process for SIGTERM's default."""
+        the end of the process for SIGTERM's default.
+
+        scheduler: a distributed.Client, a scheduler address ("tcp://host:port") or
+        "local:N" (a LocalCluster of N single-threaded worker processes, for this call):
+        the plan's stages and output tasks run on that dask.distributed cluster
+        (b2lazy/distributed.py), `max_memory` per worker; `nthreads` does not apply."""
+        if scheduler is not None:
+            from . import distributed
+            return distributed.compute(self, urlpath, scheduler=scheduler, chunks=chunks, blocks=blocks,
+                                       cparams=cparams, max_memory=max_memory, contiguous=contiguous,
+                                       shards=shards, progress=progress)
         if urlpath is not None:
             urlpath = os.fspath(urlpath)
         cparams, compressor = _zarr_compressor(cparams)
@@ -270,9 +296,12 @@ class Array:
         return Plan(_core.plan(self._a, urlpath, chunks, blocks, codec, clevel, filt, ctx, max_memory,
                                contiguous, shards, compressor), ctx)
 
-    def to_numpy(self, nthreads=None, max_memory=None, progress=None):
+    def to_numpy(self, nthreads=None, max_memory=None, progress=None, scheduler=None):
         """Evaluate straight into a NumPy array (no compression). progress and signals as
-        in compute()."""
+        in compute(); with a `scheduler` (as compute's), on that cluster."""
+        if scheduler is not None:
+            from . import distributed
+            return distributed.to_numpy(self, scheduler=scheduler, max_memory=max_memory, progress=progress)
         bar, callback = _progress_callback(progress, "to_numpy")
         try:
             out, stats = _core.to_numpy(self._a, _context(nthreads), max_memory, callback)
@@ -317,11 +346,12 @@ class Array:
         items = key if isinstance(key, tuple) else (key,)
         _check_int64_indices(items, self.shape)
         if not _builtins.any(_is_array_index(k) for k in items):
-            return Array(self._a.getitem(key))
+            return _serial.record(Array(self._a.getitem(key)), _serial._GETITEM, (self, key))
         if len(items) == 1 and self.ndim and _is_full_mask(items[0], self.shape):
             # A mask of the array's shape: counted in one pass, values pulled lazily.
-            return Array(_core.mask_select(self._a, asarray(items[0])._a, _context(None)))
-        return _advanced_getitem(self, items)
+            r = Array(_core.mask_select(self._a, asarray(items[0])._a, _context(None)))
+            return _serial.record(r, _serial._GETITEM, (self, key))
+        return _serial.record(_advanced_getitem(self, items), _serial._GETITEM, (self, key))
 
     @property
     def vindex(self):
@@ -341,8 +371,8 @@ class Array:
         _check_device(device, "astype")
         dtype = _as_dtype(dtype, "astype")
         if dtype == self.dtype:
-            return self if not copy else Array(self._a, self.stats)
-        return Array(self._a.astype(dtype.name))
+            return self if not copy else _serial.record(Array(self._a, self.stats), "asarray", (self,))
+        return _serial.record(Array(self._a.astype(dtype.name)), "astype", (self, dtype))
 
     # --- the Array API's array object -------------------------------------------------
     def __array_namespace__(self, /, *, api_version=None):
@@ -502,7 +532,7 @@ class _VIndex:
         _check_int64_indices(items, self._x.shape)
         if not _builtins.any(_is_array_index(k) for k in items):
             return self._x[key]
-        return _advanced_getitem(self._x, items)
+        return _serial.record(_advanced_getitem(self._x, items), _serial._VINDEX, (self._x, key))
 
 
 class _OIndex:
@@ -512,7 +542,7 @@ class _OIndex:
     def __getitem__(self, key):
         items = key if isinstance(key, tuple) else (key,)
         _check_int64_indices(items, self._x.shape)
-        return Array(self._x._a.oindex(_numpy_key(items)))
+        return _serial.record(Array(self._x._a.oindex(_numpy_key(items))), _serial._OINDEX, (self._x, key))
 
 
 def _binary(name, reflected=False):
@@ -520,14 +550,14 @@ def _binary(name, reflected=False):
         if not isinstance(other, (Array, bool, int, float, np.ndarray, np.generic)):
             return NotImplemented
         a, b = (other, self) if reflected else (self, other)
-        return Array(_core.elementwise(name, _unwrap(a), _unwrap(b)))
+        return _serial.record(Array(_core.elementwise(name, _unwrap(a), _unwrap(b))), name, (a, b))
     op.__name__ = f"__{'r' if reflected else ''}{name}__"
     return op
 
 
 def _unary(name):
     def op(self):
-        return Array(_core.elementwise(name, self._a))
+        return _serial.record(Array(_core.elementwise(name, self._a)), name, (self,))
     return op
 
 
@@ -912,8 +942,12 @@ def open(urlpath):
     """Open a stored array, lazily (nothing is read). The format follows the URL's scheme,
     else its suffix, else what is there: b2nd ("x.b2nd", a sparse directory, "b2nd:PATH")
     or Zarr v2/v3 in a directory store ("x.zarr", "zarr:PATH", any directory holding
-    zarr.json or .zarray)."""
-    return Array(_core.open(os.fspath(urlpath)))
+    zarr.json or .zarray). A lazy expression stored by Array.save() is reopened as that
+    expression (its operands checked against the shapes and dtypes they had)."""
+    urlpath = os.fspath(urlpath)
+    if _serial.is_saved_expression(urlpath):
+        return _serial.load(urlpath)
+    return Array(_core.open(urlpath))
 
 
 def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=None, cparams=None):
@@ -955,7 +989,9 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=N
     if chunks is not None or blocks is not None:
         codec, clevel, filt = _cparams_args(cparams)
         arr = np.require(arr, requirements="C")  # keeps 0-d arrays 0-d
-        return Array(_core.from_numpy_compressed(arr, chunks, blocks, codec, clevel, filt))
+        r = Array(_core.from_numpy_compressed(arr, chunks, blocks, codec, clevel, filt))
+        r._call = _serial.LEAF  # saved by its frame: `obj` need not stay alive
+        return r
     return Array(_core.from_numpy(arr, f"numpy#{id(arr):x}"))
 
 
@@ -1041,7 +1077,8 @@ def evaluate(expression, operands=None, /, **kwargs):
             arrays[name] = asarray(v)._a
         except Exception as e:  # noqa: BLE001
             raise TypeError(f"evaluate: operand '{name}' is not an array or a number: {e}") from None
-    return Array(_core.evaluate(expression, arrays, _context(None)))
+    r = Array(_core.evaluate(expression, arrays, _context(None)))
+    return _serial.record(r, "evaluate", (expression, ops))
 
 
 __all__ += ["evaluate"]
@@ -1062,6 +1099,23 @@ __all__ += (_creation_all + _manipulation_all +
             ["can_cast", "finfo", "iinfo", "isdtype", "result_type", "e", "pi", "inf", "nan", "newaxis",
              "__array_namespace_info__", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
              "uint32", "uint64", "float32", "float64"])
+
+
+# Every namespace function remembers, on the Arrays it returns, the call that made them
+# (their saved form, b2lazy/_serial.py); the methods that are namespace functions too.
+import types as _types  # noqa: E402
+
+_wrapped = {}  # one wrapper per function: aliases (arctan2 is atan2) stay the same object
+for _name in __all__:
+    _f = globals().get(_name)
+    if isinstance(_f, _types.FunctionType):
+        if id(_f) not in _wrapped:
+            _wrapped[id(_f)] = _serial.recording(_f.__name__ if _f.__name__ in __all__ else _name, _f)
+        globals()[_name] = _wrapped[id(_f)]
+for _name in ("sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "argmin", "argmax",
+              "cumsum", "cumprod"):
+    setattr(Array, _name, _method(globals()[_name]))
+del _name, _f, _wrapped
 
 
 def __getattr__(name):

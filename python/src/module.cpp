@@ -15,6 +15,8 @@
 
 #include <b2lazy/b2lazy.hpp>
 
+#include "bindings.hpp"
+
 namespace nb = nanobind;
 using namespace b2lazy;
 
@@ -365,6 +367,10 @@ auto interruptible(F&& fn, Progress* progress = nullptr) -> decltype(fn()) {
   return std::move(*result);
 }
 
+}  // namespace
+
+namespace b2lazy_py {
+
 nb::dict stats_dict(const Stats& s) {
   nb::dict d, per;
   for (auto& [name, n] : s.chunks_decompressed) per[name.c_str()] = n;
@@ -391,6 +397,43 @@ nb::dict stats_dict(const Stats& s) {
   d["seconds"] = s.seconds;
   return d;
 }
+
+Stats stats_from_dict(nb::handle h) {
+  nb::dict d = nb::cast<nb::dict>(h);
+  Stats s;
+  auto per = [&](const char* key, std::map<std::string, int64_t>& into) {
+    if (!d.contains(key)) return;
+    for (auto [k, v] : nb::cast<nb::dict>(d[key])) into[nb::cast<std::string>(k)] = nb::cast<int64_t>(v);
+  };
+  per("chunks_decompressed", s.chunks_decompressed);
+  if (auto it = s.chunks_decompressed.find("total"); it != s.chunks_decompressed.end()) {
+    s.chunks_decompressed_total = it->second;
+    s.chunks_decompressed.erase(it);
+  }
+  per("distinct_chunks_decompressed", s.distinct_chunks_decompressed);
+  per("max_decompressions_per_chunk", s.max_decompressions_per_chunk);
+  per("bytes_decompressed", s.bytes_decompressed);
+  auto num = [&](const char* key, int64_t& into) {
+    if (d.contains(key)) into = nb::cast<int64_t>(d[key]);
+  };
+  num("output_chunks", s.output_chunks);
+  num("cache_hits", s.cache_hits);
+  num("cache_misses", s.cache_misses);
+  num("sources_kept", s.sources_kept);
+  num("stages_reused", s.stages_reused);
+  num("plan_visits", s.plan_visits);
+  num("peak_scratch_bytes", s.peak_scratch_bytes);
+  num("projected_peak_bytes", s.projected_peak_bytes);
+  num("bytes_written", s.bytes_written);
+  if (d.contains("block_major_path")) s.block_major_path = nb::cast<bool>(d["block_major_path"]);
+  if (d.contains("seconds")) s.seconds = nb::cast<double>(d["seconds"]);
+  return s;
+}
+
+}  // namespace b2lazy_py
+
+namespace {
+using b2lazy_py::stats_dict;
 
 // compute()'s and plan()'s keyword arguments as ComputeOptions (errors name the argument).
 ComputeOptions compute_options(const std::optional<std::string>& urlpath, nb::handle chunks, nb::handle blocks,
@@ -763,6 +806,7 @@ NB_MODULE(_core, m) {
   }, nb::arg("plan"), nb::arg("ctx"), nb::arg("progress").none());
   // At interpreter exit (the package's atexit hook): stop the evaluations still running on
   // daemon threads and wait for their partial outputs to be removed.
+  b2lazy_py::bind_distribute(m);
   m.def("cancel_at_exit", [](double timeout_seconds) {
     g_exiting_thread = std::this_thread::get_id();
     g_exiting = true;

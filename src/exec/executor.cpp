@@ -200,6 +200,13 @@ struct TrimAfter {
 };
 }  // namespace
 
+void compute_stages(const Plan& plan, Context& ctx, const EvalOptions& opts) {
+  TrimAfter trim;
+  EvalState ev(ctx, plan.options.max_memory);
+  ev.cancel = opts.cancel;
+  run_stages(plan, ev, true);
+}
+
 Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, int64_t last_task, Context& ctx,
                    const EvalOptions& opts) {
   TrimAfter trim;

@@ -21,5 +21,7 @@ struct Target {
 // Stages, then tasks [first_task, last_task) into `target`.
 Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, int64_t last_task, Context& ctx,
                    const EvalOptions& opts);
+// The plan's stages alone, kept with the plan (Plan::stage_results) unless already there.
+void compute_stages(const Plan& plan, Context& ctx, const EvalOptions& opts);
 
 }  // namespace b2lazy

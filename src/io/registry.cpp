@@ -140,4 +140,20 @@ std::unique_ptr<Sink> create_sink(SinkSpec spec) {
   return r.driver->create(spec);
 }
 
+std::unique_ptr<Sink> create_part_sink(SinkSpec spec, const std::string& staging) {
+  Resolved r = resolve_url(spec.path, true);
+  if (!r.driver->create_part)
+    throw ValueError("'" + spec.path + "': " + r.driver->name + " outputs take one writer; send its chunks to the committer");
+  spec.path = r.path;
+  return r.driver->create_part(spec, staging);
+}
+
+void Sink::write_compressed(int64_t id, const void*, size_t) {
+  throw ValueError("this output does not take compressed chunks (chunk " + std::to_string(id) + ")");
+}
+
+std::vector<uint8_t> Sink::compressed_chunk(int64_t id) const {
+  throw ValueError("this output does not give its chunks compressed (chunk " + std::to_string(id) + ")");
+}
+
 }  // namespace b2lazy

@@ -129,6 +129,35 @@ void B2ndWriter::write_block_major(int64_t id, const void* data, ThreadState& ts
   bytes_written_ += csize;
 }
 
+void B2ndWriter::write_compressed(int64_t id, const void* data, size_t nbytes) {
+  const int64_t expected = prod(extchunk_) * static_cast<int64_t>(itemsize(dtype_));
+  int32_t nb = 0, cb = 0, bs = 0;
+  if (id < 0 || id >= grid_.nchunks())
+    throw IndexError("chunk " + std::to_string(id) + " is not one of the output's " + std::to_string(grid_.nchunks()));
+  if (nbytes < BLOSC_MIN_HEADER_LENGTH || blosc2_cbuffer_sizes(data, &nb, &cb, &bs) < 0 || nb != expected ||
+      static_cast<size_t>(cb) != nbytes)
+    throw ValueError("chunk " + std::to_string(id) + ": " + std::to_string(nbytes) +
+                     " bytes that are not a compressed chunk of this output (" + std::to_string(expected) +
+                     " bytes uncompressed)");
+  std::lock_guard<std::mutex> g(mu_);
+  const int64_t rc = blosc2_schunk_update_chunk(arr_->sc, id, static_cast<uint8_t*>(const_cast<void*>(data)), true);
+  if (rc < 0)
+    throw IOError("cannot write chunk " + std::to_string(id) + " of '" +
+                  (final_path_.empty() ? std::string("<memory>") : final_path_) + "': " +
+                  print_error(static_cast<int>(rc)));
+  bytes_written_ += cb;
+}
+
+std::vector<uint8_t> B2ndWriter::compressed_chunk(int64_t id) const {
+  uint8_t* chunk = nullptr;
+  bool needs_free = false;
+  const int cb = blosc2_schunk_get_chunk(arr_->sc, id, &chunk, &needs_free);
+  check_blosc2(cb, "reading output chunk " + std::to_string(id));
+  std::vector<uint8_t> out(chunk, chunk + cb);
+  if (needs_free) std::free(chunk);
+  return out;
+}
+
 std::shared_ptr<B2ndSource> B2ndWriter::finish_source(const std::string& prefix) {
   if (!temp_) {
     auto* a = arr_;

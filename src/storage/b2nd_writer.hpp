@@ -43,6 +43,9 @@ class B2ndWriter : public Sink {
   std::shared_ptr<B2ndSource> finish_source(const std::string& prefix);
   NodePtr finish() override;
   int64_t bytes_written() const override { return bytes_written_; }
+  // A Blosc2 chunk of this layout (its header is checked), inserted as it is.
+  void write_compressed(int64_t id, const void* data, size_t nbytes) override;
+  std::vector<uint8_t> compressed_chunk(int64_t id) const override;
 
  private:
   b2nd_array_t* arr_ = nullptr;

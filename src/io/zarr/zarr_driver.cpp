@@ -22,6 +22,9 @@ Driver zarr_driver() {
   };
   d.open = [](const std::string& path) -> NodePtr { return ZarrSource::open(path); };
   d.create = [](const SinkSpec& s) -> std::unique_ptr<Sink> { return std::make_unique<ZarrSink>(s); };
+  d.create_part = [](const SinkSpec& s, const std::string& staging) -> std::unique_ptr<Sink> {
+    return std::make_unique<ZarrSink>(s, staging);
+  };
   return d;
 }
 

@@ -63,6 +63,24 @@ zarr::BytesCodec compressor(const CParams& c) {
 }  // namespace
 
 ZarrSink::ZarrSink(const SinkSpec& spec) {
+  init(spec);
+  classify_output(final_, zarr_replace_rule());  // before anything is created
+  temp_ = std::make_unique<OutputTemp>(final_, zarr_replace_rule());
+  const std::string& dir = temp_->array_path();
+  if (::mkdir(dir.c_str(), 0755) != 0 || (dirfd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    throw IOError("cannot create output '" + final_ + "' (" + std::strerror(errno) + ")");
+}
+
+ZarrSink::ZarrSink(const SinkSpec& spec, const std::string& staging) {
+  init(spec);
+  if ((dirfd_ = ::open(staging.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    throw IOError("cannot write output '" + final_ + "': its staging directory '" + staging + "' (" +
+                  std::strerror(errno) + ")");
+}
+
+std::string ZarrSink::staging_path() const { return temp_ ? temp_->array_path() : std::string(); }
+
+void ZarrSink::init(const SinkSpec& spec) {
   const ComputeOptions& o = *spec.options;
   final_ = strip_trailing_slashes(spec.path);
   if (o.contiguous.value_or(false))
@@ -91,11 +109,6 @@ ZarrSink::ZarrSink(const SinkSpec& spec) {
   }
   for (auto& c : meta_.chunks) c = std::max<int64_t>(c, 1);
   grid_ = ChunkGrid(meta_.shape, meta_.chunks);
-  classify_output(final_, zarr_replace_rule());  // before anything is created
-  temp_ = std::make_unique<OutputTemp>(final_, zarr_replace_rule());
-  const std::string& dir = temp_->array_path();
-  if (::mkdir(dir.c_str(), 0755) != 0 || (dirfd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-    throw IOError("cannot create output '" + final_ + "' (" + std::strerror(errno) + ")");
 }
 
 ZarrSink::~ZarrSink() {
@@ -143,13 +156,17 @@ void ZarrSink::write_chunk(int64_t id, const void* data, ThreadState& ts) {
   }
   bool all_fill = true;
   for (int64_t k = 0; k < n && all_fill; ++k) all_fill = std::memcmp(chunk + k * isz, meta_.fill, isz) == 0;
-  if (all_fill) return;
+  if (all_fill) {  // left out; a part sink removes what a killed earlier attempt left there
+    if (!temp_) ::unlinkat(dirfd_, meta_.key(grid_.chunk_coords(id)).c_str(), 0);
+    return;
+  }
   std::vector<uint8_t> bytes;
   zarr::encode(meta_.codecs, chunk, meta_.chunks, meta_.dtype, bytes, meta_.fill);
   write_file(meta_.key(grid_.chunk_coords(id)), bytes.data(), bytes.size());
 }
 
 NodePtr ZarrSink::finish() {
+  if (!temp_) throw ValueError("a part sink of '" + final_ + "' is not finished: its committer is");
   const std::string json = zarr::v3_json(meta_);
   write_file("zarr.json", reinterpret_cast<const uint8_t*>(json.data()), json.size());
   // Opened from the temporary, through a descriptor that follows it into place.

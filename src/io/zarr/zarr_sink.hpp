@@ -21,13 +21,18 @@ const ReplaceRule& zarr_replace_rule();
 class ZarrSink : public Sink {
  public:
   explicit ZarrSink(const SinkSpec& spec);
+  // A part sink (a distributed compute's worker): writes chunk files into `staging`,
+  // another ZarrSink's staging_path(); never finished.
+  ZarrSink(const SinkSpec& spec, const std::string& staging);
   ~ZarrSink() override;
   const ChunkGrid& grid() const override { return grid_; }
   void write_chunk(int64_t id, const void* data, ThreadState& ts) override;
   NodePtr finish() override;
   int64_t bytes_written() const override { return written_.load(); }
+  std::string staging_path() const override;
 
  private:
+  void init(const SinkSpec& spec);
   void write_file(const std::string& key, const uint8_t* data, size_t n);
   zarr::Metadata meta_;
   ChunkGrid grid_;

@@ -1,0 +1,15 @@
+// What the binding's source files share.
+#pragma once
+#include <nanobind/nanobind.h>
+
+#include <b2lazy/stats.hpp>
+
+namespace b2lazy_py {
+
+namespace nb = nanobind;
+nb::dict stats_dict(const b2lazy::Stats& s);
+b2lazy::Stats stats_from_dict(nb::handle d);
+// The distributed executor's pieces (b2lazy/distribute.hpp).
+void bind_distribute(nb::module_& m);
+
+}  // namespace b2lazy_py
