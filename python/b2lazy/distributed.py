@@ -83,7 +83,8 @@ def _stage_task(token, payload, opts, nthreads, fingerprint, spill_dir):
         data = _core.export_stages(p._p, p._ctx)
     except Exception as e:
         raise RuntimeError(f"b2lazy: computing the stages failed on {_where()}: {e}") from e
-    stats = {"cache_misses": len(p.stages), "seconds": time.perf_counter() - t0}
+    kept = sum(1 for st in p.stages if st["source"])  # as one process's compute() counts them
+    stats = {"cache_misses": len(p.stages) - kept, "sources_kept": kept, "seconds": time.perf_counter() - t0}
     if len(data) <= STAGE_INLINE_LIMIT:
         return ("bytes", data), stats
     path = os.path.join(spill_dir, f".b2lazy-stages-{token}.bin")
@@ -102,9 +103,20 @@ def _part_task(token, payload, opts, nthreads, fingerprint, stages, first, last,
         return _core.execute_part(p._p, first, last, staging, p._ctx)
     except Exception as e:
         t = p.tasks
-        raise RuntimeError(f"b2lazy: output tasks [{first}, {last}) (output chunks "
-                           f"[{t[first]['chunks'][0]}, {t[last - 1]['chunks'][1]})) failed on {_where()}: "
-                           f"{type(e).__name__}: {e}") from e
+        c0, c1 = t[first]["chunks"][0], t[last - 1]["chunks"][1]
+        raise RuntimeError(f"b2lazy: output tasks [{first}, {last}) (output chunks [{c0}, {c1}): the region "
+                           f"{_region(p, c0, c1)}) failed on {_where()}: {type(e).__name__}: {e}") from e
+
+
+def _region(p, c0, c1):
+    """The box from chunk c0's start to chunk c1 - 1's end (C order of the chunk grid)."""
+    import numpy as np
+    grid = [-(-n // c) for n, c in zip(p.shape, p.chunks)]
+    lo = np.unravel_index(c0, grid) if grid else ()
+    hi = np.unravel_index(c1 - 1, grid) if grid else ()
+    start = tuple(int(i) * c for i, c in zip(lo, p.chunks))
+    stop = tuple(min(n, (int(i) + 1) * c) for i, c, n in zip(hi, p.chunks, p.shape))
+    return f"[{start}, {stop})"
 
 
 def _identity(x):
