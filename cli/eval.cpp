@@ -1,8 +1,13 @@
 // b2lazy eval / explain: an expression over stored arrays (b2nd, Zarr: any registered format).
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <unistd.h>
+
+#include <filesystem>
 
 #include "args.hpp"
 #include "b2lazy/b2lazy.hpp"
@@ -48,9 +53,31 @@ auto as_usage(F f) -> decltype(f()) {
 }
 }  // namespace
 
+namespace {
+// --scheduler: dask.distributed is Python, so the Python package runs the evaluation
+// (python -m b2lazy._cli, the same arguments) once this process checked them. The
+// interpreter next to this command (the environment pip installed it into), else $PATH's.
+[[noreturn]] void run_distributed(const std::vector<std::string>& argv) {
+  std::string python = "python3";
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (const char* env = std::getenv("B2LAZY_PYTHON")) python = env;
+  else if (!ec && std::filesystem::exists(self.parent_path() / "python3")) python = (self.parent_path() / "python3").string();
+  std::vector<std::string> all = {python, "-m", "b2lazy._cli", "eval"};
+  all.insert(all.end(), argv.begin(), argv.end());
+  std::vector<char*> cargs;
+  for (auto& a : all) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  std::fflush(stdout);
+  ::execvp(cargs[0], cargs.data());
+  throw IOError("--scheduler runs the evaluation with Python's b2lazy package, but '" + python +
+                "' cannot be started (" + std::strerror(errno) + ")");
+}
+}  // namespace
+
 int cmd_eval(const std::vector<std::string>& argv) {
   Args args(argv, {"-o", "--output", "--chunks", "--blocks", "--shards", "--codec", "--clevel", "--filter", "--compressor",
-                   "--threads", "--max-memory"},
+                   "--threads", "--max-memory", "--scheduler"},
             {"--progress", "--no-progress"});
   const auto& pos = args.positional();
   if (pos.empty()) throw UsageError("eval needs an expression: b2lazy eval EXPR NAME=PATH ... -o OUT");
@@ -59,6 +86,11 @@ int cmd_eval(const std::vector<std::string>& argv) {
   if (!out) throw UsageError("eval needs an output: -o OUT.b2nd (or OUT.zarr)");
   const std::string expr = pos[0];
   auto ops = as_usage([&] { return open_operands(pos, expr); });
+  if (auto sched = args.value("--scheduler")) {
+    if (sched->empty()) throw UsageError("--scheduler needs an address (tcp://host:port) or local:N");
+    as_usage([&] { return evaluate(expr, ops); });  // a bad expression fails here, not on the cluster
+    run_distributed(argv);
+  }
   Context ctx(static_cast<int>(args.integer("--threads", 1, kMaxThreads).value_or(0)));
   // Ctrl-C, SIGTERM and SIGHUP stop the evaluation (a mask's counting pass in evaluate()
   // too) and remove the partial output; SIGTERM and SIGHUP then end the process by that

@@ -1064,6 +1064,8 @@ def evaluate(expression, operands=None, /, **kwargs):
     if operands is None and not kwargs:
         import sys
         frame = sys._getframe(1)
+        while frame.f_globals.get("__name__") == "b2lazy._serial":  # the recording wrapper
+            frame = frame.f_back
         scope = {**frame.f_globals, **frame.f_locals}
         ops = {n: scope[n] for n in _core.expression_names(expression) if n in scope}
     arrays = {}

@@ -18,6 +18,7 @@ import io
 import json
 import math
 import os
+import stat
 
 import numpy as np
 
@@ -274,8 +275,11 @@ def save(a, urlpath, inline_limit=None):
 
 
 def is_saved_expression(path):
-    """Is the file at `path` a saved expression (JSON starting with its format tag)?"""
+    """Is the file at `path` a saved expression (JSON starting with its format tag)? Only a
+    regular file is looked into: opening a FIFO or a device to read could block or consume."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
         with open(path, "rb") as f:
             head = f.read(64)
     except OSError:

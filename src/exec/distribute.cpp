@@ -193,9 +193,11 @@ Array OutputCommitter::finish(Stats stats) {
       if (!added_[id])
         throw ValueError("OutputCommitter: chunk " + std::to_string(id) + " of " + std::to_string(added_.size()) +
                          " was never added; the output is not complete");
-  stats.bytes_written = sink_->bytes_written();
   stats.projected_peak_bytes = plan_->projected_peak;
   Array r(sink_->finish());
+  // Chunks the workers wrote into the staging directory are counted in their stats (with
+  // the metadata this sink wrote); chunks sent here are counted here.
+  stats.bytes_written = staging_.empty() ? sink_->bytes_written() : stats.bytes_written + sink_->bytes_written();
   sink_.reset();
   r.stats_ = std::make_shared<const Stats>(std::move(stats));
   auto shown = std::make_shared<Plan>(*plan_);

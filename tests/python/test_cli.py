@@ -136,3 +136,21 @@ def test_demo_runs(tmp_path):
     for e in ["matmul(a, b) + b", "matmul(sum(a3, axis=1), b)", "sum(a) + a", "cumsum(a)", "a[a > 0.99]"]:
         assert e in r.stdout, (e, r.stdout)
     assert "NumPy would hold" in r.stdout
+
+
+def test_eval_on_a_local_cluster(files):
+    """--scheduler local:2: the same evaluation on a dask.distributed LocalCluster (the
+    command hands it to the Python package); the options still reach the file."""
+    pytest.importorskip("distributed")
+    vals, paths, tmp = files
+    for out in (str(tmp / "d.b2nd"), str(tmp / "d.zarr")):
+        r = run("eval", "matmul(a, b) + sum(a)", f"a={paths['a']}", f"b={paths['b']}", "-o", out,
+                "--chunks", "100,50", "--scheduler", "local:2", "--no-progress", timeout=300)
+        assert r.returncode == 0, r.stderr
+        assert "wrote" in r.stdout and "on local:2" in r.stdout
+        got = b2lazy.open(out)
+        assert "(100, 50)" in run("info", out).stdout
+        np.testing.assert_allclose(got.to_numpy(), vals["a"] @ vals["b"] + vals["a"].sum(), rtol=1e-12)
+    r = run("eval", "a - mea(a)", f"a={paths['a']}", "-o", str(tmp / "x.b2nd"), "--scheduler", "local:2")
+    assert r.returncode == 2 and "did you mean 'mean'" in r.stderr  # checked before any cluster starts
+    assert not os.path.exists(tmp / "x.b2nd")

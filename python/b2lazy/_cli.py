@@ -1,0 +1,79 @@
+"""`b2lazy eval ... --scheduler ADDR`: the command hands a distributed evaluation to this
+module (dask.distributed is Python); the arguments and output line are the command's."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+
+def _shape(text):
+    return tuple(int(v) for v in text.split(","))
+
+
+def _bytes(text):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    t = text.strip().upper().rstrip("IB") if text[-1:].upper() == "B" else text.strip().upper()
+    return int(float(t[:-1]) * units[t[-1]]) if t[-1:] in units else int(float(t))
+
+
+def _human(n):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def main(argv=None):
+    import b2lazy as bl
+    p = argparse.ArgumentParser(prog="b2lazy eval")
+    p.add_argument("cmd", choices=["eval"])
+    p.add_argument("expr")
+    p.add_argument("operands", nargs="*")
+    p.add_argument("-o", "--output", required=True)
+    for opt in ("--chunks", "--blocks", "--shards"):
+        p.add_argument(opt, type=_shape)
+    p.add_argument("--codec")
+    p.add_argument("--clevel", type=int)
+    p.add_argument("--filter")
+    p.add_argument("--compressor")
+    p.add_argument("--threads", type=int)  # the workers' own: threads_per_worker
+    p.add_argument("--max-memory", type=_bytes)
+    p.add_argument("--scheduler", required=True)
+    p.add_argument("--progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true")
+    a = p.parse_args(argv)
+    ops = {}
+    for item in a.operands:
+        name, _, path = item.partition("=")
+        ops[name] = bl.open(path)
+    cparams = {k: v for k, v in (("codec", a.codec), ("clevel", a.clevel), ("filter", a.filter),
+                                 ("compressor", a.compressor)) if v is not None}
+    x = bl.evaluate(a.expr, ops)
+    show = a.progress or (not a.no_progress and sys.stderr.isatty())
+    t0 = time.perf_counter()
+    r = x.compute(urlpath=a.output, chunks=a.chunks, blocks=a.blocks, shards=a.shards, cparams=cparams or None,
+                  max_memory=a.max_memory, progress=True if show else None, scheduler=a.scheduler)
+    secs = time.perf_counter() - t0
+    nbytes = r.size * r.dtype.itemsize
+    cbytes = r.stats.get("bytes_written", 0)
+    print(f"wrote {a.output}: shape {_fmt_shape(r.shape)}, {r.dtype}, {_human(cbytes)} in {secs:.2f} s "
+          f"(ratio {nbytes / cbytes if cbytes else 0:.2f}x) on {a.scheduler}")
+    return 0
+
+
+def _fmt_shape(s):
+    return "(" + ", ".join(str(v) for v in s) + ("," if len(s) == 1 else "") + ")"
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as e:  # noqa: BLE001 - the command's form: one line, status 1
+        print(f"b2lazy: error: {e}", file=sys.stderr)
+        sys.exit(1)
