@@ -45,7 +45,7 @@ def operands(d, n, chunk):
 def workloads(bl, ops):
     a, b = bl.open(ops["a"]), bl.open(ops["b"])
     return {"sum(a) + a": bl.sum(a) + a, "a - mean(a, axis=0)": a - bl.mean(a, axis=0),
-            "cumsum(a)": bl.cumsum(a), "matmul(a, b) + b": bl.matmul(a, b) + b}
+            "cumsum(a, axis=0)": bl.cumsum(a, axis=0), "matmul(a, b) + b": bl.matmul(a, b) + b}
 
 
 def stage_read(plan):
