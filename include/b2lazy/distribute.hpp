@@ -35,6 +35,10 @@ std::vector<uint8_t> export_stages(const Plan& plan, const EvalOptions& opts = {
 // Makes `plan`'s stages the exported ones: its executions read them (Stats::stages_reused)
 // instead of computing them. ValueError when the bytes do not match the plan's stages.
 void import_stages(Plan& plan, const void* data, size_t nbytes);
+// The same through a file (large stages: every worker reads it, none holds a copy of the
+// whole): written under a temporary name and renamed, read in place (mmap).
+void export_stages_file(const Plan& plan, const std::string& path, const EvalOptions& opts = {}, Context* ctx = nullptr);
+void import_stages_file(Plan& plan, const std::string& path);
 
 // One output chunk, compressed as the output stores it (a Blosc2 chunk for b2nd).
 struct CompressedChunk {

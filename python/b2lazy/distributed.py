@@ -59,9 +59,9 @@ def _worker_plan(token, payload, opts, nthreads, fingerprint, stages):
             if stages is not None:
                 kind, data = stages
                 if kind == "file":
-                    with open(data, "rb") as f:
-                        data = f.read()
-                _core.import_stages(p._p, data)
+                    _core.import_stages_file(p._p, data)
+                else:
+                    _core.import_stages(p._p, data)
             _plans[token] = p
         return p
 
@@ -79,20 +79,19 @@ def _stage_task(token, payload, opts, nthreads, fingerprint, spill_dir):
     from . import _core
     t0 = time.perf_counter()
     p = _worker_plan(token, payload, opts, nthreads, fingerprint, None)
+    kept = sum(1 for st in p.stages if st["source"])  # as one process's compute() counts them
     try:
-        data = _core.export_stages(p._p, p._ctx)
+        if sum(st["bytes"] for st in p.stages) <= STAGE_INLINE_LIMIT:
+            result = ("bytes", _core.export_stages(p._p, p._ctx))
+        else:  # written by C++ straight to the file (no copy of the whole in memory)
+            path = os.path.join(spill_dir, f".b2lazy-stages-{token}.bin")
+            _core.export_stages_file(p._p, path, p._ctx)
+            result = ("file", path)
     except Exception as e:
         raise RuntimeError(f"b2lazy: computing the stages failed on {_where()}: {e}") from e
-    kept = sum(1 for st in p.stages if st["source"])  # as one process's compute() counts them
+    _forget(token)  # this process's copy of the stages goes (another task imports them if it needs)
     stats = {"cache_misses": len(p.stages) - kept, "sources_kept": kept, "seconds": time.perf_counter() - t0}
-    if len(data) <= STAGE_INLINE_LIMIT:
-        return ("bytes", data), stats
-    path = os.path.join(spill_dir, f".b2lazy-stages-{token}.bin")
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)  # whole or absent: a retried task writes it again
-    return ("file", path), stats
+    return result, stats
 
 
 def _part_task(token, payload, opts, nthreads, fingerprint, stages, first, last, staging):

@@ -26,6 +26,14 @@ void bind_distribute(nb::module_& m) {
     }
     return to_bytes(v);
   }, nb::arg("plan"), nb::arg("ctx"));
+  m.def("export_stages_file", [](const Plan& p, const std::string& path, Context* ctx) {
+    nb::gil_scoped_release release;
+    export_stages_file(p, path, {}, ctx);
+  }, nb::arg("plan"), nb::arg("path"), nb::arg("ctx"));
+  m.def("import_stages_file", [](Plan& p, const std::string& path) {
+    nb::gil_scoped_release release;
+    import_stages_file(p, path);
+  });
   m.def("import_stages", [](Plan& p, nb::bytes b) {
     nb::gil_scoped_release release;  // (the bytes object stays alive: the caller holds it)
     import_stages(p, b.c_str(), b.size());

@@ -1,7 +1,15 @@
 // The pieces of a plan handed to other processes (b2lazy/distribute.hpp).
 #include "b2lazy/distribute.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 
 #include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
@@ -76,32 +84,93 @@ std::string plan_fingerprint(const Plan& plan) {
   return std::to_string(plan.stages.size()) + "s" + std::to_string(plan.tasks.size()) + "t-" + hex;
 }
 
-std::vector<uint8_t> export_stages(const Plan& plan, const EvalOptions& opts, Context* ctx) {
+namespace {
+// Writes the exported stages through `write` (bytes appended in order).
+void export_stages_to(const Plan& plan, const EvalOptions& opts, Context* ctx,
+                      const std::function<void(const void*, size_t)>& write) {
   auto own = own_context(ctx);
   check_plan_budget(plan);  // before any work
   if (!plan.stage_results) throw ValueError("export_stages: the plan keeps no stage results");
   compute_stages(plan, *ctx, opts);
-  std::vector<uint8_t> out(kStagesMagic, kStagesMagic + 8);
-  put_u64(out, plan.stages.size());
+  auto u64 = [&](uint64_t v) {
+    std::vector<uint8_t> b;
+    put_u64(b, v);
+    write(b.data(), b.size());
+  };
+  write(kStagesMagic, 8);
+  u64(plan.stages.size());
   std::lock_guard<std::mutex> g(plan.stage_results->mu);
   for (const PlanStage& s : plan.stages) {
     const Materialized& m = plan.stage_results->results.at(s.node.get());
     std::vector<uint8_t> frame;
     if (m.source->b2nd_frame(frame)) {  // kept compressed or spilled: its frame
-      out.push_back(1);
-      put_u64(out, frame.size());
-      out.insert(out.end(), frame.begin(), frame.end());
+      const uint8_t kind = 1;
+      write(&kind, 1);
+      u64(frame.size());
+      write(frame.data(), frame.size());
       continue;
     }
     const int64_t n = m.box.size() * static_cast<int64_t>(itemsize(m.source->dtype()));
     const void* p = n ? m.source->view(Region::whole(m.source->shape())) : nullptr;
     if (n && !p) throw ValueError("export_stages: stage " + m.source->describe() + " is neither dense nor compressed");
-    out.push_back(0);
-    put_u64(out, static_cast<uint64_t>(n));
+    const uint8_t kind = 0;
+    write(&kind, 1);
+    u64(static_cast<uint64_t>(n));
+    write(p, static_cast<size_t>(n));
+  }
+}
+}  // namespace
+
+std::vector<uint8_t> export_stages(const Plan& plan, const EvalOptions& opts, Context* ctx) {
+  std::vector<uint8_t> out;
+  export_stages_to(plan, opts, ctx, [&](const void* p, size_t n) {
     const auto* b = static_cast<const uint8_t*>(p);
     out.insert(out.end(), b, b + n);
-  }
+  });
   return out;
+}
+
+void export_stages_file(const Plan& plan, const std::string& path, const EvalOptions& opts, Context* ctx) {
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw IOError("cannot create '" + tmp + "' (" + std::strerror(errno) + ")");
+  try {
+    export_stages_to(plan, opts, ctx, [&](const void* p, size_t n) {
+      if (n && std::fwrite(p, 1, n, f) != n) throw IOError("cannot write '" + tmp + "' (" + std::strerror(errno) + ")");
+    });
+    if (std::fclose(f) != 0) {
+      f = nullptr;
+      throw IOError("cannot write '" + tmp + "' (" + std::strerror(errno) + ")");
+    }
+    f = nullptr;
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)  // whole or absent: a retried task writes it again
+      throw IOError("cannot rename '" + tmp + "' to '" + path + "' (" + std::strerror(errno) + ")");
+  } catch (...) {
+    if (f) std::fclose(f);
+    std::remove(tmp.c_str());
+    throw;
+  }
+}
+
+void import_stages_file(Plan& plan, const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw IOError("cannot open exported stages '" + path + "' (" + std::strerror(errno) + ")");
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || st.st_size <= 0) {
+    ::close(fd);
+    throw IOError("exported stages '" + path + "' are empty or unreadable");
+  }
+  const size_t n = static_cast<size_t>(st.st_size);
+  void* m = ::mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd, 0);  // read in place: no copy of the whole file
+  ::close(fd);
+  if (m == MAP_FAILED) throw IOError("cannot map exported stages '" + path + "' (" + std::strerror(errno) + ")");
+  try {
+    import_stages(plan, m, n);
+  } catch (...) {
+    ::munmap(m, n);
+    throw;
+  }
+  ::munmap(m, n);
 }
 
 void import_stages(Plan& plan, const void* data, size_t nbytes) {
