@@ -346,12 +346,13 @@ class Array:
         items = key if isinstance(key, tuple) else (key,)
         _check_int64_indices(items, self.shape)
         if not _builtins.any(_is_array_index(k) for k in items):
-            return _serial.record(Array(self._a.getitem(key)), _serial._GETITEM, (self, key))
-        if len(items) == 1 and self.ndim and _is_full_mask(items[0], self.shape):
+            r = Array(self._a.getitem(key))
+        elif len(items) == 1 and self.ndim and _is_full_mask(items[0], self.shape):
             # A mask of the array's shape: counted in one pass, values pulled lazily.
             r = Array(_core.mask_select(self._a, asarray(items[0])._a, _context(None)))
-            return _serial.record(r, _serial._GETITEM, (self, key))
-        return _serial.record(_advanced_getitem(self, items), _serial._GETITEM, (self, key))
+        else:
+            r = _advanced_getitem(self, items)
+        return _serial.record(r, _serial._GETITEM, (self, key))
 
     @property
     def vindex(self):
@@ -891,10 +892,6 @@ def _method(f):
         return f(self, *args, **kwargs)
     return method
 
-
-for _name in ("sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "argmin", "argmax",
-              "cumsum", "cumprod"):
-    setattr(Array, _name, _method(globals()[_name]))
 
 
 def where(condition, x=None, y=None):

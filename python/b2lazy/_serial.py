@@ -78,7 +78,7 @@ class _Encoder:
             if item is not None:
                 entry["item"] = item
         elif a.urlpath:  # computed into (or opened from) storage
-            entry["call"] = self.call(("open", (os.path.abspath(a.urlpath),), {}))
+            entry["call"] = self.call(("open", (a.urlpath,), {}))  # (made absolute there)
         else:  # computed in memory: its compressed frame, inline
             frame = a.to_cframe()
             self.check_inline(len(frame), f"an in-memory array of shape {a.shape} ({a.dtype})")

@@ -24,6 +24,7 @@ docs/distributed.md.
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 import time
 import uuid
@@ -41,8 +42,7 @@ _plans_lock = threading.Lock()
 def _build_plan(payload, opts, nthreads):
     import b2lazy
     x = b2lazy._serial.from_dict(payload, "the distributed expression")
-    p = x.plan(nthreads=nthreads, **opts)
-    return p
+    return x.plan(nthreads=nthreads, **opts)
 
 
 def _worker_plan(token, payload, opts, nthreads, fingerprint, stages):
@@ -177,7 +177,7 @@ def compute(x, urlpath=None, *, scheduler, chunks=None, blocks=None, cparams=Non
         args = (token, payload_f, opts, int(nthreads), fingerprint)
         stages = None
         if plan.stages:
-            spill_dir = os.path.dirname(urlpath) if urlpath else _tempdir()
+            spill_dir = os.path.dirname(urlpath) if urlpath else tempfile.gettempdir()
             stages = client.submit(_stage_task, *args, spill_dir, key=f"b2lazy-stages-{token}",
                                    retries=retries, pure=False)
             futures.append(stages)
@@ -236,11 +236,6 @@ def compute(x, urlpath=None, *, scheduler, chunks=None, blocks=None, cparams=Non
 def _chunks_of(plan, first, last):
     t = plan.tasks
     return t[last - 1]["chunks"][1] - t[first]["chunks"][0]
-
-
-def _tempdir():
-    import tempfile
-    return tempfile.gettempdir()
 
 
 def to_numpy(x, *, scheduler, max_memory=None, progress=None, retries=2):
