@@ -2,8 +2,10 @@
 // (python/b2lazy/distributed.py, on dask.distributed) moves between a client and its
 // workers. Every process builds the same plan from the same expression and options
 // (compared by plan_fingerprint); the client computes nothing itself:
-//   1. one worker computes the stages and exports them (export_stages); the others
-//      import those bytes (import_stages) instead of computing them again;
+//   1. each stage, in order, is cut into pieces computed by different workers (ranges of
+//      its chunks, or for a stage of few chunks that folds its input — a reduction —
+//      ranges of that input, folded into partial states), merged (in a tree) and finished
+//      by one worker into the form every worker imports (import_stage);
 //   2. workers run ranges of output tasks (execute_part): into the output's staging
 //      directory when its format takes parallel writers (Zarr: one file per chunk), else
 //      returning each chunk compressed exactly as the output stores it (b2nd);
@@ -29,16 +31,41 @@ class Sink;
 // (shape, chunks, where kept) and its tasks. Equal strings: the same work.
 std::string plan_fingerprint(const Plan& plan);
 
-// The plan's stages, computed now unless an earlier execution kept them, as bytes that
-// import_stages() reads into another process's copy of the plan. Empty stages: a few bytes.
-std::vector<uint8_t> export_stages(const Plan& plan, const EvalOptions& opts = {}, Context* ctx = nullptr);
-// Makes `plan`'s stages the exported ones: its executions read them (Stats::stages_reused)
-// instead of computing them. ValueError when the bytes do not match the plan's stages.
-void import_stages(Plan& plan, const void* data, size_t nbytes);
-// The same through a file (large stages: every worker reads it, none holds a copy of the
-// whole): written under a temporary name and renamed, read in place (mmap).
-void export_stages_file(const Plan& plan, const std::string& path, const EvalOptions& opts = {}, Context* ctx = nullptr);
-void import_stages_file(Plan& plan, const std::string& path);
+// --- Stages in pieces. A piece, a merge of pieces and a finished stage are bytes (or a
+// file of them: large ones every worker reads in place, none holding a copy of the whole).
+
+// How stage `stage` is cut for `processes` worker processes.
+struct StageSplit {
+  int64_t pieces = 1;
+  bool folds = false;  // pieces are parts of the input folded apart (merge them in a tree)
+};
+StageSplit split_stage(const Plan& plan, size_t stage, int processes);
+
+struct StagePiece {
+  std::vector<uint8_t> bytes;  // empty when written to the path given
+  Stats stats;
+};
+// Piece `piece` of split_stage(plan, stage, processes); the stages before it must be in
+// the plan (import_stage). Written to `path` (temporary name, then renamed) unless empty.
+StagePiece compute_stage_piece(const Plan& plan, size_t stage, int64_t piece, int processes,
+                               const std::string& path = {}, const EvalOptions& opts = {}, Context* ctx = nullptr);
+
+// A view of a piece's bytes: in memory, or a file mapped in place.
+struct PieceBytes {
+  const void* data = nullptr;
+  size_t size = 0;
+  std::string path;  // read from this file when set
+};
+// Pieces of one stage merged into one (partial states folded together, chunks gathered).
+std::vector<uint8_t> merge_stage_pieces(const Plan& plan, size_t stage, const std::vector<PieceBytes>& parts);
+// The stage from pieces covering all of it, kept as the plan says, in the form
+// import_stage reads: returned, or written to `path` (a stage spilled to a file: that b2nd
+// file itself). ValueError naming what is missing when the pieces do not cover it.
+StagePiece finish_stage(const Plan& plan, size_t stage, const std::vector<PieceBytes>& parts,
+                        const std::string& path = {}, Context* ctx = nullptr);
+// Makes a finished stage the plan's: executions read it (Stats::stages_reused) instead of
+// computing it. ValueError when it is not this plan's stage.
+void import_stage(Plan& plan, size_t stage, const PieceBytes& finished);
 
 // One output chunk, compressed as the output stores it (a Blosc2 chunk for b2nd).
 struct CompressedChunk {

@@ -1,6 +1,7 @@
 // The node contract: every node fills a requested output Region by pulling only the
 // input regions it needs.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -111,6 +112,22 @@ class Node {
   virtual void fill_block_major(int64_t chunk, int64_t nitems, void* out, ThreadState& ts) const;
   // Lines explain() prints below describe() (a fused program's instructions).
   virtual std::string listing() const { return {}; }
+
+  // --- Folding in parts (a stage of few chunks split over processes, b2lazy/distribute.hpp):
+  // a node whose fill() folds its input along an axis (reductions) fills `region` from
+  // parts of that input folded apart into partial states, merged in any tree, finished once.
+  struct FoldAxis {
+    int axis = -1;       // the input axis cut into parts
+    int64_t extent = 0;  // its length; 0: `region` is not filled in parts
+    int64_t align = 1;   // parts start on multiples of this (the input's storage chunks)
+  };
+  virtual FoldAxis fold_axis(const Region& /*region*/) const { return {}; }
+  // The partial state of `region` over input [lo, hi) along the fold axis.
+  virtual std::vector<uint8_t> fold_part(const Region& region, int64_t lo, int64_t hi, ThreadState& ts) const;
+  // `into` := `into` merged with `part` (states of the same region over disjoint ranges).
+  virtual void fold_merge(const Region& region, std::vector<uint8_t>& into, const uint8_t* part, size_t n) const;
+  // `region`'s values from the state of all of the fold axis, as fill() writes them.
+  virtual void fold_finish(const Region& region, const uint8_t* state, size_t n, void* out) const;
 
  private:
   DType dtype_;

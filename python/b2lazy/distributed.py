@@ -5,9 +5,12 @@ Every process — the client and each worker — builds the same plan from the e
 saved form (b2lazy/_serial.py) and the same options, with the workers' thread count, and
 the plans are compared by fingerprint. The client computes nothing itself:
 
-1. one task computes the stages (nodes computed once: reductions, scan totals, kept
-   operands) and exports them; small results travel as task data, large ones are written
-   to a file beside the output that every worker reads;
+1. each stage (a node computed once: a reduction, scan totals, a kept operand), in order,
+   runs as pieces on the workers — ranges of its chunks, or for a stage of few chunks
+   that folds its input (a reduction) ranges of that input folded into partial states,
+   merged in a tree — then one task finishes it into the form every worker imports;
+   small pieces and stages travel as task data, large ones are files beside the output
+   that every worker reads in place;
 2. output tasks (ranges of the plan's tasks: whole chunks, a product's row band) run on
    the workers, each importing the stages once per process, within `max_memory` each;
 3. the output is committed safely: a Zarr target gets its chunk files written by the
@@ -23,19 +26,23 @@ docs/distributed.md.
 
 from __future__ import annotations
 
+import glob
 import os
 import tempfile
 import threading
 import time
 import uuid
 
-# Exported stages above this many bytes go to a file every worker reads, not task data.
+# Stage pieces and finished stages above this many bytes go to a file every worker reads
+# in place, not task data.
 STAGE_INLINE_LIMIT = 16 << 20
+# Partial states merged per task of a fold stage's merge tree.
+MERGE_FANIN = 8
 # An output task's uncompressed output at most (its compressed chunks wait in the
 # worker's memory until the committer takes them).
 PART_BYTES = 32 << 20
 
-_plans = {}  # per worker process: job token -> its plan, stages imported
+_plans = {}  # per worker process: job token -> [its plan, indices of the stages imported]
 _plans_lock = threading.Lock()
 
 
@@ -45,24 +52,24 @@ def _build_plan(payload, opts, nthreads):
     return x.plan(nthreads=nthreads, **opts)
 
 
-def _worker_plan(token, payload, opts, nthreads, fingerprint, stages):
-    """This process's plan of the job, built and its stages imported on first use."""
+def _worker_plan(token, payload, opts, nthreads, fingerprint, stages=()):
+    """This process's plan of the job, built on first use, with `stages` (finished stages
+    as _finish_task returns them, by index) imported."""
     from . import _core
     with _plans_lock:
-        p = _plans.get(token)
-        if p is None:
+        entry = _plans.get(token)
+        if entry is None:
             p = _build_plan(payload, opts, nthreads)
             fp = _core.plan_fingerprint(p._p)
             if fp != fingerprint:
                 raise RuntimeError(f"this worker planned the expression differently ({fp}) than the client "
                                    f"({fingerprint}): are b2lazy's versions or the operands different here?")
-            if stages is not None:
-                kind, data = stages
-                if kind == "file":
-                    _core.import_stages_file(p._p, data)
-                else:
-                    _core.import_stages(p._p, data)
-            _plans[token] = p
+            entry = _plans[token] = [p, set()]
+        p, imported = entry
+        for i, (finished, _) in enumerate(stages):
+            if i not in imported:
+                _core.import_stage(p._p, i, finished)
+                imported.add(i)
         return p
 
 
@@ -74,30 +81,78 @@ def _where():
         return f"process {os.getpid()}"
 
 
-def _stage_task(token, payload, opts, nthreads, fingerprint, spill_dir):
-    """Computes the plan's stages; their exported bytes, or the file holding them."""
+def _stage_failed(p, i, what, e):
+    st = p.stages[i]
+    return RuntimeError(f"b2lazy: {what} of stage {i} ({st['kind']} {st['box'][1]}) failed on {_where()}: "
+                        f"{type(e).__name__}: {e}")
+
+
+def _piece_task(token, payload, opts, nthreads, fingerprint, prior, i, k, processes, path):
+    """Piece k of stage i (the stages before it imported): (bytes or its file's path, stats)."""
     from . import _core
-    t0 = time.perf_counter()
-    p = _worker_plan(token, payload, opts, nthreads, fingerprint, None)
-    kept = sum(1 for st in p.stages if st["source"])  # as one process's compute() counts them
+    p = _worker_plan(token, payload, opts, nthreads, fingerprint, prior)
     try:
-        if sum(st["bytes"] for st in p.stages) <= STAGE_INLINE_LIMIT:
-            result = ("bytes", _core.export_stages(p._p, p._ctx))
-        else:  # written by C++ straight to the file (no copy of the whole in memory)
-            path = os.path.join(spill_dir, f".b2lazy-stages-{token}.bin")
-            _core.export_stages_file(p._p, path, p._ctx)
-            result = ("file", path)
+        data, stats = _core.compute_stage_piece(p._p, i, k, processes, path or "", p._ctx)
     except Exception as e:
-        raise RuntimeError(f"b2lazy: computing the stages failed on {_where()}: {e}") from e
-    _forget(token)  # this process's copy of the stages goes (another task imports them if it needs)
-    stats = {"cache_misses": len(p.stages) - kept, "sources_kept": kept, "seconds": time.perf_counter() - t0}
-    return result, stats
+        raise _stage_failed(p, i, f"piece {k}", e) from e
+    return (path or data), stats
+
+
+def _merge_task(token, payload, opts, nthreads, fingerprint, i, parts):
+    """Partial states of stage i merged into one (a node of the merge tree)."""
+    from . import _core
+    p = _worker_plan(token, payload, opts, nthreads, fingerprint)
+    try:
+        return _core.merge_stage_pieces(p._p, i, [d for d, _ in parts]), {}
+    except Exception as e:
+        raise _stage_failed(p, i, "a merge", e) from e
+
+
+def _finish_task(token, payload, opts, nthreads, fingerprint, i, parts, path):
+    """Stage i from its pieces, as every worker imports it: (bytes or its file's path, stats)."""
+    from . import _core
+    p = _worker_plan(token, payload, opts, nthreads, fingerprint)
+    try:
+        data, stats = _core.finish_stage(p._p, i, [d for d, _ in parts], path or "", p._ctx)
+    except Exception as e:
+        raise _stage_failed(p, i, "finishing", e) from e
+    return (path or data), stats
+
+
+def _submit_stages(client, plan, args, nworkers, spill_dir, token, retries):
+    """The futures of every stage's pieces, merges and finish; the finished stages' futures."""
+    from . import _core
+    futures, finished = [], []
+    for i, st in enumerate(plan.stages):
+        pieces, folds = _core.split_stage(plan._p, i, nworkers)
+
+        def big(nbytes, name):
+            return os.path.join(spill_dir, f".b2lazy-{token}-s{i}{name}.bin") if nbytes > STAGE_INLINE_LIMIT else None
+        level = []
+        for k in range(pieces):
+            path = None if folds else big(st["bytes"] // pieces, f"p{k}")
+            level.append(client.submit(_piece_task, *args, list(finished), i, k, nworkers, path,
+                                       key=f"b2lazy-stage{i}-piece{k}-{token}", retries=retries, pure=False))
+        futures += level
+        depth = 0
+        while folds and len(level) > MERGE_FANIN:  # the merge tree: small partial states as task data
+            depth += 1
+            level = [client.submit(_merge_task, *args, i, level[j:j + MERGE_FANIN],
+                                   key=f"b2lazy-stage{i}-merge{depth}-{j}-{token}", retries=retries, pure=False)
+                     for j in range(0, len(level), MERGE_FANIN)]
+            futures += level
+        path = big(st["bytes"] if st["where"] != "spilled" else STAGE_INLINE_LIMIT + 1, "")
+        fin = client.submit(_finish_task, *args, i, level, path, key=f"b2lazy-stage{i}-{token}",
+                            retries=retries, pure=False)
+        futures.append(fin)
+        finished.append(fin)
+    return futures, finished
 
 
 def _part_task(token, payload, opts, nthreads, fingerprint, stages, first, last, staging):
     """Output tasks [first, last): (compressed chunks or [], stats)."""
     from . import _core
-    p = _worker_plan(token, payload, opts, nthreads, fingerprint, stages[0] if stages else None)
+    p = _worker_plan(token, payload, opts, nthreads, fingerprint, stages)
     try:
         return _core.execute_part(p._p, first, last, staging, p._ctx)
     except Exception as e:
@@ -163,7 +218,7 @@ def compute(x, urlpath=None, *, scheduler, chunks=None, blocks=None, cparams=Non
     payload = _serial.to_dict(x)
     client, cluster = _connect(scheduler)
     token = uuid.uuid4().hex[:16]
-    futures, stage_file, committer = [], None, None
+    futures, spill_dir, committer = [], None, None
     bar, callback = _progress_callback(progress, "compute")
     try:
         nthreads = np.min(list(client.nthreads().values()) or [1])
@@ -175,19 +230,15 @@ def compute(x, urlpath=None, *, scheduler, chunks=None, blocks=None, cparams=Non
         # A task, not scattered data: recomputed if the worker holding it dies.
         payload_f = client.submit(_identity, payload, key=f"b2lazy-expression-{token}", pure=False)
         args = (token, payload_f, opts, int(nthreads), fingerprint)
-        stages = None
-        if plan.stages:
-            spill_dir = os.path.dirname(urlpath) if urlpath else tempfile.gettempdir()
-            stages = client.submit(_stage_task, *args, spill_dir, key=f"b2lazy-stages-{token}",
-                                   retries=retries, pure=False)
-            futures.append(stages)
+        spill_dir = os.path.dirname(urlpath) if urlpath else tempfile.gettempdir()
+        futures, stages = _submit_stages(client, plan, args, nworkers, spill_dir, token, retries)
         ntasks = plan.ntasks
         task_bytes = max(1, int(np.prod(plan.chunks)) * np.dtype(plan.dtype).itemsize *
                          ((plan.tasks[0]["chunks"][1] - plan.tasks[0]["chunks"][0]) if ntasks else 1))
         group = max(1, min(-(-ntasks // (4 * nworkers)), PART_BYTES // task_bytes))
         parts = {}
         for first, last in _ranges(ntasks, group):
-            f = client.submit(_part_task, *args, stages, first, last, staging,
+            f = client.submit(_part_task, *args, list(stages), first, last, staging,
                               key=f"b2lazy-part-{first}-{token}", retries=retries, pure=False)
             parts[f.key] = (first, last)
             futures.append(f)
@@ -207,8 +258,8 @@ def compute(x, urlpath=None, *, scheduler, chunks=None, blocks=None, cparams=Non
                     callback(done, total)
             else:
                 st = result[1]
-                stage_file = result[0][1] if result[0][0] == "file" else None
-            stats.append(st)
+            if st:
+                stats.append(st)
             f.release()
         merged = _core.merge_stats(stats)
         merged["seconds"] = time.perf_counter() - t0
@@ -222,8 +273,9 @@ def compute(x, urlpath=None, *, scheduler, chunks=None, blocks=None, cparams=Non
         if bar is not None:
             bar.close()
         committer = None  # an unfinished output is removed with it
-        if stage_file and os.path.exists(stage_file):
-            os.remove(stage_file)
+        if spill_dir:
+            for f in glob.glob(os.path.join(spill_dir, f".b2lazy-{token}-*")):
+                os.remove(f)
         try:
             client.run(_forget, token)
         except Exception:  # noqa: BLE001 - a closed cluster keeps nothing

@@ -1,56 +1,18 @@
 // The pieces of a plan handed to other processes (b2lazy/distribute.hpp).
 #include "b2lazy/distribute.hpp"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <functional>
 
 #include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
-#include "core/big_alloc.hpp"
 #include "exec/executor.hpp"
-#include "exec/stage_results.hpp"
 #include "graph/own_context.hpp"
 #include "plan/memory.hpp"
-#include "storage/b2nd_source.hpp"
 #include "storage/b2nd_writer.hpp"
-#include "storage/buffer_source.hpp"
 
 namespace b2lazy {
 
 namespace {
-
-constexpr char kStagesMagic[8] = {'B', '2', 'L', 'Z', 'S', 'T', 'G', '1'};
-
-void put_u64(std::vector<uint8_t>& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-
-struct Reader {
-  const uint8_t* p;
-  size_t left;
-  uint64_t u64(const char* what) {
-    if (left < 8) throw ValueError(std::string("import_stages: the bytes end inside ") + what);
-    uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-    p += 8;
-    left -= 8;
-    return v;
-  }
-  const uint8_t* take(uint64_t n, const char* what) {
-    if (n > left) throw ValueError(std::string("import_stages: the bytes end inside ") + what);
-    const uint8_t* q = p;
-    p += n;
-    left -= n;
-    return q;
-  }
-};
 
 uint64_t fnv1a(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
@@ -82,135 +44,6 @@ std::string plan_fingerprint(const Plan& plan) {
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(s)));
   return std::to_string(plan.stages.size()) + "s" + std::to_string(plan.tasks.size()) + "t-" + hex;
-}
-
-namespace {
-// Writes the exported stages through `write` (bytes appended in order).
-void export_stages_to(const Plan& plan, const EvalOptions& opts, Context* ctx,
-                      const std::function<void(const void*, size_t)>& write) {
-  auto own = own_context(ctx);
-  check_plan_budget(plan);  // before any work
-  if (!plan.stage_results) throw ValueError("export_stages: the plan keeps no stage results");
-  compute_stages(plan, *ctx, opts);
-  auto u64 = [&](uint64_t v) {
-    std::vector<uint8_t> b;
-    put_u64(b, v);
-    write(b.data(), b.size());
-  };
-  write(kStagesMagic, 8);
-  u64(plan.stages.size());
-  std::lock_guard<std::mutex> g(plan.stage_results->mu);
-  for (const PlanStage& s : plan.stages) {
-    const Materialized& m = plan.stage_results->results.at(s.node.get());
-    std::vector<uint8_t> frame;
-    if (m.source->b2nd_frame(frame)) {  // kept compressed or spilled: its frame
-      const uint8_t kind = 1;
-      write(&kind, 1);
-      u64(frame.size());
-      write(frame.data(), frame.size());
-      continue;
-    }
-    const int64_t n = m.box.size() * static_cast<int64_t>(itemsize(m.source->dtype()));
-    const void* p = n ? m.source->view(Region::whole(m.source->shape())) : nullptr;
-    if (n && !p) throw ValueError("export_stages: stage " + m.source->describe() + " is neither dense nor compressed");
-    const uint8_t kind = 0;
-    write(&kind, 1);
-    u64(static_cast<uint64_t>(n));
-    write(p, static_cast<size_t>(n));
-  }
-}
-}  // namespace
-
-std::vector<uint8_t> export_stages(const Plan& plan, const EvalOptions& opts, Context* ctx) {
-  std::vector<uint8_t> out;
-  export_stages_to(plan, opts, ctx, [&](const void* p, size_t n) {
-    const auto* b = static_cast<const uint8_t*>(p);
-    out.insert(out.end(), b, b + n);
-  });
-  return out;
-}
-
-void export_stages_file(const Plan& plan, const std::string& path, const EvalOptions& opts, Context* ctx) {
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw IOError("cannot create '" + tmp + "' (" + std::strerror(errno) + ")");
-  try {
-    export_stages_to(plan, opts, ctx, [&](const void* p, size_t n) {
-      if (n && std::fwrite(p, 1, n, f) != n) throw IOError("cannot write '" + tmp + "' (" + std::strerror(errno) + ")");
-    });
-    if (std::fclose(f) != 0) {
-      f = nullptr;
-      throw IOError("cannot write '" + tmp + "' (" + std::strerror(errno) + ")");
-    }
-    f = nullptr;
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)  // whole or absent: a retried task writes it again
-      throw IOError("cannot rename '" + tmp + "' to '" + path + "' (" + std::strerror(errno) + ")");
-  } catch (...) {
-    if (f) std::fclose(f);
-    std::remove(tmp.c_str());
-    throw;
-  }
-}
-
-void import_stages_file(Plan& plan, const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw IOError("cannot open exported stages '" + path + "' (" + std::strerror(errno) + ")");
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || st.st_size <= 0) {
-    ::close(fd);
-    throw IOError("exported stages '" + path + "' are empty or unreadable");
-  }
-  const size_t n = static_cast<size_t>(st.st_size);
-  void* m = ::mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd, 0);  // read in place: no copy of the whole file
-  ::close(fd);
-  if (m == MAP_FAILED) throw IOError("cannot map exported stages '" + path + "' (" + std::strerror(errno) + ")");
-  try {
-    import_stages(plan, m, n);
-  } catch (...) {
-    ::munmap(m, n);
-    throw;
-  }
-  ::munmap(m, n);
-}
-
-void import_stages(Plan& plan, const void* data, size_t nbytes) {
-  Reader r{static_cast<const uint8_t*>(data), nbytes};
-  if (std::memcmp(r.take(8, "its header"), kStagesMagic, 8) != 0)
-    throw ValueError("import_stages: these bytes are not exported stages");
-  const uint64_t n = r.u64("the stage count");
-  if (n != plan.stages.size())
-    throw ValueError("import_stages: " + std::to_string(n) + " stages exported, the plan has " +
-                     std::to_string(plan.stages.size()) + " (not the same plan)");
-  auto results = std::make_shared<StageResults>();
-  for (const PlanStage& s : plan.stages) {
-    const uint8_t kind = *r.take(1, "a stage's kind");
-    const uint64_t len = r.u64("a stage's length");
-    const uint8_t* p = r.take(len, "a stage");
-    Materialized m;
-    m.box = s.box;
-    const Shape shape = s.box.shape();
-    if (kind == 1) {
-      auto src = B2ndSource::from_cframe(p, static_cast<int64_t>(len));
-      if (src->shape() != shape || src->dtype() != s.computed->dtype())
-        throw ValueError("import_stages: a stage of shape " + shape_str(src->shape()) + " where the plan keeps " +
-                         shape_str(shape));
-      m.source = src;
-    } else if (kind == 0) {
-      if (static_cast<int64_t>(len) != s.bytes)
-        throw ValueError("import_stages: a stage of " + std::to_string(len) + " bytes where the plan keeps " +
-                         std::to_string(s.bytes));
-      auto buf = std::shared_ptr<unsigned char[]>(static_cast<unsigned char*>(alloc_big(len ? len : 1)), BigDeleter{});
-      if (len) std::memcpy(buf.get(), p, len);
-      m.source = std::make_shared<BufferSource>(buf.get(), s.computed->dtype(), shape, Shape{},
-                                                std::shared_ptr<const void>(buf, buf.get()), "stage");
-    } else {
-      throw ValueError("import_stages: unknown stage kind " + std::to_string(kind));
-    }
-    results->results[s.node.get()] = std::move(m);
-  }
-  if (r.left) throw ValueError("import_stages: " + std::to_string(r.left) + " bytes after the last stage");
-  results->ready = true;
-  plan.stage_results = std::move(results);
 }
 
 PartResult execute_part(const Plan& plan, int64_t first_task, int64_t last_task, const std::string& staging,

@@ -99,6 +99,19 @@ std::string spill_path() {
       .string();
 }
 
+}  // namespace
+
+std::unique_ptr<B2ndWriter> stage_writer(const PlanStage& s, const std::string& urlpath) {
+  const NodePtr& sub = s.computed;
+  Shape blocks = shrink_chunks(s.chunks, itemsize(sub->dtype()), size_t(256) << 10);
+  ComputeOptions o;
+  o.cparams.codec = "lz4";
+  o.urlpath = urlpath;
+  return std::make_unique<B2ndWriter>(sub->shape(), sub->dtype(), s.chunks, blocks, o);
+}
+
+namespace {
+
 // Computes a stage (inputs' stages already computed) and keeps it where the plan says.
 void run_stage(const PlanStage& s, EvalState& ev) {
   const NodePtr& sub = s.computed;
@@ -117,18 +130,12 @@ void run_stage(const PlanStage& s, EvalState& ev) {
     m.source = std::make_shared<BufferSource>(buf.get(), sub->dtype(), sub->shape(), Shape{},
                                               std::shared_ptr<const void>(buf, buf.get()), "cache");
   } else {
-    // Compressed with a fast codec, in blocks that keep the chunks' C order where the
-    // chunks allow it (consumer-shaped tiles are read by ranges).
-    Shape blocks = shrink_chunks(s.chunks, isz, size_t(256) << 10);
-    ComputeOptions o;
-    o.cparams.codec = "lz4";
-    std::string path;
-    if (s.where == KeptIn::Spilled) o.urlpath = path = spill_path();
-    B2ndWriter w(sub->shape(), sub->dtype(), s.chunks, blocks, o);
+    const std::string path = s.where == KeptIn::Spilled ? spill_path() : std::string();
+    std::unique_ptr<B2ndWriter> w = stage_writer(s, path);
     Target t;
-    t.writer = &w;
+    t.writer = w.get();
     run_tasks(*sub, grid, per, 0, ntasks, t, false, ev);
-    m.source = w.finish_source("spill");
+    m.source = w->finish_source("spill");
     if (!path.empty()) std::filesystem::remove(path);  // read through the open descriptor
   }
   if (s.source) ev.sources_kept++;
@@ -199,13 +206,6 @@ struct TrimAfter {
   ~TrimAfter() { ::malloc_trim(0); }
 };
 }  // namespace
-
-void compute_stages(const Plan& plan, Context& ctx, const EvalOptions& opts) {
-  TrimAfter trim;
-  EvalState ev(ctx, plan.options.max_memory);
-  ev.cancel = opts.cancel;
-  run_stages(plan, ev, true);
-}
 
 Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, int64_t last_task, Context& ctx,
                    const EvalOptions& opts) {

@@ -2,6 +2,8 @@
 // says), then a range of its tasks, on the context's threads.
 #pragma once
 #include <functional>
+#include <memory>
+#include <string>
 
 #include "b2lazy/context.hpp"
 #include "b2lazy/node.hpp"
@@ -10,6 +12,7 @@
 
 namespace b2lazy {
 
+class B2ndWriter;
 class EvalState;
 class Sink;
 
@@ -21,7 +24,9 @@ struct Target {
 // Stages, then tasks [first_task, last_task) into `target`.
 Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, int64_t last_task, Context& ctx,
                    const EvalOptions& opts);
-// The plan's stages alone, kept with the plan (Plan::stage_results) unless already there.
-void compute_stages(const Plan& plan, Context& ctx, const EvalOptions& opts);
+// The writer of a stage kept compressed: lz4, in blocks that keep its chunks' C order
+// where they allow it (consumer-shaped tiles are read by ranges); into a b2nd file at
+// `urlpath` when spilled, else in memory.
+std::unique_ptr<B2ndWriter> stage_writer(const PlanStage& s, const std::string& urlpath);
 
 }  // namespace b2lazy

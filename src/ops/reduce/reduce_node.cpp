@@ -126,6 +126,29 @@ class Folder {
     cast(out, in, n_);
   }
 
+  // The state as bytes (a part of a reduction folded in another process), and back.
+  void save(std::vector<uint8_t>& out) const {
+    auto put = [&](const auto& v) {
+      const auto* p = reinterpret_cast<const uint8_t*>(v.data());
+      out.insert(out.end(), p, p + v.size() * sizeof(v[0]));
+    };
+    put(acc), put(idx), put(count), put(m2);
+    const auto* p = reinterpret_cast<const uint8_t*>(&nseen);
+    out.insert(out.end(), p, p + sizeof nseen);
+  }
+  void load(const uint8_t* p, size_t n) {
+    const size_t want = acc.size() * sizeof(A) + (idx.size() + count.size()) * 8 + m2.size() * 8 + sizeof nseen;
+    if (n != want)
+      throw ValueError("a partial " + std::string(reduction_name(r_)) + " of " + std::to_string(n) +
+                       " bytes where this region's is " + std::to_string(want));
+    auto get = [&](auto& v) {
+      std::memcpy(v.data(), p, v.size() * sizeof(v[0]));
+      p += v.size() * sizeof(v[0]);
+    };
+    get(acc), get(idx), get(count), get(m2);
+    std::memcpy(&nseen, p, sizeof nseen);
+  }
+
   std::vector<A> acc;  // sums, products, extremes, or means (var)
   std::vector<int64_t> idx, count;
   std::vector<double> m2;
@@ -434,24 +457,29 @@ bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, si
   return true;
 }
 
-void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
-  const int64_t nout = region.size();
-  if (nout == 0) return;
+namespace {
+// Strides of the flat index in the reduced sub-space of the input (argmin/argmax).
+Shape reduced_strides(const Shape& in, const std::vector<bool>& reduced) {
+  Shape rst(in.size(), 0);
+  int64_t s = 1;
+  for (size_t d = in.size(); d-- > 0;)
+    if (reduced[d]) {
+      rst[d] = s;
+      s *= in[d];
+    }
+  return rst;
+}
+}  // namespace
+
+// Folds input region `in` (widened from an output region of `nout` elements) in slabs,
+// spread over the workers when `ts` may fork, and hands the Folder<A> to use(folder).
+template <class Use>
+void ReduceNode::fold_input(const Region& in, int64_t nout, ThreadState& ts, Use&& use) const {
   const Node& input = *inputs()[0];
-  Region in = widen(region);
   const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
-  if (split_kept(region, out, ts, slab_bytes)) return;
   const Slabs parts = slabs(in, slab_bytes);  // one at a time: never listed (a huge input has many)
   const int64_t nparts = in.size() ? parts.size() : 0;
-  Shape rst(input.ndim(), 0);
-  {
-    int64_t s = 1;
-    for (size_t d = input.ndim(); d-- > 0;)
-      if (reduced_[d]) {
-        rst[d] = s;
-        s *= input.shape()[d];
-      }
-  }
+  const Shape rst = reduced_strides(input.shape(), reduced_);
   // Accumulate in acc_'s C++ type; the slab is converted to it first.
   dispatch(acc_, [&]<class A>(A*) {
     auto consume = [&](Folder<A>& f, const Region& slab, ThreadState& t) {
@@ -487,7 +515,66 @@ void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
       for (auto& p : partial)
         if (p) main.merge(*p);
     }
-    main.finalize(acc_, dtype(), reduced_count(), correction_, out);
+    use(main);
+  });
+}
+
+void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
+  const int64_t nout = region.size();
+  if (nout == 0) return;
+  const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
+  if (split_kept(region, out, ts, slab_bytes)) return;
+  fold_input(widen(region), nout, ts,
+             [&](const auto& f) { f.finalize(acc_, dtype(), reduced_count(), correction_, out); });
+}
+
+// Parts along the outermost reduced axis (slabs are cut along it last, so a part is whole
+// slabs), on the input's storage chunks; not for a region fill() would cut into pieces.
+Node::FoldAxis ReduceNode::fold_axis(const Region& region) const {
+  FoldAxis f;
+  const Shape& in = inputs()[0]->shape();
+  for (size_t d = 0; d < reduced_.size(); ++d)
+    if (reduced_[d] && in[d] > 1) {
+      if (region.size() == 0 || split_pieces(region, kSlabBytes).rows != 0) return f;
+      f.axis = static_cast<int>(d);
+      f.extent = in[d];
+      f.align = align_[d] > 0 ? align_[d] : 1;
+      return f;
+    }
+  return f;
+}
+
+std::vector<uint8_t> ReduceNode::fold_part(const Region& region, int64_t lo, int64_t hi, ThreadState& ts) const {
+  const FoldAxis f = fold_axis(region);
+  if (f.extent == 0 || lo < 0 || hi > f.extent || lo > hi)
+    throw ValueError(std::string(reduction_name(r_)) + ": no part [" + std::to_string(lo) + ", " +
+                     std::to_string(hi) + ") of its input along the folded axis");
+  Region in = widen(region);
+  const size_t d = static_cast<size_t>(f.axis);
+  in.start[d] = lo;
+  in.count[d] = hi - lo;
+  std::vector<uint8_t> state;
+  fold_input(in, region.size(), ts, [&](const auto& folder) { folder.save(state); });
+  return state;
+}
+
+void ReduceNode::fold_merge(const Region& region, std::vector<uint8_t>& into, const uint8_t* part, size_t n) const {
+  dispatch(acc_, [&]<class A>(A*) {
+    const Shape rst = reduced_strides(inputs()[0]->shape(), reduced_);
+    Folder<A> a(r_, region.size(), rst), b(r_, region.size(), rst);
+    a.load(into.data(), into.size());
+    b.load(part, n);
+    a.merge(b);
+    into.clear();
+    a.save(into);
+  });
+}
+
+void ReduceNode::fold_finish(const Region& region, const uint8_t* state, size_t n, void* out) const {
+  dispatch(acc_, [&]<class A>(A*) {
+    Folder<A> f(r_, region.size(), reduced_strides(inputs()[0]->shape(), reduced_));
+    f.load(state, n);
+    f.finalize(acc_, dtype(), reduced_count(), correction_, out);
   });
 }
 

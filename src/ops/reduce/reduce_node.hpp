@@ -25,6 +25,11 @@ class ReduceNode : public Node {
   // slabs are spread over; a region whose thinnest slab is over budget, by its first piece.
   int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
 
+  FoldAxis fold_axis(const Region& region) const override;
+  std::vector<uint8_t> fold_part(const Region& region, int64_t lo, int64_t hi, ThreadState& ts) const override;
+  void fold_merge(const Region& region, std::vector<uint8_t>& into, const uint8_t* part, size_t n) const override;
+  void fold_finish(const Region& region, const uint8_t* state, size_t n, void* out) const override;
+
   Reduction reduction() const { return r_; }
   const std::vector<bool>& reduced() const { return reduced_; }
   // Number of input elements folded into each output element.
@@ -66,6 +71,8 @@ class ReduceNode : public Node {
   // The first piece of `region` (the largest).
   Region first_piece(const Region& region, const Pieces& p) const;
   size_t slab_bytes(size_t max_memory, int nworkers) const;
+  template <class Use>
+  void fold_input(const Region& in, int64_t nout, ThreadState& ts, Use&& use) const;
   Reduction r_;
   std::vector<bool> reduced_;
   bool keepdims_;

@@ -58,7 +58,7 @@ const A* pull_as(const Node& n, const Region& r, DType acc, ScratchScope& scope,
 
 // carry[o, i] = op-fold over j of x[o, j, i]
 template <class A>
-void fold_axis(ScanOp op, const A* x, const Split& s, A* carry) {
+void fold_carry(ScanOp op, const A* x, const Split& s, A* carry) {
   for (int64_t o = 0; o < s.outer; ++o)
     for (int64_t j = 0; j < s.len; ++j) {
       const A* __restrict row = x + (o * s.len + j) * s.inner;
@@ -148,7 +148,7 @@ void SegmentTotals::fill(const Region& r, void* out, ThreadState& ts) const {
         piece.count[k] = std::min(rows, s1 - i);
         ScratchScope scope(ts.scratch);
         const A* x = pull_as<A>(in, piece, dtype(), scope, ts);
-        fold_axis(op_, x, split_at(piece.count, axis_), carry.data());
+        fold_carry(op_, x, split_at(piece.count, axis_), carry.data());
       }
       for (int64_t a = 0; a < so.outer; ++a)
         std::memcpy(o + (a * so.len + j) * so.inner, carry.data() + a * so.inner, so.inner * sizeof(A));
@@ -259,7 +259,7 @@ void ScanNode::fill(const Region& r, void* out, ThreadState& ts) const {
         piece.start[k] = j;
         piece.count[k] = std::min(rows, e - j);
         const A* x = pull_as<A>(n, piece, acc_, piece_scope, ts);
-        fold_axis(op_, x, split_at(piece.count, axis_), carry.data());
+        fold_carry(op_, x, split_at(piece.count, axis_), carry.data());
       }
     };
     if (p.s > 0) fold_range(totals, 0, p.s);                     // whole segments before: their totals
