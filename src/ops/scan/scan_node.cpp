@@ -24,6 +24,29 @@ constexpr int64_t kPieceBytes = int64_t(1) << 20;
 // Output chunks (and segments) a scan prefers at most: its storage chunks, cut down.
 constexpr size_t kScanChunkBytes = size_t(1) << 20;
 
+// The input's storage chunk length along `axis` when its pieces should be whole chunks
+// deep: its storage cannot decompress part of a chunk (Zarr), so a thinner piece
+// decompresses the whole chunk, and the next piece again. 0: pieces of any depth.
+Shape whole_chunks(const NodePtr& input) {
+  const Node* src = aligned_storage_source(input);
+  if (!src || src->reads_ranges() || src->shape() != input->shape()) return {};
+  return src->storage_grid()->chunks();
+}
+int64_t whole_chunk_depth(const NodePtr& input, int axis) {
+  const Shape c = whole_chunks(input);
+  return c.empty() ? 0 : c[static_cast<size_t>(axis)];
+}
+// ...and its storage chunk width along the last axis, when that is not `axis` (0: none).
+int64_t whole_chunk_width(const NodePtr& input, int axis) {
+  const Shape c = whole_chunks(input);
+  return c.empty() || static_cast<size_t>(axis) + 1 == c.size() ? 0 : c.back();
+}
+
+// `rows` along the axis rounded to whole chunks of `depth` (0: as they are).
+int64_t piece_depth(int64_t rows, int64_t depth) {
+  return depth > rows ? depth : depth > 0 ? rows / depth * depth : rows;
+}
+
 // Axis `k` splits a dense buffer of shape `c` into outer x len x inner.
 struct Split {
   int64_t outer = 1, len = 1, inner = 1;
@@ -77,8 +100,17 @@ int64_t segment_length(const NodePtr& input, int axis, const Shape& pc) {
 // The input's preferred chunks, leading axes halved to kScanChunkBytes (of the 8-byte
 // accumulator): segments and output chunks of that size keep the pieces a worker holds
 // small, and their pulls stay C-order ranges of the storage chunks.
-Shape scan_chunks(const Shape& input_chunks) {
-  return input_chunks.empty() ? input_chunks : shrink_chunks(input_chunks, 8, kScanChunkBytes);
+// An input whose storage cannot decompress part of a chunk keeps its chunks' extent along
+// the axis (segments whole chunks deep: each chunk decompressed once), the others halved.
+Shape scan_chunks(const Shape& input_chunks, int axis, bool whole_along_axis) {
+  if (input_chunks.empty()) return input_chunks;
+  if (!whole_along_axis) return shrink_chunks(input_chunks, 8, kScanChunkBytes);
+  const size_t k = static_cast<size_t>(axis);
+  Shape c = input_chunks;
+  c[k] = 1;
+  c = shrink_chunks(c, 8, std::max<size_t>(8, kScanChunkBytes / static_cast<size_t>(std::max<int64_t>(1, input_chunks[k]))));
+  c[k] = input_chunks[k];
+  return c;
 }
 
 Shape with_axis(Shape s, int axis, int64_t v) {
@@ -92,7 +124,7 @@ Shape with_axis(Shape s, int axis, int64_t v) {
 
 SegmentTotals::SegmentTotals(NodePtr input, int axis, int64_t seg, ScanOp op, DType acc)
     : Node(acc, with_axis(input->shape(), axis, ceil_div(input->shape()[static_cast<size_t>(axis)], seg)), {input}),
-      axis_(axis), seg_(seg), op_(op) {}
+      axis_(axis), seg_(seg), op_(op), depth_(whole_chunk_depth(input, axis)), width_(whole_chunk_width(input, axis)) {}
 
 std::string SegmentTotals::describe() const {
   return "segment totals along axis " + std::to_string(axis_) + " every " + std::to_string(seg_) + " -> " +
@@ -114,17 +146,52 @@ std::vector<Region> SegmentTotals::input_regions(const Region& r) const { return
 int64_t SegmentTotals::fill_bytes(const Region& r, const MemoryModel& m) const {
   if (r.size() == 0) return 0;
   const size_t k = static_cast<size_t>(axis_);
-  // One piece of one segment, as fill() folds them (converted unless of the result's type).
+  // One piece of one segment, as fill() folds them (converted unless of the result's type),
+  // of one strip when fill() cuts the region in strips (then held with the strip's output).
   Region piece = input_region(r);
+  const size_t l = r.ndim() - 1;
+  int64_t strip = 0;
+  if (width_ > 0 && r.step[l] == 1 && r.count[l] > width_ &&
+      sat_mul(sat_mul(r.size() / std::max<int64_t>(1, r.count[k]), std::max(depth_, seg_)), 8) > 4 * kPieceBytes) {
+    piece.count[l] = width_;
+    strip = sat_mul(r.size() / r.count[l] * width_, static_cast<int64_t>(itemsize(dtype())));
+  }
   const int64_t cross = piece.size() / std::max<int64_t>(1, piece.count[k]);
-  piece.count[k] = std::min({piece.count[k], seg_, std::max<int64_t>(1, kPieceBytes / std::max<int64_t>(1, sat_mul(cross, 8)))});
+  piece.count[k] = std::min({piece.count[k], seg_,
+                             piece_depth(std::max<int64_t>(1, kPieceBytes / std::max<int64_t>(1, sat_mul(cross, 8))), depth_)});
   const DType in = inputs()[0]->dtype();
   const int64_t held = sat_mul(piece.size(), static_cast<int64_t>(itemsize(in) + (in == dtype() ? 0 : itemsize(dtype()))));
-  return sat_add(sat_add(held, m.pull_bytes(*inputs()[0], piece)), sat_mul(cross, 8));
+  return sat_add(sat_add(sat_add(held, m.pull_bytes(*inputs()[0], piece)), sat_mul(cross, 8)), strip);
+}
+
+// Strips of the last axis, one storage chunk wide, when pieces are whole chunks deep and
+// a piece of the region's whole cross-section would be far over kPieceBytes.
+bool SegmentTotals::fill_strips(const Region& r, void* out, ThreadState& ts) const {
+  const size_t l = r.ndim() - 1, k = static_cast<size_t>(axis_);
+  if (width_ <= 0 || r.step[l] != 1 || r.count[l] <= width_) return false;
+  const int64_t cross = r.size() / std::max<int64_t>(1, r.count[k]);
+  if (sat_mul(sat_mul(cross, std::max(depth_, seg_)), 8) <= 4 * kPieceBytes) return false;
+  const size_t osz = itemsize(dtype());
+  const Shape strides = byte_strides(r.count, osz);
+  for (int64_t c0 = 0; c0 < r.count[l];) {
+    Region part = r;
+    part.start[l] = r.start[l] + c0;
+    int64_t end = (part.start[l] / width_ + 1) * width_;  // ends on the storage chunks
+    part.count[l] = std::min(r.count[l] - c0, end - part.start[l]);
+    ScratchScope scope(ts.scratch);
+    char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(part.size()) * osz));
+    fill(part, buf, ts);
+    const Shape bs = byte_strides(part.count, osz);
+    copy_strided(part.ndim(), part.count.data(), buf, bs.data(), static_cast<char*>(out) + c0 * strides[l],
+                 strides.data(), osz);
+    c0 += part.count[l];
+  }
+  return true;
 }
 
 void SegmentTotals::fill(const Region& r, void* out, ThreadState& ts) const {
   if (r.size() == 0) return;
+  if (fill_strips(r, out, ts)) return;
   const Node& in = *inputs()[0];
   const size_t k = static_cast<size_t>(axis_);
   dispatch(dtype(), [&]<class A>(A*) {
@@ -140,7 +207,8 @@ void SegmentTotals::fill(const Region& r, void* out, ThreadState& ts) const {
       ir.count[k] = std::min(in.shape()[k], (s + 1) * seg_) - ir.start[k];
       std::fill(carry.begin(), carry.end(), op_ == ScanOp::Sum ? A(0) : A(1));
       // In pieces of about kPieceBytes along the axis: a segment may be large.
-      const int64_t rows = std::max<int64_t>(1, kPieceBytes / std::max<int64_t>(1, ir.size() / std::max<int64_t>(1, ir.count[k]) * 8));
+      const int64_t rows = piece_depth(
+          std::max<int64_t>(1, kPieceBytes / std::max<int64_t>(1, ir.size() / std::max<int64_t>(1, ir.count[k]) * 8)), depth_);
       const int64_t s0 = ir.start[k], s1 = ir.start[k] + ir.count[k];
       for (int64_t i = s0; i < s1; i += rows) {
         Region piece = ir;
@@ -165,14 +233,16 @@ DType scan_accumulator(DType out) {
 }  // namespace
 
 ScanNode::ScanNode(NodePtr input, int axis, ScanOp op, DType out, bool include_initial)
-    : ScanNode(input, axis, op, out, include_initial, scan_chunks(preferred_chunks_of(input))) {}
+    : ScanNode(input, axis, op, out, include_initial,
+               scan_chunks(preferred_chunks_of(input), axis, whole_chunk_depth(input, axis) > 0)) {}
 
 ScanNode::ScanNode(NodePtr input, int axis, ScanOp op, DType out, bool include_initial, Shape input_chunks)
     : Node(out, with_axis(input->shape(), axis, input->shape()[static_cast<size_t>(axis)] + (include_initial ? 1 : 0)),
            {input, std::make_shared<SegmentTotals>(input, axis, segment_length(input, axis, input_chunks), op,
                                                    scan_accumulator(out))}),
       axis_(axis), op_(op), acc_(scan_accumulator(out)), include_initial_(include_initial),
-      seg_(segment_length(input, axis, input_chunks)), preferred_(std::move(input_chunks)) {
+      seg_(segment_length(input, axis, input_chunks)), preferred_(std::move(input_chunks)),
+      depth_(whole_chunk_depth(input, axis)) {
   if (!preferred_.empty()) preferred_[static_cast<size_t>(axis_)] = seg_;
 }
 
@@ -250,7 +320,7 @@ void ScanNode::fill(const Region& r, void* out, ThreadState& ts) const {
   void* dense = strided ? scope.alloc(u.size() * isz) : out;
   dispatch(acc_, [&]<class A>(A*) {
     Split su = split_at(u.count, axis_);
-    const int64_t rows = std::max<int64_t>(1, kPieceBytes / (su.outer * su.inner * 8));  // along the axis
+    const int64_t rows = piece_depth(std::max<int64_t>(1, kPieceBytes / (su.outer * su.inner * 8)), depth_);  // along the axis
     std::vector<A> carry(static_cast<size_t>(su.outer * su.inner), op_ == ScanOp::Sum ? A(0) : A(1));
     auto fold_range = [&](const Node& n, int64_t a, int64_t e) {  // [a, e) of n along the axis, in pieces
       for (int64_t j = a; j < e; j += rows) {
@@ -316,7 +386,7 @@ int64_t ScanNode::fill_bytes(const Region& r, const MemoryModel& m) const {
     u.count[d0] = std::min(r.count[d0], std::max<int64_t>(1, kPieceBytes / sat_mul(r.size() / r.count[d0], 8)));
   const int64_t dense = r.step[k] != 1 ? MemoryModel::region_bytes(*this, r) : 0;
   const int64_t cross = u.size() / std::max<int64_t>(1, u.count[k]);
-  const int64_t rows = std::max<int64_t>(1, kPieceBytes / std::max<int64_t>(1, sat_mul(cross, 8)));
+  const int64_t rows = piece_depth(std::max<int64_t>(1, kPieceBytes / std::max<int64_t>(1, sat_mul(cross, 8))), depth_);
   const Box b = u.bounds();
   const Plan p = plan(b.start[k], b.stop[k]);
   Region piece = u;

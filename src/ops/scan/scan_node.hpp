@@ -2,7 +2,8 @@
 //
 // The axis is cut into segments of `seg` elements (the input's preferred chunks with
 // leading axes cut down to 1 MiB, along it, when known). Input is pulled in pieces of
-// about 1 MiB, so a scan holds a few pieces per worker, never a whole region.
+// about 1 MiB (whole storage chunks deep when the storage cannot decompress part of a
+// chunk: Zarr), so a scan holds a few pieces per worker, never a whole region.
 // SegmentTotals holds each segment's total; it is cacheable, so when many output chunks
 // need prefixes of it the planner computes it once. A region of
 // the scan then costs: its prefix of totals, the part of one segment before it, and
@@ -26,9 +27,12 @@ class SegmentTotals : public Node {
 
  private:
   Region input_region(const Region& r) const;
+  bool fill_strips(const Region& r, void* out, ThreadState& ts) const;
   int axis_;
   int64_t seg_;
   ScanOp op_;
+  int64_t depth_;  // pieces whole storage chunks deep along the axis (0: any depth)
+  int64_t width_;  // and cut in strips of storage chunks along the last axis (0: never)
 };
 
 class ScanNode : public Node {
@@ -58,6 +62,7 @@ class ScanNode : public Node {
   bool include_initial_;
   int64_t seg_;
   Shape preferred_;  // the input's preferred chunks with segments along the axis
+  int64_t depth_;    // pieces whole storage chunks deep along the axis (0: any depth)
 };
 
 }  // namespace b2lazy

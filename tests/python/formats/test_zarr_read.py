@@ -134,3 +134,17 @@ def test_hypothesis_shapes_chunks_shards_codecs(tmp_path_factory, shape, data, d
     a = check(path, expected)
     sl = tuple(slice(data.draw(st.integers(0, s - 1)), None, data.draw(st.sampled_from([1, 2, -1]))) for s in shape)
     np.testing.assert_array_equal(a[sl].to_numpy(), expected[sl])
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(1, 300), m=st.integers(1, 300), cr=st.integers(8, 128), cc=st.integers(8, 128),
+       axis=st.sampled_from([0, 1]))
+def test_a_scan_decompresses_each_zarr_chunk_at_most_twice(tmp_path_factory, n, m, cr, cc, axis):
+    """Zarr chunks decompress whole: a scan's pieces are whole chunks deep (its segment
+    totals once, then the output), not thinner slabs that read a chunk again each."""
+    x = values((n, m), "float64")
+    path = tmp_path_factory.mktemp("s") / "a.zarr"
+    write(path, x, (cr, cc), fmt=3, codec="zstd")
+    r = b2lazy.cumsum(b2lazy.open(str(path)), axis=axis).compute(chunks=(cr, cc))
+    np.testing.assert_allclose(r.to_numpy(), np.cumsum(x, axis=axis), rtol=1e-12, atol=1e-12)
+    assert max(r.stats["max_decompressions_per_chunk"].values()) <= 2, r.stats
