@@ -239,7 +239,11 @@ def main():
                     continue
                 row[c] = json.loads(r.stdout.strip().splitlines()[-1])
             elif c == "cluster":
-                row[c] = run_cluster(client, w, ops, q, idx, out)
+                try:
+                    row[c] = run_cluster(client, w, ops, q, idx, out)
+                except Exception as e:  # noqa: BLE001 - recorded in the table, the other workloads still run
+                    row[c] = {"error": f"{type(e).__name__}: {e}"[:300]}
+                    continue
             else:
                 try:
                     row[c] = run_dask(client, w, ops, q, idx, out)
