@@ -11,12 +11,14 @@ the plans — stages, output tasks, their projected memory and source bytes — 
 planner's own, built as every worker would build them (one thread per worker, the
 default budget). The model, per core: decompression at DEC bytes/s, compression at COMP
 bytes/s (C-Blosc2 zstd 1 + shuffle on float64 here: ~1 GB/s and ~0.5 GB/s), BLAS at
-FLOPS; a task's time is the sum of its parts plus LAT scheduling latency. Stages run as
-planned today: each stage is ONE task (docs/distributed.md: the tree of partial tasks is
-not built yet); the output tasks are list-scheduled on W workers. The commit: Zarr —
-workers write their chunk files in parallel to a shared store of STORE_BW aggregate
-bandwidth; b2nd — every compressed chunk goes through the one committer's link at
-LINK_BW.
+FLOPS; a task's time is the sum of its parts plus LAT scheduling latency. Each stage runs
+as the distributed executor hands it out (split_stage, the same call it makes): its
+pieces list-scheduled on W workers, a reduction's partial states merged in a tree of
+fan-in MERGE_FANIN (LAT per level), then one task finishing it, writing a stage kept
+dense or spilled to the shared store at STORE_BW; the output tasks are list-scheduled on
+W workers. The commit: Zarr — workers write their chunk files in parallel to a shared
+store of STORE_BW aggregate bandwidth; b2nd — every compressed chunk goes through the
+one committer's link at LINK_BW.
 """
 from __future__ import annotations
 
@@ -53,18 +55,45 @@ def stage_read(plan):
     return max(0, sum(plan.source_bytes.values()) - sum(t["source_bytes"] for t in plan.tasks))
 
 
+def list_schedule(costs, workers):
+    heap = [0.0] * workers
+    for c in costs:
+        heapq.heappush(heap, heapq.heappop(heap) + c)
+    return max(heap)
+
+
+def stages_of(plan, workers):
+    """[(pieces, folds, merge tasks)] per stage, as distributed.py submits them."""
+    from b2lazy import _core
+    from b2lazy.distributed import MERGE_FANIN
+    out = []
+    for i in range(len(plan.stages)):
+        pieces, folds = _core.split_stage(plan._p, i, workers)
+        merges, level = 0, pieces
+        while folds and level > MERGE_FANIN:
+            level = -(-level // MERGE_FANIN)
+            merges += level
+        out.append((pieces, folds, merges))
+    return out
+
+
 def simulate(plan, workers, out_bytes, flops_total):
     """(stage seconds, output seconds on `workers`, commit-limited seconds for zarr, b2nd)."""
-    stage = stage_read(plan) / DEC + LAT * len(plan.stages)  # one task per stage, on one worker
+    from b2lazy.distributed import MERGE_FANIN
+    read = stage_read(plan)
+    stage = 0.0
+    for st, (pieces, folds, merges) in zip(plan.stages, stages_of(plan, workers)):
+        share = read / max(1, len(plan.stages)) / pieces  # (one stage per workload here)
+        stage += list_schedule([share / DEC + LAT] * pieces, workers)
+        levels, n = 0, pieces
+        while folds and n > MERGE_FANIN:
+            n, levels = -(-n // MERGE_FANIN), levels + 1
+        stage += LAT * (levels + 1) + st["bytes"] / STORE_BW  # the merge tree, the finish writing it
     tasks = plan.tasks
     ntasks = len(tasks)
     per_flops = flops_total / max(1, ntasks)
     per_out = out_bytes / max(1, ntasks)
-    heap = [0.0] * workers
-    for t in tasks:
-        cost = t["source_bytes"] / DEC + per_out / COMP + per_flops / FLOPS + LAT
-        heapq.heappush(heap, heapq.heappop(heap) + cost)
-    out = max(heap)
+    out = list_schedule([t["source_bytes"] / DEC + per_out / COMP + per_flops / FLOPS + LAT for t in tasks], workers)
     compressed = out_bytes  # smooth-plus-noise float64 hardly compresses: ~1x
     return stage, out, max(out, compressed / STORE_BW), max(out, compressed / LINK_BW)
 
@@ -81,10 +110,11 @@ def main():
         ops = operands(d, n, args.chunk)
         print(f"operands: ({n}, {n}) float64 = {n * n * 8 / 1e12:.2f} TB each, chunks ({args.chunk}, {args.chunk}) "
               f"= {args.chunk**2 * 8 / 2**20:.0f} MiB")
-        print("| workload | stages (tasks: one each) | stage bytes read | kept | output tasks | per-task memory "
-              "| per-task source bytes | " + " | ".join(f"W={w}: stage + output s, Zarr / b2nd commit s"
-                                                        for w in args.workers) + " |")
-        print("|---" * (7 + len(args.workers)) + "|")
+        print("| workload | stages | stage bytes read | kept | stage tasks at W=" + str(max(args.workers)) +
+              " (pieces + merges + finish) | bytes between stages at W=" + str(max(args.workers)) +
+              " | output tasks | per-task memory | per-task source bytes | " +
+              " | ".join(f"W={w}: stage + output s, Zarr / b2nd commit s" for w in args.workers) + " |")
+        print("|---" * (9 + len(args.workers)) + "|")
         for name, x in workloads(bl, ops).items():
             p = x.plan(nthreads=1, urlpath=os.path.join(d, "out.zarr"), chunks=(args.chunk,) * x.ndim)
             out_bytes = x.size * 8
@@ -98,7 +128,15 @@ def main():
             for w in args.workers:
                 st, out, z, b2 = simulate(p, w, out_bytes, flops)
                 cells.append(f"{st:.0f} + {out:.0f}, {st + z:.0f} / {st + b2:.0f}")
-            print(f"| {name} | {len(p.stages)} | {stage_read(p) / 1e12:.2f} TB | {kept} | {len(tasks)} | "
+            wmax = max(args.workers)
+            split = stages_of(p, wmax)
+            stage_tasks = ", ".join(f"{n} {'folds' if f else 'chunk ranges'} + {m} + 1" for n, f, m in split) or "-"
+            # pieces to the finishing task (a partial state per piece, or the stage's chunks), then the
+            # finished stage to every worker process (an upper bound: mapped, each reads what it uses)
+            moved = sum((n * 24 * max(1, s["bytes"] // 8) if f else s["bytes"]) + wmax * s["bytes"]
+                        for s, (n, f, _) in zip(p.stages, split))
+            print(f"| {name} | {len(p.stages)} | {stage_read(p) / 1e12:.2f} TB | {kept} | {stage_tasks} | "
+                  f"{moved / 2**30:.1f} GiB | {len(tasks)} | "
                   f"{mem / 2**20:.0f} MiB | {src / 2**30:.1f} GiB | " + " | ".join(cells) + " |", flush=True)
             print(f"  (planned in {time.perf_counter() - t0:.1f} s)", file=sys.stderr)
 

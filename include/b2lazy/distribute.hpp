@@ -3,8 +3,9 @@
 // workers. Every process builds the same plan from the same expression and options
 // (compared by plan_fingerprint); the client computes nothing itself:
 //   1. each stage, in order, is cut into pieces computed by different workers (ranges of
-//      its chunks, or for a stage of few chunks that folds its input — a reduction —
-//      ranges of that input, folded into partial states), merged (in a tree) and finished
+//      its chunks; for a stage of few chunks that folds its input — a reduction — ranges
+//      of that input, folded into partial states; else, for a small dense stage, parts of
+//      its chunks), merged (in a tree) and finished
 //      by one worker into the form every worker imports (import_stage);
 //   2. workers run ranges of output tasks (execute_part): into the output's staging
 //      directory when its format takes parallel writers (Zarr: one file per chunk), else
@@ -38,6 +39,7 @@ std::string plan_fingerprint(const Plan& plan);
 struct StageSplit {
   int64_t pieces = 1;
   bool folds = false;  // pieces are parts of the input folded apart (merge them in a tree)
+  int64_t cells = 1;   // a small dense stage's chunks cut in this many cells, one per piece
 };
 StageSplit split_stage(const Plan& plan, size_t stage, int processes);
 

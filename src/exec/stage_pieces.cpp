@@ -1,10 +1,11 @@
 // A plan's stages computed in pieces by several processes (b2lazy/distribute.hpp).
 //
-// A piece holds entries, one per chunk of the stage: the chunk's values (dense stage),
-// its compressed form (a stage kept compressed or spilled), or the partial state of its
-// fold over a range of the input (folding stages). Layout, little-endian u64 unless said:
-//   "B2LZPCE1" | stage | folds | pieces (of the split) | covered (pieces merged in) |
-//   entries | { chunk id | length | bytes } ...
+// A piece holds entries, one per cell of the stage — a chunk, or for a small dense stage
+// a part of a chunk cut along its first axis longer than 1: the cell's values (dense
+// stage), its compressed form (a stage kept compressed or spilled), or the partial state
+// of its fold over a range of the input (folding stages). Layout, little-endian u64:
+//   "B2LZPCE1" | stage | folds | pieces (of the split) | cells per chunk |
+//   covered (pieces merged in) | entries | { cell id | length | bytes } ...
 // A finished stage: a 64-byte header ("B2LZSTG2" | stage | kind | length), then a dense
 // stage's values (kind 0, read in place from a mapped file) or a compressed stage's b2nd
 // frame (kind 1); or, spilled to a path, that b2nd file itself.
@@ -54,6 +55,26 @@ std::string stage_name(const Plan& plan, size_t stage) {
 ChunkGrid stage_grid(const PlanStage& s) { return ChunkGrid(s.computed->shape(), s.chunks); }
 int64_t stage_chunks(const PlanStage& s) { return s.computed->size() == 0 ? 0 : stage_grid(s).nchunks(); }
 
+// The axis a stage's chunks are cut into cells along: chunk 0's first longer than 1.
+int cell_axis(const PlanStage& s) {
+  const Shape c = stage_grid(s).chunk_box(0).shape();
+  for (size_t d = 0; d < c.size(); ++d)
+    if (c[d] > 1) return static_cast<int>(d);
+  return -1;
+}
+
+// The box of cell `cell` (chunk cell / cells, its part cell % cells along cell_axis).
+Box cell_box(const PlanStage& s, int64_t cells, int64_t cell) {
+  Box b = stage_grid(s).chunk_box(cell / cells);
+  if (cells > 1) {
+    const size_t d = static_cast<size_t>(cell_axis(s));
+    const int64_t len = b.stop[d] - b.start[d], j = cell % cells;
+    b.stop[d] = b.start[d] + len * (j + 1) / cells;
+    b.start[d] += len * j / cells;
+  }
+  return b;
+}
+
 // The fold axis shared by every chunk of the stage, or extent 0.
 Node::FoldAxis stage_fold_axis(const PlanStage& s) {
   const ChunkGrid grid = stage_grid(s);
@@ -83,7 +104,7 @@ std::unordered_map<const Node*, Materialized> stages_before(const Plan& plan, si
 // The pieces (merged or not) of one stage, read: views into them, or merged fold states.
 struct Gathered {
   bool folds = false;
-  int64_t pieces = 0, covered = 0;
+  int64_t pieces = 0, cells = 1, covered = 0;
   std::map<int64_t, std::pair<const uint8_t*, size_t>> entries;  // by chunk id
   std::map<int64_t, std::vector<uint8_t>> states;                 // folds: merged here
   std::vector<std::shared_ptr<const void>> keep;                  // mapped files
@@ -106,24 +127,29 @@ Gathered gather(const Plan& plan, size_t stage, const std::vector<PieceBytes>& p
     if (std::memcmp(r.take(8, "its header"), kPieceMagic, 8) != 0)
       throw ValueError("these bytes are not a piece of a stage");
     const uint64_t st = r.u64("its stage"), folds = r.u64("its kind"), pieces = r.u64("its split");
+    const uint64_t cells = r.u64("its cells");
     if (st != stage) throw ValueError("a piece of stage " + std::to_string(st) + " given for " + stage_name(plan, stage));
-    if (!first && (static_cast<bool>(folds) != g.folds || static_cast<int64_t>(pieces) != g.pieces))
+    if (!first && (static_cast<bool>(folds) != g.folds || static_cast<int64_t>(pieces) != g.pieces ||
+                   static_cast<int64_t>(cells) != g.cells))
       throw ValueError(stage_name(plan, stage) + ": pieces of different splits");
+    if (cells < 1 || cells > (uint64_t(1) << 32) || (cells > 1 && (folds || s.where != KeptIn::Dense)))
+      throw ValueError(stage_name(plan, stage) + ": a piece of " + std::to_string(cells) + " cells per chunk");
     first = false;
     g.folds = folds != 0;
     g.pieces = static_cast<int64_t>(pieces);
+    g.cells = static_cast<int64_t>(cells);
     g.covered += static_cast<int64_t>(r.u64("its coverage"));
     const uint64_t n = r.u64("its entry count");
     for (uint64_t e = 0; e < n; ++e) {
       const int64_t id = static_cast<int64_t>(r.u64("an entry's chunk"));
       const uint64_t len = r.u64("an entry's length");
       const uint8_t* p = r.take(len, "an entry");
-      if (id < 0 || id >= stage_chunks(s))
-        throw ValueError(stage_name(plan, stage) + ": a piece holds chunk " + std::to_string(id) + " of " +
-                         std::to_string(stage_chunks(s)));
+      if (id < 0 || id >= stage_chunks(s) * g.cells)
+        throw ValueError(stage_name(plan, stage) + ": a piece holds cell " + std::to_string(id) + " of " +
+                         std::to_string(stage_chunks(s) * g.cells));
       if (!g.folds) {
         if (!g.entries.emplace(id, std::make_pair(p, static_cast<size_t>(len))).second)
-          throw ValueError(stage_name(plan, stage) + ": chunk " + std::to_string(id) + " is in two pieces");
+          throw ValueError(stage_name(plan, stage) + ": cell " + std::to_string(id) + " is in two pieces");
         continue;
       }
       auto it = g.states.find(id);
@@ -139,10 +165,11 @@ Gathered gather(const Plan& plan, size_t stage, const std::vector<PieceBytes>& p
 
 using Append = std::function<void(const void*, size_t)>;
 
-void write_piece(const Append& out, size_t stage, bool folds, int64_t pieces, int64_t covered,
+void write_piece(const Append& out, size_t stage, bool folds, int64_t pieces, int64_t cells, int64_t covered,
                  const std::map<int64_t, std::pair<const uint8_t*, size_t>>& entries) {
   std::vector<uint8_t> h(kPieceMagic, kPieceMagic + 8);
-  for (uint64_t v : {uint64_t(stage), uint64_t(folds), uint64_t(pieces), uint64_t(covered), uint64_t(entries.size())})
+  for (uint64_t v : {uint64_t(stage), uint64_t(folds), uint64_t(pieces), uint64_t(cells), uint64_t(covered),
+                     uint64_t(entries.size())})
     put_u64(h, v);
   out(h.data(), h.size());
   for (const auto& [id, e] : entries) {
@@ -177,10 +204,9 @@ std::vector<uint8_t> stage_header(size_t stage, uint64_t kind, uint64_t nbytes) 
   return h;
 }
 
-// Copies a chunk's dense values (C order of its box) into its place in a dense stage.
-void place(const PlanStage& s, int64_t id, const void* values, void* stage) {
+// Copies a box's dense values (C order) into its place in a dense stage.
+void place(const PlanStage& s, const Box& box, const void* values, void* stage) {
   const size_t isz = itemsize(s.computed->dtype());
-  const Box box = stage_grid(s).chunk_box(id);
   const Shape full = s.computed->shape(), bs = box.shape();
   const Shape st = byte_strides(full, isz), src_st = byte_strides(bs, isz);
   char* dst = static_cast<char*>(stage);
@@ -203,6 +229,16 @@ StageSplit split_stage(const Plan& plan, size_t stage, int processes) {
       sp.pieces = std::min(units, want);
       return sp;
     }
+  }
+  const int axis = nch ? cell_axis(s) : -1;
+  if (nch && nch < want && s.where == KeptIn::Dense && axis >= 0) {  // small and dense: cells of chunks
+    const int64_t len = stage_grid(s).chunk_box(0).shape()[static_cast<size_t>(axis)];
+    sp.cells = std::min(len, want / nch);
+    if (sp.cells > 1) {
+      sp.pieces = nch * sp.cells;  // one cell each
+      return sp;
+    }
+    sp.cells = 1;
   }
   // Ranges of chunks, cut where the stage's own tasks are (a product's row of chunks whole).
   const int64_t per = nch ? chunks_per_task(*s.computed, stage_grid(s), 1) : 1;
@@ -235,6 +271,11 @@ StagePiece compute_stage_piece(const Plan& plan, size_t stage, int64_t piece, in
       ev.check_cancel();
       values.push_back(sub->fold_part(Region::from_box(grid.chunk_box(id)), lo, hi, ev.main()));
     }
+  } else if (sp.cells > 1) {  // one cell of a chunk
+    c0 = piece, c1 = piece + 1;
+    const Box box = cell_box(s, sp.cells, piece);
+    values.emplace_back(static_cast<size_t>(box.size()) * itemsize(sub->dtype()));
+    if (box.size()) sub->pull(Region::from_box(box), values[0].data(), ev.main());
   } else {
     const int64_t per = nch ? chunks_per_task(*sub, grid, 1) : 1;
     auto [u0, u1] = share(ceil_div(nch, per), piece, sp.pieces);
@@ -264,14 +305,14 @@ StagePiece compute_stage_piece(const Plan& plan, size_t stage, int64_t piece, in
   for (size_t i = 0; i < values.size(); ++i)
     entries[c0 + static_cast<int64_t>(i)] = {values[i].data(), values[i].size()};
   StagePiece out;
-  out.bytes = emit(path, [&](const Append& a) { write_piece(a, stage, sp.folds, sp.pieces, 1, entries); });
+  out.bytes = emit(path, [&](const Append& a) { write_piece(a, stage, sp.folds, sp.pieces, sp.cells, 1, entries); });
   ev.collect(out.stats);
   return out;
 }
 
 std::vector<uint8_t> merge_stage_pieces(const Plan& plan, size_t stage, const std::vector<PieceBytes>& parts) {
   const Gathered g = gather(plan, stage, parts);
-  return emit({}, [&](const Append& a) { write_piece(a, stage, g.folds, g.pieces, g.covered, g.entries); });
+  return emit({}, [&](const Append& a) { write_piece(a, stage, g.folds, g.pieces, g.cells, g.covered, g.entries); });
 }
 
 StagePiece finish_stage(const Plan& plan, size_t stage, const std::vector<PieceBytes>& parts,
@@ -283,10 +324,10 @@ StagePiece finish_stage(const Plan& plan, size_t stage, const std::vector<PieceB
   if (g.folds && g.covered != g.pieces)
     throw ValueError(stage_name(plan, stage) + ": " + std::to_string(g.covered) + " of its " +
                      std::to_string(g.pieces) + " pieces given");
-  for (int64_t id = 0; id < nch; ++id)
+  for (int64_t id = 0; id < nch * g.cells; ++id)
     if (!g.entries.count(id))
-      throw ValueError(stage_name(plan, stage) + ": chunk " + std::to_string(id) + " of " + std::to_string(nch) +
-                       " is in none of the pieces given");
+      throw ValueError(stage_name(plan, stage) + ": " + (g.cells > 1 ? "cell " : "chunk ") + std::to_string(id) +
+                       " of " + std::to_string(nch * g.cells) + " is in none of the pieces given");
   const NodePtr& sub = s.computed;
   const ChunkGrid grid = stage_grid(s);
   const size_t isz = itemsize(sub->dtype());
@@ -306,11 +347,12 @@ StagePiece finish_stage(const Plan& plan, size_t stage, const std::vector<PieceB
     std::vector<uint8_t> tmp;
     for (const auto& [id, e] : g.entries) {
       const void* values = e.first;
+      const Box box = cell_box(s, g.cells, id);
       if (g.folds) finished(id, tmp), values = tmp.data();
-      else if (e.second != static_cast<size_t>(grid.chunk_box(id).size()) * isz)
-        throw ValueError(stage_name(plan, stage) + ": chunk " + std::to_string(id) + " has " +
+      else if (e.second != static_cast<size_t>(box.size()) * isz)
+        throw ValueError(stage_name(plan, stage) + ": cell " + std::to_string(id) + " has " +
                          std::to_string(e.second) + " bytes");
-      place(s, id, values, buf.get());
+      place(s, box, values, buf.get());
     }
     out.bytes = emit(path, [&](const Append& a) {
       const std::vector<uint8_t> h = stage_header(stage, 0, bytes);

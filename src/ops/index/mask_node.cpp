@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/saturating.hpp"
 #include "exec/scratch.hpp"
 #include "exec/thread_state.hpp"
+#include "plan/memory.hpp"
 
 namespace b2lazy {
 
@@ -67,6 +69,13 @@ std::vector<Region> MaskSelectNode::input_regions(const Region& r) const {
   Box b = strip_box(s0), e = strip_box(s1);
   for (size_t d = 0; d < b.ndim(); ++d) b.start[d] = std::min(b.start[d], e.start[d]), b.stop[d] = std::max(b.stop[d], e.stop[d]);
   return {Region::from_box(b), Region::from_box(b)};
+}
+
+int64_t MaskSelectNode::fill_bytes(const Region& region, const MemoryModel& m) const {
+  if (region.size() == 0) return 0;
+  const Region rb = Region::from_box(strip_box(0));  // the first strip is a whole one
+  const int64_t held = sat_mul(rb.size(), static_cast<int64_t>(itemsize(dtype()) + 1));
+  return sat_add(held, std::max(m.pull_bytes(*inputs()[0], rb), m.pull_bytes(*inputs()[1], rb)));
 }
 
 void MaskSelectNode::fill(const Region& region, void* out, ThreadState& ts) const {

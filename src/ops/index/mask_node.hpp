@@ -34,6 +34,9 @@ class MaskSelectNode : public Node {
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
+  // One strip's values and mask, and their pulls: fill() takes the strips one at a time
+  // (input_regions reports their bounding box, which a long selection makes the array).
+  int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
 
  private:
   Box strip_box(int64_t s) const;

@@ -336,7 +336,7 @@ Region ReduceNode::Slabs::at(int64_t i) const {
     if (npieces_[d] == 1 && piece_[d] == in_.count[d]) continue;  // whole axis (kept ones too)
     const int64_t k = i % npieces_[d];
     i /= npieces_[d];
-    s.start[d] = k * piece_[d];
+    s.start[d] = in_.start[d] + k * piece_[d];  // (reduced axes: step 1; a part of them starts inside)
     s.count[d] = std::min(piece_[d], in_.count[d] - k * piece_[d]);
   }
   return s;

@@ -60,16 +60,34 @@ def _case(name, a, x, axis):
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(1, 70), m=st.integers(1, 40), cr=st.integers(1, 40), cc=st.integers(1, 40),
        name=st.sampled_from(REDUCTIONS), axis=st.sampled_from([None, 0, 1]), processes=st.integers(1, 6),
-       dtype=st.sampled_from(["float64", "float32", "int32"]), seed=st.integers(0, 2**16))
-def test_reductions_in_pieces_equal_numpy(n, m, cr, cc, name, axis, processes, dtype, seed):
+       dtype=st.sampled_from(["float64", "float32", "int32"]), seed=st.integers(0, 2**16),
+       big=st.booleans())
+def test_reductions_in_pieces_equal_numpy(n, m, cr, cc, name, axis, processes, dtype, seed, big):
+    if big:  # pieces of several slabs each (the smallest slab is 256 KiB)
+        n, cr = n * 40, cr * 8
     rng = np.random.default_rng(seed)
     x = (rng.random((n, m)) * (10 if dtype == "int32" else 1)).astype(dtype)
     if name == "prod":
         x = (1 + x / 100).astype(dtype)
     a = bl.asarray(x, chunks=(cr, cc))
     lazy, ref = _case(name, a, x, axis)
-    got, splits, _ = _in_pieces(lazy, processes)
+    got, splits, _ = _in_pieces(lazy, processes, max_memory=4 << 20 if big else None)
     np.testing.assert_allclose(got, ref, rtol=1e-5 if dtype == "float32" or name == "prod" else 1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("axis", [None, 0])
+def test_pieces_of_several_slabs(name, axis):
+    """Each fold piece spans many slabs (4 MiB budget: 256 KiB slabs; 2.4 MiB per piece)."""
+    rng = np.random.default_rng(5)
+    x = rng.random((4000, 300))
+    if name == "prod":
+        x = 1 + x / 1000
+    a = bl.asarray(x, chunks=(100, 300))
+    lazy, ref = _case(name, a, x, axis)
+    got, splits, _ = _in_pieces(lazy, 2, max_memory=4 << 20)
+    assert splits[-1] == (4, True), splits
+    np.testing.assert_allclose(got, ref, rtol=1e-9, atol=1e-9)
 
 
 def test_a_scalar_reduction_folds_over_the_input_and_a_kept_source_splits_by_chunks(tmp_path):
@@ -82,6 +100,20 @@ def test_a_scalar_reduction_folds_over_the_input_and_a_kept_source_splits_by_chu
     got, splits, _ = _in_pieces(bl.cumsum(a, axis=0) * 2, 3, tmp_path, chunks=(50, 100))
     np.testing.assert_allclose(got, np.cumsum(x, axis=0) * 2, rtol=1e-12)
     assert splits[0][0] == 6 and not splits[0][1], splits  # the source kept: 6 ranges of its 8 chunks
+
+
+def test_a_small_dense_stage_that_does_not_fold_is_cut_in_cells(tmp_path):
+    """mean(axis=0) over Zarr (no partial reads) on wide chunks: fill() would cut its one
+    chunk in column pieces, so it does not fold; its chunk is cut in cells instead."""
+    zarr = pytest.importorskip("zarr")
+    x = np.random.default_rng(4).random((1024, 4096))
+    z = zarr.create_array(str(tmp_path / "a.zarr"), shape=x.shape, chunks=(512, 1024), dtype="float64")
+    z[...] = x
+    a = bl.open(str(tmp_path / "a.zarr"))
+    for processes in (1, 2, 3):
+        got, splits, _ = _in_pieces(a - bl.mean(a, axis=0), processes)
+        np.testing.assert_allclose(got, x - x.mean(axis=0), rtol=1e-12, atol=1e-12)
+        assert splits[-1] == (2 * processes, False), splits  # one cell of the one chunk per piece
 
 
 def test_stages_that_depend_on_stages_and_a_spilled_stage(tmp_path):
