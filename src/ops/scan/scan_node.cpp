@@ -151,8 +151,7 @@ int64_t SegmentTotals::fill_bytes(const Region& r, const MemoryModel& m) const {
   Region piece = input_region(r);
   const size_t l = r.ndim() - 1;
   int64_t strip = 0;
-  if (width_ > 0 && r.step[l] == 1 && r.count[l] > width_ &&
-      sat_mul(sat_mul(r.size() / std::max<int64_t>(1, r.count[k]), std::max(depth_, seg_)), 8) > 4 * kPieceBytes) {
+  if (cuts_strips(r)) {
     piece.count[l] = width_;
     strip = sat_mul(r.size() / r.count[l] * width_, static_cast<int64_t>(itemsize(dtype())));
   }
@@ -166,11 +165,16 @@ int64_t SegmentTotals::fill_bytes(const Region& r, const MemoryModel& m) const {
 
 // Strips of the last axis, one storage chunk wide, when pieces are whole chunks deep and
 // a piece of the region's whole cross-section would be far over kPieceBytes.
-bool SegmentTotals::fill_strips(const Region& r, void* out, ThreadState& ts) const {
+bool SegmentTotals::cuts_strips(const Region& r) const {
   const size_t l = r.ndim() - 1, k = static_cast<size_t>(axis_);
   if (width_ <= 0 || r.step[l] != 1 || r.count[l] <= width_) return false;
   const int64_t cross = r.size() / std::max<int64_t>(1, r.count[k]);
-  if (sat_mul(sat_mul(cross, std::max(depth_, seg_)), 8) <= 4 * kPieceBytes) return false;
+  return sat_mul(sat_mul(cross, std::max(depth_, seg_)), 8) > 4 * kPieceBytes;
+}
+
+bool SegmentTotals::fill_strips(const Region& r, void* out, ThreadState& ts) const {
+  if (!cuts_strips(r)) return false;
+  const size_t l = r.ndim() - 1;
   const size_t osz = itemsize(dtype());
   const Shape strides = byte_strides(r.count, osz);
   for (int64_t c0 = 0; c0 < r.count[l];) {

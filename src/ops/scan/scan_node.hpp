@@ -27,6 +27,7 @@ class SegmentTotals : public Node {
 
  private:
   Region input_region(const Region& r) const;
+  bool cuts_strips(const Region& r) const;  // fill() takes `r` in strips of the last axis
   bool fill_strips(const Region& r, void* out, ThreadState& ts) const;
   int axis_;
   int64_t seg_;
