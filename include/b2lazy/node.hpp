@@ -112,6 +112,16 @@ class Node {
   virtual void fill_block_major(int64_t chunk, int64_t nitems, void* out, ThreadState& ts) const;
   // Lines explain() prints below describe() (a fused program's instructions).
   virtual std::string listing() const { return {}; }
+  // A carry this node can take from the region before along `axis` instead of from input
+  // `input` (a scan's segment totals, computed once in a pass of their own): when every
+  // region the output tasks ask of this node starts where one asked by an earlier chunk
+  // ends, a run of all the tasks in order passes the carry from chunk to chunk
+  // (src/plan/carry.cpp) and that input is never computed. input -1: no such carry.
+  struct Carry {
+    int input = -1;
+    int axis = -1;
+  };
+  virtual Carry carry() const { return {}; }
 
   // --- Folding in parts (a stage of few chunks split over processes, b2lazy/distribute.hpp):
   // a node whose fill() folds its input along an axis (reductions) fills `region` from

@@ -50,6 +50,21 @@ struct PlanStage {
   int64_t asked_bytes = 0;      // a source: bytes of the elements the tasks ask of it
   PassMemory memory;            // the pass computing it (its kept copy: Plan::kept_bytes)
   bool source = false;          // a stored source kept decompressed or re-packed
+  // Set when the output chunks can pass this stage's carry along instead (Node::carry):
+  // an execution of every task, in order, in one process then skips the stage and
+  // `carried_by` takes each chunk's carry from the chunk before; an execution of part of
+  // the tasks computes it as any stage.
+  NodePtr carried_by;
+  std::shared_ptr<const struct CarryLinks> links;  // who passes which carry to whom
+};
+
+// The carries of one node passed between output chunks (PlanStage::carried_by): a carry
+// is named by the region's cross-section (start, step, count of every axis but the
+// carry's) and its position along the carry's axis; `producer` is the output chunk that
+// hands it on (the one whose region ends there), always before its only consumer.
+struct CarryLinks {
+  std::map<Shape, int64_t> producer;  // cross-section + position -> output chunk id
+  static Shape key(const Region& r, int axis, int64_t position);
 };
 
 // A unit of work for one worker: output chunks [first_chunk, last_chunk) of the grid.

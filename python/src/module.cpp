@@ -763,6 +763,7 @@ NB_MODULE(_core, m) {
           d["once_bytes"] = s.once_bytes;
           d["projected_bytes"] = s.memory.per_task;
           d["threads"] = s.memory.threads;
+          d["carried_by"] = s.carried_by ? nb::object(nb::str(s.carried_by->kind().c_str())) : nb::none();
           l.append(d);
         }
         return l;

@@ -69,10 +69,15 @@ void EvalState::parallel_for(int64_t ntasks, const std::function<void(int64_t, i
         error_task = i;
       }
       failed = true;
+      failing = true;
     }
   };
   ctx.pool().run(work, nw);
   if (error) std::rethrow_exception(error);
+}
+
+void EvalState::chunk_done(int64_t id) {
+  for (auto& [n, board] : carries) board->chunk_done(id);
 }
 
 void EvalState::collect(Stats& stats) const {

@@ -9,6 +9,7 @@
 
 #include "b2lazy/node.hpp"
 #include "b2lazy/stats.hpp"
+#include "exec/carry_board.hpp"
 #include "exec/node_cache.hpp"
 
 namespace b2lazy {
@@ -42,6 +43,19 @@ class EvalState {
 
   // Counters of every thread state, summed.
   void collect(Stats& stats) const;
+
+  // Set once a task of the running pass failed: tasks waiting for another's carry stop.
+  std::atomic<bool> failing{false};
+  // Carries passed between output chunks (a run of every task in order): by the node
+  // that passes them (PlanStage::carried_by). Made before the output pass, read during it.
+  std::unordered_map<const Node*, std::unique_ptr<CarryBoard>> carries;
+  CarryBoard* carry_board(const Node* n) const {
+    if (carries.empty()) return nullptr;
+    auto it = carries.find(n);
+    return it == carries.end() ? nullptr : it->second.get();
+  }
+  // Output chunk `id` has been written: its carries, if any, are all put.
+  void chunk_done(int64_t id);
 
   // Runs fn(task, worker, worker's state) for every task in [0, ntasks), handed out
   // dynamically to at most ntasks workers; stops handing out tasks at the first exception

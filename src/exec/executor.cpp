@@ -82,6 +82,7 @@ void run_tasks(const Node& root, const ChunkGrid& grid, int64_t per, int64_t fir
     for (int64_t id = t * per; id < std::min(nchunks, (t + 1) * per); ++id) {
       ev.check_cancel();
       eval_chunk(root, grid, id, target, block_major, ts);
+      if (!ev.carries.empty()) ev.chunk_done(id);
       if (progress) {  // counted under the lock, so the callback sees done rising
         std::lock_guard<std::mutex> g(mu);
         progress(++done, total);
@@ -145,8 +146,9 @@ void run_stage(const PlanStage& s, EvalState& ev) {
 
 // The plan's stages into ev.materialized: read from the plan when an earlier execution
 // kept them; computed and kept with the plan when `keep` (an execution of part of the
-// tasks); otherwise computed for this execution only.
-void run_stages(const Plan& plan, EvalState& ev, bool keep) {
+// tasks); otherwise computed for this execution only. An execution of every task (`all`)
+// skips the stages its output chunks carry from one to the next (PlanStage::carried_by).
+void run_stages(const Plan& plan, EvalState& ev, bool keep, bool all) {
   StageResults* kept = plan.stage_results.get();
   if (!kept || plan.stages.empty()) keep = false;
   std::unique_lock<std::mutex> lock;
@@ -161,6 +163,10 @@ void run_stages(const Plan& plan, EvalState& ev, bool keep) {
   }
   for (const PlanStage& s : plan.stages) {
     ev.check_cancel();
+    if (all && !keep && s.carried_by) {
+      ev.carries[s.carried_by.get()] = std::make_unique<CarryBoard>(s.links);
+      continue;
+    }
     run_stage(s, ev);
   }
   if (keep) {
@@ -182,7 +188,8 @@ Stats execute_plan_once(const Plan& plan, const Target& target, int64_t first_ta
   Stats stats;
   EvalState ev(ctx, plan.options.max_memory);
   ev.cancel = opts.cancel;
-  if (first_task < last_task) run_stages(plan, ev, !(first_task == 0 && last_task == ntasks));
+  const bool all = first_task == 0 && last_task == ntasks;
+  if (first_task < last_task) run_stages(plan, ev, !all, all);
   const bool bm = plan.block_major && target.writer && target.writer->block_major(plan.blocks);
   stats.block_major_path = bm;
   const ChunkGrid grid = plan.grid();

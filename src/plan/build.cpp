@@ -17,6 +17,7 @@
 #include "plan/layout.hpp"
 #include "plan/memory.hpp"
 #include "plan/reuse.hpp"
+#include "plan/carry.hpp"
 #include "plan/tasks.hpp"
 
 namespace b2lazy {
@@ -247,6 +248,7 @@ Plan plan_on(const NodePtr& root, const ComputeOptions& opts, PlanTarget target,
   Builder b(p);
   if (p.nchunks > 0 && !p.block_major) b.plan_stages(root, grid);
   p.plan_visits = b.visits();
+  plan_carries(p);
   // tasks, with projected memory and source bytes; the projected peak
   plan_tasks(p);
   spill_until_it_fits(p);

@@ -104,6 +104,9 @@ std::string Plan::to_string(const Stats* measured, int nthreads) const {
        << (s.source ? "decompress " : "compute ") << format_bytes(s.pulled_bytes) << " of it, once: "
        << format_bytes(s.once_bytes) << "); computing it holds " << format_bytes(s.memory.per_task)
        << (s.memory.threads ? " per worker" : " on the calling thread") << (s.memory.forked ? ", forked to the workers" : "") << "\n";
+    if (s.carried_by)
+      os << "    not computed when every task runs in order in one process: " << s.carried_by->kind()
+         << " passes its carry from output chunk to output chunk (" << s.links->producer.size() << " links)\n";
   }
   int64_t most = 0, most_src = 0;
   for (auto& t : tasks) most = std::max(most, t.projected_bytes), most_src = std::max(most_src, t.source_bytes);

@@ -110,6 +110,7 @@ void plan_tasks(Plan& p) {
       ChunkCost c = costing.of(*s.computed, Region::from_box(g.chunk_box(id)));
       working = std::max(working, c.working);
       forked = std::max(forked, c.forked);
+      if (s.carried_by) continue;  // a run of every task does not compute it (its reads: none)
       for (auto& [name, b] : c.per_source) {
         int64_t& t = p.source_bytes[name];
         t = sat_add(t, sat_mul(b, n / std::max<int64_t>(1, samples)));

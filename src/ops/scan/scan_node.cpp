@@ -9,6 +9,7 @@
 #include "core/dispatch.hpp"
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
+#include "exec/eval_state.hpp"
 #include "exec/thread_state.hpp"
 #include "ops/reduce/accumulate.hpp"
 #include "plan/chunking.hpp"
@@ -288,8 +289,99 @@ std::vector<Region> ScanNode::input_regions(const Region& r) const {
   return {in, tot};
 }
 
+void ScanNode::fill_carried(const Region& r, void* out, ThreadState& ts, CarryBoard& board) const {
+  const size_t k = static_cast<size_t>(axis_);
+  const size_t isz = itemsize(dtype());
+  const Node& in = *inputs()[0];
+  const Box b = r.bounds();
+  const int64_t lo = b.start[k], hi = b.stop[k];
+  Region u = r;  // unit steps along the axis over [lo, hi); other axes as requested
+  u.start[k] = lo;
+  u.step[k] = 1;
+  u.count[k] = hi - lo;
+  ScratchScope scope(ts.scratch);
+  const bool strided = r.step[k] != 1;
+  void* dense = strided ? scope.alloc(u.size() * isz) : out;
+  dispatch(acc_, [&]<class A>(A*) {
+    const Split su = split_at(u.count, axis_);
+    const int64_t cross = su.outer * su.inner;
+    const A id = op_ == ScanOp::Sum ? A(0) : A(1);
+    // The region scanned from zero, in the accumulator's type (in place when that is the
+    // result's), a piece of input at a time.
+    A* loc = dtype() == acc_ ? static_cast<A*>(dense) : scope.alloc_n<A>(static_cast<size_t>(u.size()));
+    const int64_t rows = piece_depth(std::max<int64_t>(1, kPieceBytes / (cross * 8)), depth_);
+    std::vector<A> run(static_cast<size_t>(cross), id);
+    for (int64_t j0 = 0; j0 < su.len; j0 += rows) {
+      ScratchScope piece_scope(ts.scratch);
+      Region piece = u;
+      piece.start[k] = lo + j0;
+      piece.count[k] = std::min(rows, su.len - j0);
+      const A* x = pull_as<A>(in, piece, acc_, piece_scope, ts);
+      for (int64_t o = 0; o < su.outer; ++o) {
+        A* __restrict c = run.data() + o * su.inner;
+        for (int64_t j = 0; j < piece.count[k]; ++j) {
+          const A* __restrict row = x + (o * piece.count[k] + j) * su.inner;
+          A* __restrict dst = loc + (o * su.len + j0 + j) * su.inner;
+          for (int64_t i = 0; i < su.inner; ++i) dst[i] = c[i] = apply(op_, c[i], row[i]);
+        }
+      }
+    }
+    // The carry before the region: from the chunk that ends there, or (that chunk gave
+    // none) the totals before it and the part of a segment before the region.
+    std::vector<A> carry;
+    if (lo > 0) {
+      if (auto taken = board.take(CarryLinks::key(r, axis_, lo), *ts.eval)) {
+        carry.resize(static_cast<size_t>(cross));
+        std::memcpy(carry.data(), taken->data(), carry.size() * sizeof(A));
+      } else {
+        carry.assign(static_cast<size_t>(cross), id);
+        const Plan p = plan(lo, hi);
+        const Node& totals = *inputs()[1];
+        auto fold_range = [&](const Node& n, int64_t a, int64_t e) {
+          for (int64_t j = a; j < e; j += rows) {
+            ScratchScope piece_scope(ts.scratch);
+            Region piece = u;
+            piece.start[k] = j;
+            piece.count[k] = std::min(rows, e - j);
+            fold_carry(op_, pull_as<A>(n, piece, acc_, piece_scope, ts), split_at(piece.count, axis_), carry.data());
+          }
+        };
+        if (p.s > 0) fold_range(totals, 0, p.s);
+        if (lo > p.s * seg_) fold_range(in, p.s * seg_, lo);
+      }
+    }
+    // Hand on the carry at the region's end before adding this one to every row.
+    std::vector<uint8_t> next(static_cast<size_t>(cross) * sizeof(A));
+    A* nx = reinterpret_cast<A*>(next.data());
+    for (int64_t o = 0; o < su.outer; ++o)
+      for (int64_t i = 0; i < su.inner; ++i) {
+        const A last = loc[(o * su.len + su.len - 1) * su.inner + i];
+        nx[o * su.inner + i] = carry.empty() ? last : apply(op_, carry[static_cast<size_t>(o * su.inner + i)], last);
+      }
+    board.put(CarryLinks::key(r, axis_, hi), std::move(next));
+    if (!carry.empty())
+      for (int64_t o = 0; o < su.outer; ++o)
+        for (int64_t j = 0; j < su.len; ++j) {
+          const A* __restrict c = carry.data() + o * su.inner;
+          A* __restrict row = loc + (o * su.len + j) * su.inner;
+          for (int64_t i = 0; i < su.inner; ++i) row[i] = apply(op_, c[i], row[i]);
+        }
+    if (dtype() != acc_) {
+      const void* src[1] = {loc};
+      kernels::lookup_cast(acc_, dtype())(dense, src, u.size());
+    }
+  });
+  if (strided) {  // pick the requested indices along the axis
+    Shape ss = byte_strides(u.count, isz), ds = byte_strides(r.count, isz);
+    const char* first = static_cast<const char*>(dense) + (r.start[k] - lo) * ss[k];
+    ss[k] *= r.step[k];
+    copy_strided(r.ndim(), r.count.data(), first, ss.data(), static_cast<char*>(out), ds.data(), isz);
+  }
+}
+
 void ScanNode::fill(const Region& r, void* out, ThreadState& ts) const {
   if (r.size() == 0) return;
+  if (CarryBoard* board = ts.eval ? ts.eval->carry_board(this) : nullptr) return fill_carried(r, out, ts, *board);
   const size_t k = static_cast<size_t>(axis_);
   const size_t isz = itemsize(dtype());
   // Rows before the scanned axis share no carry: a region larger than a piece is scanned
@@ -388,7 +480,10 @@ int64_t ScanNode::fill_bytes(const Region& r, const MemoryModel& m) const {
   Region u = r;  // one piece, as fill() cuts them
   if (d0 < k && sat_mul(r.size(), 8) > kPieceBytes)
     u.count[d0] = std::min(r.count[d0], std::max<int64_t>(1, kPieceBytes / sat_mul(r.size() / r.count[d0], 8)));
-  const int64_t dense = r.step[k] != 1 ? MemoryModel::region_bytes(*this, r) : 0;
+  // A strided region is scanned densely; a region whose carry comes from the chunk
+  // before (fill_carried) is held whole in the accumulator's type unless that is the result's.
+  const int64_t dense = sat_add(r.step[k] != 1 ? MemoryModel::region_bytes(*this, r) : 0,
+                                dtype() != acc_ ? sat_mul(r.bounds().size(), 8) : 0);
   const int64_t cross = u.size() / std::max<int64_t>(1, u.count[k]);
   const int64_t rows = piece_depth(std::max<int64_t>(1, kPieceBytes / std::max<int64_t>(1, sat_mul(cross, 8))), depth_);
   const Box b = u.bounds();

@@ -13,6 +13,8 @@
 
 namespace b2lazy {
 
+class CarryBoard;
+
 enum class ScanOp : uint8_t { Sum, Prod };
 
 class SegmentTotals : public Node {
@@ -47,8 +49,14 @@ class ScanNode : public Node {
   int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
   bool cacheable() const override { return true; }
   Shape preferred_chunks() const override { return preferred_; }
+  // The carry of a region is the fold of everything before it: the region before along
+  // the axis hands it on, so in-order runs need no segment totals (one pass over the input).
+  Carry carry() const override { return include_initial_ ? Carry{} : Carry{1, axis_}; }
 
  private:
+  // fill() with the carry from the region before (ts.eval's CarryBoard for this node):
+  // scans the region from zero, takes the carry, hands on the carry at its end, adds.
+  void fill_carried(const Region& region, void* out, ThreadState& ts, CarryBoard& board) const;
   // `input_chunks`: preferred_chunks_of(input), looked up once.
   ScanNode(NodePtr input, int axis, ScanOp op, DType out, bool include_initial, Shape input_chunks);
   // For output indices [lo, hi) along the axis: input elements [e0, e1) to scan, after a
