@@ -319,6 +319,14 @@ void ScanNode::fill_carried(const Region& r, void* out, ThreadState& ts, CarryBo
       const A* x = pull_as<A>(in, piece, acc_, piece_scope, ts);
       for (int64_t o = 0; o < su.outer; ++o) {
         A* __restrict c = run.data() + o * su.inner;
+        if (su.inner == 1) {  // along the last axis (a flattened scan): the running value in a register
+          A v = *c;
+          const A* __restrict xs = x + o * piece.count[k];
+          A* __restrict dst = loc + o * su.len + j0;
+          for (int64_t j = 0; j < piece.count[k]; ++j) dst[j] = v = apply(op_, v, xs[j]);
+          *c = v;
+          continue;
+        }
         for (int64_t j = 0; j < piece.count[k]; ++j) {
           const A* __restrict row = x + (o * piece.count[k] + j) * su.inner;
           A* __restrict dst = loc + (o * su.len + j0 + j) * su.inner;
@@ -360,12 +368,19 @@ void ScanNode::fill_carried(const Region& r, void* out, ThreadState& ts, CarryBo
       }
     board.put(CarryLinks::key(r, axis_, hi), std::move(next));
     if (!carry.empty())
-      for (int64_t o = 0; o < su.outer; ++o)
+      for (int64_t o = 0; o < su.outer; ++o) {
+        const A* __restrict c = carry.data() + o * su.inner;
+        if (su.inner == 1) {  // one carry for the whole run: vectorised over it
+          const A cv = *c;
+          A* __restrict row = loc + o * su.len;
+          for (int64_t j = 0; j < su.len; ++j) row[j] = apply(op_, cv, row[j]);
+          continue;
+        }
         for (int64_t j = 0; j < su.len; ++j) {
-          const A* __restrict c = carry.data() + o * su.inner;
           A* __restrict row = loc + (o * su.len + j) * su.inner;
           for (int64_t i = 0; i < su.inner; ++i) row[i] = apply(op_, c[i], row[i]);
         }
+      }
     if (dtype() != acc_) {
       const void* src[1] = {loc};
       kernels::lookup_cast(acc_, dtype())(dense, src, u.size());
