@@ -62,14 +62,16 @@ void eval_chunk(const Node& root, const ChunkGrid& grid, int64_t id, const Targe
 
 // Runs tasks [first, last) (each `per` consecutive chunks of `grid`): one task alone runs
 // on the calling thread, free to fork inside a node; more go to the workers.
+// `needed`, if given: the chunks to compute (the others are left as they are).
 void run_tasks(const Node& root, const ChunkGrid& grid, int64_t per, int64_t first, int64_t last,
                const Target& target, bool block_major, EvalState& ev,
-               const std::function<void(int64_t, int64_t)>& progress = {}) {
+               const std::function<void(int64_t, int64_t)>& progress = {}, const std::vector<bool>* needed = nullptr) {
   const int64_t nchunks = root.size() == 0 ? 0 : grid.nchunks();
   const int64_t lo = std::min(nchunks, first * per), hi = std::min(nchunks, last * per);
   const int64_t total = hi - lo;
   if (total <= 0) return;
   if (total == 1) {
+    if (needed && !(*needed)[static_cast<size_t>(lo)]) return;
     ev.check_cancel();
     eval_chunk(root, grid, lo, target, block_major, ev.main());
     if (progress) progress(1, 1);
@@ -80,6 +82,7 @@ void run_tasks(const Node& root, const ChunkGrid& grid, int64_t per, int64_t fir
   ev.parallel_for(last - first, [&](int64_t task, int, ThreadState& ts) {
     const int64_t t = first + task;
     for (int64_t id = t * per; id < std::min(nchunks, (t + 1) * per); ++id) {
+      if (needed && !(*needed)[static_cast<size_t>(id)]) continue;
       ev.check_cancel();
       eval_chunk(root, grid, id, target, block_major, ts);
       if (!ev.carries.empty()) ev.chunk_done(id);
@@ -127,7 +130,7 @@ void run_stage(const PlanStage& s, EvalState& ev) {
     auto buf = std::shared_ptr<unsigned char[]>(static_cast<unsigned char*>(alloc_big(bytes)), BigDeleter{});
     Target t;
     t.dense = buf.get();
-    run_tasks(*sub, grid, per, 0, ntasks, t, false, ev);
+    run_tasks(*sub, grid, per, 0, ntasks, t, false, ev, {}, s.needed.empty() ? nullptr : &s.needed);
     m.source = std::make_shared<BufferSource>(buf.get(), sub->dtype(), sub->shape(), Shape{},
                                               std::shared_ptr<const void>(buf, buf.get()), "cache");
   } else {

@@ -104,6 +104,11 @@ std::string Plan::to_string(const Stats* measured, int nthreads) const {
        << (s.source ? "decompress " : "compute ") << format_bytes(s.pulled_bytes) << " of it, once: "
        << format_bytes(s.once_bytes) << "); computing it holds " << format_bytes(s.memory.per_task)
        << (s.memory.threads ? " per worker" : " on the calling thread") << (s.memory.forked ? ", forked to the workers" : "") << "\n";
+    if (!s.needed.empty()) {
+      int64_t n = 0;
+      for (bool b : s.needed) n += b;
+      os << "    computes " << n << " of its " << s.needed.size() << " chunks: the others are not asked for\n";
+    }
     if (s.carried_by)
       os << "    not computed when every task runs in order in one process: " << s.carried_by->kind()
          << " passes its carry from output chunk to output chunk (" << s.links->producer.size() << " links)\n";

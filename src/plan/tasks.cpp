@@ -41,13 +41,55 @@ struct KeptSoFar {
   std::map<const Node*, std::pair<bool, int64_t>> read;  // dense?, else a chunk's bytes
 };
 
+// The regions the passes ask of each stage, as chunks of the stage's grid.
+class AskedChunks {
+ public:
+  explicit AskedChunks(const std::vector<PlanStage>& stages) {
+    for (const PlanStage& s : stages) at_[s.node.get()] = &s;
+  }
+  void ask(const Node& n, const Region& r) {
+    auto it = at_.find(&n);
+    if (it == at_.end() || r.size() == 0) return;
+    const PlanStage& s = *it->second;
+    Box b = r.bounds();
+    for (size_t d = 0; d < b.ndim(); ++d) {  // into the stage's own coordinates (its box)
+      b.start[d] = std::max<int64_t>(0, b.start[d] - s.box.start[d]);
+      b.stop[d] = std::min<int64_t>(s.box.stop[d] - s.box.start[d], b.stop[d] - s.box.start[d]);
+      if (b.start[d] >= b.stop[d]) return;
+    }
+    const ChunkGrid g(s.computed->shape(), s.chunks);
+    std::vector<bool>& seen = asked_[&n];
+    if (seen.empty()) seen.assign(static_cast<size_t>(g.nchunks()), false);
+    for (int64_t id : g.chunks_touching(b)) seen[static_cast<size_t>(id)] = true;
+  }
+  // Some pass was sampled, not walked chunk by chunk: every chunk counts as asked.
+  void ask_all() { all_ = true; }
+  // The stages' `needed` chunks.
+  void settle(std::vector<PlanStage>& stages) const {
+    for (PlanStage& s : stages) {
+      s.needed.clear();
+      auto it = asked_.find(s.node.get());
+      if (all_ || s.where != KeptIn::Dense || it == asked_.end()) continue;
+      bool every = true;
+      for (bool b : it->second) every = every && b;
+      if (!every) s.needed = it->second;
+    }
+  }
+
+ private:
+  std::map<const Node*, const PlanStage*> at_;
+  std::map<const Node*, std::vector<bool>> asked_;
+  bool all_ = false;
+};
+
 class Costing {
  public:
-  Costing(const KeptSoFar& kept, size_t max_memory, int nworkers, bool single_chunk)
+  Costing(const KeptSoFar& kept, size_t max_memory, int nworkers, bool single_chunk, AskedChunks* asked = nullptr)
       : kept_(kept), max_memory_(max_memory), nworkers_(nworkers), single_chunk_(single_chunk),
-        prop_(kept.stop, [this](const Edge&, const Node& n, const Region& r, bool first) {
+        prop_(kept.stop, [this, asked](const Edge&, const Node& n, const Region& r, bool first) {
           if (!first) return;
           if (kept_.stop.count(&n)) {  // computed once: read from where it is kept
+            if (asked) asked->ask(n, r);
             auto it = kept_.read.find(&n);
             if (it != kept_.read.end() && !it->second.first) cost_.kept = sat_add(cost_.kept, MemoryModel::region_bytes(n, r));
             return;
@@ -91,6 +133,7 @@ void plan_tasks(Plan& p) {
   p.source_bytes.clear();
   p.kept_read_bytes = 0;
   KeptSoFar kept;
+  AskedChunks asked(p.stages);
   // Stages: each computed with the ones before it kept (and read from there), into its
   // dense buffer or a writer (blocks as run_stage makes them).
   for (PlanStage& s : p.stages) {
@@ -101,10 +144,11 @@ void plan_tasks(Plan& p) {
     const int64_t buffers = output_buffer_bytes(s.computed->shape(), s.chunks,
                                                 to_writer ? shrink_chunks(s.chunks, isz, size_t(256) << 10) : Shape{},
                                                 isz, to_writer);
-    Costing costing(kept, p.options.max_memory, p.nworkers, n <= 1);
+    Costing costing(kept, p.options.max_memory, p.nworkers, n <= 1, &asked);
     int64_t working = 0;
     int64_t forked = 0;
     const int64_t samples = std::min<int64_t>(n, kMaxSampledStageChunks);
+    if (samples < n) asked.ask_all();
     for (int64_t k = 0; k < samples; ++k) {
       const int64_t id = samples == n ? k : static_cast<int64_t>(static_cast<__int128>(k) * n / samples);
       ChunkCost c = costing.of(*s.computed, Region::from_box(g.chunk_box(id)));
@@ -135,7 +179,8 @@ void plan_tasks(Plan& p) {
     const int64_t out_held =
         output_buffer_bytes(p.root->shape(), p.chunks, p.blocks, isz, p.target == PlanTarget::Compressed);
     const bool exact = p.nchunks <= kMaxProjectedChunks;
-    Costing costing(kept, p.options.max_memory, p.nworkers, p.nchunks <= 1);
+    if (!exact) asked.ask_all();
+    Costing costing(kept, p.options.max_memory, p.nworkers, p.nchunks <= 1, &asked);
     int64_t most = 0;
     int64_t forked = 0;
     for (int64_t first = 0; first < p.nchunks; first += per) {
@@ -163,6 +208,8 @@ void plan_tasks(Plan& p) {
     p.tasks_memory.threads = pass_threads(p.nchunks, static_cast<int64_t>(p.tasks.size()), p.nworkers);
     p.tasks_memory.forked = forked;
   }
+
+  asked.settle(p.stages);
 
   // The one projection, from the passes above and the stages' kept copies.
   const MemoryProjection mp = project_plan(p);
