@@ -138,7 +138,7 @@ void run_stage(const PlanStage& s, EvalState& ev) {
     std::unique_ptr<B2ndWriter> w = stage_writer(s, path);
     Target t;
     t.writer = w.get();
-    run_tasks(*sub, grid, per, 0, ntasks, t, false, ev);
+    run_tasks(*sub, grid, per, 0, ntasks, t, false, ev, {}, s.needed.empty() ? nullptr : &s.needed);
     m.source = w->finish_source("spill");
     if (!path.empty()) std::filesystem::remove(path);  // read through the open descriptor
   }

@@ -4,6 +4,7 @@
 // nodes in execution order, each planned on its own grid) -> tasks (groups of output
 // chunks with their projected memory and source bytes).
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "b2lazy/array.hpp"
@@ -197,31 +198,60 @@ class Builder {
 
 namespace {
 
-// max_memory is a limit: while the projection is over it, the largest stage kept in memory
-// is spilled to a temporary file instead (a source: not kept, read from storage by each
-// task), trading bytes written and read again for memory.
+// Bytes a plan decompresses, from storage and from its compressed or spilled copies (its
+// estimate): what other layouts are compared by.
+int64_t read_cost(const Plan& p) {
+  int64_t c = p.kept_read_bytes;
+  for (auto& [name, b] : p.source_bytes) c = sat_add(c, b);
+  return c;
+}
+
+// Stage `i` of `p` no longer kept in memory: spilled to a temporary file (a source worth
+// it re-packed there, else not kept, read from storage by each task). The tasks pass is run again.
+void spill_stage(Plan& p, size_t i) {
+  PlanStage& s = p.stages[i];
+  const std::string what = s.node->describe() + " " + shape_str(s.box.shape());
+  if (worth_repacking(s)) {  // read again from a re-packed copy on disk, not from memory
+    p.passes.push_back("memory: " + what + " re-packed and " + kept_in_name(KeptIn::Spilled) + " instead (the plan "
+                       "is over max_memory with it " + kept_in_name(s.where) + ")");
+    s.where = KeptIn::Spilled;
+    s.chunks = repacked_chunks(s, p.options.max_memory, p.nworkers);
+  } else if (s.source) {
+    p.passes.push_back("memory: " + what + " not kept after all (the plan is over max_memory with it); read from "
+                       "storage by each task");
+    p.stages.erase(p.stages.begin() + static_cast<std::ptrdiff_t>(i));
+  } else {
+    p.passes.push_back("memory: " + what + " " + kept_in_name(KeptIn::Spilled) + " instead (the plan is over "
+                       "max_memory with it " + kept_in_name(s.where) + ")");
+    s.where = KeptIn::Spilled;
+  }
+  plan_tasks(p);
+}
+
+// max_memory is a limit: while the projection is over it, a stage kept in memory is
+// spilled to a temporary file instead, trading bytes written and read again for memory:
+// of the stages whose spilling alone makes the plan fit, the one whose plan then reads
+// least (x^T x's triangle, read once, rather than x, read by every tile); else the largest.
 void spill_until_it_fits(Plan& p) {
   while (static_cast<size_t>(p.projected_peak) > p.options.max_memory) {
-    auto largest = p.stages.end();
-    for (auto it = p.stages.begin(); it != p.stages.end(); ++it)
-      if (kept_in_memory(*it) > 0 && (largest == p.stages.end() || it->bytes > largest->bytes)) largest = it;
-    if (largest == p.stages.end()) return;
-    const std::string what = largest->node->describe() + " " + shape_str(largest->box.shape());
-    if (worth_repacking(*largest)) {  // read again from a re-packed copy on disk, not from memory
-      p.passes.push_back("memory: " + what + " re-packed and " + kept_in_name(KeptIn::Spilled) + " instead (the plan "
-                         "is over max_memory with it " + kept_in_name(largest->where) + ")");
-      largest->where = KeptIn::Spilled;
-      largest->chunks = repacked_chunks(*largest, p.options.max_memory, p.nworkers);
-    } else if (largest->source) {
-      p.passes.push_back("memory: " + what + " not kept after all (the plan is over max_memory with it); read from "
-                         "storage by each task");
-      p.stages.erase(largest);
-    } else {
-      p.passes.push_back("memory: " + what + " " + kept_in_name(KeptIn::Spilled) + " instead (the plan is over "
-                         "max_memory with it " + kept_in_name(largest->where) + ")");
-      largest->where = KeptIn::Spilled;
+    std::optional<Plan> best;
+    for (size_t i = 0; i < p.stages.size(); ++i) {
+      if (kept_in_memory(p.stages[i]) <= 0) continue;
+      Plan q = p;
+      spill_stage(q, i);
+      if (static_cast<size_t>(q.projected_peak) <= p.options.max_memory && (!best || read_cost(q) < read_cost(*best)))
+        best = std::move(q);
     }
-    plan_tasks(p);
+    if (best) {
+      p = std::move(*best);
+      return;
+    }
+    size_t largest = p.stages.size();
+    for (size_t i = 0; i < p.stages.size(); ++i)
+      if (kept_in_memory(p.stages[i]) > 0 && (largest == p.stages.size() || p.stages[i].bytes > p.stages[largest].bytes))
+        largest = i;
+    if (largest == p.stages.size()) return;
+    spill_stage(p, largest);
   }
 }
 
@@ -254,14 +284,6 @@ Plan plan_on(const NodePtr& root, const ComputeOptions& opts, PlanTarget target,
   spill_until_it_fits(p);
   p.passes.push_back(tasks_pass_line(p));
   return p;
-}
-
-// Bytes a plan decompresses, from storage and from its compressed or spilled copies (its
-// estimate): what other layouts are compared by.
-int64_t read_cost(const Plan& p) {
-  int64_t c = p.kept_read_bytes;
-  for (auto& [name, b] : p.source_bytes) c = sat_add(c, b);
-  return c;
 }
 
 }  // namespace

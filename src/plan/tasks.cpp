@@ -69,7 +69,7 @@ class AskedChunks {
     for (PlanStage& s : stages) {
       s.needed.clear();
       auto it = asked_.find(s.node.get());
-      if (all_ || s.where != KeptIn::Dense || it == asked_.end()) continue;
+      if (all_ || it == asked_.end()) continue;
       bool every = true;
       for (bool b : it->second) every = every && b;
       if (!every) s.needed = it->second;
