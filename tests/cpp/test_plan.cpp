@@ -168,3 +168,66 @@ TEST(Plan, NodesOnManyPathsAreComputedOnce) {
   EXPECT_LE(s.cache_hits, int64_t(8) * depth * 4) << p.to_string(&s);
   EXPECT_LE(s.chunks_decompressed_total, 64);
 }
+
+// Scans in one pass: the segment totals are carried from output chunk to output chunk when
+// every task runs in order (the input decompressed once), and computed as a stage when
+// only part of the tasks run; the values are the same.
+TEST(Plan, ScanTotalsCarriedBetweenChunks) {
+  Context ctx(2);
+  const int64_t n = 96;
+  Array a = stored(sin(arange(0, n * n, 1, DType::F64, {n, n})), {12, n}, {12, n}, ctx);
+  for (std::optional<int> axis : {std::optional<int>{}, std::optional<int>{0}}) {
+    Array e = cumsum(a, axis) * 2.0;
+    Plan p = e.plan({}, &ctx);
+    ASSERT_GT(p.tasks.size(), 2u) << p.to_string();
+    const PlanStage* carried = nullptr;
+    for (auto& s : p.stages)
+      if (s.carried_by) carried = &s;
+    ASSERT_NE(carried, nullptr) << p.to_string();
+    EXPECT_NE(p.to_string().find("passes its carry from output chunk to output chunk"), std::string::npos);
+    Stats all;
+    std::vector<double> got = run_all(p, ctx, &all);
+    EXPECT_EQ(all.bytes_decompressed.at(a.node()->source_name()), n * n * 8);  // once
+    // In two ranges, the later first: the totals are computed as a stage.
+    Plan q = e.plan({}, &ctx);
+    std::vector<double> parts(got.size());
+    const int64_t mid = static_cast<int64_t>(q.tasks.size()) / 2;
+    execute(q, parts.data(), mid, static_cast<int64_t>(q.tasks.size()), {}, &ctx);
+    execute(q, parts.data(), 0, mid, {}, &ctx);
+    std::vector<double> want = e.to_vector(&ctx);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_NEAR(got[i], want[i], 1e-9 * (1 + std::abs(want[i]))) << i;
+      ASSERT_NEAR(parts[i], want[i], 1e-9 * (1 + std::abs(want[i]))) << i;
+    }
+  }
+}
+
+// A stage computes only the chunks the passes after it ask for: x^T x's upper triangle
+// leaves out the diagonal tiles in its hull (the output tasks compute those with syrk).
+TEST(Plan, StageComputesOnlyTheChunksAskedFor) {
+  Context ctx(2);
+  const int64_t n = 2048;  // a triangle of several tiles (stages are cut in tiles of about 8 MiB)
+  Array x = stored(sin(arange(0, n * n, 1, DType::F64, {n, n})), {256, 256}, {64, 64}, ctx);
+  Array e = matmul(matrix_transpose(x), x);
+  ComputeOptions tiles;
+  tiles.chunks = {512, 512};
+  Plan p = e.plan(tiles, &ctx);
+  int64_t partial = 0;
+  for (auto& s : p.stages) {
+    if (s.needed.empty()) continue;
+    int64_t asked = 0;
+    for (bool b : s.needed) asked += b;
+    EXPECT_LT(asked, static_cast<int64_t>(s.needed.size()));
+    ++partial;
+  }
+  EXPECT_EQ(partial, 1) << p.to_string();
+  std::vector<double> got = run_all(p, ctx);
+  std::vector<double> xs = x.to_vector(&ctx);
+  for (int64_t i = 0; i < n; i += 371)
+    for (int64_t j = 0; j < n; j += 293) {
+      double want = 0;
+      for (int64_t k = 0; k < n; ++k) want += xs[static_cast<size_t>(k * n + i)] * xs[static_cast<size_t>(k * n + j)];
+      ASSERT_NEAR(got[static_cast<size_t>(i * n + j)], want, 1e-9 * n) << i << "," << j;
+    }
+}
