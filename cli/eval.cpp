@@ -69,6 +69,10 @@ namespace {
   for (auto& a : all) cargs.push_back(a.data());
   cargs.push_back(nullptr);
   std::fflush(stdout);
+  if (std::getenv("B2LAZY_OPENBLAS_SET")) {  // main() set it for this process only (NumPy's BLAS keeps its threads)
+    ::unsetenv("OPENBLAS_NUM_THREADS");
+    ::unsetenv("B2LAZY_OPENBLAS_SET");
+  }
   ::execvp(cargs[0], cargs.data());
   throw IOError("--scheduler runs the evaluation with Python's b2lazy package, but '" + python +
                 "' cannot be started (" + std::strerror(errno) + ")");
