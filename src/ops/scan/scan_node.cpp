@@ -463,13 +463,24 @@ void ScanNode::fill(const Region& r, void* out, ThreadState& ts) const {
       A* res = dtype() == acc_ ? nullptr : piece_scope.alloc_n<A>(static_cast<size_t>(su.outer * plen * su.inner));
       for (int64_t o = 0; o < su.outer; ++o) {
         A* __restrict c = carry.data() + o * su.inner;
-        for (int64_t j = j0; j < j1; ++j) {
-          if (j >= skip) {
-            const A* __restrict row = x + (o * (x1 - x0) + (j - skip - x0)) * su.inner;
-            for (int64_t i = 0; i < su.inner; ++i) c[i] = apply(op_, c[i], row[i]);
+        if (su.inner == 1) {  // along the last axis (a flattened scan): the running value in a register
+          A v = *c;
+          A* __restrict dst = res ? res + o * plen : static_cast<A*>(dense) + o * su.len + j0;
+          const A* __restrict xo = x ? x + o * (x1 - x0) : nullptr;
+          for (int64_t j = j0; j < j1; ++j) {
+            if (j >= skip) v = apply(op_, v, xo[j - skip - x0]);
+            dst[j - j0] = v;
           }
-          A* dst = res ? res + (o * plen + (j - j0)) * su.inner : static_cast<A*>(dense) + (o * su.len + j) * su.inner;
-          std::memcpy(dst, c, su.inner * sizeof(A));
+          *c = v;
+        } else {
+          for (int64_t j = j0; j < j1; ++j) {
+            if (j >= skip) {
+              const A* __restrict row = x + (o * (x1 - x0) + (j - skip - x0)) * su.inner;
+              for (int64_t i = 0; i < su.inner; ++i) c[i] = apply(op_, c[i], row[i]);
+            }
+            A* dst = res ? res + (o * plen + (j - j0)) * su.inner : static_cast<A*>(dense) + (o * su.len + j) * su.inner;
+            std::memcpy(dst, c, su.inner * sizeof(A));
+          }
         }
         if (res) {  // cast this piece's rows into place
           const void* src[1] = {res + o * plen * su.inner};
