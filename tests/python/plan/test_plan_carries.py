@@ -128,3 +128,25 @@ def test_random_layouts(tmp_path_factory, rows, cols, cr, cc, axis, nthreads, pr
     got = e.compute(nthreads=nthreads, chunks=chunks).to_numpy()
     ref = (np.cumprod if prod else np.cumsum)(x, axis=axis)
     assert_close(got, ref, 1e-10, 1e-12 * np.abs(ref).max() * x.size)
+
+
+def test_a_failing_chunk_stops_the_run_without_a_hang(tmp_path):
+    # Chunks waiting for the carry of one that failed stop too: an error, not a hang, and
+    # no output left behind.
+    import concurrent.futures
+    import os
+    x = np.random.default_rng(6).standard_normal((160, 40))
+    p = str(tmp_path / "x")  # a sparse directory: one file per chunk
+    bl.asarray(x).compute(urlpath=p + "/", chunks=(16, 40), blocks=(8, 40), contiguous=False)
+    a = bl.open(p)
+    e = bl.cumsum(a, axis=0)
+    assert carried(e.plan(nthreads=2))
+    files = sorted(f for f in os.listdir(p) if f.endswith(".chunk"))
+    with open(os.path.join(p, files[len(files) // 2]), "r+b") as f:
+        f.truncate(20)
+    out = str(tmp_path / "o.b2nd")
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        run = pool.submit(lambda: e.compute(urlpath=out, nthreads=2))
+        with pytest.raises(Exception, match="corrupted"):
+            run.result(timeout=120)
+    assert not os.path.exists(out)
