@@ -114,9 +114,66 @@ Shape scan_chunks(const Shape& input_chunks, int axis, bool whole_along_axis) {
   return c;
 }
 
+// A flattened scan (a 1-d input: the reshape of a stored array read by C-order blocks)
+// takes chunks of whole block rows of that array, up to this size: a chunk that ends
+// inside a block row decompresses those blocks whole, and the next chunk again (8192²
+// float64 in (1024, 1024) tiles of (32, 1024) blocks: 1 MiB chunks are 16 rows, half a
+// block row, and the planner kept the whole input dense, 512 MiB, to avoid reading it twice).
+constexpr int64_t kMaxBlockRowBytes = int64_t(4) << 20;
+
+// Elements of one block row of the stored array a flattened scan's 1-d input is a
+// reshape of (found along first inputs), when that array is read by C-order blocks and
+// the row is at most kMaxBlockRowBytes; else 0.
+int64_t block_row(const NodePtr& input) {
+  if (input->ndim() != 1) return 0;
+  const Node* src = input.get();
+  while (src && !src->storage_grid()) src = src->inputs().empty() ? nullptr : src->inputs()[0].get();
+  if (!src || !src->reads_ranges() || src->ndim() < 2 || src->size() != input->size()) return 0;
+  const Shape blocks = src->storage_blocks();
+  const Shape& chunks = src->storage_grid()->chunks();
+  if (blocks.size() != src->ndim() || blocks[0] <= 0 || chunks[0] % blocks[0] != 0) return 0;
+  int64_t row = blocks[0];
+  for (size_t d = 1; d < src->ndim(); ++d) row = sat_mul(row, src->shape()[d]);
+  return row > 0 && sat_mul(row, 8) <= kMaxBlockRowBytes ? row : 0;
+}
+
+// The unit of a scan's pieces and chunks along its axis: whole storage chunks (Zarr),
+// whole block rows (a flattened scan over C-order blocks), or 0 (any length).
+int64_t piece_unit(const NodePtr& input, int axis) {
+  const int64_t d = whole_chunk_depth(input, axis);
+  return d > 0 ? d : block_row(input);
+}
+
+// A flattened scan's chunks: whole block rows.
+Shape whole_block_rows(Shape c, const NodePtr& input) {
+  const int64_t row = block_row(input);
+  if (c.size() != 1 || row <= 0 || c[0] <= 0 || c[0] % row == 0) return c;
+  c[0] = std::min(input->shape()[0], ceil_div(c[0], row) * row);
+  return c;
+}
+
 Shape with_axis(Shape s, int axis, int64_t v) {
   s[static_cast<size_t>(axis)] = v;
   return s;
+}
+
+// `r` with unit steps along `axis` over its bounds there, other axes as requested: a scan
+// fills that densely, then pick_along() takes the indices asked for.
+Region unit_along(const Region& r, int axis) {
+  const size_t k = static_cast<size_t>(axis);
+  const Box b = r.bounds();
+  Region u = r;
+  u.start[k] = b.start[k];
+  u.step[k] = 1;
+  u.count[k] = b.stop[k] - b.start[k];
+  return u;
+}
+void pick_along(const Region& r, const Region& u, int axis, const void* dense, void* out, size_t isz) {
+  const size_t k = static_cast<size_t>(axis);
+  Shape ss = byte_strides(u.count, isz), ds = byte_strides(r.count, isz);
+  const char* first = static_cast<const char*>(dense) + (r.start[k] - u.start[k]) * ss[k];
+  ss[k] *= r.step[k];
+  copy_strided(r.ndim(), r.count.data(), first, ss.data(), static_cast<char*>(out), ds.data(), isz);
 }
 
 }  // namespace
@@ -125,7 +182,7 @@ Shape with_axis(Shape s, int axis, int64_t v) {
 
 SegmentTotals::SegmentTotals(NodePtr input, int axis, int64_t seg, ScanOp op, DType acc)
     : Node(acc, with_axis(input->shape(), axis, ceil_div(input->shape()[static_cast<size_t>(axis)], seg)), {input}),
-      axis_(axis), seg_(seg), op_(op), depth_(whole_chunk_depth(input, axis)), width_(whole_chunk_width(input, axis)) {}
+      axis_(axis), seg_(seg), op_(op), depth_(piece_unit(input, axis)), width_(whole_chunk_width(input, axis)) {}
 
 std::string SegmentTotals::describe() const {
   return "segment totals along axis " + std::to_string(axis_) + " every " + std::to_string(seg_) + " -> " +
@@ -239,7 +296,8 @@ DType scan_accumulator(DType out) {
 
 ScanNode::ScanNode(NodePtr input, int axis, ScanOp op, DType out, bool include_initial)
     : ScanNode(input, axis, op, out, include_initial,
-               scan_chunks(preferred_chunks_of(input), axis, whole_chunk_depth(input, axis) > 0)) {}
+               whole_block_rows(scan_chunks(preferred_chunks_of(input), axis, whole_chunk_depth(input, axis) > 0),
+                                input)) {}
 
 ScanNode::ScanNode(NodePtr input, int axis, ScanOp op, DType out, bool include_initial, Shape input_chunks)
     : Node(out, with_axis(input->shape(), axis, input->shape()[static_cast<size_t>(axis)] + (include_initial ? 1 : 0)),
@@ -247,7 +305,7 @@ ScanNode::ScanNode(NodePtr input, int axis, ScanOp op, DType out, bool include_i
                                                    scan_accumulator(out))}),
       axis_(axis), op_(op), acc_(scan_accumulator(out)), include_initial_(include_initial),
       seg_(segment_length(input, axis, input_chunks)), preferred_(std::move(input_chunks)),
-      depth_(whole_chunk_depth(input, axis)) {
+      depth_(piece_unit(input, axis)) {
   if (!preferred_.empty()) preferred_[static_cast<size_t>(axis_)] = seg_;
 }
 
@@ -293,12 +351,8 @@ void ScanNode::fill_carried(const Region& r, void* out, ThreadState& ts, CarryBo
   const size_t k = static_cast<size_t>(axis_);
   const size_t isz = itemsize(dtype());
   const Node& in = *inputs()[0];
-  const Box b = r.bounds();
-  const int64_t lo = b.start[k], hi = b.stop[k];
-  Region u = r;  // unit steps along the axis over [lo, hi); other axes as requested
-  u.start[k] = lo;
-  u.step[k] = 1;
-  u.count[k] = hi - lo;
+  const Region u = unit_along(r, axis_);
+  const int64_t lo = u.start[k], hi = lo + u.count[k];
   ScratchScope scope(ts.scratch);
   const bool strided = r.step[k] != 1;
   void* dense = strided ? scope.alloc(u.size() * isz) : out;
@@ -386,12 +440,7 @@ void ScanNode::fill_carried(const Region& r, void* out, ThreadState& ts, CarryBo
       kernels::lookup_cast(acc_, dtype())(dense, src, u.size());
     }
   });
-  if (strided) {  // pick the requested indices along the axis
-    Shape ss = byte_strides(u.count, isz), ds = byte_strides(r.count, isz);
-    const char* first = static_cast<const char*>(dense) + (r.start[k] - lo) * ss[k];
-    ss[k] *= r.step[k];
-    copy_strided(r.ndim(), r.count.data(), first, ss.data(), static_cast<char*>(out), ds.data(), isz);
-  }
+  if (strided) pick_along(r, u, axis_, dense, out, isz);
 }
 
 void ScanNode::fill(const Region& r, void* out, ThreadState& ts) const {
@@ -418,14 +467,9 @@ void ScanNode::fill(const Region& r, void* out, ThreadState& ts) const {
   }
   const Node& in = *inputs()[0];
   const Node& totals = *inputs()[1];
-  Box b = r.bounds();
-  const int64_t lo = b.start[k], hi = b.stop[k];
+  const Region u = unit_along(r, axis_);
+  const int64_t lo = u.start[k], hi = lo + u.count[k];
   Plan p = plan(lo, hi);
-  // Work on unit steps along the axis over [lo, hi); other axes as requested.
-  Region u = r;
-  u.start[k] = lo;
-  u.step[k] = 1;
-  u.count[k] = hi - lo;
   ScratchScope scope(ts.scratch);
   const bool strided = r.step[k] != 1;
   void* dense = strided ? scope.alloc(u.size() * isz) : out;
@@ -490,12 +534,7 @@ void ScanNode::fill(const Region& r, void* out, ThreadState& ts) const {
       }
     }
   });
-  if (strided) {  // pick the requested indices along the axis
-    Shape ss = byte_strides(u.count, isz), ds = byte_strides(r.count, isz);
-    const char* first = static_cast<const char*>(dense) + (r.start[k] - lo) * ss[k];
-    ss[k] *= r.step[k];
-    copy_strided(r.ndim(), r.count.data(), first, ss.data(), static_cast<char*>(out), ds.data(), isz);
-  }
+  if (strided) pick_along(r, u, axis_, dense, out, isz);
 }
 
 int64_t ScanNode::fill_bytes(const Region& r, const MemoryModel& m) const {

@@ -34,7 +34,7 @@ class SegmentTotals : public Node {
   int axis_;
   int64_t seg_;
   ScanOp op_;
-  int64_t depth_;  // pieces whole storage chunks deep along the axis (0: any depth)
+  int64_t depth_;  // pieces whole storage chunks (or block rows) deep along the axis (0: any depth)
   int64_t width_;  // and cut in strips of storage chunks along the last axis (0: never)
 };
 
@@ -71,7 +71,7 @@ class ScanNode : public Node {
   bool include_initial_;
   int64_t seg_;
   Shape preferred_;  // the input's preferred chunks with segments along the axis
-  int64_t depth_;    // pieces whole storage chunks deep along the axis (0: any depth)
+  int64_t depth_;    // pieces whole storage chunks (or block rows) deep along the axis (0: any depth)
 };
 
 }  // namespace b2lazy

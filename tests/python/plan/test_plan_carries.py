@@ -150,3 +150,19 @@ def test_a_failing_chunk_stops_the_run_without_a_hang(tmp_path):
         with pytest.raises(Exception, match="corrupted"):
             run.result(timeout=120)
     assert not os.path.exists(out)
+
+
+def test_flattened_scan_chunks_are_whole_block_rows(tmp_path):
+    # 1 MiB of the scan is 64 rows of 2048; the blocks are 48 rows deep: chunks of 64 rows
+    # would cut every block row, decompressing it for two chunks, and the planner would
+    # keep all of `a` dense to avoid that. Chunks of 96 rows cut none.
+    x = np.random.default_rng(7).standard_normal((480, 2048))
+    a, path = stored(tmp_path, x, (96, 512), (48, 512))
+    e = bl.cumsum(a)
+    p = e.plan(nthreads=2)
+    assert p.chunks[0] % (48 * 2048) == 0, p.chunks
+    assert not [s for s in p.stages if s["source"]], str(p)
+    r = e.compute(nthreads=2)
+    assert r.stats["bytes_decompressed"][path] == x.nbytes
+    ref, run = scan_ref(x, None)
+    assert_close(r.to_numpy(), ref, 1e-10, 1e-12 * run)
