@@ -125,7 +125,7 @@ constexpr int64_t kMaxBlockRowBytes = int64_t(4) << 20;
 // reshape of (found along first inputs), when that array is read by C-order blocks and
 // the row is at most kMaxBlockRowBytes; else 0.
 int64_t block_row(const NodePtr& input) {
-  if (input->ndim() != 1) return 0;
+  if (input->ndim() != 1 || input->size() == 0) return 0;
   const Node* src = input.get();
   while (src && !src->storage_grid()) src = src->inputs().empty() ? nullptr : src->inputs()[0].get();
   if (!src || !src->reads_ranges() || src->ndim() < 2 || src->size() != input->size()) return 0;

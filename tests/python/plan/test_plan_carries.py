@@ -166,3 +166,10 @@ def test_flattened_scan_chunks_are_whole_block_rows(tmp_path):
     assert r.stats["bytes_decompressed"][path] == x.nbytes
     ref, run = scan_ref(x, None)
     assert_close(r.to_numpy(), ref, 1e-10, 1e-12 * run)
+
+
+@pytest.mark.parametrize("shape", [(0, 7), (5, 0), (0, 0)])
+def test_flattened_scan_of_an_empty_stored_array(tmp_path, shape):
+    x = np.zeros(shape)
+    a, _ = stored(tmp_path, x, (4, 4), (2, 4))
+    assert bl.cumsum(a).compute().to_numpy().shape == (0,)
