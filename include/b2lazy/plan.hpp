@@ -55,11 +55,11 @@ struct PlanStage {
   // `carried_by` takes each chunk's carry from the chunk before; an execution of part of
   // the tasks computes it as any stage.
   NodePtr carried_by;
+  std::shared_ptr<const struct CarryLinks> links;  // who passes which carry to whom
   // The chunks of its grid (C order) that the passes after it ask for; empty: all. Only
   // these are computed (x^T x's upper triangle: not the diagonal tiles its hull holds,
   // which the output tasks compute themselves); the others are never read.
   std::vector<bool> needed;
-  std::shared_ptr<const struct CarryLinks> links;  // who passes which carry to whom
 };
 
 // The carries of one node passed between output chunks (PlanStage::carried_by): a carry
