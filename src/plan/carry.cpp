@@ -1,7 +1,7 @@
 #include "plan/carry.hpp"
 
 #include <set>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "plan/propagate.hpp"
 
@@ -26,13 +26,14 @@ namespace {
 constexpr int64_t kMaxCarriedChunks = int64_t(1) << 18;
 
 // Nodes reachable from `n` (n included), not below `stop`.
-void reach(const Node* n, const std::set<const Node*>& stop, std::unordered_set<const Node*>& seen) {
-  std::vector<const Node*> todo{n};
+using Reached = std::unordered_map<const Node*, NodePtr>;
+void reach(const NodePtr& n, const std::set<const Node*>& stop, Reached& seen) {
+  std::vector<NodePtr> todo{n};
   while (!todo.empty()) {
-    const Node* x = todo.back();
+    NodePtr x = std::move(todo.back());
     todo.pop_back();
-    if (!seen.insert(x).second || stop.count(x)) continue;
-    for (auto& in : x->inputs()) todo.push_back(in.get());
+    if (!seen.emplace(x.get(), x).second || stop.count(x.get())) continue;
+    for (auto& in : x->inputs()) todo.push_back(in);
   }
 }
 
@@ -42,7 +43,6 @@ std::shared_ptr<CarryLinks> chain(const Plan& p, const Node& n, const std::set<c
   const int axis = n.carry().axis;
   const ChunkGrid grid = p.grid();
   auto links = std::make_shared<CarryLinks>();
-  std::set<Shape> ends_taken;
   std::map<Shape, int64_t> ends;  // where regions asked so far end -> their chunk
   bool ok = true, asked = false;
   int64_t chunk = 0;
@@ -60,11 +60,10 @@ std::shared_ptr<CarryLinks> chain(const Plan& p, const Node& n, const std::set<c
       if (b.start[k] == 0) continue;
       const Shape start = CarryLinks::key(r, axis, b.start[k]);
       auto it = ends.find(start);
-      if (it == ends.end() || !ends_taken.insert(start).second) {
+      if (it == ends.end() || !links->producer.emplace(start, it->second).second) {  // (taken once)
         ok = false;
         break;
       }
-      links->producer[start] = it->second;
     }
     for (const Region& r : mine) {
       const Box b = r.bounds();
@@ -82,29 +81,25 @@ void plan_carries(Plan& p) {
   std::set<const Node*> stop;
   for (const PlanStage& s : p.stages) stop.insert(s.node.get());
   // Nodes the output tasks pull, and nodes some stage's pass pulls.
-  std::unordered_set<const Node*> by_tasks, by_stages;
-  reach(p.root.get(), stop, by_tasks);
+  Reached by_tasks, by_stages;
+  reach(p.root, stop, by_tasks);
   for (const PlanStage& s : p.stages)
-    for (auto& in : s.node->inputs()) reach(in.get(), stop, by_stages);
+    for (auto& in : s.node->inputs()) reach(in, stop, by_stages);
   for (PlanStage& s : p.stages) {
     if (s.source) continue;
     // Its one consumer: a node pulled by the output tasks only, taking it as a carry.
-    const Node* consumer = nullptr;
+    NodePtr consumer;
     int consumers = 0;
-    for (const Node* x : by_tasks)
+    for (auto& [x, ptr] : by_tasks)
       for (size_t i = 0; i < x->inputs().size(); ++i)
         if (x->inputs()[i] == s.node) {
           ++consumers;
-          if (x->carry().input == static_cast<int>(i)) consumer = x;
+          if (x->carry().input == static_cast<int>(i)) consumer = ptr;
         }
-    if (!consumer || consumers != 1 || by_stages.count(consumer) || by_stages.count(s.node.get())) continue;
+    if (!consumer || consumers != 1 || by_stages.count(consumer.get()) || by_stages.count(s.node.get())) continue;
     auto links = chain(p, *consumer, stop);
     if (!links) continue;
-    for (const Node* x : by_tasks)
-      for (auto& in : x->inputs())
-        if (in.get() == consumer) s.carried_by = in;
-    if (!s.carried_by && p.root.get() == consumer) s.carried_by = p.root;
-    if (!s.carried_by) continue;
+    s.carried_by = consumer;
     s.links = std::move(links);
     p.passes.push_back("carries: " + s.node->describe() + " passed from output chunk to output chunk by " +
                        consumer->kind() + " (" + std::to_string(s.links->producer.size()) +
