@@ -55,6 +55,13 @@ class Node {
   // The pull rule: the region of each input that fill(region) reads. Used by the planner
   // to find reused nodes and by explain().
   virtual std::vector<Region> input_regions(const Region& region) const { return {}; }
+  // How fill(region) pulls input `input`'s region: in these pieces, one after another
+  // (a product streams K-panels of an operand it does not hold), or whole (empty). What
+  // reading costs is estimated from the pieces: a stored source decompresses every block
+  // a piece touches, again for each piece. `worker_bytes`: a worker's share of max_memory.
+  virtual std::vector<Region> pull_pieces(const Region& /*region*/, size_t /*input*/, size_t /*worker_bytes*/) const {
+    return {};
+  }
 
   // May the planner compute this node once per evaluation and keep the result, when
   // several output chunks need overlapping parts of it? (Reductions and scans: their

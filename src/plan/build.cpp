@@ -65,6 +65,7 @@ class Builder {
     const int64_t mm = static_cast<int64_t>(std::min<size_t>(p.options.max_memory, INT64_MAX));
     dense_left_ = mm;
     compressed_left_ = mm / 2;
+    ps_.worker_bytes = p.options.max_memory / static_cast<size_t>(std::max(1, p.nworkers));
   }
 
   // The reuse and stages passes for `root` evaluated on `grid`: its computed-once nodes,

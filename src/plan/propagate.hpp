@@ -24,7 +24,10 @@ using Visit = std::function<void(const Edge&, const Node&, const Region&, bool f
 
 class Propagation {
  public:
-  Propagation(const std::set<const Node*>& stop, Visit visit) : stop_(stop), visit_(std::move(visit)) {}
+  // worker_bytes > 0: inputs a node pulls in pieces (Node::pull_pieces) are walked piece
+  // by piece, as read costs are estimated; 0: whole regions (input_regions).
+  Propagation(const std::set<const Node*>& stop, Visit visit, size_t worker_bytes = 0)
+      : stop_(stop), visit_(std::move(visit)), worker_bytes_(worker_bytes) {}
 
   void run(const Edge& edge, const Node& n, const Region& r) {
     seen_.clear();
@@ -39,8 +42,11 @@ class Propagation {
       seen.push_back(s.region);
       auto regions = s.node->input_regions(s.region);
       const size_t k = std::min(regions.size(), s.node->inputs().size());
-      for (size_t i = k; i-- > 0;)  // first input first, as a recursive walk would
-        todo.push_back({{s.node, i}, s.node->inputs()[i].get(), std::move(regions[i])});
+      for (size_t i = k; i-- > 0;) {  // first input first, as a recursive walk would
+        auto pieces = worker_bytes_ ? s.node->pull_pieces(s.region, i, worker_bytes_) : std::vector<Region>{};
+        if (pieces.empty()) pieces.push_back(std::move(regions[i]));
+        for (size_t j = pieces.size(); j-- > 0;) todo.push_back({{s.node, i}, s.node->inputs()[i].get(), std::move(pieces[j])});
+      }
     }
   }
 
@@ -52,6 +58,7 @@ class Propagation {
   };
   const std::set<const Node*>& stop_;
   Visit visit_;
+  size_t worker_bytes_;
   std::map<const Node*, std::vector<Region>> seen_;
 };
 

@@ -190,9 +190,14 @@ class Walker {
     descend(n, r);
   }
 
+  // Each input's region, or the pieces the node pulls it in (what they decompress).
   void descend(const NodePtr& n, const Region& r) {
     auto ins = n->input_regions(r);
-    for (size_t i = 0; i < ins.size() && i < n->inputs().size(); ++i) walk(n->inputs()[i], ins[i]);
+    for (size_t i = 0; i < ins.size() && i < n->inputs().size(); ++i) {
+      const auto pieces = ps_.worker_bytes ? n->pull_pieces(r, i, ps_.worker_bytes) : std::vector<Region>{};
+      if (pieces.empty()) walk(n->inputs()[i], ins[i]);
+      for (const Region& p : pieces) walk(n->inputs()[i], p);
+    }
   }
 
   // The frontier node to decide next: the first in topological order, so every request

@@ -18,6 +18,9 @@ struct PlanningState {
   // stage again costs no walk of what is settled.
   std::unordered_set<const Node*> settled;
   int64_t visits = 0;  // node visits (Stats::plan_visits)
+  // A worker's share of max_memory: sizes the pieces nodes pull their inputs in
+  // (Node::pull_pieces), and so what those pulls decompress.
+  size_t worker_bytes = 0;
   // Distinct consumers pulling each node of the evaluation's graph in their own pass
   // (counted once, from the first root planned): shared computed nodes are never settled.
   std::unordered_map<const Node*, int> consumers;

@@ -99,7 +99,7 @@ class Costing {
             int64_t& s = cost_.per_source[n.source_name()];
             s = sat_add(s, d);
           }
-        }) {}
+        }, max_memory / static_cast<size_t>(std::max(1, nworkers))) {}
 
   ChunkCost of(const Node& root, const Region& r) {
     cost_ = ChunkCost{};

@@ -227,6 +227,100 @@ Region MatmulNode::b_region(const Region& r, int64_t k0, int64_t k1) const {
   return in;
 }
 
+Region MatmulNode::a_read(const Region& r, int64_t k0, int64_t k1) const {
+  return a_trans_ ? swap_last_two(a_region(r, k0, k1)) : a_region(r, k0, k1);
+}
+
+Region MatmulNode::b_read(const Region& r, int64_t k0, int64_t k1) const {
+  return b_trans_ ? swap_last_two(b_region(r, k0, k1)) : b_region(r, k0, k1);
+}
+
+// contract()'s decisions for one region, shared by contract(), its memory model
+// (contract_bytes) and its read model (pull_pieces), so the three cannot drift.
+struct MatmulNode::Schedule {
+  const MatmulNode* mm;
+  Geometry g;
+  int64_t kb, ke, ktot;
+  size_t isz, stream;
+  bool a_view, b_view, hold_a, hold_b;
+  int64_t m_step, n_step;  // sub-tiles, in units of the first M / N output axis
+
+  // K-panel length for a sub-tile of `rows` x `cols`: the streamed panels fit `stream`,
+  // or one storage chunk if that is at most 4x more (reading a chunk for a part of it is
+  // the costlier waste). (Only for a streamed a: b's panels are row ranges.)
+  int64_t panel(int64_t rows, int64_t cols) const {
+    const int64_t per_k = sat_mul(sat_add(hold_a ? 0 : sat_mul(g.nba, rows), hold_b ? 0 : sat_mul(g.nbb, cols)), mm->k_rest_);
+    const int64_t items = static_cast<int64_t>(stream / isz);
+    int64_t kp = per_k ? items / per_k : ke - kb;
+    if (!hold_a && mm->k_align_ > kp && per_k && mm->k_align_ <= 4 * items / per_k) kp = mm->k_align_;
+    return std::clamp<int64_t>(kp, 1, std::max<int64_t>(1, ke - kb));
+  }
+  Panels panels(int64_t rows, int64_t cols) const { return Panels{ke, panel(rows, cols), mm->k_align_}; }
+};
+
+MatmulNode::Schedule MatmulNode::schedule(const Region& region, int64_t kb, int64_t ke, size_t per_worker, bool a_view,
+                                          bool b_view) const {
+  Schedule s{this, Geometry(*this, region), kb, ke, sat_mul(ke - kb, k_rest_), itemsize(dtype()),
+             stream_limit(per_worker), a_view, b_view, false, false, 1, 1};
+  const Geometry& g = s.g;
+  const int64_t isz = static_cast<int64_t>(s.isz);
+  const int64_t hold = static_cast<int64_t>(std::min<size_t>(hold_limit(per_worker), INT64_MAX));
+  const int64_t a_band = sat_mul(sat_mul(sat_mul(g.nba, g.mrows), s.ktot), isz);
+  const int64_t b_band = sat_mul(sat_mul(sat_mul(g.nbb, s.ktot), g.ncols), isz);
+  // A stored operand whose K-panels would cut its blocks (row strips of a, blocks as wide
+  // as K: every panel decompresses the whole band again) is held whole along K like an
+  // expensive one, when its band fits: read once per region instead of once per panel.
+  const Node& a = a_trans_ ? *inputs()[0]->inputs()[0] : *inputs()[0];
+  const Node& b = b_trans_ ? *inputs()[1]->inputs()[0] : *inputs()[1];
+  const int64_t kp = s.panel(g.mrows, g.ncols);
+  const int64_t npanels = ceil_div(std::max<int64_t>(1, ke - kb), kp);
+  auto cuts_blocks = [&](const Node& x, const Region& whole, const Region& first_panel) {
+    const int64_t once = x.decompressed_bytes(whole);
+    return once > 0 && npanels > 1 && sat_mul(x.decompressed_bytes(first_panel), npanels) >= sat_mul(once, 2);
+  };
+  s.hold_a = a_view || ((a_expensive_ || cuts_blocks(a, a_read(region, kb, ke), a_read(region, kb, kb + kp))) &&
+                        a_band <= hold);
+  s.hold_b = b_view || (!s.hold_a && (b_expensive_ || cuts_blocks(b, b_read(region, kb, ke), b_read(region, kb, kb + kp))) &&
+                        b_band <= hold);
+  // A held band already takes memory: the streamed panels get half the budget, and the
+  // region is cut into sub-tiles (along N when a is held, along M when b is) only when
+  // even a 256-deep panel would not fit.
+  if ((s.hold_a && !a_view) || (s.hold_b && !b_view)) s.stream /= 2;
+  const size_t m_axis = nbatch_, n_axis = nbatch_ + nm_;
+  s.m_step = nm_ ? region.count[m_axis] : 1;
+  s.n_step = nn_ ? region.count[n_axis] : 1;
+  const int64_t lines = static_cast<int64_t>(s.stream / s.isz) / 256;
+  if (s.hold_a && nn_) s.n_step = std::clamp<int64_t>(lines / g.n_rest, 1, s.n_step);
+  if (s.hold_b && nm_) s.m_step = std::clamp<int64_t>(lines / g.m_rest, 1, s.m_step);
+  return s;
+}
+
+std::vector<Region> MatmulNode::pull_pieces(const Region& region, size_t input, size_t worker_bytes) const {
+  if (region.size() == 0 || k_len_ == 0 || input > 1) return {};
+  const Schedule s = schedule(region, 0, k_len_, worker_bytes, false, false);
+  if (input == 0 ? s.hold_a : s.hold_b) return {};
+  // Regions of the operand as this node's input (above a transposition): input_regions'.
+  std::vector<Region> pieces;
+  const size_t m_axis = nbatch_, n_axis = nbatch_ + nm_;
+  const int64_t m_len = nm_ ? region.count[m_axis] : 1, n_len = nn_ ? region.count[n_axis] : 1;
+  for (int64_t i0 = 0; i0 < m_len; i0 += s.m_step) {
+    const int64_t i1 = std::min(m_len, i0 + s.m_step);
+    for (int64_t j0 = 0; j0 < n_len; j0 += s.n_step) {
+      const int64_t j1 = std::min(n_len, j0 + s.n_step);
+      Region sub = region;
+      if (nm_) sub.start[m_axis] += i0 * region.step[m_axis], sub.count[m_axis] = i1 - i0;
+      if (nn_) sub.start[n_axis] += j0 * region.step[n_axis], sub.count[n_axis] = j1 - j0;
+      const Panels panels = s.panels((i1 - i0) * s.g.m_rest, (j1 - j0) * s.g.n_rest);
+      for (int64_t k0 = 0; k0 < k_len_;) {
+        const int64_t k1 = panels.next(k0);
+        pieces.push_back(input == 0 ? a_region(sub, k0, k1) : b_region(sub, k0, k1));
+        k0 = k1;
+      }
+    }
+  }
+  return pieces;
+}
+
 std::vector<Region> MatmulNode::input_regions(const Region& r) const {
   // A kept band of a serves the tiles after the first in its row of output chunks (they
   // run on the same thread, one row per task): only the row's first tile reads it.
@@ -360,15 +454,12 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
   auto pull_b = [&](const Region& r, void* p) { b.pull(b_trans_ ? swap_last_two(r) : r, p, ts); };
   const bool ta = a_trans_, tb = b_trans_;
   const int64_t ktot = (ke - kb) * k_rest_;
-  const size_t hold = hold_limit(per_worker(ts));
-  size_t stream = stream_limit(per_worker(ts));
   // An operand the plan keeps whole in memory (computed once, or a source kept
   // decompressed) is read in place for the whole K range, like a kept band without a copy.
-  const void* a_view = a.pull_view(a_trans_ ? swap_last_two(a_region(region, kb, ke)) : a_region(region, kb, ke), ts);
-  const void* b_view = b.pull_view(b_trans_ ? swap_last_two(b_region(region, kb, ke)) : b_region(region, kb, ke), ts);
-  const bool hold_a = a_view || (a_expensive_ && static_cast<size_t>(g.nba * g.mrows * ktot) * isz <= hold);
-  const bool hold_b =
-      b_view || (!hold_a && b_expensive_ && static_cast<size_t>(g.nbb * ktot * g.ncols) * isz <= hold);
+  const void* a_view = a.pull_view(a_read(region, kb, ke), ts);
+  const void* b_view = b.pull_view(b_read(region, kb, ke), ts);
+  const Schedule sc = schedule(region, kb, ke, per_worker(ts), a_view != nullptr, b_view != nullptr);
+  const bool hold_a = sc.hold_a, hold_b = sc.hold_b;
 
   // The kept operand's panel stays with this thread until another band needs it, so
   // the next tile of the same band (the executor hands out a band's tiles together)
@@ -390,16 +481,9 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
   const void* b_full = nullptr;
   if (hold_a) a_full = a_view ? a_view : kept(a_region(region, kb, ke), static_cast<size_t>(g.nba * g.mrows * ktot) * isz, pull_a);
   if (hold_b) b_full = b_view ? b_view : kept(b_region(region, kb, ke), static_cast<size_t>(g.nbb * ktot * g.ncols) * isz, pull_b);
-  // Sub-tiles: along the first N axis when a is kept, the first M axis when b is.
   const size_t m_axis = nbatch_, n_axis = nbatch_ + nm_;
   const int64_t m_len = nm_ ? region.count[m_axis] : 1, n_len = nn_ ? region.count[n_axis] : 1;
-  int64_t m_step = m_len, n_step = n_len;
-  // A kept band already holds memory: the streamed panels get half the budget, and
-  // the region is cut into sub-tiles only when even a 256-deep panel would not fit.
-  if ((hold_a && !a_view) || (hold_b && !b_view)) stream /= 2;
-  const int64_t lines = static_cast<int64_t>(stream / isz) / 256;
-  if (hold_a && nn_) n_step = std::clamp<int64_t>(lines / g.n_rest, 1, n_len);
-  if (hold_b && nm_) m_step = std::clamp<int64_t>(lines / g.m_rest, 1, m_len);
+  const int64_t m_step = sc.m_step, n_step = sc.n_step;
 
   const int nw = ts.can_fork && ts.eval ? ts.eval->nworkers() : 1;
   dispatch(dtype(), [&]<class T>(T*) {
@@ -411,14 +495,7 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
         Region sub = region;
         if (nm_) sub.start[m_axis] += i0 * region.step[m_axis], sub.count[m_axis] = i1 - i0;
         if (nn_) sub.start[n_axis] += j0 * region.step[n_axis], sub.count[n_axis] = j1 - j0;
-        // K-panel length: the streamed panels fit `stream`, or one storage chunk if that
-        // is at most 4x more (reading a chunk for a part of it is the costlier waste).
-        const int64_t per_k = ((hold_a ? 0 : g.nba * rows) + (hold_b ? 0 : g.nbb * cols)) * k_rest_;
-        int64_t kp = per_k ? static_cast<int64_t>(stream / isz) / per_k : ke - kb;
-        // (Only for a streamed a: b's panels are row ranges, which b2nd reads alone.)
-        if (!hold_a && k_align_ > kp && per_k && k_align_ <= static_cast<int64_t>(4 * stream / isz) / per_k)
-          kp = k_align_;
-        const Panels panels{ke, std::max<int64_t>(1, kp), k_align_};
+        const Panels panels = sc.panels(rows, cols);
         for (int64_t k0 = kb; k0 < ke;) {
           const int64_t k1 = panels.next(k0), kc = (k1 - k0) * k_rest_;
           ScratchScope scope(ts.scratch);
@@ -481,49 +558,29 @@ int64_t MatmulNode::contract_bytes(const Region& region, int64_t kb, int64_t ke,
   // As contract() decides: a kept band of an expensive operand (or one read in place),
   // streamed K-panels of the others for the first (largest) sub-tile, and the deepest pull.
   if (region.size() == 0 || ke <= kb || k_rest_ == 0) return 0;  // (an empty K pulls nothing)
-  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
-  const size_t per_worker = m.max_memory() / static_cast<size_t>(m.nworkers());
-  const int64_t hold = static_cast<int64_t>(std::min<size_t>(hold_limit(per_worker), INT64_MAX));
-  size_t stream = stream_limit(per_worker);
-  const Geometry g(*this, region);
-  const int64_t ktot = sat_mul(ke - kb, k_rest_);
   const Node& a = a_trans_ ? *inputs()[0]->inputs()[0] : *inputs()[0];
   const Node& b = b_trans_ ? *inputs()[1]->inputs()[0] : *inputs()[1];
-  auto ra = [&](const Region& r, int64_t k0, int64_t k1) {
-    return a_trans_ ? swap_last_two(a_region(r, k0, k1)) : a_region(r, k0, k1);
-  };
-  auto rb = [&](const Region& r, int64_t k0, int64_t k1) {
-    return b_trans_ ? swap_last_two(b_region(r, k0, k1)) : b_region(r, k0, k1);
-  };
-  const bool a_view = m.in_place(a, ra(region, kb, ke)), b_view = m.in_place(b, rb(region, kb, ke));
-  const bool hold_a = a_view || (a_expensive_ && sat_mul(sat_mul(sat_mul(g.nba, g.mrows), ktot), isz) <= hold);
-  const bool hold_b =
-      b_view || (!hold_a && b_expensive_ && sat_mul(sat_mul(sat_mul(g.nbb, ktot), g.ncols), isz) <= hold);
+  const Schedule sc = schedule(region, kb, ke, m.max_memory() / static_cast<size_t>(m.nworkers()),
+                               m.in_place(a, a_read(region, kb, ke)), m.in_place(b, b_read(region, kb, ke)));
+  const Geometry& g = sc.g;
   int64_t band = 0, deepest = 0;
-  if (hold_a && !a_view) band = MemoryModel::region_bytes(a, ra(region, kb, ke)), deepest = m.pull_bytes(a, ra(region, kb, ke));
-  if (hold_b && !b_view) band = MemoryModel::region_bytes(b, rb(region, kb, ke)), deepest = m.pull_bytes(b, rb(region, kb, ke));
-  if ((hold_a && !a_view) || (hold_b && !b_view)) stream /= 2;
-  // The first sub-tile: along N when a is kept, along M when b is.
+  if (sc.hold_a && !sc.a_view) band = MemoryModel::region_bytes(a, a_read(region, kb, ke)), deepest = m.pull_bytes(a, a_read(region, kb, ke));
+  if (sc.hold_b && !sc.b_view) band = MemoryModel::region_bytes(b, b_read(region, kb, ke)), deepest = m.pull_bytes(b, b_read(region, kb, ke));
+  // The first (largest) sub-tile and its first K-panel.
   const size_t m_axis = nbatch_, n_axis = nbatch_ + nm_;
-  const int64_t lines = static_cast<int64_t>(stream / static_cast<size_t>(isz)) / 256;
   Region sub = region;
-  if (hold_a && nn_) sub.count[n_axis] = std::clamp<int64_t>(lines / g.n_rest, 1, region.count[n_axis]);
-  if (hold_b && nm_) sub.count[m_axis] = std::clamp<int64_t>(lines / g.m_rest, 1, region.count[m_axis]);
+  if (nm_) sub.count[m_axis] = sc.m_step;
+  if (nn_) sub.count[n_axis] = sc.n_step;
   const int64_t rows = nm_ ? sat_mul(sub.count[m_axis], g.m_rest) : 1, cols = nn_ ? sat_mul(sub.count[n_axis], g.n_rest) : 1;
-  // Its K-panel: `stream`, or one storage chunk deep if at most 4x more.
-  const int64_t per_k = sat_mul(sat_add(hold_a ? 0 : sat_mul(g.nba, rows), hold_b ? 0 : sat_mul(g.nbb, cols)), k_rest_);
-  const int64_t stream_items = static_cast<int64_t>(stream / static_cast<size_t>(isz));
-  int64_t kp = per_k ? stream_items / per_k : ke - kb;
-  if (!hold_a && k_align_ > kp && per_k && k_align_ <= 4 * stream_items / per_k) kp = k_align_;
-  kp = std::clamp<int64_t>(kp, 1, ke - kb);
+  const int64_t kp = sc.panel(rows, cols);
   int64_t panels = 0;
-  if (!hold_a) {
-    const Region r = ra(sub, kb, kb + kp);
+  if (!sc.hold_a) {
+    const Region r = a_read(sub, kb, kb + kp);
     panels = sat_add(panels, MemoryModel::region_bytes(a, r));
     deepest = std::max(deepest, sat_add(panels, m.pull_bytes(a, r)));
   }
-  if (!hold_b) {
-    const Region r = rb(sub, kb, kb + kp);
+  if (!sc.hold_b) {
+    const Region r = b_read(sub, kb, kb + kp);
     panels = sat_add(panels, MemoryModel::region_bytes(b, r));
     deepest = std::max(deepest, sat_add(panels, m.pull_bytes(b, r)));
   }

@@ -22,6 +22,9 @@ class MatmulNode : public Node {
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
+  // The K-panels (of each sub-tile) of an operand contract() streams; none for one it
+  // holds whole along K.
+  std::vector<Region> pull_pieces(const Region& region, size_t input, size_t worker_bytes) const override;
   // The kept band of an expensive operand (when it fits its share of the budget), one
   // K-panel of each streamed operand and the deepest pull; forked over a K range by every
   // worker, that on each worker plus the partial results.
@@ -37,6 +40,11 @@ class MatmulNode : public Node {
 
  private:
   struct Geometry;  // one output region's matrix sizes and batch mapping
+  struct Schedule;  // how contract() walks one region: held operands, sub-tiles, K-panels
+  Schedule schedule(const Region& region, int64_t kb, int64_t ke, size_t per_worker, bool a_view, bool b_view) const;
+  // Region of op(a) / op(b) as stored (below a transposition) for an output region.
+  Region a_read(const Region& out, int64_t k0, int64_t k1) const;
+  Region b_read(const Region& out, int64_t k0, int64_t k1) const;
   Region a_region(const Region& out, int64_t k0, int64_t k1) const;
   Region b_region(const Region& out, int64_t k0, int64_t k1) const;
   // out = the contraction over [k0, k1) of the first K axis, for `region`.

@@ -359,9 +359,11 @@ def test_rss_growth_of_a_scan_stays_near_a_few_chunks(tmp_path):
 
 
 def test_product_tiles_reshaped_to_read_least_within_the_budget(tmp_path):
-    # Tiles shrunk to fit 48 MiB, (512, 1024), read 1024-wide strips of b's (32, n) row
-    # strips, decompressing whole rows; tiles as wide as the result read b half as often
-    # (the product prefers such bands, or the search reshapes tiles into them).
+    # Tiles shrunk to fit 48 MiB over (32, n) row strips of (4, n) blocks: the search tries
+    # other widths and heights and keeps the plan whose estimated reads are least (within
+    # its 1/8 margin), K-panels that cut a's blocks counted (Node::pull_pieces); what the
+    # chosen plan decompresses agrees with the estimate and beats the bands as wide as the
+    # result.
     n = 2048
     rng = np.random.default_rng(12)
     x, y = rng.random((n, n)), rng.random((n, n))
@@ -371,18 +373,41 @@ def test_product_tiles_reshaped_to_read_least_within_the_budget(tmp_path):
     e = b2lazy.matmul(a, b)
     budget = 48 << 20
     p = e.plan(max_memory=budget)
-    shrunk = e.plan(max_memory=budget, chunks=(512, 1024))
-    assert p.chunks[1] == n, p.passes[0]
     assert p.projected_peak <= budget
+
     # (reads of copies re-packed for the tiles count: re-packing is work too)
     def reads(q):
         return sum(q.source_bytes.values()) + q.kept_read_bytes
-    assert reads(p) < reads(shrunk)
+
+    for chunks in [(512, 1024), (256, 2048), (1024, 512), (128, 2048), (256, 1024)]:
+        q = e.plan(max_memory=budget, chunks=chunks)
+        if q.projected_peak <= budget:
+            assert reads(p) <= reads(q) + reads(q) / 8, (p.chunks, chunks)
     r = e.compute(max_memory=budget)
     np.testing.assert_allclose(r[:], x @ y, rtol=1e-10)
-    r0 = e.compute(max_memory=budget, chunks=(512, 1024))
     read = sum(r.stats["bytes_decompressed"].values())
+    assert reads(p) / 1.5 <= read <= reads(p) * 1.5
+    r0 = e.compute(max_memory=budget, chunks=(256, n))
     assert read < sum(r0.stats["bytes_decompressed"].values())
+
+
+def test_product_holds_a_band_its_panels_would_cut(tmp_path):
+    # Regression: a stored in row strips whose blocks span all of K was streamed in
+    # K-panels, each decompressing every block of the band again (14x a's size at 2048²
+    # under 48 MiB, 32x at 8192² under 64 MiB). The band is now held whole along K when it
+    # fits, read once per output row.
+    n = 1024
+    rng = np.random.default_rng(3)
+    x, y = rng.random((n, n)), rng.random((n, n))
+    for name, v, ch, bl in (("a", x, (32, n), (4, n)), ("b", y, (n, 32), (n, 4))):
+        blosc2.asarray(v, urlpath=str(tmp_path / f"{name}.b2nd"), mode="w", chunks=ch, blocks=bl)
+    a, b = b2lazy.open(str(tmp_path / "a.b2nd")), b2lazy.open(str(tmp_path / "b.b2nd"))
+    for budget in (16 << 20, 48 << 20):
+        r = b2lazy.matmul(a, b).compute(max_memory=budget)
+        np.testing.assert_allclose(r[:], x @ y, rtol=1e-10)
+        got = r.stats["bytes_decompressed"]
+        mine = {k: v for k, v in got.items() if k.endswith("a.b2nd")}
+        assert sum(mine.values()) <= 2 * x.nbytes, (budget, got)
 
 
 @pytest.mark.parametrize("budget", [None, 64 * MiB])
