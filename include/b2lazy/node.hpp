@@ -96,6 +96,11 @@ class Node {
   // compressed or spilled) in, when balanced tiles of about `target_bytes` would make its
   // own pass read its inputs many times over; at most `most_bytes`. Empty: balanced tiles.
   virtual Shape kept_chunks(const Shape& /*box*/, size_t /*target_bytes*/, size_t /*most_bytes*/) const { return {}; }
+  // Is `box` of this node, computed once and kept dense, best filled in one region (one
+  // fill, which shares its work among the workers itself) rather than tile by tile? (The
+  // upper triangle of x^T x: one pass streams x once for every tile, where tiles read
+  // x's panels once each, so x would have to be kept.)
+  virtual bool fills_whole_box() const { return false; }
   // Does this node read compressed storage itself (b2nd sources)? The cost model then
   // weighs decompressing what several tasks pull again against keeping it once.
   virtual bool decompresses() const { return false; }

@@ -59,6 +59,18 @@ Shape repacked_chunks(const PlanStage& s, size_t max_memory, int nworkers) {
   return shrink_chunks(s.request, isz, chunk_target_bytes(*s.computed, max_memory, nworkers));
 }
 
+// The chunks a computed stage kept compressed or spilled is stored in: the node's own
+// for a stage whose pass would read its inputs many times over on balanced tiles
+// (Node::kept_chunks), at most a quarter of a worker's share; else balanced tiles.
+Shape stored_chunks(const PlanStage& s, size_t max_memory, int nworkers) {
+  const Shape& shape = s.computed->shape();
+  const size_t isz = itemsize(s.computed->dtype());
+  const size_t target = chunk_target_bytes(*s.computed, max_memory, nworkers);
+  const size_t most = std::min<size_t>(size_t(16) << 20, max_memory / static_cast<size_t>(nworkers) / 4);
+  Shape c = s.node->kept_chunks(shape, target, most);
+  return c.empty() ? balanced_chunks(shape, isz, target) : c;
+}
+
 class Builder {
  public:
   Builder(Plan& p) : p_(p) {
@@ -126,9 +138,10 @@ class Builder {
       const int64_t req = sat_mul(prod(clamped(r.request, shape)), static_cast<int64_t>(isz));
       if (!s.source && req >= (int64_t(1) << 20) && req <= static_cast<int64_t>(std::max(target, size_t(16) << 20)))
         s.chunks = clamped(r.request, shape);
+      if (!s.source && r.node->fills_whole_box()) s.chunks = clamped(shape, shape);
       // A small result of much input (a scan's segment totals: 1 KiB of 128 MiB) in one
       // chunk runs on one thread: a few chunks per worker instead, each a share of it.
-      if (!s.source && s.bytes > 0) {
+      if (!s.source && s.bytes > 0 && !r.node->fills_whole_box()) {
         const ChunkGrid g(shape, s.chunks);
         int64_t in_bytes = 0;
         const auto ins = r.node->input_regions(Region::from_box(r.box));
@@ -146,11 +159,7 @@ class Builder {
     } else if (s.source) {  // re-packed in tiles shaped like the consumers' requests
       s.chunks = repacked_chunks(s, p_.options.max_memory, p_.nworkers);
     } else {
-      // The node's own chunks for a stage whose pass would read its inputs many times
-      // over on balanced tiles (Node::kept_chunks), at most a quarter of a worker's share.
-      const size_t most = std::min<size_t>(size_t(16) << 20, p_.options.max_memory / static_cast<size_t>(p_.nworkers) / 4);
-      s.chunks = r.node->kept_chunks(shape, target, most);
-      if (s.chunks.empty()) s.chunks = balanced_chunks(shape, isz, target);
+      s.chunks = stored_chunks(s, p_.options.max_memory, p_.nworkers);
     }
     // Plan what the stage's own pass reads again, on its grid, when something there is
     // still to find (settled subgraphs cost nothing).
@@ -225,6 +234,7 @@ void spill_stage(Plan& p, size_t i) {
     p.passes.push_back("memory: " + what + " " + kept_in_name(KeptIn::Spilled) + " instead (the plan is over "
                        "max_memory with it " + kept_in_name(s.where) + ")");
     s.where = KeptIn::Spilled;
+    s.chunks = stored_chunks(s, p.options.max_memory, p.nworkers);  // (dense chunks may be the whole box)
   }
   plan_tasks(p);
 }

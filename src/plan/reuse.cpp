@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <queue>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -22,6 +23,10 @@ struct Requests {
   int64_t total = 0;
   int64_t decompressed = 0;  // sources: bytes the requests decompress
   Box bbox;
+  // The same region asked by two units (x^T x's upper tile, by the tile and its mirror):
+  // overlap even when the requests hold no more elements than their hull (a triangle).
+  std::set<std::vector<int64_t>> asked;
+  bool repeated = false;
 };
 
 Box hull(const Box& a, const Box& b) {
@@ -184,6 +189,10 @@ class Walker {
       }
       q.total += r.size();
       q.decompressed = sat_add(q.decompressed, n->decompressed_bytes(r));
+      std::vector<int64_t> key(r.start);
+      key.insert(key.end(), r.step.begin(), r.step.end());
+      key.insert(key.end(), r.count.begin(), r.count.end());
+      q.repeated = !q.asked.insert(std::move(key)).second || q.repeated;
       q.regions.push_back(r);
       return;
     }
@@ -259,7 +268,7 @@ std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, 
       if (r.once > 0 && r.pulled / 2 >= r.once) reused.push_back(std::move(r));
       continue;
     }
-    if (q->total > q->bbox.size() || promoted) {
+    if (q->total > q->bbox.size() || q->repeated || promoted) {
       r.pulled = sat_mul(q->total, isz);
       r.once = sat_mul(q->bbox.size(), isz);
       reused.push_back(std::move(r));

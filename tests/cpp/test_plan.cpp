@@ -203,8 +203,9 @@ TEST(Plan, ScanTotalsCarriedBetweenChunks) {
   }
 }
 
-// A stage computes only the chunks the passes after it ask for: x^T x's upper triangle
-// leaves out the diagonal tiles in its hull (the output tasks compute those with syrk).
+// A stage computes only the chunks the passes after it ask for: x^T x's upper triangle,
+// spilled in tiles (kept dense it is one region, filled in one pass), leaves out the
+// tiles below the diagonal in its hull.
 TEST(Plan, StageComputesOnlyTheChunksAskedFor) {
   Context ctx(2);
   const int64_t n = 2048;  // a triangle of several tiles (stages are cut in tiles of about 8 MiB)
@@ -212,6 +213,7 @@ TEST(Plan, StageComputesOnlyTheChunksAskedFor) {
   Array e = matmul(matrix_transpose(x), x);
   ComputeOptions tiles;
   tiles.chunks = {512, 512};
+  tiles.max_memory = size_t(32) << 20;
   Plan p = e.plan(tiles, &ctx);
   int64_t partial = 0;
   for (auto& s : p.stages) {

@@ -47,16 +47,19 @@ Region transposed(Region r) {
 enum class Way {
   Direct,    // from x, every element (steps other than 1)
   Diagonal,  // from x, rows == columns: syrk, mirrored in place
+  Square,    // rows == columns, from the upper triangle (its pass ran syrk), mirrored in place
   Upper,     // every element on or above the diagonal: the upper triangle's tile
   Lower,     // every element on or below: the mirrored upper tile, transposed
   Crossing,  // both: the tile and its mirror, element by element
 };
 
-// `keep`: the upper triangle is worth computing once and keeping (a long k).
-Way way_of(const Region& r, bool keep) {
+// `keep`: the upper triangle is worth computing once and keeping (a long k). A tile on
+// the diagonal then comes from it too (Square: its pass computed that square with syrk);
+// only whole matrices (n x n) are computed in place.
+Way way_of(const Region& r, bool keep, int64_t n) {
   const size_t i = r.ndim() - 2, j = r.ndim() - 1;
   if (r.step[i] != 1 || r.step[j] != 1) return Way::Direct;
-  if (r.start[i] == r.start[j] && r.count[i] == r.count[j]) return Way::Diagonal;
+  if (r.start[i] == r.start[j] && r.count[i] == r.count[j]) return !keep || r.count[i] == n ? Way::Diagonal : Way::Square;
   if (!keep) return Way::Direct;
   if (r.last(i) <= r.start[j]) return Way::Upper;
   if (r.start[i] >= r.last(j)) return Way::Lower;
@@ -91,8 +94,23 @@ int64_t chunk_k_step(const Node& x, bool trans) {
   return x.reads_ranges() ? 0 : storage_alignment(x, trans ? x.ndim() - 2 : x.ndim() - 1);
 }
 
-// What gram_fill holds besides its output: x's panels, streamed along k (a chunk along k
-// when chunk_k_step says so: up to 4x the budgeted panel).
+// The k step for panels of `kp` (the budget's): a storage chunk along k when chunk_k_step
+// says so; else, for a stored x, whole blocks along k (a panel cutting a block decompresses
+// all of it, and the next panel the same block again): one block if at most 4x more, else
+// a multiple of them.
+int64_t k_step(const Node& x, bool trans, int64_t kp) {
+  kp = std::max<int64_t>(1, kp);
+  const int64_t align = chunk_k_step(x, trans);
+  if (align > kp && align <= 4 * kp) return align;
+  if (align > 0) return kp;
+  const Shape blocks = x.storage_blocks();
+  const int64_t b = blocks.size() == x.ndim() ? blocks[trans ? x.ndim() - 2 : x.ndim() - 1] : 0;
+  if (b <= 1) return kp;
+  if (b > kp) return b <= 4 * kp ? b : kp;
+  return kp / b * b;
+}
+
+// What gram_fill holds besides its output: x's panels, streamed along k in k_step's.
 int64_t panel_bytes(const Node& x, bool trans, const std::vector<Region>& x_regions, size_t per_worker) {
   const int64_t isz = static_cast<int64_t>(itemsize(x.dtype()));
   int64_t whole = 0;
@@ -100,9 +118,8 @@ int64_t panel_bytes(const Node& x, bool trans, const std::vector<Region>& x_regi
   const int64_t limit = static_cast<int64_t>(stream_limit(per_worker));
   const size_t nb = x.ndim() - 2;
   const int64_t klen = std::max<int64_t>(1, trans ? x.shape()[nb] : x.shape()[nb + 1]);
-  const int64_t align = chunk_k_step(x, trans);
-  const int64_t per_chunk = align > 0 ? sat_mul(whole / klen, align) : 0;  // the panels of one chunk along k
-  return std::min(whole, std::max(limit, std::min(per_chunk, sat_mul(4, limit))));
+  const int64_t per_k = std::max<int64_t>(1, whole / klen);  // bytes of the panels per k
+  return std::min(whole, sat_mul(per_k, k_step(x, trans, limit / per_k)));
 }
 
 size_t worker_share(const MemoryModel& m) { return m.max_memory() / static_cast<size_t>(m.nworkers()); }
@@ -130,9 +147,9 @@ void gram_fill(const Node& x, bool trans, const Region& r, bool upper, void* out
   const DType dt = x.dtype();
   const size_t isz = itemsize(dt);
   const size_t nb = r.ndim() - 2;
-  std::memset(out, 0, static_cast<size_t>(r.size()) * isz);
   const int64_t klen = trans ? x.shape()[nb] : x.shape()[nb + 1];
-  if (r.size() == 0 || klen == 0) return;
+  if (!(upper && r.step[nb] == 1 && r.step[nb + 1] == 1)) std::memset(out, 0, static_cast<size_t>(r.size()) * isz);
+  if (r.size() == 0) return;
   int64_t nbatch = 1;
   for (size_t d = 0; d < nb; ++d) nbatch *= r.count[d];
   const int64_t m = r.count[nb], nc = r.count[nb + 1];
@@ -146,6 +163,21 @@ void gram_fill(const Node& x, bool trans, const Region& r, bool upper, void* out
     if (t_end == 0 || u_begin >= nc) return;
   }
   const int64_t cj0 = j0 + u_begin * sj, ncols = nc - u_begin;
+  // Upper: zero only what the row blocks below accumulate into (from the diagonal of each
+  // block's first row to the end); the rest is never touched, so a fresh buffer's pages
+  // below the diagonal are never faulted in.
+  auto first_col = [&](int64_t t) {  // of row t, in the region's columns
+    return u_begin + std::clamp<int64_t>(i0 + t / kRowBlock * kRowBlock - cj0, 0, ncols);
+  };
+  if (upper) {
+    for (int64_t e = 0; e < nbatch; ++e)
+      for (int64_t t = 0; t < t_end; ++t) {
+        const int64_t c0 = first_col(t);
+        std::memset(static_cast<char*>(out) + static_cast<size_t>((e * m + t) * nc + c0) * isz, 0,
+                    static_cast<size_t>(nc - c0) * isz);
+      }
+  }
+  if (klen == 0) return;
   // Rows among the columns (same step, in range): their panel is part of the columns'.
   int64_t off = -1;
   if (si == sj && sj != 0 && (i0 - cj0) % sj == 0) {
@@ -156,9 +188,8 @@ void gram_fill(const Node& x, bool trans, const Region& r, bool upper, void* out
   const int64_t wr = shared ? ncols : t_end;  // width of the rows' panel buffer
 
   const int64_t per_k = nbatch * (ncols + (shared ? 0 : t_end));
-  int64_t kp = std::max<int64_t>(1, static_cast<int64_t>(stream_bytes(ts) / isz) / per_k);
+  const int64_t kp = k_step(x, trans, static_cast<int64_t>(stream_bytes(ts) / isz) / per_k);
   const int64_t align = chunk_k_step(x, trans);
-  if (align > kp && align <= 4 * kp) kp = align;
   const int64_t nblocks = (t_end + kRowBlock - 1) / kRowBlock;
   const int nw = ts.can_fork && ts.eval ? ts.eval->nworkers() : 1;
 
@@ -339,13 +370,14 @@ std::vector<Region> GramNode::input_regions(const Region& r) const {
   if (r.size() == 0) return in;
   const size_t nb = r.ndim() - 2;
   const int64_t klen = trans_ ? x.shape()[nb] : x.shape()[nb + 1];
-  switch (way_of(r, keep_)) {
+  switch (way_of(r, keep_, shape().back())) {
     case Way::Direct:
       in[2] = x_region(x, trans_, r, r.start[nb], r.step[nb], r.count[nb], 0, klen);
       in[3] = x_region(x, trans_, r, r.start[nb + 1], r.step[nb + 1], r.count[nb + 1], 0, klen);
       break;
     case Way::Diagonal: in[2] = x_region(x, trans_, r, r.start[nb], 1, r.count[nb], 0, klen); break;
-    case Way::Upper: in[0] = r; break;
+    case Way::Upper:
+    case Way::Square: in[0] = r; break;
     case Way::Lower: in[1] = transposed(r); break;
     case Way::Crossing:
       in[0] = r;
@@ -360,11 +392,12 @@ int64_t GramNode::fill_bytes(const Region& r, const MemoryModel& m) const {
   const int64_t tile = MemoryModel::region_bytes(*this, r);
   const auto in = input_regions(r);
   const int64_t below = deepest_pull(*this, in, m);
-  switch (way_of(r, keep_)) {
+  switch (way_of(r, keep_, shape().back())) {
     case Way::Direct:
     case Way::Diagonal:
       return sat_add(sat_add(panel_bytes(*inputs()[2], trans_, {in[2], in[3]}, worker_share(m)), below), m.spread(gram_blas_bytes(*inputs()[2], trans_, r)));
-    case Way::Upper: return below;  // pulled straight into the output
+    case Way::Upper:
+    case Way::Square: return below;  // pulled straight into the output
     case Way::Lower: return sat_add(tile, below);  // the mirror tile, transposed into place
     case Way::Crossing: return sat_add(sat_mul(2, tile), below);
   }
@@ -378,13 +411,18 @@ void GramNode::fill(const Region& r, void* out, ThreadState& ts) const {
   int64_t nbatch = 1;
   for (size_t d = 0; d < nb; ++d) nbatch *= r.count[d];
   const int64_t m = r.count[nb], nc = r.count[nb + 1];
-  const Way way = way_of(r, keep_);
+  const Way way = way_of(r, keep_, shape().back());
   if (way == Way::Direct || way == Way::Diagonal) {
     gram_fill(*inputs()[2], trans_, r, way == Way::Diagonal, out, ts);
     if (way == Way::Diagonal) mirror_square(out, nbatch, m, dtype());
     return;
   }
   if (way == Way::Upper) return inputs()[0]->pull(r, out, ts);
+  if (way == Way::Square) {
+    inputs()[0]->pull(r, out, ts);
+    mirror_square(out, nbatch, m, dtype());
+    return;
+  }
   ScratchScope scope(ts.scratch);
   char* low = static_cast<char*>(scope.alloc(static_cast<size_t>(r.size()) * isz));  // the mirror tile, nc x m
   inputs()[1]->pull(transposed(r), low, ts);

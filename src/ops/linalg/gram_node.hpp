@@ -5,8 +5,9 @@
 //
 // Two nodes: UpperGramNode computes the upper triangle and is cacheable; GramNode (the
 // product) asks it for tile (I, J) above the diagonal and for (J, I)'s mirror alike, so
-// the planner sees each upper tile asked twice and computes it once. Tiles on the
-// diagonal are computed in place by GramNode with syrk and mirrored.
+// the planner sees each upper tile asked twice and computes it once; a tile on the
+// diagonal asks for itself and its mirror too. Only a region that is whole matrices is
+// computed in place by GramNode (syrk, mirrored).
 #pragma once
 #include "b2lazy/node.hpp"
 
@@ -19,7 +20,8 @@ class UpperGramNode : public Node {
   UpperGramNode(NodePtr x, bool trans);
   std::string kind() const override { return "gram_upper"; }
   std::string describe() const override;
-  // Elements with row <= column are the product's; those below are zero or the product's.
+  // Elements with row <= column are the product's; those below are left as they were
+  // (never read: a fresh dense stage's pages below the diagonal are never touched).
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
   bool cacheable() const override { return true; }
@@ -28,6 +30,8 @@ class UpperGramNode : public Node {
   // Row bands as wide as the box when x^T's panels are column strips of C-order blocks
   // (each costs the whole rows: one band reads x once for all its tiles).
   Shape kept_chunks(const Shape& box, size_t target_bytes, size_t most_bytes) const override;
+  // Kept dense, the triangle is filled in one pass over x's panels, shared by the workers.
+  bool fills_whole_box() const override { return true; }
   bool trans() const { return trans_; }
 
  private:

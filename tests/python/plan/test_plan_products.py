@@ -174,3 +174,23 @@ def test_short_k_computes_off_diagonal_tiles_directly():
     r = e.compute(chunks=(32, 32))
     check(r.to_numpy(), x, True)
     assert r.stats["cache_misses"] == 0
+
+
+@pytest.mark.parametrize("chunks,blocks", [((64, 1024), (4, 1024)), ((1024, 32), (256, 32)), ((256, 256), (64, 64))])
+def test_gram_triangle_filled_in_one_pass_reads_x_once(tmp_path, chunks, blocks):
+    # x^T x's upper triangle kept dense is one region filled in one pass over x's row
+    # panels, shared by the workers: x is decompressed once and never kept (it was kept
+    # dense, 512 MiB at 8192², for the triangle's tiles to read column panels of), and
+    # the diagonal tiles come from the triangle (no second pass over x).
+    import blosc2
+
+    n = 1024
+    v = np.random.default_rng(5).random((n, n))
+    blosc2.asarray(v, urlpath=str(tmp_path / "x.b2nd"), mode="w", chunks=chunks, blocks=blocks)
+    x = b2lazy.open(str(tmp_path / "x.b2nd"))
+    e = x.T @ x
+    r = e.compute(chunks=(256, 256))
+    np.testing.assert_allclose(r[:], v.T @ v, rtol=1e-12, atol=1e-9)
+    assert r.stats["sources_kept"] == 0
+    read = sum(b for k, b in r.stats["bytes_decompressed"].items() if k.endswith("x.b2nd"))
+    assert read == v.nbytes, r.stats["bytes_decompressed"]
