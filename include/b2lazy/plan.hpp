@@ -50,6 +50,10 @@ struct PlanStage {
   int64_t asked_bytes = 0;      // a source: bytes of the elements the tasks ask of it
   PassMemory memory;            // the pass computing it (its kept copy: Plan::kept_bytes)
   bool source = false;          // a stored source kept decompressed or re-packed
+  // A source re-packed in chunks that cut its storage chunks (1024-wide tiles of row
+  // strips): each task pulls a row of its chunks (along the last axis) as one region,
+  // decompressing each storage chunk once, and cuts the chunks out of it.
+  bool filled_by_rows = false;
   // Set when the output chunks can pass this stage's carry along instead (Node::carry):
   // an execution of every task, in order, in one process then skips the stage and
   // `carried_by` takes each chunk's carry from the chunk before; an execution of part of
@@ -57,8 +61,8 @@ struct PlanStage {
   NodePtr carried_by;
   std::shared_ptr<const struct CarryLinks> links;  // who passes which carry to whom
   // The chunks of its grid (C order) that the passes after it ask for; empty: all. Only
-  // these are computed (x^T x's upper triangle: not the diagonal tiles its hull holds,
-  // which the output tasks compute themselves); the others are never read.
+  // these are computed (x^T x's upper triangle spilled in tiles: not the tiles below the
+  // diagonal its hull holds); the others are never read.
   std::vector<bool> needed;
 };
 

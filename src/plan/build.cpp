@@ -59,6 +59,29 @@ Shape repacked_chunks(const PlanStage& s, size_t max_memory, int nworkers) {
   return shrink_chunks(s.request, isz, chunk_target_bytes(*s.computed, max_memory, nworkers));
 }
 
+// Is a re-packed source best filled a row of its chunks at a time (PlanStage::filled_by_rows)?
+// When a row, at most half a worker's share (the pass runs before the output tasks), decompresses at most half what its
+// chunks pulled one by one do (measured on the first row).
+bool fill_by_rows(const PlanStage& s, size_t max_memory, int nworkers) {
+  if (!s.source || s.where == KeptIn::Dense || s.computed->size() == 0 || s.chunks.empty()) return false;
+  const ChunkGrid g(s.computed->shape(), s.chunks);
+  const int64_t per_row = g.grid().back();
+  if (per_row <= 1) return false;
+  Box row = g.chunk_box(0);
+  row.stop.back() = s.computed->shape().back();
+  const int64_t isz = static_cast<int64_t>(itemsize(s.computed->dtype()));
+  if (sat_mul(row.size(), isz) > static_cast<int64_t>(max_memory / static_cast<size_t>(std::max(1, nworkers)) / 2))
+    return false;
+  auto in_source = [&](Box b) {  // s.computed is s.node sliced to s.box
+    for (size_t d = 0; d < b.ndim(); ++d) b.start[d] += s.box.start[d], b.stop[d] += s.box.start[d];
+    return Region::from_box(b);
+  };
+  int64_t apart = 0;
+  for (int64_t id = 0; id < per_row; ++id) apart = sat_add(apart, s.node->decompressed_bytes(in_source(g.chunk_box(id))));
+  const int64_t together = s.node->decompressed_bytes(in_source(row));
+  return together > 0 && sat_mul(together, 2) <= apart;
+}
+
 // The chunks a computed stage kept compressed or spilled is stored in: the node's own
 // for a stage whose pass would read its inputs many times over on balanced tiles
 // (Node::kept_chunks), at most a quarter of a worker's share; else balanced tiles.
@@ -158,6 +181,7 @@ class Builder {
       }
     } else if (s.source) {  // re-packed in tiles shaped like the consumers' requests
       s.chunks = repacked_chunks(s, p_.options.max_memory, p_.nworkers);
+      s.filled_by_rows = fill_by_rows(s, p_.options.max_memory, p_.nworkers);
     } else {
       s.chunks = stored_chunks(s, p_.options.max_memory, p_.nworkers);
     }
@@ -226,6 +250,7 @@ void spill_stage(Plan& p, size_t i) {
                        "is over max_memory with it " + kept_in_name(s.where) + ")");
     s.where = KeptIn::Spilled;
     s.chunks = repacked_chunks(s, p.options.max_memory, p.nworkers);
+    s.filled_by_rows = fill_by_rows(s, p.options.max_memory, p.nworkers);
   } else if (s.source) {
     p.passes.push_back("memory: " + what + " not kept after all (the plan is over max_memory with it); read from "
                        "storage by each task");

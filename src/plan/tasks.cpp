@@ -18,6 +18,12 @@ int64_t chunks_per_task(const Node& root, const ChunkGrid& grid, int nworkers) {
   return row > 1 && grid.nchunks() / row >= nworkers ? row : 1;
 }
 
+Box row_of_chunks(const ChunkGrid& grid, int64_t row) {
+  Box b = grid.chunk_box(row * grid.grid().back());
+  b.stop.back() = grid.shape().back();
+  return b;
+}
+
 namespace {
 
 // Projections are exact up to this many output chunks; beyond, each task is projected
@@ -147,21 +153,26 @@ void plan_tasks(Plan& p) {
     Costing costing(kept, p.options.max_memory, p.nworkers, n <= 1, &asked);
     int64_t working = 0;
     int64_t forked = 0;
-    const int64_t samples = std::min<int64_t>(n, kMaxSampledStageChunks);
-    if (samples < n) asked.ask_all();
+    // Units of its pass: chunks, or rows of them (each pulled whole, held beside its chunks).
+    const int64_t per_row = s.filled_by_rows && n ? g.grid().back() : 1;
+    const int64_t units = n / per_row;
+    const int64_t samples = std::min<int64_t>(units, kMaxSampledStageChunks);
+    if (samples < units) asked.ask_all();
     for (int64_t k = 0; k < samples; ++k) {
-      const int64_t id = samples == n ? k : static_cast<int64_t>(static_cast<__int128>(k) * n / samples);
-      ChunkCost c = costing.of(*s.computed, Region::from_box(g.chunk_box(id)));
+      const int64_t id = samples == units ? k : static_cast<int64_t>(static_cast<__int128>(k) * units / samples);
+      const Box unit = per_row > 1 ? row_of_chunks(g, id) : g.chunk_box(id);
+      ChunkCost c = costing.of(*s.computed, Region::from_box(unit));
+      if (per_row > 1) c.working = sat_add(c.working, sat_mul(unit.size(), static_cast<int64_t>(isz)));
       working = std::max(working, c.working);
       forked = std::max(forked, c.forked);
       if (s.carried_by) continue;  // a run of every task does not compute it (its reads: none)
       for (auto& [name, b] : c.per_source) {
         int64_t& t = p.source_bytes[name];
-        t = sat_add(t, sat_mul(b, n / std::max<int64_t>(1, samples)));
+        t = sat_add(t, sat_mul(b, units / std::max<int64_t>(1, samples)));
       }
-      p.kept_read_bytes = sat_add(p.kept_read_bytes, sat_mul(c.kept, n / std::max<int64_t>(1, samples)));
+      p.kept_read_bytes = sat_add(p.kept_read_bytes, sat_mul(c.kept, units / std::max<int64_t>(1, samples)));
     }
-    const int64_t per = n ? chunks_per_task(*s.computed, g, p.nworkers) : 1;
+    const int64_t per = n ? (per_row > 1 ? per_row : chunks_per_task(*s.computed, g, p.nworkers)) : 1;
     s.memory.per_task = n ? sat_add(working, buffers) : 0;
     s.memory.threads = pass_threads(n, ceil_div(n, per), p.nworkers);
     s.memory.forked = forked;

@@ -12,6 +12,10 @@ namespace b2lazy {
 // worker busy, else 1. Used for the output tasks and for each stage's pass.
 int64_t chunks_per_task(const Node& root, const ChunkGrid& grid, int nworkers);
 
+// The chunks of `grid`'s row `row` (all but the last grid axis fixed) as one box: what a
+// stage filled by rows (PlanStage::filled_by_rows) pulls per task.
+Box row_of_chunks(const ChunkGrid& grid, int64_t row);
+
 // Fills p.tasks, the stages' and tasks' projections, p.kept_bytes, p.source_bytes and
 // p.projected_peak (p.stages, p.chunks and p.nchunks are set). Run again after a change
 // to the stages.

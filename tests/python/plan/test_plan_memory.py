@@ -387,6 +387,12 @@ def test_product_tiles_reshaped_to_read_least_within_the_budget(tmp_path):
     np.testing.assert_allclose(r[:], x @ y, rtol=1e-10)
     read = sum(r.stats["bytes_decompressed"].values())
     assert reads(p) / 1.5 <= read <= reads(p) * 1.5
+    # Each source decompressed once: a's bands held whole along K, b re-packed a row of
+    # its new tiles at a time (each (32, n) strip once, not once per tile cut from it).
+    for src in ("a.b2nd", "b.b2nd"):
+        got = sum(v for k, v in r.stats["bytes_decompressed"].items() if k.endswith(src))
+        assert got == x.nbytes, (src, r.stats["bytes_decompressed"])
+    assert "filled a row of chunks at a time" in str(p)
     r0 = e.compute(max_memory=budget, chunks=(256, n))
     assert read < sum(r0.stats["bytes_decompressed"].values())
 
