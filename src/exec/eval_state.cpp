@@ -76,6 +76,12 @@ void EvalState::parallel_for(int64_t ntasks, const std::function<void(int64_t, i
   if (error) std::rethrow_exception(error);
 }
 
+void EvalState::trim_scratch() {
+  if (main_) main_->scratch.trim();
+  for (auto& w : workers_)
+    if (w) w->scratch.trim();
+}
+
 void EvalState::chunk_done(int64_t id) {
   for (auto& [n, board] : carries) board->chunk_done(id);
 }

@@ -32,6 +32,8 @@ class EvalState {
   // Throws Cancelled once `cancel` or the process-wide interrupt flag is set: called
   // before every output chunk, parallel task and pull (two relaxed loads).
   void check_cancel() const;
+  // Between passes (no task running): every thread's scratch gives back what it holds free.
+  void trim_scratch();
   ThreadState& main();           // the calling thread's state
   ThreadState& worker(int i);    // worker i's state
   int nworkers() const;

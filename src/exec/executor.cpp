@@ -204,6 +204,7 @@ void run_stages(const Plan& plan, EvalState& ev, bool keep, bool all) {
       continue;
     }
     run_stage(s, ev);
+    ev.trim_scratch();
   }
   if (keep) {
     kept->results = ev.materialized;

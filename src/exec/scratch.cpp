@@ -60,4 +60,15 @@ void Scratch::release(Mark m) {
   blocks_[cur_].used = m.used;
 }
 
+void Scratch::trim() {
+  if (blocks_.empty()) return;
+  const size_t keep = blocks_[cur_].used ? cur_ + 1 : cur_;  // blocks before cur_ are in use
+  for (size_t i = keep; i < blocks_.size(); ++i) {
+    free_big(blocks_[i].data);
+    held_ -= blocks_[i].cap;
+  }
+  blocks_.resize(keep);
+  cur_ = keep ? keep - 1 : 0;
+}
+
 }  // namespace b2lazy

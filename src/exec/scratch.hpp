@@ -22,7 +22,11 @@ class Scratch {
   void* alloc(size_t bytes);
   Mark mark() const { return {cur_, blocks_.empty() ? 0 : blocks_[cur_].used}; }
   void release(Mark m);
+  // Frees the blocks nothing holds: between passes, so that one pass's large buffers (a
+  // row of a re-packed stage) are not held through the next, beside what it allocates.
+  void trim();
   size_t capacity() const { return capacity_; }  // the high-water mark of bytes held
+  size_t held() const { return held_; }          // bytes held now
 
  private:
   struct Block {

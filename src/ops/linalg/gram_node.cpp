@@ -96,8 +96,8 @@ int64_t chunk_k_step(const Node& x, bool trans) {
 
 // The k step for panels of `kp` (the budget's): a storage chunk along k when chunk_k_step
 // says so; else, for a stored x, whole blocks along k (a panel cutting a block decompresses
-// all of it, and the next panel the same block again): one block if at most 4x more, else
-// a multiple of them.
+// all of it, and the next panel the same block again): one block if at most 2x more (4x
+// did not fit x^T x's bands into 64 MiB), else a multiple of them.
 int64_t k_step(const Node& x, bool trans, int64_t kp) {
   kp = std::max<int64_t>(1, kp);
   const int64_t align = chunk_k_step(x, trans);
@@ -106,7 +106,7 @@ int64_t k_step(const Node& x, bool trans, int64_t kp) {
   const Shape blocks = x.storage_blocks();
   const int64_t b = blocks.size() == x.ndim() ? blocks[trans ? x.ndim() - 2 : x.ndim() - 1] : 0;
   if (b <= 1) return kp;
-  if (b > kp) return b <= 4 * kp ? b : kp;
+  if (b > kp) return b <= 2 * kp ? b : kp;
   return kp / b * b;
 }
 
@@ -216,17 +216,33 @@ void gram_fill(const Node& x, bool trans, const Region& r, bool upper, void* out
       syrk_upper<T>(trans, n, k, A, lda, C, ldc);
     };
     T* C = static_cast<T*>(out);
+    // A panel pulled while the workers share this region's row blocks is pulled by them
+    // too, in parts along its leading axis (x's k for x^T x, its n for x x^T: contiguous
+    // parts of the buffer for one batch element); else by this thread while they wait.
+    const bool split = nw > 1 && nbatch == 1;
+    auto pull_panel = [&](const Region& reg, T* buf) {
+      const int64_t len = reg.count[nb];
+      if (!split || len < 2 * nw) return x.pull(reg, buf, ts);
+      const int64_t row = reg.size() / std::max<int64_t>(1, len);
+      ts.eval->parallel_for(nw, [&](int64_t p, int, ThreadState& wts) {
+        const int64_t lo = len * p / nw, hi = len * (p + 1) / nw;
+        Region part = reg;
+        part.start[nb] += lo * reg.step[nb];
+        part.count[nb] = hi - lo;
+        x.pull(part, buf + lo * row, wts);
+      });
+    };
     for (int64_t k0 = 0; k0 < klen;) {
       int64_t k1 = std::min(klen, k0 + kp);
       if (align > 0 && kp >= align && k1 < klen) k1 = std::max(k0 + 1, k1 / align * align);
       const int64_t kc = k1 - k0;
       ScratchScope scope(ts.scratch);
       T* pc = scope.alloc_n<T>(static_cast<size_t>(nbatch * kc * ncols));
-      x.pull(x_region(x, trans, r, cj0, sj, ncols, k0, k1), pc, ts);
+      pull_panel(x_region(x, trans, r, cj0, sj, ncols, k0, k1), pc);
       T* pr = pc;
       if (!shared) {
         pr = scope.alloc_n<T>(static_cast<size_t>(nbatch * kc * t_end));
-        x.pull(x_region(x, trans, r, i0, si, t_end, k0, k1), pr, ts);
+        pull_panel(x_region(x, trans, r, i0, si, t_end, k0, k1), pr);
       }
       // Panels: trans, k x width per batch element; else width x k.
       auto rows_at = [&](int64_t e, int64_t t) {  // the rows' operand from row t

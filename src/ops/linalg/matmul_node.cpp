@@ -444,7 +444,6 @@ bool MatmulNode::fork(const Region& region, void* out, ThreadState& ts) const {
 
 void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* out, ThreadState& ts) const {
   const size_t isz = itemsize(dtype());
-  const Geometry g(*this, region);
   std::memset(out, 0, static_cast<size_t>(region.size()) * isz);
   if (ke <= kb || region.size() == 0) return;
   // Transposed operands are pulled from the node below the transposition.
@@ -459,6 +458,7 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
   const void* a_view = a.pull_view(a_read(region, kb, ke), ts);
   const void* b_view = b.pull_view(b_read(region, kb, ke), ts);
   const Schedule sc = schedule(region, kb, ke, per_worker(ts), a_view != nullptr, b_view != nullptr);
+  const Geometry& g = sc.g;
   const bool hold_a = sc.hold_a, hold_b = sc.hold_b;
 
   // The kept operand's panel stays with this thread until another band needs it, so
