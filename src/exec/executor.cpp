@@ -61,7 +61,8 @@ void eval_chunk(const Node& root, const ChunkGrid& grid, int64_t id, const Targe
 }
 
 // Chunks [first, first + count) of `grid`, one row of it (PlanStage::filled_by_rows),
-// pulled as one region and cut into chunks for the writer.
+// pulled as one region and cut into chunks for the writer: every chunk of the row, asked
+// for or not (PlanStage::needed), as the row is decompressed whole anyway.
 void eval_row(const Node& root, const ChunkGrid& grid, int64_t first, int64_t count, const Target& target,
               ThreadState& ts) {
   const size_t isz = itemsize(root.dtype());

@@ -366,9 +366,9 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget targ
     const Shape base = chunks;
     int64_t best = read_cost(p);
     bool fits = static_cast<size_t>(p.projected_peak) <= opts.max_memory;
-    // Widths 1x to 4x, heights from 4x to a quarter. (Narrower tiles read fewer bytes on
-    // paper, but their K-panels of a row-strip `a` cut its blocks, each panel decompressing
-    // them whole again; the estimate, which sees a tile's whole K range, misses that.)
+    // Widths 1x to 4x, heights from 4x to a quarter. (Narrower widths are not tried: the
+    // estimate now counts K-panels that cut a row-strip `a`'s blocks (Node::pull_pieces),
+    // but narrower tiles were not measured against it.)
     for (int64_t wide : {1, 2, 4}) {
       const int64_t width = std::min(shape[c], base[c] * wide);
       for (int64_t tall : {4, 2, 1, -2, -4}) {
