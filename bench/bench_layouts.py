@@ -225,7 +225,7 @@ def run_child(args):
             del ops, a, b, a3
         base = hwm_reset()
         times = []
-        for _ in range(args.reps):
+        for i in range(args.warmup + args.reps):  # warm-up runs are untimed (counted in growth)
             be.rm(out)
             t0 = time.perf_counter()
             if c == "numpy":
@@ -292,7 +292,8 @@ def run_child(args):
                             x = x.rechunk(ch)
                         da.store(x, tgt, lock=True)
                         r = tgt
-            times.append(time.perf_counter() - t0)
+            if i >= args.warmup:
+                times.append(time.perf_counter() - t0)
         res["hwm"] = be.vmhwm_bytes()
         res["rss_base"] = base
         res["growth"] = res["hwm"] - base
@@ -310,12 +311,26 @@ def run_child(args):
     print("RUNJSON:" + json.dumps(res), flush=True)
 
 
+def merge_rounds(ds):
+    """One cell from its rounds (fresh processes): the median of every run's time, the
+    largest growth, the last round's stats; an error in any round is the cell's error."""
+    bad = [d for d in ds if d.get("error")]
+    if bad:
+        return bad[0]
+    d = dict(ds[-1])
+    d["times"] = [t for x in ds for t in x["times"]]
+    d["seconds"] = be.median(d["times"])
+    d["growth"] = max(x["growth"] for x in ds)
+    d["rounds"] = len(ds)
+    return d
+
+
 def spawn(c, wl, lay, args):
     env = dict(os.environ)
     blas = "1" if c in ("dask",) or c.startswith("b2lazy") else str(NTHREADS)
     env.update(OPENBLAS_NUM_THREADS=blas, OMP_NUM_THREADS=blas, MKL_NUM_THREADS=blas)
     cmd = [sys.executable, os.path.abspath(__file__), "--child", c, "--workload", wl, "--layout", lay,
-           "--n", str(args.cur_n), "--reps", str(args.reps), "--data-dir", args.data_dir, "--outdir", args.outdir]
+           "--n", str(args.cur_n), "--reps", str(args.reps), "--warmup", str(args.warmup), "--data-dir", args.data_dir, "--outdir", args.outdir]
     s0 = be.cpu_snapshot()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
@@ -375,12 +390,63 @@ def cell(d, ref_t, codec_t, kind, n, budget):
     return s
 
 
+def targets(rows, n, wls, lays, cons):
+    """Issue #12's targets counted over this table (b2lazy at each budget run)."""
+    L = ["Targets met (cells that ran; misses listed):", ""]
+    for c in [c for c in cons if c.startswith("b2lazy")]:
+        speed, mem, nbytes, peers = [[0, 0, []] for _ in range(4)]
+
+        def tally(t, ok, what):
+            t[1] += 1
+            t[0] += bool(ok)
+            if not ok:
+                t[2].append(what)
+        for lay in lays:
+            for wl in wls:
+                d = find(rows, c, wl, lay, n)
+                if not d or d.get("error"):
+                    continue
+                kind = WL[wl][2]
+                where = f"`{WL[wl][0]}` {lay}"
+                ref = find(rows, "numpy", wl, lay, n).get("seconds")
+                cod = find(rows, "codec", wl, lay, n).get("seconds")
+                if kind == "product" and ref:
+                    tally(speed, ref / d["seconds"] >= 0.8, f"{where} {ref / d['seconds']:.2f}× NP")
+                elif kind != "product" and cod:
+                    tally(speed, d["seconds"] / cod <= 1.3, f"{where} {d['seconds'] / cod:.2f}× codec")
+                budget = BUDGETS.get(c)
+                if budget is not None:
+                    tally(mem, d["growth"] <= budget + 32 * MiB, f"{where} {d['growth'] / MiB:.0f} MiB")
+                bd = (d.get("stats") or {}).get("bytes_decompressed") or {}
+                for k, p in (d.get("paths") or {}).items():
+                    v = bd.get(p)
+                    if v is not None:
+                        tally(nbytes, v <= 2 * d["sizes"][k], f"{where} {k} {v / d['sizes'][k]:.1f}×")
+                for peer in ("dask", "blosc2"):
+                    q = find(rows, peer, wl, lay, n)
+                    if q and not q.get("error"):
+                        tally(peers, d["seconds"] < q["seconds"],
+                              f"{where} vs {peer} {d['seconds']:.2f} / {q['seconds']:.2f} s")
+        for name, t in (("products ≥ 0.8× NumPy, others ≤ 1.3× codec", speed),
+                        ("growth ≤ max_memory + 32 MiB", mem),
+                        ("bytes decompressed ≤ 2× each source", nbytes), ("faster than Dask / python-blosc2", peers)):
+            if t[1]:
+                miss = f" (misses: {'; '.join(t[2])})" if t[2] else ""
+                L.append(f"- {c}: {name}: {t[0]} of {t[1]}{miss}")
+    return "\n".join(L)
+
+
 def report(R, n):
     rows = R["rows"]
     wls = [w for w in WL if any(d["workload"] == w and d["n"] == n for d in rows)]
     lays = [x for x in LAYOUTS if any(d["layout"] == x and d["n"] == n for d in rows)]
     cons = [c for c in CONTENDERS if any(d["contender"] == c and d["n"] == n for d in rows)]
-    L = [f"n = {n}, float64, {NTHREADS} threads, median of {R['reps']} run(s) per cell, fresh process per cell. "
+    rounds = R.get("rounds", 1)
+    per = (f"{rounds} fresh processes per cell, contenders alternating, {R['reps']} run(s) each"
+           if rounds > 1 else f"{R['reps']} run(s) in one fresh process per cell")
+    if R.get("warmup"):
+        per += f", after {R['warmup']} untimed warm-up run(s) in the same process"
+    L = [f"n = {n}, float64, {NTHREADS} threads, median of {per}. "
          "Cell: time, GFLOPS (products, 2n³/t), speed vs NumPy in memory (>1: faster than NumPy), "
          "time vs the codec limit (non-products), peak RSS growth (VmHWM after clear_refs). "
          "**OVER**: growth above max_memory + 32 MiB.", ""]
@@ -417,6 +483,7 @@ def report(R, n):
         L.append(f"| `{WL[wl][0]}` | " + " | ".join(cells) + " |")
     L += ["", "† python-blosc2 cannot scan an N-d array flattened: its cell is "
           "`cumulative_sum(a, axis=0)` (not checked)."]
+    L += ["", targets(rows, n, wls, lays, cons)]
     bad = [d for d in rows if d["n"] == n and d.get("error")]
     if bad:
         L += ["", "Failures:", ""] + [f"- {d['contender']} `{WL[d['workload']][0]}` {d['layout']}: "
@@ -430,7 +497,10 @@ def main():
     ap.add_argument("--layouts", nargs="*", default=LAYOUTS, choices=LAYOUTS)
     ap.add_argument("--workloads", nargs="*", default=list(WL), choices=list(WL))
     ap.add_argument("--contenders", nargs="*", default=CONTENDERS, choices=CONTENDERS)
-    ap.add_argument("--reps", type=int, default=1, help="runs per cell, in the same fresh process (median)")
+    ap.add_argument("--reps", type=int, default=1, help="runs per process, back to back (median)")
+    ap.add_argument("--warmup", type=int, default=0, help="untimed runs first in each process")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="fresh processes per cell, contenders alternating (the cell: median of every run)")
     ap.add_argument("--timeout", type=float, default=1200, help="seconds before a cell is killed")
     ap.add_argument("--data-dir", default=os.path.join(HERE, "data"))
     ap.add_argument("--outdir", default=None)
@@ -450,7 +520,7 @@ def main():
         return gen_main(args.data_dir, args.n[0], args.layouts, names)
     os.makedirs(args.outdir, exist_ok=True)
     t_start = time.perf_counter()
-    R = {"argv": sys.argv, "reps": args.reps, "rows": []}
+    R = {"argv": sys.argv, "reps": args.reps, "rounds": args.rounds, "warmup": args.warmup, "rows": []}
     texts = []
     for n in args.n:
         args.cur_n = n
@@ -460,12 +530,15 @@ def main():
         cons = ["numpy"] + [c for c in args.contenders if c != "numpy"]  # NumPy is the reference
         for lay in args.layouts:
             for wl in args.workloads:
-                for c in cons:
-                    d = spawn(c, wl, lay, args)
-                    R["rows"].append(d)
-                    msg = d["error"].splitlines()[0][:160] if d.get("error") else \
-                        f"{d['seconds']:.2f} s, growth {d['growth'] / MiB:.0f} MiB"
-                    print(f"  n={n} {lay:7s} {WL[wl][0]:28s} {c:10s} {msg}", flush=True)
+                runs = {c: [] for c in cons}
+                for rnd in range(args.rounds):  # contenders alternate: each round runs every one once
+                    for c in cons:
+                        d = spawn(c, wl, lay, args)
+                        runs[c].append(d)
+                        msg = d["error"].splitlines()[0][:160] if d.get("error") else \
+                            f"{d['seconds']:.2f} s, growth {d['growth'] / MiB:.0f} MiB"
+                        print(f"  n={n} {lay:7s} {WL[wl][0]:28s} {c:10s} round {rnd + 1}: {msg}", flush=True)
+                R["rows"] += [merge_rounds(runs[c]) for c in cons]
         check(R["rows"], args.outdir, n)
         texts.append(report(R, n))
     R["environment"] = be.environment()
