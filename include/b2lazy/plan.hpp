@@ -51,9 +51,11 @@ struct PlanStage {
   PassMemory memory;            // the pass computing it (its kept copy: Plan::kept_bytes)
   bool source = false;          // a stored source kept decompressed or re-packed
   // A source re-packed in chunks that cut its storage chunks (1024-wide tiles of row
-  // strips): each task pulls a row of its chunks (along the last axis) as one region,
-  // decompressing each storage chunk once, and cuts the chunks out of it.
-  bool filled_by_rows = false;
+  // strips, 32-row strips of Zarr's (1024, 1024) chunks): each task pulls a group of its
+  // chunks (this many along each axis: a row of them, or those inside one storage chunk)
+  // as one region, decompressing each storage chunk once, and cuts the chunks out of it.
+  // Empty: chunk by chunk.
+  Shape fill_group;
   // Set when the output chunks can pass this stage's carry along instead (Node::carry):
   // an execution of every task, in order, in one process then skips the stage and
   // `carried_by` takes each chunk's carry from the chunk before; an execution of part of

@@ -60,37 +60,12 @@ void eval_chunk(const Node& root, const ChunkGrid& grid, int64_t id, const Targe
   copy_strided(bs.size(), bs.data(), static_cast<const char*>(buf), src_st.data(), dst, st.data(), isz);
 }
 
-// Chunks [first, first + count) of `grid`, one row of it (PlanStage::filled_by_rows),
-// pulled as one region and cut into chunks for the writer: every chunk of the row, asked
-// for or not (PlanStage::needed), as the row is decompressed whole anyway.
-void eval_row(const Node& root, const ChunkGrid& grid, int64_t first, int64_t count, const Target& target,
-              ThreadState& ts) {
-  const size_t isz = itemsize(root.dtype());
-  const Box row = row_of_chunks(grid, first / std::max<int64_t>(1, count));
-  ScratchScope scope(ts.scratch);
-  char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(row.size()) * isz));
-  root.pull(Region::from_box(row), buf, ts);
-  const Shape rs = byte_strides(row.shape(), isz);
-  for (int64_t id = first; id < first + count; ++id) {
-    const Box box = grid.chunk_box(id);
-    ScratchScope inner(ts.scratch);
-    char* chunk = static_cast<char*>(inner.alloc(static_cast<size_t>(box.size()) * isz));
-    const char* src = buf;
-    for (size_t d = 0; d < rs.size(); ++d) src += (box.start[d] - row.start[d]) * rs[d];
-    const Shape bs = box.shape();
-    const Shape cs = byte_strides(bs, isz);
-    copy_strided(bs.size(), bs.data(), src, rs.data(), chunk, cs.data(), isz);
-    target.writer->write_chunk(id, chunk, ts);
-  }
-}
-
 // Runs tasks [first, last) (each `per` consecutive chunks of `grid`): one task alone runs
 // on the calling thread, free to fork inside a node; more go to the workers.
 // `needed`, if given: the chunks to compute (the others are left as they are).
 void run_tasks(const Node& root, const ChunkGrid& grid, int64_t per, int64_t first, int64_t last,
                const Target& target, bool block_major, EvalState& ev,
-               const std::function<void(int64_t, int64_t)>& progress = {}, const std::vector<bool>* needed = nullptr,
-               bool by_rows = false) {
+               const std::function<void(int64_t, int64_t)>& progress = {}, const std::vector<bool>* needed = nullptr) {
   const int64_t nchunks = root.size() == 0 ? 0 : grid.nchunks();
   const int64_t lo = std::min(nchunks, first * per), hi = std::min(nchunks, last * per);
   const int64_t total = hi - lo;
@@ -104,14 +79,6 @@ void run_tasks(const Node& root, const ChunkGrid& grid, int64_t per, int64_t fir
   }
   int64_t done = 0;
   std::mutex mu;
-  if (by_rows) {  // each task a row, pulled whole (a writer's target: a re-packed source)
-    ev.parallel_for(last - first, [&](int64_t task, int, ThreadState& ts) {
-      ev.check_cancel();
-      const int64_t lo_id = (first + task) * per;
-      eval_row(root, grid, lo_id, std::min(nchunks, lo_id + per) - lo_id, target, ts);
-    });
-    return;
-  }
   ev.parallel_for(last - first, [&](int64_t task, int, ThreadState& ts) {
     const int64_t t = first + task;
     for (int64_t id = t * per; id < std::min(nchunks, (t + 1) * per); ++id) {
@@ -147,6 +114,29 @@ std::unique_ptr<B2ndWriter> stage_writer(const PlanStage& s, const std::string& 
   return std::make_unique<B2ndWriter>(sub->shape(), sub->dtype(), s.chunks, blocks, o);
 }
 
+// Every chunk of the group, asked for or not (PlanStage::needed): the group is
+// decompressed whole anyway.
+void pull_group(const Node& root, const ChunkGroups& groups, int64_t k, const ChunkGrid& grid, ThreadState& ts,
+                const std::function<void(int64_t id, const void* values)>& chunk) {
+  const size_t isz = itemsize(root.dtype());
+  const Box whole = groups.box(k);
+  ScratchScope scope(ts.scratch);
+  char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(whole.size()) * isz));
+  root.pull(Region::from_box(whole), buf, ts);
+  const Shape rs = byte_strides(whole.shape(), isz);
+  for (int64_t id : groups.chunks(k)) {
+    const Box box = grid.chunk_box(id);
+    ScratchScope inner(ts.scratch);
+    char* out = static_cast<char*>(inner.alloc(static_cast<size_t>(box.size()) * isz));
+    const char* src = buf;
+    for (size_t d = 0; d < rs.size(); ++d) src += (box.start[d] - whole.start[d]) * rs[d];
+    const Shape bs = box.shape();
+    const Shape cs = byte_strides(bs, isz);
+    copy_strided(bs.size(), bs.data(), src, rs.data(), out, cs.data(), isz);
+    chunk(id, out);
+  }
+}
+
 namespace {
 
 // Computes a stage (inputs' stages already computed) and keeps it where the plan says.
@@ -154,8 +144,7 @@ void run_stage(const PlanStage& s, EvalState& ev) {
   const NodePtr& sub = s.computed;
   const size_t isz = itemsize(sub->dtype());
   const ChunkGrid grid(sub->shape(), s.chunks);
-  const bool by_rows = s.filled_by_rows && s.where != KeptIn::Dense && grid.grid().back() > 1;
-  const int64_t per = by_rows ? grid.grid().back() : chunks_per_task(*sub, grid, ev.nworkers());
+  const int64_t per = chunks_per_task(*sub, grid, ev.nworkers());
   const int64_t ntasks = sub->size() == 0 ? 0 : ceil_div(grid.nchunks(), per);
   Materialized m;
   m.box = s.box;
@@ -172,7 +161,15 @@ void run_stage(const PlanStage& s, EvalState& ev) {
     std::unique_ptr<B2ndWriter> w = stage_writer(s, path);
     Target t;
     t.writer = w.get();
-    run_tasks(*sub, grid, per, 0, ntasks, t, false, ev, {}, s.needed.empty() ? nullptr : &s.needed, by_rows);
+    if (!s.fill_group.empty() && sub->size()) {  // each task a group of chunks, pulled whole
+      const ChunkGroups groups(grid, s.fill_group);
+      ev.parallel_for(groups.count(), [&](int64_t k, int, ThreadState& ts) {
+        ev.check_cancel();
+        pull_group(*sub, groups, k, grid, ts, [&](int64_t id, const void* v) { t.writer->write_chunk(id, v, ts); });
+      });
+    } else {
+      run_tasks(*sub, grid, per, 0, ntasks, t, false, ev, {}, s.needed.empty() ? nullptr : &s.needed);
+    }
     m.source = w->finish_source("spill");
     if (!path.empty()) std::filesystem::remove(path);  // read through the open descriptor
   }

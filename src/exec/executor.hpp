@@ -28,5 +28,10 @@ Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, i
 // where they allow it (consumer-shaped tiles are read by ranges); into a b2nd file at
 // `urlpath` when spilled, else in memory.
 std::unique_ptr<B2ndWriter> stage_writer(const PlanStage& s, const std::string& urlpath);
+// Group `k` of a stage's chunks filled in groups (PlanStage::fill_group): `groups` of
+// `grid`, pulled from `root` as one region; each of its chunks cut out and handed on.
+class ChunkGroups;
+void pull_group(const Node& root, const ChunkGroups& groups, int64_t k, const ChunkGrid& grid, ThreadState& ts,
+                const std::function<void(int64_t id, const void* values)>& chunk);
 
 }  // namespace b2lazy

@@ -240,9 +240,12 @@ StageSplit split_stage(const Plan& plan, size_t stage, int processes) {
     }
     sp.cells = 1;
   }
-  // Ranges of chunks, cut where the stage's own tasks are (a product's row of chunks whole).
+  // Ranges of chunks, cut where the stage's own tasks are (a product's row of chunks
+  // whole), or ranges of the groups it is filled in.
   const int64_t per = nch ? chunks_per_task(*s.computed, stage_grid(s), 1) : 1;
-  sp.pieces = std::max<int64_t>(1, std::min(ceil_div(nch, per), want));
+  const ChunkGrid grid = stage_grid(s);
+  const int64_t units = nch && !s.fill_group.empty() ? ChunkGroups(grid, s.fill_group).count() : ceil_div(nch, per);
+  sp.pieces = std::max<int64_t>(1, std::min(units, want));
   return sp;
 }
 
@@ -262,6 +265,7 @@ StagePiece compute_stage_piece(const Plan& plan, size_t stage, int64_t piece, in
   const ChunkGrid grid = stage_grid(s);
   const int64_t nch = stage_chunks(s);
   std::vector<std::vector<uint8_t>> values;
+  std::vector<int64_t> ids;  // the cell of each of `values`: c0, c0 + 1, ... unless filled in groups
   int64_t c0 = 0, c1 = nch;
   if (sp.folds) {  // every chunk, over this piece's range of the fold axis
     const Node::FoldAxis f = stage_fold_axis(s);
@@ -276,6 +280,20 @@ StagePiece compute_stage_piece(const Plan& plan, size_t stage, int64_t piece, in
     const Box box = cell_box(s, sp.cells, piece);
     values.emplace_back(static_cast<size_t>(box.size()) * itemsize(sub->dtype()));
     if (box.size()) sub->pull(Region::from_box(box), values[0].data(), ev.main());
+  } else if (nch && !s.fill_group.empty()) {  // a range of the groups it is filled in, each pulled whole
+    const ChunkGroups groups(grid, s.fill_group);
+    auto [g0, g1] = share(groups.count(), piece, sp.pieces);
+    std::unique_ptr<B2ndWriter> w = stage_writer(s, "");
+    std::vector<std::vector<std::pair<int64_t, std::vector<uint8_t>>>> got(static_cast<size_t>(g1 - g0));
+    ev.parallel_for(g1 - g0, [&](int64_t i, int, ThreadState& ts) {
+      ev.check_cancel();
+      pull_group(*sub, groups, g0 + i, grid, ts, [&](int64_t id, const void* v) {
+        w->write_chunk(id, v, ts);
+        got[static_cast<size_t>(i)].emplace_back(id, w->compressed_chunk(id));
+      });
+    });
+    for (auto& g : got)
+      for (auto& [id, v] : g) ids.push_back(id), values.push_back(std::move(v));
   } else {
     const int64_t per = nch ? chunks_per_task(*sub, grid, 1) : 1;
     auto [u0, u1] = share(ceil_div(nch, per), piece, sp.pieces);
@@ -303,7 +321,7 @@ StagePiece compute_stage_piece(const Plan& plan, size_t stage, int64_t piece, in
   }
   std::map<int64_t, std::pair<const uint8_t*, size_t>> entries;
   for (size_t i = 0; i < values.size(); ++i)
-    entries[c0 + static_cast<int64_t>(i)] = {values[i].data(), values[i].size()};
+    entries[ids.empty() ? c0 + static_cast<int64_t>(i) : ids[i]] = {values[i].data(), values[i].size()};
   StagePiece out;
   out.bytes = emit(path, [&](const Append& a) { write_piece(a, stage, sp.folds, sp.pieces, sp.cells, 1, entries); });
   ev.collect(out.stats);

@@ -53,33 +53,75 @@ bool worth_repacking(const PlanStage& s) {
   return s.source && s.pulled_bytes / 4 >= s.once_bytes && s.pulled_bytes / 2 >= s.asked_bytes;
 }
 
-// The tiles a source is re-packed in: its consumers' requests, within the chunk target.
-Shape repacked_chunks(const PlanStage& s, size_t max_memory, int nworkers) {
-  const size_t isz = itemsize(s.computed->dtype());
-  return shrink_chunks(s.request, isz, chunk_target_bytes(*s.computed, max_memory, nworkers));
+// What a stored source decompresses at least: its blocks when it reads ranges of its
+// chunks (b2nd), else whole chunks (Zarr). Empty: not stored.
+Shape read_unit(const Node& n) {
+  const ChunkGrid* g = n.storage_grid();
+  if (!g) return {};
+  const Shape b = n.storage_blocks();
+  return n.reads_ranges() && b.size() == g->chunks().size() ? b : g->chunks();
 }
 
-// Is a re-packed source best filled a row of its chunks at a time (PlanStage::filled_by_rows)?
-// When a row, at most half a worker's share (the pass runs before the output tasks), decompresses at most half what its
-// chunks pulled one by one do (measured on the first row).
-bool fill_by_rows(const PlanStage& s, size_t max_memory, int nworkers) {
-  if (!s.source || s.where == KeptIn::Dense || s.computed->size() == 0 || s.chunks.empty()) return false;
-  const ChunkGrid g(s.computed->shape(), s.chunks);
-  const int64_t per_row = g.grid().back();
-  if (per_row <= 1) return false;
-  Box row = g.chunk_box(0);
-  row.stop.back() = s.computed->shape().back();
-  const int64_t isz = static_cast<int64_t>(itemsize(s.computed->dtype()));
-  if (sat_mul(row.size(), isz) > static_cast<int64_t>(max_memory / static_cast<size_t>(std::max(1, nworkers)) / 2))
-    return false;
+// The groups a re-packed source in `chunks` is best filled in (PlanStage::fill_group): a
+// row of its chunks (along the last axis), or the chunks inside one of its read units,
+// whichever decompresses least per element, when a group, at most half a worker's share
+// (the pass runs before the output tasks), decompresses at most half what its chunks
+// pulled one by one do (measured on the first group). Empty: chunk by chunk.
+Shape fill_group(const PlanStage& s, const Shape& chunks, size_t max_memory, int nworkers) {
+  if (!s.source || s.where == KeptIn::Dense || s.computed->size() == 0 || chunks.empty()) return {};
+  const ChunkGrid g(s.computed->shape(), chunks);
+  const size_t nd = chunks.size();
+  std::vector<Shape> candidates;
+  if (g.grid().back() > 1) {
+    Shape row(nd, 1);
+    row.back() = g.grid().back();
+    candidates.push_back(row);
+  }
+  if (const Shape unit = read_unit(*s.node); unit.size() == nd) {
+    Shape inside(nd, 1);
+    for (size_t d = 0; d < nd; ++d)
+      if (chunks[d] < unit[d]) inside[d] = std::min(g.grid()[d], ceil_div(unit[d], chunks[d]));
+    if (prod(inside) > 1) candidates.push_back(inside);
+  }
   auto in_source = [&](Box b) {  // s.computed is s.node sliced to s.box
     for (size_t d = 0; d < b.ndim(); ++d) b.start[d] += s.box.start[d], b.stop[d] += s.box.start[d];
     return Region::from_box(b);
   };
-  int64_t apart = 0;
-  for (int64_t id = 0; id < per_row; ++id) apart = sat_add(apart, s.node->decompressed_bytes(in_source(g.chunk_box(id))));
-  const int64_t together = s.node->decompressed_bytes(in_source(row));
-  return together > 0 && sat_mul(together, 2) <= apart;
+  const int64_t isz = static_cast<int64_t>(itemsize(s.computed->dtype()));
+  const int64_t most = static_cast<int64_t>(max_memory / static_cast<size_t>(std::max(1, nworkers)) / 2);
+  Shape best;
+  double best_cost = 0;
+  for (const Shape& group : candidates) {
+    const ChunkGroups groups(g, group);
+    const Box first = groups.box(0);
+    if (sat_mul(first.size(), isz) > most) continue;
+    int64_t apart = 0;
+    for (int64_t id : groups.chunks(0)) apart = sat_add(apart, s.node->decompressed_bytes(in_source(g.chunk_box(id))));
+    const int64_t together = s.node->decompressed_bytes(in_source(first));
+    if (together <= 0 || sat_mul(together, 2) > apart) continue;
+    const double cost = static_cast<double>(together) / static_cast<double>(first.size());
+    if (best.empty() || cost < best_cost) best = group, best_cost = cost;
+  }
+  return best;
+}
+
+// The tiles a source is re-packed in: its consumers' requests, within the chunk target;
+// filled in groups when that decompresses each storage chunk once (s.fill_group). When
+// the requests' tiles are filled neither so nor tile by tile without decompressing its
+// storage again and again (32-row strips of Zarr's (1024, 1024) chunks, wider than a
+// worker's share of a chunk row), they are cut at its read units' edges, so that the
+// tiles inside one unit are filled together.
+void repack(PlanStage& s, size_t max_memory, int nworkers) {
+  const size_t isz = itemsize(s.computed->dtype());
+  s.chunks = shrink_chunks(s.request, isz, chunk_target_bytes(*s.computed, max_memory, nworkers));
+  s.fill_group = fill_group(s, s.chunks, max_memory, nworkers);
+  const Shape unit = read_unit(*s.node);
+  if (!s.fill_group.empty() || unit.size() != s.chunks.size()) return;
+  Shape cut = s.chunks;
+  for (size_t d = 0; d < cut.size(); ++d) cut[d] = std::min(cut[d], unit[d]);
+  if (cut == s.chunks) return;
+  if (Shape group = fill_group(s, cut, max_memory, nworkers); !group.empty())
+    s.chunks = std::move(cut), s.fill_group = std::move(group);
 }
 
 // The chunks a computed stage kept compressed or spilled is stored in: the node's own
@@ -180,8 +222,7 @@ class Builder {
         }
       }
     } else if (s.source) {  // re-packed in tiles shaped like the consumers' requests
-      s.chunks = repacked_chunks(s, p_.options.max_memory, p_.nworkers);
-      s.filled_by_rows = fill_by_rows(s, p_.options.max_memory, p_.nworkers);
+      repack(s, p_.options.max_memory, p_.nworkers);
     } else {
       s.chunks = stored_chunks(s, p_.options.max_memory, p_.nworkers);
     }
@@ -249,8 +290,7 @@ void spill_stage(Plan& p, size_t i) {
     p.passes.push_back("memory: " + what + " re-packed and " + kept_in_name(KeptIn::Spilled) + " instead (the plan "
                        "is over max_memory with it " + kept_in_name(s.where) + ")");
     s.where = KeptIn::Spilled;
-    s.chunks = repacked_chunks(s, p.options.max_memory, p.nworkers);
-    s.filled_by_rows = fill_by_rows(s, p.options.max_memory, p.nworkers);
+    repack(s, p.options.max_memory, p.nworkers);
   } else if (s.source) {
     p.passes.push_back("memory: " + what + " not kept after all (the plan is over max_memory with it); read from "
                        "storage by each task");

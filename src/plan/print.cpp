@@ -104,7 +104,8 @@ std::string Plan::to_string(const Stats* measured, int nthreads) const {
        << (s.source ? "decompress " : "compute ") << format_bytes(s.pulled_bytes) << " of it, once: "
        << format_bytes(s.once_bytes) << "); computing it holds " << format_bytes(s.memory.per_task)
        << (s.memory.threads ? " per worker" : " on the calling thread") << (s.memory.forked ? ", forked to the workers" : "") << "\n";
-    if (s.filled_by_rows) os << "    filled a row of chunks at a time (each of its storage chunks decompressed once)\n";
+    if (!s.fill_group.empty())
+      os << "    filled " << shape_str(s.fill_group) << " chunks at a time (each of its storage chunks decompressed once)\n";
     if (!s.needed.empty()) {
       int64_t n = 0;
       for (bool b : s.needed) n += b;

@@ -18,10 +18,25 @@ int64_t chunks_per_task(const Node& root, const ChunkGrid& grid, int nworkers) {
   return row > 1 && grid.nchunks() / row >= nworkers ? row : 1;
 }
 
-Box row_of_chunks(const ChunkGrid& grid, int64_t row) {
-  Box b = grid.chunk_box(row * grid.grid().back());
-  b.stop.back() = grid.shape().back();
+ChunkGroups::ChunkGroups(const ChunkGrid& grid, const Shape& group) : grid_(grid), outer_(grid.grid(), group) {}
+
+Box ChunkGroups::box(int64_t k) const {
+  const Box g = outer_.chunk_box(k);  // in chunks
+  Box b = grid_.chunk_box(grid_.chunk_id(g.start));
+  for (size_t d = 0; d < b.ndim(); ++d) b.stop[d] = std::min(grid_.shape()[d], g.stop[d] * grid_.chunks()[d]);
   return b;
+}
+
+std::vector<int64_t> ChunkGroups::chunks(int64_t k) const {
+  std::vector<int64_t> ids;
+  const Box g = outer_.chunk_box(k);
+  const ChunkGrid inner(g.shape(), Shape(g.ndim(), 1));
+  for (int64_t i = 0; i < inner.nchunks(); ++i) {
+    Shape c = inner.chunk_coords(i);
+    for (size_t d = 0; d < c.size(); ++d) c[d] += g.start[d];
+    ids.push_back(grid_.chunk_id(c));
+  }
+  return ids;
 }
 
 namespace {
@@ -153,16 +168,17 @@ void plan_tasks(Plan& p) {
     Costing costing(kept, p.options.max_memory, p.nworkers, n <= 1, &asked);
     int64_t working = 0;
     int64_t forked = 0;
-    // Units of its pass: chunks, or rows of them (each pulled whole, held beside its chunks).
-    const int64_t per_row = s.filled_by_rows && n ? g.grid().back() : 1;
-    const int64_t units = n / per_row;
+    // Units of its pass: chunks, or groups of them (each pulled whole, held beside its chunks).
+    const bool grouped = !s.fill_group.empty() && n;
+    const ChunkGroups groups(g, grouped ? s.fill_group : Shape(g.grid().size(), 1));
+    const int64_t units = n ? groups.count() : 0;
     const int64_t samples = std::min<int64_t>(units, kMaxSampledStageChunks);
     if (samples < units) asked.ask_all();
     for (int64_t k = 0; k < samples; ++k) {
       const int64_t id = samples == units ? k : static_cast<int64_t>(static_cast<__int128>(k) * units / samples);
-      const Box unit = per_row > 1 ? row_of_chunks(g, id) : g.chunk_box(id);
+      const Box unit = grouped ? groups.box(id) : g.chunk_box(id);
       ChunkCost c = costing.of(*s.computed, Region::from_box(unit));
-      if (per_row > 1) c.working = sat_add(c.working, sat_mul(unit.size(), static_cast<int64_t>(isz)));
+      if (grouped) c.working = sat_add(c.working, sat_mul(unit.size(), static_cast<int64_t>(isz)));
       working = std::max(working, c.working);
       forked = std::max(forked, c.forked);
       if (s.carried_by) continue;  // a run of every task does not compute it (its reads: none)
@@ -172,9 +188,9 @@ void plan_tasks(Plan& p) {
       }
       p.kept_read_bytes = sat_add(p.kept_read_bytes, sat_mul(c.kept, units / std::max<int64_t>(1, samples)));
     }
-    const int64_t per = n ? (per_row > 1 ? per_row : chunks_per_task(*s.computed, g, p.nworkers)) : 1;
+    const int64_t ntasks = grouped ? units : n ? ceil_div(n, chunks_per_task(*s.computed, g, p.nworkers)) : 0;
     s.memory.per_task = n ? sat_add(working, buffers) : 0;
-    s.memory.threads = pass_threads(n, ceil_div(n, per), p.nworkers);
+    s.memory.threads = pass_threads(n, ntasks, p.nworkers);
     s.memory.forked = forked;
     kept.stop.insert(s.node.get());
     kept.read[s.node.get()] = {s.where == KeptIn::Dense, sat_mul(prod(s.chunks), static_cast<int64_t>(isz))};

@@ -12,9 +12,19 @@ namespace b2lazy {
 // worker busy, else 1. Used for the output tasks and for each stage's pass.
 int64_t chunks_per_task(const Node& root, const ChunkGrid& grid, int nworkers);
 
-// The chunks of `grid`'s row `row` (all but the last grid axis fixed) as one box: what a
-// stage filled by rows (PlanStage::filled_by_rows) pulls per task.
-Box row_of_chunks(const ChunkGrid& grid, int64_t row);
+// A stage's chunks filled in groups (PlanStage::fill_group): `group` chunks along each axis
+// of `grid` (clipped at its end), the groups in C order. Each is pulled as one box.
+class ChunkGroups {
+ public:
+  ChunkGroups(const ChunkGrid& grid, const Shape& group);
+  int64_t count() const { return outer_.nchunks(); }
+  Box box(int64_t k) const;                       // the group's elements
+  std::vector<int64_t> chunks(int64_t k) const;  // its chunks' ids in `grid`, C order
+
+ private:
+  const ChunkGrid& grid_;
+  ChunkGrid outer_;  // the groups as chunks of the grid of chunks
+};
 
 // Fills p.tasks, the stages' and tasks' projections, p.kept_bytes, p.source_bytes and
 // p.projected_peak (p.stages, p.chunks and p.nchunks are set). Run again after a change

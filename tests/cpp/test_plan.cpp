@@ -6,6 +6,7 @@
 
 #include "b2lazy/b2lazy.hpp"
 #include "b2lazy/plan.hpp"
+#include "plan/tasks.hpp"
 #include "test_util.hpp"
 
 using namespace b2lazy;
@@ -233,3 +234,27 @@ TEST(Plan, StageComputesOnlyTheChunksAskedFor) {
       ASSERT_NEAR(got[static_cast<size_t>(i * n + j)], want, 1e-9 * n) << i << "," << j;
     }
 }
+
+namespace b2lazy {
+
+// Groups of a stage's chunks (PlanStage::fill_group): boxes clipped at the grid's end,
+// chunk ids in C order, every chunk in exactly one group.
+TEST(Plan, ChunkGroupsCoverTheGridOnce) {
+  const ChunkGrid grid(Shape{100, 70}, Shape{16, 32});  // 7 x 3 chunks, the last clipped
+  const ChunkGroups groups(grid, Shape{4, 1});           // 2 x 3 groups
+  EXPECT_EQ(groups.count(), 6);
+  EXPECT_EQ(groups.box(0), (Box{Shape{0, 0}, Shape{64, 32}}));
+  EXPECT_EQ(groups.box(5), (Box{Shape{64, 64}, Shape{100, 70}}));
+  EXPECT_EQ(groups.chunks(1), (std::vector<int64_t>{1, 4, 7, 10}));
+  EXPECT_EQ(groups.chunks(5), (std::vector<int64_t>{14, 17, 20}));
+  std::vector<int> seen(static_cast<size_t>(grid.nchunks()), 0);
+  for (int64_t k = 0; k < groups.count(); ++k)
+    for (int64_t id : groups.chunks(k)) {
+      ++seen[static_cast<size_t>(id)];
+      const Box c = grid.chunk_box(id), g = groups.box(k);
+      for (size_t d = 0; d < 2; ++d) EXPECT_TRUE(c.start[d] >= g.start[d] && c.stop[d] <= g.stop[d]);
+    }
+  EXPECT_EQ(seen, std::vector<int>(seen.size(), 1));
+}
+
+}  // namespace b2lazy
