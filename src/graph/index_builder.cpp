@@ -68,7 +68,22 @@ struct MaskCounts {
 MaskCounts count_mask(const Array& mask, size_t value_itemsize, Context* ctx) {
   MaskCounts m;
   m.strip = contiguous_chunks(mask.shape(), value_itemsize, size_t(4) << 20);
-  std::vector<double> c = Array(std::make_shared<MaskCountsNode>(mask.node(), m.strip)).to_vector(ctx);
+  // Strips of whole rows in step with the mask's storage (what it decompresses at least):
+  // whole units deep, or a divisor of a unit's depth, so no unit is cut by two strips
+  // more than it must (MaskCountsNode counts a unit's strips together).
+  const Node* src = aligned_storage_source(mask.node());
+  const Shape unit = src ? read_unit(*src) : Shape{};
+  bool rows = unit.size() == m.strip.size() && !unit.empty() && unit[0] > 0;
+  for (size_t d = 1; rows && d < unit.size(); ++d) rows = m.strip[d] == mask.shape()[d];
+  if (rows && m.strip[0] >= unit[0]) {
+    m.strip[0] = m.strip[0] / unit[0] * unit[0];
+  } else if (rows && unit[0] % m.strip[0] != 0) {
+    int64_t d = m.strip[0];
+    while (unit[0] % d != 0) --d;
+    if (2 * d >= m.strip[0]) m.strip[0] = d;
+  }
+  std::vector<double> c =
+      Array(std::make_shared<MaskCountsNode>(mask.node(), m.strip, rows ? unit : Shape{})).to_vector(ctx);
   m.counts.assign(c.begin(), c.end());
   return m;
 }

@@ -53,15 +53,6 @@ bool worth_repacking(const PlanStage& s) {
   return s.source && s.pulled_bytes / 4 >= s.once_bytes && s.pulled_bytes / 2 >= s.asked_bytes;
 }
 
-// What a stored source decompresses at least: its blocks when it reads ranges of its
-// chunks (b2nd), else whole chunks (Zarr). Empty: not stored.
-Shape read_unit(const Node& n) {
-  const ChunkGrid* g = n.storage_grid();
-  if (!g) return {};
-  const Shape b = n.storage_blocks();
-  return n.reads_ranges() && b.size() == g->chunks().size() ? b : g->chunks();
-}
-
 // The groups a re-packed source in `chunks` is best filled in (PlanStage::fill_group): a
 // row of its chunks (along the last axis), or the chunks inside one of its read units,
 // whichever decompresses least per element, when a group, at most half a worker's share

@@ -73,6 +73,13 @@ const Node* aligned_storage_source(const NodePtr& root) {
       .first;
 }
 
+Shape read_unit(const Node& n) {
+  const ChunkGrid* g = n.storage_grid();
+  if (!g) return {};
+  const Shape b = n.storage_blocks();
+  return n.reads_ranges() && b.size() == g->chunks().size() ? b : g->chunks();
+}
+
 namespace {
 Shape largest_preferred(const NodePtr& root, bool products_only) {
   Shape c = largest_chunked(root, [products_only](const Node& x) {

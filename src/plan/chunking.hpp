@@ -14,6 +14,9 @@ Shape balanced_chunks(const Shape& shape, size_t itemsize, size_t target_bytes);
 // A stored source reachable from `root` through elementwise nodes, with root's shape
 // and the largest chunks: evaluating on its grid decompresses each chunk of it once.
 const Node* aligned_storage_source(const NodePtr& root);
+// What a stored source decompresses at least: its blocks when it reads ranges of its
+// chunks (b2nd), else whole chunks (Zarr). Empty: not stored.
+Shape read_unit(const Node& n);
 // The preferred chunks (Node::preferred_chunks) of the largest-chunked node with root's
 // shape reachable through elementwise nodes; empty if none.
 Shape preferred_chunks_of(const NodePtr& root);

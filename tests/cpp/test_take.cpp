@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
+
 #include "b2lazy/b2lazy.hpp"
+#include "ops/index/mask_node.hpp"
 #include "test_util.hpp"
 
 using namespace b2lazy;
@@ -34,4 +38,45 @@ TEST(Take, GetitemWithArraysAndOindex) {
   EXPECT_THROW(getitem(a, {IndexArray{{4}, {1}}}), IndexError);
   EXPECT_THROW(getitem(a, {IndexArray{{}, {0}, false, "float64"}}), IndexError);
   EXPECT_THROW(oindex(a, {Index::newaxis(), IndexArray{{0}, {1}}}), IndexError);
+}
+
+// x[mask]'s counting pass over a Zarr array (whole chunks only) in 32-row strips of
+// (128, 1024) chunks, too large to keep: a chunk's four strips counted together, tile by
+// tile, so each chunk is decompressed once and nothing else read (strip by strip: each
+// chunk four times, or a re-packed copy). Counts equal a count of the values.
+TEST(Take, MaskCountsDecompressEachZarrChunkOnce) {
+  const Shape shape{256, 16384};  // 128 KiB rows of float64: 4 MiB strips are 32 rows
+  std::vector<double> v(static_cast<size_t>(prod(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.001 * static_cast<double>(i)) + 0.1 * static_cast<double>(i % 7);
+  const std::string path = (std::filesystem::path(::testing::TempDir()) / "mask_counts.zarr").string();
+  std::filesystem::remove_all(path);
+  ComputeOptions o;
+  o.urlpath = path;
+  o.chunks = {128, 1024};
+  from_buffer(v.data(), DType::F64, shape, {}, nullptr, "v").compute(o);
+  const Array a = open(path);
+  const Array mask = elementwise(Op::Greater, {a, Scalar(0.5)});
+  const Shape strip{32, 16384};
+  int64_t want_total = 0;
+  for (double x : v) want_total += x > 0.5;
+  for (const Shape& unit : {Shape{128, 1024}, Shape{}}) {
+    const Array counts(std::make_shared<MaskCountsNode>(mask.node(), strip, unit));
+    std::vector<int64_t> got(static_cast<size_t>(counts.size()));
+    const Stats st = counts.to_buffer(got.data(), nullptr, size_t(24) << 20);  // a (32 MiB) not kept
+    for (size_t s = 0; s < got.size(); ++s) {
+      int64_t want = 0;
+      for (size_t i = s * 32 * 16384; i < (s + 1) * 32 * 16384; ++i) want += v[i] > 0.5;
+      EXPECT_EQ(got[s], want) << "strip " << s;
+    }
+    int64_t read = 0;  // from a and anything the plan kept instead
+    for (auto& [name, b] : st.bytes_decompressed) read += b;
+    if (unit.empty()) {
+      EXPECT_GE(read, 2 * a.size() * 8);  // the strips cut chunks: re-packed first
+    } else {
+      EXPECT_EQ(st.max_decompressions_per_chunk.at(path), 1);
+      EXPECT_EQ(read, a.size() * 8);
+    }
+  }
+  EXPECT_EQ(mask_select(a, mask).size(), want_total);
+  std::filesystem::remove_all(path);
 }

@@ -10,8 +10,74 @@
 
 namespace b2lazy {
 
-MaskCountsNode::MaskCountsNode(NodePtr mask, Shape strip)
-    : Node(DType::I64, Shape{ChunkGrid(mask->shape(), strip).nchunks()}, {mask}), strip_(std::move(strip)) {}
+namespace {
+// Tiles of grouped strips hold about this many mask elements (wider than a unit when the
+// unit is a thin column strip).
+constexpr int64_t kTileItems = int64_t(1) << 20;
+}  // namespace
+
+MaskCountsNode::MaskCountsNode(NodePtr mask, Shape strip, const Shape& unit)
+    : Node(DType::I64, Shape{ChunkGrid(mask->shape(), strip).nchunks()}, {mask}), strip_(std::move(strip)) {
+  const Shape& sh = inputs()[0]->shape();
+  const size_t nd = sh.size();
+  bool rows = nd >= 1 && unit.size() == nd && strip_[0] > 0 && strip_[0] < unit[0] && unit[0] % strip_[0] == 0;
+  for (size_t d = 1; rows && d < nd; ++d) rows = strip_[d] == sh[d] && unit[d] > 0;
+  if (!rows) return;
+  group_ = unit[0] / strip_[0];
+  tile_.assign(unit.begin() + 1, unit.end());
+  for (size_t d = 0; d < tile_.size(); ++d) tile_[d] = std::min(tile_[d], sh[d + 1]);
+  if (!tile_.empty()) {  // widened along the last axis, in whole units
+    const int64_t per = std::max<int64_t>(1, unit[0] * prod(tile_));
+    tile_.back() = std::min(sh.back(), tile_.back() * std::max<int64_t>(1, kTileItems / per));
+  }
+}
+
+std::vector<Box> MaskCountsNode::pieces(const Region& r) const {
+  std::vector<Box> out;
+  const ChunkGrid g(inputs()[0]->shape(), strip_);
+  if (group_ == 1 || r.step[0] != 1) {
+    for (int64_t i = 0; i < r.count[0]; ++i) out.push_back(g.chunk_box(r.start[0] + i * r.step[0]));
+    return out;
+  }
+  const Shape& sh = inputs()[0]->shape();
+  const Shape trailing(sh.begin() + 1, sh.end());
+  const ChunkGrid tiles(trailing, tile_);
+  const int64_t first = r.start[0], last = r.start[0] + r.count[0];  // strips [first, last)
+  for (int64_t s = first; s < last;) {
+    const int64_t e = std::min(last, (s / group_ + 1) * group_);  // to the end of its unit's rows
+    const int64_t r0 = g.chunk_box(s).start[0], r1 = g.chunk_box(e - 1).stop[0];
+    for (int64_t t = 0; t < (trailing.empty() ? 1 : tiles.nchunks()); ++t) {
+      Box b;
+      b.start.push_back(r0), b.stop.push_back(r1);
+      if (!trailing.empty()) {
+        const Box tb = tiles.chunk_box(t);
+        b.start.insert(b.start.end(), tb.start.begin(), tb.start.end());
+        b.stop.insert(b.stop.end(), tb.stop.begin(), tb.stop.end());
+      }
+      out.push_back(std::move(b));
+    }
+    s = e;
+  }
+  return out;
+}
+
+std::vector<Region> MaskCountsNode::pull_pieces(const Region& region, size_t, size_t) const {
+  std::vector<Region> out;
+  if (region.size() == 0) return out;
+  for (const Box& b : pieces(region)) out.push_back(Region::from_box(b));
+  return out;
+}
+
+int64_t MaskCountsNode::fill_bytes(const Region& region, const MemoryModel& m) const {
+  int64_t most = 0;
+  if (region.size() == 0) return 0;
+  const std::vector<Box> ps = pieces(region);
+  for (size_t k = 0; k < ps.size() && k < 2; ++k) {  // one held at a time; the first two are the largest
+    const Region r = Region::from_box(ps[k]);
+    most = std::max(most, sat_add(r.size(), m.pull_bytes(*inputs()[0], r)));
+  }
+  return most;
+}
 
 std::vector<Region> MaskCountsNode::input_regions(const Region& r) const {
   ChunkGrid g(inputs()[0]->shape(), strip_);
@@ -23,15 +89,27 @@ std::vector<Region> MaskCountsNode::input_regions(const Region& r) const {
 }
 
 void MaskCountsNode::fill(const Region& region, void* out, ThreadState& ts) const {
-  ChunkGrid g(inputs()[0]->shape(), strip_);
   int64_t* o = static_cast<int64_t*>(out);
-  for (int64_t i = 0; i < region.count[0]; ++i) {
-    Box b = g.chunk_box(region.start[0] + i * region.step[0]);
+  std::fill(o, o + region.count[0], int64_t(0));
+  const ChunkGrid g(inputs()[0]->shape(), strip_);
+  const bool grouped = group_ > 1 && region.step[0] == 1;
+  int64_t i = 0;  // the strip of a piece (strip by strip)
+  for (const Box& b : pieces(region)) {
     ScratchScope scope(ts.scratch);
     const int64_t n = b.size();
     bool* m = scope.alloc_n<bool>(static_cast<size_t>(n));
     inputs()[0]->pull(Region::from_box(b), m, ts);
-    o[i] = std::count(m, m + n, true);
+    if (!grouped) {
+      o[i++] = std::count(m, m + n, true);
+      continue;
+    }
+    // A tile of whole strips' rows: each strip's rows are a contiguous range of it.
+    const int64_t row = b.stop[0] > b.start[0] ? n / (b.stop[0] - b.start[0]) : 0;
+    for (int64_t s = region.start[0]; s < region.start[0] + region.count[0]; ++s) {
+      const Box sb = g.chunk_box(s);
+      const int64_t r0 = std::max(sb.start[0], b.start[0]), r1 = std::min(sb.stop[0], b.stop[0]);
+      if (r0 < r1) o[s - region.start[0]] += std::count(m + (r0 - b.start[0]) * row, m + (r1 - b.start[0]) * row, true);
+    }
   }
 }
 

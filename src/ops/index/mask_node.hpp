@@ -11,19 +11,29 @@
 
 namespace b2lazy {
 
-// One int64 count per strip: shape (number of strips,).
+// One int64 count per strip: shape (number of strips,). Strips of whole rows thinner than
+// the mask's storage read unit (`unit`: 32-row strips of Zarr's (1024, 1024) chunks) are
+// counted a unit's rows at a time, in tiles of the unit: each stored chunk decompressed
+// once, not once per strip through it.
 class MaskCountsNode : public Node {
  public:
-  MaskCountsNode(NodePtr mask, Shape strip);
+  MaskCountsNode(NodePtr mask, Shape strip, const Shape& unit = {});
   std::string kind() const override { return "mask_counts"; }
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
+  std::vector<Region> pull_pieces(const Region& region, size_t input, size_t worker_bytes) const override;
+  int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
   bool cacheable() const override { return true; }
-  // One strip per output chunk, so the counting pass is shared out among the workers.
-  Shape preferred_chunks() const override { return {1}; }
+  // A strip (or a unit's rows of them) per output chunk, so the counting pass is shared
+  // out among the workers.
+  Shape preferred_chunks() const override { return {group_}; }
 
  private:
+  // What fill(region) pulls, in order: each strip, or tiles of each unit's rows.
+  std::vector<Box> pieces(const Region& region) const;
   Shape strip_;
+  Shape tile_;          // the trailing extents of a tile (grouped strips)
+  int64_t group_ = 1;   // strips per unit's rows (1: strip by strip)
 };
 
 class MaskSelectNode : public Node {
