@@ -216,6 +216,18 @@ Array take(const Array& x, const std::vector<int64_t>& indices, const Shape& ind
 // True values per row strip now (one pass over the mask, so the length is known); the
 // values are pulled strip by strip when the result is evaluated.
 Array mask_select(const Array& x, const Array& mask, Context* ctx = nullptr);
+// The counting pass alone: True values per strip of `strip`'s shape (C-contiguous strips
+// of the mask, in C order), for values of `value_itemsize` bytes. A saved expression keeps
+// these, so that reopening it (on each worker of a cluster) does not count again.
+struct MaskCounts {
+  Shape strip;
+  std::vector<int64_t> counts;
+};
+MaskCounts count_mask(const Array& mask, size_t value_itemsize, Context* ctx = nullptr);
+// x[mask] with its counts given (count_mask of this mask for x's itemsize, or a saved
+// copy): checked to fit the mask's shape; a strip whose True values no longer match its
+// count (the mask's operands changed since) is an error when the values are pulled.
+Array mask_select(const Array& x, const Array& mask, const MaskCounts& counted);
 // Coordinates of the nonzero (True) elements, one int64 array per axis, in C order.
 // Counts per row strip now (one pass over x, shared by all axes); lazy otherwise.
 std::vector<Array> nonzero(const Array& x, Context* ctx = nullptr);

@@ -348,8 +348,12 @@ class Array:
         if not _builtins.any(_is_array_index(k) for k in items):
             r = Array(self._a.getitem(key))
         elif len(items) == 1 and self.ndim and _is_full_mask(items[0], self.shape):
-            # A mask of the array's shape: counted in one pass, values pulled lazily.
-            r = Array(_core.mask_select(self._a, asarray(items[0])._a, _context(None)))
+            # A mask of the array's shape: counted in one pass, values pulled lazily. Its
+            # saved form keeps the counts: reopening it (each worker of a cluster) does
+            # not count again.
+            mask = asarray(items[0])
+            strip, counts = _core.count_mask(mask._a, self.dtype.itemsize, _context(None))
+            return _mask_select_counted(self, mask, tuple(strip), np.asarray(counts, dtype=np.int64))
         else:
             r = _advanced_getitem(self, items)
         return _serial.record(r, _serial._GETITEM, (self, key))
@@ -494,6 +498,16 @@ def _check_int64_indices(items, shape):
             if 0 <= axis < len(shape):
                 raise IndexError(f"index {int(k)} is out of bounds for axis {axis} with size {shape[axis]}")
             raise IndexError(f"index {int(k)} is out of bounds")
+
+
+def _mask_select_counted(x, mask, strip, counts):
+    """x[mask] from the mask's counts per strip (count_mask), recorded with them."""
+    counts = np.asarray(counts)
+    if counts.ndim != 1 or (counts.size and counts.dtype.kind not in "iu"):
+        raise ValueError(f"mask counts: a 1-d array of integers, got {counts.dtype} of shape {counts.shape}")
+    counts = counts.astype(np.int64)
+    r = Array(_core.mask_select_counted(x._a, mask._a, [int(s) for s in strip], counts.tolist()))
+    return _serial.record(r, _serial._MASKSELECT, (x, mask, tuple(strip), counts))
 
 
 def _is_full_mask(k, shape):

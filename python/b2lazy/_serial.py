@@ -33,6 +33,9 @@ INLINE_LIMIT = 64 << 20
 LEAF = "leaf"
 # Calls replayed by other means than a namespace function.
 _GETITEM, _VINDEX, _OINDEX, _CFRAME = ".getitem", ".vindex", ".oindex", ".cframe"
+# x[mask] with the mask's counts per strip (args: x, mask, strip shape, counts): reopened
+# without counting again.
+_MASKSELECT = ".maskselect"
 
 
 def record(result, fn, args, kwargs=None):
@@ -199,6 +202,8 @@ class _Decoder:
             out = args[0].vindex[args[1]]
         elif fn == _OINDEX:
             out = args[0].oindex[args[1]]
+        elif fn == _MASKSELECT:
+            out = b2lazy._mask_select_counted(*args)
         elif fn == _CFRAME:
             out = b2lazy.Array(b2lazy._core.from_cframe(base64.b64decode(args[0])))
         elif fn in b2lazy.__all__ and callable(getattr(b2lazy, fn, None)) and fn != "Array":

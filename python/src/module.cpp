@@ -10,6 +10,7 @@
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -621,6 +622,16 @@ NB_MODULE(_core, m) {
           return interruptible([&] { return mask_select(x, mask, ctx); });
         },
         nb::arg("x"), nb::arg("mask"), nb::arg("ctx").none());
+  // The counting pass alone, and x[mask] from its counts (a saved expression keeps them).
+  m.def("count_mask", [](const Array& mask, size_t value_itemsize, Context* ctx) {
+          MaskCounts c = interruptible([&] { return count_mask(mask, value_itemsize, ctx); });
+          return std::make_pair(c.strip, c.counts);
+        },
+        nb::arg("mask"), nb::arg("value_itemsize"), nb::arg("ctx").none());
+  m.def("mask_select_counted", [](const Array& x, const Array& mask, const Shape& strip,
+                                  const std::vector<int64_t>& counts) {
+    return mask_select(x, mask, MaskCounts{strip, counts});
+  });
   m.def("matrix_transpose", [](const Array& x) { return matrix_transpose(x); });
   // Array API functions on their own lazy nodes (issue #15).
   m.def("eye", [](nb::handle n_rows, nb::handle n_cols, nb::handle k, nb::handle dtype) {

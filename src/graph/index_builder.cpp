@@ -58,14 +58,11 @@ Array take_points(const Array& x, size_t axis, const std::vector<std::vector<int
   return Array(std::make_shared<TakeNode>(x.node(), axis, std::move(norm), index_shape));
 }
 
-namespace {
 // The first of the two counted passes: True values per row strip of `mask` (strips of
 // ~4 MiB of values of `value_itemsize`, contiguous in C order, so strip order is NumPy's).
-struct MaskCounts {
-  Shape strip;
-  std::vector<int64_t> counts;
-};
 MaskCounts count_mask(const Array& mask, size_t value_itemsize, Context* ctx) {
+  if (mask.dtype() != DType::Bool)
+    throw IndexError("a mask must be boolean, got " + std::string(dtype_name(mask.dtype())));
   MaskCounts m;
   m.strip = contiguous_chunks(mask.shape(), value_itemsize, size_t(4) << 20);
   // Strips of whole rows in step with the mask's storage (what it decompresses at least):
@@ -87,7 +84,6 @@ MaskCounts count_mask(const Array& mask, size_t value_itemsize, Context* ctx) {
   m.counts.assign(c.begin(), c.end());
   return m;
 }
-}  // namespace
 
 Array mask_select(const Array& x, const Array& mask, Context* ctx) {
   if (mask.dtype() != DType::Bool)
@@ -97,6 +93,33 @@ Array mask_select(const Array& x, const Array& mask, Context* ctx) {
                      " but the mask's is " + shape_str(mask.shape()));
   MaskCounts m = count_mask(mask, itemsize(x.dtype()), ctx);
   return Array(std::make_shared<MaskSelectNode>(x.node(), mask.node(), m.strip, std::move(m.counts)));
+}
+
+Array mask_select(const Array& x, const Array& mask, const MaskCounts& counted) {
+  if (mask.dtype() != DType::Bool)
+    throw IndexError("a mask must be boolean, got " + std::string(dtype_name(mask.dtype())));
+  if (mask.shape() != x.shape())
+    throw IndexError("boolean index did not match indexed array: array shape is " + shape_str(x.shape()) +
+                     " but the mask's is " + shape_str(mask.shape()));
+  const Shape& sh = mask.shape();
+  const Shape& st = counted.strip;
+  const std::string where = "mask counts: strips " + shape_str(st) + " of a mask of shape " + shape_str(sh);
+  bool ok = st.size() == sh.size();
+  size_t k = 0;  // C-contiguous strips: ones, then one axis cut, then whole axes
+  while (ok && k < st.size() && st[k] == 1) ++k;
+  for (size_t d = 0; ok && x.size() && d < st.size(); ++d)
+    ok = st[d] >= 1 && (d <= k || st[d] == std::max<int64_t>(1, sh[d]));
+  if (!ok) throw ValueError(where + ": not strips contiguous in C order");
+  const ChunkGrid g(sh, st);
+  const int64_t n = x.size() == 0 ? 0 : g.nchunks();
+  if (static_cast<int64_t>(counted.counts.size()) != n)
+    throw ValueError(where + ": " + std::to_string(counted.counts.size()) + " counts for " + std::to_string(n) + " strips");
+  for (int64_t s = 0; s < n; ++s) {
+    const int64_t c = counted.counts[static_cast<size_t>(s)];
+    if (c < 0 || c > g.chunk_box(s).size())
+      throw ValueError(where + ": strip " + std::to_string(s) + " cannot hold " + std::to_string(c) + " True values");
+  }
+  return Array(std::make_shared<MaskSelectNode>(x.node(), mask.node(), st, counted.counts));
 }
 
 std::vector<Array> nonzero(const Array& x, Context* ctx) {

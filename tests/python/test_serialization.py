@@ -164,3 +164,35 @@ def test_unserialisable_argument_names_its_type():
     y._call = (("add", (x, object()), {}), None)
     with pytest.raises(TypeError, match="holding a object"):
         pickle.dumps(y)
+
+
+def test_mask_selection_keeps_its_counts(tmp_path, monkeypatch):
+    """a[a > q] is saved with the mask's counts per strip: reopening it does not count the
+    mask again (a cluster's workers each reopen it); counts that do not fit are refused, and
+    a mask whose operand changed since is an error when read, not a result of the wrong
+    length."""
+    rng = np.random.default_rng(5)
+    x = rng.random((300, 70))
+    path = str(tmp_path / "a.b2nd")
+    bl.asarray(x, chunks=(64, 32)).compute(urlpath=path)
+    a = bl.open(path)
+    sel = a[a > 0.5] * 2
+    saved = str(tmp_path / "sel.b2lazy")
+    sel.save(saved)
+    with monkeypatch.context() as m:  # reopened without a counting pass
+        m.setattr(bl._core, "count_mask", lambda *args: pytest.fail("the mask was counted again"))
+        back = bl.open(saved)
+        np.testing.assert_array_equal(back.to_numpy(), 2 * x[x > 0.5])
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(sel)).to_numpy(), 2 * x[x > 0.5])
+    d = json.loads(open(saved).read())
+    call = next(c for c in d["calls"] if c["fn"] == ".maskselect")
+    for counts, msg in (([1, 2, 3], "3 counts for 2 strips"), ([1, 99999], "cannot hold 99999"),
+                        ([0.5, 1], "integers")):
+        bad = dict(d, calls=[dict(c, args=c["args"][:3] + [{"tuple": counts}]) if c is call else c
+                             for c in d["calls"]])
+        with pytest.raises(ValueError, match=msg):
+            bl._serial.from_dict(bad)
+    # The operand rewritten with the same shape and dtype but other values.
+    bl.asarray(1 - x, chunks=(64, 32)).compute(urlpath=path)
+    with pytest.raises(ValueError, match="changed since"):
+        bl.open(saved).to_numpy()

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
 #include "exec/scratch.hpp"
 #include "exec/thread_state.hpp"
@@ -173,6 +174,12 @@ void MaskSelectNode::fill(const Region& region, void* out, ThreadState& ts) cons
       LendScope lend(ts, inputs()[0].get(), rb, v);  // a mask computed from the values reuses them
       inputs()[1]->pull(rb, m, ts);
     }
+    const int64_t want = first_[static_cast<size_t>(s) + 1] - first_[static_cast<size_t>(s)];
+    if (std::count(m, m + b.size(), true) != want)  // counted before (a reopened saved expression)
+      throw ValueError("x[mask]: strip " + std::to_string(s) + " of the mask (" + shape_str(b.shape()) + " at " +
+                       shape_str(b.start) + ") now holds " + std::to_string(std::count(m, m + b.size(), true)) +
+                       " True values, but " + std::to_string(want) + " when it was counted: the mask's operands "
+                       "changed since; build the expression again");
     compact(m, v, b.size(), first_[static_cast<size_t>(s)], region, static_cast<char*>(out));
   }
 }
