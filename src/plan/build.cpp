@@ -98,10 +98,10 @@ Shape fill_group(const PlanStage& s, const Shape& chunks, size_t max_memory, int
 
 // The tiles a source is re-packed in: its consumers' requests, within the chunk target;
 // filled in groups when that decompresses each storage chunk once (s.fill_group). When
-// the requests' tiles are filled neither so nor tile by tile without decompressing its
-// storage again and again (32-row strips of Zarr's (1024, 1024) chunks, wider than a
-// worker's share of a chunk row), they are cut at its read units' edges, so that the
-// tiles inside one unit are filled together.
+// no group of the requests' tiles fits (a row of (1024, 256) tiles of row strips: 64 MiB;
+// 32-row strips of Zarr's (1024, 1024) chunks, 128 MiB), the tiles are cut along the axes
+// where they are longer than a read unit, halving the longest first but never below the
+// unit, until one does: (256, 256) tiles in rows, or (32, 1024) ones inside a chunk.
 void repack(PlanStage& s, size_t max_memory, int nworkers) {
   const size_t isz = itemsize(s.computed->dtype());
   s.chunks = shrink_chunks(s.request, isz, chunk_target_bytes(*s.computed, max_memory, nworkers));
@@ -109,10 +109,17 @@ void repack(PlanStage& s, size_t max_memory, int nworkers) {
   const Shape unit = read_unit(*s.node);
   if (!s.fill_group.empty() || unit.size() != s.chunks.size()) return;
   Shape cut = s.chunks;
-  for (size_t d = 0; d < cut.size(); ++d) cut[d] = std::min(cut[d], unit[d]);
-  if (cut == s.chunks) return;
-  if (Shape group = fill_group(s, cut, max_memory, nworkers); !group.empty())
-    s.chunks = std::move(cut), s.fill_group = std::move(group);
+  for (;;) {
+    size_t d = cut.size();  // the axis longest in units among those longer than one
+    for (size_t k = 0; k < cut.size(); ++k)
+      if (unit[k] > 0 && cut[k] > unit[k] && (d == cut.size() || cut[k] / unit[k] > cut[d] / unit[d])) d = k;
+    if (d == cut.size()) return;
+    cut[d] = std::max(unit[d], cut[d] / 2);
+    if (Shape group = fill_group(s, cut, max_memory, nworkers); !group.empty()) {
+      s.chunks = std::move(cut), s.fill_group = std::move(group);
+      return;
+    }
+  }
 }
 
 // The chunks a computed stage kept compressed or spilled is stored in: the node's own
@@ -272,6 +279,25 @@ int64_t read_cost(const Plan& p) {
   return c;
 }
 
+// What tile shapes of a product are compared by: its reads, and the copies it compresses
+// and writes once (squares re-pack both operands where bands re-pack one).
+int64_t tile_cost(const Plan& p) {
+  int64_t c = read_cost(p);
+  for (const PlanStage& s : p.stages)
+    if (s.where != KeptIn::Dense) c = sat_add(c, s.bytes);
+  return c;
+}
+
+// Bytes of the stored sources under `root`, each once.
+int64_t sources_bytes(const Node& root) {
+  int64_t total = 0;
+  any_node(root, [&](const Node& n) {
+    if (n.decompresses()) total = sat_add(total, sat_mul(n.size(), static_cast<int64_t>(itemsize(n.dtype()))));
+    return false;
+  });
+  return total;
+}
+
 // Stage `i` of `p` no longer kept in memory: spilled to a temporary file (a source worth
 // it re-packed there, else not kept, read from storage by each task). The tasks pass is run again.
 void spill_stage(Plan& p, size_t i) {
@@ -389,13 +415,16 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget targ
   }
   // A product's tiles shrunk to fit read the other operand once per tile row or column:
   // tiles of another shape within the same budget may read far less (1024-wide tiles over
-  // row strips of `b` decompress whole rows, 4x the tile). Tiles of other widths and
-  // heights: the plan that fits and reads least from storage is kept.
-  if (!chosen && chunks != preferred && chunks.size() >= 2 && has_row_sharing(*root)) {
+  // row strips of `b` decompress whole rows, 4x the tile). So may a product's bands that
+  // fit but read a re-packed operand again for each band (8192² under 256 MiB: 16 GiB in
+  // 256-row bands, 4 GiB in 2048² squares); then the search starts from square tiles.
+  // Tiles of other widths and heights: the plan that fits and reads and re-packs least is kept.
+  const bool rereads = chunks == preferred && sat_mul(4, sources_bytes(*root)) < read_cost(p);
+  if (!chosen && (chunks != preferred || rereads) && chunks.size() >= 2 && has_row_sharing(*root)) {
     const size_t r = chunks.size() - 2, c = chunks.size() - 1;
     const Shape& shape = root->shape();
-    const Shape base = chunks;
-    int64_t best = read_cost(p);
+    const Shape base = chunks != preferred ? chunks : balanced_chunks(shape, isz, size_t(8) << 20);
+    int64_t best = tile_cost(p);
     bool fits = static_cast<size_t>(p.projected_peak) <= opts.max_memory;
     // Widths 1x to 4x, heights from 4x to a quarter. (Narrower widths are not tried: the
     // estimate now counts K-panels that cut a row-strip `a`'s blocks (Node::pull_pieces),
@@ -406,12 +435,12 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget targ
         Shape cand = base;
         cand[c] = width;
         cand[r] = std::clamp<int64_t>(tall > 0 ? base[r] * tall : base[r] / -tall, 1, std::max<int64_t>(1, shape[r]));
-        if (cand == base || cand == chunks) continue;
+        if (cand == chunks) continue;
         Shape cb = target == PlanTarget::Compressed ? fitted_blocks(cand, isz) : Shape{};
         Plan q = plan_on(root, opts, target, nworkers, cand, cb,
                          " (tiles reshaped from " + shape_str(first) + " to read least within max_memory)");
         if (static_cast<size_t>(q.projected_peak) > opts.max_memory) continue;
-        const int64_t cost = read_cost(q);
+        const int64_t cost = tile_cost(q);
         if (!fits || cost < best - best / 8) {  // a clear gain, not noise in the estimate
           fits = true;
           best = cost;

@@ -448,3 +448,23 @@ def test_thin_slabs_of_a_reduction_are_whole_blocks_deep(tmp_path, budget):
     np.testing.assert_allclose(r[...], x.sum(axis=0), rtol=1e-12, atol=1e-9)
     assert r.stats["bytes_decompressed"][p] == x.nbytes, r.stats
     assert r.stats["max_decompressions_per_chunk"][p] <= 4096 // 512, r.stats
+
+
+def test_product_bands_that_fit_but_reread_give_way_to_squares():
+    # 8192² under 256 MiB over (128, n) row strips: 256-row bands fit, but read a re-packed
+    # copy of b once per band (17 GiB); the tile search also runs then, from square tiles,
+    # and keeps 2048² squares that re-pack both operands and read ~5 GiB. Planned only
+    # (zeros in memory compress to nothing; nothing is computed).
+    n = 8192
+    z = np.zeros((n, n))
+    a, b = (b2lazy.asarray(z, chunks=(128, n), blocks=(4, n)) for _ in range(2))
+    e = b2lazy.matmul(a, b)
+    budget = 256 << 20
+
+    def reads(q):
+        return sum(q.source_bytes.values()) + q.kept_read_bytes
+    p = e.plan(max_memory=budget)
+    bands = e.plan(max_memory=budget, chunks=(256, n))
+    assert p.projected_peak <= budget and bands.projected_peak <= budget
+    assert "tiles reshaped from (256, 8192)" in str(p), str(p)
+    assert reads(p) * 3 < reads(bands), (p.chunks, reads(p), reads(bands))
