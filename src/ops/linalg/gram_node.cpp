@@ -1,6 +1,7 @@
 #include "ops/linalg/gram_node.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/dispatch.hpp"
@@ -139,6 +140,34 @@ int64_t deepest_pull(const Node& n, const std::vector<Region>& in, const MemoryM
   return most;
 }
 
+// What gram_fill reads of x for output region `r`: the columns' panel (x's n range
+// [cj0, cj0 + ncols) along it) and, unless the rows are among the columns (`off` >= 0:
+// they start at column off of it), the rows' panel ([i0, i0 + t_end)). With `upper`, only
+// rows [0, t_end) and columns [u_begin, nc) of r hold elements on or above the diagonal.
+struct GramSpan {
+  bool upper = false, empty = false;
+  int64_t t_end = 0, u_begin = 0, cj0 = 0, ncols = 0, off = -1;
+};
+GramSpan gram_span(const Region& r, bool upper) {
+  const size_t nb = r.ndim() - 2;
+  GramSpan g;
+  const int64_t m = r.count[nb], nc = r.count[nb + 1];
+  const int64_t i0 = r.start[nb], si = r.step[nb], j0 = r.start[nb + 1], sj = r.step[nb + 1];
+  g.upper = upper && si == 1 && sj == 1;
+  g.t_end = m;
+  if (g.upper) {
+    g.t_end = std::clamp<int64_t>(r.last(nb + 1) - i0 + 1, 0, m);
+    g.u_begin = std::clamp<int64_t>(i0 - j0, 0, nc);
+    g.empty = g.t_end == 0 || g.u_begin >= nc;
+  }
+  g.cj0 = j0 + g.u_begin * sj, g.ncols = nc - g.u_begin;
+  if (si == sj && sj != 0 && (i0 - g.cj0) % sj == 0) {
+    const int64_t o = (i0 - g.cj0) / sj;
+    if (o >= 0 && o + g.t_end <= g.ncols) g.off = o;
+  }
+  return g;
+}
+
 // out (dense, shape r.count) = the Gram product of x at r. With `upper` (unit steps
 // only), only the elements with row <= column are computed; the others stay zero or get
 // the product's values. Panels of x along k are pulled once per region: the columns' panel,
@@ -153,16 +182,12 @@ void gram_fill(const Node& x, bool trans, const Region& r, bool upper, void* out
   int64_t nbatch = 1;
   for (size_t d = 0; d < nb; ++d) nbatch *= r.count[d];
   const int64_t m = r.count[nb], nc = r.count[nb + 1];
-  const int64_t i0 = r.start[nb], si = r.step[nb], j0 = r.start[nb + 1], sj = r.step[nb + 1];
-  upper = upper && si == 1 && sj == 1;
+  const int64_t i0 = r.start[nb], si = r.step[nb], sj = r.step[nb + 1];
+  const GramSpan span = gram_span(r, upper);
+  upper = span.upper;
+  if (span.empty) return;
   // Rows [0, t_end) and columns [u_begin, nc) hold every element needed.
-  int64_t t_end = m, u_begin = 0;
-  if (upper) {
-    t_end = std::clamp<int64_t>(r.last(nb + 1) - i0 + 1, 0, m);
-    u_begin = std::clamp<int64_t>(i0 - j0, 0, nc);
-    if (t_end == 0 || u_begin >= nc) return;
-  }
-  const int64_t cj0 = j0 + u_begin * sj, ncols = nc - u_begin;
+  const int64_t t_end = span.t_end, u_begin = span.u_begin, cj0 = span.cj0, ncols = span.ncols;
   // Upper: zero only what the row blocks below accumulate into (from the diagonal of each
   // block's first row to the end); the rest is never touched, so a fresh buffer's pages
   // below the diagonal are never faulted in.
@@ -179,11 +204,7 @@ void gram_fill(const Node& x, bool trans, const Region& r, bool upper, void* out
   }
   if (klen == 0) return;
   // Rows among the columns (same step, in range): their panel is part of the columns'.
-  int64_t off = -1;
-  if (si == sj && sj != 0 && (i0 - cj0) % sj == 0) {
-    const int64_t o = (i0 - cj0) / sj;
-    if (o >= 0 && o + t_end <= ncols) off = o;
-  }
+  const int64_t off = span.off;
   const bool shared = off >= 0;
   const int64_t wr = shared ? ncols : t_end;  // width of the rows' panel buffer
 
@@ -325,6 +346,20 @@ void UpperGramNode::fill(const Region& region, void* out, ThreadState& ts) const
   gram_fill(*inputs()[0], trans_, region, true, out, ts);
 }
 
+std::vector<Region> UpperGramNode::pull_pieces(const Region& r, size_t input, size_t) const {
+  // The columns' panel and the rows' (two strips of x, not their hull: a tile far above
+  // the diagonal reads two strips of a re-packed x), whole along k.
+  const Node& x = *inputs()[0];
+  const size_t nb = r.ndim() - 2;
+  const int64_t klen = trans_ ? x.shape()[nb] : x.shape()[nb + 1];
+  if (input != 0 || r.size() == 0) return {};
+  const GramSpan g = gram_span(r, true);
+  if (g.empty) return {empty_region(x.ndim())};  // below the diagonal: nothing read
+  std::vector<Region> out{x_region(x, trans_, r, g.cj0, r.step[nb + 1], g.ncols, 0, klen)};
+  if (g.off < 0) out.push_back(x_region(x, trans_, r, r.start[nb], r.step[nb], g.t_end, 0, klen));
+  return out;
+}
+
 std::vector<Region> UpperGramNode::input_regions(const Region& r) const {
   const Node& x = *inputs()[0];
   const size_t nb = r.ndim() - 2;
@@ -355,14 +390,22 @@ int64_t UpperGramNode::fill_bytes(const Region& region, const MemoryModel& m) co
 
 Shape UpperGramNode::kept_chunks(const Shape& box, size_t target_bytes, size_t most_bytes) const {
   // x^T x over C-order blocks (python-blosc2's row strips): a column strip of x, at any
-  // width, decompresses the whole rows it spans, so a tile of t columns costs n / t reads
-  // of x where a band of rows of the upper triangle reads x once per band. Bands of up to
-  // `most_bytes` (fewer reads of x; one is held per worker while it is computed).
+  // width, decompresses the whole rows it spans, so a band of rows of the upper triangle
+  // (up to `most_bytes`; one is held per worker while it is computed) reads x once per
+  // band. Square tiles of t columns read x once per tile too, unless the planner re-packs
+  // x in tiles for them (x is then read once and written once, and each tile reads two
+  // column strips of the copy: n / t + 1 reads of x in all, upper tiles only). Bands when
+  // they read x no more often than that (a large budget: few bands), else tiles.
   const Node& x = *inputs()[0];
   if (!trans_ || !x.reads_ranges() || box.size() != 2) return {};
   const int64_t isz = static_cast<int64_t>(itemsize(dtype())), n = std::max<int64_t>(1, box[1]);
   const int64_t bytes = static_cast<int64_t>(std::max(target_bytes, most_bytes));
-  return {std::clamp<int64_t>(bytes / (n * isz), 1, std::max<int64_t>(1, box[0])), n};
+  const int64_t rows = std::clamp<int64_t>(bytes / (n * isz), 1, std::max<int64_t>(1, box[0]));
+  const int64_t side = std::max<int64_t>(1, static_cast<int64_t>(std::sqrt(static_cast<double>(target_bytes) / static_cast<double>(isz))));
+  const int64_t band_reads = ceil_div(std::max<int64_t>(1, box[0]), rows);
+  const int64_t tile_reads = 3 + ceil_div(n, side);
+  if (band_reads > tile_reads) return {};
+  return {rows, n};
 }
 
 GramNode::GramNode(NodePtr x, bool trans)

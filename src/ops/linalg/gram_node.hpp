@@ -24,11 +24,14 @@ class UpperGramNode : public Node {
   // (never read: a fresh dense stage's pages below the diagonal are never touched).
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
+  // The two strips of x it reads (the columns' panel, the rows' unless among them).
+  std::vector<Region> pull_pieces(const Region& region, size_t input, size_t worker_bytes) const override;
   bool cacheable() const override { return true; }
   // x's panels streamed along k, and the deepest pull of x.
   int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
   // Row bands as wide as the box when x^T's panels are column strips of C-order blocks
-  // (each costs the whole rows: one band reads x once for all its tiles).
+  // (each costs the whole rows: one band reads x once for all its tiles) and bands read x
+  // no more often than square tiles over a re-packed x would; else balanced tiles.
   Shape kept_chunks(const Shape& box, size_t target_bytes, size_t most_bytes) const override;
   // Kept dense, the triangle is filled in one pass over x's panels, shared by the workers.
   bool fills_whole_box() const override { return true; }

@@ -194,3 +194,26 @@ def test_gram_triangle_filled_in_one_pass_reads_x_once(tmp_path, chunks, blocks)
     assert r.stats["sources_kept"] == 0
     read = sum(b for k, b in r.stats["bytes_decompressed"].items() if k.endswith("x.b2nd"))
     assert read == v.nbytes, r.stats["bytes_decompressed"]
+
+
+def test_gram_under_a_small_budget_tiles_the_triangle_and_repacks_x(tmp_path):
+    # x^T x over (32, n) row strips under 12-24 MiB: the triangle (32 MiB) is spilled in
+    # square tiles, not row bands, each reading two column strips of x re-packed once
+    # (row bands would read x once per band: 16x and more). x's file is read once; the
+    # estimate (the tiles' two strips, Node::pull_pieces) within 1.5x of what is read.
+    import blosc2
+    n = 2048
+    x = np.random.default_rng(3).random((n, n))
+    blosc2.asarray(x, urlpath=str(tmp_path / "x.b2nd"), mode="w", chunks=(32, n), blocks=(4, n))
+    a = b2lazy.open(str(tmp_path / "x.b2nd"))
+    e = a.T @ a
+    for budget in (12 << 20, 24 << 20):
+        p = e.plan(max_memory=budget)
+        tri = [s for s in p.stages if s["kind"] == "gram_upper"]
+        assert tri and tri[0]["chunks"][1] < n, str(p)
+        r = e.compute(max_memory=budget)
+        np.testing.assert_allclose(r[:], x.T @ x, rtol=1e-10)
+        read = r.stats["bytes_decompressed"]
+        assert sum(v for k, v in read.items() if k.endswith("x.b2nd")) == x.nbytes, read
+        est = sum(p.source_bytes.values()) + p.kept_read_bytes
+        assert est / 1.5 <= sum(read.values()) <= est * 1.5, (est, read)
