@@ -403,10 +403,21 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget targ
     }
   }
   const Shape first = chunks;
+  // A product's tiles shrink as squares (the longer of the last two axes halved): a tile
+  // reads panels of both operands along its sides, so thin bands read the other operand
+  // once per band (4096² under 32 MiB: (8, 1024) bands read 66 GB, (256, 256) tiles 4 GB).
+  const bool squares = root->ndim() >= 2 && has_row_sharing(*root);
   while (!chosen && p.nchunks > 0 && static_cast<size_t>(p.projected_peak) > opts.max_memory) {
     const int64_t bytes = sat_mul(prod(chunks), static_cast<int64_t>(isz));
     if (bytes <= 64 * 1024) break;
     Shape smaller = shrink_chunks(chunks, isz, static_cast<size_t>(bytes / 2));
+    if (squares) {
+      const size_t r = chunks.size() - 2, c = chunks.size() - 1;
+      smaller = chunks;
+      size_t d = chunks[c] > chunks[r] ? c : r;
+      if (chunks[d] <= 1) d = d == r ? c : r;
+      smaller[d] = std::max<int64_t>(1, chunks[d] / 2);
+    }
     if (smaller == chunks) break;
     chunks = std::move(smaller);
     blocks = target == PlanTarget::Compressed ? fitted_blocks(chunks, isz) : Shape{};

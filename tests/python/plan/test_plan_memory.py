@@ -468,3 +468,17 @@ def test_product_bands_that_fit_but_reread_give_way_to_squares():
     assert p.projected_peak <= budget and bands.projected_peak <= budget
     assert "tiles reshaped from (256, 8192)" in str(p), str(p)
     assert reads(p) * 3 < reads(bands), (p.chunks, reads(p), reads(bands))
+
+
+def test_product_tiles_shrink_as_squares():
+    # 4096² under 32 MiB over (256, n) row strips: no 8 MiB tile fits, and tiles shrunk by
+    # their rows alone became (8, 1024) bands that read the other operand once per band
+    # (66 GB); shrunk as squares they read ~25x the operands. Planned only.
+    n = 4096
+    z = np.zeros((n, n))
+    a, b = (b2lazy.asarray(z, chunks=(256, n), blocks=(4, n)) for _ in range(2))
+    e = b2lazy.matmul(a, b)
+    p = e.plan(max_memory=32 << 20)
+    assert p.projected_peak <= 32 << 20
+    reads = sum(p.source_bytes.values()) + p.kept_read_bytes
+    assert min(p.chunks) >= 64 and reads < 32 * 2 * z.nbytes, (p.chunks, reads)
