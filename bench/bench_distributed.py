@@ -25,6 +25,9 @@ Contenders:
            first, as dask needs)
 Peak memory: per process, VmHWM after writing 5 to /proc/PID/clear_refs, minus VmRSS at
 that moment: the subprocess for local, each worker process (the larger) on the cluster.
+--max-memory-mib M runs both b2lazy contenders with max_memory = M MiB (per worker on the
+cluster) instead of b2lazy's default (1 GiB), e.g. the products under a budget below
+dask's peak per worker.
 Targets: cluster within 1.3x of local; faster than dask on every workload with lower peak
 memory per worker.
 """
@@ -146,13 +149,17 @@ def out_chunks(ndim):
     return (1024, 1024) if ndim == 2 else (1 << 20,)
 
 
-def run_local(w, ops, q, idx, out):
+def budget_kw(max_memory):
+    return {} if max_memory is None else {"max_memory": max_memory}
+
+
+def run_local(w, ops, q, idx, out, max_memory=None):
     """b2lazy on this process's threads (the subprocess entry point)."""
     import b2lazy as bl
     base = reset_peak(os.getpid())
     x = b2lazy_expr(w, ops, q, idx)
     t = time.perf_counter()
-    x.compute(urlpath=out, chunks=out_chunks(x.ndim), cparams={"codec": "zstd", "clevel": 1})
+    x.compute(urlpath=out, chunks=out_chunks(x.ndim), cparams={"codec": "zstd", "clevel": 1}, **budget_kw(max_memory))
     secs = time.perf_counter() - t
     return {"seconds": secs, "peak": status(os.getpid(), "VmHWM") - base}
 
@@ -167,10 +174,10 @@ def on_cluster(client, fn):
     return {"seconds": secs, "peak": peak}
 
 
-def run_cluster(client, w, ops, q, idx, out):
+def run_cluster(client, w, ops, q, idx, out, max_memory=None):
     x = b2lazy_expr(w, ops, q, idx)
     return on_cluster(client, lambda: x.compute(urlpath=out, chunks=out_chunks(x.ndim), scheduler=client,
-                                                  cparams={"codec": "zstd", "clevel": 1}))
+                                                  cparams={"codec": "zstd", "clevel": 1}, **budget_kw(max_memory)))
 
 
 def run_dask(client, w, ops, q, idx, out):
@@ -206,15 +213,18 @@ def main():
     ap.add_argument("--data-dir", default="/work/data/distributed")
     ap.add_argument("--workloads", nargs="*", default=WORKLOADS)
     ap.add_argument("--contenders", nargs="*", default=["local", "cluster", "dask"])
+    ap.add_argument("--max-memory-mib", type=int, default=None,
+                    help="b2lazy's max_memory (local; per worker on the cluster); default: b2lazy's own")
     ap.add_argument("--out", default=None)
     ap.add_argument("--md", default=None)
     ap.add_argument("--local-one", nargs=4, help=argparse.SUPPRESS)  # subprocess entry: w ops.json q out
     args = ap.parse_args()
+    mm = None if args.max_memory_mib is None else args.max_memory_mib << 20
     if args.local_one:
         w, opsj, q, out = args.local_one
         ops = json.loads(opsj)
         idx = np.random.default_rng(0).choice(args.n, 1000, replace=False)
-        print(json.dumps(run_local(w, ops, float(q), idx, out)))
+        print(json.dumps(run_local(w, ops, float(q), idx, out, mm)))
         return
     make_data(args.data_dir, args.n, args.n_products)
     from distributed import Client, LocalCluster
@@ -232,15 +242,16 @@ def main():
         for c in args.contenders:
             out = os.path.join(outdir, f"{w}-{c}.zarr")
             if c == "local":
-                r = subprocess.run([sys.executable, __file__, "--n", str(args.n), "--local-one", w, json.dumps(ops),
-                                    repr(q), out], capture_output=True, text=True)
+                budget = [] if mm is None else ["--max-memory-mib", str(args.max_memory_mib)]
+                r = subprocess.run([sys.executable, __file__, "--n", str(args.n), *budget, "--local-one", w,
+                                    json.dumps(ops), repr(q), out], capture_output=True, text=True)
                 if r.returncode != 0:
                     row[c] = {"error": r.stderr[-400:]}
                     continue
                 row[c] = json.loads(r.stdout.strip().splitlines()[-1])
             elif c == "cluster":
                 try:
-                    row[c] = run_cluster(client, w, ops, q, idx, out)
+                    row[c] = run_cluster(client, w, ops, q, idx, out, mm)
                 except Exception as e:  # noqa: BLE001 - recorded in the table, the other workloads still run
                     row[c] = {"error": f"{type(e).__name__}: {e}"[:300]}
                     continue
