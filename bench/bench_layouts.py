@@ -237,8 +237,8 @@ def run_child(args):
             elif c == "codec":
                 for s in srcs.values():
                     buf = np.empty(s.schunk.chunksize, dtype=np.uint8)
-                    for i in range(s.schunk.nchunks):
-                        s.schunk.decompress_chunk(i, dst=buf)
+                    for k in range(s.schunk.nchunks):  # (not `i`: the run's counter)
+                        s.schunk.decompress_chunk(k, dst=buf)
                 if kind != "small":
                     ch = src0.chunks if kind != "flat" else (int(np.prod(src0.chunks)),)
                     blosc2.asarray(ref, chunks=ch, urlpath=out, mode="w", cparams=be.b2_cparams())
