@@ -282,7 +282,8 @@ StagePiece compute_stage_piece(const Plan& plan, size_t stage, int64_t piece, in
     if (box.size()) sub->pull(Region::from_box(box), values[0].data(), ev.main());
   } else if (nch && !s.fill_group.empty()) {  // a range of the groups it is filled in, each pulled whole
     const ChunkGroups groups(grid, s.fill_group);
-    auto [g0, g1] = share(groups.count(), piece, sp.pieces);
+    const auto range = share(groups.count(), piece, sp.pieces);
+    const int64_t g0 = range.first, g1 = range.second;  // (not a structured binding: lambdas below use them)
     std::unique_ptr<B2ndWriter> w = stage_writer(s, "");
     std::vector<std::vector<std::pair<int64_t, std::vector<uint8_t>>>> got(static_cast<size_t>(g1 - g0));
     ev.parallel_for(g1 - g0, [&](int64_t i, int, ThreadState& ts) {
