@@ -85,22 +85,25 @@ MaskCounts count_mask(const Array& mask, size_t value_itemsize, Context* ctx) {
   return m;
 }
 
-Array mask_select(const Array& x, const Array& mask, Context* ctx) {
+namespace {
+// A mask fits x: boolean, of x's shape.
+void check_mask(const Array& x, const Array& mask) {
   if (mask.dtype() != DType::Bool)
     throw IndexError("a mask must be boolean, got " + std::string(dtype_name(mask.dtype())));
   if (mask.shape() != x.shape())
     throw IndexError("boolean index did not match indexed array: array shape is " + shape_str(x.shape()) +
                      " but the mask's is " + shape_str(mask.shape()));
+}
+}  // namespace
+
+Array mask_select(const Array& x, const Array& mask, Context* ctx) {
+  check_mask(x, mask);
   MaskCounts m = count_mask(mask, itemsize(x.dtype()), ctx);
   return Array(std::make_shared<MaskSelectNode>(x.node(), mask.node(), m.strip, std::move(m.counts)));
 }
 
 Array mask_select(const Array& x, const Array& mask, const MaskCounts& counted) {
-  if (mask.dtype() != DType::Bool)
-    throw IndexError("a mask must be boolean, got " + std::string(dtype_name(mask.dtype())));
-  if (mask.shape() != x.shape())
-    throw IndexError("boolean index did not match indexed array: array shape is " + shape_str(x.shape()) +
-                     " but the mask's is " + shape_str(mask.shape()));
+  check_mask(x, mask);
   const Shape& sh = mask.shape();
   const Shape& st = counted.strip;
   const std::string where = "mask counts: strips " + shape_str(st) + " of a mask of shape " + shape_str(sh);

@@ -393,11 +393,12 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget targ
   // A product's bands across the whole of one operand pay off when that operand is kept;
   // a plan over budget starts again from square tiles (8 MiB), which read panels of both.
   const Shape preferred = chunks;
-  if (!chosen && p.nchunks > 0 && static_cast<size_t>(p.projected_peak) > opts.max_memory &&
-      root->ndim() == 2 && has_row_sharing(*root)) {
-    Shape tiles = balanced_chunks(root->shape(), isz, size_t(8) << 20);
-    if (tiles != chunks) {
-      chunks = std::move(tiles);
+  const bool product = root->ndim() >= 2 && has_row_sharing(*root);
+  const Shape squares = product ? balanced_chunks(root->shape(), isz, size_t(8) << 20) : Shape{};
+  if (!chosen && p.nchunks > 0 && static_cast<size_t>(p.projected_peak) > opts.max_memory && root->ndim() == 2 &&
+      product) {
+    if (squares != chunks) {
+      chunks = squares;
       blocks = target == PlanTarget::Compressed ? fitted_blocks(chunks, isz) : Shape{};
       p = plan_on(root, opts, target, nworkers, chunks, blocks, "");
     }
@@ -406,17 +407,17 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget targ
   // A product's tiles shrink as squares (the longer of the last two axes halved): a tile
   // reads panels of both operands along its sides, so thin bands read the other operand
   // once per band (4096² under 32 MiB: (8, 1024) bands read 66 GB, (256, 256) tiles 4 GB).
-  const bool squares = root->ndim() >= 2 && has_row_sharing(*root);
   while (!chosen && p.nchunks > 0 && static_cast<size_t>(p.projected_peak) > opts.max_memory) {
     const int64_t bytes = sat_mul(prod(chunks), static_cast<int64_t>(isz));
     if (bytes <= 64 * 1024) break;
-    Shape smaller = shrink_chunks(chunks, isz, static_cast<size_t>(bytes / 2));
-    if (squares) {
+    Shape smaller = chunks;
+    if (product) {
       const size_t r = chunks.size() - 2, c = chunks.size() - 1;
-      smaller = chunks;
       size_t d = chunks[c] > chunks[r] ? c : r;
       if (chunks[d] <= 1) d = d == r ? c : r;
       smaller[d] = std::max<int64_t>(1, chunks[d] / 2);
+    } else {
+      smaller = shrink_chunks(chunks, isz, static_cast<size_t>(bytes / 2));
     }
     if (smaller == chunks) break;
     chunks = std::move(smaller);
@@ -430,11 +431,11 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget targ
   // fit but read a re-packed operand again for each band (8192² under 256 MiB: 16 GiB in
   // 256-row bands, 4 GiB in 2048² squares); then the search starts from square tiles.
   // Tiles of other widths and heights: the plan that fits and reads and re-packs least is kept.
-  const bool rereads = chunks == preferred && sat_mul(4, sources_bytes(*root)) < read_cost(p);
-  if (!chosen && (chunks != preferred || rereads) && chunks.size() >= 2 && has_row_sharing(*root)) {
+  const bool rereads = product && chunks == preferred && sat_mul(4, sources_bytes(*root)) < read_cost(p);
+  if (!chosen && (chunks != preferred || rereads) && product) {
     const size_t r = chunks.size() - 2, c = chunks.size() - 1;
     const Shape& shape = root->shape();
-    const Shape base = chunks != preferred ? chunks : balanced_chunks(shape, isz, size_t(8) << 20);
+    const Shape base = chunks != preferred ? chunks : squares;
     int64_t best = tile_cost(p);
     bool fits = static_cast<size_t>(p.projected_peak) <= opts.max_memory;
     // Widths 1x to 4x, heights from 4x to a quarter. (Narrower widths are not tried: the

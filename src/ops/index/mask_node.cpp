@@ -175,9 +175,10 @@ void MaskSelectNode::fill(const Region& region, void* out, ThreadState& ts) cons
       inputs()[1]->pull(rb, m, ts);
     }
     const int64_t want = first_[static_cast<size_t>(s) + 1] - first_[static_cast<size_t>(s)];
-    if (std::count(m, m + b.size(), true) != want)  // counted before (a reopened saved expression)
+    const int64_t now = std::count(m, m + b.size(), true);
+    if (now != want)  // counted before (a reopened saved expression)
       throw ValueError("x[mask]: strip " + std::to_string(s) + " of the mask (" + shape_str(b.shape()) + " at " +
-                       shape_str(b.start) + ") now holds " + std::to_string(std::count(m, m + b.size(), true)) +
+                       shape_str(b.start) + ") now holds " + std::to_string(now) +
                        " True values, but " + std::to_string(want) + " when it was counted: the mask's operands "
                        "changed since; build the expression again");
     compact(m, v, b.size(), first_[static_cast<size_t>(s)], region, static_cast<char*>(out));
