@@ -406,7 +406,7 @@ def make_fn(c, op, paths, sel, q, out, args, holder):
                 if args.dask_source == "zarr":
                     return da.from_zarr(paths["z" + k])
                 arr = blosc2.open(paths[k], dparams=blosc2.DParams(nthreads=1))  # 2 workers x 1 thread
-                return da.from_array(arr, chunks=arr.chunks)
+                return be.dask_from_b2nd(arr)
             return {"a": one("a"), "b": one("b") if need_b else None}
 
         def fn(o):

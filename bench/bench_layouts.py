@@ -32,8 +32,10 @@ into RAM -- then `5` written to /proc/self/clear_refs, VmRSS read, the workload 
   blosc2      python-blosc2: blosc2.matmul, lazy expressions (.compute), blosc2.sum;
               cumsum: blosc2.cumulative_sum(a, axis=0) (it refuses a flattened N-d scan;
               marked † and not checked)
-  dask        dask.array.from_array(blosc2.open(path), chunks=<storage chunks>), threaded
-              scheduler, 2 workers x 1 BLAS thread, da.store into a b2nd file
+  dask        dask.array.from_array over blosc2.open(path) read from the file (a view without
+              .copy(): from_array copies array-likes that have one, see be.FileView),
+              chunks=<storage chunks>, threaded scheduler, 2 workers x 1 BLAS thread,
+              da.store into a b2nd file
   b2lazy      b2lazy at its default budget (max_memory 1 GiB), 2 workers x 1 BLAS thread
   b2lazy_64   the same with max_memory = 64 MiB   (target: growth <= 64 + 32 MiB)
   b2lazy_256  the same with max_memory = 256 MiB  (target: growth <= 256 + 32 MiB)
@@ -211,7 +213,7 @@ def run_child(args):
             ops = {}
             for k, p in paths.items():
                 arr = blosc2.open(p, dparams=be.b2_dparams())
-                ops[k] = da.from_array(arr, chunks=arr.chunks)
+                ops[k] = be.dask_from_b2nd(arr)
         src0 = blosc2.open(paths["b" if "b" in paths else "a"])  # an (n, n) operand: the output's layout
         res["chunks"] = {k: list(blosc2.open(p).chunks) for k, p in paths.items()}
         a, b, a3 = ops.get("a"), ops.get("b"), ops.get("a3")

@@ -144,7 +144,7 @@ def run_child(c, op, ddir, n, outdir):
             ops = {}
             for k, p in paths.items():
                 arr = blosc2.open(p)
-                ops[k] = da.from_array(arr, chunks=arr.chunks)
+                ops[k] = be.dask_from_b2nd(arr)
         rss_open = be.rss_bytes()
         a, b, a3 = ops.get("a"), ops.get("b"), ops.get("a3")
         t0 = time.perf_counter()

@@ -151,7 +151,7 @@ class Setup:
         self.ba = blosc2.open(self.path, dparams=be.b2_dparams())
         self.ba1 = blosc2.open(self.fpath, dparams=be.b2_dparams())
         self.la = b2lazy.open(self.path) if "b2lazy" in which else None
-        self.X = da.from_array(self.ba, chunks=self.chunks) if "dask" in which else None
+        self.X = be.dask_from_b2nd(self.ba, self.chunks) if "dask" in which else None
         self.nchunks = self.ba.schunk.nchunks
         self.outp = {n: os.path.join(outdir, f"red_{n}{tag}.b2nd")
                      for n in CONTENDERS + ["codec"]}

@@ -429,30 +429,49 @@ bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, si
   const Pieces p = split_pieces(region, slab_bytes);
   if (p.rows == 0) return false;
   const size_t o = p.o;
-  char* dst = static_cast<char*>(out);
-  const size_t osz = itemsize(dtype());
+  struct Piece {
+    Region part;
+    int64_t offset;  // of the piece's first element in `out` (elements)
+    bool whole;      // whole rows: contiguous in `out`, filled in place
+  };
+  std::vector<Piece> pieces;  // (few: each is about a slab)
+  const int64_t per_row = region.size() / region.count[o];
   for (int64_t r0 = 0; r0 < region.count[o];) {
     Region sub = region;
     sub.start[o] = region.start[o] + r0 * region.step[o];
     sub.count[o] = piece_len(sub.start[o], p.rows, p.al, region.count[o] - r0);
     if (p.cols == 0) {
-      fill(sub, dst, ts);
-    } else {  // pieces of columns, each reduced into scratch and copied into its place
-      const Shape strides = byte_strides(sub.count, osz);
+      pieces.push_back({sub, r0 * per_row, true});
+    } else {
+      const Shape strides = byte_strides(sub.count, 1);  // element strides
       for (int64_t c0 = 0; c0 < sub.count[p.l];) {
         Region part = sub;
         part.start[p.l] = sub.start[p.l] + c0 * sub.step[p.l];
         part.count[p.l] = piece_len(part.start[p.l], p.cols, p.cal, sub.count[p.l] - c0);
-        ScratchScope scope(ts.scratch);
-        char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(part.size()) * osz));
-        fill(part, buf, ts);
-        const Shape bs = byte_strides(part.count, osz);
-        copy_strided(part.ndim(), part.count.data(), buf, bs.data(), dst + c0 * strides[p.l], strides.data(), osz);
+        pieces.push_back({part, r0 * per_row + c0 * strides[p.l], false});
         c0 += part.count[p.l];
       }
     }
-    dst += sub.size() * osz;
     r0 += sub.count[o];
+  }
+  char* dst = static_cast<char*>(out);
+  const size_t osz = itemsize(dtype());
+  const Shape out_strides = byte_strides(region.count, osz);
+  auto run = [&](const Piece& pc, ThreadState& t) {
+    if (pc.whole) return fill(pc.part, dst + pc.offset * static_cast<int64_t>(osz), t);
+    ScratchScope scope(t.scratch);  // a piece of columns, reduced into scratch and copied into its place
+    char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(pc.part.size()) * osz));
+    fill(pc.part, buf, t);
+    const Shape bs = byte_strides(pc.part.count, osz);
+    copy_strided(pc.part.ndim(), pc.part.count.data(), buf, bs.data(), dst + pc.offset * static_cast<int64_t>(osz),
+                 out_strides.data(), osz);
+  };
+  // The one chunk of a pass: its pieces go to the workers (each piece's output is its own).
+  if (ts.can_fork && ts.eval && ts.eval->nworkers() > 1 && pieces.size() > 1) {
+    ts.eval->parallel_for(static_cast<int64_t>(pieces.size()),
+                          [&](int64_t i, int, ThreadState& wts) { run(pieces[static_cast<size_t>(i)], wts); });
+  } else {
+    for (const Piece& pc : pieces) run(pc, ts);
   }
   return true;
 }
@@ -603,7 +622,8 @@ int64_t ReduceNode::fill_bytes(const Region& region, const MemoryModel& m) const
   int64_t one = m.in_place(input, slab) ? 0 : MemoryModel::region_bytes(input, slab);
   if (input.dtype() != acc_) one = sat_add(one, sat_mul(slab.size(), static_cast<int64_t>(itemsize(acc_))));
   one = sat_add(sat_add(one, m.pull_bytes(input, slab)), sat_mul(r.size(), 24));  // the accumulators (moments, indices)
-  return sat_add(held, parts.size() > 1 ? m.spread(one) : one);
+  if (p.rows != 0) return m.spread(sat_add(held, one));  // pieces go to the workers, each folds its own slabs
+  return parts.size() > 1 ? m.spread(one) : one;
 }
 
 }  // namespace b2lazy
