@@ -65,7 +65,8 @@ def _write_zarr(path, shape, chunks, seed):
     from zarr.codecs import BloscCodec
     if os.path.exists(os.path.join(path, "zarr.json")):
         return
-    z = zarr.create_array(path, shape=shape, chunks=chunks, dtype="float64", overwrite=True,
+    tmp = path + ".partial"  # renamed when complete: an interrupted run leaves no short array
+    z = zarr.create_array(tmp, shape=shape, chunks=chunks, dtype="float64", overwrite=True,
                           compressors=[BloscCodec(cname="zstd", clevel=1, shuffle="shuffle")])
     rng = np.random.default_rng(seed)
     step = chunks[0]
@@ -73,6 +74,7 @@ def _write_zarr(path, shape, chunks, seed):
         rows = np.arange(i, min(shape[0], i + step), dtype=np.float64)
         base = np.sin(rows / 97.0).reshape((-1,) + (1,) * (len(shape) - 1))
         z[i:i + len(rows)] = base + 0.001 * rng.standard_normal((len(rows),) + tuple(shape[1:]))
+    os.rename(tmp, path)
 
 
 def make_data(d, n, m):

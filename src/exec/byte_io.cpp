@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -49,6 +50,13 @@ Mapped map_file(const std::string& path, const char* what) {
   r.size = n;
   r.keep = std::shared_ptr<const void>(m, [n](const void* p) { ::munmap(const_cast<void*>(p), n); });
   return r;
+}
+
+void release(const void* p, size_t n) noexcept {
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = (reinterpret_cast<uintptr_t>(p) + page - 1) / page * page;
+  const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + n) / page * page;
+  if (hi > lo) (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
 }
 
 void write_file_atomic(const std::string& path,

@@ -28,6 +28,10 @@ struct Mapped {
   std::shared_ptr<const void> keep;
 };
 Mapped map_file(const std::string& path, const char* what);
+// Drops the whole pages of [p, p + n), a range of a file mapped by map_file() that will
+// not be read again, from this process (they stay in the page cache): a finisher reading
+// a stage's pieces in turn holds one entry's pages, not every piece it has read.
+void release(const void* p, size_t n) noexcept;
 
 // Writes `path` through write(append) under a temporary name, renamed when complete: the
 // file is whole or absent (a retried task writes it again).

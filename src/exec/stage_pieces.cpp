@@ -12,6 +12,8 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <tuple>
 
 #include "b2lazy/distribute.hpp"
 #include "b2lazy/error.hpp"
@@ -108,6 +110,12 @@ struct Gathered {
   std::map<int64_t, std::pair<const uint8_t*, size_t>> entries;  // by chunk id
   std::map<int64_t, std::vector<uint8_t>> states;                 // folds: merged here
   std::vector<std::shared_ptr<const void>> keep;                  // mapped files
+  std::vector<std::pair<const uint8_t*, size_t>> maps;           // ...and where they are
+  bool in_map(const uint8_t* p) const {
+    for (const auto& [m, n] : maps)
+      if (p >= m && p < m + n) return true;
+    return false;
+  }
 };
 
 Gathered gather(const Plan& plan, size_t stage, const std::vector<PieceBytes>& parts) {
@@ -122,6 +130,7 @@ Gathered gather(const Plan& plan, size_t stage, const std::vector<PieceBytes>& p
       byte_io::Mapped m = byte_io::map_file(part.path, "stage piece");
       data = m.data, size = m.size;
       g.keep.push_back(m.keep);
+      g.maps.emplace_back(m.data, m.size);
     }
     byte_io::Reader r{data, size, "a stage piece"};
     if (std::memcmp(r.take(8, "its header"), kPieceMagic, 8) != 0)
@@ -165,13 +174,17 @@ Gathered gather(const Plan& plan, size_t stage, const std::vector<PieceBytes>& p
 
 using Append = std::function<void(const void*, size_t)>;
 
-void write_piece(const Append& out, size_t stage, bool folds, int64_t pieces, int64_t cells, int64_t covered,
-                 const std::map<int64_t, std::pair<const uint8_t*, size_t>>& entries) {
+void write_piece_header(const Append& out, size_t stage, bool folds, int64_t pieces, int64_t cells, int64_t covered,
+                        uint64_t entries) {
   std::vector<uint8_t> h(kPieceMagic, kPieceMagic + 8);
-  for (uint64_t v : {uint64_t(stage), uint64_t(folds), uint64_t(pieces), uint64_t(cells), uint64_t(covered),
-                     uint64_t(entries.size())})
+  for (uint64_t v : {uint64_t(stage), uint64_t(folds), uint64_t(pieces), uint64_t(cells), uint64_t(covered), entries})
     put_u64(h, v);
   out(h.data(), h.size());
+}
+
+void write_piece(const Append& out, size_t stage, bool folds, int64_t pieces, int64_t cells, int64_t covered,
+                 const std::map<int64_t, std::pair<const uint8_t*, size_t>>& entries) {
+  write_piece_header(out, stage, folds, pieces, cells, covered, entries.size());
   for (const auto& [id, e] : entries) {
     std::vector<uint8_t> eh;
     put_u64(eh, static_cast<uint64_t>(id));
@@ -280,45 +293,81 @@ StagePiece compute_stage_piece(const Plan& plan, size_t stage, int64_t piece, in
     const Box box = cell_box(s, sp.cells, piece);
     values.emplace_back(static_cast<size_t>(box.size()) * itemsize(sub->dtype()));
     if (box.size()) sub->pull(Region::from_box(box), values[0].data(), ev.main());
-  } else if (nch && !s.fill_group.empty()) {  // a range of the groups it is filled in, each pulled whole
-    const ChunkGroups groups(grid, s.fill_group);
-    const auto range = share(groups.count(), piece, sp.pieces);
-    const int64_t g0 = range.first, g1 = range.second;  // (not a structured binding: lambdas below use them)
-    std::unique_ptr<B2ndWriter> w = stage_writer(s, "");
-    std::vector<std::vector<std::pair<int64_t, std::vector<uint8_t>>>> got(static_cast<size_t>(g1 - g0));
-    ev.parallel_for(g1 - g0, [&](int64_t i, int, ThreadState& ts) {
-      ev.check_cancel();
-      pull_group(*sub, groups, g0 + i, grid, ts, [&](int64_t id, const void* v) {
-        w->write_chunk(id, v, ts);
-        got[static_cast<size_t>(i)].emplace_back(id, w->compressed_chunk(id));
-      });
-    });
-    for (auto& g : got)
-      for (auto& [id, v] : g) ids.push_back(id), values.push_back(std::move(v));
   } else {
-    const int64_t per = nch ? chunks_per_task(*sub, grid, 1) : 1;
-    auto [u0, u1] = share(ceil_div(nch, per), piece, sp.pieces);
-    c0 = std::min(nch, u0 * per), c1 = std::min(nch, u1 * per);
-    values.resize(static_cast<size_t>(c1 - c0));
-    std::unique_ptr<B2ndWriter> w = s.where == KeptIn::Dense ? nullptr : stage_writer(s, "");
+    // Ranges of chunks, or of the groups the stage is filled in (each pulled whole).
+    const bool grouped = nch && !s.fill_group.empty();
+    std::optional<ChunkGroups> groups;
+    int64_t g0 = 0, g1 = 0;
+    if (grouped) {
+      groups.emplace(grid, s.fill_group);
+      std::tie(g0, g1) = share(groups->count(), piece, sp.pieces);
+    } else {
+      const int64_t per = nch ? chunks_per_task(*sub, grid, 1) : 1;
+      auto [u0, u1] = share(ceil_div(nch, per), piece, sp.pieces);
+      c0 = std::min(nch, u0 * per), c1 = std::min(nch, u1 * per);
+    }
+    std::unique_ptr<B2ndWriter> w = s.where == KeptIn::Dense && !grouped ? nullptr : stage_writer(s, "");
     const size_t isz = itemsize(sub->dtype());
-    auto one = [&](int64_t id, ThreadState& ts) {
-      ev.check_cancel();
-      const Box box = grid.chunk_box(id);
-      std::vector<uint8_t>& v = values[static_cast<size_t>(id - c0)];
-      if (!w) {
-        v.resize(static_cast<size_t>(box.size()) * isz);
-        sub->pull(Region::from_box(box), v.data(), ts);
+    // A compressed stage's piece to a file is written entry by entry as chunks are made:
+    // the piece never holds all its chunks (a 512 MiB stage over 4 pieces held 100 MiB
+    // of them per worker, twice with the writer's frame).
+    const bool stream = w && !path.empty();
+    int64_t count = c1 - c0;
+    if (grouped) {
+      count = 0;
+      for (int64_t k = g0; k < g1; ++k) count += static_cast<int64_t>(groups->chunks(k).size());
+    }
+    std::mutex mu;
+    Append sink;
+    auto made = [&](int64_t id, const void* v, ThreadState& ts) {  // a chunk of a compressed stage
+      std::vector<uint8_t> c = w->compress_chunk(id, v, ts);
+      std::lock_guard<std::mutex> g(mu);
+      if (!stream) {
+        ids.push_back(id), values.push_back(std::move(c));
         return;
       }
-      ScratchScope scope(ts.scratch);
-      void* buf = scope.alloc(static_cast<size_t>(box.size()) * isz);
-      sub->pull(Region::from_box(box), buf, ts);
-      w->write_chunk(id, buf, ts);
-      v = w->compressed_chunk(id);
+      std::vector<uint8_t> eh;
+      put_u64(eh, static_cast<uint64_t>(id));
+      put_u64(eh, c.size());
+      sink(eh.data(), eh.size());
+      sink(c.data(), c.size());
     };
-    if (c1 - c0 == 1) one(c0, ev.main());  // alone: free to fork inside the node
-    else ev.parallel_for(c1 - c0, [&](int64_t i, int, ThreadState& ts) { one(c0 + i, ts); });
+    auto run = [&] {
+      if (grouped) {
+        ev.parallel_for(g1 - g0, [&](int64_t i, int, ThreadState& ts) {
+          ev.check_cancel();
+          pull_group(*sub, *groups, g0 + i, grid, ts, [&](int64_t id, const void* v) { made(id, v, ts); });
+        });
+        return;
+      }
+      if (!w) {
+        values.resize(static_cast<size_t>(c1 - c0));
+        for (int64_t id = c0; id < c1; ++id)
+          values[static_cast<size_t>(id - c0)].resize(static_cast<size_t>(grid.chunk_box(id).size()) * isz);
+      }
+      auto one = [&](int64_t id, ThreadState& ts) {
+        ev.check_cancel();
+        const Box box = grid.chunk_box(id);
+        if (!w) return sub->pull(Region::from_box(box), values[static_cast<size_t>(id - c0)].data(), ts);
+        ScratchScope scope(ts.scratch);
+        void* buf = scope.alloc(static_cast<size_t>(box.size()) * isz);
+        sub->pull(Region::from_box(box), buf, ts);
+        made(id, buf, ts);
+      };
+      if (c1 - c0 == 1) one(c0, ev.main());  // alone: free to fork inside the node
+      else ev.parallel_for(c1 - c0, [&](int64_t i, int, ThreadState& ts) { one(c0 + i, ts); });
+    };
+    if (stream) {
+      StagePiece out;
+      emit(path, [&](const Append& a) {
+        sink = a;
+        write_piece_header(a, stage, sp.folds, sp.pieces, sp.cells, 1, static_cast<uint64_t>(count));
+        run();
+      });
+      ev.collect(out.stats);
+      return out;
+    }
+    run();
   }
   std::map<int64_t, std::pair<const uint8_t*, size_t>> entries;
   for (size_t i = 0; i < values.size(); ++i)
@@ -387,6 +436,7 @@ StagePiece finish_stage(const Plan& plan, size_t stage, const std::vector<PieceB
   for (const auto& [id, e] : g.entries) {
     if (!g.folds) {
       w->write_compressed(id, e.first, e.second);
+      if (g.in_map(e.first)) byte_io::release(e.first, e.second);  // read once: its pages leave this process
       continue;
     }
     finished(id, tmp);

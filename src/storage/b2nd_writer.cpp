@@ -74,14 +74,14 @@ B2ndWriter::~B2ndWriter() {
   temp_.reset();  // removes the temporary (after a finish(): whatever it took out of place)
 }
 
-void B2ndWriter::write_chunk(int64_t id, const void* data, ThreadState& ts) {
+// Chunk `id` from its box's dense C order into block-major order (in place when that is
+// the same), handed to `then`.
+void B2ndWriter::to_block_major(int64_t id, const void* data, ThreadState& ts,
+                                const std::function<void(const void*)>& then) const {
   const size_t nd = grid_.shape().size(), isz = itemsize(dtype_);
   Box box = grid_.chunk_box(id);
   Shape cshape = box.shape();
-  if (cshape == extchunk_ && c_order_blocks_) {  // a full chunk already in block-major order
-    write_block_major(id, data, ts);
-    return;
-  }
+  if (cshape == extchunk_ && c_order_blocks_) return then(data);  // a full chunk already in block-major order
   ScratchScope scope(ts.scratch);
   const int64_t n = prod(extchunk_);
   char* chunk = static_cast<char*>(scope.alloc(n * isz));
@@ -110,23 +110,42 @@ void B2ndWriter::write_chunk(int64_t id, const void* data, ThreadState& ts) {
     }
   }
   if (nd == 0) std::memcpy(chunk, data, isz);
-  write_block_major(id, chunk, ts);
+  then(chunk);
 }
 
-void B2ndWriter::write_block_major(int64_t id, const void* data, ThreadState& ts) {
+void B2ndWriter::write_chunk(int64_t id, const void* data, ThreadState& ts) {
+  to_block_major(id, data, ts, [&](const void* bm) { write_block_major(id, bm, ts); });
+}
+
+std::vector<uint8_t> B2ndWriter::compress_chunk(int64_t id, const void* data, ThreadState& ts) const {
+  std::vector<uint8_t> out;
+  to_block_major(id, data, ts, [&](const void* bm) {
+    compress_block_major(id, bm, ts, [&](const uint8_t* c, int n) { out.assign(c, c + n); });
+  });
+  return out;
+}
+
+void B2ndWriter::compress_block_major(int64_t id, const void* data, ThreadState& ts,
+                                      const std::function<void(const uint8_t*, int)>& use) const {
   ScratchScope scope(ts.scratch);
   const int32_t nbytes = static_cast<int32_t>(prod(extchunk_) * itemsize(dtype_));
   const int32_t cap = nbytes + BLOSC2_MAX_OVERHEAD;
   auto* dest = static_cast<uint8_t*>(scope.alloc(cap));
   int csize = blosc2_compress_ctx(ts.cctx_for(this, &cparams_), data, nbytes, dest, cap);
   check_blosc2(csize, "compressing output chunk " + std::to_string(id));
-  std::lock_guard<std::mutex> g(mu_);
-  int64_t rc = blosc2_schunk_update_chunk(arr_->sc, id, dest, true);
-  if (rc < 0)
-    throw IOError("cannot write chunk " + std::to_string(id) + " of '" +
-                  (final_path_.empty() ? std::string("<memory>") : final_path_) + "': " +
-                  print_error(static_cast<int>(rc)));
-  bytes_written_ += csize;
+  use(dest, csize);
+}
+
+void B2ndWriter::write_block_major(int64_t id, const void* data, ThreadState& ts) {
+  compress_block_major(id, data, ts, [&](const uint8_t* dest, int csize) {
+    std::lock_guard<std::mutex> g(mu_);
+    int64_t rc = blosc2_schunk_update_chunk(arr_->sc, id, const_cast<uint8_t*>(dest), true);
+    if (rc < 0)
+      throw IOError("cannot write chunk " + std::to_string(id) + " of '" +
+                    (final_path_.empty() ? std::string("<memory>") : final_path_) + "': " +
+                    print_error(static_cast<int>(rc)));
+    bytes_written_ += csize;
+  });
 }
 
 void B2ndWriter::write_compressed(int64_t id, const void* data, size_t nbytes) {

@@ -4,6 +4,7 @@
 #pragma once
 #include <blosc2.h>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -46,8 +47,15 @@ class B2ndWriter : public Sink {
   // A Blosc2 chunk of this layout (its header is checked), inserted as it is.
   void write_compressed(int64_t id, const void* data, size_t nbytes) override;
   std::vector<uint8_t> compressed_chunk(int64_t id) const override;
+  // Chunk `id` (its box in dense C order) compressed as write_chunk() would store it, not
+  // stored: a stage piece's chunks travel without a frame holding them too.
+  std::vector<uint8_t> compress_chunk(int64_t id, const void* data, ThreadState& ts) const;
 
  private:
+  void to_block_major(int64_t id, const void* data, ThreadState& ts, const std::function<void(const void*)>& then) const;
+  void compress_block_major(int64_t id, const void* data, ThreadState& ts,
+                            const std::function<void(const uint8_t*, int)>& use) const;
+
   b2nd_array_t* arr_ = nullptr;
   DType dtype_;
   ChunkGrid grid_;
