@@ -182,16 +182,18 @@ void write_piece_header(const Append& out, size_t stage, bool folds, int64_t pie
   out(h.data(), h.size());
 }
 
+void write_piece_entry(const Append& out, int64_t id, const void* data, size_t n) {
+  std::vector<uint8_t> eh;
+  put_u64(eh, static_cast<uint64_t>(id));
+  put_u64(eh, n);
+  out(eh.data(), eh.size());
+  out(data, n);
+}
+
 void write_piece(const Append& out, size_t stage, bool folds, int64_t pieces, int64_t cells, int64_t covered,
                  const std::map<int64_t, std::pair<const uint8_t*, size_t>>& entries) {
   write_piece_header(out, stage, folds, pieces, cells, covered, entries.size());
-  for (const auto& [id, e] : entries) {
-    std::vector<uint8_t> eh;
-    put_u64(eh, static_cast<uint64_t>(id));
-    put_u64(eh, e.second);
-    out(eh.data(), eh.size());
-    out(e.first, e.second);
-  }
+  for (const auto& [id, e] : entries) write_piece_entry(out, id, e.first, e.second);
 }
 
 // Bytes, or a file at `path` (then no bytes).
@@ -312,11 +314,6 @@ StagePiece compute_stage_piece(const Plan& plan, size_t stage, int64_t piece, in
     // the piece never holds all its chunks (a 512 MiB stage over 4 pieces held 100 MiB
     // of them per worker, twice with the writer's frame).
     const bool stream = w && !path.empty();
-    int64_t count = c1 - c0;
-    if (grouped) {
-      count = 0;
-      for (int64_t k = g0; k < g1; ++k) count += static_cast<int64_t>(groups->chunks(k).size());
-    }
     std::mutex mu;
     Append sink;
     auto made = [&](int64_t id, const void* v, ThreadState& ts) {  // a chunk of a compressed stage
@@ -326,11 +323,7 @@ StagePiece compute_stage_piece(const Plan& plan, size_t stage, int64_t piece, in
         ids.push_back(id), values.push_back(std::move(c));
         return;
       }
-      std::vector<uint8_t> eh;
-      put_u64(eh, static_cast<uint64_t>(id));
-      put_u64(eh, c.size());
-      sink(eh.data(), eh.size());
-      sink(c.data(), c.size());
+      write_piece_entry(sink, id, c.data(), c.size());
     };
     auto run = [&] {
       if (grouped) {
@@ -358,6 +351,11 @@ StagePiece compute_stage_piece(const Plan& plan, size_t stage, int64_t piece, in
       else ev.parallel_for(c1 - c0, [&](int64_t i, int, ThreadState& ts) { one(c0 + i, ts); });
     };
     if (stream) {
+      int64_t count = c1 - c0;  // the entries the header announces
+      if (grouped) {
+        count = 0;
+        for (int64_t k = g0; k < g1; ++k) count += static_cast<int64_t>(groups->chunks(k).size());
+      }
       StagePiece out;
       emit(path, [&](const Append& a) {
         sink = a;
