@@ -66,8 +66,26 @@ void binary(void* out, const void* const* in, int64_t n) {
 }
 
 // ---- SLEEF vector functions ---------------------------------------------------------------
-// AVX2 variants are called directly (no dispatcher); SSE2 ones are the x86-64 baseline.
-#ifdef __AVX2__
+// The widest variant the build targets is called directly (no dispatcher): AVX-512F (8
+// doubles: sin of 16 M doubles 26 ms against AVX2's 45 ms on the benchmark machine, same
+// u10 accuracy), else AVX2, else SSE2, the x86-64 baseline.
+#if defined(__AVX512F__)
+#define B2LAZY_SLEEF_D(name, acc) Sleef_##name##d8_##acc##avx512f
+#define B2LAZY_SLEEF_F(name, acc) Sleef_##name##f16_##acc##avx512f
+template <class T> struct Simd;
+template <> struct Simd<double> {
+  using V = __m512d;
+  static constexpr int W = 8;
+  static V load(const double* p) { return _mm512_loadu_pd(p); }
+  static void store(double* p, V v) { _mm512_storeu_pd(p, v); }
+};
+template <> struct Simd<float> {
+  using V = __m512;
+  static constexpr int W = 16;
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+};
+#elif defined(__AVX2__)
 #define B2LAZY_SLEEF_D(name, acc) Sleef_##name##d4_##acc##avx2
 #define B2LAZY_SLEEF_F(name, acc) Sleef_##name##f8_##acc##avx2
 template <class T> struct Simd;
@@ -103,7 +121,13 @@ template <> struct Simd<float> {
 
 // gcc vectorises floor/ceil/trunc/nearbyint only under -fno-trapping-math, so the AVX
 // builds round with vroundp[sd] by hand (Mode: _MM_FROUND_TO_NEG_INF, ...).
-#ifdef __AVX2__
+#if defined(__AVX512F__)
+#define B2LAZY_HAVE_VROUND 1
+// (The masked form with every lane set: gcc 12 warns that the unmasked one's undefined
+// source may be used uninitialized.)
+template <int Mode> inline __m512d vround(__m512d v) { return _mm512_mask_roundscale_pd(v, 0xFF, v, Mode | _MM_FROUND_NO_EXC); }
+template <int Mode> inline __m512 vround(__m512 v) { return _mm512_mask_roundscale_ps(v, 0xFFFF, v, Mode | _MM_FROUND_NO_EXC); }
+#elif defined(__AVX2__)
 #define B2LAZY_HAVE_VROUND 1
 template <int Mode> inline __m256d vround(__m256d v) { return _mm256_round_pd(v, Mode | _MM_FROUND_NO_EXC); }
 template <int Mode> inline __m256 vround(__m256 v) { return _mm256_round_ps(v, Mode | _MM_FROUND_NO_EXC); }
@@ -117,7 +141,7 @@ inline void vapply1(T* o, const T* a, int64_t n) {
   int64_t i = 0;
   for (; i + S::W <= n; i += S::W) S::store(o + i, VF(S::load(a + i)));
   if (i < n) {
-    alignas(32) T pa[S::W] = {};
+    alignas(64) T pa[S::W] = {};
     std::memcpy(pa, a + i, (n - i) * sizeof(T));
     S::store(pa, VF(S::load(pa)));
     std::memcpy(o + i, pa, (n - i) * sizeof(T));
@@ -129,7 +153,7 @@ inline void vapply2(T* o, const T* a, const T* b, int64_t n) {
   int64_t i = 0;
   for (; i + S::W <= n; i += S::W) S::store(o + i, VF(S::load(a + i), S::load(b + i)));
   if (i < n) {
-    alignas(32) T pa[S::W] = {}, pb[S::W] = {};
+    alignas(64) T pa[S::W] = {}, pb[S::W] = {};
     std::memcpy(pa, a + i, (n - i) * sizeof(T));
     std::memcpy(pb, b + i, (n - i) * sizeof(T));
     S::store(pa, VF(S::load(pa), S::load(pb)));
