@@ -150,11 +150,14 @@ def test_worker_killed_during_output_stage(tmp_path):
 def test_persistent_failure_names_region_and_leaves_no_output(client, tmp_path):
     x = np.random.default_rng(1).random((64, 32))
     p = str(tmp_path / "x")  # a sparse directory: one file per chunk
-    bl.asarray(x).compute(urlpath=p + "/", chunks=(8, 32), blocks=(4, 32), contiguous=False)
+    # Written by one thread: files are numbered in writing order, so the middle file is the
+    # middle chunk. (Written by two, it was now and then chunk 0, whose header C-Blosc2
+    # reads when it opens a sparse directory: the workers then failed to open the array.)
+    bl.asarray(x).compute(urlpath=p + "/", chunks=(8, 32), blocks=(4, 32), contiguous=False, nthreads=1)
     a = bl.open(p)
     chunk_files = sorted(f for f in os.listdir(p) if f.endswith(".chunk"))
     with open(os.path.join(p, chunk_files[len(chunk_files) // 2]), "r+b") as f:  # one chunk fails to decompress
-        f.truncate(20)  # (which one: the frame's index says; files are numbered in writing order)
+        f.truncate(20)
     for target in ("o.b2nd", "o.zarr"):
         out = str(tmp_path / target)
         with pytest.raises(Exception, match=r"output chunks \[(\d+), \d+\): the region .* failed on worker tcp://") as e:
