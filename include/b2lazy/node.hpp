@@ -106,6 +106,11 @@ class Node {
   virtual bool decompresses() const { return false; }
   // Bytes fill(region) decompresses (whole chunks, or the item ranges of partial reads).
   virtual int64_t decompressed_bytes(const Region& /*region*/) const { return 0; }
+  // A source that can read through a window of decompressed blocks (Plan::windows): the
+  // bytes of one decompressed block, else 0; and the blocks (ids unique within the node)
+  // a pull of `region` touches, appended to `ids` in the order the pull reads them.
+  virtual int64_t window_block_bytes() const { return 0; }
+  virtual void blocks_touched(const Region& /*region*/, std::vector<int64_t>& /*ids*/) const {}
   // Memory fill(region) holds at its peak beyond `out`, per worker: its own scratch (a
   // product's kept band and streamed K-panels, a reduction's slabs) plus the most its
   // pulls hold below it, asked of the inputs through MemoryModel::pull_bytes (memoised;

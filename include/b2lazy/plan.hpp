@@ -87,6 +87,17 @@ struct PlanTask {
 // What the plan writes into.
 enum class PlanTarget : uint8_t { Compressed, Dense };
 
+// A source read through a window of its decompressed blocks while the plan executes
+// (exec/block_window.hpp), instead of kept whole: the tasks pull parts of the same blocks
+// in turn (row bands of column strips), so the last `blocks` blocks decompressed serve
+// them and each block is decompressed about once.
+struct PlanWindow {
+  NodePtr node;
+  int64_t blocks = 0;      // blocks kept
+  int64_t bytes = 0;       // what the window holds at most (its blocks and one per worker reading)
+  int64_t pulled_bytes = 0, read_bytes = 0;  // the tasks' decompression without it, and with it
+};
+
 struct Plan {
   NodePtr root;
   PlanTarget target = PlanTarget::Compressed;
@@ -97,6 +108,7 @@ struct Plan {
   bool block_major = false;  // output chunks filled in Blosc2's block order
   std::vector<PlanStage> stages;  // in execution order: inputs before their consumers
   std::vector<PlanTask> tasks;
+  std::vector<PlanWindow> windows;  // sources read through a window of decompressed blocks
   PassMemory tasks_memory;         // the output tasks' pass
   int64_t kept_bytes = 0;          // held by the stages while the tasks run
   // The memory model's projection (src/plan/memory.hpp): the most memory the evaluation

@@ -25,6 +25,9 @@ struct Stats {
   // Stages of the plan read from an earlier execution of part of its tasks instead of
   // computed again (Plan::stage_results).
   int64_t stages_reused = 0;
+  // Storage blocks read from a window of decompressed blocks (Plan::windows) instead of
+  // decompressed again.
+  int64_t window_hits = 0;
   // Node visits of the reuse planner (src/plan/reuse.cpp), nested plans included: it
   // walks each node once per output chunk, so this grows with the distinct nodes of
   // the graph, not with its paths.

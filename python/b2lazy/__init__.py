@@ -130,9 +130,10 @@ def _cparams_args(cparams):
 
 class Plan:
     """An evaluation plan (Array.plan): the output layout, the stages (nodes computed
-    once and where they are kept), the tasks (groups of output chunks) with their
-    projected memory and source bytes, and the projected peak. A thin view of the C++
-    b2lazy::Plan."""
+    once and where they are kept), the windows (sources read through a window of their
+    last decompressed blocks instead of kept), the tasks (groups of output chunks) with
+    their projected memory and source bytes, and the projected peak. A thin view of the
+    C++ b2lazy::Plan."""
 
     def __init__(self, core, ctx):
         self._p = core

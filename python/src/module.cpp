@@ -390,6 +390,7 @@ nb::dict stats_dict(const Stats& s) {
   d["cache_misses"] = s.cache_misses;
   d["sources_kept"] = s.sources_kept;
   d["stages_reused"] = s.stages_reused;
+  d["window_hits"] = s.window_hits;
   d["plan_visits"] = s.plan_visits;
   d["peak_scratch_bytes"] = s.peak_scratch_bytes;
   d["projected_peak_bytes"] = s.projected_peak_bytes;
@@ -422,6 +423,7 @@ Stats stats_from_dict(nb::handle h) {
   num("cache_misses", s.cache_misses);
   num("sources_kept", s.sources_kept);
   num("stages_reused", s.stages_reused);
+  num("window_hits", s.window_hits);
   num("plan_visits", s.plan_visits);
   num("peak_scratch_bytes", s.peak_scratch_bytes);
   num("projected_peak_bytes", s.projected_peak_bytes);
@@ -775,6 +777,20 @@ NB_MODULE(_core, m) {
           d["projected_bytes"] = s.memory.per_task;
           d["threads"] = s.memory.threads;
           d["carried_by"] = s.carried_by ? nb::object(nb::str(s.carried_by->kind().c_str())) : nb::none();
+          l.append(d);
+        }
+        return l;
+      })
+      .def_prop_ro("windows", [](const Plan& p) {
+        nb::list l;
+        for (auto& w : p.windows) {
+          nb::dict d;
+          d["node"] = w.node->describe();
+          d["name"] = w.node->source_name();
+          d["blocks"] = w.blocks;
+          d["bytes"] = w.bytes;
+          d["pulled_bytes"] = w.pulled_bytes;
+          d["read_bytes"] = w.read_bytes;
           l.append(d);
         }
         return l;

@@ -120,6 +120,7 @@ void merge_stats(Stats& a, const Stats& b) {
   a.cache_misses += b.cache_misses;
   a.sources_kept += b.sources_kept;
   a.stages_reused += b.stages_reused;
+  a.window_hits += b.window_hits;
   a.plan_visits = std::max(a.plan_visits, b.plan_visits);  // each process plans the same graph
   a.peak_scratch_bytes = std::max(a.peak_scratch_bytes, b.peak_scratch_bytes);  // per process
   a.projected_peak_bytes = std::max(a.projected_peak_bytes, b.projected_peak_bytes);

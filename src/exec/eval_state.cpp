@@ -31,6 +31,7 @@ ThreadState& EvalState::worker(int i) {
   if (!w) {  // made on the worker thread itself, on first use
     w = std::make_unique<ThreadState>();
     w->eval = this;
+    w->worker = i;
     worker_nodes_[static_cast<size_t>(i)] = std::make_unique<NodeCache>();
     w->nodes = worker_nodes_[static_cast<size_t>(i)].get();
   }
@@ -99,6 +100,7 @@ void EvalState::collect(Stats& stats) const {
   };
   add(main_.get());
   for (auto& w : workers_) add(w.get());
+  for (auto& [node, w] : windows) stats.window_hits += w->hits();
   for (auto& [node, counts] : per_chunk) {
     const std::string name = node->source_name();
     for (auto& [id, n] : counts) {

@@ -9,6 +9,7 @@
 
 #include "b2lazy/node.hpp"
 #include "b2lazy/stats.hpp"
+#include "exec/block_window.hpp"
 #include "exec/carry_board.hpp"
 #include "exec/node_cache.hpp"
 
@@ -55,6 +56,14 @@ class EvalState {
     if (carries.empty()) return nullptr;
     auto it = carries.find(n);
     return it == carries.end() ? nullptr : it->second.get();
+  }
+  // Windows of decompressed blocks of sources (Plan::windows): made before the first
+  // pass, read by every pass.
+  std::unordered_map<const Node*, std::unique_ptr<BlockWindow>> windows;
+  BlockWindow* block_window(const Node* n) const {
+    if (windows.empty()) return nullptr;
+    auto it = windows.find(n);
+    return it == windows.end() ? nullptr : it->second.get();
   }
   // Output chunk `id` has been written: its carries, if any, are all put.
   void chunk_done(int64_t id);

@@ -223,6 +223,8 @@ Stats execute_plan_once(const Plan& plan, const Target& target, int64_t first_ta
   Stats stats;
   EvalState ev(ctx, plan.options.max_memory);
   ev.cancel = opts.cancel;
+  for (const PlanWindow& w : plan.windows)
+    ev.windows[w.node.get()] = std::make_unique<BlockWindow>(w.blocks, static_cast<size_t>(w.node->window_block_bytes()));
   const bool all = first_task == 0 && last_task == ntasks;
   if (first_task < last_task) run_stages(plan, ev, !all, all);
   const bool bm = plan.block_major && target.writer && target.writer->block_major(plan.blocks);

@@ -32,6 +32,7 @@ class ThreadState {
   // True on the calling thread outside a parallel pass: a node may then spread its own
   // work (e.g. the slabs of a reduction) over the context's workers.
   bool can_fork = false;
+  int worker = -1;  // its index among the evaluation's workers (-1: the calling thread)
   int64_t cache_hits = 0;
 
   // Per-node state (kept bands, lent values): owned by the plan's execution.

@@ -79,7 +79,8 @@ int64_t kept_in_memory(const PlanStage& s) { return s.where == KeptIn::Spilled ?
 
 std::string MemoryProjection::describe() const {
   std::string s = mib(peak()) + " (";
-  if (kept) s += "kept by the stages " + mib(kept) + " + ";
+  if (kept > windows) s += "kept by the stages " + mib(kept - windows) + " + ";
+  if (windows) s += "windows of decompressed blocks " + mib(windows) + " + ";
   if (calling) s += "the calling thread " + mib(calling) + " + ";
   s += std::to_string(workers) + " worker" + (workers == 1 ? "" : "s") + " x " + mib(per_worker);
   return s + ")";
@@ -106,6 +107,8 @@ MemoryProjection project_plan(const Plan& p) {
     m.kept = sat_add(m.kept, kept_in_memory(s));
     add_pass(s.memory);
   }
+  for (const PlanWindow& w : p.windows) m.windows = sat_add(m.windows, w.bytes);
+  m.kept = sat_add(m.kept, m.windows);
   add_pass(p.tasks_memory);
   return m;
 }

@@ -45,6 +45,7 @@ void print_measured(std::ostringstream& os, const Stats& s) {
   os << "  computed once: " << s.cache_misses << " node" << (s.cache_misses == 1 ? "" : "s") << ", "
      << s.sources_kept << " source" << (s.sources_kept == 1 ? "" : "s") << " kept, " << s.cache_hits
      << " reads of them";
+  if (s.window_hits) os << "; " << s.window_hits << " blocks read from a window of decompressed blocks";
   if (s.stages_reused) os << " (" << s.stages_reused << " stage" << (s.stages_reused == 1 ? "" : "s") << " read from an earlier execution)";
   os << "\n";
   char secs[32];
@@ -115,6 +116,11 @@ std::string Plan::to_string(const Stats* measured, int nthreads) const {
       os << "    not computed when every task runs in order in one process: " << s.carried_by->kind()
          << " passes its carry from output chunk to output chunk (" << s.links->producer.size() << " links)\n";
   }
+  if (!windows.empty()) os << "read through a window of decompressed blocks (pulled again in turn by the tasks):\n";
+  for (const PlanWindow& w : windows)
+    os << "  " << w.node->describe() << ": its last " << w.blocks
+       << " decompressed blocks, at most " << format_bytes(w.bytes) << " (the tasks would decompress "
+       << format_bytes(w.pulled_bytes) << " of it, through the window: " << format_bytes(w.read_bytes) << ")\n";
   int64_t most = 0, most_src = 0;
   for (auto& t : tasks) most = std::max(most, t.projected_bytes), most_src = std::max(most_src, t.source_bytes);
   const int64_t per = tasks.empty() ? 0 : tasks[0].last_chunk - tasks[0].first_chunk;

@@ -20,6 +20,7 @@ constexpr int64_t kMaxPlannedChunks = 4096;
 struct Requests {
   NodePtr node;
   std::vector<Region> regions;
+  std::vector<int64_t> units;  // the output chunk that asked each region (through nodes looked through)
   int64_t total = 0;
   int64_t decompressed = 0;  // sources: bytes the requests decompress
   Box bbox;
@@ -169,7 +170,10 @@ class Walker {
   // One unit of evaluation (an output chunk, or a region of a node looked through): a
   // node asked the same region twice within it is walked once, as fused programs pull
   // each leaf once.
-  void start_unit() { seen_.clear(); }
+  void start_unit(int64_t unit) {
+    seen_.clear();
+    unit_ = unit;
+  }
 
   void walk(const NodePtr& n, const Region& r) {
     ++ps_.visits;
@@ -194,6 +198,7 @@ class Walker {
       key.insert(key.end(), r.count.begin(), r.count.end());
       q.repeated = !q.asked.insert(std::move(key)).second || q.repeated;
       q.regions.push_back(r);
+      q.units.push_back(unit_);
       return;
     }
     descend(n, r);
@@ -222,6 +227,7 @@ class Walker {
   PlanningState& ps_;
   const Unsettled& u_;
   std::unordered_map<const Node*, std::vector<Region>> seen_;
+  int64_t unit_ = 0;
   using Ranked = std::pair<size_t, const Node*>;
   std::priority_queue<Ranked, std::vector<Ranked>, std::greater<Ranked>> order_;
 };
@@ -244,7 +250,7 @@ std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, 
   const int64_t n = grid.nchunks();
   const int64_t stride = std::max<int64_t>(1, n / kMaxPlannedChunks);
   auto walk_chunk = [&](int64_t id) {
-    w.start_unit();
+    w.start_unit(id);
     w.walk(root, Region::from_box(grid.chunk_box(id)));
   };
   for (int64_t id = 0; id < n; id += stride) walk_chunk(id);
@@ -265,7 +271,11 @@ std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, 
       r.pulled = sat_cast(static_cast<double>(q->decompressed) * scale);
       r.asked = sat_cast(static_cast<double>(q->total) * static_cast<double>(isz) * scale);
       r.once = node.decompressed_bytes(Region::from_box(q->bbox));
-      if (r.once > 0 && r.pulled / 2 >= r.once) reused.push_back(std::move(r));
+      if (r.once > 0 && r.pulled / 2 >= r.once) {
+        // Every chunk walked, in order: their pulls replayed through windows of blocks.
+        if (stride == 1) r.window = choose_window(node, q->regions, q->units, ps.nworkers);
+        reused.push_back(std::move(r));
+      }
       continue;
     }
     if (q->total > q->bbox.size() || q->repeated || promoted) {
@@ -274,9 +284,10 @@ std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, 
       reused.push_back(std::move(r));
     } else {
       std::vector<Region> regions = std::move(q->regions);
-      for (auto& reg : regions) {
-        w.start_unit();
-        w.descend(q->node, reg);
+      const std::vector<int64_t> units = std::move(q->units);
+      for (size_t i = 0; i < regions.size(); ++i) {
+        w.start_unit(units[i]);
+        w.descend(q->node, regions[i]);
       }
     }
   }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "b2lazy/node.hpp"
+#include "plan/window.hpp"
 
 namespace b2lazy {
 
@@ -21,6 +22,7 @@ struct PlanningState {
   // A worker's share of max_memory: sizes the pieces nodes pull their inputs in
   // (Node::pull_pieces), and so what those pulls decompress.
   size_t worker_bytes = 0;
+  int nworkers = 1;
   // Distinct consumers pulling each node of the evaluation's graph in their own pass
   // (counted once, from the first root planned): shared computed nodes are never settled.
   std::unordered_map<const Node*, int> consumers;
@@ -35,6 +37,9 @@ struct ReusedNode {
   int64_t once = 0;    // bytes to compute (decompress) `box` once
   bool source = false; // a stored source: kept only when it saves decompression
   int64_t asked = 0;   // a source: bytes of the elements they ask of it (it decompresses more)
+  // A source: the window of decompressed blocks through which the chunks' pulls, in
+  // order, decompress it about once (blocks 0: none does), in place of keeping it.
+  WindowChoice window;
 };
 
 // Reuse candidates: nodes worth computing once (Node::cacheable: reductions, scans,

@@ -9,6 +9,7 @@
 #include "plan/format.hpp"
 #include "plan/memory.hpp"
 #include "plan/propagate.hpp"
+#include "plan/window.hpp"
 
 namespace b2lazy {
 
@@ -105,7 +106,8 @@ class AskedChunks {
 
 class Costing {
  public:
-  Costing(const KeptSoFar& kept, size_t max_memory, int nworkers, bool single_chunk, AskedChunks* asked = nullptr)
+  Costing(const KeptSoFar& kept, const std::vector<PlanWindow>& windows, size_t max_memory, int nworkers,
+          bool single_chunk, AskedChunks* asked = nullptr)
       : kept_(kept), max_memory_(max_memory), nworkers_(nworkers), single_chunk_(single_chunk),
         prop_(kept.stop, [this, asked](const Edge&, const Node& n, const Region& r, bool first) {
           if (!first) return;
@@ -115,12 +117,14 @@ class Costing {
             if (it != kept_.read.end() && !it->second.first) cost_.kept = sat_add(cost_.kept, MemoryModel::region_bytes(n, r));
             return;
           }
-          if (const int64_t d = n.decompressed_bytes(r)) {
+          if (const int64_t d = decompressed(n, r)) {
             cost_.source = sat_add(cost_.source, d);
             int64_t& s = cost_.per_source[n.source_name()];
             s = sat_add(s, d);
           }
-        }, max_memory / static_cast<size_t>(std::max(1, nworkers))) {}
+        }, max_memory / static_cast<size_t>(std::max(1, nworkers))) {
+    for (const PlanWindow& w : windows) windows_.emplace(w.node.get(), WindowSim(w.blocks));
+  }
 
   ChunkCost of(const Node& root, const Region& r) {
     cost_ = ChunkCost{};
@@ -134,7 +138,18 @@ class Costing {
   }
 
  private:
+  // What a pull decompresses: through the source's window, the blocks it does not hold
+  // (the pass's pulls replayed in order, as its tasks are handed out).
+  int64_t decompressed(const Node& n, const Region& r) {
+    auto it = windows_.find(&n);
+    if (it == windows_.end()) return n.decompressed_bytes(r);
+    ids_.clear();
+    n.blocks_touched(r, ids_);
+    return sat_mul(it->second.touch(ids_), n.window_block_bytes());
+  }
   const KeptSoFar& kept_;
+  std::map<const Node*, WindowSim> windows_;
+  std::vector<int64_t> ids_;
   size_t max_memory_;
   int nworkers_;
   bool single_chunk_;
@@ -165,7 +180,7 @@ void plan_tasks(Plan& p) {
     const int64_t buffers = output_buffer_bytes(s.computed->shape(), s.chunks,
                                                 to_writer ? shrink_chunks(s.chunks, isz, size_t(256) << 10) : Shape{},
                                                 isz, to_writer);
-    Costing costing(kept, p.options.max_memory, p.nworkers, n <= 1, &asked);
+    Costing costing(kept, p.windows, p.options.max_memory, p.nworkers, n <= 1, &asked);
     int64_t working = 0;
     int64_t forked = 0;
     // Units of its pass: chunks, or groups of them (each pulled whole, held beside its chunks).
@@ -207,7 +222,7 @@ void plan_tasks(Plan& p) {
         output_buffer_bytes(p.root->shape(), p.chunks, p.blocks, isz, p.target == PlanTarget::Compressed);
     const bool exact = p.nchunks <= kMaxProjectedChunks;
     if (!exact) asked.ask_all();
-    Costing costing(kept, p.options.max_memory, p.nworkers, p.nchunks <= 1, &asked);
+    Costing costing(kept, p.windows, p.options.max_memory, p.nworkers, p.nchunks <= 1, &asked);
     int64_t most = 0;
     int64_t forked = 0;
     for (int64_t first = 0; first < p.nchunks; first += per) {

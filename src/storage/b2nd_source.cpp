@@ -8,6 +8,8 @@
 
 #include "b2lazy/error.hpp"
 #include "core/strided_copy.hpp"
+#include "exec/block_window.hpp"
+#include "exec/eval_state.hpp"
 #include "exec/thread_state.hpp"
 #include "plan/memory.hpp"
 #include "storage/b2nd_validate.hpp"
@@ -261,6 +263,8 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
     std::memcpy(out, buf, isz);
     return;
   }
+  if (BlockWindow* w = ts.eval ? ts.eval->block_window(this) : nullptr)
+    return fill_windowed(region, static_cast<char*>(out), ts, *w);
   // Fast path: a unit-step request inside one chunk that is one contiguous range of the
   // chunk's C order, when blocks keep that order: decompress just those items, in place.
   Box rb = region.bounds();
@@ -300,6 +304,94 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
       k[d] = 0;
     }
     if (d == static_cast<size_t>(-1)) break;
+  }
+}
+
+template <class F>
+void B2ndSource::for_each_block(const Region& region, F f) const {
+  const size_t nd = ndim();
+  std::vector<std::vector<AxisSegment>> per_axis(nd), segs(nd);
+  for (size_t d = 0; d < nd; ++d)
+    split_axis(region.start[d], region.step[d], region.count[d], grid_.chunks()[d], per_axis[d]);
+  Shape bgrid(nd), coords(nd), i_lo(nd), lo(nd), hi(nd);
+  for (size_t d = 0; d < nd; ++d) bgrid[d] = extchunk_[d] / blocks_[d];
+  auto next = [nd](std::vector<size_t>& k, const std::vector<std::vector<AxisSegment>>& v) {
+    size_t d = nd;
+    while (d-- > 0) {
+      if (++k[d] < v[d].size()) return true;
+      k[d] = 0;
+    }
+    return false;
+  };
+  std::vector<size_t> kc(nd, 0);
+  do {
+    for (size_t d = 0; d < nd; ++d) coords[d] = per_axis[d][kc[d]].cell;
+    const int64_t id = grid_.chunk_id(coords);
+    const Box cbox = grid_.chunk_box(id);
+    for (size_t d = 0; d < nd; ++d) {
+      const AxisSegment& g = per_axis[d][kc[d]];
+      i_lo[d] = g.i_lo;
+      segs[d].clear();
+      split_axis(region.start[d] + g.i_lo * region.step[d] - cbox.start[d], region.step[d], g.i_hi - g.i_lo,
+                 blocks_[d], segs[d]);
+    }
+    std::vector<size_t> kb(nd, 0);
+    do {
+      int64_t bid = 0;
+      for (size_t d = 0; d < nd; ++d) {
+        const AxisSegment& g = segs[d][kb[d]];
+        bid = bid * bgrid[d] + g.cell;
+        lo[d] = i_lo[d] + g.i_lo, hi[d] = i_lo[d] + g.i_hi;
+      }
+      f(id, cbox, bid, lo, hi);
+    } while (next(kb, segs));
+  } while (next(kc, per_axis));
+}
+
+int64_t B2ndSource::window_block_bytes() const {
+  return ndim() == 0 || size() == 0 ? 0 : sat_mul(prod(blocks_), static_cast<int64_t>(itemsize(dtype())));
+}
+
+void B2ndSource::blocks_touched(const Region& region, std::vector<int64_t>& ids) const {
+  if (region.size() == 0 || window_block_bytes() == 0) return;
+  const int64_t per_chunk = extchunk_nitems() / std::max<int64_t>(1, prod(blocks_));
+  for_each_block(region, [&](int64_t id, const Box&, int64_t bid, const Shape&, const Shape&) {
+    ids.push_back(id * per_chunk + bid);
+  });
+}
+
+void B2ndSource::fill_windowed(const Region& region, char* out, ThreadState& ts, BlockWindow& window) const {
+  const int64_t per_block = prod(blocks_);
+  const int64_t per_chunk = extchunk_nitems() / std::max<int64_t>(1, per_block);
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
+  struct Touched {
+    int64_t id, bid;
+    Box cbox;
+    Shape lo, hi;
+  };
+  std::vector<Touched> touched;
+  for_each_block(region, [&](int64_t id, const Box& cbox, int64_t bid, const Shape& lo, const Shape& hi) {
+    touched.push_back({id, bid, cbox, lo, hi});
+  });
+  // Workers pulling neighbouring regions (row bands of the same block row) start at
+  // different blocks, each its share of the way round: each then decompresses its own
+  // blocks and reads the other's kept, rather than waiting on the same block in turn.
+  const size_t n = touched.size();
+  const int nw = std::max(1, ts.eval->nworkers());
+  const size_t first = ts.worker > 0 ? n * static_cast<size_t>(ts.worker % nw) / static_cast<size_t>(nw) : 0;
+  int64_t last = -1;  // a chunk counts one decompression per pull that makes a block of it
+  for (size_t k = 0; k < n; ++k) {
+    const Touched& t = touched[(first + k) % n];
+    ts.eval->check_cancel();
+    bool made = false;
+    const BlockWindow::Block b = window.get(
+        t.id * per_chunk + t.bid,
+        [&](void* dst) {
+          read_items(t.id, t.bid * per_block, per_block, dst, ts, t.id != last);
+          last = t.id;
+        },
+        made);
+    gather_from_chunk(b.get(), t.bid * per_block * isz, t.cbox, region, t.lo, t.hi, out);
   }
 }
 

@@ -40,6 +40,8 @@ class B2ndSource : public Node {
   Shape storage_blocks() const override { return blocks_; }
   bool decompresses() const override { return true; }
   int64_t decompressed_bytes(const Region& region) const override;
+  int64_t window_block_bytes() const override;
+  void blocks_touched(const Region& region, std::vector<int64_t>& ids) const override;
   bool block_major(const Shape& chunks, const Shape& blocks) const override {
     return grid_.chunks() == chunks && blocks_ == blocks;
   }
@@ -84,6 +86,13 @@ class B2ndSource : public Node {
   // blocks whole (one at a time when the chunk is larger than a piece, else the chunk).
   void read_in_pieces(int64_t id, const Box& cbox, const Region& region, const Shape& i_lo, const Shape& i_hi,
                       char* out, ThreadState& ts) const;
+  // Calls f(chunk id, chunk box, block id within the chunk, i_lo, i_hi) for every block
+  // `region` touches — [i_lo, i_hi) of the region's indices along each axis — chunk by
+  // chunk (C order of the grid), block by block (C order of the chunk's blocks).
+  template <class F>
+  void for_each_block(const Region& region, F f) const;
+  // fill() through the plan's window of decompressed blocks (exec/block_window.hpp).
+  void fill_windowed(const Region& region, char* out, ThreadState& ts, class BlockWindow& window) const;
   // Blocks not in C order: is a chunk read whole (it is at most a piece, or one block),
   // rather than block by block? fill_bytes, read_in_pieces and decompressed_bytes agree.
   bool reads_chunk_whole() const;

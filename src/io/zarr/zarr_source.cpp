@@ -13,6 +13,8 @@
 #include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
+#include "exec/block_window.hpp"
+#include "exec/eval_state.hpp"
 #include "exec/thread_state.hpp"
 #include "storage/blosc2_util.hpp"
 
@@ -262,7 +264,9 @@ void ZarrSource::fill(const Region& region, void* out, ThreadState& ts) const {
   const size_t nd = ndim(), isz = itemsize(dtype());
   ScratchScope scope(ts.scratch);
   const Shape& ushape = read_grid_.chunks();
-  char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(prod(ushape)) * isz));
+  // Through the plan's window of decoded units when it gave one (exec/block_window.hpp).
+  BlockWindow* window = ts.eval && nd > 0 ? ts.eval->block_window(this) : nullptr;
+  char* buf = window ? nullptr : static_cast<char*>(scope.alloc(static_cast<size_t>(prod(ushape)) * isz));
   if (nd == 0) {
     read_unit(0, buf, ts);
     std::memcpy(out, buf, isz);
@@ -278,12 +282,18 @@ void ZarrSource::fill(const Region& region, void* out, ThreadState& ts) const {
     const int64_t id = read_grid_.chunk_id(coords);
     const Box cbox = read_grid_.chunk_box(id);
     // A region that is exactly one whole stored chunk is decoded in place.
-    if (region.unit_steps() && region.bounds() == cbox && cbox.shape() == ushape) {
+    if (!window && region.unit_steps() && region.bounds() == cbox && cbox.shape() == ushape) {
       read_unit(id, out, ts);
       return;
     }
-    read_unit(id, buf, ts);
-    const char* src = buf;
+    BlockWindow::Block kept;
+    if (window) {
+      bool made = false;
+      kept = window->get(id, [&](void* dst) { read_unit(id, dst, ts); }, made);
+    } else {
+      read_unit(id, buf, ts);
+    }
+    const char* src = kept ? kept.get() : buf;
     char* dst = static_cast<char*>(out);
     for (size_t d = 0; d < nd; ++d) {
       const AxisSegment& g = per_axis[d][k[d]];
@@ -312,6 +322,30 @@ int64_t ZarrSource::decompressed_bytes(const Region& region) const {
     touched = sat_mul(touched, std::min(hi / c - lo / c + 1, region.count[d]));
   }
   return sat_mul(touched, unit);
+}
+
+int64_t ZarrSource::window_block_bytes() const {
+  return ndim() == 0 || size() == 0 ? 0 : sat_mul(prod(read_grid_.chunks()), static_cast<int64_t>(itemsize(dtype())));
+}
+
+void ZarrSource::blocks_touched(const Region& region, std::vector<int64_t>& ids) const {
+  if (region.size() == 0 || window_block_bytes() == 0) return;
+  const size_t nd = ndim();
+  std::vector<std::vector<AxisSegment>> per_axis(nd);
+  for (size_t d = 0; d < nd; ++d)
+    split_axis(region.start[d], region.step[d], region.count[d], read_grid_.chunks()[d], per_axis[d]);
+  std::vector<size_t> k(nd, 0);
+  Shape coords(nd);
+  while (true) {
+    for (size_t d = 0; d < nd; ++d) coords[d] = per_axis[d][k[d]].cell;
+    ids.push_back(read_grid_.chunk_id(coords));
+    size_t d = nd;
+    while (d-- > 0) {
+      if (++k[d] < per_axis[d].size()) break;
+      k[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) return;
+  }
 }
 
 bool ZarrSource::stored_info(StorageInfo& info) const {

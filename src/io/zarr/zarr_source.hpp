@@ -34,6 +34,9 @@ class ZarrSource : public Node {
   Shape preferred_chunks() const override;
   bool decompresses() const override { return true; }
   int64_t decompressed_bytes(const Region& region) const override;
+  // A window's blocks are its read units (chunks, or a shard's inner chunks), decoded whole.
+  int64_t window_block_bytes() const override;
+  void blocks_touched(const Region& region, std::vector<int64_t>& ids) const override;
   bool stored_info(StorageInfo& out) const override;
 
   const zarr::Metadata& metadata() const { return meta_; }
