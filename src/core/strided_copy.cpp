@@ -95,4 +95,19 @@ void split_axis(int64_t start, int64_t step, int64_t count, int64_t cell,
   }
 }
 
+AxisSegments split_region(const Region& region, const Shape& cells) {
+  AxisSegments segs(region.ndim());
+  for (size_t d = 0; d < region.ndim(); ++d)
+    split_axis(region.start[d], region.step[d], region.count[d], cells[d], segs[d]);
+  return segs;
+}
+
+bool next_segment(std::vector<size_t>& k, const AxisSegments& segs) {
+  for (size_t d = k.size(); d-- > 0;) {
+    if (++k[d] < segs[d].size()) return true;
+    k[d] = 0;
+  }
+  return false;
+}
+
 }  // namespace b2lazy

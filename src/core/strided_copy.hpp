@@ -26,5 +26,11 @@ struct AxisSegment {
 };
 void split_axis(int64_t start, int64_t step, int64_t count, int64_t cell,
                 std::vector<AxisSegment>& out);
+using AxisSegments = std::vector<std::vector<AxisSegment>>;
+// `region` split along every axis by a grid of cells of shape `cells` (split_axis per axis).
+AxisSegments split_region(const Region& region, const Shape& cells);
+// The odometer over one segment per axis, C order: advances `k` (a segment index per
+// axis, all 0 at first) and returns false once every combination has been visited.
+bool next_segment(std::vector<size_t>& k, const AxisSegments& segs);
 
 }  // namespace b2lazy

@@ -18,8 +18,7 @@ std::shared_ptr<char[]> BlockWindow::buffer() {
   });
 }
 
-BlockWindow::Block BlockWindow::get(int64_t key, const std::function<void(void*)>& make, bool& made) {
-  made = false;
+BlockWindow::Block BlockWindow::get(int64_t key, const std::function<void(void*)>& make) {
   std::promise<Block> promise;
   uint64_t me = 0;
   {
@@ -40,7 +39,6 @@ BlockWindow::Block BlockWindow::get(int64_t key, const std::function<void(void*)
       lru_.pop_back();
     }
   }
-  made = true;
   try {
     std::shared_ptr<char[]> buf = buffer();
     make(buf.get());

@@ -25,9 +25,8 @@ class BlockWindow {
   BlockWindow(int64_t capacity, size_t block_bytes)
       : capacity_(capacity), block_bytes_(block_bytes), buffers_(std::make_shared<Buffers>()) {}
   // Block `key`, made by `make(dst)` (block_bytes into dst) when it is not kept: one
-  // caller makes it, concurrent callers of the same key wait for that one. `made`: this
-  // call made it.
-  Block get(int64_t key, const std::function<void(void*)>& make, bool& made);
+  // caller makes it, concurrent callers of the same key wait for that one.
+  Block get(int64_t key, const std::function<void(void*)>& make);
   int64_t hits() const { return hits_; }
   int64_t misses() const { return misses_; }
 

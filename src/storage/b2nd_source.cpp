@@ -203,12 +203,7 @@ void B2ndSource::gather_from_chunk(const char* chunk, int64_t base, const Box& c
     }
     const char* src = chunk + (off + bid * block_bytes);
     copy_strided(nd, count.data(), src, sstr.data(), dst, out_strides.data(), isz);
-    size_t d = nd;
-    while (d-- > 0) {
-      if (++k[d] < segs[d].size()) break;
-      k[d] = 0;
-    }
-    if (d == static_cast<size_t>(-1)) break;
+    if (!next_segment(k, segs)) break;
   }
 }
 
@@ -284,9 +279,7 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
       }
     }
   }
-  std::vector<std::vector<AxisSegment>> per_axis(nd);
-  for (size_t d = 0; d < nd; ++d)
-    split_axis(region.start[d], region.step[d], region.count[d], grid_.chunks()[d], per_axis[d]);
+  const AxisSegments per_axis = split_region(region, grid_.chunks());
   std::vector<size_t> k(nd, 0);
   Shape coords(nd), i_lo(nd), i_hi(nd);
   while (true) {
@@ -298,31 +291,17 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
     }
     const int64_t id = grid_.chunk_id(coords);
     read_in_pieces(id, grid_.chunk_box(id), region, i_lo, i_hi, static_cast<char*>(out), ts);
-    size_t d = nd;
-    while (d-- > 0) {
-      if (++k[d] < per_axis[d].size()) break;
-      k[d] = 0;
-    }
-    if (d == static_cast<size_t>(-1)) break;
+    if (!next_segment(k, per_axis)) break;
   }
 }
 
 template <class F>
 void B2ndSource::for_each_block(const Region& region, F f) const {
   const size_t nd = ndim();
-  std::vector<std::vector<AxisSegment>> per_axis(nd), segs(nd);
-  for (size_t d = 0; d < nd; ++d)
-    split_axis(region.start[d], region.step[d], region.count[d], grid_.chunks()[d], per_axis[d]);
+  const AxisSegments per_axis = split_region(region, grid_.chunks());
+  AxisSegments segs(nd);
   Shape bgrid(nd), coords(nd), i_lo(nd), lo(nd), hi(nd);
   for (size_t d = 0; d < nd; ++d) bgrid[d] = extchunk_[d] / blocks_[d];
-  auto next = [nd](std::vector<size_t>& k, const std::vector<std::vector<AxisSegment>>& v) {
-    size_t d = nd;
-    while (d-- > 0) {
-      if (++k[d] < v[d].size()) return true;
-      k[d] = 0;
-    }
-    return false;
-  };
   std::vector<size_t> kc(nd, 0);
   do {
     for (size_t d = 0; d < nd; ++d) coords[d] = per_axis[d][kc[d]].cell;
@@ -331,7 +310,6 @@ void B2ndSource::for_each_block(const Region& region, F f) const {
     for (size_t d = 0; d < nd; ++d) {
       const AxisSegment& g = per_axis[d][kc[d]];
       i_lo[d] = g.i_lo;
-      segs[d].clear();
       split_axis(region.start[d] + g.i_lo * region.step[d] - cbox.start[d], region.step[d], g.i_hi - g.i_lo,
                  blocks_[d], segs[d]);
     }
@@ -344,8 +322,8 @@ void B2ndSource::for_each_block(const Region& region, F f) const {
         lo[d] = i_lo[d] + g.i_lo, hi[d] = i_lo[d] + g.i_hi;
       }
       f(id, cbox, bid, lo, hi);
-    } while (next(kb, segs));
-  } while (next(kc, per_axis));
+    } while (next_segment(kb, segs));
+  } while (next_segment(kc, per_axis));
 }
 
 int64_t B2ndSource::window_block_bytes() const {
@@ -364,35 +342,28 @@ void B2ndSource::fill_windowed(const Region& region, char* out, ThreadState& ts,
   const int64_t per_block = prod(blocks_);
   const int64_t per_chunk = extchunk_nitems() / std::max<int64_t>(1, per_block);
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
-  struct Touched {
-    int64_t id, bid;
-    Box cbox;
-    Shape lo, hi;
-  };
-  std::vector<Touched> touched;
-  for_each_block(region, [&](int64_t id, const Box& cbox, int64_t bid, const Shape& lo, const Shape& hi) {
-    touched.push_back({id, bid, cbox, lo, hi});
-  });
   // Workers pulling neighbouring regions (row bands of the same block row) start at
   // different blocks, each its share of the way round: each then decompresses its own
   // blocks and reads the other's kept, rather than waiting on the same block in turn.
-  const size_t n = touched.size();
+  int64_t n = 0;
+  for_each_block(region, [&](int64_t, const Box&, int64_t, const Shape&, const Shape&) { ++n; });
   const int nw = std::max(1, ts.eval->nworkers());
-  const size_t first = ts.worker > 0 ? n * static_cast<size_t>(ts.worker % nw) / static_cast<size_t>(nw) : 0;
+  const int64_t first = ts.worker > 0 ? n * (ts.worker % nw) / nw : 0;
   int64_t last = -1;  // a chunk counts one decompression per pull that makes a block of it
-  for (size_t k = 0; k < n; ++k) {
-    const Touched& t = touched[(first + k) % n];
-    ts.eval->check_cancel();
-    bool made = false;
-    const BlockWindow::Block b = window.get(
-        t.id * per_chunk + t.bid,
-        [&](void* dst) {
-          read_items(t.id, t.bid * per_block, per_block, dst, ts, t.id != last);
-          last = t.id;
-        },
-        made);
-    gather_from_chunk(b.get(), t.bid * per_block * isz, t.cbox, region, t.lo, t.hi, out);
-  }
+  auto visit = [&](int64_t from, int64_t to) {
+    int64_t i = 0;
+    for_each_block(region, [&](int64_t id, const Box& cbox, int64_t bid, const Shape& lo, const Shape& hi) {
+      if (i++ < from || i > to) return;
+      ts.eval->check_cancel();
+      const BlockWindow::Block b = window.get(id * per_chunk + bid, [&](void* dst) {
+        read_items(id, bid * per_block, per_block, dst, ts, id != last);
+        last = id;
+      });
+      gather_from_chunk(b.get(), bid * per_block * isz, cbox, region, lo, hi, out);
+    });
+  };
+  visit(first, n);
+  visit(0, first);
 }
 
 std::pair<int64_t, int64_t> B2ndSource::item_span(const Box& cbox, const Region& region, const Shape& i_lo,
@@ -443,12 +414,7 @@ void B2ndSource::read_in_pieces(int64_t id, const Box& cbox, const Region& regio
       read_items(id, bid * per_block, per_block, buf, ts, counted);
       counted = false;
       gather_from_chunk(buf, bid * per_block * isz, cbox, region, lo, hi, out);
-      size_t d = nd;
-      while (d-- > 0) {
-        if (++k[d] < segs[d].size()) break;
-        k[d] = 0;
-      }
-      if (d == static_cast<size_t>(-1)) return;
+      if (!next_segment(k, segs)) return;
     }
   }
   // C-order blocks: the item range from the first to the last item needed, when it is at
@@ -504,9 +470,7 @@ int64_t B2ndSource::decompressed_bytes(const Region& region) const {
   }
   if (spanned > 4096)
     return c_order_blocks_ ? sat_mul(region.size(), isz) : sat_mul(spanned, sat_mul(extchunk_nitems(), isz));
-  std::vector<std::vector<AxisSegment>> per_axis(nd);
-  for (size_t d = 0; d < nd; ++d)
-    split_axis(region.start[d], region.step[d], region.count[d], grid_.chunks()[d], per_axis[d]);
+  const AxisSegments per_axis = split_region(region, grid_.chunks());
   const Shape st = c_strides(extchunk_);
   int64_t total = 0;
   std::vector<size_t> k(nd, 0);
@@ -540,12 +504,7 @@ int64_t B2ndSource::decompressed_bytes(const Region& region) const {
       const int64_t per_block = std::max<int64_t>(1, prod(blocks_));
       total = sat_add(total, sat_mul(sat_mul(touched_blocks(lo, hi + 1 - lo), per_block), isz));
     }
-    size_t d = nd;
-    while (d-- > 0) {
-      if (++k[d] < per_axis[d].size()) break;
-      k[d] = 0;
-    }
-    if (d == static_cast<size_t>(-1)) break;
+    if (!next_segment(k, per_axis)) break;
   }
   return total;
 }

@@ -16,9 +16,10 @@ using namespace b2lazy;
 namespace {
 
 BlockWindow::Block get(BlockWindow& w, int64_t key, int& made_count) {
-  bool made = false;
-  auto b = w.get(key, [&](void* dst) { std::memset(dst, static_cast<int>(key), 16); }, made);
-  made_count += made;
+  auto b = w.get(key, [&](void* dst) {
+    ++made_count;
+    std::memset(dst, static_cast<int>(key), 16);
+  });
   return b;
 }
 
@@ -55,15 +56,11 @@ TEST(BlockWindow, ConcurrentReadersOfOneBlockMakeItOnce) {
   for (int t = 0; t < 8; ++t)
     threads.emplace_back([&] {
       for (int64_t key = 0; key < 32; ++key) {
-        bool m = false;
-        auto b = w.get(
-            key,
-            [&](void* dst) {
-              std::this_thread::yield();
-              std::memset(dst, static_cast<int>(key), 1 << 12);
-            },
-            m);
-        made += m;
+        auto b = w.get(key, [&](void* dst) {
+          ++made;
+          std::this_thread::yield();
+          std::memset(dst, static_cast<int>(key), 1 << 12);
+        });
         EXPECT_EQ(b[100], static_cast<char>(key));
       }
     });
@@ -74,8 +71,7 @@ TEST(BlockWindow, ConcurrentReadersOfOneBlockMakeItOnce) {
 
 TEST(BlockWindow, AFailedReadIsReportedAndTriedAgain) {
   BlockWindow w(4, 16);
-  bool made = false;
-  EXPECT_THROW(w.get(5, [](void*) { throw std::runtime_error("bad block"); }, made), std::runtime_error);
+  EXPECT_THROW(w.get(5, [](void*) { throw std::runtime_error("bad block"); }), std::runtime_error);
   int count = 0;
   EXPECT_EQ(get(w, 5, count)[0], 5);  // not left as a broken slot
   EXPECT_EQ(count, 1);

@@ -272,8 +272,7 @@ void ZarrSource::fill(const Region& region, void* out, ThreadState& ts) const {
     std::memcpy(out, buf, isz);
     return;
   }
-  std::vector<std::vector<AxisSegment>> per_axis(nd);
-  for (size_t d = 0; d < nd; ++d) split_axis(region.start[d], region.step[d], region.count[d], ushape[d], per_axis[d]);
+  const AxisSegments per_axis = split_region(region, ushape);
   const Shape out_strides = byte_strides(region.count, isz), ustrides = byte_strides(ushape, isz);
   std::vector<size_t> k(nd, 0);
   Shape coords(nd), count(nd), src_strides(nd);
@@ -288,8 +287,7 @@ void ZarrSource::fill(const Region& region, void* out, ThreadState& ts) const {
     }
     BlockWindow::Block kept;
     if (window) {
-      bool made = false;
-      kept = window->get(id, [&](void* dst) { read_unit(id, dst, ts); }, made);
+      kept = window->get(id, [&](void* dst) { read_unit(id, dst, ts); });
     } else {
       read_unit(id, buf, ts);
     }
@@ -303,12 +301,7 @@ void ZarrSource::fill(const Region& region, void* out, ThreadState& ts) const {
       src_strides[d] = ustrides[d] * region.step[d];
     }
     copy_strided(nd, count.data(), src, src_strides.data(), dst, out_strides.data(), isz);
-    size_t d = nd;
-    while (d-- > 0) {
-      if (++k[d] < per_axis[d].size()) break;
-      k[d] = 0;
-    }
-    if (d == static_cast<size_t>(-1)) break;
+    if (!next_segment(k, per_axis)) break;
   }
 }
 
@@ -331,20 +324,13 @@ int64_t ZarrSource::window_block_bytes() const {
 void ZarrSource::blocks_touched(const Region& region, std::vector<int64_t>& ids) const {
   if (region.size() == 0 || window_block_bytes() == 0) return;
   const size_t nd = ndim();
-  std::vector<std::vector<AxisSegment>> per_axis(nd);
-  for (size_t d = 0; d < nd; ++d)
-    split_axis(region.start[d], region.step[d], region.count[d], read_grid_.chunks()[d], per_axis[d]);
+  const AxisSegments per_axis = split_region(region, read_grid_.chunks());
   std::vector<size_t> k(nd, 0);
   Shape coords(nd);
   while (true) {
     for (size_t d = 0; d < nd; ++d) coords[d] = per_axis[d][k[d]].cell;
     ids.push_back(read_grid_.chunk_id(coords));
-    size_t d = nd;
-    while (d-- > 0) {
-      if (++k[d] < per_axis[d].size()) break;
-      k[d] = 0;
-    }
-    if (d == static_cast<size_t>(-1)) return;
+    if (!next_segment(k, per_axis)) return;
   }
 }
 
