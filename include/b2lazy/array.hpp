@@ -164,13 +164,30 @@ Array maximum(const Operand& a, const Operand& b);
 Array minimum(const Operand& a, const Operand& b);
 
 // Reductions: lazy nodes; a result that many output chunks need is computed once.
-enum class Reduction : uint8_t { Sum, Prod, Min, Max, Mean, Var, Std, Any, All, CountNonzero, Argmin, Argmax };
+// The nan* ones skip NaN as NumPy's do; logsumexp is SciPy's log(sum(exp(x))).
+enum class Reduction : uint8_t {
+  Sum, Prod, Min, Max, Mean, Var, Std, Any, All, CountNonzero, Argmin, Argmax,
+  NanSum, NanProd, NanMin, NanMax, NanMean, NanVar, NanStd, NanArgmin, NanArgmax, LogSumExp
+};
+// The registry of reductions: one entry per Reduction, read by the expression parser,
+// the Python module and the builder, so names and arguments cannot drift.
+struct ReductionInfo {
+  Reduction r;
+  const char* name;
+  bool takes_dtype;       // dtype= (sum, prod, mean, var, std and their nan* forms)
+  bool takes_correction;  // correction= / ddof= (var, std, nanvar, nanstd)
+  bool no_identity;       // a zero-size reduction is an error (min, max, arg*)
+  bool single_axis;       // axis is None or one int (argmin, argmax, nanarg*)
+};
+const std::vector<ReductionInfo>& reductions();
+const ReductionInfo& reduction_info(Reduction r);
+const ReductionInfo* find_reduction(const std::string& name);  // nullptr: no such reduction
 const char* reduction_name(Reduction r);
 struct ReduceOptions {
   std::optional<std::vector<int>> axis;  // nullopt: all axes
   bool keepdims = false;
-  std::optional<DType> dtype;  // sum, prod, mean, var, std
-  double correction = 0;       // var, std (NumPy's ddof)
+  std::optional<DType> dtype;  // where ReductionInfo::takes_dtype
+  double correction = 0;       // where ReductionInfo::takes_correction (NumPy's ddof)
 };
 Array reduce(Reduction r, const Array& x, const ReduceOptions& opts = {});
 inline Array sum(const Array& x, const ReduceOptions& o = {}) { return reduce(Reduction::Sum, x, o); }
@@ -180,6 +197,21 @@ inline Array max(const Array& x, const ReduceOptions& o = {}) { return reduce(Re
 inline Array mean(const Array& x, const ReduceOptions& o = {}) { return reduce(Reduction::Mean, x, o); }
 inline Array var(const Array& x, const ReduceOptions& o = {}) { return reduce(Reduction::Var, x, o); }
 inline Array std_dev(const Array& x, const ReduceOptions& o = {}) { return reduce(Reduction::Std, x, o); }
+
+// Holistic reductions (NumPy semantics): the q-th quantile, 0 <= q <= 1, of the values
+// along `axis` (all axes: nullopt). Linear interpolation (NumPy's default method) or one
+// of NumPy's "lower", "higher", "nearest", "midpoint"; a slice with a NaN gives NaN.
+// Lazy: an output pulls its slices whole when they fit the budget, else selects in passes.
+enum class QuantileMethod : uint8_t { Linear, Lower, Higher, Nearest, Midpoint };
+QuantileMethod quantile_method(const std::string& name);  // throws ValueError naming the choices
+struct QuantileOptions {
+  std::optional<std::vector<int>> axis;  // nullopt: all axes
+  bool keepdims = false;
+  QuantileMethod method = QuantileMethod::Linear;
+};
+Array quantile(const Array& x, double q, const QuantileOptions& opts = {});
+Array percentile(const Array& x, double p, const QuantileOptions& opts = {});  // quantile p / 100
+Array median(const Array& x, const QuantileOptions& opts = {});              // quantile 0.5
 
 // Cumulative sums and products (Array API and NumPy names). Totals are carried across
 // chunks; per-segment totals are cached, so a region near the end costs a pass over

@@ -6,6 +6,7 @@ from __future__ import annotations
 import atexit
 import builtins as _builtins
 import functools
+import inspect as _inspect
 import os
 import threading
 
@@ -840,31 +841,70 @@ def _reduction(name, has_dtype=False, has_correction=False):
         return Array(_core.reduce(name, asarray(x)._a, _check_axis(axis, name), bool(keepdims), dtype, float(corr)))
     fn.__name__ = name
     fn.__doc__ = f"Lazy {name} over `axis` (None: all axes), NumPy semantics."
+    # The signature shows the arguments this reduction takes (the registry's), no others.
+    P = _inspect.Parameter
+    params = [P("x", P.POSITIONAL_ONLY), P("axis", P.POSITIONAL_OR_KEYWORD, default=None),
+              P("keepdims", P.KEYWORD_ONLY, default=False)]
+    if has_dtype:
+        params.append(P("dtype", P.KEYWORD_ONLY, default=None))
+    if has_correction:
+        params += [P("correction", P.KEYWORD_ONLY, default=None), P("ddof", P.KEYWORD_ONLY, default=None)]
+    fn.__signature__ = _inspect.Signature(params)
     return fn
 
 
-sum = _reduction("sum", has_dtype=True)
-prod = _reduction("prod", has_dtype=True)
-min = _reduction("min")
-max = _reduction("max")
-mean = _reduction("mean", has_dtype=True)
-var = _reduction("var", has_dtype=True, has_correction=True)
-std = _reduction("std", has_dtype=True, has_correction=True)
-any = _reduction("any")
-all = _reduction("all")
-count_nonzero = _reduction("count_nonzero")
+def _single_axis_reduction(name):
+    def fn(x, /, axis=None, *, keepdims=False):
+        if axis is not None and not isinstance(axis, (int, np.integer)):
+            raise TypeError(f"{name}(): axis must be None or an int")
+        return _reduction(name)(x, axis=axis, keepdims=keepdims)
+    fn.__name__ = name
+    fn.__doc__ = f"Lazy {name} over `axis` (None: the array flattened), NumPy semantics."
+    return fn
 
 
-def argmin(x, /, axis=None, *, keepdims=False):
-    if axis is not None and not isinstance(axis, (int, np.integer)):
-        raise TypeError("argmin(): axis must be None or an int")
-    return _reduction("argmin")(x, axis=axis, keepdims=keepdims)
+# One function per entry of the C++ registry of reductions (names and arguments cannot
+# drift from the expression strings' and the command's).
+_reduction_names = []
+for _info in _core.reductions():
+    _n = _info["name"]
+    globals()[_n] = (_single_axis_reduction(_n) if _info["single_axis"]
+                     else _reduction(_n, has_dtype=_info["takes_dtype"], has_correction=_info["takes_correction"]))
+    _reduction_names.append(_n)
+del _info, _n
+logsumexp.__doc__ = "Lazy log(sum(exp(x))) over `axis` (scipy.special.logsumexp), without overflow."
 
 
-def argmax(x, /, axis=None, *, keepdims=False):
-    if axis is not None and not isinstance(axis, (int, np.integer)):
-        raise TypeError("argmax(): axis must be None or an int")
-    return _reduction("argmax")(x, axis=axis, keepdims=keepdims)
+def _holistic(name, q, x, axis, keepdims, method):
+    if not isinstance(keepdims, (bool, np.bool_)):
+        raise TypeError(f"{name}(): keepdims must be a bool, got {keepdims!r}")
+    x = asarray(x)
+    qs = np.asarray(q, dtype=np.float64)
+    if qs.ndim == 0:
+        return Array(_core.quantile(name, x._a, float(qs), _check_axis(axis, name), bool(keepdims), method))
+    # Several quantiles: stacked along a new first axis, as NumPy's.
+    return stack([_holistic(name, float(v), x, axis, keepdims, method) for v in qs.ravel()]).reshape(
+        qs.shape + _holistic(name, 0.0, x, axis, keepdims, method).shape)
+
+
+def median(x, /, axis=None, *, keepdims=False):
+    """Lazy median over `axis` (None: all axes), as np.median (a slice with NaN gives NaN).
+    Each output pulls its slice whole when it fits the budget, else selects it in passes."""
+    return _holistic("median", 0.5, x, axis, keepdims, "linear")
+
+
+def quantile(x, q, /, axis=None, *, method="linear", keepdims=False):
+    """Lazy q-th quantile(s), 0 <= q <= 1, over `axis`, as np.quantile (methods 'linear',
+    'lower', 'higher', 'nearest', 'midpoint')."""
+    return _holistic("quantile", q, x, axis, keepdims, method)
+
+
+def percentile(x, q, /, axis=None, *, method="linear", keepdims=False):
+    """Lazy q-th percentile(s), 0 <= q <= 100, over `axis`, as np.percentile."""
+    return _holistic("percentile", q, x, axis, keepdims, method)
+
+
+__all__ += ["median", "quantile", "percentile"]
 
 
 def _axis_int(axis, fn):
@@ -896,9 +936,7 @@ def cumprod(x, axis=None, dtype=None):
 
 
 amin, amax = min, max
-__all__ += ["sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "count_nonzero",
-            "argmin", "argmax", "amin", "amax", "cumulative_sum", "cumulative_prod", "cumsum",
-            "cumprod"]
+__all__ += _reduction_names + ["amin", "amax", "cumulative_sum", "cumulative_prod", "cumsum", "cumprod"]
 
 def _method(f):
     """f as an Array method; its signature (inspect.signature) is f's, self as x."""

@@ -536,18 +536,23 @@ NB_MODULE(_core, m) {
     return clip(as_operand(x, "clip", 0), l, h);
   }, nb::arg("x"), nb::arg("lo").none(), nb::arg("hi").none());
 
+  m.def("reductions", [] {  // the registry (b2lazy/__init__.py makes its functions from it)
+    nb::list l;
+    for (const ReductionInfo& i : reductions()) {
+      nb::dict d;
+      d["name"] = i.name;
+      d["takes_dtype"] = i.takes_dtype;
+      d["takes_correction"] = i.takes_correction;
+      d["single_axis"] = i.single_axis;
+      l.append(d);
+    }
+    return l;
+  });
   m.def("reduce", [](const std::string& name, const Array& x, nb::handle axis, bool keepdims, nb::handle dtype,
                      double correction) {
-    static const std::pair<const char*, Reduction> names[] = {
-        {"sum", Reduction::Sum}, {"prod", Reduction::Prod}, {"min", Reduction::Min}, {"max", Reduction::Max},
-        {"mean", Reduction::Mean}, {"var", Reduction::Var}, {"std", Reduction::Std}, {"any", Reduction::Any},
-        {"all", Reduction::All}, {"count_nonzero", Reduction::CountNonzero}, {"argmin", Reduction::Argmin},
-        {"argmax", Reduction::Argmax}};
-    Reduction r = Reduction::Sum;
-    bool found = false;
-    for (auto& [n, v] : names)
-      if (name == n) r = v, found = true;
-    if (!found) throw ValueError("unknown reduction '" + name + "'");
+    const ReductionInfo* info = find_reduction(name);
+    if (!info) throw ValueError("unknown reduction '" + name + "'");
+    const Reduction r = info->r;
     ReduceOptions o;
     if (!axis.is_none()) {
       std::vector<int> ax;
@@ -565,6 +570,22 @@ NB_MODULE(_core, m) {
     return reduce(r, x, o);
   }, nb::arg("name"), nb::arg("x"), nb::arg("axis").none(), nb::arg("keepdims"), nb::arg("dtype").none(),
      nb::arg("correction"));
+
+  m.def("quantile", [](const std::string& name, const Array& x, double q, nb::handle axis, bool keepdims,
+                       const std::string& method) {
+    QuantileOptions o;
+    if (!axis.is_none()) {
+      std::vector<int> ax;
+      if (nb::isinstance<nb::int_>(axis)) ax.push_back(nb::cast<int>(axis));
+      else
+        for (auto h : axis) ax.push_back(nb::cast<int>(h));
+      o.axis = ax;
+    }
+    o.keepdims = keepdims;
+    o.method = quantile_method(method);
+    if (name == "median") return median(x, o);
+    return name == "percentile" ? percentile(x, q, o) : quantile(x, q, o);
+  }, nb::arg("name"), nb::arg("x"), nb::arg("q"), nb::arg("axis").none(), nb::arg("keepdims"), nb::arg("method"));
 
   m.def("scan", [](const std::string& name, const Array& x, std::optional<int> axis, nb::handle dtype,
                    bool include_initial, bool numpy_style) {

@@ -71,17 +71,16 @@ void elementwise_functions(Map& m) {
 }
 
 void reduction_functions(Map& m) {
-  static const std::pair<const char*, Reduction> reds[] = {
-      {"sum", Reduction::Sum},   {"prod", Reduction::Prod}, {"min", Reduction::Min},   {"max", Reduction::Max},
-      {"amin", Reduction::Min},  {"amax", Reduction::Max},  {"mean", Reduction::Mean}, {"var", Reduction::Var},
-      {"std", Reduction::Std},   {"any", Reduction::Any},   {"all", Reduction::All},
-      {"count_nonzero", Reduction::CountNonzero}, {"argmin", Reduction::Argmin}, {"argmax", Reduction::Argmax}};
+  // The registry's reductions, and NumPy's aliases amin / amax.
+  std::vector<std::pair<std::string, const ReductionInfo*>> reds;
+  for (const ReductionInfo& info : reductions()) reds.emplace_back(info.name, &info);
+  reds.emplace_back("amin", &reduction_info(Reduction::Min));
+  reds.emplace_back("amax", &reduction_info(Reduction::Max));
   for (const auto& entry : reds) {
-    const Reduction r = entry.second;  // (clang 14 cannot capture a structured binding)
-    m[entry.first] = [r](Args& x) {
-      const bool typed = r == Reduction::Sum || r == Reduction::Prod || r == Reduction::Mean || r == Reduction::Var ||
-                         r == Reduction::Std;
-      const bool spread = r == Reduction::Var || r == Reduction::Std;
+    const ReductionInfo* info = entry.second;  // (clang 14 cannot capture a structured binding)
+    m[entry.first] = [info](Args& x) {
+      const Reduction r = info->r;
+      const bool typed = info->takes_dtype, spread = info->takes_correction;
       std::vector<std::string> names = {"x", "axis", "keepdims"};
       if (typed) names.push_back("dtype");
       if (spread) names.insert(names.end(), {"correction", "ddof"});
@@ -94,6 +93,27 @@ void reduction_functions(Map& m) {
         throw ValueError(x.fn() + "(): give correction or ddof, not both");
       if (spread) o.correction = x.has("correction") ? x.number("correction") : x.has("ddof") ? x.number("ddof") : 0;
       return arr(reduce(r, x.array("x"), o), x);
+    };
+  }
+  // Holistic reductions: median(x, axis, keepdims), quantile(x, q, axis, method, keepdims),
+  // percentile likewise (NumPy's argument order).
+  for (const char* name : {"median", "quantile", "percentile"}) {
+    const std::string fn = name;
+    m[name] = [fn](Args& x) {
+      const bool median = fn == "median";
+      if (median) x.signature({"x", "axis", "keepdims"}, 1);
+      else x.signature({"x", "q", "axis", "method", "keepdims"}, 2);
+      QuantileOptions o;
+      o.axis = x.opt_axes("axis");
+      o.keepdims = x.boolean("keepdims", false);
+      if (!median && x.has("method")) {
+        const Value& v = x.get("method");
+        if (v.kind != Value::Kind::String) x.bad("method", "a string ('linear', 'lower', 'higher', 'nearest', 'midpoint')");
+        o.method = quantile_method(v.str);
+      }
+      Array a = x.array("x");
+      if (median) return arr(b2lazy::median(a, o), x);
+      return arr(fn == "quantile" ? quantile(a, x.number("q"), o) : percentile(a, x.number("q"), o), x);
     };
   }
   for (const char* name : {"cumsum", "cumprod"}) {

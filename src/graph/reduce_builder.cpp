@@ -2,6 +2,7 @@
 #include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
 #include "graph/axes.hpp"
+#include "ops/reduce/quantile_node.hpp"
 #include "ops/reduce/reduce_node.hpp"
 
 namespace b2lazy {
@@ -30,23 +31,28 @@ std::vector<bool> normalize_axes(const std::optional<std::vector<int>>& axis, co
 }  // namespace
 
 Array reduce(Reduction r, const Array& x, const ReduceOptions& o) {
-  const char* fn = reduction_name(r);
+  const ReductionInfo& info = reduction_info(r);
+  const char* fn = info.name;
   std::vector<bool> red = normalize_axes(o.axis, x.shape(), fn);
   const DType t = x.dtype();
   DType out = t, acc = t;
   switch (r) {
-    case Reduction::Sum: case Reduction::Prod:
+    case Reduction::Sum: case Reduction::Prod: case Reduction::NanSum: case Reduction::NanProd:
       out = o.dtype.value_or(sum_dtype(t));
       acc = accumulator_for(out);
       if (out == DType::Bool) acc = DType::I64;
       break;
     case Reduction::Mean: case Reduction::Var: case Reduction::Std:
+    case Reduction::NanMean: case Reduction::NanVar: case Reduction::NanStd: case Reduction::LogSumExp:
       out = o.dtype.value_or(is_float(t) ? t : DType::F64);
       if (!is_float(out)) throw TypeError(std::string(fn) + ": dtype must be a floating-point type, got " + dtype_name(out));
       acc = DType::F64;
       break;
-    case Reduction::Min: case Reduction::Max: case Reduction::Argmin: case Reduction::Argmax:
-      out = (r == Reduction::Argmin || r == Reduction::Argmax) ? DType::I64 : t;
+    case Reduction::Min: case Reduction::Max: case Reduction::NanMin: case Reduction::NanMax:
+      acc = t;
+      break;
+    case Reduction::Argmin: case Reduction::Argmax: case Reduction::NanArgmin: case Reduction::NanArgmax:
+      out = DType::I64;
       acc = t;
       break;
     case Reduction::Any: case Reduction::All:
@@ -58,24 +64,47 @@ Array reduce(Reduction r, const Array& x, const ReduceOptions& o) {
       acc = DType::Bool;
       break;
   }
-  if (o.dtype && r != Reduction::Sum && r != Reduction::Prod && r != Reduction::Mean && r != Reduction::Var &&
-      r != Reduction::Std)
-    throw TypeError(std::string(fn) + "() does not take a dtype argument");
-  if (o.correction != 0 && r != Reduction::Var && r != Reduction::Std)
+  if (o.dtype && !info.takes_dtype) throw TypeError(std::string(fn) + "() does not take a dtype argument");
+  if (o.correction != 0 && !info.takes_correction)
     throw TypeError(std::string(fn) + "() does not take a correction argument");
-  if (r == Reduction::Argmin || r == Reduction::Argmax) {
-    int nred = 0;
-    for (bool b : red) nred += b;
-    if (o.axis && o.axis->size() != 1)
-      throw ValueError(std::string(fn) + ": axis must be None or a single integer");
-    (void)nred;
-  }
+  if (info.single_axis && o.axis && o.axis->size() != 1)
+    throw ValueError(std::string(fn) + ": axis must be None or a single integer");
   auto node = std::make_shared<ReduceNode>(x.node(), r, red, o.keepdims, out, acc, o.correction);
-  const int64_t count = node->reduced_count();
-  if (count == 0 &&
-      (r == Reduction::Min || r == Reduction::Max || r == Reduction::Argmin || r == Reduction::Argmax))
+  if (node->reduced_count() == 0 && info.no_identity)
     throw ValueError(std::string(fn) + ": zero-size array to reduction operation " + fn + " which has no identity");
   return Array(node);
+}
+
+}  // namespace b2lazy
+
+namespace b2lazy {
+
+namespace {
+Array quantile_node(const Array& x, double q, const QuantileOptions& o, bool median, const char* fn) {
+  if (!(q >= 0 && q <= 1))
+    throw ValueError(std::string(fn) + ": quantiles must be in the range [0, 1]" +
+                     (std::string(fn) == "percentile" ? " (percentiles in [0, 100])" : "") + ", got " +
+                     std::to_string(std::string(fn) == "percentile" ? q * 100 : q));
+  std::vector<bool> red = normalize_axes(o.axis, x.shape(), fn);
+  const DType t = x.dtype();
+  const bool interpolates = o.method == QuantileMethod::Linear || o.method == QuantileMethod::Midpoint;
+  // NumPy: interpolating methods give float (float inputs keep their type), the others
+  // the input's type.
+  const DType out = interpolates ? (is_float(t) ? t : DType::F64) : t;
+  auto node = std::make_shared<QuantileNode>(x.node(), q, o.method, median, red, o.keepdims, out);
+  if (node->slice_size() == 0 && !is_float(out))
+    throw ValueError(std::string(fn) + ": an empty slice has no " + fn + " of dtype " + dtype_name(out));
+  return Array(node);
+}
+}  // namespace
+
+Array quantile(const Array& x, double q, const QuantileOptions& o) { return quantile_node(x, q, o, false, "quantile"); }
+Array percentile(const Array& x, double p, const QuantileOptions& o) {
+  return quantile_node(x, p / 100, o, false, "percentile");
+}
+Array median(const Array& x, const QuantileOptions& o) {
+  if (o.method != QuantileMethod::Linear) throw TypeError("median() does not take a method");
+  return quantile_node(x, 0.5, o, true, "median");
 }
 
 }  // namespace b2lazy

@@ -62,10 +62,12 @@ void for_each_row(const Shape& count, const std::vector<bool>& red, Row&& row) {
   }
 }
 
-// acc[k] = f(acc[k], x) over the slab. Inner reductions combine partials with f too,
-// so f must be associative and accept A as its second argument.
-template <class X, class A, class F>
-void fold(const X* in, const Shape& count, const std::vector<bool>& red, A* acc, F f) {
+// acc[k] = f(acc[k], x) over the slab. Inner reductions fold into 8 partials seeded with
+// `ident` (f's identity) and join them with combine(a, partial), which must be
+// associative; f's own fold may differ from it (a count adds 1 per value, its partials
+// add as numbers).
+template <class X, class A, class F, class G>
+void fold(const X* in, const Shape& count, const std::vector<bool>& red, A* acc, F f, A ident, G combine) {
   for_each_row(count, red, [&](int64_t io, int64_t ao, int64_t n, bool inner_red) {
     const X* __restrict x = in + io;
     if (inner_red) {
@@ -73,10 +75,10 @@ void fold(const X* in, const Shape& count, const std::vector<bool>& red, A* acc,
       int64_t i = 0;
       if (n >= 16) {  // 8 independent partials: vectorises and hides the add latency
         A p[8];
-        for (int j = 0; j < 8; ++j) p[j] = static_cast<A>(x[j]);
-        for (i = 8; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; ++j) p[j] = ident;
+        for (i = 0; i + 8 <= n; i += 8)
           for (int j = 0; j < 8; ++j) p[j] = f(p[j], x[i + j]);
-        for (int j = 0; j < 8; ++j) a = f(a, p[j]);
+        for (int j = 0; j < 8; ++j) a = combine(a, p[j]);
       }
       for (; i < n; ++i) a = f(a, x[i]);
       acc[ao] = a;
@@ -85,6 +87,11 @@ void fold(const X* in, const Shape& count, const std::vector<bool>& red, A* acc,
       for (int64_t i = 0; i < n; ++i) a[i] = f(a[i], x[i]);
     }
   });
+}
+// The same, where f combines partials too (sum, min, ...).
+template <class X, class A, class F>
+void fold(const X* in, const Shape& count, const std::vector<bool>& red, A* acc, F f, A ident) {
+  fold(in, count, red, acc, f, ident, f);
 }
 
 // g(k, x, j) over the slab: k the accumulator index, j = j0 + sum(idx[d] * rst[d]),

@@ -15,212 +15,24 @@
 #include "exec/scratch.hpp"
 #include "exec/thread_pool.hpp"
 #include "exec/thread_state.hpp"
-#include "ops/reduce/accumulate.hpp"
+#include "ops/reduce/kernels/make.hpp"
 #include "plan/chunking.hpp"
 #include "plan/memory.hpp"
 
 namespace b2lazy {
 
-const char* reduction_name(Reduction r) {
-  static const char* names[] = {"sum", "prod", "min", "max", "mean", "var", "std",
-                                "any", "all", "count_nonzero", "argmin", "argmax"};
-  return names[static_cast<int>(r)];
-}
-
 namespace {
 
 constexpr size_t kSlabBytes = size_t(4) << 20;
 
-// init / consume / merge / finalize (Arrow's aggregate kernels), for accumulators of
-// C++ type A.
-template <class A>
-class Folder {
- public:
-  Folder(Reduction r, int64_t n, const Shape& full_reduced_strides)
-      : r_(r), n_(n), rst_(full_reduced_strides) {
-    acc.resize(static_cast<size_t>(n));
-    A init{};
-    switch (r) {
-      case Reduction::Prod: case Reduction::All: init = A(1); break;
-      case Reduction::Min: case Reduction::Argmin:
-        init = std::numeric_limits<A>::has_infinity ? std::numeric_limits<A>::infinity() : std::numeric_limits<A>::max();
-        break;
-      case Reduction::Max: case Reduction::Argmax:
-        init = std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::lowest();
-        break;
-      default: break;
-    }
-    std::fill(acc.begin(), acc.end(), init);
-    if (r == Reduction::Argmin || r == Reduction::Argmax) idx.assign(static_cast<size_t>(n), std::numeric_limits<int64_t>::max());
-    if (r == Reduction::Var || r == Reduction::Std) m2.assign(static_cast<size_t>(n), 0.0);
-    if (r == Reduction::CountNonzero) count.assign(static_cast<size_t>(n), 0);
-  }
-
-  // `x` is the slab converted to A; `slab` is its region in the input.
-  void consume(const A* x, const Region& slab, const std::vector<bool>& red) {
-    const Shape& c = slab.count;
-    using accum::fold;
-    switch (r_) {
-      case Reduction::Sum: case Reduction::Mean: fold(x, c, red, acc.data(), [](A a, A v) { return accum::add(a, v); }); break;
-      case Reduction::Prod: fold(x, c, red, acc.data(), [](A a, A v) { return accum::mul(a, v); }); break;
-      case Reduction::Min:
-        fold(x, c, red, acc.data(), [](A a, A v) { return (v < a || accum::is_nan(v)) ? v : a; });
-        break;
-      case Reduction::Max:
-        fold(x, c, red, acc.data(), [](A a, A v) { return (v > a || accum::is_nan(v)) ? v : a; });
-        break;
-      case Reduction::Any: fold(x, c, red, acc.data(), [](A a, A v) { return A((a != 0) | (v != 0)); }); break;
-      case Reduction::All: fold(x, c, red, acc.data(), [](A a, A v) { return A((a != 0) & (v != 0)); }); break;
-      case Reduction::CountNonzero:
-        fold(x, c, red, count.data(), [](int64_t a, auto v) { return a + static_cast<int64_t>(v); });  // x is 0/1
-        break;
-      case Reduction::Var: case Reduction::Std: consume_var(x, c, red); break;
-      case Reduction::Argmin: case Reduction::Argmax: consume_arg(x, slab, red); break;
-    }
-  }
-
-  void merge(const Folder& o) {
-    for (size_t k = 0; k < acc.size(); ++k) {
-      switch (r_) {
-        case Reduction::Sum: case Reduction::Mean: acc[k] = accum::add(acc[k], o.acc[k]); break;
-        case Reduction::Prod: acc[k] = accum::mul(acc[k], o.acc[k]); break;
-        case Reduction::Min: acc[k] = (o.acc[k] < acc[k] || accum::is_nan(o.acc[k])) ? o.acc[k] : acc[k]; break;
-        case Reduction::Max: acc[k] = (o.acc[k] > acc[k] || accum::is_nan(o.acc[k])) ? o.acc[k] : acc[k]; break;
-        case Reduction::Any: acc[k] = A((acc[k] != 0) || (o.acc[k] != 0)); break;
-        case Reduction::All: acc[k] = A((acc[k] != 0) && (o.acc[k] != 0)); break;
-        case Reduction::CountNonzero: count[k] += o.count[k]; break;
-        case Reduction::Var: case Reduction::Std: merge_moments(k, o.nseen, o.acc[k], o.m2[k]); break;
-        case Reduction::Argmin: case Reduction::Argmax: take_if_better(k, o.acc[k], o.idx[k]); break;
-      }
-    }
-    if (r_ == Reduction::Var || r_ == Reduction::Std) nseen += o.nseen;
-  }
-
-  void finalize(DType acc_dtype, DType out_dtype, int64_t total, double correction, void* out) const {
-    std::vector<A> tmp;
-    const void* src = acc.data();
-    DType from = acc_dtype;
-    switch (r_) {
-      case Reduction::Mean:
-        tmp.resize(acc.size());
-        for (size_t k = 0; k < acc.size(); ++k) tmp[k] = A(static_cast<double>(acc[k]) / static_cast<double>(total));
-        src = tmp.data();
-        break;
-      case Reduction::Var: case Reduction::Std:
-        tmp.resize(acc.size());
-        for (size_t k = 0; k < acc.size(); ++k) {
-          // NaN for no elements (NumPy: 0/0) and, as the Array API says, where N - correction
-          // <= 0 (NumPy divides by max(N - correction, 0): inf, or nan for constant data).
-          const double divisor = static_cast<double>(total) - correction;
-          double v = total == 0 || !(divisor > 0) ? std::nan("") : m2[k] / divisor;
-          tmp[k] = A(r_ == Reduction::Std ? std::sqrt(v) : v);
-        }
-        src = tmp.data();
-        break;
-      case Reduction::CountNonzero: src = count.data(); from = DType::I64; break;
-      case Reduction::Argmin: case Reduction::Argmax: src = idx.data(); from = DType::I64; break;
-      default: break;
-    }
-    auto cast = kernels::lookup_cast(from, out_dtype);
-    const void* in[1] = {src};
-    cast(out, in, n_);
-  }
-
-  // The state as bytes (a part of a reduction folded in another process), and back.
-  void save(std::vector<uint8_t>& out) const {
-    auto put = [&](const auto& v) {
-      const auto* p = reinterpret_cast<const uint8_t*>(v.data());
-      out.insert(out.end(), p, p + v.size() * sizeof(v[0]));
-    };
-    put(acc), put(idx), put(count), put(m2);
-    const auto* p = reinterpret_cast<const uint8_t*>(&nseen);
-    out.insert(out.end(), p, p + sizeof nseen);
-  }
-  void load(const uint8_t* p, size_t n) {
-    const size_t want = acc.size() * sizeof(A) + (idx.size() + count.size()) * 8 + m2.size() * 8 + sizeof nseen;
-    if (n != want)
-      throw ValueError("a partial " + std::string(reduction_name(r_)) + " of " + std::to_string(n) +
-                       " bytes where this region's is " + std::to_string(want));
-    auto get = [&](auto& v) {
-      std::memcpy(v.data(), p, v.size() * sizeof(v[0]));
-      p += v.size() * sizeof(v[0]);
-    };
-    get(acc), get(idx), get(count), get(m2);
-    std::memcpy(&nseen, p, sizeof nseen);
-  }
-
-  std::vector<A> acc;  // sums, products, extremes, or means (var)
-  std::vector<int64_t> idx, count;
-  std::vector<double> m2;
-  double nseen = 0;  // elements folded per output (var)
-
- private:
-  void merge_moments(size_t k, double nb, A mean_b, double m2_b) {
-    double na = nseen;
-    if (nb == 0) return;
-    double tot = na + nb, delta = static_cast<double>(mean_b) - static_cast<double>(acc[k]);
-    acc[k] = A(static_cast<double>(acc[k]) + delta * nb / tot);
-    m2[k] += m2_b + delta * delta * na * nb / tot;
-  }
-
-  // Two passes over the slab (its means, then squared deviations), merged by Chan.
-  void consume_var(const A* x, const Shape& c, const std::vector<bool>& red) {
-    double ns = 1;
-    for (size_t d = 0; d < c.size(); ++d)
-      if (red[d]) ns *= static_cast<double>(c[d]);
-    if (ns == 0) return;
-    std::vector<A> mean_s(acc.size(), A(0));
-    accum::fold(x, c, red, mean_s.data(), [](A a, A v) { return accum::add(a, v); });
-    for (auto& m : mean_s) m = A(static_cast<double>(m) / ns);
-    std::vector<double> q(acc.size(), 0.0);
-    Shape zero(c.size(), 0);
-    accum::fold_indexed(x, c, red, zero, 0, [&](int64_t k, A v, int64_t) {
-      double dv = static_cast<double>(v) - static_cast<double>(mean_s[k]);
-      q[k] += dv * dv;
-    });
-    for (size_t k = 0; k < acc.size(); ++k) merge_moments(k, ns, mean_s[k], q[k]);
-    nseen += ns;
-  }
-
-  bool better(A v, int64_t j, A cur, int64_t cur_j) const {
-    bool vn = accum::is_nan(v), cn = accum::is_nan(cur);
-    if (vn || cn) return vn && (!cn || j < cur_j);  // the first NaN wins, as in NumPy
-    if (v == cur) return j < cur_j;
-    return r_ == Reduction::Argmin ? v < cur : v > cur;
-  }
-  void take_if_better(size_t k, A v, int64_t j) {
-    if (better(v, j, acc[k], idx[k])) {
-      acc[k] = v;
-      idx[k] = j;
-    }
-  }
-  void consume_arg(const A* x, const Region& slab, const std::vector<bool>& red) {
-    Shape rst(red.size(), 0);
-    int64_t j0 = 0;
-    for (size_t d = 0; d < red.size(); ++d)
-      if (red[d]) {
-        rst[d] = rst_[d];
-        j0 += slab.start[d] * rst_[d];
-      }
-    accum::fold_indexed(x, slab.count, red, rst, j0,
-                         [&](int64_t k, A v, int64_t j) { take_if_better(static_cast<size_t>(k), v, j); });
-  }
-
-  Reduction r_;
-  int64_t n_;
-  Shape rst_;
-};
-
 }  // namespace
 
-namespace {
 Shape reduced_shape(const Shape& in, const std::vector<bool>& reduced, bool keepdims) {
   Shape s;
   for (size_t d = 0; d < in.size(); ++d)
     if (!reduced[d] || keepdims) s.push_back(reduced[d] ? 1 : in[d]);
   return s;
 }
-}  // namespace
 
 ReduceNode::ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bool keepdims, DType out,
                        DType acc, double correction)
@@ -498,10 +310,12 @@ void ReduceNode::fold_input(const Region& in, int64_t nout, ThreadState& ts, Use
   const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
   const Slabs parts = slabs(in, slab_bytes);  // one at a time: never listed (a huge input has many)
   const int64_t nparts = in.size() ? parts.size() : 0;
-  const Shape rst = reduced_strides(input.shape(), reduced_);
+  reduction::KernelArgs args = kernel_args(in);
+  args.n = nout;
   // Accumulate in acc_'s C++ type; the slab is converted to it first.
   dispatch(acc_, [&]<class A>(A*) {
-    auto consume = [&](Folder<A>& f, const Region& slab, ThreadState& t) {
+    using Kernel = reduction::Kernel<A>;
+    auto consume = [&](Kernel& k, const Region& slab, ThreadState& t) {
       ScratchScope scope(t.scratch);
       const int64_t m = slab.size();
       const void* raw = input.pull_view(slab, t);  // zero-copy when the input holds it densely
@@ -517,24 +331,24 @@ void ReduceNode::fold_input(const Region& in, int64_t nout, ThreadState& ts, Use
         kernels::lookup_cast(input.dtype(), acc_)(conv, src, m);
         x = static_cast<const A*>(conv);
       }
-      f.consume(x, slab, reduced_);
+      k.consume(x, slab, reduced_);
     };
-    Folder<A> main(r_, nout, rst);
+    std::unique_ptr<Kernel> main = reduction::make_kernel<A>(args);
     const bool fork = ts.can_fork && ts.eval && nparts > 1 && ts.eval->nworkers() > 1;
     if (!fork) {
-      for (int64_t i = 0; i < nparts; ++i) consume(main, parts.at(i), ts);
+      for (int64_t i = 0; i < nparts; ++i) consume(*main, parts.at(i), ts);
     } else {  // spread the slabs over the workers, then merge their partial results
       EvalState& ev = *ts.eval;
       const int nw = static_cast<int>(std::min<int64_t>(nparts, ev.nworkers()));
-      std::vector<std::unique_ptr<Folder<A>>> partial(nw);
+      std::vector<std::unique_ptr<Kernel>> partial(nw);
       ev.parallel_for(nparts, [&](int64_t i, int w, ThreadState& wts) {
-        if (!partial[w]) partial[w] = std::make_unique<Folder<A>>(r_, nout, rst);
+        if (!partial[w]) partial[w] = reduction::make_kernel<A>(args);
         consume(*partial[w], parts.at(i), wts);
       });
       for (auto& p : partial)
-        if (p) main.merge(*p);
+        if (p) main->merge(*p);
     }
-    use(main);
+    use(*main);
   });
 }
 
@@ -543,8 +357,7 @@ void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
   if (nout == 0) return;
   const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
   if (split_kept(region, out, ts, slab_bytes)) return;
-  fold_input(widen(region), nout, ts,
-             [&](const auto& f) { f.finalize(acc_, dtype(), reduced_count(), correction_, out); });
+  fold_input(widen(region), nout, ts, [&](const auto& k) { k.finalize(out, dtype()); });
 }
 
 // Parts along the outermost reduced axis (slabs are cut along it last, so a part is whole
@@ -573,27 +386,30 @@ std::vector<uint8_t> ReduceNode::fold_part(const Region& region, int64_t lo, int
   in.start[d] = lo;
   in.count[d] = hi - lo;
   std::vector<uint8_t> state;
-  fold_input(in, region.size(), ts, [&](const auto& folder) { folder.save(state); });
+  fold_input(in, region.size(), ts, [&](const auto& k) { k.save(state); });
   return state;
+}
+
+reduction::KernelArgs ReduceNode::kernel_args(const Region& region) const {
+  return {r_, acc_, region.size(), reduced_count(), reduced_strides(inputs()[0]->shape(), reduced_), correction_};
 }
 
 void ReduceNode::fold_merge(const Region& region, std::vector<uint8_t>& into, const uint8_t* part, size_t n) const {
   dispatch(acc_, [&]<class A>(A*) {
-    const Shape rst = reduced_strides(inputs()[0]->shape(), reduced_);
-    Folder<A> a(r_, region.size(), rst), b(r_, region.size(), rst);
-    a.load(into.data(), into.size());
-    b.load(part, n);
-    a.merge(b);
+    auto a = reduction::make_kernel<A>(kernel_args(region)), b = reduction::make_kernel<A>(kernel_args(region));
+    a->load(into.data(), into.size());
+    b->load(part, n);
+    a->merge(*b);
     into.clear();
-    a.save(into);
+    a->save(into);
   });
 }
 
 void ReduceNode::fold_finish(const Region& region, const uint8_t* state, size_t n, void* out) const {
   dispatch(acc_, [&]<class A>(A*) {
-    Folder<A> f(r_, region.size(), reduced_strides(inputs()[0]->shape(), reduced_));
-    f.load(state, n);
-    f.finalize(acc_, dtype(), reduced_count(), correction_, out);
+    auto k = reduction::make_kernel<A>(kernel_args(region));
+    k->load(state, n);
+    k->finalize(out, dtype());
   });
 }
 

@@ -9,8 +9,12 @@
 
 #include "b2lazy/array.hpp"
 #include "b2lazy/node.hpp"
+#include "ops/reduce/kernels/kernel.hpp"
 
 namespace b2lazy {
+
+// The shape `in` reduces to over the axes marked in `reduced`.
+Shape reduced_shape(const Shape& in, const std::vector<bool>& reduced, bool keepdims);
 
 class ReduceNode : public Node {
  public:
@@ -71,6 +75,8 @@ class ReduceNode : public Node {
   // The first piece of `region` (the largest).
   Region first_piece(const Region& region, const Pieces& p) const;
   size_t slab_bytes(size_t max_memory, int nworkers) const;
+  // The kernel arguments for an output region (of region.size() outputs).
+  reduction::KernelArgs kernel_args(const Region& region) const;
   template <class Use>
   void fold_input(const Region& in, int64_t nout, ThreadState& ts, Use&& use) const;
   Reduction r_;

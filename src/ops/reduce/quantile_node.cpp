@@ -1,0 +1,305 @@
+#include "ops/reduce/quantile_node.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "b2lazy/error.hpp"
+#include "core/dispatch.hpp"
+#include "core/saturating.hpp"
+#include "exec/eval_state.hpp"
+#include "exec/scratch.hpp"
+#include "exec/thread_state.hpp"
+#include "ops/reduce/accumulate.hpp"
+#include "ops/reduce/reduce_node.hpp"
+#include "plan/memory.hpp"
+
+namespace b2lazy {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr int64_t kBins = 4096;  // per pass of the selection over a slice too large to hold
+
+// NumPy's virtual index of quantile q among n values for `method`, and the interpolation
+// between the values at floor and floor + 1 (numpy/lib/_function_base_impl.py: its
+// methods' get_virtual_index, _lerp), so results match NumPy's to the last bit.
+struct Position {
+  int64_t lo = 0, hi = 0;  // ranks of the two values (equal: no interpolation)
+  double gamma = 0;
+};
+Position position(int64_t n, double q, QuantileMethod m, bool median) {
+  const double nd = static_cast<double>(n);
+  Position p;
+  if (median) {  // np.median: the middle value, or the mean of the middle two
+    p.lo = (n - 1) / 2, p.hi = n / 2;
+    return p;
+  }
+  auto clamp = [n](double i) { return std::clamp<int64_t>(static_cast<int64_t>(i), 0, n - 1); };
+  switch (m) {
+    case QuantileMethod::Lower: p.lo = p.hi = clamp(std::floor((nd - 1) * q)); return p;
+    case QuantileMethod::Higher: p.lo = p.hi = clamp(std::ceil((nd - 1) * q)); return p;
+    case QuantileMethod::Nearest: p.lo = p.hi = clamp(std::nearbyint((nd - 1) * q)); return p;  // half to even
+    case QuantileMethod::Linear: case QuantileMethod::Midpoint: break;
+  }
+  const double vi = m == QuantileMethod::Midpoint ? 0.5 * (std::floor((nd - 1) * q) + std::ceil((nd - 1) * q))
+                                                  : (nd - 1) * q;
+  if (vi >= nd - 1) {
+    p.lo = p.hi = n - 1;
+  } else if (vi < 0) {
+    p.lo = p.hi = 0;
+  } else {
+    p.lo = static_cast<int64_t>(std::floor(vi));
+    p.hi = p.lo + 1;
+    p.gamma = vi - std::floor(vi);
+    if (m == QuantileMethod::Midpoint) p.gamma = p.gamma == 0 ? 0.0 : 0.5;
+  }
+  return p;
+}
+
+double lerp(double a, double b, double t) {
+  const double d = b - a;
+  return t >= 0.5 ? b - d * (1 - t) : a + d * t;
+}
+
+// The quantile of the values v[0, n) (reordered in place); NaN when one is NaN.
+double quantile_of(double* v, int64_t n, double q, QuantileMethod m, bool median) {
+  if (n == 0) return kNaN;
+  for (int64_t i = 0; i < n; ++i)
+    if (std::isnan(v[i])) return kNaN;
+  const Position p = position(n, q, m, median);
+  std::nth_element(v, v + p.lo, v + n);
+  const double a = v[p.lo];
+  if (p.hi == p.lo) return a;
+  const double b = *std::min_element(v + p.lo + 1, v + n);  // the next rank
+  if (median) return (a + b) / 2;                           // np.median: the mean of the middle two
+  return lerp(a, b, p.gamma);
+}
+
+// Calls f(slab) for slabs of `in` of at most `most` elements (at least one innermost
+// element line when that is more), C order: cut along the outermost axis longer than 1,
+// and within one step of it recursively.
+template <class F>
+void for_each_slab(const Region& in, int64_t most, F&& f) {
+  if (in.size() <= most) return f(in);
+  size_t d = 0;
+  while (d < in.ndim() && in.count[d] == 1) ++d;
+  if (d + 1 >= in.ndim()) {  // one axis left: cut it
+    const int64_t step = std::max<int64_t>(1, most);
+    for (int64_t i = 0; i < in.count[d]; i += step) {
+      Region s = in;
+      s.start[d] = in.start[d] + i * in.step[d];
+      s.count[d] = std::min(step, in.count[d] - i);
+      f(s);
+    }
+    return;
+  }
+  const int64_t per = in.size() / in.count[d];
+  const int64_t rows = std::max<int64_t>(1, most / std::max<int64_t>(per, 1));
+  for (int64_t i = 0; i < in.count[d]; i += rows) {
+    Region s = in;
+    s.start[d] = in.start[d] + i * in.step[d];
+    s.count[d] = std::min(rows, in.count[d] - i);
+    if (rows == 1) for_each_slab(s, most, f);
+    else f(s);
+  }
+}
+
+}  // namespace
+
+QuantileMethod quantile_method(const std::string& name) {
+  if (name == "linear") return QuantileMethod::Linear;
+  if (name == "lower") return QuantileMethod::Lower;
+  if (name == "higher") return QuantileMethod::Higher;
+  if (name == "nearest") return QuantileMethod::Nearest;
+  if (name == "midpoint") return QuantileMethod::Midpoint;
+  throw ValueError("quantile: method '" + name + "' is not one of 'linear', 'lower', 'higher', 'nearest', 'midpoint'");
+}
+
+QuantileNode::QuantileNode(NodePtr input, double q, QuantileMethod method, bool median, std::vector<bool> reduced,
+                           bool keepdims, DType out)
+    : Node(out, reduced_shape(input->shape(), reduced, keepdims), {input}), q_(q), method_(method), median_(median),
+      reduced_(std::move(reduced)), keepdims_(keepdims) {
+  int o = 0;
+  for (size_t d = 0; d < inputs()[0]->ndim(); ++d) {
+    out_axis_.push_back(reduced_[d] && !keepdims_ ? -1 : o++);
+    if (reduced_[d]) slice_ *= inputs()[0]->shape()[d];
+  }
+}
+
+std::string QuantileNode::describe() const {
+  std::string axes;
+  for (size_t d = 0; d < reduced_.size(); ++d)
+    if (reduced_[d]) axes += (axes.empty() ? "" : ",") + std::to_string(d);
+  return (median_ ? std::string("median(") : "quantile(q=" + std::to_string(q_) + ", ") + "axis=" + axes +
+         (keepdims_ ? ", keepdims" : "") + ") -> " + dtype_name(dtype()) + " " + shape_str(shape()) +
+         "; pulls whole slices along the reduced axes, selects in each";
+}
+
+Region QuantileNode::widen(const Region& r) const {
+  const Shape& in_shape = inputs()[0]->shape();
+  const size_t n = in_shape.size();
+  Region w{Shape(n, 0), Shape(n, 1), Shape(n)};
+  for (size_t d = 0; d < n; ++d) {
+    if (reduced_[d]) {
+      w.count[d] = in_shape[d];
+      continue;
+    }
+    const int o = out_axis_[d];
+    w.start[d] = r.start[o], w.step[d] = r.step[o], w.count[d] = r.count[o];
+  }
+  return w;
+}
+
+size_t QuantileNode::share(size_t max_memory, int nworkers) {
+  return std::max<size_t>(size_t(1) << 20, max_memory / 4 / static_cast<size_t>(std::max(1, nworkers)));
+}
+
+// A slice's values are held twice: as pulled, and as float64 to select in.
+int64_t QuantileNode::piece_outputs(size_t share) const {
+  const int64_t per = sat_mul(slice_, static_cast<int64_t>(itemsize(inputs()[0]->dtype()) + sizeof(double)));
+  return std::max<int64_t>(1, static_cast<int64_t>(share) / std::max<int64_t>(per, 1));
+}
+
+void QuantileNode::fill(const Region& region, void* out, ThreadState& ts) const {
+  const int64_t nout = region.size();
+  if (nout == 0) return;
+  const size_t sh = share(ts.eval ? ts.eval->max_memory : size_t(256) << 20, ts.eval ? ts.eval->nworkers() : 1);
+  const int64_t per_piece = piece_outputs(sh);
+  // Pieces along the region's outputs in C order: runs of whole rows of the last axes.
+  std::vector<Region> pieces;
+  for_each_slab(region, per_piece, [&](const Region& p) { pieces.push_back(p); });
+  std::vector<double> vals(static_cast<size_t>(nout));
+  std::vector<int64_t> offset(pieces.size());
+  const Shape cs = c_strides(region.count);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    int64_t off = 0;
+    for (size_t d = 0; d < region.ndim(); ++d)
+      off += (pieces[i].start[d] - region.start[d]) / (region.step[d] ? region.step[d] : 1) * cs[d];
+    offset[i] = off;
+  }
+  auto run = [&](int64_t i, ThreadState& t) {
+    const Region& p = pieces[static_cast<size_t>(i)];
+    double* dst = vals.data() + offset[static_cast<size_t>(i)];
+    if (sat_mul(slice_, static_cast<int64_t>(itemsize(inputs()[0]->dtype()) + sizeof(double))) > static_cast<int64_t>(sh))
+      *dst = select_in_passes(p, sh, t);  // (one output per piece)
+    else
+      fill_piece(p, dst, t);
+  };
+  if (ts.can_fork && ts.eval && ts.eval->nworkers() > 1 && pieces.size() > 1)
+    ts.eval->parallel_for(static_cast<int64_t>(pieces.size()), [&](int64_t i, int, ThreadState& w) { run(i, w); });
+  else
+    for (size_t i = 0; i < pieces.size(); ++i) run(static_cast<int64_t>(i), ts);
+  const void* src[1] = {vals.data()};
+  kernels::lookup_cast(DType::F64, dtype())(out, src, nout);
+}
+
+void QuantileNode::fill_piece(const Region& piece, double* out, ThreadState& ts) const {
+  const Node& input = *inputs()[0];
+  const Region in = widen(piece);
+  const int64_t n = piece.size();
+  ScratchScope scope(ts.scratch);
+  const int64_t m = in.size();
+  void* raw = scope.alloc(static_cast<size_t>(m) * itemsize(input.dtype()));
+  input.pull(in, raw, ts);
+  double* v = static_cast<double*>(scope.alloc(static_cast<size_t>(m) * sizeof(double)));
+  // Each output's slice gathered contiguously: slice k at v[k * slice_, (k + 1) * slice_).
+  std::vector<int64_t> pos(static_cast<size_t>(n), 0);
+  const Shape zero(in.ndim(), 0);
+  dispatch(input.dtype(), [&]<class T>(T*) {
+    accum::fold_indexed(static_cast<const T*>(raw), in.count, reduced_, zero, 0, [&](int64_t k, T x, int64_t) {
+      v[k * slice_ + pos[static_cast<size_t>(k)]++] = static_cast<double>(x);
+    });
+  });
+  for (int64_t k = 0; k < n; ++k) out[k] = quantile_of(v + k * slice_, slice_, q_, method_, median_);
+}
+
+// Exact selection over a slice too large to hold: each pass over it (in slabs of the
+// share) counts the values in question — those in [lo, hi] — into kBins bins between
+// fixed edges, and keeps the bin of the wanted rank, until they fit the share and are
+// selected directly. The edges are stored values, so a value falls in one bin in every
+// pass. int64 / uint64 values beyond 2**53 are compared as float64.
+double QuantileNode::select_in_passes(const Region& one, size_t sh, ThreadState& ts) const {
+  const Node& input = *inputs()[0];
+  const Region in = widen(one);
+  const int64_t slab = std::max<int64_t>(1, static_cast<int64_t>(sh / 2 / itemsize(input.dtype())));
+  auto each = [&](auto&& use) {  // use(value) for every value of the slice
+    for_each_slab(in, slab, [&](const Region& s) {
+      if (ts.eval) ts.eval->check_cancel();
+      ScratchScope scope(ts.scratch);
+      void* buf = scope.alloc(static_cast<size_t>(s.size()) * itemsize(input.dtype()));
+      input.pull(s, buf, ts);
+      dispatch(input.dtype(), [&]<class T>(T*) {
+        const T* x = static_cast<const T*>(buf);
+        for (int64_t i = 0; i < s.size(); ++i) use(static_cast<double>(x[i]));
+      });
+    });
+  };
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  double lo = kInf, hi = -kInf;  // the finite values' range
+  int64_t neg_inf = 0, pos_inf = 0;
+  bool nan = false;
+  each([&](double x) {
+    if (std::isnan(x)) nan = true;
+    else if (x == -kInf) ++neg_inf;
+    else if (x == kInf) ++pos_inf;
+    else lo = std::min(lo, x), hi = std::max(hi, x);
+  });
+  if (nan) return kNaN;
+  const int64_t gather = std::max<int64_t>(1, static_cast<int64_t>(sh / 2 / sizeof(double)));
+  // The value of rank r (0-based) among the slice's values.
+  auto rank = [&](int64_t r) {
+    if (r < neg_inf) return -kInf;
+    if (r >= slice_ - pos_inf) return kInf;
+    double a = lo, b = hi;       // the values in question: a <= x <= b
+    int64_t below = neg_inf;     // values under a
+    int64_t count = slice_ - neg_inf - pos_inf;
+    while (true) {
+      if (a == b) return a;
+      if (count <= gather) {
+        std::vector<double> v;
+        v.reserve(static_cast<size_t>(count));
+        each([&](double x) {
+          if (x >= a && x <= b) v.push_back(x);
+        });
+        std::nth_element(v.begin(), v.begin() + (r - below), v.end());
+        return v[static_cast<size_t>(r - below)];
+      }
+      std::vector<double> edges(kBins + 1);  // (as a(1 - t) + bt: b - a may overflow)
+      for (int64_t j = 0; j <= kBins; ++j) {
+        const double t = static_cast<double>(j) / kBins;
+        edges[j] = std::clamp(a * (1 - t) + b * t, j ? edges[j - 1] : a, b);
+      }
+      edges[kBins] = b;
+      std::vector<int64_t> hist(kBins, 0);
+      each([&](double x) {
+        if (!(x >= a && x <= b)) return;
+        const auto j = std::upper_bound(edges.begin(), edges.end() - 1, x) - edges.begin() - 1;
+        ++hist[static_cast<size_t>(std::clamp<int64_t>(j, 0, kBins - 1))];
+      });
+      int64_t j = 0;
+      while (j < kBins - 1 && below + hist[j] <= r) below += hist[j++];
+      // Bin j holds [edges[j], edges[j + 1]) (the last one b too).
+      a = edges[j];
+      b = j == kBins - 1 ? b : std::max(a, std::nextafter(edges[j + 1], -kInf));
+      count = hist[j];
+    }
+  };
+  const Position p = position(slice_, q_, method_, median_);
+  const double a = rank(p.lo);
+  if (p.hi == p.lo) return a;
+  const double b = rank(p.hi);
+  return median_ ? (a + b) / 2 : lerp(a, b, p.gamma);
+}
+
+int64_t QuantileNode::fill_bytes(const Region& region, const MemoryModel& m) const {
+  if (region.size() == 0) return 0;
+  const size_t sh = share(m.max_memory(), m.nworkers());
+  const int64_t per = sat_mul(slice_, static_cast<int64_t>(itemsize(inputs()[0]->dtype()) + sizeof(double)));
+  const int64_t n = std::min(region.size(), piece_outputs(sh));
+  const int64_t held = std::min<int64_t>(sat_mul(per, n), static_cast<int64_t>(sh));  // one piece, or a pass's slab
+  const int64_t vals = sat_mul(region.size(), 8);
+  return sat_add(vals, region.size() > n ? m.spread(held) : held);
+}
+
+}  // namespace b2lazy
