@@ -1,11 +1,13 @@
 #include "ops/reduce/quantile_node.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <limits>
 
 #include "b2lazy/error.hpp"
 #include "core/dispatch.hpp"
+#include "b2lazy/ops.hpp"
 #include "core/saturating.hpp"
 #include "exec/eval_state.hpp"
 #include "exec/scratch.hpp"
@@ -25,8 +27,10 @@ constexpr int64_t kBins = 4096;  // per pass of the selection over a slice too l
 // between the values at floor and floor + 1 (numpy/lib/_function_base_impl.py: its
 // methods' get_virtual_index, _lerp), so results match NumPy's to the last bit.
 struct Position {
-  int64_t lo = 0, hi = 0;  // ranks of the two values (equal: no interpolation)
+  int64_t lo = 0, hi = 0;    // ranks of the two values (equal: one value)
   double gamma = 0;
+  bool interpolate = false;  // linear, midpoint: lerp(v[lo], v[hi], gamma) even when lo == hi,
+                             // as NumPy's (an infinite v[lo] then gives NaN, as there)
 };
 Position position(int64_t n, double q, QuantileMethod m, bool median) {
   const double nd = static_cast<double>(n);
@@ -44,16 +48,19 @@ Position position(int64_t n, double q, QuantileMethod m, bool median) {
   }
   const double vi = m == QuantileMethod::Midpoint ? 0.5 * (std::floor((nd - 1) * q) + std::ceil((nd - 1) * q))
                                                   : (nd - 1) * q;
-  if (vi >= nd - 1) {
+  p.interpolate = true;
+  double prev = std::floor(vi);
+  if (vi >= nd - 1) {  // NumPy takes the last value twice, its gamma from index -1
     p.lo = p.hi = n - 1;
+    prev = -1;
   } else if (vi < 0) {
     p.lo = p.hi = 0;
   } else {
-    p.lo = static_cast<int64_t>(std::floor(vi));
+    p.lo = static_cast<int64_t>(prev);
     p.hi = p.lo + 1;
-    p.gamma = vi - std::floor(vi);
-    if (m == QuantileMethod::Midpoint) p.gamma = p.gamma == 0 ? 0.0 : 0.5;
   }
+  p.gamma = vi - prev;
+  if (m == QuantileMethod::Midpoint) p.gamma = std::fmod(vi, 1.0) == 0 ? 0.0 : 0.5;
   return p;
 }
 
@@ -62,18 +69,30 @@ double lerp(double a, double b, double t) {
   return t >= 0.5 ? b - d * (1 - t) : a + d * t;
 }
 
-// The quantile of the values v[0, n) (reordered in place); NaN when one is NaN.
-double quantile_of(double* v, int64_t n, double q, QuantileMethod m, bool median) {
-  if (n == 0) return kNaN;
+// The quantile of the values v[0, n) (reordered in place) into `out` (one value of
+// `out_dtype`): the value itself when one rank is taken and the type is kept (int64
+// values exactly), else the interpolation in float64; NaN when a value is NaN.
+template <class T>
+void quantile_of(T* v, int64_t n, double q, QuantileMethod m, bool median, DType in_dtype, DType out_dtype,
+                 char* out) {
+  auto put = [&](double r) {
+    const void* src[1] = {&r};
+    kernels::lookup_cast(DType::F64, out_dtype)(out, src, 1);
+  };
+  if (n == 0) return put(kNaN);
   for (int64_t i = 0; i < n; ++i)
-    if (std::isnan(v[i])) return kNaN;
+    if (accum::is_nan(v[i])) return put(kNaN);
   const Position p = position(n, q, m, median);
   std::nth_element(v, v + p.lo, v + n);
-  const double a = v[p.lo];
-  if (p.hi == p.lo) return a;
-  const double b = *std::min_element(v + p.lo + 1, v + n);  // the next rank
-  if (median) return (a + b) / 2;                           // np.median: the mean of the middle two
-  return lerp(a, b, p.gamma);
+  const T a = v[p.lo];
+  if (p.hi == p.lo && !p.interpolate && out_dtype == in_dtype) {
+    std::memcpy(out, &a, sizeof(T));
+    return;
+  }
+  const double da = static_cast<double>(a);
+  const double b = p.hi == p.lo ? da : static_cast<double>(*std::min_element(v + p.lo + 1, v + n));  // the next rank
+  if (p.interpolate) return put(lerp(da, b, p.gamma));
+  put(median ? (da + b) / 2 : da);  // np.median: the mean of the middle two
 }
 
 // Calls f(slab) for slabs of `in` of at most `most` elements (at least one innermost
@@ -161,15 +180,28 @@ int64_t QuantileNode::piece_outputs(size_t share) const {
   return std::max<int64_t>(1, static_cast<int64_t>(share) / std::max<int64_t>(per, 1));
 }
 
+// Pieces along the region's outputs in C order (runs of whole rows of the last axes), each
+// as many outputs as fit `share`: contiguous in the region's C order.
+std::vector<Region> QuantileNode::output_pieces(const Region& region, size_t share) const {
+  std::vector<Region> pieces;
+  for_each_slab(region, piece_outputs(share), [&](const Region& p) { pieces.push_back(p); });
+  return pieces;
+}
+
+std::vector<Region> QuantileNode::pull_pieces(const Region& region, size_t, size_t worker_bytes) const {
+  const size_t sh = std::max<size_t>(size_t(1) << 20, worker_bytes / 4);  // share(), per worker
+  if (region.size() <= 1) return {};  // (a slice selected in passes is read a few times over)
+  std::vector<Region> in;
+  for (const Region& p : output_pieces(region, sh)) in.push_back(widen(p));
+  return in.size() > 1 ? in : std::vector<Region>{};
+}
+
 void QuantileNode::fill(const Region& region, void* out, ThreadState& ts) const {
   const int64_t nout = region.size();
   if (nout == 0) return;
   const size_t sh = share(ts.eval ? ts.eval->max_memory : size_t(256) << 20, ts.eval ? ts.eval->nworkers() : 1);
-  const int64_t per_piece = piece_outputs(sh);
-  // Pieces along the region's outputs in C order: runs of whole rows of the last axes.
-  std::vector<Region> pieces;
-  for_each_slab(region, per_piece, [&](const Region& p) { pieces.push_back(p); });
-  std::vector<double> vals(static_cast<size_t>(nout));
+  const std::vector<Region> pieces = output_pieces(region, sh);
+  const size_t osz = itemsize(dtype());
   std::vector<int64_t> offset(pieces.size());
   const Shape cs = c_strides(region.count);
   for (size_t i = 0; i < pieces.size(); ++i) {
@@ -178,40 +210,44 @@ void QuantileNode::fill(const Region& region, void* out, ThreadState& ts) const 
       off += (pieces[i].start[d] - region.start[d]) / (region.step[d] ? region.step[d] : 1) * cs[d];
     offset[i] = off;
   }
+  const bool in_passes =
+      sat_mul(slice_, static_cast<int64_t>(itemsize(inputs()[0]->dtype()) + sizeof(double))) > static_cast<int64_t>(sh);
   auto run = [&](int64_t i, ThreadState& t) {
     const Region& p = pieces[static_cast<size_t>(i)];
-    double* dst = vals.data() + offset[static_cast<size_t>(i)];
-    if (sat_mul(slice_, static_cast<int64_t>(itemsize(inputs()[0]->dtype()) + sizeof(double))) > static_cast<int64_t>(sh))
-      *dst = select_in_passes(p, sh, t);  // (one output per piece)
-    else
+    char* dst = static_cast<char*>(out) + offset[static_cast<size_t>(i)] * static_cast<int64_t>(osz);
+    if (in_passes) {  // (one output per piece)
+      const double r = select_in_passes(p, sh, t);
+      const void* src[1] = {&r};
+      kernels::lookup_cast(DType::F64, dtype())(dst, src, 1);
+    } else {
       fill_piece(p, dst, t);
+    }
   };
   if (ts.can_fork && ts.eval && ts.eval->nworkers() > 1 && pieces.size() > 1)
     ts.eval->parallel_for(static_cast<int64_t>(pieces.size()), [&](int64_t i, int, ThreadState& w) { run(i, w); });
   else
     for (size_t i = 0; i < pieces.size(); ++i) run(static_cast<int64_t>(i), ts);
-  const void* src[1] = {vals.data()};
-  kernels::lookup_cast(DType::F64, dtype())(out, src, nout);
 }
 
-void QuantileNode::fill_piece(const Region& piece, double* out, ThreadState& ts) const {
+void QuantileNode::fill_piece(const Region& piece, char* out, ThreadState& ts) const {
   const Node& input = *inputs()[0];
   const Region in = widen(piece);
-  const int64_t n = piece.size();
+  const int64_t n = piece.size(), m = in.size();
+  const size_t isz = itemsize(input.dtype()), osz = itemsize(dtype());
   ScratchScope scope(ts.scratch);
-  const int64_t m = in.size();
-  void* raw = scope.alloc(static_cast<size_t>(m) * itemsize(input.dtype()));
+  void* raw = scope.alloc(static_cast<size_t>(m) * isz);
   input.pull(in, raw, ts);
-  double* v = static_cast<double*>(scope.alloc(static_cast<size_t>(m) * sizeof(double)));
-  // Each output's slice gathered contiguously: slice k at v[k * slice_, (k + 1) * slice_).
-  std::vector<int64_t> pos(static_cast<size_t>(n), 0);
-  const Shape zero(in.ndim(), 0);
   dispatch(input.dtype(), [&]<class T>(T*) {
+    // Each output's slice gathered contiguously: slice k at v[k * slice_, (k + 1) * slice_).
+    T* v = static_cast<T*>(scope.alloc(static_cast<size_t>(m) * sizeof(T)));
+    std::vector<int64_t> pos(static_cast<size_t>(n), 0);
+    const Shape zero(in.ndim(), 0);
     accum::fold_indexed(static_cast<const T*>(raw), in.count, reduced_, zero, 0, [&](int64_t k, T x, int64_t) {
-      v[k * slice_ + pos[static_cast<size_t>(k)]++] = static_cast<double>(x);
+      v[k * slice_ + pos[static_cast<size_t>(k)]++] = x;
     });
+    for (int64_t k = 0; k < n; ++k)
+      quantile_of(v + k * slice_, slice_, q_, method_, median_, input.dtype(), dtype(), out + k * static_cast<int64_t>(osz));
   });
-  for (int64_t k = 0; k < n; ++k) out[k] = quantile_of(v + k * slice_, slice_, q_, method_, median_);
 }
 
 // Exact selection over a slice too large to hold: each pass over it (in slabs of the
@@ -287,9 +323,9 @@ double QuantileNode::select_in_passes(const Region& one, size_t sh, ThreadState&
   };
   const Position p = position(slice_, q_, method_, median_);
   const double a = rank(p.lo);
-  if (p.hi == p.lo) return a;
-  const double b = rank(p.hi);
-  return median_ ? (a + b) / 2 : lerp(a, b, p.gamma);
+  const double b = p.hi == p.lo ? a : rank(p.hi);
+  if (p.interpolate) return lerp(a, b, p.gamma);
+  return median_ ? (a + b) / 2 : a;
 }
 
 int64_t QuantileNode::fill_bytes(const Region& region, const MemoryModel& m) const {
@@ -298,8 +334,7 @@ int64_t QuantileNode::fill_bytes(const Region& region, const MemoryModel& m) con
   const int64_t per = sat_mul(slice_, static_cast<int64_t>(itemsize(inputs()[0]->dtype()) + sizeof(double)));
   const int64_t n = std::min(region.size(), piece_outputs(sh));
   const int64_t held = std::min<int64_t>(sat_mul(per, n), static_cast<int64_t>(sh));  // one piece, or a pass's slab
-  const int64_t vals = sat_mul(region.size(), 8);
-  return sat_add(vals, region.size() > n ? m.spread(held) : held);
+  return region.size() > n ? m.spread(held) : held;
 }
 
 }  // namespace b2lazy

@@ -24,6 +24,9 @@ class QuantileNode : public Node {
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override { return {widen(region)}; }
   bool cacheable() const override { return true; }
+  // The widened pieces fill() pulls one after another (its slices, as many as fit a
+  // worker's share at a time), so the plan sees what reading them costs.
+  std::vector<Region> pull_pieces(const Region& region, size_t input, size_t worker_bytes) const override;
   int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
   // Elements of each slice.
   int64_t slice_size() const { return slice_; }
@@ -34,9 +37,11 @@ class QuantileNode : public Node {
   static size_t share(size_t max_memory, int nworkers);
   // Outputs per piece: as many slices as fit `share` (at least 1).
   int64_t piece_outputs(size_t share) const;
+  std::vector<Region> output_pieces(const Region& region, size_t share) const;
   // Fills the outputs of `piece` (C order), whose slices fit in memory together.
-  void fill_piece(const Region& piece, double* out, ThreadState& ts) const;
-  // The quantile of the one slice of output region `one` (one element), in passes.
+  void fill_piece(const Region& piece, char* out, ThreadState& ts) const;
+  // The quantile of the one slice of output region `one` (one element), in passes
+  // (compared as float64).
   double select_in_passes(const Region& one, size_t share, ThreadState& ts) const;
   double q_;
   QuantileMethod method_;
