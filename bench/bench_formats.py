@@ -11,8 +11,11 @@ sin(1234.5 * x) + x), stored as Zarr v3 with blosc(zstd, clevel 1, shuffle) in t
 b2lazy with the same chunks. Three workloads, all at 2 threads:
 
   sum       sum(a)                         -> a float
+  sum0      sum(a, axis=0)                 -> a NumPy vector
   center    a - mean(a, axis=0)            -> a Zarr v3 store (blosc zstd 1 shuffle, a's chunks)
   trig      sin(a)**2 + cos(a)**2          -> a Zarr v3 store (idem)
+  median    median(a, axis=0)              -> a NumPy vector (Dask: da.median, which
+                                              rechunks the reduced axis into one chunk)
 
 Contenders: b2lazy on the Zarr store (b2lazy.open(url), compute(urlpath=out.zarr));
 zarr-python + NumPy (the whole array read into memory with zarr's 2 worker threads, NumPy
@@ -35,7 +38,8 @@ import time
 
 NTHREADS = 2
 CHUNKINGS = {"tiles": (1024, 1024), "strips": (256, None)}  # None: whole rows
-WORKLOADS = ["sum", "center", "trig"]
+WORKLOADS = ["sum", "sum0", "center", "trig", "median"]
+VECTORS = {"sum0", "median"}  # workloads whose result is a small NumPy vector
 CONTENDERS = ["b2lazy", "zarr+numpy", "dask", "b2lazy-b2nd"]
 
 
@@ -96,6 +100,9 @@ def run(contender, workload, src, out):
         cp = {"codec": "zstd", "clevel": 1, "filter": "shuffle"}
         if workload == "sum":
             return float(b2lazy.sum(a).to_numpy(nthreads=NTHREADS))
+        if workload in VECTORS:
+            f = b2lazy.median if workload == "median" else b2lazy.sum
+            return f(a, axis=0).to_numpy(nthreads=NTHREADS)
         e = a - b2lazy.mean(a, axis=0) if workload == "center" else b2lazy.sin(a) ** 2 + b2lazy.cos(a) ** 2
         e.compute(urlpath=out, cparams=cp, nthreads=NTHREADS)
         return out
@@ -105,6 +112,8 @@ def run(contender, workload, src, out):
         a = z[...]
         if workload == "sum":
             return float(np.sum(a))
+        if workload in VECTORS:
+            return (np.median if workload == "median" else np.sum)(a, axis=0)
         r = a - a.mean(axis=0) if workload == "center" else np.sin(a) ** 2 + np.cos(a) ** 2
         o = zarr.create_array(out, shape=r.shape, chunks=z.chunks, dtype=r.dtype, compressors=blosc_codec())
         o[...] = r
@@ -116,6 +125,8 @@ def run(contender, workload, src, out):
             a = da.from_zarr(src)
             if workload == "sum":
                 return float(a.sum().compute())
+            if workload in VECTORS:
+                return (da.median(a, axis=0) if workload == "median" else a.sum(axis=0)).compute()
             r = a - a.mean(axis=0) if workload == "center" else da.sin(a) ** 2 + da.cos(a) ** 2
             r.to_zarr(out, overwrite=True, compressors=blosc_codec())
             return out
@@ -173,6 +184,9 @@ def check(contender, workload, got, ref, d):
     if workload == "sum":
         assert abs(got - ref) <= 1e-9 * abs(ref) + 1e-6, (contender, got, ref)
         return
+    if workload in VECTORS:
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-9, err_msg=contender)
+        return
     import b2lazy
     g, r = b2lazy.open(got), b2lazy.open(ref)
     rows = [0, g.shape[0] // 2, g.shape[0] - 1]
@@ -188,14 +202,16 @@ def main():
     p.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS-formats.json"))
     p.add_argument("--rss-child", nargs=4, metavar=("CONTENDER", "WORKLOAD", "DIR", "CHUNKING"))
     p.add_argument("--gen", action="store_true")
+    p.add_argument("--workloads", nargs="*", default=WORKLOADS, choices=WORKLOADS)
     args = p.parse_args()
     if args.rss_child:
         return rss_child(*args.rss_child)
     if args.gen:
         return gen(args.dir, args.gib)
+    WORKLOADS[:] = args.workloads
     load_before = uptime()
     subprocess.run([sys.executable, __file__, "--gen", "--gib", str(args.gib), "--dir", args.dir], check=True)
-    R = {"shape": shape_for(args.gib), "nthreads": NTHREADS, "load_before": load_before, "rss": {}, "times": {}}
+    R = {"shape": shape_for(args.gib), "nthreads": NTHREADS, "workloads": list(WORKLOADS), "load_before": load_before, "rss": {}, "times": {}}
     # Peak RSS growth, one fresh process per cell (while this process is small).
     for chunking in CHUNKINGS:
         for w in WORKLOADS:
@@ -247,7 +263,7 @@ def markdown(R):
     lines += ["", "Peak RSS growth (MiB, fresh process per cell):", "",
               "| chunks | workload | " + " | ".join(CONTENDERS) + " |", "|---|---|" + "---|" * len(CONTENDERS)]
     for ch in CHUNKINGS:
-        for w in WORKLOADS:
+        for w in R["workloads"]:
             lines.append(f"| {ch} | {w} | " + " | ".join(f"{R['rss'][f'{ch}/{w}/{c}']['growth'] / 2**20:.0f}"
                                                        for c in CONTENDERS) + " |")
     return "\n".join(lines)
