@@ -2,6 +2,8 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "b2lazy/dtype.hpp"
 
@@ -50,6 +52,9 @@ const char* op_name(Op op);  // snake_case, e.g. "floor_divide"
 // Lookup by name; also accepts NumPy/Array API aliases (absolute, arctan2, pow, power,
 // bitwise_not, invert, bitwise_left_shift, ...). Throws ValueError for unknown names.
 Op op_from_name(const std::string& name);
+// Those aliases, (alias, canonical name): the expression parser and the Python package
+// read this one list.
+std::vector<std::pair<std::string, std::string>> op_aliases();
 
 namespace kernels {
 

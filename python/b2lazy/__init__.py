@@ -613,16 +613,10 @@ def _make_function(name, arity):
     return fn
 
 
-_ALIASES = {"absolute": "abs", "power": "pow", "true_divide": "divide", "mod": "remainder",
-            "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
-            "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "bitwise_not": "bitwise_invert",
-            "invert": "bitwise_invert", "left_shift": "bitwise_left_shift",
-            "right_shift": "bitwise_right_shift"}
-
 for _name in _core.op_names():
     globals()[_name] = _make_function(_name, _core.op_arity(_name))
     __all__.append(_name)
-for _alias, _name in _ALIASES.items():
+for _alias, _name in _core.op_aliases():  # NumPy's spellings, from the C++ table
     globals()[_alias] = globals()[_name]
     __all__.append(_alias)
 

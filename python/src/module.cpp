@@ -519,6 +519,7 @@ NB_MODULE(_core, m) {
     return names;
   });
   m.def("op_arity", [](const std::string& name) { return op_arity(op_from_name(name)); });
+  m.def("op_aliases", [] { return op_aliases(); });
 
   m.def("elementwise", [](const std::string& name, nb::args args) {
     Op op = op_from_name(name);

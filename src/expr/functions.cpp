@@ -33,12 +33,7 @@ void elementwise_functions(Map& m) {
       return arr(elementwise(op, ops), x);
     };
   }
-  static const std::pair<const char*, const char*> aliases[] = {
-      {"absolute", "abs"},     {"power", "pow"},      {"true_divide", "divide"},  {"mod", "remainder"},
-      {"arcsin", "asin"},      {"arccos", "acos"},    {"arctan", "atan"},         {"arctan2", "atan2"},
-      {"arcsinh", "asinh"},    {"arccosh", "acosh"},  {"arctanh", "atanh"},       {"bitwise_not", "bitwise_invert"},
-      {"invert", "bitwise_invert"}, {"left_shift", "bitwise_left_shift"}, {"right_shift", "bitwise_right_shift"}};
-  for (auto [alias, name] : aliases) m[alias] = m.at(name);
+  for (const auto& [alias, name] : op_aliases()) m[alias] = m.at(name);
   m["where"] = [](Args& x) {
     x.signature({"condition", "x", "y"}, 1);
     if (!x.has("x") && !x.has("y")) {

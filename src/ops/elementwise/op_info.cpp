@@ -85,4 +85,10 @@ Op op_from_name(const std::string& name) {
   throw ValueError("unknown function '" + name + "'");
 }
 
+std::vector<std::pair<std::string, std::string>> op_aliases() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const NameEntry& e : kAliases) out.emplace_back(e.name, op_name(e.op));
+  return out;
+}
+
 }  // namespace b2lazy
