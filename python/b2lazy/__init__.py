@@ -982,13 +982,17 @@ def imag(x, /):
 
 
 # --- sources --------------------------------------------------------------------------
-def open(urlpath):
+def open(urlpath, *, key=None):
     """Open a stored array, lazily (nothing is read). The format follows the URL's scheme,
-    else its suffix, else what is there: b2nd ("x.b2nd", a sparse directory, "b2nd:PATH")
-    or Zarr v2/v3 in a directory store ("x.zarr", "zarr:PATH", any directory holding
-    zarr.json or .zarray). A lazy expression stored by Array.save() is reopened as that
-    expression (its operands checked against the shapes and dtypes they had)."""
+    else its suffix, else what is there: b2nd ("x.b2nd", a sparse directory, "b2nd:PATH"),
+    Zarr v2/v3 in a directory store ("x.zarr", "zarr:PATH", any directory holding
+    zarr.json or .zarray), or an array in a python-blosc2 DictStore zip ("s.b2z" with
+    `key="/x"`, or the URL "s.b2z#/x"). A lazy expression stored by Array.save() is
+    reopened as that expression (its operands checked against the shapes and dtypes they
+    had)."""
     urlpath = os.fspath(urlpath)
+    if key is not None:
+        urlpath = f"{urlpath}#{key if key.startswith('/') else '/' + key}"
     if _serial.is_saved_expression(urlpath):
         return _serial.load(urlpath)
     return Array(_core.open(urlpath))
@@ -1021,7 +1025,13 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=N
         import blosc2
         if isinstance(obj, blosc2.NDArray):
             path = obj.schunk.urlpath
-            a = open(path) if path else Array(_core.from_cframe(obj.to_cframe()))
+            ref = getattr(obj, "_blosc2_ref", None)  # a member of a DictStore (.b2z)
+            if path and ref is not None and getattr(ref, "kind", None) == "dictstore_key":
+                a = open(ref.urlpath, key=ref.key)
+            elif path and not str(path).endswith(".b2z"):
+                a = open(path)
+            else:  # in memory, or embedded in a .b2z's embed.b2e (a copy python-blosc2 made)
+                a = Array(_core.from_cframe(obj.to_cframe()))
             return a if dtype is None else a.astype(dtype)
     except ImportError:  # pragma: no cover - blosc2 is a dependency
         pass

@@ -501,7 +501,11 @@ NB_MODULE(_core, m) {
       .def("astype", [](const Array& a, nb::handle dt) { return a.astype(dtype_of(dt)); })
       .def("urlpath", [](const Array& a) -> std::optional<std::string> {
         StorageInfo info;  // stored arrays of any format; in-memory ones are named "...#N"
-        if (!a.node()->stored_info(info) || info.urlpath.find('#') != std::string::npos) return std::nullopt;
+        if (!a.node()->stored_info(info)) return std::nullopt;
+        const size_t hash = info.urlpath.rfind('#');  // ("s.b2z#/x": a member of a .b2z)
+        if (hash != std::string::npos && hash + 1 < info.urlpath.size() &&
+            info.urlpath.find_first_not_of("0123456789", hash + 1) == std::string::npos)
+          return std::nullopt;
         return info.urlpath;
       })
       .def("stats", [](const Array& a) -> nb::object {

@@ -40,10 +40,10 @@ std::shared_ptr<B2ndSource> B2ndSource::adopt(b2nd_array_t* arr, const std::stri
   return std::make_shared<B2ndSource>(arr, t, to_shape(arr->shape, arr->ndim), name);
 }
 
-std::shared_ptr<B2ndSource> B2ndSource::open(const std::string& urlpath, const std::string& name) {
-  PinnedOpen o = PinnedOpen::open(urlpath);
+std::shared_ptr<B2ndSource> B2ndSource::open(const std::string& urlpath, const std::string& name, int64_t offset) {
+  PinnedOpen o = PinnedOpen::open(urlpath, offset);
   if (!o.arr)
-    throw IOError("cannot open '" + urlpath + "' as a b2nd array" +
+    throw IOError("cannot open '" + (name.empty() ? urlpath : name) + "' as a b2nd array" +
                   (o.why.empty() ? " (missing, corrupted or not b2nd)" : ": " + o.why));
   auto src = adopt(o.arr, name.empty() ? urlpath : name);
   src->pinned_ = std::move(o.file);

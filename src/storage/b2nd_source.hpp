@@ -18,7 +18,9 @@ class B2ndSource : public Node {
  public:
   // Opens the file or sparse directory at `urlpath` and reads it through descriptors kept
   // for the source's life (storage/pinned_io.hpp); named `name` (default: `urlpath`).
-  static std::shared_ptr<B2ndSource> open(const std::string& urlpath, const std::string& name = "");
+  // `offset`: the frame at that byte of the file (a member of a zip, python-blosc2's .b2z).
+  static std::shared_ptr<B2ndSource> open(const std::string& urlpath, const std::string& name = "",
+                                          int64_t offset = 0);
   static std::shared_ptr<B2ndSource> from_cframe(const void* data, int64_t len);
   // Takes ownership of `arr`.
   static std::shared_ptr<B2ndSource> adopt(b2nd_array_t* arr, const std::string& name);

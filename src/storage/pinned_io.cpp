@@ -167,25 +167,26 @@ bool PinnedFile::unchanged() const {
 }
 
 // One attempt: the descriptor, then C-Blosc2's open through it.
-PinnedOpen::Attempt PinnedOpen::try_open(const std::string& urlpath) {
+PinnedOpen::Attempt PinnedOpen::try_open(const std::string& urlpath, int64_t offset) {
   PinnedFile& f = *file;
   f.fd_ = ::open(urlpath.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);  // a FIFO must not block
   if (f.fd_ < 0) throw_open_error(urlpath, errno);
   if (::fstat(f.fd_, &f.at_open_) != 0) throw_open_error(urlpath, errno);
   f.dir_ = S_ISDIR(f.at_open_.st_mode);
   if (!f.dir_ && !S_ISREG(f.at_open_.st_mode)) return Attempt::NotB2nd;  // a FIFO, device, socket
-  if (f.dir_ && ::fstatat(f.fd_, "chunks.b2frame", &f.index_at_open_, AT_SYMLINK_NOFOLLOW) != 0)
+  if (f.dir_ && (offset != 0 || ::fstatat(f.fd_, "chunks.b2frame", &f.index_at_open_, AT_SYMLINK_NOFOLLOW) != 0))
     return Attempt::NotB2nd;
   f.path_ = urlpath;
   if (!f.dir_) {
     // Where the frame's chunks are: msgpack int32 header length at byte 11 (marker 0xd2 at
     // 10), int64 cbytes at byte 39 (marker 0xd3 at 38), both big-endian.
+    // (Positions in the file: a frame at `offset` has them shifted by it.)
     uint8_t h[47];
-    if (::pread(f.fd_, h, sizeof h, 0) == static_cast<ssize_t>(sizeof h) && h[10] == 0xd2 && h[38] == 0xd3) {
+    if (::pread(f.fd_, h, sizeof h, offset) == static_cast<ssize_t>(sizeof h) && h[10] == 0xd2 && h[38] == 0xd3) {
       const int64_t begin = big_endian(h + 11, 4), cbytes = big_endian(h + 39, 8);
-      if (begin > 0 && cbytes >= 0) {
-        f.chunks_begin_ = begin;
-        f.chunks_end_ = begin + std::min(cbytes, INT64_MAX - begin);
+      if (begin > 0 && cbytes >= 0 && offset <= INT64_MAX / 2 - begin) {
+        f.chunks_begin_ = offset + begin;
+        f.chunks_end_ = f.chunks_begin_ + std::min(cbytes, INT64_MAX - f.chunks_begin_);
       }
     }
   }
@@ -193,7 +194,7 @@ PinnedOpen::Attempt PinnedOpen::try_open(const std::string& urlpath) {
   blosc2_schunk* sc = nullptr;
   {
     ChunkFetch fetch;  // the headers read at open (C-Blosc2 reads chunk 0's lazily)
-    sc = blosc2_schunk_open_udio(urlpath.c_str(), &io);
+    sc = offset ? blosc2_schunk_open_offset_udio(urlpath.c_str(), offset, &io) : blosc2_schunk_open_udio(urlpath.c_str(), &io);
     if (!sc && !fetch.problem().empty()) why = "a chunk " + fetch.problem();
   }
   if (!sc) return Attempt::NotB2nd;
@@ -205,7 +206,7 @@ PinnedOpen::Attempt PinnedOpen::try_open(const std::string& urlpath) {
   return Attempt::Changed;  // written to while it was being opened
 }
 
-PinnedOpen PinnedOpen::open(const std::string& urlpath) {
+PinnedOpen PinnedOpen::open(const std::string& urlpath, int64_t offset) {
   register_pinned_io();
   // An open that fails because the path was replaced meanwhile (C-Blosc2 looks at the path
   // once more, and the callbacks refuse paths of the other kind; an old sparse directory
@@ -213,7 +214,7 @@ PinnedOpen PinnedOpen::open(const std::string& urlpath) {
   for (int attempt = 0;; ++attempt) {
     PinnedOpen r;
     r.file.reset(new PinnedFile);
-    const Attempt a = r.try_open(urlpath);
+    const Attempt a = r.try_open(urlpath, offset);
     if (a == Attempt::Opened) return r;
     struct stat now;
     const struct stat& was = r.file->at_open_;

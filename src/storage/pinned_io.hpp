@@ -70,13 +70,15 @@ struct PinnedOpen {
   // When arr is nullptr although C-Blosc2 read a frame: what makes it no consistent b2nd
   // array (storage/b2nd_validate.hpp).
   std::string why;
-  // Opens the b2nd contiguous file or sparse directory at `urlpath`. Throws IOError naming
-  // the path when nothing can be opened there (missing, no permission, out of descriptors).
-  static PinnedOpen open(const std::string& urlpath);
+  // Opens the b2nd contiguous file or sparse directory at `urlpath`, or the b2nd frame at
+  // byte `offset` of a file (a member stored in a zip: a python-blosc2 .b2z). Throws IOError
+  // naming the path when nothing can be opened there (missing, no permission, out of
+  // descriptors).
+  static PinnedOpen open(const std::string& urlpath, int64_t offset = 0);
 
  private:
   enum class Attempt { Opened, NotB2nd, Changed };
-  Attempt try_open(const std::string& urlpath);
+  Attempt try_open(const std::string& urlpath, int64_t offset);
 };
 
 // True when `urlpath` holds something C-Blosc2 opens as a b2nd array (the array is freed).

@@ -1,6 +1,6 @@
 """Issue #13, item 6 (drivers): one suite every storage driver passes — b2nd (files and
 sparse directories, written by python-blosc2), Zarr v2, Zarr v3 and sharded Zarr v3
-(written by zarr-python) — on what the format's own library wrote and on what b2lazy
+(written by zarr-python), arrays in python-blosc2 DictStore zips (.b2z) — on what the format's own library wrote and on what b2lazy
 wrote: every dtype, edge chunks, missing chunks, partial reads, round trips, and bad files
 refused with an error naming the path.
 
@@ -49,6 +49,26 @@ def zarr_writer(fmt, shards=False):
     return w
 
 
+def b2z_writer(path, x, chunks, written=None):
+    """The array at key "/g/a" of a DictStore zip, beside another array (so the key matters)."""
+    url = str(path) + ".b2z"
+    if written is None:
+        a = blosc2.asarray(x, chunks=chunks)
+    else:  # unwritten chunks stay uninitialised: they read as zeros
+        a = blosc2.empty(x.shape, dtype=x.dtype, chunks=chunks)
+        a[written] = np.ascontiguousarray(x[written])
+    with blosc2.DictStore(url, mode="w") as ds:
+        ds["/other"] = np.arange(10.0)
+        ds["/g/a"] = a
+    return url + "#/g/a"
+
+
+def damage_b2z(url):
+    path = url.split("#")[0]
+    with open(path, "r+b") as f:  # the zip's central directory is at its end
+        f.truncate(os.path.getsize(path) // 2)
+
+
 def damage_b2nd(url):
     path = url.rstrip("/")
     if os.path.isdir(path):
@@ -77,6 +97,7 @@ DRIVERS = {
     "zarr-v2": (zarr_writer(2), damage_zarr),
     "zarr-v3": (zarr_writer(3), damage_zarr),
     "zarr-v3-sharded": (zarr_writer(3, shards=True), damage_zarr),
+    "b2z": (b2z_writer, damage_b2z),
 }
 # What b2lazy writes for each (the same format), and how compute() is asked for it.
 OWN = {
@@ -85,6 +106,7 @@ OWN = {
     "zarr-v2": None,  # b2lazy writes Zarr v3 only
     "zarr-v3": lambda p: dict(urlpath=str(p) + ".zarr"),
     "zarr-v3-sharded": lambda p: dict(urlpath=str(p) + ".zarr", shards=True),
+    "b2z": None,  # b2lazy reads DictStore zips; python-blosc2 writes them
 }
 
 
@@ -99,6 +121,9 @@ def own_write(driver, path, x, chunks):
 def read_with_owner(driver, url):
     if driver.startswith("b2nd"):
         return blosc2.open(url)[...]
+    if driver == "b2z":
+        path, key = url.split("#")
+        return blosc2.DictStore(path, mode="r")[key][...]
     import zarr
     return zarr.open_array(url, mode="r")[...]
 
@@ -166,7 +191,7 @@ def test_bad_files_name_the_path(tmp_path, driver):
     with pytest.raises(OSError) as e:
         b2lazy.open(url).to_numpy()
     assert str(tmp_path / "a") in str(e.value)
-    missing = str(tmp_path / "nothing") + (".zarr" if "zarr" in driver else ".b2nd")
+    missing = str(tmp_path / "nothing") + (".zarr" if "zarr" in driver else ".b2z" if driver == "b2z" else ".b2nd")
     with pytest.raises(OSError, match="nothing"):
         b2lazy.open(missing)
 
