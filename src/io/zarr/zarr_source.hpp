@@ -10,12 +10,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "b2lazy/node.hpp"
+#include "io/unit_source.hpp"
 #include "io/zarr/metadata.hpp"
 
 namespace b2lazy {
 
-class ZarrSource : public Node {
+class ZarrSource : public UnitSource {
  public:
   // The array in directory `path` (zarr.json, else .zarray); named `name` in messages
   // (default: `path`). IOError naming the path and the key at fault.
@@ -26,24 +26,17 @@ class ZarrSource : public Node {
   std::string kind() const override { return "zarr"; }
   std::string describe() const override;
   std::string source_name() const override { return name_; }
-  void fill(const Region& region, void* out, ThreadState& ts) const override;
-  // The read unit: chunks, or inner chunks when shards are read by parts.
-  const ChunkGrid* storage_grid() const override { return &read_grid_; }
+  // (The read unit, UnitSource's grid: chunks, or inner chunks when shards are read by parts.)
   // Outputs aligned with the chunk grid (the shards, up to 64 MiB): each shard's index read
   // once per task.
   Shape preferred_chunks() const override;
-  bool decompresses() const override { return true; }
-  int64_t decompressed_bytes(const Region& region) const override;
-  // A window's blocks are its read units (chunks, or a shard's inner chunks), decoded whole.
-  int64_t window_block_bytes() const override;
-  void blocks_touched(const Region& region, std::vector<int64_t>& ids) const override;
   bool stored_info(StorageInfo& out) const override;
 
   const zarr::Metadata& metadata() const { return meta_; }
 
  private:
   // Read unit `id` of read_grid_, whole (padded as stored) into `dst`.
-  void read_unit(int64_t id, void* dst, ThreadState& ts) const;
+  void read_unit(int64_t id, void* dst, ThreadState& ts) const override;
   // The bytes of chunk file `key` into scratch; false when there is no such file.
   bool read_file(const std::string& key, std::vector<uint8_t>& out, int64_t offset = 0, int64_t len = -1,
                  int64_t* size = nullptr) const;
@@ -53,7 +46,7 @@ class ZarrSource : public Node {
   std::string where(const std::string& key) const { return name_ + "/" + key; }
 
   zarr::Metadata meta_;
-  ChunkGrid grid_, read_grid_;
+  ChunkGrid grid_;
   Shape per_shard_;             // inner chunks per shard along each axis (partial reads)
   bool partial_shards_ = false;  // codecs are sharding_indexed alone
   int dirfd_ = -1;

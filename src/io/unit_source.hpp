@@ -1,0 +1,31 @@
+// A stored array read in whole units — a format's chunks (Zarr's chunks or a shard's inner
+// chunks, HDF5's chunks), each decoded whole by read_unit() — as a leaf of the graph. The
+// region a fill() asks for is cut by the unit grid, each unit decoded (or taken from the
+// plan's window of decoded units, exec/block_window.hpp) and its part copied out.
+#pragma once
+#include <vector>
+
+#include "b2lazy/node.hpp"
+
+namespace b2lazy {
+
+class UnitSource : public Node {
+ public:
+  UnitSource(DType dtype, Shape shape) : Node(dtype, std::move(shape)) {}
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
+  // The read unit's grid.
+  const ChunkGrid* storage_grid() const override { return &read_grid_; }
+  bool decompresses() const override { return true; }
+  int64_t decompressed_bytes(const Region& region) const override;
+  // A window's blocks are the read units, decoded whole.
+  int64_t window_block_bytes() const override;
+  void blocks_touched(const Region& region, std::vector<int64_t>& ids) const override;
+
+ protected:
+  // Unit `id` of read_grid_, whole (padded to the unit's shape at the array's edges) into
+  // `dst`; counts what it decodes in ts.
+  virtual void read_unit(int64_t id, void* dst, ThreadState& ts) const = 0;
+  ChunkGrid read_grid_;
+};
+
+}  // namespace b2lazy
