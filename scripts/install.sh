@@ -8,7 +8,7 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config libsleef-dev libgtest-dev \
-  libzstd-dev liblz4-dev zlib1g-dev libisal-dev nlohmann-json3-dev libminizip-dev \
+  libzstd-dev liblz4-dev zlib1g-dev libisal-dev nlohmann-json3-dev libminizip-dev libhdf5-dev \
   clang libclang-rt-14-dev >/dev/null
 PY=${PYTHON:-python3}
 $PY -m pip install -q -r requirements.txt -r requirements-bench.txt

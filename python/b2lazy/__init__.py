@@ -982,15 +982,20 @@ def imag(x, /):
 
 
 # --- sources --------------------------------------------------------------------------
-def open(urlpath, *, key=None):
+def open(urlpath, *, key=None, dataset=None):
     """Open a stored array, lazily (nothing is read). The format follows the URL's scheme,
     else its suffix, else what is there: b2nd ("x.b2nd", a sparse directory, "b2nd:PATH"),
     Zarr v2/v3 in a directory store ("x.zarr", "zarr:PATH", any directory holding
-    zarr.json or .zarray), or an array in a python-blosc2 DictStore zip ("s.b2z" with
-    `key="/x"`, or the URL "s.b2z#/x"). A lazy expression stored by Array.save() is
+    zarr.json or .zarray), an array in a python-blosc2 DictStore zip ("s.b2z" with
+    `key="/x"`, or the URL "s.b2z#/x"), or a dataset of an HDF5 file ("f.h5" with
+    `dataset="/group/x"`, or "f.h5#/group/x"). A lazy expression stored by Array.save() is
     reopened as that expression (its operands checked against the shapes and dtypes they
     had)."""
     urlpath = os.fspath(urlpath)
+    if dataset is not None:
+        if key is not None:
+            raise TypeError("open(): give key (a .b2z member) or dataset (an HDF5 dataset), not both")
+        key = dataset
     if key is not None:
         urlpath = f"{urlpath}#{key if key.startswith('/') else '/' + key}"
     if _serial.is_saved_expression(urlpath):

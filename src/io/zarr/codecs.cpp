@@ -251,6 +251,13 @@ void decode_shard(const Sharding& s, Span in, const Shape& shape, DType t, uint8
 
 }  // namespace
 
+void undo_bytes(const BytesCodec& c, const uint8_t* data, size_t n, std::vector<uint8_t>& out,
+                const std::string& where, ThreadState& ts) {
+  const Span r = undo(c, {data, n}, nullptr, 0, out, where, ts);
+  if (r.p != out.data()) out.assign(r.p, r.p + r.n);  // (a checksum codec returns a part of `data`)
+  else out.resize(r.n);
+}
+
 void byteswap(void* data, int64_t n, size_t isz) {
   auto* p = static_cast<uint8_t*>(data);
   for (int64_t i = 0; i < n; ++i, p += isz) std::reverse(p, p + isz);

@@ -62,6 +62,11 @@ std::vector<uint64_t> decode_index(const Sharding& s, const uint8_t* data, size_
 void encode(const Pipeline& p, const void* chunk, const Shape& shape, DType t, std::vector<uint8_t>& out,
             const void* fill);
 
+// Undoes one bytes -> bytes codec on `n` bytes at `data`, the result into `out` (resized):
+// for formats whose filters are these codecs too (HDF5's deflate, zstd, blosc).
+void undo_bytes(const BytesCodec& c, const uint8_t* data, size_t n, std::vector<uint8_t>& out,
+                const std::string& where, ThreadState& ts);
+
 // Byte-order reversal of `n` items of `isz` bytes, in place.
 void byteswap(void* data, int64_t n, size_t isz);
 

@@ -1,6 +1,7 @@
 """Issue #13, item 6 (drivers): one suite every storage driver passes — b2nd (files and
 sparse directories, written by python-blosc2), Zarr v2, Zarr v3 and sharded Zarr v3
-(written by zarr-python), arrays in python-blosc2 DictStore zips (.b2z) — on what the format's own library wrote and on what b2lazy
+(written by zarr-python), arrays in python-blosc2 DictStore zips (.b2z), HDF5 datasets
+(written by h5py with gzip + shuffle, and with hdf5plugin's zstd) — on what the format's own library wrote and on what b2lazy
 wrote: every dtype, edge chunks, missing chunks, partial reads, round trips, and bad files
 refused with an error naming the path.
 
@@ -63,6 +64,32 @@ def b2z_writer(path, x, chunks, written=None):
     return url + "#/g/a"
 
 
+def hdf5_writer(filters):
+    def w(path, x, chunks, written=None):
+        import h5py
+        import hdf5plugin  # noqa: F401  (registers the filters with h5py)
+        url = str(path) + ".h5"
+        with h5py.File(url, "w") as f:
+            f.create_dataset("other", data=np.arange(3))
+            g = f.create_group("g")
+            kw = filters() if callable(filters) else dict(filters)
+            d = g.create_dataset("a", shape=x.shape, dtype=x.dtype, chunks=chunks if x.ndim else None,
+                                 fillvalue=0, **(kw if x.ndim else {}))
+            if written is None:
+                d[...] = x
+            else:  # unwritten chunks are not allocated: they read as the fill value
+                d[written] = x[written]
+        return url + "#/g/a"
+    return w
+
+
+def damage_hdf5(url):
+    path = url.split("#")[0]
+    with open(path, "r+b") as f:  # the superblock at the start
+        f.seek(0)
+        f.write(b"\0" * 64)
+
+
 def damage_b2z(url):
     path = url.split("#")[0]
     with open(path, "r+b") as f:  # the zip's central directory is at its end
@@ -98,6 +125,8 @@ DRIVERS = {
     "zarr-v3": (zarr_writer(3), damage_zarr),
     "zarr-v3-sharded": (zarr_writer(3, shards=True), damage_zarr),
     "b2z": (b2z_writer, damage_b2z),
+    "hdf5-gzip-shuffle": (hdf5_writer({"compression": "gzip", "shuffle": True}), damage_hdf5),
+    "hdf5-zstd": (hdf5_writer(lambda: __import__("hdf5plugin").Zstd()), damage_hdf5),
 }
 # What b2lazy writes for each (the same format), and how compute() is asked for it.
 OWN = {
@@ -107,6 +136,8 @@ OWN = {
     "zarr-v3": lambda p: dict(urlpath=str(p) + ".zarr"),
     "zarr-v3-sharded": lambda p: dict(urlpath=str(p) + ".zarr", shards=True),
     "b2z": None,  # b2lazy reads DictStore zips; python-blosc2 writes them
+    "hdf5-gzip-shuffle": None,  # b2lazy reads HDF5
+    "hdf5-zstd": None,
 }
 
 
@@ -191,7 +222,8 @@ def test_bad_files_name_the_path(tmp_path, driver):
     with pytest.raises(OSError) as e:
         b2lazy.open(url).to_numpy()
     assert str(tmp_path / "a") in str(e.value)
-    missing = str(tmp_path / "nothing") + (".zarr" if "zarr" in driver else ".b2z" if driver == "b2z" else ".b2nd")
+    missing = str(tmp_path / "nothing") + (".zarr" if "zarr" in driver else ".b2z" if driver == "b2z"
+                                           else ".h5" if "hdf5" in driver else ".b2nd")
     with pytest.raises(OSError, match="nothing"):
         b2lazy.open(missing)
 

@@ -1,0 +1,322 @@
+#include "io/hdf5/h5_source.hpp"
+
+#include <fcntl.h>
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "b2lazy/driver.hpp"
+#include "b2lazy/error.hpp"
+#include "core/saturating.hpp"
+#include "core/strided_copy.hpp"
+#include "exec/thread_state.hpp"
+#include "io/zarr/codecs.hpp"
+#include "storage/blosc2_util.hpp"
+
+namespace b2lazy {
+
+namespace {
+
+constexpr int64_t kUnitBytes = int64_t(4) << 20;  // a contiguous dataset's read unit, about
+
+// libhdf5 is not thread-safe (Debian's serial build): every call holds this.
+std::mutex& h5_lock() {
+  static std::mutex m;
+  return m;
+}
+
+void quiet_library() {  // errors become our exceptions, not libhdf5's printouts
+  static std::once_flag once;
+  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+}
+
+// The datasets in the file, by path (to name them when none or a wrong one is asked for).
+std::vector<std::string> datasets(hid_t file) {
+  std::vector<std::string> out;
+  auto visit = [](hid_t group, const char* name, const H5L_info_t*, void* data) -> herr_t {
+    const hid_t d = H5Dopen2(group, name, H5P_DEFAULT);
+    if (d >= 0) {
+      static_cast<std::vector<std::string>*>(data)->push_back(std::string("/") + name);
+      H5Dclose(d);
+    }
+    return 0;
+  };
+  H5Lvisit(file, H5_INDEX_NAME, H5_ITER_NATIVE, visit, &out);
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size() && i < 20; ++i) s += (s.empty() ? "" : ", ") + v[i];
+  if (v.size() > 20) s += ", ...";
+  return s.empty() ? "none" : s;
+}
+
+DType dtype_of(hid_t type, bool& big_endian, const std::string& where) {
+  const H5T_class_t c = H5Tget_class(type);
+  const size_t sz = H5Tget_size(type);
+  if (c == H5T_ENUM && sz == 1 && H5Tget_nmembers(type) == 2) return DType::Bool;  // h5py's bool
+  if (c == H5T_INTEGER) {
+    big_endian = H5Tget_order(type) == H5T_ORDER_BE;
+    const bool s = H5Tget_sign(type) == H5T_SGN_2;
+    switch (sz) {
+      case 1: return s ? DType::I8 : DType::U8;
+      case 2: return s ? DType::I16 : DType::U16;
+      case 4: return s ? DType::I32 : DType::U32;
+      case 8: return s ? DType::I64 : DType::U64;
+    }
+  }
+  if (c == H5T_FLOAT && (sz == 4 || sz == 8)) {
+    big_endian = H5Tget_order(type) == H5T_ORDER_BE;
+    return sz == 4 ? DType::F32 : DType::F64;
+  }
+  throw IOError("'" + where + "': an HDF5 datatype of class " + std::to_string(static_cast<int>(c)) + " and " +
+                std::to_string(sz) + " bytes is not one b2lazy reads (bool, integers, float32, float64)");
+}
+
+}  // namespace
+
+struct H5Source::Handles {
+  hid_t file = -1, dset = -1, mem_type = -1;
+  ~Handles() {
+    std::lock_guard<std::mutex> g(h5_lock());
+    if (mem_type >= 0) H5Tclose(mem_type);
+    if (dset >= 0) H5Dclose(dset);
+    if (file >= 0) H5Fclose(file);
+  }
+};
+
+std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::string& dataset) {
+  ensure_blosc2();  // (blosc and blosc2 filters are decoded by C-Blosc2)
+  std::lock_guard<std::mutex> g(h5_lock());
+  quiet_library();
+  auto h = std::make_unique<Handles>();
+  struct Unlock {  // ~Handles takes the lock: release ours first on failure
+    std::unique_ptr<Handles>& h;
+    ~Unlock() {
+      if (h) {
+        h5_lock().unlock();
+        h.reset();
+        h5_lock().lock();
+      }
+    }
+  } unlock{h};
+  h->file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (h->file < 0) throw IOError("cannot open '" + path + "' as an HDF5 file (missing, damaged or not HDF5)");
+  std::string ds = dataset;
+  if (ds.empty()) {
+    const auto all = datasets(h->file);
+    if (all.size() != 1)
+      throw IOError("'" + path + "' holds " + std::to_string(all.size()) + " datasets (" + joined(all) +
+                    "): name one, as '" + path + "#/group/x' (b2lazy.open(path, dataset=...))");
+    ds = all[0];
+  }
+  const std::string name = path + "#" + ds;
+  h->dset = H5Dopen2(h->file, ds.c_str(), H5P_DEFAULT);
+  if (h->dset < 0)
+    throw IOError("'" + path + "' has no dataset '" + ds + "' (datasets: " + joined(datasets(h->file)) + ")");
+  const hid_t space = H5Dget_space(h->dset);
+  const int nd = H5Sget_simple_extent_ndims(space);
+  std::vector<hsize_t> dims(static_cast<size_t>(std::max(nd, 0)));
+  if (nd > 0) H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  H5Sclose(space);
+  if (nd < 0) throw IOError("'" + name + "': not a simple dataspace");
+  const hid_t type = H5Dget_type(h->dset);
+  bool be = false;
+  DType t;
+  try {
+    t = dtype_of(type, be, name);
+  } catch (...) {
+    H5Tclose(type);
+    throw;
+  }
+  h->mem_type = H5Tget_native_type(type, H5T_DIR_ASCEND);
+  H5Tclose(type);
+  Shape shape(dims.begin(), dims.end());
+  for (auto& e : shape) e = static_cast<int64_t>(e);
+  const hid_t dcpl = H5Dget_create_plist(h->dset);
+  const H5D_layout_t layout = H5Pget_layout(dcpl);
+  const size_t isz = itemsize(t);
+  Shape unit = shape;
+  std::vector<h5::Filter> filters;
+  std::vector<uint8_t> fill(isz, 0);
+  if (nd > 0 && layout == H5D_CHUNKED) {
+    std::vector<hsize_t> c(static_cast<size_t>(nd));
+    H5Pget_chunk(dcpl, nd, c.data());
+    for (int d = 0; d < nd; ++d) unit[static_cast<size_t>(d)] = static_cast<int64_t>(c[static_cast<size_t>(d)]);
+    const int nf = H5Pget_nfilters(dcpl);
+    for (int i = 0; i < nf; ++i) {
+      unsigned flags = 0, cd[32];
+      size_t ncd = 32;
+      char fname[256] = {0};
+      unsigned config = 0;
+      const H5Z_filter_t id = H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &ncd, cd, sizeof fname, fname, &config);
+      filters.push_back({static_cast<int>(id), std::vector<unsigned>(cd, cd + std::min<size_t>(ncd, 32)), fname});
+    }
+  } else if (nd > 0) {  // contiguous or compact: C-order runs of about kUnitBytes
+    size_t k = static_cast<size_t>(nd) - 1;
+    int64_t inner = static_cast<int64_t>(isz);
+    while (k > 0 && sat_mul(inner, shape[k]) <= kUnitBytes) inner = sat_mul(inner, shape[k--]);
+    for (size_t d = 0; d < k; ++d) unit[d] = 1;
+    unit[k] = std::max<int64_t>(1, std::min<int64_t>(shape[k], kUnitBytes / std::max<int64_t>(inner, 1)));
+  }
+  H5D_fill_value_t defined;
+  if (H5Pfill_value_defined(dcpl, &defined) >= 0 && defined != H5D_FILL_VALUE_UNDEFINED)
+    H5Pget_fill_value(dcpl, h->mem_type, fill.data());
+  H5Pclose(dcpl);
+  for (auto& e : unit) e = std::max<int64_t>(e, 1);
+  auto src = std::make_shared<H5Source>(std::move(h), t, shape, name);
+  src->big_endian_ = be;
+  src->chunked_ = layout == H5D_CHUNKED;
+  src->filters_ = std::move(filters);
+  src->decodes_ = h5::decodes(src->filters_);
+  src->fill_ = std::move(fill);
+  src->read_grid_ = ChunkGrid(shape, unit);
+  src->stored_bytes_ = static_cast<int64_t>(H5Dget_storage_size(src->h_->dset));
+  if (layout == H5D_CONTIGUOUS) {
+    const haddr_t a = H5Dget_offset(src->h_->dset);
+    src->data_offset_ = a == HADDR_UNDEF ? -1 : static_cast<int64_t>(a);
+  } else if (layout == H5D_COMPACT) {
+    src->compact_.resize(static_cast<size_t>(prod(shape)) * isz);
+    if (!src->compact_.empty() &&
+        H5Dread(src->h_->dset, src->h_->mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, src->compact_.data()) < 0)
+      throw IOError("'" + name + "': cannot read its (compact) data");
+  }
+  src->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (src->fd_ < 0) throw IOError("cannot open '" + path + "': " + std::strerror(errno));
+  return src;
+}
+
+H5Source::H5Source(std::unique_ptr<Handles> h, DType t, Shape shape, std::string name)
+    : UnitSource(t, std::move(shape)), h_(std::move(h)), name_(std::move(name)) {}
+
+H5Source::~H5Source() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string H5Source::describe() const {
+  std::string f;
+  for (const auto& x : filters_) f += (f.empty() ? "" : "+") + (x.name.empty() ? std::to_string(x.id) : x.name);
+  return "hdf5 '" + name_ + "' " + shape_str(shape()) + " " + dtype_name(dtype()) +
+         (chunked_ ? " chunks=" + shape_str(read_grid_.chunks()) : compact_.empty() ? " contiguous" : " compact") +
+         (f.empty() ? "" : " filters " + f) + (decodes_ ? "" : " (read through libhdf5)");
+}
+
+void H5Source::fill_value(void* dst, int64_t n) const {
+  auto* d = static_cast<uint8_t*>(dst);
+  const size_t isz = fill_.size();
+  for (int64_t i = 0; i < n; ++i) std::memcpy(d + i * static_cast<int64_t>(isz), fill_.data(), isz);
+}
+
+void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
+  const size_t isz = itemsize(dtype());
+  const Shape& u = read_grid_.chunks();
+  const int64_t n = prod(u), bytes_n = n * static_cast<int64_t>(isz);
+  const Box box = read_grid_.chunk_box(id);
+  const std::string where = name_ + " (chunk " + shape_str(read_grid_.chunk_coords(id)) + ")";
+  if (!chunked_) {
+    // A C-order run of the data: in place when the dataset is contiguous, padded with the
+    // fill value past the array's end (the last run).
+    const int64_t first = [&] {
+      int64_t f = 0;
+      const Shape st = c_strides(shape());
+      for (size_t d = 0; d < ndim(); ++d) f += box.start[d] * st[d];
+      return f;
+    }();
+    const int64_t have = std::min(n, prod(shape()) - first);
+    fill_value(static_cast<char*>(dst) + have * static_cast<int64_t>(isz), n - have);
+    if (!compact_.empty()) {
+      std::memcpy(dst, compact_.data() + first * static_cast<int64_t>(isz), static_cast<size_t>(have) * isz);
+      return;
+    }
+    if (data_offset_ < 0) {
+      fill_value(dst, have);
+      return;
+    }
+    const size_t len = static_cast<size_t>(have) * isz;
+    const ssize_t r = ::pread(fd_, dst, len, data_offset_ + first * static_cast<int64_t>(isz));
+    if (r != static_cast<ssize_t>(len)) throw IOError("'" + where + "': the file is shorter than its data (truncated?)");
+    if (big_endian_) zarr::byteswap(dst, have, isz);
+  } else {
+    std::vector<hsize_t> off(ndim());
+    for (size_t d = 0; d < ndim(); ++d) off[d] = static_cast<hsize_t>(box.start[d]);
+    unsigned mask = 0;
+    haddr_t addr = HADDR_UNDEF;
+    hsize_t size = 0;
+    bool found;
+    {
+      std::lock_guard<std::mutex> g(h5_lock());
+      found = H5Dget_chunk_info_by_coord(h_->dset, off.data(), &mask, &addr, &size) >= 0 && addr != HADDR_UNDEF;
+    }
+    if (!found) {
+      fill_value(dst, n);
+      return;
+    }
+    if (!decodes_) {
+      read_through_library(id, dst);
+    } else {
+      std::vector<uint8_t> raw(static_cast<size_t>(size));
+      const ssize_t r = ::pread(fd_, raw.data(), raw.size(), static_cast<off_t>(addr));
+      if (r != static_cast<ssize_t>(raw.size())) throw IOError("'" + where + "': the file is shorter than its chunk (truncated?)");
+      h5::decode(filters_, mask, isz, raw, where, ts);
+      if (static_cast<int64_t>(raw.size()) != bytes_n)
+        throw IOError("'" + where + "': decodes to " + std::to_string(raw.size()) + " bytes, expected " +
+                      std::to_string(bytes_n));
+      std::memcpy(dst, raw.data(), raw.size());
+      if (big_endian_) zarr::byteswap(dst, n, isz);
+    }
+  }
+  if (dtype() == DType::Bool) {  // any byte other than 0 is True, as 1
+    auto* b = static_cast<uint8_t*>(dst);
+    for (int64_t k = 0; k < n; ++k) b[k] = b[k] != 0;
+  }
+  ts.decompressed[this][id]++;
+  ts.decompressed_bytes[this] += bytes_n;
+}
+
+void H5Source::read_through_library(int64_t id, void* dst) const {
+  const size_t isz = itemsize(dtype()), nd = ndim();
+  const Box box = read_grid_.chunk_box(id);
+  const Shape part = box.shape(), unit = read_grid_.chunks();
+  std::vector<uint8_t> buf(static_cast<size_t>(prod(part)) * isz);
+  {
+    std::lock_guard<std::mutex> g(h5_lock());
+    std::vector<hsize_t> start(nd), count(nd);
+    for (size_t d = 0; d < nd; ++d) start[d] = static_cast<hsize_t>(box.start[d]), count[d] = static_cast<hsize_t>(part[d]);
+    const hid_t fs = H5Dget_space(h_->dset);
+    const hid_t ms = H5Screate_simple(static_cast<int>(nd), count.data(), nullptr);
+    herr_t rc = H5Sselect_hyperslab(fs, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+    if (rc >= 0) rc = H5Dread(h_->dset, h_->mem_type, ms, fs, H5P_DEFAULT, buf.data());
+    H5Sclose(ms);
+    H5Sclose(fs);
+    if (rc < 0) {
+      std::string f;
+      for (const auto& x : filters_) f += (f.empty() ? "" : ", ") + (x.name.empty() ? std::to_string(x.id) : x.name) +
+                                          " (" + std::to_string(x.id) + ")";
+      throw IOError("'" + name_ + "': libhdf5 cannot read chunk " + shape_str(read_grid_.chunk_coords(id)) +
+                    " (filters " + f + "; a filter plugin may be missing: HDF5_PLUGIN_PATH)");
+    }
+  }
+  fill_value(dst, prod(unit));
+  const Shape ds = byte_strides(unit, isz), ss = byte_strides(part, isz);
+  copy_strided(nd, part.data(), reinterpret_cast<const char*>(buf.data()), ss.data(), static_cast<char*>(dst), ds.data(), isz);
+}
+
+bool H5Source::stored_info(StorageInfo& info) const {
+  info.format = "hdf5";
+  info.urlpath = name_;
+  info.shape = shape();
+  info.chunks = chunked_ ? read_grid_.chunks() : Shape{};
+  info.dtype = dtype();
+  std::string f;
+  for (const auto& x : filters_) f += (f.empty() ? "" : "+") + (x.name.empty() ? std::to_string(x.id) : x.name);
+  info.codec = chunked_ ? (f.empty() ? "none" : f) : compact_.empty() ? "contiguous, uncompressed" : "compact";
+  info.nbytes = sat_mul(prod(shape()), static_cast<int64_t>(itemsize(dtype())));
+  info.cbytes = stored_bytes_;
+  info.contiguous = true;
+  return true;
+}
+
+}  // namespace b2lazy
