@@ -40,7 +40,8 @@ NTHREADS = 2
 CHUNKINGS = {"tiles": (1024, 1024), "strips": (256, None)}  # None: whole rows
 WORKLOADS = ["sum", "sum0", "center", "trig", "median"]
 VECTORS = {"sum0", "median"}  # workloads whose result is a small NumPy vector
-CONTENDERS = ["b2lazy", "zarr+numpy", "dask", "b2lazy-b2nd"]
+CONTENDERS = ["b2lazy", "zarr+numpy", "dask", "b2lazy-b2nd", "b2lazy-zarr2", "dask-zarr2", "b2lazy-h5", "dask-h5"]
+DEFAULT_CONTENDERS = CONTENDERS[:4]
 
 
 def shape_for(gib):
@@ -56,6 +57,12 @@ def chunks_for(name, shape):
 
 def paths(d, name):
     return os.path.join(d, f"a_{name}.zarr"), os.path.join(d, f"a_{name}.b2nd")
+
+
+def other_paths(d, name):
+    """The Zarr v2 (numcodecs Blosc zstd 1 shuffle) and HDF5 (hdf5plugin's Blosc2 zstd 1
+    shuffle) copies, same chunks."""
+    return os.path.join(d, f"a_{name}_v2.zarr"), os.path.join(d, f"a_{name}.h5")
 
 
 def blosc_codec():
@@ -88,15 +95,42 @@ def gen(d, gib):
     open(stamp, "w").close()
 
 
+def gen_others(d, gib):
+    """The Zarr v2 and HDF5 copies (written when a contender reads them)."""
+    import h5py
+    import hdf5plugin
+    import numcodecs
+    import zarr
+    shape = shape_for(gib)
+    stamp = os.path.join(d, f"stamp-others-{shape[0]}x{shape[1]}")
+    if os.path.exists(stamp):
+        return
+    for name in CHUNKINGS:
+        zp, _ = paths(d, name)
+        v2, h5 = other_paths(d, name)
+        src = zarr.open_array(zp, mode="r")
+        chunks = chunks_for(name, shape)
+        z2 = zarr.create_array(v2, shape=shape, chunks=chunks, dtype="f8", zarr_format=2, overwrite=True,
+                               compressors=numcodecs.Blosc(cname="zstd", clevel=1, shuffle=numcodecs.Blosc.SHUFFLE))
+        with h5py.File(h5, "w") as f:
+            ds = f.create_dataset("a", shape=shape, dtype="f8", chunks=chunks,
+                                  **hdf5plugin.Blosc2(cname="zstd", clevel=1, filters=hdf5plugin.Blosc2.SHUFFLE))
+            for r0 in range(0, shape[0], 1024):
+                x = src[r0:r0 + 1024]
+                z2[r0:r0 + 1024] = x
+                ds[r0:r0 + 1024] = x
+    open(stamp, "w").close()
+
+
 # ----------------------------------------------------------------------------- contenders
 def run(contender, workload, src, out):
     """Runs one workload; returns a small value to check (a float, or the output's path)."""
     import numpy as np
     if os.path.exists(out):
         shutil.rmtree(out) if os.path.isdir(out) else os.remove(out)
-    if contender in ("b2lazy", "b2lazy-b2nd"):
+    if contender.startswith("b2lazy"):
         import b2lazy
-        a = b2lazy.open(src)
+        a = b2lazy.open(src + "#/a" if src.endswith(".h5") else src)
         cp = {"codec": "zstd", "clevel": 1, "filter": "shuffle"}
         if workload == "sum":
             return float(b2lazy.sum(a).to_numpy(nthreads=NTHREADS))
@@ -118,11 +152,17 @@ def run(contender, workload, src, out):
         o = zarr.create_array(out, shape=r.shape, chunks=z.chunks, dtype=r.dtype, compressors=blosc_codec())
         o[...] = r
         return out
-    if contender == "dask":
+    if contender.startswith("dask"):
         import dask
         import dask.array as da
         with dask.config.set(scheduler="threads", num_workers=NTHREADS):
-            a = da.from_zarr(src)
+            if src.endswith(".h5"):  # as Dask reads HDF5: h5py's dataset, by its chunks
+                import h5py
+                import hdf5plugin  # noqa: F401
+                ds = h5py.File(src, "r")["a"]
+                a = da.from_array(ds, chunks=ds.chunks)
+            else:
+                a = da.from_zarr(src)
             if workload == "sum":
                 return float(a.sum().compute())
             if workload in VECTORS:
@@ -135,7 +175,8 @@ def run(contender, workload, src, out):
 
 def source(contender, d, chunking):
     zp, bp = paths(d, chunking)
-    return bp if contender == "b2lazy-b2nd" else zp
+    v2, h5 = other_paths(d, chunking)
+    return {"b2lazy-b2nd": bp, "b2lazy-zarr2": v2, "dask-zarr2": v2, "b2lazy-h5": h5, "dask-h5": h5}.get(contender, zp)
 
 
 def output(contender, d):
@@ -202,16 +243,23 @@ def main():
     p.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS-formats.json"))
     p.add_argument("--rss-child", nargs=4, metavar=("CONTENDER", "WORKLOAD", "DIR", "CHUNKING"))
     p.add_argument("--gen", action="store_true")
+    p.add_argument("--gen-others", action="store_true")
     p.add_argument("--workloads", nargs="*", default=WORKLOADS, choices=WORKLOADS)
+    p.add_argument("--contenders", nargs="*", default=DEFAULT_CONTENDERS, choices=CONTENDERS)
     args = p.parse_args()
     if args.rss_child:
         return rss_child(*args.rss_child)
     if args.gen:
         return gen(args.dir, args.gib)
+    if args.gen_others:
+        return gen_others(args.dir, args.gib)
     WORKLOADS[:] = args.workloads
+    CONTENDERS[:] = args.contenders
     load_before = uptime()
     subprocess.run([sys.executable, __file__, "--gen", "--gib", str(args.gib), "--dir", args.dir], check=True)
-    R = {"shape": shape_for(args.gib), "nthreads": NTHREADS, "workloads": list(WORKLOADS), "load_before": load_before, "rss": {}, "times": {}}
+    if set(CONTENDERS) & {"b2lazy-zarr2", "dask-zarr2", "b2lazy-h5", "dask-h5"}:
+        subprocess.run([sys.executable, __file__, "--gen-others", "--gib", str(args.gib), "--dir", args.dir], check=True)
+    R = {"shape": shape_for(args.gib), "nthreads": NTHREADS, "workloads": list(WORKLOADS), "contenders": list(CONTENDERS), "load_before": load_before, "rss": {}, "times": {}}
     # Peak RSS growth, one fresh process per cell (while this process is small).
     for chunking in CHUNKINGS:
         for w in WORKLOADS:
@@ -250,22 +298,25 @@ def main():
 
 
 def markdown(R):
+    cs = R.get("contenders", CONTENDERS)
+    pairs = [(f"dask{x}", f"b2lazy{x}") for x in ("", "-zarr2", "-h5")]
+    ratios = [(d, b) for d, b in pairs if d in cs and b in cs]
+    own = [c for c in cs if c.startswith("b2lazy") and c != "b2lazy-b2nd"] if "b2lazy-b2nd" in cs else []
+    head = ["chunks", "workload"] + cs + [f"{d} / {b}" for d, b in ratios] + [f"{c} / b2lazy-b2nd" for c in own]
     lines = [f"shape {tuple(R['shape'])} float64, {NTHREADS} threads; load average before {R['load_before']}, "
-             f"after {R['load_after']}", "",
-             "| chunks | workload | b2lazy (Zarr) | zarr+NumPy | Dask | b2lazy (b2nd) | zarr+NumPy / b2lazy | Dask / b2lazy | b2lazy Zarr / b2nd |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             f"after {R['load_after']}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key, v in R["times"].items():
         ch, w = key.split("/")
         m = v["median"]
-        lines.append(f"| {ch} | {w} | {m['b2lazy']:.2f} s | {m['zarr+numpy']:.2f} s | {m['dask']:.2f} s | "
-                     f"{m['b2lazy-b2nd']:.2f} s | {m['zarr+numpy'] / m['b2lazy']:.2f}x | {m['dask'] / m['b2lazy']:.2f}x | "
-                     f"{m['b2lazy'] / m['b2lazy-b2nd']:.2f}x |")
+        cells = [ch, w] + [f"{m[c]:.2f} s" for c in cs] + [f"{m[d] / m[b]:.2f}x" for d, b in ratios] + \
+            [f"{m[c] / m['b2lazy-b2nd']:.2f}x" for c in own]
+        lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "Peak RSS growth (MiB, fresh process per cell):", "",
-              "| chunks | workload | " + " | ".join(CONTENDERS) + " |", "|---|---|" + "---|" * len(CONTENDERS)]
+              "| chunks | workload | " + " | ".join(cs) + " |", "|---|---|" + "---|" * len(cs)]
     for ch in CHUNKINGS:
         for w in R["workloads"]:
             lines.append(f"| {ch} | {w} | " + " | ".join(f"{R['rss'][f'{ch}/{w}/{c}']['growth'] / 2**20:.0f}"
-                                                       for c in CONTENDERS) + " |")
+                                                       for c in cs) + " |")
     return "\n".join(lines)
 
 

@@ -71,7 +71,8 @@ void un_lz4(std::vector<uint8_t>& bytes, const std::string& where) {
 // The Blosc2 filter stores each chunk as a Blosc2 frame (of a b2nd array when the filter
 // was given the chunk's shape): its items in C order.
 void un_blosc2(std::vector<uint8_t>& bytes, const std::string& where) {
-  blosc2_schunk* sc = blosc2_schunk_from_buffer(bytes.data(), static_cast<int64_t>(bytes.size()), true);
+  // (No copy: `bytes` outlives the super-chunk.)
+  blosc2_schunk* sc = blosc2_schunk_from_buffer(bytes.data(), static_cast<int64_t>(bytes.size()), false);
   if (!sc) bad(where, "blosc2", "not a Blosc2 frame");
   std::unique_ptr<blosc2_schunk, int (*)(blosc2_schunk*)> hold(sc, blosc2_schunk_free);
   std::vector<uint8_t> out(static_cast<size_t>(sc->nbytes));
