@@ -137,37 +137,13 @@ QuantileMethod quantile_method(const std::string& name) {
 
 QuantileNode::QuantileNode(NodePtr input, double q, QuantileMethod method, bool median, std::vector<bool> reduced,
                            bool keepdims, DType out)
-    : Node(out, reduced_shape(input->shape(), reduced, keepdims), {input}), q_(q), method_(method), median_(median),
-      reduced_(std::move(reduced)), keepdims_(keepdims) {
-  int o = 0;
-  for (size_t d = 0; d < inputs()[0]->ndim(); ++d) {
-    out_axis_.push_back(reduced_[d] && !keepdims_ ? -1 : o++);
-    if (reduced_[d]) slice_ *= inputs()[0]->shape()[d];
-  }
-}
+    : Node(out, ReducedAxes(input->shape(), reduced, keepdims).out_shape(), {input}), q_(q), method_(method),
+      median_(median), ax_(input->shape(), std::move(reduced), keepdims), slice_(ax_.count()) {}
 
 std::string QuantileNode::describe() const {
-  std::string axes;
-  for (size_t d = 0; d < reduced_.size(); ++d)
-    if (reduced_[d]) axes += (axes.empty() ? "" : ",") + std::to_string(d);
-  return (median_ ? std::string("median(") : "quantile(q=" + std::to_string(q_) + ", ") + "axis=" + axes +
-         (keepdims_ ? ", keepdims" : "") + ") -> " + dtype_name(dtype()) + " " + shape_str(shape()) +
+  return (median_ ? std::string("median(") : "quantile(q=" + std::to_string(q_) + ", ") + "axis=" + ax_.axes() +
+         (ax_.keepdims ? ", keepdims" : "") + ") -> " + dtype_name(dtype()) + " " + shape_str(shape()) +
          "; pulls whole slices along the reduced axes, selects in each";
-}
-
-Region QuantileNode::widen(const Region& r) const {
-  const Shape& in_shape = inputs()[0]->shape();
-  const size_t n = in_shape.size();
-  Region w{Shape(n, 0), Shape(n, 1), Shape(n)};
-  for (size_t d = 0; d < n; ++d) {
-    if (reduced_[d]) {
-      w.count[d] = in_shape[d];
-      continue;
-    }
-    const int o = out_axis_[d];
-    w.start[d] = r.start[o], w.step[d] = r.step[o], w.count[d] = r.count[o];
-  }
-  return w;
 }
 
 size_t QuantileNode::share(size_t max_memory, int nworkers) {
@@ -242,7 +218,7 @@ void QuantileNode::fill_piece(const Region& piece, char* out, ThreadState& ts) c
     T* v = static_cast<T*>(scope.alloc(static_cast<size_t>(m) * sizeof(T)));
     std::vector<int64_t> pos(static_cast<size_t>(n), 0);
     const Shape zero(in.ndim(), 0);
-    accum::fold_indexed(static_cast<const T*>(raw), in.count, reduced_, zero, 0, [&](int64_t k, T x, int64_t) {
+    accum::fold_indexed(static_cast<const T*>(raw), in.count, ax_.reduced, zero, 0, [&](int64_t k, T x, int64_t) {
       v[k * slice_ + pos[static_cast<size_t>(k)]++] = x;
     });
     for (int64_t k = 0; k < n; ++k)

@@ -11,6 +11,7 @@
 
 #include "b2lazy/array.hpp"
 #include "b2lazy/node.hpp"
+#include "ops/reduce/reduced_axes.hpp"
 
 namespace b2lazy {
 
@@ -32,7 +33,7 @@ class QuantileNode : public Node {
   int64_t slice_size() const { return slice_; }
 
  private:
-  Region widen(const Region& out) const;
+  Region widen(const Region& out) const { return ax_.widen(out); }
   // Bytes a worker may hold for the values of the slices it selects in.
   static size_t share(size_t max_memory, int nworkers);
   // Outputs per piece: as many slices as fit `share` (at least 1).
@@ -46,9 +47,7 @@ class QuantileNode : public Node {
   double q_;
   QuantileMethod method_;
   bool median_;
-  std::vector<bool> reduced_;
-  bool keepdims_;
-  std::vector<int> out_axis_;  // per input axis: its output axis, or -1
+  ReducedAxes ax_;
   int64_t slice_ = 1;
 };
 

@@ -27,19 +27,10 @@ constexpr size_t kSlabBytes = size_t(4) << 20;
 
 }  // namespace
 
-Shape reduced_shape(const Shape& in, const std::vector<bool>& reduced, bool keepdims) {
-  Shape s;
-  for (size_t d = 0; d < in.size(); ++d)
-    if (!reduced[d] || keepdims) s.push_back(reduced[d] ? 1 : in[d]);
-  return s;
-}
-
 ReduceNode::ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bool keepdims, DType out,
                        DType acc, double correction)
-    : Node(out, reduced_shape(input->shape(), reduced, keepdims), {input}), r_(r), reduced_(std::move(reduced)),
-      keepdims_(keepdims), acc_(acc), correction_(correction) {
-  int o = 0;
-  for (size_t d = 0; d < input->ndim(); ++d) out_axis_.push_back(reduced_[d] && !keepdims_ ? -1 : o++);
+    : Node(out, ReducedAxes(input->shape(), reduced, keepdims).out_shape(), {input}), r_(r),
+      ax_(input->shape(), std::move(reduced), keepdims), acc_(acc), correction_(correction) {
   align_.assign(input->ndim(), 0);
   if (const Node* src = aligned_storage_source(input)) {
     align_ = src->storage_grid()->chunks();
@@ -51,35 +42,8 @@ ReduceNode::ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bo
 std::string ReduceNode::kind() const { return reduction_name(r_); }
 
 std::string ReduceNode::describe() const {
-  std::string axes;
-  for (size_t d = 0; d < reduced_.size(); ++d)
-    if (reduced_[d]) axes += (axes.empty() ? "" : ",") + std::to_string(d);
-  return std::string(reduction_name(r_)) + "(axis=" + axes + (keepdims_ ? ", keepdims" : "") + ") -> " +
+  return std::string(reduction_name(r_)) + "(axis=" + ax_.axes() + (ax_.keepdims ? ", keepdims" : "") + ") -> " +
          dtype_name(dtype()) + " " + shape_str(shape()) + "; pulls the input widened to the reduced axes, in slabs";
-}
-
-int64_t ReduceNode::reduced_count() const {
-  int64_t n = 1;
-  for (size_t d = 0; d < reduced_.size(); ++d)
-    if (reduced_[d]) n *= inputs()[0]->shape()[d];
-  return n;
-}
-
-Region ReduceNode::widen(const Region& r) const {
-  const Shape& in_shape = inputs()[0]->shape();
-  const size_t n = in_shape.size();
-  Region w{Shape(n, 0), Shape(n, 1), Shape(n)};
-  for (size_t d = 0; d < n; ++d) {
-    if (reduced_[d]) {
-      w.count[d] = in_shape[d];
-      continue;
-    }
-    int o = out_axis_[d];
-    w.start[d] = r.start[o];
-    w.step[d] = r.step[o];
-    w.count[d] = r.count[o];
-  }
-  return w;
 }
 
 std::vector<Region> ReduceNode::input_regions(const Region& r) const { return {widen(r)}; }
@@ -89,7 +53,7 @@ std::vector<Region> ReduceNode::input_regions(const Region& r) const { return {w
 // after it; a source that reads ranges then decompresses just that range, so slabs
 // thinner than a chunk cost no extra decompression.
 bool ReduceNode::thin_reads(const Region& in, size_t d) const {
-  if (!range_reads_ || d >= in.ndim() || !reduced_[d]) return false;
+  if (!range_reads_ || d >= in.ndim() || !ax_.reduced[d]) return false;
   const Shape& full = inputs()[0]->shape();
   for (size_t e = 0; e < in.ndim(); ++e) {
     if (e < d && in.count[e] != 1) return false;
@@ -105,14 +69,14 @@ ReduceNode::Slabs ReduceNode::slabs(const Region& in, size_t slab_bytes) const {
   const int64_t isz = static_cast<int64_t>(itemsize(inputs()[0]->dtype()));
   int64_t kept = 1;
   for (size_t d = 0; d < n; ++d)
-    if (!reduced_[d]) kept *= in.count[d];
+    if (!ax_.reduced[d]) kept *= in.count[d];
   int64_t room = std::max<int64_t>(1, static_cast<int64_t>(slab_bytes) / isz / std::max<int64_t>(kept, 1));
   Shape piece(n);
   for (size_t d = 0; d < n; ++d) piece[d] = in.count[d];
   int64_t acc = 1;
   bool cut = false;
   for (size_t d = n; d-- > 0;) {
-    if (!reduced_[d]) continue;
+    if (!ax_.reduced[d]) continue;
     if (cut) {
       piece[d] = 1;
       continue;
@@ -131,7 +95,7 @@ ReduceNode::Slabs ReduceNode::slabs(const Region& in, size_t slab_bytes) const {
     piece[d] = std::min(p, in.count[d]);
     cut = true;
   }
-  return Slabs(in, std::move(piece), reduced_);
+  return Slabs(in, std::move(piece), ax_.reduced);
 }
 
 ReduceNode::Slabs::Slabs(Region in, Shape piece, const std::vector<bool>& reduced)
@@ -181,8 +145,8 @@ ReduceNode::Pieces ReduceNode::split_pieces(const Region& region, size_t slab_by
       return p;
   }
   int64_t thin = 1;  // elements of the thinnest slab per output element (chunk-deep)
-  for (size_t d = 0; d < reduced_.size(); ++d)
-    if (reduced_[d]) thin *= std::min<int64_t>(input.shape()[d], align_[d] > 0 ? align_[d] : 1);
+  for (size_t d = 0; d < ax_.reduced.size(); ++d)
+    if (ax_.reduced[d]) thin *= std::min<int64_t>(input.shape()[d], align_[d] > 0 ? align_[d] : 1);
   if (static_cast<size_t>(region.size() * thin) * isz <= slab_bytes) return p;
   size_t o = 0;
   while (o < region.ndim() && region.count[o] == 1) ++o;
@@ -331,7 +295,7 @@ void ReduceNode::fold_input(const Region& in, int64_t nout, ThreadState& ts, Use
         kernels::lookup_cast(input.dtype(), acc_)(conv, src, m);
         x = static_cast<const A*>(conv);
       }
-      k.consume(x, slab, reduced_);
+      k.consume(x, slab, ax_.reduced);
     };
     std::unique_ptr<Kernel> main = reduction::make_kernel<A>(args);
     const bool fork = ts.can_fork && ts.eval && nparts > 1 && ts.eval->nworkers() > 1;
@@ -365,8 +329,8 @@ void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
 Node::FoldAxis ReduceNode::fold_axis(const Region& region) const {
   FoldAxis f;
   const Shape& in = inputs()[0]->shape();
-  for (size_t d = 0; d < reduced_.size(); ++d)
-    if (reduced_[d] && in[d] > 1) {
+  for (size_t d = 0; d < ax_.reduced.size(); ++d)
+    if (ax_.reduced[d] && in[d] > 1) {
       if (region.size() == 0 || split_pieces(region, kSlabBytes).rows != 0) return f;
       f.axis = static_cast<int>(d);
       f.extent = in[d];
@@ -391,7 +355,7 @@ std::vector<uint8_t> ReduceNode::fold_part(const Region& region, int64_t lo, int
 }
 
 reduction::KernelArgs ReduceNode::kernel_args(const Region& region) const {
-  return {r_, acc_, region.size(), reduced_count(), reduced_strides(inputs()[0]->shape(), reduced_), correction_};
+  return {r_, acc_, region.size(), reduced_count(), reduced_strides(inputs()[0]->shape(), ax_.reduced), correction_};
 }
 
 void ReduceNode::fold_merge(const Region& region, std::vector<uint8_t>& into, const uint8_t* part, size_t n) const {
@@ -414,8 +378,8 @@ void ReduceNode::fold_finish(const Region& region, const uint8_t* state, size_t 
 }
 
 int ReduceNode::input_axis(size_t o) const {
-  for (size_t d = 0; d < out_axis_.size(); ++d)
-    if (out_axis_[d] == static_cast<int>(o) && !reduced_[d]) return static_cast<int>(d);
+  for (size_t d = 0; d < ax_.out_axis.size(); ++d)
+    if (ax_.out_axis[d] == static_cast<int>(o) && !ax_.reduced[d]) return static_cast<int>(d);
   return -1;
 }
 

@@ -10,11 +10,9 @@
 #include "b2lazy/array.hpp"
 #include "b2lazy/node.hpp"
 #include "ops/reduce/kernels/kernel.hpp"
+#include "ops/reduce/reduced_axes.hpp"
 
 namespace b2lazy {
-
-// The shape `in` reduces to over the axes marked in `reduced`.
-Shape reduced_shape(const Shape& in, const std::vector<bool>& reduced, bool keepdims);
 
 class ReduceNode : public Node {
  public:
@@ -35,14 +33,14 @@ class ReduceNode : public Node {
   void fold_finish(const Region& region, const uint8_t* state, size_t n, void* out) const override;
 
   Reduction reduction() const { return r_; }
-  const std::vector<bool>& reduced() const { return reduced_; }
+  const std::vector<bool>& reduced() const { return ax_.reduced; }
   // Number of input elements folded into each output element.
-  int64_t reduced_count() const;
+  int64_t reduced_count() const { return ax_.count(); }
   // The input axis that output axis `out_axis` keeps, or -1 (a reduced keepdims axis).
   int input_axis(size_t out_axis) const;
 
  private:
-  Region widen(const Region& out) const;
+  Region widen(const Region& out) const { return ax_.widen(out); }
   // The slabs a widened input region is folded in, by index: a huge input has too many
   // to list before the work starts.
   class Slabs {
@@ -80,11 +78,9 @@ class ReduceNode : public Node {
   template <class Use>
   void fold_input(const Region& in, int64_t nout, ThreadState& ts, Use&& use) const;
   Reduction r_;
-  std::vector<bool> reduced_;
-  bool keepdims_;
+  ReducedAxes ax_;
   DType acc_;
   double correction_;
-  std::vector<int> out_axis_;  // per input axis: its output axis, or -1
   Shape align_;                // per input axis: storage chunk length to align slabs to (0: none)
   bool range_reads_ = false;   // that source decompresses row ranges of a chunk alone
   Shape blocks_;               // that source's blocks (what a range read decompresses), or empty
