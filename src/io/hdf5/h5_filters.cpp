@@ -27,74 +27,89 @@ uint64_t big_endian(const uint8_t* p, int n) {
   return v;
 }
 
-// HDF5's byte shuffle: byte b of item i at b * nitems + i; the bytes past whole items stay.
-void unshuffle(std::vector<uint8_t>& bytes, size_t isz) {
-  const size_t n = bytes.size() / isz;
-  if (isz <= 1 || n <= 1) return;
-  std::vector<uint8_t> out(bytes.size());
-  for (size_t b = 0; b < isz; ++b) {
-    const uint8_t* src = bytes.data() + b * n;
-    for (size_t i = 0; i < n; ++i) out[i * isz + b] = src[i];
+// A step's output: straight into the caller's buffer when it is the last step (the size
+// must then be exactly dst_n), else into `holder`.
+struct Target {
+  uint8_t* dst;  // nullptr: not the last step
+  size_t dst_n;
+  std::vector<uint8_t>& holder;
+  uint8_t* get(size_t n, const std::string& where, const char* filter) {
+    if (!dst) {
+      holder.resize(n);
+      return holder.data();
+    }
+    if (n != dst_n) bad(where, filter, "decodes to " + std::to_string(n) + " bytes, expected " + std::to_string(dst_n));
+    return dst;
   }
-  std::memcpy(out.data() + n * isz, bytes.data() + n * isz, bytes.size() - n * isz);
-  bytes.swap(out);
+};
+
+// HDF5's byte shuffle: byte b of item i at b * nitems + i; the bytes past whole items stay.
+void unshuffle(const uint8_t* src, size_t n, size_t isz, uint8_t* out) {
+  const size_t items = isz ? n / isz : 0;
+  if (isz <= 1 || items <= 1) {
+    std::memcpy(out, src, n);
+    return;
+  }
+  for (size_t b = 0; b < isz; ++b) {
+    const uint8_t* s = src + b * items;
+    for (size_t i = 0; i < items; ++i) out[i * isz + b] = s[i];
+  }
+  std::memcpy(out + items * isz, src + items * isz, n - items * isz);
 }
 
 // The LZ4 filter's layout: total size (8 bytes), block size (4), then per block its
 // compressed size (4) and data, all big-endian; a block stored as is when no smaller.
-void un_lz4(std::vector<uint8_t>& bytes, const std::string& where) {
-  if (bytes.size() < 12) bad(where, "lz4", "shorter than its header");
-  const uint64_t total = big_endian(bytes.data(), 8), block = big_endian(bytes.data() + 8, 4);
+void un_lz4(const uint8_t* src, size_t n, Target t, const std::string& where) {
+  if (n < 12) bad(where, "lz4", "shorter than its header");
+  const uint64_t total = big_endian(src, 8), block = big_endian(src + 8, 4);
   if (total > (uint64_t(1) << 40) || block == 0 || block > INT32_MAX) bad(where, "lz4", "damaged header");
-  std::vector<uint8_t> out(total);
+  uint8_t* out = t.get(static_cast<size_t>(total), where, "lz4");
   size_t pos = 12, done = 0;
   while (done < total) {
-    if (pos + 4 > bytes.size()) bad(where, "lz4", "truncated");
-    const uint64_t c = big_endian(bytes.data() + pos, 4);
+    if (pos + 4 > n) bad(where, "lz4", "truncated");
+    const uint64_t c = big_endian(src + pos, 4);
     pos += 4;
     const size_t want = static_cast<size_t>(std::min<uint64_t>(block, total - done));
-    if (c > bytes.size() - pos) bad(where, "lz4", "truncated");
+    if (c > n - pos) bad(where, "lz4", "truncated");
     if (c == want) {
-      std::memcpy(out.data() + done, bytes.data() + pos, want);
+      std::memcpy(out + done, src + pos, want);
     } else {
-      const int r = LZ4_decompress_safe(reinterpret_cast<const char*>(bytes.data() + pos),
-                                        reinterpret_cast<char*>(out.data() + done), static_cast<int>(c),
-                                        static_cast<int>(want));
+      const int r = LZ4_decompress_safe(reinterpret_cast<const char*>(src + pos), reinterpret_cast<char*>(out + done),
+                                        static_cast<int>(c), static_cast<int>(want));
       if (r < 0 || static_cast<size_t>(r) != want) bad(where, "lz4", "cannot decompress (damaged)");
     }
     pos += c;
     done += want;
   }
-  bytes.swap(out);
 }
 
 // The Blosc2 filter stores each chunk as a Blosc2 frame (of a b2nd array when the filter
 // was given the chunk's shape): its items in C order.
-void un_blosc2(std::vector<uint8_t>& bytes, const std::string& where) {
-  // (No copy: `bytes` outlives the super-chunk.)
-  blosc2_schunk* sc = blosc2_schunk_from_buffer(bytes.data(), static_cast<int64_t>(bytes.size()), false);
+void un_blosc2(const uint8_t* src, size_t n, Target t, const std::string& where) {
+  // (No copy: `src` outlives the super-chunk.)
+  blosc2_schunk* sc = blosc2_schunk_from_buffer(const_cast<uint8_t*>(src), static_cast<int64_t>(n), false);
   if (!sc) bad(where, "blosc2", "not a Blosc2 frame");
-  std::unique_ptr<blosc2_schunk, int (*)(blosc2_schunk*)> hold(sc, blosc2_schunk_free);
-  std::vector<uint8_t> out(static_cast<size_t>(sc->nbytes));
   if (blosc2_meta_exists(sc, "b2nd") >= 0) {
     b2nd_array_t* arr = nullptr;
-    if (b2nd_from_schunk(sc, &arr) < 0) bad(where, "blosc2", "its b2nd metalayer cannot be read");
-    hold.release();  // (the array owns the super-chunk now)
-    const int64_t n = arr->nitems * arr->sc->typesize;
-    out.resize(static_cast<size_t>(n));
-    const int rc = b2nd_to_cbuffer(arr, out.data(), n);
-    b2nd_free(arr);
-    if (rc < 0) bad(where, "blosc2", "cannot decompress");
-  } else {
-    size_t done = 0;
-    for (int64_t i = 0; i < sc->nchunks; ++i) {
-      const int r = blosc2_schunk_decompress_chunk(sc, i, out.data() + done, static_cast<int32_t>(out.size() - done));
-      if (r < 0) bad(where, "blosc2", "cannot decompress chunk " + std::to_string(i));
-      done += static_cast<size_t>(r);
+    if (b2nd_from_schunk(sc, &arr) < 0) {
+      blosc2_schunk_free(sc);
+      bad(where, "blosc2", "its b2nd metalayer cannot be read");
     }
-    out.resize(done);
+    std::unique_ptr<b2nd_array_t, int (*)(b2nd_array_t*)> hold(arr, b2nd_free);  // (frees the super-chunk too)
+    const int64_t bytes = arr->nitems * arr->sc->typesize;
+    if (b2nd_to_cbuffer(arr, t.get(static_cast<size_t>(bytes), where, "blosc2"), bytes) < 0)
+      bad(where, "blosc2", "cannot decompress");
+    return;
   }
-  bytes.swap(out);
+  std::unique_ptr<blosc2_schunk, int (*)(blosc2_schunk*)> hold(sc, blosc2_schunk_free);
+  uint8_t* out = t.get(static_cast<size_t>(sc->nbytes), where, "blosc2");
+  int64_t done = 0;
+  for (int64_t i = 0; i < sc->nchunks; ++i) {
+    const int r = blosc2_schunk_decompress_chunk(sc, i, out + done, static_cast<int32_t>(std::min<int64_t>(sc->nbytes - done, INT32_MAX)));
+    if (r < 0) bad(where, "blosc2", "cannot decompress chunk " + std::to_string(i));
+    done += r;
+  }
+  if (done != sc->nbytes) bad(where, "blosc2", "holds fewer bytes than it says");
 }
 
 }  // namespace
@@ -108,29 +123,47 @@ bool decodes(const std::vector<Filter>& pipeline) {
   return true;
 }
 
-void decode(const std::vector<Filter>& pipeline, unsigned mask, size_t itemsize, std::vector<uint8_t>& bytes,
-            const std::string& where, ThreadState& ts) {
-  std::vector<uint8_t> out;
-  for (size_t i = pipeline.size(); i-- > 0;) {
+void decode(const std::vector<Filter>& pipeline, unsigned mask, size_t itemsize, const uint8_t* data, size_t n,
+            void* dst, size_t dst_n, const std::string& where, ThreadState& ts) {
+  size_t last = pipeline.size();  // the step undone last: the first filter applied
+  for (size_t i = 0; i < pipeline.size() && last == pipeline.size(); ++i)
+    if (!(mask & (1u << i))) last = i;
+  if (last == pipeline.size()) {  // stored as is
+    if (n != dst_n) bad(where, "(none)", "holds " + std::to_string(n) + " bytes, expected " + std::to_string(dst_n));
+    std::memcpy(dst, data, n);
+    return;
+  }
+  std::vector<uint8_t> a, b;  // the intermediate results, in turn
+  const uint8_t* cur = data;
+  for (size_t i = pipeline.size(); i-- > last;) {
     if (mask & (1u << i)) continue;  // not applied to this chunk
     const Filter& f = pipeline[i];
+    std::vector<uint8_t>& holder = cur == a.data() && !a.empty() ? b : a;
+    Target t{i == last ? static_cast<uint8_t*>(dst) : nullptr, dst_n, holder};
     switch (f.id) {
-      case kFletcher32:
-        if (bytes.size() < 4) bad(where, "fletcher32", "shorter than its checksum");
-        bytes.resize(bytes.size() - 4);
+      case kFletcher32: {
+        if (n < 4) bad(where, "fletcher32", "shorter than its checksum");
+        n -= 4;  // (its checksum is not verified)
+        if (i == last) std::memcpy(t.get(n, where, "fletcher32"), cur, n);
+        continue;
+      }
+      case kShuffle: {
+        uint8_t* out = t.get(n, where, "shuffle");
+        unshuffle(cur, n, f.cd.empty() ? itemsize : f.cd[0], out);
         break;
-      case kShuffle: unshuffle(bytes, f.cd.empty() ? itemsize : f.cd[0]); break;
-      case kLz4: un_lz4(bytes, where); break;
-      case kBlosc2: un_blosc2(bytes, where); break;
+      }
+      case kLz4: un_lz4(cur, n, t, where); break;
+      case kBlosc2: un_blosc2(cur, n, t, where); break;
       case kDeflate: case kZstd: case kBlosc: {
         using K = zarr::BytesCodec::Kind;
         zarr::BytesCodec c{f.id == kDeflate ? K::Deflate : f.id == kZstd ? K::Zstd : K::Blosc, f.name};
-        zarr::undo_bytes(c, bytes.data(), bytes.size(), out, where, ts);
-        bytes.swap(out);
+        if (i == last) zarr::undo_bytes_into(c, cur, n, dst, dst_n, where, ts);
+        else zarr::undo_bytes(c, cur, n, holder, where, ts);
         break;
       }
       default: bad(where, f.name.empty() ? std::to_string(f.id) : f.name, "not decoded by b2lazy");
     }
+    if (i != last) cur = holder.data(), n = holder.size();
   }
 }
 

@@ -23,10 +23,11 @@ struct Filter {
 bool decodes(const std::vector<Filter>& pipeline);
 
 // Undoes the pipeline (the filters not skipped in `mask`: bit i set = filter i was not
-// applied to this chunk) on `bytes`, in place; `itemsize` for shuffle. IOError naming
-// `where` on damaged data.
-void decode(const std::vector<Filter>& pipeline, unsigned mask, size_t itemsize, std::vector<uint8_t>& bytes,
-            const std::string& where, ThreadState& ts);
+// applied to this chunk) on the `n` stored bytes at `data`, the chunk into `dst`, which it
+// must fill exactly (`dst_n` bytes); `itemsize` for shuffle. The last step writes into
+// `dst` itself. IOError naming `where` on damaged data.
+void decode(const std::vector<Filter>& pipeline, unsigned mask, size_t itemsize, const uint8_t* data, size_t n,
+            void* dst, size_t dst_n, const std::string& where, ThreadState& ts);
 
 }  // namespace h5
 }  // namespace b2lazy

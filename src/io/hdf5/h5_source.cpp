@@ -11,6 +11,7 @@
 #include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
+#include "exec/scratch.hpp"
 #include "exec/thread_state.hpp"
 #include "io/zarr/codecs.hpp"
 #include "storage/blosc2_util.hpp"
@@ -257,14 +258,11 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
     if (!decodes_) {
       read_through_library(id, dst);
     } else {
-      std::vector<uint8_t> raw(static_cast<size_t>(size));
-      const ssize_t r = ::pread(fd_, raw.data(), raw.size(), static_cast<off_t>(addr));
-      if (r != static_cast<ssize_t>(raw.size())) throw IOError("'" + where + "': the file is shorter than its chunk (truncated?)");
-      h5::decode(filters_, mask, isz, raw, where, ts);
-      if (static_cast<int64_t>(raw.size()) != bytes_n)
-        throw IOError("'" + where + "': decodes to " + std::to_string(raw.size()) + " bytes, expected " +
-                      std::to_string(bytes_n));
-      std::memcpy(dst, raw.data(), raw.size());
+      ScratchScope scope(ts.scratch);  // (not zeroed: the read fills it)
+      auto* raw = static_cast<uint8_t*>(scope.alloc(static_cast<size_t>(size)));
+      const ssize_t r = ::pread(fd_, raw, static_cast<size_t>(size), static_cast<off_t>(addr));
+      if (r != static_cast<ssize_t>(size)) throw IOError("'" + where + "': the file is shorter than its chunk (truncated?)");
+      h5::decode(filters_, mask, isz, raw, static_cast<size_t>(size), dst, static_cast<size_t>(bytes_n), where, ts);
       if (big_endian_) zarr::byteswap(dst, n, isz);
     }
   }

@@ -258,6 +258,12 @@ void undo_bytes(const BytesCodec& c, const uint8_t* data, size_t n, std::vector<
   else out.resize(r.n);
 }
 
+void undo_bytes_into(const BytesCodec& c, const uint8_t* data, size_t n, void* dst, size_t dst_n,
+                     const std::string& where, ThreadState& ts) {
+  std::vector<uint8_t> holder;
+  undo(c, {data, n}, static_cast<uint8_t*>(dst), dst_n, holder, where, ts);
+}
+
 void byteswap(void* data, int64_t n, size_t isz) {
   auto* p = static_cast<uint8_t*>(data);
   for (int64_t i = 0; i < n; ++i, p += isz) std::reverse(p, p + isz);

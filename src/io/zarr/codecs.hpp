@@ -66,6 +66,9 @@ void encode(const Pipeline& p, const void* chunk, const Shape& shape, DType t, s
 // for formats whose filters are these codecs too (HDF5's deflate, zstd, blosc).
 void undo_bytes(const BytesCodec& c, const uint8_t* data, size_t n, std::vector<uint8_t>& out,
                 const std::string& where, ThreadState& ts);
+// The same into `dst`, which the result must fill exactly (`dst_n` bytes).
+void undo_bytes_into(const BytesCodec& c, const uint8_t* data, size_t n, void* dst, size_t dst_n,
+                     const std::string& where, ThreadState& ts);
 
 // Byte-order reversal of `n` items of `isz` bytes, in place.
 void byteswap(void* data, int64_t n, size_t isz);
