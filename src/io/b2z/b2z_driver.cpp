@@ -13,6 +13,7 @@
 
 #include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
+#include "io/member_url.hpp"
 #include "storage/b2nd_source.hpp"
 
 namespace b2lazy {
@@ -24,16 +25,9 @@ struct ZipCloser {
 };
 using Zip = std::unique_ptr<void, ZipCloser>;
 
-// "store.b2z#/g/y" -> ("store.b2z", "/g/y"); no '#': an empty key.
-std::pair<std::string, std::string> split_key(const std::string& url) {
-  const size_t hash = url.rfind('#');
-  if (hash == std::string::npos) return {url, ""};
-  return {url.substr(0, hash), url.substr(hash + 1)};
-}
+const std::vector<std::string> kSuffixes = {".b2z"};
 
-bool has_b2z_suffix(const std::string& path) {
-  return path.size() >= 4 && path.compare(path.size() - 4, 4, ".b2z") == 0;
-}
+std::pair<std::string, std::string> split_key(const std::string& url) { return split_member(url, kSuffixes); }
 
 // The members holding arrays, as keys ("/x" for "x.b2nd").
 std::vector<std::string> array_keys(void* zip) {
@@ -86,9 +80,9 @@ Driver b2z_driver() {
   Driver d;
   d.name = "b2z";
   d.schemes = {"b2z"};
-  d.suffixes = {".b2z"};
+  d.suffixes = kSuffixes;
   // "store.b2z#/key": the suffix is the path's, before the key.
-  d.recognizes = [](const std::string& url) { return has_b2z_suffix(split_key(url).first); };
+  d.recognizes = [](const std::string& url) { return !split_key(url).second.empty(); };
   d.open = open_member;
   return d;
 }

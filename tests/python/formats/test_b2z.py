@@ -69,3 +69,11 @@ def test_the_command_reads_members(tmp_path):
 def test_b2z_is_read_only(tmp_path):
     with pytest.raises(OSError, match="does not write"):
         b2lazy.asarray(np.ones(3)).compute(urlpath=str(tmp_path / "o.b2z"))
+
+
+def test_paths_holding_a_hash(tmp_path):
+    d = tmp_path / "a#b"
+    d.mkdir()
+    path = store(d / "s#2.b2z", {"/x": np.arange(5.0)})
+    np.testing.assert_array_equal(b2lazy.open(path).to_numpy(), np.arange(5.0))
+    np.testing.assert_array_equal(b2lazy.open(path + "#/x").to_numpy(), np.arange(5.0))

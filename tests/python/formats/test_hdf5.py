@@ -134,3 +134,16 @@ def test_the_command_and_info(tmp_path):
     np.testing.assert_allclose(b2lazy.open(out).to_numpy(), x - x.mean(axis=0), rtol=1e-12, atol=1e-12)
     info = subprocess.run(["b2lazy", "info", f"hdf5:{path}#/g/x"], check=True, capture_output=True, text=True).stdout
     assert "(40, 30)" in info and "hdf5" in info.lower()
+
+
+def test_paths_holding_a_hash(tmp_path):
+    d = tmp_path / "runs#3 #x"
+    d.mkdir()
+    path = str(d / "f#1.h5")
+    x = values((6, 5), "int32")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=x)
+    np.testing.assert_array_equal(b2lazy.open(path).to_numpy(), x)  # the file's only dataset
+    np.testing.assert_array_equal(b2lazy.open(path + "#/x").to_numpy(), x)
+    np.testing.assert_array_equal(b2lazy.open(path, dataset="x").to_numpy(), x)
+    assert b2lazy.open(path, dataset="/x").urlpath == path + "#/x"
