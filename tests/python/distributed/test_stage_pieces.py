@@ -55,8 +55,9 @@ def _logsumexp(x, axis=None, keepdims=False):
 
 
 def _with_nan(name, x):
-    """x with one NaN for the nan* reductions to skip."""
-    if name.startswith("nan") and x.dtype.kind == "f" and x.size > 1:
+    """x with one NaN for the nan* reductions to skip (never a whole row or column: nanarg*
+    of an all-NaN slice raises, as NumPy's does)."""
+    if name.startswith("nan") and x.dtype.kind == "f" and min(x.shape) > 1:
         x = x.copy()
         x.flat[x.size // 2] = np.nan
     return x
