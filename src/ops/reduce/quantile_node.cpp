@@ -1,19 +1,18 @@
 #include "ops/reduce/quantile_node.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "b2lazy/error.hpp"
-#include "core/dispatch.hpp"
 #include "b2lazy/ops.hpp"
+#include "core/dispatch.hpp"
 #include "core/saturating.hpp"
 #include "exec/eval_state.hpp"
 #include "exec/scratch.hpp"
 #include "exec/thread_state.hpp"
 #include "ops/reduce/accumulate.hpp"
-#include "ops/reduce/reduce_node.hpp"
 #include "plan/memory.hpp"
 
 namespace b2lazy {
