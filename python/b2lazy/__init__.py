@@ -876,9 +876,11 @@ def _holistic(name, q, x, axis, keepdims, method):
     qs = np.asarray(q, dtype=np.float64)
     if qs.ndim == 0:
         return Array(_core.quantile(name, x._a, float(qs), _check_axis(axis, name), bool(keepdims), method))
-    # Several quantiles: stacked along a new first axis, as NumPy's.
-    return stack([_holistic(name, float(v), x, axis, keepdims, method) for v in qs.ravel()]).reshape(
-        qs.shape + _holistic(name, 0.0, x, axis, keepdims, method).shape)
+    # Several quantiles: stacked along a new first axis, as NumPy's (each a recorded call of
+    # its own, so a saved expression holds them as such).
+    one = globals()[name]
+    parts = [one(x, float(v), axis=axis, method=method, keepdims=keepdims) for v in qs.ravel()]
+    return reshape(stack(parts), qs.shape + parts[0].shape)
 
 
 def median(x, /, axis=None, *, keepdims=False):

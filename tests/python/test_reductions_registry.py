@@ -243,3 +243,13 @@ def test_nested_and_reused():
     assert_close(got.to_numpy(), ref, 1e-12, 1e-12, "nested")
     s = b2lazy.evaluate("quantile(a, 0.9, axis=0) - nanmax(a, axis=0)", {"a": a}).to_numpy()
     assert_close(s, np.quantile(x, 0.9, axis=0) - np.nanmax(x, axis=0), 1e-12, 1e-12, "string")
+
+
+def test_saved_expressions_keep_the_new_reductions(tmp_path):
+    x = np.random.default_rng(4).standard_normal((30, 20))
+    a = b2lazy.asarray(x)
+    e = b2lazy.quantile(a, [0.1, 0.9], axis=0) + b2lazy.nanstd(a, axis=0) - b2lazy.median(a, axis=0)
+    path = str(tmp_path / "e.b2lazy")
+    e.save(path)
+    ref = np.quantile(x, [0.1, 0.9], axis=0) + np.nanstd(x, axis=0) - np.median(x, axis=0)
+    assert_close(b2lazy.open(path).to_numpy(), ref, 1e-12, 1e-12, "saved")
