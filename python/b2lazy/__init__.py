@@ -848,10 +848,12 @@ def _reduction(name, has_dtype=False, has_correction=False):
 
 
 def _single_axis_reduction(name):
+    reduce = _reduction(name)
+
     def fn(x, /, axis=None, *, keepdims=False):
         if axis is not None and not isinstance(axis, (int, np.integer)):
             raise TypeError(f"{name}(): axis must be None or an int")
-        return _reduction(name)(x, axis=axis, keepdims=keepdims)
+        return reduce(x, axis=axis, keepdims=keepdims)
     fn.__name__ = name
     fn.__doc__ = f"Lazy {name} over `axis` (None: the array flattened), NumPy semantics."
     return fn

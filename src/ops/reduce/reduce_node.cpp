@@ -274,8 +274,7 @@ void ReduceNode::fold_input(const Region& in, int64_t nout, ThreadState& ts, Use
   const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
   const Slabs parts = slabs(in, slab_bytes);  // one at a time: never listed (a huge input has many)
   const int64_t nparts = in.size() ? parts.size() : 0;
-  reduction::KernelArgs args = kernel_args(in);
-  args.n = nout;
+  const reduction::KernelArgs args = kernel_args(nout);
   // Accumulate in acc_'s C++ type; the slab is converted to it first.
   dispatch(acc_, [&]<class A>(A*) {
     using Kernel = reduction::Kernel<A>;
@@ -354,13 +353,13 @@ std::vector<uint8_t> ReduceNode::fold_part(const Region& region, int64_t lo, int
   return state;
 }
 
-reduction::KernelArgs ReduceNode::kernel_args(const Region& region) const {
-  return {r_, acc_, region.size(), reduced_count(), reduced_strides(inputs()[0]->shape(), ax_.reduced), correction_};
+reduction::KernelArgs ReduceNode::kernel_args(int64_t nout) const {
+  return {r_, acc_, nout, reduced_count(), reduced_strides(inputs()[0]->shape(), ax_.reduced), correction_};
 }
 
 void ReduceNode::fold_merge(const Region& region, std::vector<uint8_t>& into, const uint8_t* part, size_t n) const {
   dispatch(acc_, [&]<class A>(A*) {
-    auto a = reduction::make_kernel<A>(kernel_args(region)), b = reduction::make_kernel<A>(kernel_args(region));
+    auto a = reduction::make_kernel<A>(kernel_args(region.size())), b = reduction::make_kernel<A>(kernel_args(region.size()));
     a->load(into.data(), into.size());
     b->load(part, n);
     a->merge(*b);
@@ -371,7 +370,7 @@ void ReduceNode::fold_merge(const Region& region, std::vector<uint8_t>& into, co
 
 void ReduceNode::fold_finish(const Region& region, const uint8_t* state, size_t n, void* out) const {
   dispatch(acc_, [&]<class A>(A*) {
-    auto k = reduction::make_kernel<A>(kernel_args(region));
+    auto k = reduction::make_kernel<A>(kernel_args(region.size()));
     k->load(state, n);
     k->finalize(out, dtype());
   });

@@ -73,8 +73,8 @@ class ReduceNode : public Node {
   // The first piece of `region` (the largest).
   Region first_piece(const Region& region, const Pieces& p) const;
   size_t slab_bytes(size_t max_memory, int nworkers) const;
-  // The kernel arguments for an output region (of region.size() outputs).
-  reduction::KernelArgs kernel_args(const Region& region) const;
+  // The kernel arguments for an output region of `nout` outputs.
+  reduction::KernelArgs kernel_args(int64_t nout) const;
   template <class Use>
   void fold_input(const Region& in, int64_t nout, ThreadState& ts, Use&& use) const;
   Reduction r_;
