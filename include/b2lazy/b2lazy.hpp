@@ -10,6 +10,7 @@
 #include "b2lazy/dtype.hpp"
 #include "b2lazy/error.hpp"
 #include "b2lazy/expr.hpp"
+#include "b2lazy/functions.hpp"
 #include "b2lazy/interrupt.hpp"
 #include "b2lazy/node.hpp"
 #include "b2lazy/ops.hpp"

@@ -9,36 +9,43 @@
 
 namespace b2lazy {
 
-// X(name, arity, family)
+// X(Enum, snake_case_name, arity, family): the one registration of an elementwise op
+// (its kernels live in src/ops/elementwise/kernels_*.cpp).
 // families: Arith (any numeric; NumPy arithmetic), Float (computes in float_for(dtype)),
 // Int (integers and bool only), Cmp (-> bool), Pred (-> bool, unary), Logic (bool in/out),
 // Special (handled one by one in the graph builder).
-#define B2LAZY_ELEMENTWISE_OPS(X)                                                      \
-  X(Add, 2, Arith) X(Subtract, 2, Arith) X(Multiply, 2, Arith) X(Divide, 2, Float)     \
-  X(FloorDivide, 2, Arith) X(Remainder, 2, Arith) X(Pow, 2, Arith)                     \
-  X(Maximum, 2, Arith) X(Minimum, 2, Arith) X(Atan2, 2, Float) X(Hypot, 2, Float)      \
-  X(Copysign, 2, Float) X(Logaddexp, 2, Float) X(Nextafter, 2, Float)                  \
-  X(BitwiseAnd, 2, Int) X(BitwiseOr, 2, Int) X(BitwiseXor, 2, Int)                     \
-  X(LeftShift, 2, Int) X(RightShift, 2, Int)                                           \
-  X(Equal, 2, Cmp) X(NotEqual, 2, Cmp) X(Less, 2, Cmp) X(LessEqual, 2, Cmp)            \
-  X(Greater, 2, Cmp) X(GreaterEqual, 2, Cmp)                                           \
-  X(LogicalAnd, 2, Logic) X(LogicalOr, 2, Logic) X(LogicalXor, 2, Logic)               \
-  X(LogicalNot, 1, Logic)                                                              \
-  X(Negative, 1, Arith) X(Positive, 1, Arith) X(Abs, 1, Arith) X(Square, 1, Arith)     \
-  X(Sign, 1, Arith) X(Reciprocal, 1, Arith)                                            \
-  X(Floor, 1, Arith) X(Ceil, 1, Arith) X(Trunc, 1, Arith) X(Round, 1, Arith)           \
-  X(BitwiseInvert, 1, Int)                                                             \
-  X(Sqrt, 1, Float) X(Cbrt, 1, Float) X(Exp, 1, Float) X(Exp2, 1, Float)               \
-  X(Expm1, 1, Float) X(Log, 1, Float) X(Log2, 1, Float) X(Log10, 1, Float)             \
-  X(Log1p, 1, Float) X(Sin, 1, Float) X(Cos, 1, Float) X(Tan, 1, Float)                \
-  X(Asin, 1, Float) X(Acos, 1, Float) X(Atan, 1, Float) X(Sinh, 1, Float)              \
-  X(Cosh, 1, Float) X(Tanh, 1, Float) X(Asinh, 1, Float) X(Acosh, 1, Float)            \
-  X(Atanh, 1, Float)                                                                   \
-  X(Isnan, 1, Pred) X(Isinf, 1, Pred) X(Isfinite, 1, Pred) X(Signbit, 1, Pred)         \
-  X(Where, 3, Special) X(Cast, 1, Special) X(Copy, 1, Special)
+#define B2LAZY_ELEMENTWISE_OPS(X)                                                       \
+  X(Add, add, 2, Arith) X(Subtract, subtract, 2, Arith)                                 \
+  X(Multiply, multiply, 2, Arith) X(Divide, divide, 2, Float)                           \
+  X(FloorDivide, floor_divide, 2, Arith) X(Remainder, remainder, 2, Arith)              \
+  X(Pow, pow, 2, Arith) X(Maximum, maximum, 2, Arith) X(Minimum, minimum, 2, Arith)     \
+  X(Atan2, atan2, 2, Float) X(Hypot, hypot, 2, Float) X(Copysign, copysign, 2, Float)   \
+  X(Logaddexp, logaddexp, 2, Float) X(Nextafter, nextafter, 2, Float)                   \
+  X(BitwiseAnd, bitwise_and, 2, Int) X(BitwiseOr, bitwise_or, 2, Int)                   \
+  X(BitwiseXor, bitwise_xor, 2, Int) X(LeftShift, bitwise_left_shift, 2, Int)           \
+  X(RightShift, bitwise_right_shift, 2, Int) X(Equal, equal, 2, Cmp)                    \
+  X(NotEqual, not_equal, 2, Cmp) X(Less, less, 2, Cmp)                                  \
+  X(LessEqual, less_equal, 2, Cmp) X(Greater, greater, 2, Cmp)                          \
+  X(GreaterEqual, greater_equal, 2, Cmp) X(LogicalAnd, logical_and, 2, Logic)           \
+  X(LogicalOr, logical_or, 2, Logic) X(LogicalXor, logical_xor, 2, Logic)               \
+  X(LogicalNot, logical_not, 1, Logic) X(Negative, negative, 1, Arith)                  \
+  X(Positive, positive, 1, Arith) X(Abs, abs, 1, Arith) X(Square, square, 1, Arith)     \
+  X(Sign, sign, 1, Arith) X(Reciprocal, reciprocal, 1, Arith)                           \
+  X(Floor, floor, 1, Arith) X(Ceil, ceil, 1, Arith) X(Trunc, trunc, 1, Arith)           \
+  X(Round, round, 1, Arith) X(BitwiseInvert, bitwise_invert, 1, Int)                    \
+  X(Sqrt, sqrt, 1, Float) X(Cbrt, cbrt, 1, Float) X(Exp, exp, 1, Float)                 \
+  X(Exp2, exp2, 1, Float) X(Expm1, expm1, 1, Float) X(Log, log, 1, Float)               \
+  X(Log2, log2, 1, Float) X(Log10, log10, 1, Float) X(Log1p, log1p, 1, Float)           \
+  X(Sin, sin, 1, Float) X(Cos, cos, 1, Float) X(Tan, tan, 1, Float)                     \
+  X(Asin, asin, 1, Float) X(Acos, acos, 1, Float) X(Atan, atan, 1, Float)               \
+  X(Sinh, sinh, 1, Float) X(Cosh, cosh, 1, Float) X(Tanh, tanh, 1, Float)               \
+  X(Asinh, asinh, 1, Float) X(Acosh, acosh, 1, Float) X(Atanh, atanh, 1, Float)         \
+  X(Isnan, isnan, 1, Pred) X(Isinf, isinf, 1, Pred) X(Isfinite, isfinite, 1, Pred)      \
+  X(Signbit, signbit, 1, Pred) X(Where, where, 3, Special) X(Cast, astype, 1, Special)  \
+  X(Copy, copy, 1, Special)
 
 enum class Op : uint8_t {
-#define B2LAZY_OP_ENUM(name, arity, family) name,
+#define B2LAZY_OP_ENUM(name, snake, arity, family) name,
   B2LAZY_ELEMENTWISE_OPS(B2LAZY_OP_ENUM)
 #undef B2LAZY_OP_ENUM
       Count_

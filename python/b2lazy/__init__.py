@@ -31,7 +31,8 @@ def _load_core():
 
 
 _core = _load_core()
-from . import _serial
+from . import _registry, _serial
+from ._registry import registered as _registered
 from ._dtypes import as_dtype as _as_dtype
 from ._info import CPU as _CPU, check_device as _check_device
 
@@ -596,29 +597,23 @@ Array.__invert__ = _unary("bitwise_invert")
 
 
 def _make_function(name, arity):
-    # The Array API's signatures: (x, /) and (x1, x2, /).
+    # The Array API's signatures, (x, /) and (x1, x2, /): nothing to bind, so the fast
+    # form with the registry's signature.
     if arity == 1:
         def fn(x, /):
             return Array(_core.elementwise(name, _unwrap(x)))
-    elif arity == 2:
+    else:
         def fn(x1, x2, /):
             return Array(_core.elementwise(name, _unwrap(x1), _unwrap(x2)))
-    else:
-        def fn(*args):
-            if len(args) != arity:
-                raise TypeError(f"{name}() takes {arity} arguments, got {len(args)}")
-            return Array(_core.elementwise(name, *[_unwrap(a) for a in args]))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name}, lazy; NumPy broadcasting and type promotion."
-    return fn
+    return _registered(fn)
 
 
-for _name in _core.op_names():
-    globals()[_name] = _make_function(_name, _core.op_arity(_name))
-    __all__.append(_name)
-for _alias, _name in _core.op_aliases():  # NumPy's spellings, from the C++ table
-    globals()[_alias] = globals()[_name]
-    __all__.append(_alias)
+for _entry in _registry.ENTRIES.values():
+    if _entry["family"] == "elementwise" and _entry["kernel"] is not None:
+        globals()[_entry["name"]] = _make_function(_entry["name"], len(_entry["params"]))
+        __all__.append(_entry["name"])
 
 
 _UFUNC_NAMES = {"absolute": "abs", "power": "pow", "float_power": "", "true_divide": "divide",
@@ -651,12 +646,14 @@ def _int_axes(v, what, as_axes=True):
     raise TypeError(f"{what} must be an int or a sequence of ints, got {v!r}")
 
 
+@_registered
 def matmul(x1, x2, /):
     """Matrix product (NumPy semantics: 1-d promotion, broadcast batch axes); lazy."""
     return Array(_core.matmul(asarray(x1)._a, asarray(x2)._a))
 
 
-def tensordot(x1, x2, /, axes=2):
+@_registered
+def tensordot(x1, x2, /, axes):
     """Contract the last `axes` axes of x1 with the first of x2, or the axes given as
     a pair of sequences; lazy."""
     a, b = asarray(x1)._a, asarray(x2)._a
@@ -669,35 +666,41 @@ def tensordot(x1, x2, /, axes=2):
     return Array(_core.tensordot_axes(a, b, _int_axes(xa, "tensordot: axes[0]"), _int_axes(xb, "tensordot: axes[1]")))
 
 
-def vecdot(x1, x2, /, *, axis=-1):
+@_registered
+def vecdot(x1, x2, /, *, axis):
     """Dot product of vectors along `axis`, broadcasting the other axes; lazy."""
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise TypeError(f"vecdot: axis must be an int, got {axis!r}")
     return Array(_core.vecdot(asarray(x1)._a, asarray(x2)._a, _axis(axis, "vecdot")))
 
 
+@_registered
 def outer(x1, x2, /):
     """Outer product of the flattened operands; lazy."""
     return Array(_core.outer(asarray(x1)._a, asarray(x2)._a))
 
 
+@_registered
 def permute_dims(x, /, axes):
     """The array with its axes in the order `axes`; lazy."""
     return Array(_core.permute_dims(asarray(x)._a, _int_axes(axes, "permute_dims: axes")))
 
 
-def transpose(x, axes=None):
+@_registered
+def transpose(x, axes):
     """NumPy's transpose: reversed axes by default."""
     x = asarray(x)
     return permute_dims(x, tuple(range(x.ndim))[::-1] if axes is None else axes)
 
 
+@_registered
 def matrix_transpose(x, /):
     """Swap the last two axes; lazy."""
     return Array(_core.matrix_transpose(asarray(x)._a))
 
 
-def take(x, indices, /, axis=None):
+@_registered
+def take(x, indices, /, axis):
     """Elements of `x` at integer `indices` along `axis` (NumPy's take; axis=None takes
     from `x` flattened). Lazy: only the chunks the indices touch are read."""
     axis = _axis_or_none(axis, "take")
@@ -725,7 +728,8 @@ def _axis_or_none(axis, fn):
     return None if axis is None else _axis(axis, fn)
 
 
-def take_along_axis(x, indices, /, axis=-1):
+@_registered
+def take_along_axis(x, indices, /, axis):
     """NumPy's take_along_axis: `indices` (as many axes as `x`) select along `axis` and
     broadcast against `x` on the other axes; axis=None works on `x` flattened. Lazy:
     only the chunks the indices touch are read."""
@@ -733,13 +737,21 @@ def take_along_axis(x, indices, /, axis=-1):
     return Array(_core.take_along_axis(asarray(x)._a, _int_indices(indices, "take_along_axis"), axis))
 
 
+@_registered
 def nonzero(x, /):
     """Coordinates of the nonzero elements, one int64 array per axis (C order). Counts
     the nonzero elements now (one pass over `x`); the coordinates are lazy."""
     return tuple(Array(a) for a in _core.nonzero(asarray(x)._a, _context(None)))
 
 
-def reshape(x, /, shape, *, copy=None):
+@_registered
+def flatten(x, /):
+    """The elements in C order as one axis; lazy."""
+    return Array(_core.reshape(asarray(x)._a, [-1]))
+
+
+@_registered
+def reshape(x, /, shape, *, copy):
     """The same elements in C order with a new `shape` (one entry may be -1); lazy."""
     if copy is False:
         raise ValueError("reshape: copy=False is not supported (a lazy reshape is never a view)")
@@ -756,60 +768,65 @@ def _axes_arg(axis, fn):
     return _int_axes(axis, f"{fn}: axis")
 
 
-def expand_dims(x, /, axis=0):
+@_registered
+def expand_dims(x, /, axis):
     """A new axis of length 1 at `axis`; lazy."""
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise TypeError(f"expand_dims: axis must be an int, got {axis!r}")
     return Array(_core.expand_dims(asarray(x)._a, _axis(axis, "expand_dims")))
 
 
-def squeeze(x, /, axis=None):
+@_registered
+def squeeze(x, /, axis):
     """Without the given length-1 axes (all of them by default); lazy."""
     return Array(_core.squeeze(asarray(x)._a, _axes_arg(axis, "squeeze")))
 
 
-def flip(x, /, *, axis=None):
+@_registered
+def flip(x, /, *, axis):
     """Reversed along `axis` (all axes by default); lazy."""
     return Array(_core.flip(asarray(x)._a, _axes_arg(axis, "flip")))
 
 
+@_registered
 def moveaxis(x, source, destination, /):
     """Axes moved from `source` to `destination`, the others in order; lazy."""
     return Array(_core.moveaxis(asarray(x)._a, _int_axes(source, "moveaxis: source"),
                                 _int_axes(destination, "moveaxis: destination")))
 
 
+@_registered
 def broadcast_to(x, /, shape):
     """`x` repeated along broadcast axes to `shape`, without copying; lazy."""
     return Array(_core.broadcast_to(asarray(x)._a, shape))
 
 
-def concat(arrays, /, *, axis=0):
+@_registered
+def concat(arrays, /, *, axis):
     """Arrays joined along an existing axis (axis=None: flattened first); lazy."""
     if axis is not None and (not isinstance(axis, (int, np.integer)) or isinstance(axis, bool)):
         raise TypeError(f"concat: axis must be an int or None, got {axis!r}")
     return Array(_core.concat([asarray(a)._a for a in arrays], None if axis is None else _axis(axis, "concat")))
 
 
-concatenate = concat
-
-
-def stack(arrays, /, *, axis=0):
+@_registered
+def stack(arrays, /, *, axis):
     """Arrays of one shape joined along a new axis; lazy."""
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise TypeError(f"stack: axis must be an int, got {axis!r}")
     return Array(_core.stack([asarray(a)._a for a in arrays], _axis(axis, "stack")))
 
 
-def roll(x, /, shift, *, axis=None):
+@_registered
+def roll(x, /, shift, *, axis):
     """Elements shifted along `axis`, wrapping around; lazy."""
     shifts = _int_axes(shift, "roll: shift", as_axes=False)
     return Array(_core.roll(asarray(x)._a, shifts, _axes_arg(axis, "roll")))
 
 
 __all__ += ["matmul", "tensordot", "vecdot", "outer", "permute_dims", "transpose", "matrix_transpose", "take",
-            "expand_dims", "squeeze", "flip", "moveaxis", "broadcast_to", "concat", "concatenate", "stack",
-            "roll", "reshape", "take_along_axis", "nonzero"]
+            "expand_dims", "squeeze", "flip", "moveaxis", "broadcast_to", "concat", "stack",
+            "roll", "reshape", "flatten", "take_along_axis", "nonzero"]
 
 
 # --- reductions -------------------------------------------------------------------------
@@ -821,53 +838,28 @@ def _check_axis(axis, fn):
     raise TypeError(f"axis must be None, an int or a tuple of ints, got {axis!r}")
 
 
-def _reduction(name, has_dtype=False, has_correction=False):
-    def fn(x, /, axis=None, *, keepdims=False, dtype=None, correction=None, ddof=None):
-        if dtype is not None and not has_dtype:
-            raise TypeError(f"{name}() got an unexpected keyword argument 'dtype'")
-        if (correction is not None or ddof is not None) and not has_correction:
-            raise TypeError(f"{name}() got an unexpected keyword argument 'correction'")
+def _reduction(entry):
+    name = entry["name"]
+
+    def body(x, axis, keepdims, dtype=None, correction=None, ddof=None):
+        if entry["single_axis"] and axis is not None and not isinstance(axis, (int, np.integer)):
+            raise TypeError(f"{name}(): axis must be None or an int")
         if correction is not None and ddof is not None:
             raise TypeError(f"{name}(): give correction or ddof, not both")
         corr = correction if correction is not None else (ddof if ddof is not None else 0)
         if not isinstance(keepdims, (bool, np.bool_)):
             raise TypeError(f"{name}(): keepdims must be a bool, got {keepdims!r}")
         return Array(_core.reduce(name, asarray(x)._a, _check_axis(axis, name), bool(keepdims), dtype, float(corr)))
-    fn.__name__ = name
-    fn.__doc__ = f"Lazy {name} over `axis` (None: all axes), NumPy semantics."
-    # The signature shows the arguments this reduction takes (the registry's), no others.
-    P = _inspect.Parameter
-    params = [P("x", P.POSITIONAL_ONLY), P("axis", P.POSITIONAL_OR_KEYWORD, default=None),
-              P("keepdims", P.KEYWORD_ONLY, default=False)]
-    if has_dtype:
-        params.append(P("dtype", P.KEYWORD_ONLY, default=None))
-    if has_correction:
-        params += [P("correction", P.KEYWORD_ONLY, default=None), P("ddof", P.KEYWORD_ONLY, default=None)]
-    fn.__signature__ = _inspect.Signature(params)
-    return fn
+    flattened = "the array flattened" if entry["single_axis"] else "all axes"
+    return _registry.generated(name, body, f"Lazy {name} over `axis` (None: {flattened}), NumPy semantics.")
 
 
-def _single_axis_reduction(name):
-    reduce = _reduction(name)
-
-    def fn(x, /, axis=None, *, keepdims=False):
-        if axis is not None and not isinstance(axis, (int, np.integer)):
-            raise TypeError(f"{name}(): axis must be None or an int")
-        return reduce(x, axis=axis, keepdims=keepdims)
-    fn.__name__ = name
-    fn.__doc__ = f"Lazy {name} over `axis` (None: the array flattened), NumPy semantics."
-    return fn
-
-
-# One function per entry of the C++ registry of reductions (names and arguments cannot
-# drift from the expression strings' and the command's).
-_reduction_names = []
-for _info in _core.reductions():
-    _n = _info["name"]
-    globals()[_n] = (_single_axis_reduction(_n) if _info["single_axis"]
-                     else _reduction(_n, has_dtype=_info["takes_dtype"], has_correction=_info["takes_correction"]))
-    _reduction_names.append(_n)
-del _info, _n
+# One function per reduction of the registry (names, arguments and defaults shared with
+# the expression strings and the command).
+_reduction_names = [e["name"] for e in _registry.ENTRIES.values() if e["family"] == "reduction"]
+for _n in _reduction_names:
+    globals()[_n] = _reduction(_registry.ENTRIES[_n])
+del _n
 logsumexp.__doc__ = "Lazy log(sum(exp(x))) over `axis` (scipy.special.logsumexp), without overflow."
 
 
@@ -885,19 +877,22 @@ def _holistic(name, q, x, axis, keepdims, method):
     return reshape(stack(parts), qs.shape + parts[0].shape)
 
 
-def median(x, /, axis=None, *, keepdims=False):
+@_registered
+def median(x, /, axis, *, keepdims):
     """Lazy median over `axis` (None: all axes), as np.median (a slice with NaN gives NaN).
     Each output pulls its slice whole when it fits the budget, else selects it in passes."""
     return _holistic("median", 0.5, x, axis, keepdims, "linear")
 
 
-def quantile(x, q, /, axis=None, *, method="linear", keepdims=False):
+@_registered
+def quantile(x, q, /, axis, *, method, keepdims):
     """Lazy q-th quantile(s), 0 <= q <= 1, over `axis`, as np.quantile (methods 'linear',
     'lower', 'higher', 'nearest', 'midpoint')."""
     return _holistic("quantile", q, x, axis, keepdims, method)
 
 
-def percentile(x, q, /, axis=None, *, method="linear", keepdims=False):
+@_registered
+def percentile(x, q, /, axis, *, method, keepdims):
     """Lazy q-th percentile(s), 0 <= q <= 100, over `axis`, as np.percentile."""
     return _holistic("percentile", q, x, axis, keepdims, method)
 
@@ -913,28 +908,31 @@ def _axis_int(axis, fn):
     return _axis(axis, fn)
 
 
-def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+@_registered
+def cumulative_sum(x, /, *, axis, dtype, include_initial):
     """Array API cumulative sum (axis required for more than one dimension)."""
     return Array(_core.scan("sum", asarray(x)._a, _axis_int(axis, "cumulative_sum"), dtype,
                             bool(include_initial), False))
 
 
-def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+@_registered
+def cumulative_prod(x, /, *, axis, dtype, include_initial):
     return Array(_core.scan("prod", asarray(x)._a, _axis_int(axis, "cumulative_prod"), dtype,
                             bool(include_initial), False))
 
 
-def cumsum(x, axis=None, dtype=None):
+@_registered
+def cumsum(x, axis, dtype):
     """NumPy cumsum: axis=None scans the array flattened in C order."""
     return Array(_core.scan("sum", asarray(x)._a, _axis_int(axis, "cumsum"), dtype, False, True))
 
 
-def cumprod(x, axis=None, dtype=None):
+@_registered
+def cumprod(x, axis, dtype):
     return Array(_core.scan("prod", asarray(x)._a, _axis_int(axis, "cumprod"), dtype, False, True))
 
 
-amin, amax = min, max
-__all__ += _reduction_names + ["amin", "amax", "cumulative_sum", "cumulative_prod", "cumsum", "cumprod"]
+__all__ += _reduction_names + ["cumulative_sum", "cumulative_prod", "cumsum", "cumprod"]
 
 def _method(f):
     """f as an Array method; its signature (inspect.signature) is f's, self as x."""
@@ -945,7 +943,8 @@ def _method(f):
 
 
 
-def where(condition, x=None, y=None):
+@_registered
+def where(condition, x, y):
     """Elements of `x` where `condition` is true, else of `y`; with only `condition`,
     nonzero(condition)."""
     if x is None and y is None:
@@ -955,30 +954,34 @@ def where(condition, x=None, y=None):
     return Array(_core.where(_unwrap(condition), _unwrap(x), _unwrap(y)))
 
 
-def clip(x, /, min=None, max=None):
+@_registered
+def clip(x, /, min, max):
     return Array(_core.clip(_unwrap(x), None if min is None else _unwrap(min),
                             None if max is None else _unwrap(max)))
 
 
-def astype(x, dtype, /, *, copy=True, device=None):
+@_registered
+def astype(x, dtype, /, *, copy, device):
     """`x` cast to `dtype`, lazily (see Array.astype)."""
     return asarray(x).astype(dtype, copy=copy, device=device)
 
 
+@_registered
 def real(x, /):
     """The real part: `x` itself (b2lazy has no complex dtypes yet)."""
     return asarray(x)
 
 
+@_registered
 def conj(x, /):
     """The complex conjugate: `x` itself (b2lazy has no complex dtypes yet)."""
     return asarray(x)
 
 
-conjugate = conj
-__all__ += ["real", "conj", "conjugate", "imag"]
+__all__ += ["real", "conj", "imag"]
 
 
+@_registered
 def imag(x, /):
     """The imaginary part: zeros of x's dtype (b2lazy has no complex dtypes yet)."""
     x = asarray(x)
@@ -1071,7 +1074,8 @@ def _fill_scalar(value, fn):
     return value
 
 
-def full(shape, fill_value, dtype=None, *, device=None, chunks=None):
+@_registered
+def full(shape, fill_value, dtype, *, device, chunks):
     """`fill_value` everywhere (never materialised); dtype from the value by default
     (bool, int64 or float64)."""
     _check_device(device, "full")
@@ -1079,17 +1083,20 @@ def full(shape, fill_value, dtype=None, *, device=None, chunks=None):
                             None if dtype is None else _as_dtype(dtype, "full"), chunks))
 
 
-def zeros(shape, dtype=None, *, device=None, chunks=None):
+@_registered
+def zeros(shape, dtype, *, device, chunks):
     """float64 zeros unless `dtype` says otherwise (None too, as NumPy)."""
     return full(shape, 0, dtype=np.float64 if dtype is None else dtype, device=device, chunks=chunks)
 
 
-def ones(shape, dtype=None, *, device=None, chunks=None):
+@_registered
+def ones(shape, dtype, *, device, chunks):
     """float64 ones unless `dtype` says otherwise (None too, as NumPy)."""
     return full(shape, 1, dtype=np.float64 if dtype is None else dtype, device=device, chunks=chunks)
 
 
-def arange(start, /, stop=None, step=1, dtype=None, *, device=None, shape=None, chunks=None):
+@_registered
+def arange(start, /, stop, step, dtype, *, device, shape, chunks):
     _check_device(device, "arange")
     if dtype is not None:
         dtype = _as_dtype(dtype, "arange")
@@ -1104,7 +1111,8 @@ def arange(start, /, stop=None, step=1, dtype=None, *, device=None, shape=None, 
     return Array(_core.arange(float(start), float(stop), float(step), dtype, shape, chunks))
 
 
-def linspace(start, stop, /, num=50, endpoint=True, dtype=None, *, device=None, shape=None, chunks=None):
+@_registered
+def linspace(start, stop, /, num, endpoint, dtype, *, device, shape, chunks):
     _check_device(device, "linspace")
     if dtype is not None:
         dtype = _as_dtype(dtype, "linspace")
@@ -1166,6 +1174,16 @@ __all__ += (_creation_all + _manipulation_all +
              "uint32", "uint64", "float32", "float64"])
 
 
+# Every registry function is here under its name and its aliases (a missing one fails the
+# import: the registry and the package cannot drift).
+for _entry in _registry.ENTRIES.values():
+    if _entry["name"] not in globals():
+        raise ImportError(f"b2lazy: the registry's function {_entry['name']} has no Python function")
+    for _alias in _entry["aliases"]:
+        globals()[_alias] = globals()[_entry["name"]]
+        __all__.append(_alias)
+del _entry, _alias
+
 # Every namespace function remembers, on the Arrays it returns, the call that made them
 # (their saved form, b2lazy/_serial.py); the methods that are namespace functions too.
 import types as _types  # noqa: E402
@@ -1177,9 +1195,9 @@ for _name in __all__:
         if id(_f) not in _wrapped:
             _wrapped[id(_f)] = _serial.recording(_f.__name__ if _f.__name__ in __all__ else _name, _f)
         globals()[_name] = _wrapped[id(_f)]
-for _name in ("sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "argmin", "argmax",
-              "cumsum", "cumprod"):
-    setattr(Array, _name, _method(globals()[_name]))
+for _name in [n for e in _registry.ENTRIES.values() if e["method"] for n in [e["name"], *e["aliases"]]]:
+    if _name not in Array.__dict__:  # Array's own (astype, reshape, flatten, nonzero) stay
+        setattr(Array, _name, _method(globals()[_name]))
 del _name, _f, _wrapped
 
 

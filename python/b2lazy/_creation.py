@@ -8,13 +8,15 @@ import numpy as np
 
 from . import Array, _core, asarray, full, zeros
 from ._dtypes import as_dtype
+from ._registry import registered as _registered
 from ._info import check_device
 
 __all__ = ["empty", "empty_like", "zeros_like", "ones_like", "full_like", "eye", "tril", "triu",
            "meshgrid", "from_dlpack"]
 
 
-def empty(shape, dtype=None, *, device=None, chunks=None):
+@_registered
+def empty(shape, dtype, *, device, chunks):
     """An array whose values are unspecified: zeros here (a constant, never stored)."""
     return zeros(shape, dtype, device=device, chunks=chunks)
 
@@ -25,22 +27,26 @@ def _like(x, dtype, device, fn):
     return x, x.dtype if dtype is None else as_dtype(dtype, fn)
 
 
-def empty_like(x, /, *, dtype=None, device=None):
+@_registered
+def empty_like(x, /, *, dtype, device):
     x, dtype = _like(x, dtype, device, "empty_like")
     return full(x.shape, 0, dtype)
 
 
-def zeros_like(x, /, *, dtype=None, device=None):
+@_registered
+def zeros_like(x, /, *, dtype, device):
     x, dtype = _like(x, dtype, device, "zeros_like")
     return full(x.shape, 0, dtype)
 
 
-def ones_like(x, /, *, dtype=None, device=None):
+@_registered
+def ones_like(x, /, *, dtype, device):
     x, dtype = _like(x, dtype, device, "ones_like")
     return full(x.shape, 1, dtype)
 
 
-def full_like(x, /, fill_value, *, dtype=None, device=None):
+@_registered
+def full_like(x, /, fill_value, *, dtype, device):
     """`fill_value` in x's shape and (by default) x's dtype, as NumPy's full_like."""
     x, dtype = _like(x, dtype, device, "full_like")
     return full(x.shape, fill_value, dtype)
@@ -58,7 +64,8 @@ def _diagonal_index(k, what):
     return min(max(_int_arg(k, what), -2**63), 2**63 - 1)
 
 
-def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
+@_registered
+def eye(n_rows, n_cols, /, *, k, dtype, device):
     """Ones on diagonal `k` (0: the main one, > 0 above, < 0 below), zeros elsewhere;
     float64 by default. Lazy: any region is computed from its coordinates."""
     check_device(device, "eye")
@@ -68,17 +75,20 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     return Array(_core.eye(n_rows, n_cols, _diagonal_index(k, "eye: k"), dtype))
 
 
-def tril(x, /, *, k=0):
+@_registered
+def tril(x, /, *, k):
     """The lower triangle (on and below diagonal `k`) of the last two axes, zeros above."""
     return Array(_core.tril(asarray(x)._a, _diagonal_index(k, "tril: k")))
 
 
-def triu(x, /, *, k=0):
+@_registered
+def triu(x, /, *, k):
     """The upper triangle (on and above diagonal `k`) of the last two axes, zeros below."""
     return Array(_core.triu(asarray(x)._a, _diagonal_index(k, "triu: k")))
 
 
-def meshgrid(*arrays, indexing="xy"):
+@_registered
+def meshgrid(*arrays, indexing):
     """Coordinate arrays from 1-d coordinate vectors, as broadcasts (nothing is copied).
     indexing="xy" swaps the first two output axes (Cartesian), "ij" keeps them (matrix)."""
     if indexing not in ("xy", "ij"):

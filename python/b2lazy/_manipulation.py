@@ -9,10 +9,12 @@ import numpy as np
 from . import Array, _axis, _core, asarray
 from ._creation import _diagonal_index
 from ._dtypes import as_dtype
+from ._registry import registered as _registered
 
 __all__ = ["broadcast_arrays", "unstack", "tile", "repeat", "diagonal", "trace", "diff"]
 
 
+@_registered
 def broadcast_arrays(*arrays):
     """The arrays broadcast to their common shape (views, nothing is copied)."""
     return [Array(a) for a in _core.broadcast_arrays([asarray(a)._a for a in arrays])]
@@ -30,11 +32,13 @@ def _normalized(axis, ndim, fn):
     return axis % ndim
 
 
-def unstack(x, /, *, axis=0):
+@_registered
+def unstack(x, /, *, axis):
     """The slices of `x` along `axis`, as a tuple of arrays (lazy views)."""
     return tuple(Array(a) for a in _core.unstack(asarray(x)._a, _axis_arg(axis, "unstack")))
 
 
+@_registered
 def tile(x, repetitions, /):
     """`x` repeated along each axis (NumPy's tile: short `repetitions` apply to the last
     axes, long ones add leading axes). Lazy: a region reads the input it wraps onto."""
@@ -43,7 +47,8 @@ def tile(x, repetitions, /):
     return Array(_core.tile(asarray(x)._a, tuple(repetitions)))
 
 
-def repeat(x, repeats, /, *, axis=None):
+@_registered
+def repeat(x, repeats, /, *, axis):
     """Each element repeated `repeats` times along `axis` (None: x flattened first);
     `repeats` is an int or one count per element (an integer array, read now: the
     result's length depends on it). Lazy otherwise."""
@@ -78,7 +83,8 @@ def _matrix_axes(x, axis1, axis2, fn):
     return moveaxis(x, (a1, a2), (-2, -1))
 
 
-def diagonal(x, /, *, offset=0, axis1=-2, axis2=-1):
+@_registered
+def diagonal(x, /, *, offset, axis1, axis2):
     """The diagonal `offset` of the matrices on axes axis1, axis2 (by default the last two,
     as the Array API's linalg.diagonal; NumPy's own diagonal defaults to the first two),
     as the last axis. Lazy: only the chunks the diagonal crosses are read."""
@@ -86,14 +92,16 @@ def diagonal(x, /, *, offset=0, axis1=-2, axis2=-1):
     return Array(_core.diagonal(x._a, _diagonal_index(offset, "diagonal: offset")))
 
 
-def trace(x, /, *, offset=0, dtype=None, axis1=-2, axis2=-1):
+@_registered
+def trace(x, /, *, offset, dtype, axis1, axis2):
     """The sum of diagonal `offset` of the matrices on axes axis1, axis2 (the last two by
     default, as the Array API's linalg.trace), with sum's dtype rules."""
     x = _matrix_axes(asarray(x), axis1, axis2, "trace")
     return Array(_core.trace(x._a, _diagonal_index(offset, "trace: offset"), None if dtype is None else as_dtype(dtype, "trace")))
 
 
-def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
+@_registered
+def diff(x, /, *, axis, n, prepend, append):
     """The n-th forward difference along `axis` (not_equal for booleans, as NumPy), after
     joining `prepend` and `append` (arrays, or scalars standing for one slice) to `x`."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):

@@ -513,17 +513,33 @@ NB_MODULE(_core, m) {
         return stats_dict(*a.stats());
       });
 
-  m.def("op_names", [] {
-    std::vector<std::string> names;
-    for (int i = 0; i < static_cast<int>(Op::Count_); ++i) {
-      Op op = static_cast<Op>(i);
-      if (op == Op::Cast || op == Op::Copy || op == Op::Where) continue;
-      names.push_back(op_name(op));
+  // The function registry (b2lazy/functions.hpp): the package gives each function its
+  // signature, defaults and aliases from it (b2lazy/_registry.py).
+  m.def("functions", [] {
+    nb::list l;
+    for (const FunctionInfo& f : function_registry()) {
+      static const char* const kinds[] = {"positional_only", "positional_or_keyword", "var_positional", "keyword_only"};
+      nb::list params;
+      for (const Param& p : f.params)
+        params.append(nb::make_tuple(p.name, kinds[static_cast<int>(p.kind)],
+                                     p.default_value ? nb::cast(*p.default_value) : nb::none()));
+      nb::dict d;
+      d["name"] = f.name;
+      d["aliases"] = f.aliases;
+      d["family"] = family_name(f.family);
+      d["params"] = params;
+      d["signature"] = f.signature();
+      d["dtype_rule"] = f.dtype_rule;
+      d["method"] = f.method;
+      // The kernel a family-made function runs: an elementwise op or a reduction.
+      if (f.op && op_family(*f.op) != OpFamily::Special) d["kernel"] = op_name(*f.op);
+      else if (f.reduction) d["kernel"] = reduction_name(*f.reduction);
+      else d["kernel"] = nb::none();
+      d["single_axis"] = f.reduction && reduction_info(*f.reduction).single_axis;
+      l.append(d);
     }
-    return names;
+    return l;
   });
-  m.def("op_arity", [](const std::string& name) { return op_arity(op_from_name(name)); });
-  m.def("op_aliases", [] { return op_aliases(); });
 
   m.def("elementwise", [](const std::string& name, nb::args args) {
     Op op = op_from_name(name);
@@ -541,18 +557,6 @@ NB_MODULE(_core, m) {
     return clip(as_operand(x, "clip", 0), l, h);
   }, nb::arg("x"), nb::arg("lo").none(), nb::arg("hi").none());
 
-  m.def("reductions", [] {  // the registry (b2lazy/__init__.py makes its functions from it)
-    nb::list l;
-    for (const ReductionInfo& i : reductions()) {
-      nb::dict d;
-      d["name"] = i.name;
-      d["takes_dtype"] = i.takes_dtype;
-      d["takes_correction"] = i.takes_correction;
-      d["single_axis"] = i.single_axis;
-      l.append(d);
-    }
-    return l;
-  });
   m.def("reduce", [](const std::string& name, const Array& x, nb::handle axis, bool keepdims, nb::handle dtype,
                      double correction) {
     const ReductionInfo* info = find_reduction(name);

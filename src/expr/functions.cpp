@@ -1,6 +1,6 @@
 // The functions an expression string can call: the same names and parameters as the
 // Python package (NumPy / Array API spellings), each built with the C++ API.
-#include <set>
+#include <stdexcept>
 
 #include "b2lazy/error.hpp"
 #include "expr/value.hpp"
@@ -20,22 +20,19 @@ Value nonzero_tuple(const Array& c, const Args& x) {
 }
 
 void elementwise_functions(Map& m) {
-  for (int i = 0; i < static_cast<int>(Op::Count_); ++i) {
-    const Op op = static_cast<Op>(i);
-    if (op == Op::Cast || op == Op::Copy || op == Op::Where) continue;
-    const int arity = op_arity(op);
-    m[op_name(op)] = [op, arity](Args& x) {
-      static const std::vector<std::string> names = {"x1", "x2"};
-      x.signature(arity == 1 ? std::vector<std::string>{"x"} : names, static_cast<size_t>(arity));
+  for (const FunctionInfo& f : function_registry()) {
+    if (!f.op || op_family(*f.op) == OpFamily::Special) continue;
+    const Op op = *f.op;
+    m[f.name] = [op](Args& x) {
+      x.bind();
       std::vector<Operand> ops;
-      if (arity == 1) ops.push_back(x.operand("x"));
+      if (op_arity(op) == 1) ops.push_back(x.operand("x"));
       else ops = {x.operand("x1"), x.operand("x2")};
       return arr(elementwise(op, ops), x);
     };
   }
-  for (const auto& [alias, name] : op_aliases()) m[alias] = m.at(name);
   m["where"] = [](Args& x) {
-    x.signature({"condition", "x", "y"}, 1);
+    x.bind();
     if (!x.has("x") && !x.has("y")) {
       return nonzero_tuple(x.array("condition"), x);
     }
@@ -43,51 +40,47 @@ void elementwise_functions(Map& m) {
     return arr(where(x.operand("condition"), x.operand("x"), x.operand("y")), x);
   };
   m["clip"] = [](Args& x) {
-    x.signature({"x", "min", "max"}, 1);
+    x.bind();
     std::optional<Operand> lo, hi;
     if (x.has("min")) lo = x.operand("min");
     if (x.has("max")) hi = x.operand("max");
     return arr(clip(x.operand("x"), lo, hi), x);
   };
   // No complex dtypes: real / conj are the array, imag its zeros (as the Python package's).
-  m["real"] = m["conj"] = m["conjugate"] = [](Args& x) {
-    x.signature({"x"}, 1);
+  m["real"] = m["conj"] = [](Args& x) {
+    x.bind();
     return arr(x.array("x"), x);
   };
   m["imag"] = [](Args& x) {
-    x.signature({"x"}, 1);
+    x.bind();
     Array a = x.array("x");
     return arr(zeros(a.shape(), a.dtype()), x);
   };
   m["astype"] = [](Args& x) {
-    x.signature({"x", "dtype"}, 2);
-    return arr(x.array("x").astype(*x.opt_dtype("dtype")), x);
+    x.bind();
+    check_device(x);
+    (void)x.boolean("copy");  // either way: the result is a lazy cast, never a view
+    const std::optional<DType> dtype = x.opt_dtype("dtype");
+    if (!dtype) x.bad("dtype", "a dtype name such as 'float32'");
+    return arr(x.array("x").astype(*dtype), x);
   };
 }
 
 void reduction_functions(Map& m) {
-  // The registry's reductions, and NumPy's aliases amin / amax.
-  std::vector<std::pair<std::string, const ReductionInfo*>> reds;
-  for (const ReductionInfo& info : reductions()) reds.emplace_back(info.name, &info);
-  reds.emplace_back("amin", &reduction_info(Reduction::Min));
-  reds.emplace_back("amax", &reduction_info(Reduction::Max));
-  for (const auto& entry : reds) {
-    const ReductionInfo* info = entry.second;  // (clang 14 cannot capture a structured binding)
-    m[entry.first] = [info](Args& x) {
-      const Reduction r = info->r;
-      const bool typed = info->takes_dtype, spread = info->takes_correction;
-      std::vector<std::string> names = {"x", "axis", "keepdims"};
-      if (typed) names.push_back("dtype");
-      if (spread) names.insert(names.end(), {"correction", "ddof"});
-      x.signature(names, 1);
+  for (const FunctionInfo& f : function_registry()) {
+    if (!f.reduction) continue;
+    const ReductionInfo* info = &reduction_info(*f.reduction);
+    m[f.name] = [info](Args& x) {
+      x.bind();
       ReduceOptions o;
       o.axis = x.opt_axes("axis");
-      o.keepdims = x.boolean("keepdims", false);
-      if (typed) o.dtype = x.opt_dtype("dtype");
-      if (spread && x.has("correction") && x.has("ddof"))
-        throw ValueError(x.fn() + "(): give correction or ddof, not both");
-      if (spread) o.correction = x.has("correction") ? x.number("correction") : x.has("ddof") ? x.number("ddof") : 0;
-      return arr(reduce(r, x.array("x"), o), x);
+      o.keepdims = x.boolean("keepdims");
+      if (info->takes_dtype) o.dtype = x.opt_dtype("dtype");
+      if (info->takes_correction) {
+        if (x.has("correction") && x.has("ddof")) throw ValueError(x.fn() + "(): give correction or ddof, not both");
+        o.correction = x.has("correction") ? x.number("correction") : x.has("ddof") ? x.number("ddof") : 0;
+      }
+      return arr(reduce(info->r, x.array("x"), o), x);
     };
   }
   // Holistic reductions: median(x, axis, keepdims), quantile(x, q, axis, method, keepdims),
@@ -96,12 +89,11 @@ void reduction_functions(Map& m) {
     const std::string fn = name;
     m[name] = [fn](Args& x) {
       const bool median = fn == "median";
-      if (median) x.signature({"x", "axis", "keepdims"}, 1);
-      else x.signature({"x", "q", "axis", "method", "keepdims"}, 2);
+      x.bind();
       QuantileOptions o;
       o.axis = x.opt_axes("axis");
-      o.keepdims = x.boolean("keepdims", false);
-      if (!median && x.has("method")) {
+      o.keepdims = x.boolean("keepdims");
+      if (!median) {
         const Value& v = x.get("method");
         if (v.kind != Value::Kind::String) x.bad("method", "a string ('linear', 'lower', 'higher', 'nearest', 'midpoint')");
         o.method = quantile_method(v.str);
@@ -114,7 +106,7 @@ void reduction_functions(Map& m) {
   for (const char* name : {"cumsum", "cumprod"}) {
     const bool sum = std::string(name) == "cumsum";
     m[name] = [sum](Args& x) {
-      x.signature({"x", "axis", "dtype"}, 1);
+      x.bind();
       std::optional<int> axis = x.opt_axis("axis");
       return arr(sum ? cumsum(x.array("x"), axis, x.opt_dtype("dtype")) : cumprod(x.array("x"), axis, x.opt_dtype("dtype")), x);
     };
@@ -122,11 +114,11 @@ void reduction_functions(Map& m) {
   for (const char* name : {"cumulative_sum", "cumulative_prod"}) {
     const bool sum = std::string(name) == "cumulative_sum";
     m[name] = [sum](Args& x) {
-      x.signature({"x", "axis", "dtype", "include_initial"}, 1);
+      x.bind();
       ScanOptions o;
       o.axis = x.opt_axis("axis");
       o.dtype = x.opt_dtype("dtype");
-      o.include_initial = x.boolean("include_initial", false);
+      o.include_initial = x.boolean("include_initial");
       return arr(sum ? cumulative_sum(x.array("x"), o) : cumulative_prod(x.array("x"), o), x);
     };
   }
@@ -134,11 +126,11 @@ void reduction_functions(Map& m) {
 
 void linalg_functions(Map& m) {
   m["matmul"] = [](Args& x) {
-    x.signature({"x1", "x2"}, 2);
+    x.bind();
     return arr(matmul(x.array("x1"), x.array("x2")), x);
   };
   m["tensordot"] = [](Args& x) {
-    x.signature({"x1", "x2", "axes"}, 2);
+    x.bind();
     if (!x.has("axes")) return arr(tensordot(x.array("x1"), x.array("x2")), x);
     const Value& v = x.get("axes");
     if (v.kind == Value::Kind::Scalar && v.scalar.kind == ScalarKind::Int)
@@ -146,25 +138,25 @@ void linalg_functions(Map& m) {
     if (!v.is_sequence() || v.items.size() != 2) x.bad("axes", "an int or a pair of axis lists");
     auto axes_of = [&](const Value& e) {
       Args one(x.fn(), {e}, {}, x.column(), x.ctx());
-      one.signature({"axes"}, 1);
+      one.bind({Param{"axes", ParamKind::PositionalOnly, {}}});
       return one.axis_list("axes");
     };
     return arr(tensordot(x.array("x1"), x.array("x2"), axes_of(v.items[0]), axes_of(v.items[1])), x);
   };
   m["vecdot"] = [](Args& x) {
-    x.signature({"x1", "x2", "axis"}, 2);
-    return arr(vecdot(x.array("x1"), x.array("x2"), x.opt_axis("axis").value_or(-1)), x);
+    x.bind();
+    return arr(vecdot(x.array("x1"), x.array("x2"), x.axis("axis")), x);
   };
   m["outer"] = [](Args& x) {
-    x.signature({"x1", "x2"}, 2);
+    x.bind();
     return arr(outer(x.array("x1"), x.array("x2")), x);
   };
   m["permute_dims"] = [](Args& x) {
-    x.signature({"x", "axes"}, 2);
+    x.bind();
     return arr(permute_dims(x.array("x"), x.axis_list("axes")), x);
   };
   m["transpose"] = [](Args& x) {
-    x.signature({"x", "axes"}, 1);
+    x.bind();
     Array a = x.array("x");
     std::vector<int> axes;
     if (x.has("axes")) axes = x.axis_list("axes");
@@ -173,7 +165,7 @@ void linalg_functions(Map& m) {
     return arr(permute_dims(a, axes), x);
   };
   m["matrix_transpose"] = [](Args& x) {
-    x.signature({"x"}, 1);
+    x.bind();
     return arr(matrix_transpose(x.array("x")), x);
   };
 }
@@ -187,81 +179,86 @@ IndexArray int_indices(const Args& x, const std::string& name) {
 
 void shape_functions(Map& m) {
   m["take"] = [](Args& x) {
-    x.signature({"x", "indices", "axis"}, 2);
+    x.bind();
     const IndexArray idx = int_indices(x, "indices");
     return arr(take(x.array("x"), idx.values, idx.shape, x.opt_axis("axis")), x);
   };
   m["take_along_axis"] = [](Args& x) {
-    x.signature({"x", "indices", "axis"}, 2);
+    x.bind();
     const IndexArray idx = int_indices(x, "indices");
-    return arr(take_along_axis(x.array("x"), idx.values, idx.shape, x.axis_or("axis", -1)), x);
+    return arr(take_along_axis(x.array("x"), idx.values, idx.shape, x.opt_axis("axis")), x);
   };
   m["nonzero"] = [](Args& x) {
-    x.signature({"x"}, 1);
+    x.bind();
     return nonzero_tuple(x.array("x"), x);
   };
   m["expand_dims"] = [](Args& x) {
-    x.signature({"x", "axis"}, 1);
-    return arr(expand_dims(x.array("x"), x.opt_axis("axis").value_or(0)), x);
+    x.bind();
+    return arr(expand_dims(x.array("x"), x.axis("axis")), x);
   };
   m["squeeze"] = [](Args& x) {
-    x.signature({"x", "axis"}, 1);
+    x.bind();
     return arr(squeeze(x.array("x"), x.opt_axes("axis")), x);
   };
   m["flip"] = [](Args& x) {
-    x.signature({"x", "axis"}, 1);
+    x.bind();
     return arr(flip(x.array("x"), x.opt_axes("axis")), x);
   };
   m["moveaxis"] = [](Args& x) {
-    x.signature({"x", "source", "destination"}, 3);
+    x.bind();
     return arr(moveaxis(x.array("x"), x.axis_list("source"), x.axis_list("destination")), x);
   };
   m["broadcast_to"] = [](Args& x) {
-    x.signature({"x", "shape"}, 2);
+    x.bind();
     return arr(broadcast_to(x.array("x"), x.integers("shape")), x);
   };
   m["reshape"] = [](Args& x) {
-    x.signature({"x", "shape"}, 2);
+    x.bind();
     return arr(reshape(x.array("x"), x.integers("shape")), x);
   };
-  m["flatten"] = m["ravel"] = [](Args& x) {
-    x.signature({"x"}, 1);
+  m["flatten"] = [](Args& x) {
+    x.bind();
     return arr(flatten(x.array("x")), x);
   };
-  m["concat"] = m["concatenate"] = [](Args& x) {
-    x.signature({"arrays", "axis"}, 1);
-    return arr(concat(x.arrays("arrays"), x.axis_or("axis", 0)), x);
+  m["concat"] = [](Args& x) {
+    x.bind();
+    return arr(concat(x.arrays("arrays"), x.opt_axis("axis")), x);
   };
   m["stack"] = [](Args& x) {
-    x.signature({"arrays", "axis"}, 1);
-    return arr(stack(x.arrays("arrays"), x.opt_axis("axis").value_or(0)), x);
+    x.bind();
+    return arr(stack(x.arrays("arrays"), x.axis("axis")), x);
   };
   m["roll"] = [](Args& x) {
-    x.signature({"x", "shift", "axis"}, 2);
+    x.bind();
     return arr(roll(x.array("x"), x.integers("shift"), x.opt_axes("axis")), x);
   };
 }
 
+// chunks= of the creation functions: a shape, or None for the engine's choice.
+Shape chunks_arg(const Args& x) { return x.has("chunks") ? x.integers("chunks") : Shape{}; }
+Shape shape_arg(const Args& x) { return x.has("shape") ? x.integers("shape") : Shape{}; }
+
 void constructor_functions(Map& m) {
-  auto shape_of = [](const Args& x) { return x.integers("shape"); };
-  m["zeros"] = [shape_of](Args& x) {
-    x.signature({"shape", "dtype"}, 1);
-    return arr(zeros(shape_of(x), x.opt_dtype("dtype").value_or(DType::F64)), x);
-  };
-  m["ones"] = [shape_of](Args& x) {
-    x.signature({"shape", "dtype"}, 1);
-    return arr(ones(shape_of(x), x.opt_dtype("dtype").value_or(DType::F64)), x);
-  };
-  m["full"] = [shape_of](Args& x) {
-    x.signature({"shape", "fill_value", "dtype"}, 2);
+  for (const char* name : {"zeros", "ones", "empty"}) {
+    const int value = std::string(name) == "ones" ? 1 : 0;  // empty: zeros, never stored
+    m[name] = [value](Args& x) {
+      x.bind();
+      check_device(x);
+      return arr(full(x.integers("shape"), Scalar(value), x.opt_dtype("dtype").value_or(DType::F64), chunks_arg(x)), x);
+    };
+  }
+  m["full"] = [](Args& x) {
+    x.bind();
+    check_device(x);
     const Value& v = x.get("fill_value");
     if (v.kind != Value::Kind::Scalar) x.bad("fill_value", "a number");
     std::optional<DType> dt = x.opt_dtype("dtype");
     if (!dt && v.scalar.above_int64) dt = DType::U64;  // full(3, 2**63): uint64, as NumPy's
-    return arr(full(shape_of(x), v.scalar, dt), x);
+    return arr(full(x.integers("shape"), v.scalar, dt, chunks_arg(x)), x);
   };
   m["arange"] = [](Args& x) {
-    x.signature({"start", "stop", "step", "dtype"}, 1);
+    x.bind();
+    check_device(x);
     double start = 0, stop = x.number("start");
     if (x.has("stop")) start = stop, stop = x.number("stop");
     std::optional<DType> dt = x.opt_dtype("dtype");
@@ -277,15 +274,16 @@ void constructor_functions(Map& m) {
     if (exact) {  // ints, exactly (doubles round values and lengths beyond 2**53)
       int64_t istart = 0, istop = x.integer("start");
       if (x.has("stop")) istart = istop, istop = x.integer("stop");
-      return arr(arange_int(istart, istop, x.has("step") ? x.integer("step") : 1, dt), x);
+      return arr(arange_int(istart, istop, x.integer("step"), dt, shape_arg(x), chunks_arg(x)), x);
     }
     if (!dt) dt = all_int && !above ? DType::I64 : DType::F64;  // beyond int64: float64, as NumPy
-    return arr(arange(start, stop, x.has("step") ? x.number("step") : 1, dt), x);
+    return arr(arange(start, stop, x.number("step"), dt, shape_arg(x), chunks_arg(x)), x);
   };
   m["linspace"] = [](Args& x) {
-    x.signature({"start", "stop", "num", "endpoint", "dtype"}, 3);
-    return arr(linspace(x.number("start"), x.number("stop"), x.integer("num"), x.boolean("endpoint", true),
-                        x.opt_dtype("dtype")),
+    x.bind();
+    check_device(x);
+    return arr(linspace(x.number("start"), x.number("stop"), x.integer("num"), x.boolean("endpoint"),
+                        x.opt_dtype("dtype"), shape_arg(x), chunks_arg(x)),
                x);
   };
 }
@@ -298,6 +296,17 @@ Map build() {
   shape_functions(m);
   constructor_functions(m);
   namespace_functions(m);
+  // One implementation per registry entry, under its name and its aliases.
+  for (const FunctionInfo& f : function_registry()) {
+    if (!m.count(f.name)) throw std::logic_error("expression function '" + f.name + "' is not implemented");
+    for (const std::string& alias : f.aliases) m[alias] = m.at(f.name);
+  }
+  if (m.size() != [] {
+        size_t n = 0;
+        for (const FunctionInfo& f : function_registry()) n += 1 + f.aliases.size();
+        return n;
+      }())
+    throw std::logic_error("an expression function without a registry entry");
   return m;
 }
 }  // namespace
@@ -308,11 +317,8 @@ const std::map<std::string, Function>& functions() {
 }
 
 bool is_method(const std::string& name) {
-  static const std::set<std::string> methods = {
-      "sum",     "prod",   "min",     "max",    "mean",     "var",  "std",   "any",   "all",    "argmin",
-      "argmax",  "cumsum", "cumprod", "astype", "reshape",  "flatten", "ravel", "nonzero", "transpose", "take",
-      "squeeze", "clip",   "round"};
-  return methods.count(name) > 0;
+  const FunctionInfo* f = find_function(name);
+  return f != nullptr && f->method;
 }
 
 }  // namespace b2lazy::expr

@@ -14,72 +14,80 @@ Value tuple(const std::vector<Array>& arrays, const Args& x) {
   return t;
 }
 
-void check_device(const Args& x) {
-  if (!x.has("device")) return;
-  const Value& v = x.get("device");
-  if (v.kind != Value::Kind::String || v.str != "cpu") x.bad("device", "'cpu' or None (b2lazy has one device)");
-}
-
 // empty_like / zeros_like / ones_like / full_like: x's shape, x's dtype unless given.
 Value like(Args& x, Scalar value) {
   check_device(x);
   Array a = x.array("x");
   return arr(full(a.shape(), value, x.opt_dtype("dtype").value_or(a.dtype())), x);
 }
+
+// x with its axes axis1, axis2 moved last (lazily), for diagonal and trace.
+Array matrix_axes_last(const Args& x) {
+  Array a = x.array("x");
+  const int nd = static_cast<int>(a.ndim());
+  if (nd < 2)
+    throw ValueError(x.fn() + "(): the array must have at least two dimensions, got shape " + shape_str(a.shape()));
+  int axes[2] = {x.axis("axis1"), x.axis("axis2")};
+  for (int& ax : axes) {
+    if (ax < -nd || ax >= nd)
+      throw AxisError(x.fn() + "(): axis " + std::to_string(ax) + " is out of bounds for an array of dimension " +
+                      std::to_string(nd));
+    if (ax < 0) ax += nd;
+  }
+  if (axes[0] == axes[1])
+    throw ValueError(x.fn() + "(): axis1 and axis2 cannot be the same axis (" + std::to_string(axes[0]) + ")");
+  if (axes[0] == nd - 2 && axes[1] == nd - 1) return a;
+  return moveaxis(a, {axes[0], axes[1]}, {-2, -1});
+}
 }  // namespace
 
 void namespace_functions(std::map<std::string, Function>& m) {
-  m["empty"] = [](Args& x) {
-    x.signature({"shape", "dtype", "device"}, 1);
-    check_device(x);
-    return arr(zeros(x.integers("shape"), x.opt_dtype("dtype").value_or(DType::F64)), x);
-  };
   m["empty_like"] = m["zeros_like"] = [](Args& x) {
-    x.signature({"x", "dtype", "device"}, 1);
+    x.bind();
     return like(x, Scalar(0));
   };
   m["ones_like"] = [](Args& x) {
-    x.signature({"x", "dtype", "device"}, 1);
+    x.bind();
     return like(x, Scalar(1));
   };
   m["full_like"] = [](Args& x) {
-    x.signature({"x", "fill_value", "dtype", "device"}, 2);
+    x.bind();
     const Value& v = x.get("fill_value");
     if (v.kind != Value::Kind::Scalar) x.bad("fill_value", "a number");
     return like(x, v.scalar);
   };
   m["eye"] = [](Args& x) {
-    x.signature({"n_rows", "n_cols", "k", "dtype", "device"}, 1);
+    x.bind();
     check_device(x);
     const int64_t rows = x.integer("n_rows");
-    return arr(eye(rows, x.has("n_cols") ? x.integer("n_cols") : rows, x.has("k") ? x.integer("k") : 0,
+    return arr(eye(rows, x.has("n_cols") ? x.integer("n_cols") : rows, x.integer("k"),
                    x.opt_dtype("dtype").value_or(DType::F64)),
                x);
   };
   m["tril"] = [](Args& x) {
-    x.signature({"x", "k"}, 1);
-    return arr(tril(x.array("x"), x.has("k") ? x.integer("k") : 0), x);
+    x.bind();
+    return arr(tril(x.array("x"), x.integer("k")), x);
   };
   m["triu"] = [](Args& x) {
-    x.signature({"x", "k"}, 1);
-    return arr(triu(x.array("x"), x.has("k") ? x.integer("k") : 0), x);
+    x.bind();
+    return arr(triu(x.array("x"), x.integer("k")), x);
   };
-  // diagonal and trace of the last two axes (the Array API's linalg ones); the Python
-  // package also takes axis1 / axis2.
+  // diagonal and trace of the matrices on axes axis1, axis2 (by default the last two, as
+  // the Array API's linalg ones).
   m["diagonal"] = [](Args& x) {
-    x.signature({"x", "offset"}, 1);
-    return arr(diagonal(x.array("x"), x.has("offset") ? x.integer("offset") : 0), x);
+    x.bind();
+    return arr(diagonal(matrix_axes_last(x), x.integer("offset")), x);
   };
   m["trace"] = [](Args& x) {
-    x.signature({"x", "offset", "dtype"}, 1);
-    return arr(trace(x.array("x"), x.has("offset") ? x.integer("offset") : 0, x.opt_dtype("dtype")), x);
+    x.bind();
+    return arr(trace(matrix_axes_last(x), x.integer("offset"), x.opt_dtype("dtype")), x);
   };
   m["tile"] = [](Args& x) {
-    x.signature({"x", "repetitions"}, 2);
+    x.bind();
     return arr(tile(x.array("x"), x.integers("repetitions")), x);
   };
   m["repeat"] = [](Args& x) {
-    x.signature({"x", "repeats", "axis"}, 2);
+    x.bind();
     const Value& r = x.get("repeats");
     if (r.kind == Value::Kind::Scalar) return arr(repeat(x.array("x"), x.integer("repeats"), x.opt_axis("axis")), x);
     const IndexArray counts = index_array(r, x.ctx(), x.fn() + "(): argument 'repeats'");
@@ -87,14 +95,14 @@ void namespace_functions(std::map<std::string, Function>& m) {
     return arr(repeat(x.array("x"), counts.values, x.opt_axis("axis")), x);
   };
   m["diff"] = [](Args& x) {
-    x.signature({"x", "axis", "n", "prepend", "append"}, 1);
+    x.bind();
     std::optional<Array> pre, app;
     if (x.has("prepend")) pre = x.array("prepend");
     if (x.has("append")) app = x.array("append");
-    return arr(diff(x.array("x"), x.opt_axis("axis").value_or(-1), x.has("n") ? x.integer("n") : 1, pre, app), x);
+    return arr(diff(x.array("x"), x.axis("axis"), x.integer("n"), pre, app), x);
   };
   m["meshgrid"] = [](Args& x) {
-    x.star_signature("arrays", {"indexing"});
+    x.bind();
     bool xy = true;
     if (x.has("indexing")) {
       const Value& v = x.get("indexing");
@@ -104,12 +112,12 @@ void namespace_functions(std::map<std::string, Function>& m) {
     return tuple(meshgrid(x.arrays("arrays"), xy), x);
   };
   m["broadcast_arrays"] = [](Args& x) {
-    x.star_signature("arrays", {});
+    x.bind();
     return tuple(broadcast_arrays(x.arrays("arrays")), x);
   };
   m["unstack"] = [](Args& x) {
-    x.signature({"x", "axis"}, 1);
-    return tuple(unstack(x.array("x"), x.opt_axis("axis").value_or(0)), x);
+    x.bind();
+    return tuple(unstack(x.array("x"), x.axis("axis")), x);
   };
 }
 

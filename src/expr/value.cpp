@@ -1,10 +1,12 @@
 #include "expr/value.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <sstream>
 
 #include "b2lazy/error.hpp"
+#include "b2lazy/functions.hpp"
 
 namespace b2lazy::expr {
 
@@ -120,37 +122,70 @@ IndexArray index_array(const Value& v, Context* ctx, const std::string& where) {
 
 // --- Args -----------------------------------------------------------------------------
 
-void Args::signature(const std::vector<std::string>& names, size_t required) {
-  if (pos_.size() > names.size())
-    throw TypeError(fn_ + "() takes at most " + std::to_string(names.size()) + " positional argument" +
-                    (names.size() == 1 ? "" : "s") + ", got " + std::to_string(pos_.size()));
-  for (size_t i = 0; i < pos_.size(); ++i) bound_[names[i]] = pos_[i];
+namespace {
+// A registry default (a Python literal: None, True, False, an int, a float, 'text').
+Value default_value(const std::string& literal, size_t column) {
+  if (literal == "None") return Value::of_kind(Value::Kind::None, column);
+  if (literal == "True" || literal == "False") return Value::of(Scalar(literal == "True"), column);
+  if (literal.size() >= 2 && literal.front() == '\'' && literal.back() == '\'') {
+    Value v = Value::of_kind(Value::Kind::String, column);
+    v.str = literal.substr(1, literal.size() - 2);
+    return v;
+  }
+  if (literal.find_first_of(".eE") == std::string::npos) return Value::of(Scalar(int64_t{std::stoll(literal)}), column);
+  return Value::of(Scalar(std::stod(literal)), column);
+}
+}  // namespace
+
+void Args::bind() {
+  const FunctionInfo* f = find_function(fn_);
+  if (f == nullptr) throw ValueError(fn_ + "(): not in the function registry");  // a function without an entry
+  bind(f->params);
+}
+
+// Python's rules for binding a call to a signature, with Python's messages.
+void Args::bind(const std::vector<Param>& params) {
+  std::vector<const Param*> positional;
+  const Param* star = nullptr;
+  for (const Param& p : params) {
+    if (p.kind == ParamKind::PositionalOnly || p.kind == ParamKind::PositionalOrKeyword) positional.push_back(&p);
+    if (p.kind == ParamKind::VarPositional) star = &p;
+  }
+  Value rest = Value::of_kind(Value::Kind::Tuple, column_);
+  for (size_t i = 0; i < pos_.size(); ++i) {
+    if (i < positional.size()) bound_[positional[i]->name] = pos_[i];
+    else if (star != nullptr) rest.items.push_back(pos_[i]);
+    else
+      throw TypeError(fn_ + "() takes at most " + std::to_string(positional.size()) + " positional argument" +
+                      (positional.size() == 1 ? "" : "s") + ", got " + std::to_string(pos_.size()));
+  }
+  if (star != nullptr) bound_[star->name] = std::move(rest);
   for (auto& [k, v] : kw_) {
-    bool known = false;
-    for (const auto& n : names) known = known || n == k;
-    if (!known) {
+    auto it = std::find_if(params.begin(), params.end(), [&](const Param& p) { return p.name == k; });
+    if (it != params.end() && it->kind == ParamKind::PositionalOnly)
+      throw TypeError(fn_ + "() got a positional-only argument passed by keyword: '" + k + "'");
+    if (it == params.end() || it->kind == ParamKind::VarPositional) {
       std::string list;
-      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-      throw TypeError(fn_ + "() got an unexpected keyword argument '" + k + "' (it takes " + list + ")");
+      for (const Param& p : params)
+        if (p.kind != ParamKind::VarPositional && p.kind != ParamKind::PositionalOnly)
+          list += (list.empty() ? "" : ", ") + p.name;
+      throw TypeError(fn_ + "() got an unexpected keyword argument '" + k + "'" +
+                      (list.empty() ? " (it takes none)" : " (it takes " + list + ")"));
     }
     if (bound_.count(k)) throw TypeError(fn_ + "() got multiple values for argument '" + k + "'");
     bound_[k] = v;
   }
-  for (size_t i = 0; i < required; ++i)
-    if (!bound_.count(names[i]))
-      throw TypeError(fn_ + "() missing required argument '" + names[i] + "'");
+  for (const Param& p : params) {
+    if (bound_.count(p.name)) continue;
+    if (!p.default_value) throw TypeError(fn_ + "() missing required argument '" + p.name + "'");
+    bound_[p.name] = default_value(*p.default_value, column_);
+  }
 }
 
-void Args::star_signature(const std::string& star, const std::vector<std::string>& keywords) {
-  Value all = Value::of_kind(Value::Kind::Tuple, column_);
-  all.items = pos_;
-  bound_[star] = std::move(all);
-  for (auto& [k, v] : kw_) {
-    bool known = false;
-    for (const auto& n : keywords) known = known || n == k;
-    if (!known) throw TypeError(fn_ + "() got an unexpected keyword argument '" + k + "'");
-    bound_[k] = v;
-  }
+void check_device(const Args& x) {
+  if (!x.has("device")) return;
+  const Value& v = x.get("device");
+  if (v.kind != Value::Kind::String || v.str != "cpu") x.bad("device", "'cpu' or None (b2lazy has one device)");
 }
 
 bool Args::has(const std::string& name) const {
@@ -162,11 +197,6 @@ const Value& Args::get(const std::string& name) const {
   static const Value absent;  // kind None, column 0
   auto it = bound_.find(name);
   return it == bound_.end() ? absent : it->second;
-}
-
-bool Args::given_none(const std::string& name) const {
-  auto it = bound_.find(name);
-  return it != bound_.end() && it->second.kind == Value::Kind::None;
 }
 
 void Args::bad(const std::string& name, const std::string& wanted) const {
@@ -247,20 +277,13 @@ std::optional<int> Args::opt_axis(const std::string& name) const {
   return axis(name);
 }
 
-std::optional<int> Args::axis_or(const std::string& name, int fallback) const {
-  if (has(name)) return axis(name);
-  if (given_none(name)) return std::nullopt;
-  return fallback;
-}
-
 std::vector<int> Args::axis_list(const std::string& name) const {
   std::vector<int> out;
   for (int64_t a : integers(name)) out.push_back(to_axis(a, name));
   return out;
 }
 
-bool Args::boolean(const std::string& name, bool otherwise) const {
-  if (!has(name)) return otherwise;
+bool Args::boolean(const std::string& name) const {
   const Value& v = get(name);
   if (v.kind != Value::Kind::Scalar || v.scalar.kind == ScalarKind::Float) bad(name, "True or False");
   return v.scalar.i != 0;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "b2lazy/array.hpp"
+#include "b2lazy/functions.hpp"
 
 namespace b2lazy::expr {
 
@@ -60,14 +61,12 @@ class Args {
        Context* ctx)
       : fn_(std::move(fn)), pos_(std::move(positional)), kw_(std::move(keywords)), column_(column), ctx_(ctx) {}
 
-  // Declares the parameters (positional order); throws for extra or unknown arguments.
-  void signature(const std::vector<std::string>& names, size_t required);
-  // f(*star, kw1=..., ...): the positional arguments as one tuple named `star`, the
-  // others by keyword only.
-  void star_signature(const std::string& star, const std::vector<std::string>& keywords);
+  // Binds the arguments to the function's parameters in the registry (b2lazy/functions.hpp),
+  // by Python's rules, defaults filled in; throws TypeError as Python would.
+  void bind();
+  void bind(const std::vector<Param>& params);
 
-  bool has(const std::string& name) const;  // given, and not None
-  bool given_none(const std::string& name) const;  // given as None
+  bool has(const std::string& name) const;  // bound (given or by default), and not None
   const Value& get(const std::string& name) const;
   Array array(const std::string& name) const;  // arrays, scalars and literal lists
   Operand operand(const std::string& name) const;
@@ -79,12 +78,9 @@ class Args {
   // Axes as int, checked: axis=2**32 is out of bounds, not axis 0.
   int axis(const std::string& name) const;
   std::optional<int> opt_axis(const std::string& name) const;
-  // NumPy's axis=<fallback> parameters where None means "flattened": absent -> fallback,
-  // None -> nullopt.
-  std::optional<int> axis_or(const std::string& name, int fallback) const;
   std::vector<int> axis_list(const std::string& name) const;  // an int or a sequence of ints
   int to_axis(int64_t v, const std::string& name) const;
-  bool boolean(const std::string& name, bool otherwise) const;
+  bool boolean(const std::string& name) const;  // True or False (not None)
   double number(const std::string& name) const;
   std::optional<DType> opt_dtype(const std::string& name) const;
   Context* ctx() const { return ctx_; }
@@ -102,6 +98,9 @@ class Args {
   size_t column_;
   Context* ctx_;
 };
+
+// device= of the Array API: "cpu" or None (b2lazy has one device); else TypeError.
+void check_device(const Args& x);
 
 using Function = std::function<Value(Args&)>;
 // The functions expressions can call, by name (aliases included).

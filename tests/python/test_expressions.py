@@ -333,13 +333,14 @@ ARGS_OF = {"acosh": "y", "arccosh": "y", "bitwise_invert": "i", "bitwise_not": "
 def _elementwise_cases():
     cases = []
     aliases = {}
-    for name in b2lazy._core.expression_functions():
-        fn = getattr(b2lazy, name, None)
-        base = getattr(fn, "__name__", None)
-        if base in b2lazy._core.op_names():
-            aliases[name] = base
+    arity_of = {}
+    for entry in b2lazy._core.functions():
+        if entry["family"] == "elementwise" and entry["kernel"] is not None:
+            for name in [entry["name"], *entry["aliases"]]:
+                aliases[name] = entry["name"]
+                arity_of[name] = len(entry["params"])
     for name, base in sorted(aliases.items()):
-        arity = b2lazy._core.op_arity(base)
+        arity = arity_of[name]
         args = ARGS_OF.get(name, ARGS_OF.get(base, "x" if arity == 1 else "x, y"))
         names = [a.strip() for a in args.split(",")]
 
@@ -366,7 +367,7 @@ TABLE = _elementwise_cases() + [
     ("x.clip(max=0.5)", lambda o: bl.clip(o.x, max=0.5)),
     ("astype(x, 'float32')", lambda o: bl.astype(o.x, "float32")),
     ("astype(i, float32)", lambda o: bl.astype(o.i, np.float32)),
-    ("astype(x * 10, dtype='int8')", lambda o: bl.astype(o.x * 10, np.int8)),
+    ("astype(x * 10, 'int8', copy=False)", lambda o: bl.astype(o.x * 10, np.int8, copy=False)),
     ("x.astype('int16')", lambda o: o.x.astype("int16")),
     ('i.astype("bool")', lambda o: o.i.astype(bool)),
     ("real(x)", lambda o: bl.real(o.x)),
@@ -793,7 +794,8 @@ MALFORMED = [
     ("concat(a)", TypeError, 1, ["concat()", "argument 'arrays'"]),
     ("take(a, [1.5])", TypeError, 1, ["take()", "argument 'indices'"]),
     ("tensordot(a, b, axes='x')", TypeError, 1, ["tensordot()", "argument 'axes'"]),
-    ("sum(a, 0, True, 'float32', 1)", TypeError, 1, ["sum()", "at most 4 positional arguments"]),
+    ("sum(a, 0, True)", TypeError, 1, ["sum()", "at most 2 positional arguments"]),
+    ("astype(a, dtype='int8')", TypeError, 1, ["astype()", "positional-only argument passed by keyword: 'dtype'"]),
     ("a[1.5]", TypeError, 3, ["index entry 0", "float 1.5"]),
     ("a[1:2.5]", TypeError, 5, ["slice indices"]),
     ("a['x']", TypeError, 3, ["not a valid index"]),
