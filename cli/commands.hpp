@@ -10,6 +10,7 @@ int cmd_eval(const std::vector<std::string>& argv);
 int cmd_explain(const std::vector<std::string>& argv);
 int cmd_info(const std::vector<std::string>& argv);
 int cmd_demo(const std::vector<std::string>& argv);
+int cmd_functions(const std::vector<std::string>& argv);
 
 // Peak resident memory since the last reset (Linux VmHWM; 0 if unknown), and its reset.
 size_t peak_rss_bytes();

@@ -23,6 +23,7 @@ const char* kUsage =
     "                              --scheduler: on a dask.distributed cluster (local:N starts N workers)\n"
     "  explain EXPR NAME=PATH ...  print the plan\n"
     "  info PATH                   shape, dtype, chunks, blocks or shards, codecs and ratio of a stored array\n"
+    "  functions [NAME ...]        the functions EXPR can call, with their signatures (NAME: in detail)\n"
     "  demo [--n 4096] [--dir D] [--threads N] [--keep]\n"
     "                              generate operands and evaluate the expressions b2lazy is for\n"
     "EXPR uses Python syntax, e.g. \"matmul(sum(a, axis=1), b) + 1\"; C, B and S are like 1000,1000.\n"
@@ -73,7 +74,8 @@ int main(int argc, char** argv) {
     if (cmd == "explain") return cmd_explain(args);
     if (cmd == "info") return cmd_info(args);
     if (cmd == "demo") return cmd_demo(args);
-    return report("error", "unknown command '" + cmd + "' (commands: eval, explain, info, demo; see b2lazy --help)", 2);
+    if (cmd == "functions") return cmd_functions(args);
+    return report("error", "unknown command '" + cmd + "' (commands: eval, explain, info, functions, demo; see b2lazy --help)", 2);
   } catch (const UsageError& e) {
     return report("error", e.what(), 2);
   } catch (const Cancelled&) {

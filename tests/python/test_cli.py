@@ -154,3 +154,18 @@ def test_eval_on_a_local_cluster(files):
     r = run("eval", "a - mea(a)", f"a={paths['a']}", "-o", str(tmp / "x.b2nd"), "--scheduler", "local:2")
     assert r.returncode == 2 and "did you mean 'mean'" in r.stderr  # checked before any cluster starts
     assert not os.path.exists(tmp / "x.b2nd")
+
+
+def test_functions_lists_the_registry():
+    """`b2lazy functions` prints every registry function with the Python package's
+    signature; NAME shows its family, dtype rule, aliases."""
+    import inspect
+    out = run("functions")
+    assert out.returncode == 0
+    lines = set(out.stdout.splitlines())
+    for entry in b2lazy._core.functions():
+        assert f"{entry['name']}{inspect.signature(getattr(b2lazy, entry['name']))}" in lines
+    one = run("functions", "max")
+    assert one.returncode == 0 and "aliases: amax" in one.stdout and "also a method" in one.stdout
+    bad = run("functions", "nope")
+    assert bad.returncode == 2 and "no function 'nope'" in bad.stderr
