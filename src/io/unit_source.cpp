@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
@@ -12,6 +13,27 @@
 
 namespace b2lazy {
 
+namespace {
+
+// The piece of a unit at `lo` of `count` items per axis, as a run of the unit's C order
+// (`ushape`): its first item and length; -1 when it is not one run.
+int64_t c_order_run(const Shape& lo, const Shape& count, const Shape& ushape) {
+  const size_t nd = ushape.size();
+  size_t d = 0;
+  while (d < nd && count[d] == 1) ++d;  // leading axes of one item
+  for (size_t e = d + 1; e < nd; ++e)
+    if (count[e] != ushape[e]) return -1;  // after the first wider axis, whole axes only
+  int64_t first = 0;
+  for (size_t e = 0; e < nd; ++e) first = first * ushape[e] + lo[e];
+  return first;
+}
+
+}  // namespace
+
+void UnitSource::read_unit_range(int64_t, int64_t, int64_t, void*, ThreadState&) const {
+  throw std::logic_error("read_unit_range of a source without ranges");
+}
+
 void UnitSource::fill(const Region& region, void* out, ThreadState& ts) const {
   if (region.size() == 0) return;
   const size_t nd = ndim(), isz = itemsize(dtype());
@@ -19,9 +41,13 @@ void UnitSource::fill(const Region& region, void* out, ThreadState& ts) const {
   const Shape& ushape = read_grid_.chunks();
   // Through the plan's window of decoded units when it gave one (exec/block_window.hpp).
   BlockWindow* window = ts.eval && nd > 0 ? ts.eval->block_window(this) : nullptr;
-  char* buf = window ? nullptr : static_cast<char*>(scope.alloc(static_cast<size_t>(prod(ushape)) * isz));
+  char* buf = nullptr;  // one unit decoded whole, allocated when first needed
+  auto unit_buffer = [&] {
+    if (!buf) buf = static_cast<char*>(scope.alloc(static_cast<size_t>(prod(ushape)) * isz));
+    return buf;
+  };
   if (nd == 0) {
-    read_unit(0, buf, ts);
+    read_unit(0, unit_buffer(), ts);
     std::memcpy(out, buf, isz);
     return;
   }
@@ -38,11 +64,40 @@ void UnitSource::fill(const Region& region, void* out, ThreadState& ts) const {
       read_unit(id, out, ts);
       return;
     }
+    // A run of the unit's C order, decoded alone when the format can (only the blocks it
+    // touches), straight into `out` when it is all of the region.
+    if (!window && unit_ranges()) {
+      Shape lo(nd);
+      bool unit_step = true;
+      for (size_t d = 0; d < nd; ++d) {
+        const AxisSegment& g = per_axis[d][k[d]];
+        lo[d] = region.start[d] + g.i_lo * region.step[d] - cbox.start[d];
+        count[d] = g.i_hi - g.i_lo;
+        unit_step = unit_step && (region.step[d] == 1 || count[d] == 1);
+      }
+      const int64_t first = unit_step ? c_order_run(lo, count, ushape) : -1;
+      if (first >= 0) {
+        const int64_t n = prod(count);
+        if (count == region.count) {  // the whole region: one run, C order as `out`
+          read_unit_range(id, first, n, out, ts);
+          return;
+        }
+        ScratchScope piece(ts.scratch);
+        char* run = static_cast<char*>(piece.alloc(static_cast<size_t>(n) * isz));
+        read_unit_range(id, first, n, run, ts);
+        char* dst = static_cast<char*>(out);
+        for (size_t d = 0; d < nd; ++d) dst += per_axis[d][k[d]].i_lo * out_strides[d];
+        // (the run read with the unit's strides: it is that part of the unit, contiguous)
+        copy_strided(nd, count.data(), run, ustrides.data(), dst, out_strides.data(), isz);
+        if (!next_segment(k, per_axis)) break;
+        continue;
+      }
+    }
     BlockWindow::Block kept;
     if (window) {
       kept = window->get(id, [&](void* dst) { read_unit(id, dst, ts); });
     } else {
-      read_unit(id, buf, ts);
+      read_unit(id, unit_buffer(), ts);
     }
     const char* src = kept ? kept.get() : buf;
     char* dst = static_cast<char*>(out);
@@ -60,14 +115,36 @@ void UnitSource::fill(const Region& region, void* out, ThreadState& ts) const {
 
 int64_t UnitSource::decompressed_bytes(const Region& region) const {
   if (region.size() == 0) return 0;
-  const int64_t unit = sat_mul(prod(read_grid_.chunks()), static_cast<int64_t>(itemsize(dtype())));
-  int64_t touched = 1;
-  for (size_t d = 0; d < ndim(); ++d) {
-    const int64_t lo = std::min(region.start[d], region.last(d)), hi = std::max(region.start[d], region.last(d));
-    const int64_t c = read_grid_.chunks()[d];
-    touched = sat_mul(touched, std::min(hi / c - lo / c + 1, region.count[d]));
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
+  const int64_t unit = sat_mul(prod(read_grid_.chunks()), isz);
+  if (!unit_ranges() || ndim() == 0) {
+    int64_t touched = 1;
+    for (size_t d = 0; d < ndim(); ++d) {
+      const int64_t lo = std::min(region.start[d], region.last(d)), hi = std::max(region.start[d], region.last(d));
+      const int64_t c = read_grid_.chunks()[d];
+      touched = sat_mul(touched, std::min(hi / c - lo / c + 1, region.count[d]));
+    }
+    return sat_mul(touched, unit);
   }
-  return sat_mul(touched, unit);
+  // Runs of a unit's C order cost their own bytes (plus parts of two blocks), the others
+  // the whole unit, as fill() reads them.
+  const size_t nd = ndim();
+  const Shape& ushape = read_grid_.chunks();
+  const AxisSegments per_axis = split_region(region, ushape);
+  std::vector<size_t> k(nd, 0);
+  Shape lo(nd), count(nd);
+  int64_t total = 0;
+  while (true) {
+    bool unit_step = true;
+    for (size_t d = 0; d < nd; ++d) {
+      const AxisSegment& g = per_axis[d][k[d]];
+      lo[d] = region.start[d] + g.i_lo * region.step[d] - g.cell * ushape[d];
+      count[d] = g.i_hi - g.i_lo;
+      unit_step = unit_step && (region.step[d] == 1 || count[d] == 1);
+    }
+    total = sat_add(total, unit_step && c_order_run(lo, count, ushape) >= 0 ? sat_mul(prod(count), isz) : unit);
+    if (!next_segment(k, per_axis)) return total;
+  }
 }
 
 int64_t UnitSource::window_block_bytes() const {

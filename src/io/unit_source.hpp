@@ -20,11 +20,19 @@ class UnitSource : public Node {
   // A window's blocks are the read units, decoded whole.
   int64_t window_block_bytes() const override;
   void blocks_touched(const Region& region, std::vector<int64_t>& ids) const override;
+  // A run of a unit's C order decoded without the rest (read_unit_range), when the
+  // format allows it.
+  bool reads_ranges() const override { return unit_ranges(); }
 
  protected:
   // Unit `id` of read_grid_, whole (padded to the unit's shape at the array's edges) into
   // `dst`; counts what it decodes in ts.
   virtual void read_unit(int64_t id, void* dst, ThreadState& ts) const = 0;
+  // Can read_unit_range decode items [start, start + n) of a unit's C order without the
+  // rest of it (a Blosc buffer's blocks)? Fixed for the source's life.
+  virtual bool unit_ranges() const { return false; }
+  // Those items into `dst`, counted in ts (only when unit_ranges()).
+  virtual void read_unit_range(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const;
   ChunkGrid read_grid_;
 };
 

@@ -13,6 +13,7 @@
 #include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
 #include "exec/thread_state.hpp"
+#include "io/blosc_range.hpp"
 #include "storage/blosc2_util.hpp"
 
 namespace b2lazy {
@@ -123,6 +124,40 @@ ZarrSource::ZarrSource(zarr::Metadata meta, int dirfd, std::string name)
   if (sat_mul(prod(unit), static_cast<int64_t>(itemsize(dtype()))) > kMaxChunkBytes)
     throw IOError("'" + file + "': chunks " + shape_str(unit) + " of " + dtype_name(dtype()) + " exceed 2 GiB");
   read_grid_ = ChunkGrid(shape(), unit);
+  const zarr::Pipeline& p = meta_.codecs;
+  blosc_runs_ = ndim() > 0 && !p.sharding && p.order.empty() && (!p.big_endian || itemsize(dtype()) == 1) &&
+                p.bytes_codecs.size() == 1 && p.bytes_codecs[0].kind == zarr::BytesCodec::Kind::Blosc;
+}
+
+void ZarrSource::read_unit_range(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const {
+  const size_t isz = itemsize(dtype());
+  const std::string key = meta_.key(read_grid_.chunk_coords(id));
+  const int fd = ::openat(dirfd_, key.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno != ENOENT) throw IOError("'" + where(key) + "': cannot open (" + std::strerror(errno) + ")");
+    check_store();  // a missing chunk: the fill value
+    auto* d = static_cast<uint8_t*>(dst);
+    for (int64_t k = 0; k < n; ++k) std::memcpy(d + k * static_cast<int64_t>(isz), meta_.fill, isz);
+    return;
+  }
+  int64_t decoded = 0;
+  try {
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw IOError("'" + where(key) + "': not a regular file");
+    const BloscRangeRead in{fd, 0, st.st_size, sat_mul(prod(read_grid_.chunks()), static_cast<int64_t>(isz)), isz,
+                            where(key)};
+    decoded = read_blosc_range(in, start, n, dst, ts);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  if (dtype() == DType::Bool) {  // any byte other than 0 is True (NumPy's truth), as 1
+    auto* b = static_cast<uint8_t*>(dst);
+    for (int64_t k = 0; k < n; ++k) b[k] = b[k] != 0;
+  }
+  ts.decompressed[this][id]++;
+  ts.decompressed_bytes[this] += decoded;
 }
 
 Shape ZarrSource::preferred_chunks() const {

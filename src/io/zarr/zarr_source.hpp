@@ -37,6 +37,10 @@ class ZarrSource : public UnitSource {
  private:
   // Read unit `id` of read_grid_, whole (padded as stored) into `dst`.
   void read_unit(int64_t id, void* dst, ThreadState& ts) const override;
+  // Chunks that are one Blosc buffer of the C-order items (codecs bytes + blosc, or v2's
+  // blosc compressor alone) decode a run of items from the blocks that hold it.
+  bool unit_ranges() const override { return blosc_runs_; }
+  void read_unit_range(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const override;
   // The bytes of chunk file `key` into scratch; false when there is no such file.
   bool read_file(const std::string& key, std::vector<uint8_t>& out, int64_t offset = 0, int64_t len = -1,
                  int64_t* size = nullptr) const;
@@ -49,6 +53,7 @@ class ZarrSource : public UnitSource {
   ChunkGrid grid_;
   Shape per_shard_;             // inner chunks per shard along each axis (partial reads)
   bool partial_shards_ = false;  // codecs are sharding_indexed alone
+  bool blosc_runs_ = false;      // a chunk file is one Blosc buffer of the chunk's C order
   int dirfd_ = -1;
   std::string name_, meta_file_;
   mutable std::mutex mu_;

@@ -8,8 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import b2lazy
+import numcodecs
+import zarr
 from zarr_stores import DTYPES, V2_CODECS, V3_CODECS, sharded, values, write
-from zarr.codecs import BytesCodec, Crc32cCodec, GzipCodec, TransposeCodec, ZstdCodec
+from zarr.codecs import BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, TransposeCodec, ZstdCodec
 
 
 def check(path, expected):
@@ -148,3 +150,41 @@ def test_a_scan_decompresses_each_zarr_chunk_at_most_twice(tmp_path_factory, n, 
     r = b2lazy.cumsum(b2lazy.open(str(path)), axis=axis).compute(chunks=(cr, cc))
     np.testing.assert_allclose(r.to_numpy(), np.cumsum(x, axis=axis), rtol=1e-12, atol=1e-12)
     assert max(r.stats["max_decompressions_per_chunk"].values()) <= 2, r.stats
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=st.lists(st.integers(1, 40), min_size=1, max_size=3), data=st.data(),
+       dtype=st.sampled_from(["bool", "int16", "uint32", "float32", "float64"]), fmt=st.sampled_from([2, 3]),
+       shuffle=st.sampled_from(["noshuffle", "shuffle", "bitshuffle"]), blocksize=st.sampled_from([0, 64, 256, 4096]),
+       incompressible=st.booleans())
+def test_runs_of_blosc_chunks_decode_only_their_blocks(tmp_path_factory, shape, data, dtype, fmt, shuffle,
+                                                      blocksize, incompressible):
+    """A Zarr chunk that is one Blosc buffer (numcodecs' Blosc, v2 or v3; any shuffle and
+    block size; stored uncompressed when incompressible) is read in runs of its C order:
+    every region equals NumPy's, and a run of part of a chunk decodes less than the chunk."""
+    chunks = tuple(data.draw(st.integers(1, s)) for s in shape)
+    x = values(tuple(shape), dtype, seed=len(shape))
+    if incompressible and x.dtype != np.bool_:
+        x = np.random.default_rng(1).integers(0, 255, size=x.nbytes, dtype=np.uint8).view(x.dtype).reshape(x.shape)
+    codes = {"noshuffle": numcodecs.Blosc.NOSHUFFLE, "shuffle": numcodecs.Blosc.SHUFFLE,
+             "bitshuffle": numcodecs.Blosc.BITSHUFFLE}
+    path = tmp_path_factory.mktemp("runs") / "a.zarr"
+    if fmt == 2:
+        comp = numcodecs.Blosc(cname="lz4", clevel=5, shuffle=codes[shuffle], blocksize=blocksize)
+    else:
+        comp = BloscCodec(cname="lz4", clevel=5, shuffle=shuffle, typesize=x.dtype.itemsize, blocksize=blocksize)
+    zarr.create_array(str(path), shape=x.shape, chunks=chunks, dtype=x.dtype, zarr_format=fmt, compressors=comp,
+                      overwrite=True)[...] = x
+    a = b2lazy.open(str(path))
+    # Runs: a few rows, part of one row, one item; any region too.
+    key = tuple(slice(data.draw(st.integers(0, s - 1)), None) for s in shape)
+    row = tuple([data.draw(st.integers(0, s - 1)) for s in shape[:-1]] +
+                [slice(data.draw(st.integers(0, shape[-1] - 1)), None)])
+    for k in [key, row, (slice(0, 1),) + (slice(None),) * (len(shape) - 1)]:
+        np.testing.assert_array_equal(a[k].to_numpy(), x[k])
+    np.testing.assert_array_equal(b2lazy.max(a, axis=0).to_numpy(), x.max(axis=0))  # (exact in any order)
+    first_items = int(np.prod(chunks[1:], dtype=np.int64))  # chunk (0, ...)'s first row of items
+    if chunks[0] > 1 and blocksize and first_items * x.dtype.itemsize <= blocksize // 2 and not incompressible:
+        part = a[(slice(0, 1),) + tuple(slice(0, c) for c in chunks[1:])].compute()
+        # (a chunk of the fill value is not stored: nothing decoded)
+        assert part.stats["bytes_decompressed"].get(str(path), 0) < int(np.prod(chunks)) * x.dtype.itemsize
