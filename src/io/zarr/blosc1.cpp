@@ -52,6 +52,28 @@ size_t compress_block(const std::string& cname, int clevel, const uint8_t* src, 
   return ZSTD_isError(r) ? 0 : r;
 }
 
+// Blosc's byte shuffle: byte k of every item together, dst[k * items + i] = src[i * TS + k]
+// (a trailing partial item copied as it is). The item size known at compile time for the
+// common ones, so the inner loop unrolls into TS stores.
+template <size_t TS>
+void shuffle_items(const uint8_t* src, size_t items, uint8_t* dst) {
+  for (size_t i = 0; i < items; ++i)
+    for (size_t k = 0; k < TS; ++k) dst[k * items + i] = src[i * TS + k];
+}
+
+void byte_shuffle(const uint8_t* src, size_t len, size_t typesize, uint8_t* dst) {
+  const size_t items = len / typesize;
+  switch (typesize) {
+    case 2: shuffle_items<2>(src, items, dst); break;
+    case 4: shuffle_items<4>(src, items, dst); break;
+    case 8: shuffle_items<8>(src, items, dst); break;
+    default:
+      for (size_t i = 0; i < items; ++i)
+        for (size_t k = 0; k < typesize; ++k) dst[k * items + i] = src[i * typesize + k];
+  }
+  std::memcpy(dst + items * typesize, src + items * typesize, len - items * typesize);
+}
+
 }  // namespace
 
 bool blosc1_writes(const std::string& cname) { return format_code(cname) >= 0; }
@@ -76,11 +98,8 @@ void blosc1_compress(const uint8_t* src, size_t n, size_t typesize, const std::s
   for (size_t b = 0; b < nblocks && stored; ++b) {
     const size_t len = std::min(bs, n - b * bs);
     const uint8_t* blk = src + b * bs;
-    if (shuf) {  // byte k of every item together: k * items + i <- i * typesize + k
-      const size_t items = len / typesize;
-      for (size_t i = 0; i < items; ++i)
-        for (size_t k = 0; k < typesize; ++k) shuffled[k * items + i] = blk[i * typesize + k];
-      std::memcpy(shuffled.data() + items * typesize, blk + items * typesize, len - items * typesize);
+    if (shuf) {
+      byte_shuffle(blk, len, typesize, shuffled.data());
       blk = shuffled.data();
     }
     put32(h + kHeader + 4 * b, static_cast<uint32_t>(pos));

@@ -368,34 +368,46 @@ void encode(const Pipeline& p, const void* chunk, const Shape& shape, DType t, s
     encode(s.index_codecs, index.data(), Shape{n, 2}, DType::U64, enc_index, &none);
     if (s.index_at_end) cur.insert(cur.end(), enc_index.begin(), enc_index.end());
     else std::memcpy(cur.data(), enc_index.data(), enc_index.size());
-  } else {
+  } else if (p.big_endian && isz > 1) {
     cur.assign(src, src + nbytes);
-    if (p.big_endian && isz > 1) byteswap(cur.data(), prod(shape), isz);
+    byteswap(cur.data(), prod(shape), isz);
   }
-  for (const BytesCodec& b : p.bytes_codecs) {
-    std::vector<uint8_t> next;
+  // The bytes so far: the chunk itself until a step makes its own (no copy of a chunk
+  // that goes straight to its compressor); the last codec appends to `out` directly.
+  const uint8_t* data = p.sharding || (p.big_endian && isz > 1) ? cur.data() : src;
+  size_t n = p.sharding || (p.big_endian && isz > 1) ? cur.size() : nbytes;
+  std::vector<uint8_t> next;
+  for (size_t i = 0; i < p.bytes_codecs.size(); ++i) {
+    const BytesCodec& b = p.bytes_codecs[i];
+    const bool last = i + 1 == p.bytes_codecs.size();
+    std::vector<uint8_t>& to = last ? out : next;
+    const size_t base = last ? out.size() : 0;
+    if (!last) next.clear();
     switch (b.kind) {
-      case BytesCodec::Kind::Blosc: blosc1_compress(cur.data(), cur.size(), isz, b.cname, b.level, b.shuffle, next); break;
+      case BytesCodec::Kind::Blosc: blosc1_compress(data, n, isz, b.cname, b.level, b.shuffle, to); break;
       case BytesCodec::Kind::Zstd: {
         thread_local ZstdC c;
-        next.resize(ZSTD_compressBound(cur.size()));
-        const size_t r = ZSTD_compressCCtx(c.c, next.data(), next.size(), cur.data(), cur.size(), b.level);
+        to.resize(base + ZSTD_compressBound(n));
+        const size_t r = ZSTD_compressCCtx(c.c, to.data() + base, to.size() - base, data, n, b.level);
         if (ZSTD_isError(r)) throw IOError(std::string("zstd: ") + ZSTD_getErrorName(r));
-        next.resize(r);
+        to.resize(base + r);
         break;
       }
       case BytesCodec::Kind::Crc32c: {
-        next = std::move(cur);
-        const uint32_t c = crc32c(next.data(), next.size());
-        for (int k = 0; k < 4; ++k) next.push_back(static_cast<uint8_t>(c >> (8 * k)));
+        const uint32_t c = crc32c(data, n);
+        to.insert(to.end(), data, data + n);
+        for (int k = 0; k < 4; ++k) to.push_back(static_cast<uint8_t>(c >> (8 * k)));
         break;
       }
       case BytesCodec::Kind::Deflate:
       case BytesCodec::Kind::Lz4: throw Error("internal: b2lazy does not write codec '" + b.name + "'");
     }
-    cur = std::move(next);
+    if (last) return;
+    cur.swap(next);  // (data may point into cur: swapped, not freed, until the next step)
+    data = cur.data();
+    n = cur.size();
   }
-  out.insert(out.end(), cur.begin(), cur.end());
+  out.insert(out.end(), data, data + n);  // no bytes codec
 }
 
 }  // namespace b2lazy::zarr
