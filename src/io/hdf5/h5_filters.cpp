@@ -4,10 +4,14 @@
 #include <b2nd.h>
 #include <lz4.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
 #include "b2lazy/error.hpp"
+#include "core/strided_copy.hpp"
+#include "exec/scratch.hpp"
+#include "exec/thread_state.hpp"
 #include "io/zarr/codecs.hpp"
 
 namespace b2lazy::h5 {
@@ -83,9 +87,56 @@ void un_lz4(const uint8_t* src, size_t n, Target t, const std::string& where) {
   }
 }
 
+// A b2nd array of one chunk (what the Blosc2 filter writes): the chunk decompressed into
+// scratch by this worker's context, its blocks copied to their places in C order. (C-Blosc2's
+// b2nd_to_cbuffer allocates a fresh chunk-sized buffer per call: its page faults cost
+// more than the copy.) False when the array is not one chunk or the chunk does not decode.
+bool one_chunk_to_c_order(b2nd_array_t* arr, uint8_t* out, ThreadState& ts) {
+  const size_t nd = static_cast<size_t>(arr->ndim), isz = static_cast<size_t>(arr->sc->typesize);
+  if (arr->sc->nchunks != 1 || nd == 0) return false;
+  Shape shape(nd), block(nd), ext(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    if (arr->chunkshape[d] != arr->shape[d]) return false;
+    shape[d] = arr->shape[d], block[d] = arr->blockshape[d], ext[d] = arr->extchunkshape[d];
+    if (block[d] <= 0 || ext[d] % block[d] != 0) return false;
+  }
+  uint8_t* chunk = nullptr;
+  bool needs_free = false;
+  const int cbytes = blosc2_schunk_get_chunk(arr->sc, 0, &chunk, &needs_free);
+  if (cbytes < 0) return false;
+  std::unique_ptr<uint8_t, void (*)(uint8_t*)> own(needs_free ? chunk : nullptr, [](uint8_t* p) { std::free(p); });
+  const int64_t ext_bytes = prod(ext) * static_cast<int64_t>(isz), block_bytes = prod(block) * static_cast<int64_t>(isz);
+  ScratchScope scope(ts.scratch);
+  auto* buf = scope.alloc_n<uint8_t>(static_cast<size_t>(ext_bytes));
+  static const char key = 0;  // this decoder's own context per worker
+  if (blosc2_decompress_ctx(ts.dctx_for(&key, nullptr, 1), chunk, cbytes, buf, static_cast<int32_t>(ext_bytes)) != ext_bytes)
+    return false;
+  const Shape bstrides = byte_strides(block, isz), ostrides = byte_strides(shape, isz);
+  Shape bgrid(nd), k(nd, 0), count(nd);
+  for (size_t d = 0; d < nd; ++d) bgrid[d] = ext[d] / block[d];
+  for (int64_t b = 0, nb = prod(bgrid); b < nb; ++b) {
+    int64_t off = 0;
+    bool inside = true;
+    for (size_t d = 0; d < nd; ++d) {
+      const int64_t o = k[d] * block[d];
+      count[d] = std::min(block[d], shape[d] - o);
+      inside = inside && count[d] > 0;
+      off += o * ostrides[d];
+    }
+    if (inside)
+      copy_strided(nd, count.data(), reinterpret_cast<const char*>(buf + b * block_bytes), bstrides.data(),
+                   reinterpret_cast<char*>(out + off), ostrides.data(), isz);
+    for (size_t d = nd; d-- > 0;) {  // the next block in C order of the block grid
+      if (++k[d] < bgrid[d]) break;
+      k[d] = 0;
+    }
+  }
+  return true;
+}
+
 // The Blosc2 filter stores each chunk as a Blosc2 frame (of a b2nd array when the filter
 // was given the chunk's shape): its items in C order.
-void un_blosc2(const uint8_t* src, size_t n, Target t, const std::string& where) {
+void un_blosc2(const uint8_t* src, size_t n, Target t, const std::string& where, ThreadState& ts) {
   // (No copy: `src` outlives the super-chunk.)
   blosc2_schunk* sc = blosc2_schunk_from_buffer(const_cast<uint8_t*>(src), static_cast<int64_t>(n), false);
   if (!sc) bad(where, "blosc2", "not a Blosc2 frame");
@@ -97,7 +148,8 @@ void un_blosc2(const uint8_t* src, size_t n, Target t, const std::string& where)
     }
     std::unique_ptr<b2nd_array_t, int (*)(b2nd_array_t*)> hold(arr, b2nd_free);  // (frees the super-chunk too)
     const int64_t bytes = arr->nitems * arr->sc->typesize;
-    if (b2nd_to_cbuffer(arr, t.get(static_cast<size_t>(bytes), where, "blosc2"), bytes) < 0)
+    uint8_t* out = t.get(static_cast<size_t>(bytes), where, "blosc2");
+    if (!one_chunk_to_c_order(arr, out, ts) && b2nd_to_cbuffer(arr, out, bytes) < 0)
       bad(where, "blosc2", "cannot decompress");
     return;
   }
@@ -153,7 +205,7 @@ void decode(const std::vector<Filter>& pipeline, unsigned mask, size_t itemsize,
         break;
       }
       case kLz4: un_lz4(cur, n, t, where); break;
-      case kBlosc2: un_blosc2(cur, n, t, where); break;
+      case kBlosc2: un_blosc2(cur, n, t, where, ts); break;
       case kDeflate: case kZstd: case kBlosc: {
         using K = zarr::BytesCodec::Kind;
         zarr::BytesCodec c{f.id == kDeflate ? K::Deflate : f.id == kZstd ? K::Zstd : K::Blosc, f.name};
