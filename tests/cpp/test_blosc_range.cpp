@@ -1,0 +1,100 @@
+// Runs of a Blosc chunk read from a file without the rest (io/blosc_range.hpp): equal to
+// the decoded chunk for any run, block-aligned or not, compressed or stored as is; a
+// damaged buffer is an IOError naming the file, never a crash or stale memory.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "b2lazy/error.hpp"
+#include "exec/thread_state.hpp"
+#include "io/blosc_range.hpp"
+#include "io/zarr/blosc1.hpp"
+
+using namespace b2lazy;
+
+namespace {
+
+struct ChunkFile {
+  std::string path;
+  int fd = -1;
+  int64_t size = 0;
+  explicit ChunkFile(const std::vector<uint8_t>& bytes, const std::string& name) {
+    path = (std::filesystem::path(::testing::TempDir()) / name).string();
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    fd = ::open(path.c_str(), O_RDONLY);
+    size = static_cast<int64_t>(bytes.size());
+  }
+  ~ChunkFile() {
+    ::close(fd);
+    std::filesystem::remove(path);
+  }
+  BloscRangeRead in(int64_t expected) const { return {fd, 0, size, expected, 8, path}; }
+};
+
+std::vector<double> values(size_t n, bool noise) {
+  std::vector<double> v(n);
+  std::mt19937_64 rng(7);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = noise ? static_cast<double>(rng()) : std::sin(0.01 * static_cast<double>(i)) + static_cast<double>(i % 3);
+  return v;
+}
+
+}  // namespace
+
+TEST(BloscRange, AnyRunEqualsTheChunk) {
+  for (bool noise : {false, true}) {  // compressed blocks, or a chunk stored as it is
+    const std::vector<double> v = values(100000, noise);  // 800 KB: 4 blocks of 256 KiB
+    std::vector<uint8_t> bytes;
+    zarr::blosc1_compress(reinterpret_cast<const uint8_t*>(v.data()), v.size() * 8, 8, "zstd", 1, true, bytes);
+    const ChunkFile f(bytes, "range.blosc");
+    ThreadState ts;
+    std::mt19937_64 rng(1);
+    for (int k = 0; k < 50; ++k) {
+      const int64_t start = static_cast<int64_t>(rng() % v.size());
+      const int64_t n = 1 + static_cast<int64_t>(rng() % (v.size() - static_cast<size_t>(start)));
+      std::vector<double> got(static_cast<size_t>(n));
+      const int64_t decoded = read_blosc_range(f.in(static_cast<int64_t>(v.size()) * 8), start, n, got.data(), ts);
+      ASSERT_TRUE(std::equal(got.begin(), got.end(), v.begin() + start)) << start << " +" << n;
+      EXPECT_GE(decoded, n * 8);
+      EXPECT_LE(decoded, static_cast<int64_t>(v.size()) * 8);
+    }
+    std::vector<double> one(1);  // one item of the last block decodes that block only
+    const int64_t decoded = read_blosc_range(f.in(static_cast<int64_t>(v.size()) * 8), 99999, 1, one.data(), ts);
+    EXPECT_EQ(one[0], v[99999]);
+    EXPECT_LE(decoded, int64_t(256) << 10);
+  }
+}
+
+TEST(BloscRange, DamagedBuffersAreErrorsNamingTheFile) {
+  const std::vector<double> v = values(100000, false);
+  std::vector<uint8_t> good;
+  zarr::blosc1_compress(reinterpret_cast<const uint8_t*>(v.data()), v.size() * 8, 8, "zstd", 1, true, good);
+  ThreadState ts;
+  std::vector<double> out(v.size());
+  auto fails = [&](std::vector<uint8_t> bytes, int64_t expected, const char* words) {
+    const ChunkFile f(bytes, "damaged.blosc");
+    try {
+      read_blosc_range(f.in(expected), 0, static_cast<int64_t>(v.size()), out.data(), ts);
+      ADD_FAILURE() << "no error for " << words;
+    } catch (const IOError& e) {
+      EXPECT_NE(std::string(e.what()).find(f.path), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  const int64_t n = static_cast<int64_t>(v.size()) * 8;
+  fails(std::vector<uint8_t>(good.begin(), good.begin() + 10), n, "too short");
+  fails(std::vector<uint8_t>(good.begin(), good.end() - 100), n, "truncated");
+  fails(good, n + 8, "expected");
+  std::vector<uint8_t> wild = good;  // block 1 starting past the end
+  ASSERT_GT(wild.size(), size_t(24));
+  std::fill_n(wild.begin() + 20, 4, uint8_t{0xff});
+  fails(wild, n, "outside");
+  std::vector<uint8_t> garbage = good;  // block 0's stream claiming more bytes than it has
+  std::fill_n(garbage.begin() + 32, 4, uint8_t{0x7f});
+  fails(garbage, n, "decompress");
+}
