@@ -45,6 +45,11 @@ NodePtr slice_to(const NodePtr& node, const Box& box) {
   return std::make_shared<SliceNode>(node, axes, out_to_in, box.shape());
 }
 
+// A fill group is a band the re-pack streams through: decompress the storage chunks it
+// covers, compress its tiles. Above this it is no faster, only a higher peak (a 128 MiB
+// band of (2048, 256) tiles over 256-row strips re-packed as fast as a 64 MiB one).
+constexpr size_t kMostFillGroup = size_t(64) << 20;
+
 // A source over the memory left is worth re-packing to disk in tiles shaped for its
 // consumers when its own chunks serve them badly: the tasks decompress 4x what it holds,
 // or more, and at least twice what they ask of it (partial blocks or chunks). Pulled
@@ -56,8 +61,9 @@ bool worth_repacking(const PlanStage& s) {
 // The groups a re-packed source in `chunks` is best filled in (PlanStage::fill_group): a
 // row of its chunks (along the last axis), or the chunks inside one of its read units,
 // whichever decompresses least per element, when a group, at most half a worker's share
-// (the pass runs before the output tasks), decompresses at most half what its chunks
-// pulled one by one do (measured on the first group). Empty: chunk by chunk.
+// (the pass runs before the output tasks) and at most kMostFillGroup, decompresses at
+// most half what its chunks pulled one by one do (measured on the first group). Empty:
+// chunk by chunk.
 Shape fill_group(const PlanStage& s, const Shape& chunks, size_t max_memory, int nworkers) {
   if (!s.source || s.where == KeptIn::Dense || s.computed->size() == 0 || chunks.empty()) return {};
   const ChunkGrid g(s.computed->shape(), chunks);
@@ -79,7 +85,8 @@ Shape fill_group(const PlanStage& s, const Shape& chunks, size_t max_memory, int
     return Region::from_box(b);
   };
   const int64_t isz = static_cast<int64_t>(itemsize(s.computed->dtype()));
-  const int64_t most = static_cast<int64_t>(max_memory / static_cast<size_t>(std::max(1, nworkers)) / 2);
+  const int64_t most = static_cast<int64_t>(
+      std::min(kMostFillGroup, max_memory / static_cast<size_t>(std::max(1, nworkers)) / 2));
   Shape best;
   double best_cost = 0;
   for (const Shape& group : candidates) {

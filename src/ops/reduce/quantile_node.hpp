@@ -36,6 +36,7 @@ class QuantileNode : public Node {
   Region widen(const Region& out) const { return ax_.widen(out); }
   // Bytes a worker may hold for the values of the slices it selects in.
   static size_t share(size_t max_memory, int nworkers);
+  static size_t share_of(size_t worker_bytes);
   // Outputs per piece: as many slices as fit `share` (at least 1).
   int64_t piece_outputs(size_t share) const;
   std::vector<Region> output_pieces(const Region& region, size_t share) const;
