@@ -68,6 +68,37 @@ double lerp(double a, double b, double t) {
   return t >= 0.5 ? b - d * (1 - t) : a + d * t;
 }
 
+// How the pulled values of a piece lie: each output's slice already contiguous (the
+// reduced axes, of more than one element, all after the kept ones), as a (slice, outputs)
+// matrix (all before), or interleaved.
+enum class SliceLayout { Contiguous, Transposed, Interleaved };
+
+SliceLayout slice_layout(const Shape& count, const std::vector<bool>& reduced) {
+  int first_red = static_cast<int>(count.size()), last_red = -1, first_kept = first_red, last_kept = -1;
+  for (int d = 0; d < static_cast<int>(count.size()); ++d) {
+    if (count[static_cast<size_t>(d)] <= 1) continue;
+    if (reduced[static_cast<size_t>(d)]) first_red = std::min(first_red, d), last_red = d;
+    else first_kept = std::min(first_kept, d), last_kept = d;
+  }
+  if (last_kept < first_red) return SliceLayout::Contiguous;
+  if (last_red < first_kept) return SliceLayout::Transposed;
+  return SliceLayout::Interleaved;
+}
+
+// dst (cols x rows) = src (rows x cols) transposed, in tiles that stay in L1: one value
+// scattered at a time to `cols` slices far apart ran at a third of Dask's speed on an
+// Intel Xeon (every store a different page).
+template <class T>
+void transpose(const T* src, int64_t rows, int64_t cols, T* dst) {
+  constexpr int64_t kTile = 32;
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile)
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
+      for (int64_t c = c0; c < c1; ++c)
+        for (int64_t r = r0; r < r1; ++r) dst[c * rows + r] = src[r * cols + c];
+    }
+}
+
 // The quantile of the values v[0, n) (reordered in place) into `out` (one value of
 // `out_dtype`): the value itself when one rank is taken and the type is kept (int64
 // values exactly), else the interpolation in float64; NaN when a value is NaN.
@@ -221,12 +252,19 @@ void QuantileNode::fill_piece(const Region& piece, char* out, ThreadState& ts) c
   input.pull(in, raw, ts);
   dispatch(input.dtype(), [&]<class T>(T*) {
     // Each output's slice gathered contiguously: slice k at v[k * slice_, (k + 1) * slice_).
-    T* v = static_cast<T*>(scope.alloc(static_cast<size_t>(m) * sizeof(T)));
-    std::vector<int64_t> pos(static_cast<size_t>(n), 0);
-    const Shape zero(in.ndim(), 0);
-    accum::fold_indexed(static_cast<const T*>(raw), in.count, ax_.reduced, zero, 0, [&](int64_t k, T x, int64_t) {
-      v[k * slice_ + pos[static_cast<size_t>(k)]++] = x;
-    });
+    T* v = static_cast<T*>(raw);
+    const SliceLayout layout = slice_layout(in.count, ax_.reduced);
+    if (layout != SliceLayout::Contiguous) {
+      v = static_cast<T*>(scope.alloc(static_cast<size_t>(m) * sizeof(T)));
+      if (layout == SliceLayout::Transposed) {
+        transpose(static_cast<const T*>(raw), slice_, n, v);
+      } else {
+        std::vector<int64_t> pos(static_cast<size_t>(n), 0);
+        const Shape zero(in.ndim(), 0);
+        accum::fold_indexed(static_cast<const T*>(raw), in.count, ax_.reduced, zero, 0,
+                            [&](int64_t k, T x, int64_t) { v[k * slice_ + pos[static_cast<size_t>(k)]++] = x; });
+      }
+    }
     for (int64_t k = 0; k < n; ++k)
       quantile_of(v + k * slice_, slice_, q_, method_, median_, input.dtype(), dtype(), out + k * static_cast<int64_t>(osz));
   });
