@@ -160,7 +160,8 @@ void Args::bind(const std::vector<Param>& params) {
                       (positional.size() == 1 ? "" : "s") + ", got " + std::to_string(pos_.size()));
   }
   if (star != nullptr) bound_[star->name] = std::move(rest);
-  for (auto& [k, v] : kw_) {
+  for (const auto& kv : kw_) {
+    const std::string& k = kv.first;  // (not a structured binding: clang 14 cannot capture one)
     auto it = std::find_if(params.begin(), params.end(), [&](const Param& p) { return p.name == k; });
     if (it != params.end() && it->kind == ParamKind::PositionalOnly)
       throw TypeError(fn_ + "() got a positional-only argument passed by keyword: '" + k + "'");
@@ -173,7 +174,7 @@ void Args::bind(const std::vector<Param>& params) {
                       (list.empty() ? " (it takes none)" : " (it takes " + list + ")"));
     }
     if (bound_.count(k)) throw TypeError(fn_ + "() got multiple values for argument '" + k + "'");
-    bound_[k] = v;
+    bound_[k] = kv.second;
   }
   for (const Param& p : params) {
     if (bound_.count(p.name)) continue;
