@@ -132,26 +132,16 @@ ZarrSource::ZarrSource(zarr::Metadata meta, int dirfd, std::string name)
 void ZarrSource::read_unit_range(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const {
   const size_t isz = itemsize(dtype());
   const std::string key = meta_.key(read_grid_.chunk_coords(id));
-  const int fd = ::openat(dirfd_, key.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno != ENOENT) throw IOError("'" + where(key) + "': cannot open (" + std::strerror(errno) + ")");
-    check_store();  // a missing chunk: the fill value
+  int64_t decoded = 0;
+  const bool found = with_file(key, [&](int fd, int64_t size) {
+    const BloscRangeRead in{fd, 0, size, sat_mul(prod(read_grid_.chunks()), static_cast<int64_t>(isz)), isz, where(key)};
+    decoded = read_blosc_range(in, start, n, dst, ts);
+  });
+  if (!found) {  // a missing chunk: the fill value
     auto* d = static_cast<uint8_t*>(dst);
     for (int64_t k = 0; k < n; ++k) std::memcpy(d + k * static_cast<int64_t>(isz), meta_.fill, isz);
     return;
   }
-  int64_t decoded = 0;
-  try {
-    struct stat st;
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw IOError("'" + where(key) + "': not a regular file");
-    const BloscRangeRead in{fd, 0, st.st_size, sat_mul(prod(read_grid_.chunks()), static_cast<int64_t>(isz)), isz,
-                            where(key)};
-    decoded = read_blosc_range(in, start, n, dst, ts);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
   if (dtype() == DType::Bool) {  // any byte other than 0 is True (NumPy's truth), as 1
     auto* b = static_cast<uint8_t*>(dst);
     for (int64_t k = 0; k < n; ++k) b[k] = b[k] != 0;
@@ -184,8 +174,7 @@ void ZarrSource::check_store() const {
     throw IOError("'" + name_ + "': the Zarr array was removed or replaced while open (its " + meta_file_ + " is gone)");
 }
 
-bool ZarrSource::read_file(const std::string& key, std::vector<uint8_t>& out, int64_t offset, int64_t len,
-                           int64_t* size) const {
+bool ZarrSource::with_file(const std::string& key, const std::function<void(int fd, int64_t size)>& use) const {
   const int fd = ::openat(dirfd_, key.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) {
@@ -197,22 +186,29 @@ bool ZarrSource::read_file(const std::string& key, std::vector<uint8_t>& out, in
   try {
     struct stat st;
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw IOError("'" + where(key) + "': not a regular file");
-    if (size) *size = st.st_size;
-    if (len < 0) {
-      if (st.st_size > kMaxChunkBytes + int64_t(1 << 20))
-        throw IOError("'" + where(key) + "': " + std::to_string(st.st_size) + " bytes is too large for a chunk");
-      len = st.st_size - offset;
-    }
-    if (offset < 0 || offset > st.st_size || len > st.st_size - offset)
-      throw IOError("'" + where(key) + "': bytes " + std::to_string(offset) + ".." + std::to_string(offset + len) +
-                    " lie outside the file's " + std::to_string(st.st_size));
-    read_fd(fd, offset, len, out, where(key));
+    use(fd, st.st_size);
   } catch (...) {
     ::close(fd);
     throw;
   }
   ::close(fd);
   return true;
+}
+
+bool ZarrSource::read_file(const std::string& key, std::vector<uint8_t>& out, int64_t offset, int64_t len,
+                           int64_t* size) const {
+  return with_file(key, [&](int fd, int64_t file_size) {
+    if (size) *size = file_size;
+    if (len < 0) {
+      if (file_size > kMaxChunkBytes + int64_t(1 << 20))
+        throw IOError("'" + where(key) + "': " + std::to_string(file_size) + " bytes is too large for a chunk");
+      len = file_size - offset;
+    }
+    if (offset < 0 || offset > file_size || len > file_size - offset)
+      throw IOError("'" + where(key) + "': bytes " + std::to_string(offset) + ".." + std::to_string(offset + len) +
+                    " lie outside the file's " + std::to_string(file_size));
+    read_fd(fd, offset, len, out, where(key));
+  });
 }
 
 std::shared_ptr<const std::vector<uint64_t>> ZarrSource::shard_index(const Shape& shard, ThreadState& ts) const {

@@ -4,6 +4,7 @@
 // asks, without a lock. A shard whose codecs are sharding_indexed alone is read by parts:
 // its index once (cached), then only the inner chunks a region touches.
 #pragma once
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,6 +42,9 @@ class ZarrSource : public UnitSource {
   // blosc compressor alone) decode a run of items from the blocks that hold it.
   bool unit_ranges() const override { return blosc_runs_; }
   void read_unit_range(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const override;
+  // Opens chunk file `key` of the store and hands `use` its descriptor and size, closing
+  // it after; false (the store checked) when the file is missing.
+  bool with_file(const std::string& key, const std::function<void(int fd, int64_t size)>& use) const;
   // The bytes of chunk file `key` into scratch; false when there is no such file.
   bool read_file(const std::string& key, std::vector<uint8_t>& out, int64_t offset = 0, int64_t len = -1,
                  int64_t* size = nullptr) const;
