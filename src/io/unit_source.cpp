@@ -28,6 +28,23 @@ int64_t c_order_run(const Shape& lo, const Shape& count, const Shape& ushape) {
   return first;
 }
 
+// Segment `k` of `region` cut by units of `ushape` (split_region) as a run of its unit's
+// C order: the run's first item, -1 when it is not one run (or steps over items); its
+// extent per axis into `count`.
+int64_t segment_run(const Region& region, const AxisSegments& per_axis, const std::vector<size_t>& k,
+                    const Shape& ushape, Shape& count) {
+  const size_t nd = ushape.size();
+  Shape lo(nd);
+  bool unit_step = true;
+  for (size_t d = 0; d < nd; ++d) {
+    const AxisSegment& g = per_axis[d][k[d]];
+    lo[d] = region.start[d] + g.i_lo * region.step[d] - g.cell * ushape[d];
+    count[d] = g.i_hi - g.i_lo;
+    unit_step = unit_step && (region.step[d] == 1 || count[d] == 1);
+  }
+  return unit_step ? c_order_run(lo, count, ushape) : -1;
+}
+
 }  // namespace
 
 void UnitSource::read_unit_range(int64_t, int64_t, int64_t, void*, ThreadState&) const {
@@ -67,15 +84,7 @@ void UnitSource::fill(const Region& region, void* out, ThreadState& ts) const {
     // A run of the unit's C order, decoded alone when the format can (only the blocks it
     // touches), straight into `out` when it is all of the region.
     if (!window && unit_ranges()) {
-      Shape lo(nd);
-      bool unit_step = true;
-      for (size_t d = 0; d < nd; ++d) {
-        const AxisSegment& g = per_axis[d][k[d]];
-        lo[d] = region.start[d] + g.i_lo * region.step[d] - cbox.start[d];
-        count[d] = g.i_hi - g.i_lo;
-        unit_step = unit_step && (region.step[d] == 1 || count[d] == 1);
-      }
-      const int64_t first = unit_step ? c_order_run(lo, count, ushape) : -1;
+      const int64_t first = segment_run(region, per_axis, k, ushape, count);
       if (first >= 0) {
         const int64_t n = prod(count);
         if (count == region.count) {  // the whole region: one run, C order as `out`
@@ -132,17 +141,10 @@ int64_t UnitSource::decompressed_bytes(const Region& region) const {
   const Shape& ushape = read_grid_.chunks();
   const AxisSegments per_axis = split_region(region, ushape);
   std::vector<size_t> k(nd, 0);
-  Shape lo(nd), count(nd);
+  Shape count(nd);
   int64_t total = 0;
   while (true) {
-    bool unit_step = true;
-    for (size_t d = 0; d < nd; ++d) {
-      const AxisSegment& g = per_axis[d][k[d]];
-      lo[d] = region.start[d] + g.i_lo * region.step[d] - g.cell * ushape[d];
-      count[d] = g.i_hi - g.i_lo;
-      unit_step = unit_step && (region.step[d] == 1 || count[d] == 1);
-    }
-    total = sat_add(total, unit_step && c_order_run(lo, count, ushape) >= 0 ? sat_mul(prod(count), isz) : unit);
+    total = sat_add(total, segment_run(region, per_axis, k, ushape, count) >= 0 ? sat_mul(prod(count), isz) : unit);
     if (!next_segment(k, per_axis)) return total;
   }
 }
