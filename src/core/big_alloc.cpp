@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -19,6 +20,7 @@ size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 // fault and zeroing (13 % of a 45 ms sum over 128 MiB: its arenas are new each compute),
 // while malloc'd buffers, as NumPy's, come back from the heap warm. A miss gives the warm
 // mappings back before mapping more, so the process's peak never grows for them.
+// An evaluation under a budget lowers the limit for its duration (WarmLimit).
 constexpr size_t kWarmBytes = size_t(64) << 20;
 
 struct Mapping {
@@ -32,6 +34,7 @@ struct Maps {
   std::unordered_map<void*, size_t> live;
   std::vector<Mapping> warm;  // oldest first
   size_t warm_bytes = 0;
+  size_t warm_limit = kWarmBytes;
 };
 Maps& maps() {
   static auto* m = new Maps;  // never destroyed: frees may come late
@@ -50,6 +53,15 @@ void* map_huge(size_t cap) {
   // Advice only: without THP (or with it off) the pages are ordinary ones.
   (void)::madvise(p, cap, MADV_HUGEPAGE);
   return p;
+}
+
+// Unmaps the oldest warm mappings until at most `keep` bytes stay warm. Lock held.
+void shrink_warm(Maps& ms, size_t keep) {
+  while (ms.warm_bytes > keep) {
+    ::munmap(ms.warm.front().p, ms.warm.front().cap);
+    ms.warm_bytes -= ms.warm.front().cap;
+    ms.warm.erase(ms.warm.begin());
+  }
 }
 
 // A warm mapping of at least `cap` bytes and at most twice that (the smallest), or null;
@@ -105,18 +117,34 @@ void free_big(void* p) noexcept {
   if (it == ms.live.end()) return std::free(p);
   const size_t cap = it->second;
   ms.live.erase(it);
-  if (cap > kWarmBytes) return (void)::munmap(p, cap);
-  while (ms.warm_bytes + cap > kWarmBytes) {  // the oldest give way
-    ::munmap(ms.warm.front().p, ms.warm.front().cap);
-    ms.warm_bytes -= ms.warm.front().cap;
-    ms.warm.erase(ms.warm.begin());
-  }
+  if (cap > ms.warm_limit) return (void)::munmap(p, cap);
+  shrink_warm(ms, ms.warm_limit - cap);  // the oldest give way
   try {
     ms.warm.push_back({p, cap});
     ms.warm_bytes += cap;
   } catch (...) {
     ::munmap(p, cap);
   }
+}
+
+size_t warm_bytes() {
+  Maps& ms = maps();
+  std::lock_guard<std::mutex> g(ms.m);
+  return ms.warm_bytes;
+}
+
+WarmLimit::WarmLimit(size_t bytes) {
+  Maps& ms = maps();
+  std::lock_guard<std::mutex> g(ms.m);
+  previous_ = ms.warm_limit;
+  ms.warm_limit = std::min(ms.warm_limit, bytes);
+  shrink_warm(ms, ms.warm_limit);
+}
+
+WarmLimit::~WarmLimit() {
+  Maps& ms = maps();
+  std::lock_guard<std::mutex> g(ms.m);
+  ms.warm_limit = previous_;
 }
 
 }  // namespace b2lazy

@@ -13,6 +13,22 @@ namespace b2lazy {
 void* alloc_big(size_t bytes);
 void free_big(void* p) noexcept;
 
+// Bytes of freed mappings kept warm now (resident, not in use).
+size_t warm_bytes();
+
+// Freed mappings kept warm for reuse stay resident: an evaluation under a budget lowers
+// how many bytes may stay so (they count in its peak), and restores the limit after.
+class WarmLimit {
+ public:
+  explicit WarmLimit(size_t bytes);
+  ~WarmLimit();
+  WarmLimit(const WarmLimit&) = delete;
+  WarmLimit& operator=(const WarmLimit&) = delete;
+
+ private:
+  size_t previous_;
+};
+
 // What alloc_big aligns to huge pages: smaller requests would waste most of a page.
 constexpr size_t kHugeBytes = size_t(4) << 20;
 

@@ -254,6 +254,8 @@ struct TrimAfter {
 Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, int64_t last_task, Context& ctx,
                    const EvalOptions& opts) {
   TrimAfter trim;
+  // Warm mappings are resident: under a small budget they would be a second peak.
+  WarmLimit warm(plan.options.max_memory / 8);
   return execute_plan_once(plan, target, first_task, last_task, ctx, opts);
 }
 

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "b2lazy/b2lazy.hpp"
+#include "core/big_alloc.hpp"
 #include "core/strided_copy.hpp"
 
 using namespace b2lazy;
@@ -77,4 +78,23 @@ TEST(Array, ComputeToMemoryAndSliceCountsChunks) {
   EXPECT_EQ(rc.stats()->chunks_decompressed_total, 10);
   auto cv = rc.to_vector(&ctx);
   EXPECT_DOUBLE_EQ(cv[1], 7 * 80 + 5.0);
+}
+
+// A budgeted evaluation lowers how much freed memory stays mapped for reuse (it is
+// resident, so it counts in the peak), and gives the old limit back after.
+TEST(BigAlloc, WarmLimitBoundsFreedMappings) {
+  const size_t big = size_t(8) << 20;
+  {
+    WarmLimit none(0);
+    EXPECT_EQ(warm_bytes(), 0u);  // the warm mappings are given back at once
+    free_big(alloc_big(big));
+    EXPECT_EQ(warm_bytes(), 0u);
+    {
+      WarmLimit some(big);
+      free_big(alloc_big(big));
+      EXPECT_EQ(warm_bytes(), 0u);  // an inner limit never raises the outer one
+    }
+  }
+  free_big(alloc_big(big));
+  EXPECT_EQ(warm_bytes(), big);  // unbounded again: kept for the next evaluation
 }
