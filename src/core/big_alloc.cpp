@@ -3,10 +3,10 @@
 #include <sys/mman.h>
 
 #include <cstdint>
-#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -35,6 +35,7 @@ struct Maps {
   std::vector<Mapping> warm;  // oldest first
   size_t warm_bytes = 0;
   size_t warm_limit = kWarmBytes;
+  std::multiset<size_t> limits;  // of the evaluations running (concurrent ones end in any order)
 };
 Maps& maps() {
   static auto* m = new Maps;  // never destroyed: frees may come late
@@ -133,18 +134,19 @@ size_t warm_bytes() {
   return ms.warm_bytes;
 }
 
-WarmLimit::WarmLimit(size_t bytes) {
+WarmLimit::WarmLimit(size_t bytes) : bytes_(bytes) {
   Maps& ms = maps();
   std::lock_guard<std::mutex> g(ms.m);
-  previous_ = ms.warm_limit;
-  ms.warm_limit = std::min(ms.warm_limit, bytes);
+  ms.limits.insert(bytes_);
+  ms.warm_limit = *ms.limits.begin();
   shrink_warm(ms, ms.warm_limit);
 }
 
 WarmLimit::~WarmLimit() {
   Maps& ms = maps();
   std::lock_guard<std::mutex> g(ms.m);
-  ms.warm_limit = previous_;
+  ms.limits.erase(ms.limits.find(bytes_));
+  ms.warm_limit = ms.limits.empty() ? kWarmBytes : *ms.limits.begin();
 }
 
 }  // namespace b2lazy

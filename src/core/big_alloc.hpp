@@ -17,7 +17,8 @@ void free_big(void* p) noexcept;
 size_t warm_bytes();
 
 // Freed mappings kept warm for reuse stay resident: an evaluation under a budget lowers
-// how many bytes may stay so (they count in its peak), and restores the limit after.
+// how many bytes may stay so (they count in its peak) while it runs: the smallest limit
+// of the evaluations running holds.
 class WarmLimit {
  public:
   explicit WarmLimit(size_t bytes);
@@ -26,7 +27,7 @@ class WarmLimit {
   WarmLimit& operator=(const WarmLimit&) = delete;
 
  private:
-  size_t previous_;
+  size_t bytes_;
 };
 
 // What alloc_big aligns to huge pages: smaller requests would waste most of a page.

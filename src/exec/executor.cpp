@@ -255,7 +255,6 @@ Stats execute_plan_once(const Plan& plan, const Target& target, int64_t first_ta
 struct TrimAfter {
   ~TrimAfter() { ::malloc_trim(0); }
 };
-}  // namespace
 
 // glibc raises its mmap threshold (up to 32 MiB) after large frees, so that the codec's
 // compressed chunks (0.5-4 MiB, malloc'd by C-Blosc2) then come from the workers' heaps
@@ -266,6 +265,7 @@ void fix_mmap_threshold() {
   static std::once_flag once;
   std::call_once(once, [] { ::mallopt(M_MMAP_THRESHOLD, 512 * 1024); });
 }
+}  // namespace
 
 Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, int64_t last_task, Context& ctx,
                    const EvalOptions& opts) {

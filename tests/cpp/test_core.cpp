@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "b2lazy/b2lazy.hpp"
 #include "core/big_alloc.hpp"
 #include "core/strided_copy.hpp"
@@ -97,4 +99,14 @@ TEST(BigAlloc, WarmLimitBoundsFreedMappings) {
   }
   free_big(alloc_big(big));
   EXPECT_EQ(warm_bytes(), big);  // unbounded again: kept for the next evaluation
+  // Concurrent evaluations end in any order: the ones still running keep their limit.
+  auto first = std::make_unique<WarmLimit>(0);
+  {
+    WarmLimit second(big);
+    first.reset();
+    free_big(alloc_big(big));
+    EXPECT_EQ(warm_bytes(), big);
+    free_big(alloc_big(2 * big));
+    EXPECT_EQ(warm_bytes(), 0u);  // a miss gives the warm ones back; over the limit: unmapped
+  }
 }
