@@ -34,7 +34,6 @@ struct Maps {
   std::unordered_map<void*, size_t> live;
   std::vector<Mapping> warm;  // oldest first
   size_t warm_bytes = 0;
-  size_t warm_limit = kWarmBytes;
   std::multiset<size_t> limits;  // of the evaluations running (concurrent ones end in any order)
 };
 Maps& maps() {
@@ -55,6 +54,9 @@ void* map_huge(size_t cap) {
   (void)::madvise(p, cap, MADV_HUGEPAGE);
   return p;
 }
+
+// How many bytes may stay warm: the smallest limit of the evaluations running. Lock held.
+size_t warm_limit(const Maps& ms) { return ms.limits.empty() ? kWarmBytes : *ms.limits.begin(); }
 
 // Unmaps the oldest warm mappings until at most `keep` bytes stay warm. Lock held.
 void shrink_warm(Maps& ms, size_t keep) {
@@ -78,9 +80,7 @@ Mapping take_warm(Maps& ms, size_t cap) {
     ms.warm_bytes -= w.cap;
     return w;
   }
-  for (const Mapping& w : ms.warm) ::munmap(w.p, w.cap);
-  ms.warm.clear();
-  ms.warm_bytes = 0;
+  shrink_warm(ms, 0);
   return {nullptr, 0};
 }
 }  // namespace
@@ -118,8 +118,9 @@ void free_big(void* p) noexcept {
   if (it == ms.live.end()) return std::free(p);
   const size_t cap = it->second;
   ms.live.erase(it);
-  if (cap > ms.warm_limit) return (void)::munmap(p, cap);
-  shrink_warm(ms, ms.warm_limit - cap);  // the oldest give way
+  const size_t limit = warm_limit(ms);
+  if (cap > limit) return (void)::munmap(p, cap);
+  shrink_warm(ms, limit - cap);  // the oldest give way
   try {
     ms.warm.push_back({p, cap});
     ms.warm_bytes += cap;
@@ -138,15 +139,13 @@ WarmLimit::WarmLimit(size_t bytes) : bytes_(bytes) {
   Maps& ms = maps();
   std::lock_guard<std::mutex> g(ms.m);
   ms.limits.insert(bytes_);
-  ms.warm_limit = *ms.limits.begin();
-  shrink_warm(ms, ms.warm_limit);
+  shrink_warm(ms, warm_limit(ms));
 }
 
 WarmLimit::~WarmLimit() {
   Maps& ms = maps();
   std::lock_guard<std::mutex> g(ms.m);
   ms.limits.erase(ms.limits.find(bytes_));
-  ms.warm_limit = ms.limits.empty() ? kWarmBytes : *ms.limits.begin();
 }
 
 }  // namespace b2lazy
