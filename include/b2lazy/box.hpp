@@ -31,6 +31,9 @@ struct Box {
 // Is `b` one contiguous range of a C-order array of `shape` (leading extent-1 axes,
 // then one partial axis, then whole axes)?
 bool is_contiguous_range(const Box& b, const Shape& shape);
+// Do b's rows (runs along the last axis) lie at one stride in a C-order array of
+// `shape` (its last axis' extent)? As above, except that the last axis may be a part.
+bool is_row_strided_range(const Box& b, const Shape& shape);
 
 // A strided selection: along axis d, indices start[d] + i*step[d] for 0 <= i < count[d].
 // Steps may be negative. A Box is a Region with unit steps.

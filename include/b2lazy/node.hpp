@@ -51,6 +51,8 @@ class Node {
   void pull(const Region& region, void* out, ThreadState& ts) const;
   // Likewise for view().
   const void* pull_view(const Region& region, ThreadState& ts) const;
+  // Likewise for view_rows().
+  const void* pull_view_rows(const Region& region, int64_t& row_stride, ThreadState& ts) const;
 
   // The pull rule: the region of each input that fill(region) reads. Used by the planner
   // to find reused nodes and by explain().
@@ -71,6 +73,11 @@ class Node {
   // Zero-copy access: a pointer to `region` laid out densely in C order when the node
   // already holds it that way in memory (NumPy sources), else nullptr.
   virtual const void* view(const Region& /*region*/) const { return nullptr; }
+  // Zero-copy access to a region whose rows (runs along its last axis) lie `row_stride`
+  // elements apart, when the node holds it so (a column panel of a NumPy matrix or of a
+  // dense kept stage, which BLAS reads with a leading dimension): its first element, else
+  // nullptr. By default view(), whose rows are the region's last axis apart.
+  virtual const void* view_rows(const Region& region, int64_t& row_stride) const;
 
   // The chunk grid the node is stored in, if any (b2nd sources); evaluation prefers
   // output chunks aligned with it.

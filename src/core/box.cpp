@@ -144,6 +144,14 @@ std::vector<int64_t> ChunkGrid::chunks_touching(const Box& b) const {
   return ids;
 }
 
+bool is_row_strided_range(const Box& b, const Shape& shape) {
+  size_t d = 0;
+  while (d + 1 < shape.size() && b.stop[d] - b.start[d] == 1) ++d;
+  for (size_t e = d + 1; e + 1 < shape.size(); ++e)
+    if (b.start[e] != 0 || b.stop[e] != shape[e]) return false;
+  return true;
+}
+
 bool is_contiguous_range(const Box& b, const Shape& shape) {
   size_t d = 0;
   while (d < shape.size() && b.stop[d] - b.start[d] == 1) ++d;

@@ -4,6 +4,12 @@
 
 namespace b2lazy {
 
+const void* Node::view_rows(const Region& region, int64_t& row_stride) const {
+  const void* p = view(region);
+  if (p) row_stride = region.ndim() ? region.count.back() : 1;
+  return p;
+}
+
 void Node::fill_block_major(int64_t /*chunk*/, int64_t /*nitems*/, void* /*out*/, ThreadState& /*ts*/) const {
   throw Error("internal: " + kind() + " cannot fill chunks in block-major order");
 }

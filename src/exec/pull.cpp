@@ -51,4 +51,17 @@ const void* Node::pull_view(const Region& region, ThreadState& ts) const {
   return view(region);
 }
 
+const void* Node::pull_view_rows(const Region& region, int64_t& row_stride, ThreadState& ts) const {
+  if (const void* p = lent(this, region, ts)) {  // lent values are dense
+    row_stride = region.ndim() ? region.count.back() : 1;
+    return p;
+  }
+  if (const Materialized* m = cached(this, region, ts)) {
+    const void* p = m->source->view_rows(shifted(region, m->box), row_stride);
+    if (p) ++ts.cache_hits;
+    return p;
+  }
+  return view_rows(region, row_stride);
+}
+
 }  // namespace b2lazy

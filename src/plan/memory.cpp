@@ -66,6 +66,13 @@ bool MemoryModel::in_place(const Node& n, const Region& r) const {
   return n.view(r) != nullptr;
 }
 
+bool MemoryModel::in_place_rows(const Node& n, const Region& r) const {
+  if (auto k = kept_.find(&n); k != kept_.end() && k->second == 0)
+    return r.unit_steps() && is_row_strided_range(r.bounds(), n.shape());
+  int64_t row_stride = 0;
+  return n.view_rows(r, row_stride) != nullptr;
+}
+
 int64_t output_buffer_bytes(const Shape& shape, const Shape& chunks, const Shape& blocks, size_t itemsize,
                             bool to_writer) {
   const int64_t isz = static_cast<int64_t>(itemsize);

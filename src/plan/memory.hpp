@@ -48,6 +48,8 @@ class MemoryModel {
   // Is `r` of `n` read in place (Node::pull_view): a dense stage or a dense source holds
   // it as one C-order range?
   bool in_place(const Node& n, const Region& r) const;
+  // Likewise for Node::pull_view_rows (its rows at one stride).
+  bool in_place_rows(const Node& n, const Region& r) const;
   // Bytes held below a pull of `n` at `r`, beyond the destination buffer (memoised per
   // node and region: graphs are DAGs with exponentially many paths).
   int64_t pull_bytes(const Node& n, const Region& r) const;

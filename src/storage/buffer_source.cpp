@@ -38,6 +38,14 @@ const void* BufferSource::view(const Region& r) const {
   return data_ + off;
 }
 
+const void* BufferSource::view_rows(const Region& r, int64_t& row_stride) const {
+  if (!c_contiguous_ || !r.unit_steps() || ndim() == 0 || !is_row_strided_range(r.bounds(), shape())) return nullptr;
+  int64_t off = 0;
+  for (size_t e = 0; e < ndim(); ++e) off += r.start[e] * strides_[e];
+  row_stride = shape().back();
+  return data_ + off;
+}
+
 void BufferSource::fill(const Region& r, void* out, ThreadState&) const {
   const size_t nd = ndim(), isz = itemsize(dtype());
   const char* src = data_;

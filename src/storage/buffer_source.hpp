@@ -18,6 +18,7 @@ class BufferSource : public Node {
   std::string source_name() const override { return name_; }
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   const void* view(const Region& region) const override;
+  const void* view_rows(const Region& region, int64_t& row_stride) const override;
 
  private:
   const char* data_;

@@ -842,6 +842,28 @@ def test_kept_operand_sub_tiles(dt, nthreads):
                   *want, what=f"{sa} {sb} {budget} chunks={out_chunks}")
 
 
+@pytest.mark.parametrize("dt", ["float64", "float32", "int32"])
+@pytest.mark.parametrize("form", ["x @ y", "x.T @ y", "x @ y.T", "(x + 1) @ y", "x.T @ y.T"])
+def test_column_panels_read_in_place(dt, form, tmp_path):
+    """Output tiles narrower than b (or shorter than a) read column panels of a matrix held
+    in memory (a NumPy operand, or a stored operand the plan keeps dense) in place, at the
+    matrix's row stride (BLAS's leading dimension)."""
+    rng = np.random.default_rng(11)
+    xs = lin_values(rng, dt, (300, 260))
+    ys = lin_values(rng, dt, (260, 300))
+    f = {"x @ y": lambda x, y: x @ y, "x.T @ y": lambda x, y: x[:260, :260].T @ y,
+         "x @ y.T": lambda x, y: x @ y[:, :260].T, "(x + 1) @ y": lambda x, y: (x + 1) @ y,
+         "x.T @ y.T": lambda x, y: x[:260, :260].T @ y[:, :260].T}[form]
+    want = oracle(f, xs, ys)
+    b2lazy.asarray(xs).compute(urlpath=str(tmp_path / "x.b2nd"), chunks=(64, 260))
+    b2lazy.asarray(ys).compute(urlpath=str(tmp_path / "y.b2nd"), chunks=(64, 300))
+    stored = (b2lazy.open(tmp_path / "x.b2nd"), b2lazy.open(tmp_path / "y.b2nd"))
+    for x, y in [(b2lazy.asarray(xs), b2lazy.asarray(ys)), stored]:
+        for chunks in [(100, 48), (40, 300), (300, 30)]:
+            out = f(x, y).compute(chunks=chunks[:want[0].ndim], nthreads=2)
+            check(out.to_numpy(), *want, what=f"{form} {dt} chunks={chunks}")
+
+
 @pytest.mark.parametrize("dt", ["int32", "float32", "uint8", "bool"])
 def test_parallel_k_split(dt):
     """A small result over a long K: the workers sum K ranges and add the partials."""

@@ -454,9 +454,11 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
   const bool ta = a_trans_, tb = b_trans_;
   const int64_t ktot = (ke - kb) * k_rest_;
   // An operand the plan keeps whole in memory (computed once, or a source kept
-  // decompressed) is read in place for the whole K range, like a kept band without a copy.
-  const void* a_view = a.pull_view(a_read(region, kb, ke), ts);
-  const void* b_view = b.pull_view(b_read(region, kb, ke), ts);
+  // decompressed) is read in place for the whole K range, like a kept band without a copy:
+  // a matrix's panel with its rows at the matrix's stride (BLAS's leading dimension).
+  int64_t a_ld = 0, b_ld = 0;
+  const void* a_view = views_rows(a) ? a.pull_view_rows(a_read(region, kb, ke), a_ld, ts) : a.pull_view(a_read(region, kb, ke), ts);
+  const void* b_view = views_rows(b) ? b.pull_view_rows(b_read(region, kb, ke), b_ld, ts) : b.pull_view(b_read(region, kb, ke), ts);
   const Schedule sc = schedule(region, kb, ke, per_worker(ts), a_view != nullptr, b_view != nullptr);
   const Geometry& g = sc.g;
   const bool hold_a = sc.hold_a, hold_b = sc.hold_b;
@@ -506,7 +508,7 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
           int64_t lda, ldb, a_off = 0, b_off = 0, a_bs, b_bs;
           if (hold_a) {
             A = static_cast<const T*>(a_full), a_bs = g.mrows * ktot;
-            lda = ta ? g.mrows : ktot;
+            lda = a_view && a_ld ? a_ld : ta ? g.mrows : ktot;
             a_off = ta ? (k0 - kb) * lda + i0 : (k0 - kb) * k_rest_ + i0 * g.m_rest * lda;
           } else {
             T* p = scope.alloc_n<T>(static_cast<size_t>(g.nba * rows * kc));
@@ -515,8 +517,8 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
           }
           if (hold_b) {
             B = static_cast<const T*>(b_full), b_bs = ktot * g.ncols;
-            ldb = tb ? ktot : g.ncols;
-            b_off = tb ? (k0 - kb) + j0 * ldb : (k0 - kb) * k_rest_ * g.ncols + j0 * g.n_rest;
+            ldb = b_view && b_ld ? b_ld : tb ? ktot : g.ncols;
+            b_off = tb ? (k0 - kb) + j0 * ldb : (k0 - kb) * k_rest_ * ldb + j0 * g.n_rest;
           } else {
             T* p = scope.alloc_n<T>(static_cast<size_t>(g.nbb * kc * cols));
             pull_b(b_region(sub, k0, k1), p);
@@ -560,8 +562,9 @@ int64_t MatmulNode::contract_bytes(const Region& region, int64_t kb, int64_t ke,
   if (region.size() == 0 || ke <= kb || k_rest_ == 0) return 0;  // (an empty K pulls nothing)
   const Node& a = a_trans_ ? *inputs()[0]->inputs()[0] : *inputs()[0];
   const Node& b = b_trans_ ? *inputs()[1]->inputs()[0] : *inputs()[1];
+  auto in_place = [&](const Node& x, const Region& r) { return views_rows(x) ? m.in_place_rows(x, r) : m.in_place(x, r); };
   const Schedule sc = schedule(region, kb, ke, m.max_memory() / static_cast<size_t>(m.nworkers()),
-                               m.in_place(a, a_read(region, kb, ke)), m.in_place(b, b_read(region, kb, ke)));
+                               in_place(a, a_read(region, kb, ke)), in_place(b, b_read(region, kb, ke)));
   const Geometry& g = sc.g;
   int64_t band = 0, deepest = 0;
   if (sc.hold_a && !sc.a_view) band = MemoryModel::region_bytes(a, a_read(region, kb, ke)), deepest = m.pull_bytes(a, a_read(region, kb, ke));

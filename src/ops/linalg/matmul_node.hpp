@@ -47,6 +47,9 @@ class MatmulNode : public Node {
   Region b_read(const Region& out, int64_t k0, int64_t k1) const;
   Region a_region(const Region& out, int64_t k0, int64_t k1) const;
   Region b_region(const Region& out, int64_t k0, int64_t k1) const;
+  // Is operand `x` (as stored) a matrix read in place by rows at its own stride (a column
+  // panel of a kept b), not only as one dense range?
+  bool views_rows(const Node& x) const { return nbatch_ == 0 && nk_ == 1 && x.ndim() == 2; }
   // out = the contraction over [k0, k1) of the first K axis, for `region`.
   void contract(const Region& region, int64_t k0, int64_t k1, void* out, ThreadState& ts) const;
   // What contract(region, k0, k1) holds (the memory model of fill_bytes).
