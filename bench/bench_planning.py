@@ -1,10 +1,14 @@
 """Issue #11, items 5 and 7: planning + evaluation time of nested shared subexpressions
 (`e = e - mean(e, axis=0)` and `e = e*0.5 + sum(e)*0` on a 40x50 array, repeated `depth`
-times), and memory of reductions over a huge lazy array (2**40 x 300 zeros) after
-planning and during the first 2 s of work. Each case runs in its own interpreter, under a
-timeout and (huge cases) a 4 GiB address-space limit.
+times), memory of reductions over a huge lazy array (2**40 x 300 zeros) after
+planning and during the first 2 s of work, and the time and peak memory of planning
+products over stored n x n operands under a small budget (`--products`: the planner
+replays the tasks' block reads to size windows; the operands are zeros, planning reads
+only their layout). Each case runs in its own interpreter, under a timeout and (huge
+cases) a 4 GiB address-space limit.
 
     python bench/bench_planning.py [--depths 10,20,30,60] [--timeout 120] [--out r.json]
+                                   [--products rows,default,tiles,cols] [--n 8192] [--budget-mib 64]
 """
 import argparse, json, os, subprocess, sys, time
 
@@ -52,6 +56,28 @@ print(json.dumps({"explain_s": t_explain, "rss_after_plan_mib": after_explain / 
 os._exit(0)
 '''
 
+PRODUCT = r'''
+import json, os, sys, tempfile, time, blosc2, b2lazy as bl
+layout, n, budget = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) << 20
+def status(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key): return int(line.split()[1]) * 1024
+# python-blosc2's own default chunks for the "default" layout, as bench_layouts writes them.
+chunks = {"rows": (64, n), "cols": (n, 64), "tiles": (1024, 1024), "default": None}[layout]
+d = tempfile.mkdtemp()
+ops = [blosc2.zeros((n, n), dtype="f8", chunks=chunks, urlpath=os.path.join(d, f"{x}.b2nd"), mode="w")
+       for x in "ab"]
+a, b = (bl.open(o.urlpath) for o in ops)
+out = {"chunks": list(ops[0].chunks), "blocks": list(ops[0].blocks)}
+for name, e in [("matmul", bl.matmul(a, b)), ("matmul_plus_b", bl.matmul(a, b) + b)]:
+    with open("/proc/self/clear_refs", "w") as f: f.write("5")
+    base = status("VmRSS")
+    t = time.perf_counter(); e.plan(max_memory=budget); t = time.perf_counter() - t
+    out[name] = {"plan_s": t, "plan_growth_mib": (status("VmHWM") - base) / 2**20}
+print(json.dumps(out))
+'''
+
 
 def run(code, *args, timeout):
     try:
@@ -73,6 +99,9 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--kinds", default="mean,sum")
     ap.add_argument("--huge", default="sum,sum0,sum1,cumsum")
+    ap.add_argument("--products", default="rows,default,tiles,cols")
+    ap.add_argument("--n", type=int, default=8192)
+    ap.add_argument("--budget-mib", type=int, default=64)
     o = ap.parse_args()
     res = {}
     for kind in o.kinds.split(","):
@@ -84,6 +113,10 @@ def main():
         r = run(HUGE, what, timeout=o.timeout)
         res[f"huge {what}"] = r
         print("huge", what, r, flush=True)
+    for layout in filter(None, o.products.split(",")):
+        r = run(PRODUCT, layout, o.n, o.budget_mib, timeout=o.timeout)
+        res[f"product {layout} n={o.n} {o.budget_mib} MiB"] = r
+        print("product", layout, o.n, o.budget_mib, r, flush=True)
     if o.out:
         with open(o.out, "w") as f:
             json.dump(res, f, indent=1)
