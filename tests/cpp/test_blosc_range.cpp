@@ -24,7 +24,7 @@ struct ChunkFile {
   int fd = -1;
   int64_t size = 0;
   explicit ChunkFile(const std::vector<uint8_t>& bytes, const std::string& name) {
-    path = (std::filesystem::path(::testing::TempDir()) / name).string();
+    path = (std::filesystem::path(::testing::TempDir()) / (name + "_" + std::to_string(::getpid()))).string();  // per process
     std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     fd = ::open(path.c_str(), O_RDONLY);
     size = static_cast<int64_t>(bytes.size());

@@ -48,8 +48,9 @@ TEST(Take, MaskCountsDecompressEachZarrChunkOnce) {
   const Shape shape{256, 16384};  // 128 KiB rows of float64: 4 MiB strips are 32 rows
   std::vector<double> v(static_cast<size_t>(prod(shape)));
   for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.001 * static_cast<double>(i)) + 0.1 * static_cast<double>(i % 7);
-  const std::string path = (std::filesystem::path(::testing::TempDir()) / "mask_counts.zarr").string();
-  std::filesystem::remove_all(path);
+  // (this process's own directory: two test binaries run at once must not share the file)
+  const std::filesystem::path dir = test::temp_dir("mask_counts");
+  const std::string path = (dir / "mask_counts.zarr").string();
   ComputeOptions o;
   o.urlpath = path;
   o.chunks = {128, 1024};
@@ -80,5 +81,5 @@ TEST(Take, MaskCountsDecompressEachZarrChunkOnce) {
     }
   }
   EXPECT_EQ(mask_select(a, mask).size(), want_total);
-  std::filesystem::remove_all(path);
+  std::filesystem::remove_all(dir);
 }
