@@ -57,7 +57,7 @@ os._exit(0)
 '''
 
 PRODUCT = r'''
-import json, os, sys, tempfile, time, blosc2, b2lazy as bl
+import json, os, shutil, sys, tempfile, time, blosc2, b2lazy as bl
 layout, n, budget = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) << 20
 def status(key):
     with open("/proc/self/status") as f:
@@ -75,6 +75,7 @@ for name, e in [("matmul", bl.matmul(a, b)), ("matmul_plus_b", bl.matmul(a, b) +
     base = status("VmRSS")
     t = time.perf_counter(); e.plan(max_memory=budget); t = time.perf_counter() - t
     out[name] = {"plan_s": t, "plan_growth_mib": (status("VmHWM") - base) / 2**20}
+shutil.rmtree(d)
 print(json.dumps(out))
 '''
 
