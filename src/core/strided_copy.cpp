@@ -1,5 +1,6 @@
 #include "core/strided_copy.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace b2lazy {
@@ -77,6 +78,15 @@ void broadcast_into(const void* src, const Shape& src_shape, void* dst, const Sh
 void split_axis(int64_t start, int64_t step, int64_t count, int64_t cell,
                 std::vector<AxisSegment>& out) {
   out.clear();
+  if (step == 1 && count > 0) {  // contiguous: one division, then cell after cell (the planner's block walks)
+    const int64_t first = start / cell;
+    for (int64_t c = first, i = 0; i < count; ++c) {
+      const int64_t end = std::min(count, (c + 1) * cell - start);
+      out.push_back({c, i, end});
+      i = end;
+    }
+    return;
+  }
   int64_t i = 0;
   while (i < count) {
     int64_t pos = start + i * step;
