@@ -294,6 +294,21 @@ Array roll(const Array& x, const std::vector<int64_t>& shifts, const std::option
 Array reshape(const Array& x, const std::vector<int64_t>& shape);
 // x flattened in C order (reshape(x, {-1})).
 Array flatten(const Array& x);
+// x with x[key] = value (a basic index: integers, slices, ..., None), lazy: value is cast
+// to x's dtype and broadcast to x[key]'s shape as NumPy does; a pull of the result reads
+// only the part of value its region covers. Nothing is written anywhere.
+Array assign(const Array& x, const std::vector<Index>& key, const Array& value);
+// x[key] = value written into the b2nd array stored at `urlpath` (what an array opened
+// with mode "r+" does): only the storage chunks the key touches are read, updated and
+// rewritten, one at a time. The key and value are checked, and a value that reads the
+// same file evaluated, before anything is written; a write that fails midway leaves the
+// chunks before it updated. Returns the number of chunks rewritten.
+int64_t assign_stored(const std::string& urlpath, const std::vector<Index>& key, const Array& value,
+                      Context* ctx = nullptr, size_t max_memory = size_t(1) << 30);
+// x[mask] = value for that stored array: `mask` boolean of x's shape, `value` broadcast
+// to x's shape; only the storage chunks where the mask holds a True are rewritten.
+int64_t assign_stored_where(const std::string& urlpath, const Array& mask, const Array& value,
+                            Context* ctx = nullptr, size_t max_memory = size_t(1) << 30);
 
 // Array API creation and manipulation functions (issue #15), lazy nodes that never
 // materialise their result: an output region reads only the input it maps to.

@@ -205,6 +205,7 @@ class Array:
         self._a = core
         self.stats = stats
         self._call = None  # the namespace call that made it (b2lazy/_serial.py), if any
+        self._writable = None  # opened with mode="r+": its path, where x[key] = value writes
 
     # --- saving and shipping (issue #14) --------------------------------------------
     def save(self, urlpath, inline_limit=None):
@@ -361,6 +362,35 @@ class Array:
             r = _advanced_getitem(self, items)
         return _serial.record(r, _serial._GETITEM, (self, key))
 
+    def __setitem__(self, key, value, /):
+        """x[key] = value, as NumPy: the value is cast to x's dtype and broadcast to x[key].
+        Keys: integers, slices, ..., None, or a boolean mask (of x's shape, or of its leading
+        axes; the value then broadcasts against the selected elements, as a scalar does).
+
+        A lazy array rebinds to a lazy update of its old value: nothing is computed or
+        written, and arrays made from x before keep the values x had. An array opened with
+        open(path, mode="r+") writes the update through to its file at once, rewriting only
+        the storage chunks the key touches (other arrays still open on that file then report
+        it changed)."""
+        items = key if isinstance(key, tuple) else (key,)
+        mask = _setitem_mask(self, items)
+        if isinstance(value, Array):
+            v = value
+        else:  # a snapshot, as NumPy copies: later changes to a NumPy value do not leak in
+            v = asarray(value, copy=True if isinstance(value, np.ndarray) and self._writable is None else None)
+        if self._writable is not None:
+            if mask is None:
+                _check_int64_indices(items, self.shape)
+                _core.assign_stored(self._writable, key, v._a, _context(None), None)
+            else:
+                _core.assign_stored_where(self._writable, mask._a, v._a, _context(None), None)
+            self._a, self._call, self.stats = _core.open(self._writable), None, None
+            return
+        old = Array(self._a, self.stats)
+        old._call = self._call
+        new = _assigned(old, key, v, mask)
+        self._a, self._call, self.stats = new._a, new._call, None
+
     @property
     def vindex(self):
         """Pointwise (vectorised) indexing, as zarr: the index arrays broadcast together
@@ -501,6 +531,47 @@ def _check_int64_indices(items, shape):
             if 0 <= axis < len(shape):
                 raise IndexError(f"index {int(k)} is out of bounds for axis {axis} with size {shape[axis]}")
             raise IndexError(f"index {int(k)} is out of bounds")
+
+
+def _setitem_mask(x, items):
+    """For x[key] = value: None for a basic key; for a boolean mask of x's shape or of its
+    leading axes, that mask as a b2lazy bool Array of x's shape (broadcast along the rest)."""
+    if not _builtins.any(_is_array_index(k) for k in items):
+        return None
+    if len(items) == 1 and _is_array_index(items[0]):
+        m = items[0] if isinstance(items[0], Array) else asarray(np.asarray(items[0]))
+        if m.dtype == np.bool_:
+            lead = tuple(x.shape[:m.ndim])
+            if m.ndim > x.ndim or tuple(m.shape) != lead:
+                raise IndexError(f"x[mask] = value: the mask's shape {tuple(m.shape)} does not match the "
+                                 f"leading axes of x's shape {tuple(x.shape)}")
+            if m.ndim < x.ndim:
+                m = broadcast_to(reshape(m, tuple(m.shape) + (1,) * (x.ndim - m.ndim)), x.shape)
+            return m
+    raise IndexError("x[key] = value with integer index arrays is not supported; keys are integers, "
+                     "slices, ..., None or one boolean mask (b2lazy.where(mask, value, x) builds any "
+                     "masked update)")
+
+
+def _assigned(x, key, value, mask=None):
+    """x with x[key] = value, lazily (a new Array; x is unchanged): a basic key an update
+    node, a boolean mask `where`. Recorded as `.setitem` for saving."""
+    if mask is None:
+        items = key if isinstance(key, tuple) else (key,)
+        _check_int64_indices(items, x.shape)
+        r = Array(_core.assign(x._a, key, value._a))
+    else:
+        v = value if value.dtype == x.dtype else value.astype(x.dtype)
+        k = key[0] if isinstance(key, tuple) else key
+        rest = tuple(x.shape[k.ndim if isinstance(k, Array) else np.ndim(k):])  # after the masked axes
+        if v.ndim > len(rest) and _builtins.any(s != 1 for s in v.shape[:v.ndim - len(rest)]):
+            raise ValueError(f"x[mask] = value: a value of shape {tuple(v.shape)} would be matched with the "
+                             f"selected elements one by one, which b2lazy does not do lazily; give a scalar or "
+                             f"a value of shape {tuple(rest)} (or use b2lazy.where(mask, values, x))")
+        if v.ndim > len(rest):
+            v = reshape(v, v.shape[v.ndim - len(rest):])
+        r = where(mask, v, x)
+    return _serial.record(r, _serial._SETITEM, (x, key, value))
 
 
 def _mask_select_counted(x, mask, strip, counts):
@@ -900,6 +971,7 @@ def percentile(x, q, /, axis, *, method, keepdims):
 __all__ += ["median", "quantile", "percentile"]
 
 
+
 def _axis_int(axis, fn):
     if axis is None:
         return None
@@ -989,7 +1061,7 @@ def imag(x, /):
 
 
 # --- sources --------------------------------------------------------------------------
-def open(urlpath, *, key=None, dataset=None):
+def open(urlpath, *, key=None, dataset=None, mode="r"):
     """Open a stored array, lazily (nothing is read). The format follows the URL's scheme,
     else its suffix, else what is there: b2nd ("x.b2nd", a sparse directory, "b2nd:PATH"),
     Zarr v2/v3 in a directory store ("x.zarr", "zarr:PATH", any directory holding
@@ -997,8 +1069,13 @@ def open(urlpath, *, key=None, dataset=None):
     `key="/x"`, or the URL "s.b2z#/x"), or a dataset of an HDF5 file ("f.h5" with
     `dataset="/group/x"`, or "f.h5#/group/x"). A lazy expression stored by Array.save() is
     reopened as that expression (its operands checked against the shapes and dtypes they
-    had)."""
+    had).
+
+    mode="r+" (a b2nd file or sparse directory only): x[key] = value writes through to the
+    file, rewriting only the storage chunks the key touches."""
     urlpath = os.fspath(urlpath)
+    if mode not in ("r", "r+"):
+        raise ValueError(f"open(): mode must be 'r' or 'r+', got {mode!r}")
     if dataset is not None:
         if key is not None:
             raise TypeError("open(): give key (a .b2z member) or dataset (an HDF5 dataset), not both")
@@ -1006,8 +1083,16 @@ def open(urlpath, *, key=None, dataset=None):
     if key is not None:
         urlpath = f"{urlpath}#{key if key.startswith('/') else '/' + key}"
     if _serial.is_saved_expression(urlpath):
+        if mode != "r":
+            raise ValueError(f"open(): '{urlpath}' is a saved expression, which cannot be written (mode='r+')")
         return _serial.load(urlpath)
-    return Array(_core.open(urlpath))
+    x = Array(_core.open(urlpath))
+    if mode == "r+":
+        if x._a.kind != "b2nd" or "#" in urlpath:
+            raise ValueError(f"open(): mode='r+' updates b2nd files in place; '{urlpath}' is a "
+                             f"{x._a.kind} array{' inside a container' if '#' in urlpath else ''}")
+        x._writable = urlpath
+    return x
 
 
 def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=None, cparams=None):

@@ -36,13 +36,28 @@ _GETITEM, _VINDEX, _OINDEX, _CFRAME = ".getitem", ".vindex", ".oindex", ".cframe
 # x[mask] with the mask's counts per strip (args: x, mask, strip shape, counts): reopened
 # without counting again.
 _MASKSELECT = ".maskselect"
+# x[key] = value on a lazy array (args: the old x, key, value): the updated array.
+_SETITEM = ".setitem"
+
+
+def _frozen(v):
+    """An argument as it is now: Arrays replaced by copies of their current state, since
+    x[key] = value rebinds an Array object later (the record must keep the old x)."""
+    from . import Array
+    if isinstance(v, Array):
+        f = Array(v._a, v.stats)
+        f._call = v._call
+        return f
+    if type(v) in (list, tuple):
+        return type(v)(_frozen(x) for x in v)
+    return v
 
 
 def record(result, fn, args, kwargs=None):
     """Remember on `result` (an Array, or a tuple/list of them) the call that made it,
     unless an inner call already did."""
     from . import Array
-    call = (fn, tuple(args), dict(kwargs or {}))
+    call = (fn, _frozen(tuple(args)), {k: _frozen(v) for k, v in (kwargs or {}).items()})
     if isinstance(result, Array):
         if result._call is None:
             result._call = (call, None)
@@ -204,6 +219,11 @@ class _Decoder:
             out = args[0].oindex[args[1]]
         elif fn == _MASKSELECT:
             out = b2lazy._mask_select_counted(*args)
+        elif fn == _SETITEM:
+            x, key, value = args
+            items = key if isinstance(key, tuple) else (key,)
+            out = b2lazy._assigned(x, key, value if isinstance(value, b2lazy.Array) else b2lazy.asarray(value),
+                                   b2lazy._setitem_mask(x, items))
         elif fn == _CFRAME:
             out = b2lazy.Array(b2lazy._core.from_cframe(base64.b64decode(args[0])))
         elif fn in b2lazy.__all__ and callable(getattr(b2lazy, fn, None)) and fn != "Array":

@@ -650,6 +650,29 @@ NB_MODULE(_core, m) {
   m.def("roll", [](const Array& x, nb::handle shifts, std::optional<std::vector<int>> axes) {
     return roll(x, to_shape(shifts, "roll: shift"), axes);
   }, nb::arg("x"), nb::arg("shifts"), nb::arg("axes").none());
+  // x[key] = value: lazily (a new array), or written through to a stored b2nd array.
+  auto basic_key = [](nb::handle key) {
+    std::vector<Index> k;
+    for (IndexItem& item : parse_key(key)) {
+      if (Index* i = std::get_if<Index>(&item)) k.push_back(*i);
+      else throw IndexError("x[key] = value: this key holds index arrays; only integers, slices, ... and None are taken here");
+    }
+    return k;
+  };
+  m.def("assign", [basic_key](const Array& x, nb::handle key, const Array& value) {
+    return assign(x, basic_key(key), value);
+  }, nb::arg("x"), nb::arg("key").none(), nb::arg("value"));
+  m.def("assign_stored", [basic_key](const std::string& urlpath, nb::handle key, const Array& value, Context* ctx,
+                                     nb::handle max_memory) {
+    const std::vector<Index> k = basic_key(key);
+    const size_t mm = to_max_memory(max_memory).value_or(size_t(1) << 30);
+    return interruptible([&] { return assign_stored(urlpath, k, value, ctx, mm); });
+  }, nb::arg("urlpath"), nb::arg("key").none(), nb::arg("value"), nb::arg("ctx").none(), nb::arg("max_memory").none());
+  m.def("assign_stored_where", [](const std::string& urlpath, const Array& mask, const Array& value, Context* ctx,
+                                  nb::handle max_memory) {
+    const size_t mm = to_max_memory(max_memory).value_or(size_t(1) << 30);
+    return interruptible([&] { return assign_stored_where(urlpath, mask, value, ctx, mm); });
+  }, nb::arg("urlpath"), nb::arg("mask"), nb::arg("value"), nb::arg("ctx").none(), nb::arg("max_memory").none());
   m.def("mask_select", [](const Array& x, const Array& mask, Context* ctx) {
           return interruptible([&] { return mask_select(x, mask, ctx); });
         },

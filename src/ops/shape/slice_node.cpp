@@ -53,9 +53,7 @@ const void* SliceNode::view(const Region& region) const {
   return inputs()[0]->view(input_region(region));
 }
 
-// Normalise a basic index against `shape` as NumPy does.
-Array Array::operator[](const std::vector<Index>& index) const {
-  const Shape& sh = shape();
+BasicKey normalize_basic_key(const Shape& sh, const std::vector<Index>& index) {
   size_t n_consuming = 0, n_ellipsis = 0;
   for (auto& ix : index) {
     if (ix.kind == Index::Kind::Ellipsis) ++n_ellipsis;
@@ -76,10 +74,11 @@ Array Array::operator[](const std::vector<Index>& index) const {
   if (!n_ellipsis)
     for (size_t k = n_consuming; k < sh.size(); ++k) full.push_back(Index::slice());
 
-  std::vector<SliceNode::Axis> axes;
-  std::vector<int> out_to_in;
-  Shape out_shape;
-  bool identity = true;
+  BasicKey key;
+  std::vector<SliceNode::Axis>& axes = key.axes;
+  std::vector<int>& out_to_in = key.out_to_in;
+  Shape& out_shape = key.out_shape;
+  bool& identity = key.identity;
   for (auto& ix : full) {
     if (ix.kind == Index::Kind::NewAxis) {
       out_to_in.push_back(-1);
@@ -123,8 +122,13 @@ Array Array::operator[](const std::vector<Index>& index) const {
     out_to_in.push_back(static_cast<int>(d));
     out_shape.push_back(count);
   }
-  if (identity) return *this;
-  return Array(std::make_shared<SliceNode>(node_, std::move(axes), std::move(out_to_in), std::move(out_shape)));
+  return key;
+}
+
+Array Array::operator[](const std::vector<Index>& index) const {
+  BasicKey k = normalize_basic_key(shape(), index);
+  if (k.identity) return *this;
+  return Array(std::make_shared<SliceNode>(node_, std::move(k.axes), std::move(k.out_to_in), std::move(k.out_shape)));
 }
 
 }  // namespace b2lazy

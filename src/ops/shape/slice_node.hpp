@@ -1,6 +1,7 @@
 // Basic indexing (integers, strided slices, new axes) as a lazy node: an output region
 // maps to a strided input region, so only what the index covers is pulled.
 #pragma once
+#include "b2lazy/array.hpp"
 #include "b2lazy/node.hpp"
 
 namespace b2lazy {
@@ -25,5 +26,16 @@ class SliceNode : public Node {
   std::vector<Axis> axes_;
   std::vector<int> out_to_in_;
 };
+
+// A basic index (b2lazy/array.hpp's Index: integers, slices, ..., None) normalised
+// against `shape` as NumPy does (IndexError naming the axis and value): the SliceNode
+// that selects it, and whether it selects the whole array unchanged.
+struct BasicKey {
+  std::vector<SliceNode::Axis> axes;
+  std::vector<int> out_to_in;
+  Shape out_shape;
+  bool identity = true;
+};
+BasicKey normalize_basic_key(const Shape& shape, const std::vector<Index>& index);
 
 }  // namespace b2lazy
