@@ -15,3 +15,4 @@
 #include "b2lazy/node.hpp"
 #include "b2lazy/ops.hpp"
 #include "b2lazy/stats.hpp"
+#include "b2lazy/udf.hpp"

@@ -971,6 +971,43 @@ def percentile(x, q, /, axis, *, method, keepdims):
 __all__ += ["median", "quantile", "percentile"]
 
 
+def lazyudf(func, inputs, dtype, shape=None, chunked=True, *, depth=0, name=None, chunked_eval=None):
+    """A lazy array computed by a Python function on blocks (python-blosc2's lazyudf).
+
+    For each block the evaluation asks for, ``func(inputs, output, offset)`` is called with
+    `inputs` a tuple of read-only NumPy arrays — each input's values over the block, widened
+    by `depth` elements along every axis (clipped at the array's edges: the view of input
+    axis d starts at ``max(0, offset[d] - depth)``), 0-d inputs whole — `output` the block
+    to fill (a writable NumPy array of the block's shape and `dtype`) and `offset` the
+    block's start. Blocks are filled on the worker threads, one call at a time under the
+    GIL; a numba function jitted with ``nogil=True`` releases it and runs on all of them.
+
+    `inputs`: b2lazy arrays (or anything asarray takes) of `shape`, or scalars (passed as
+    0-d arrays). `shape`: the result's, by default the inputs'. `depth`: an int for every
+    axis or one per axis (stencils). ``chunked=False`` (or python-blosc2's
+    ``chunked_eval=False``) shows every call the whole inputs (depth = the shape), for
+    functions that are not local. The result nests in expressions like any array; it
+    cannot be saved (its function is Python code)."""
+    if chunked_eval is not None:
+        chunked = chunked_eval
+    if not callable(func):
+        raise TypeError(f"lazyudf: func must be callable, got {type(func).__name__}")
+    ins = [x if isinstance(x, Array) else asarray(x) for x in inputs]
+    if shape is None:
+        shapes = [x.shape for x in ins if x.ndim]
+        if not shapes:
+            raise ValueError("lazyudf: give shape= when no input is an array")
+        shape = shapes[0]
+    shape = tuple(int(s) for s in shape)
+    if not chunked:
+        depth = list(shape)
+    depth = [int(depth)] * len(shape) if np.isscalar(depth) else [int(d) for d in depth]
+    fname = name or getattr(func, "__name__", type(func).__name__)
+    return Array(_core.lazyudf(func, [x._a for x in ins], np.dtype(dtype).name, list(shape), depth, fname))
+
+
+__all__ += ["lazyudf"]
+
 
 def _axis_int(axis, fn):
     if axis is None:

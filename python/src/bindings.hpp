@@ -11,5 +11,7 @@ nb::dict stats_dict(const b2lazy::Stats& s);
 b2lazy::Stats stats_from_dict(nb::handle d);
 // The distributed executor's pieces (b2lazy/distribute.hpp).
 void bind_distribute(nb::module_& m);
+// lazyudf with a Python function (b2lazy/udf.hpp).
+void bind_udf(nb::module_& m);
 
 }  // namespace b2lazy_py

@@ -1,0 +1,35 @@
+// User functions called on blocks (python-blosc2's lazyudf), as lazy nodes: a pull of a
+// region pulls that region of every input — widened by `depth` along each axis, within
+// the array, for stencils — and calls the function once with the pieces.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "b2lazy/array.hpp"
+
+namespace b2lazy {
+
+// One input as the function sees it: dense C-order values of `shape`, starting at
+// `start` in the input (a 0-d input: its one value).
+struct UdfInput {
+  const void* data;
+  DType dtype;
+  Shape shape;
+  Shape start;
+};
+
+// Fills `out` (dense C order, `out_shape`, dtype `dtype`) with the function's values for
+// the output block starting at `offset`. Called from several worker threads at once; an
+// exception it throws ends the evaluation.
+using UdfFunction = std::function<void(const std::vector<UdfInput>& inputs, void* out, DType dtype,
+                                       const Shape& out_shape, const Shape& offset)>;
+
+// The lazy result of `fn` over `inputs` (each of shape `shape`, or 0-d), of `dtype` and
+// `shape`. `depth` (one entry per axis, or one for all; empty: 0) widens what each block
+// reads of its inputs: the block's neighbours up to that far, clipped at the array's
+// edges (Dask's map_overlap with boundary="none"). `name` names it in explain().
+Array lazyudf(UdfFunction fn, const std::vector<Array>& inputs, DType dtype, const Shape& shape,
+              const Shape& depth = {}, const std::string& name = "udf");
+
+}  // namespace b2lazy

@@ -1,0 +1,101 @@
+#include "ops/udf/udf_node.hpp"
+
+#include <algorithm>
+
+#include "b2lazy/error.hpp"
+#include "core/strided_copy.hpp"
+#include "exec/scratch.hpp"
+#include "exec/thread_state.hpp"
+
+namespace b2lazy {
+
+
+UdfNode::UdfNode(UdfFunction fn, std::vector<NodePtr> inputs, DType dtype, Shape shape, Shape depth, std::string name)
+    : Node(dtype, std::move(shape), std::move(inputs)), fn_(std::move(fn)), depth_(std::move(depth)), name_(std::move(name)) {}
+
+std::string UdfNode::describe() const {
+  std::string s = "udf " + name_ + " -> " + std::string(dtype_name(dtype())) + " " + shape_str(shape());
+  bool halo = false;
+  for (int64_t d : depth_) halo = halo || d > 0;
+  return halo ? s + ", depth " + shape_str(depth_) : s;
+}
+
+Box UdfNode::widened(const Box& b) const {
+  Box w = b;
+  for (size_t d = 0; d < w.ndim(); ++d) {
+    w.start[d] = std::max<int64_t>(0, b.start[d] - depth_[d]);
+    w.stop[d] = std::min(shape()[d], b.stop[d] + depth_[d]);
+  }
+  return w;
+}
+
+std::vector<Region> UdfNode::input_regions(const Region& region) const {
+  std::vector<Region> out;
+  const Box w = region.size() ? widened(region.bounds()) : Box{Shape(ndim(), 0), Shape(ndim(), 0)};
+  for (const NodePtr& in : inputs())
+    out.push_back(in->ndim() == 0 ? Region::whole({}) : Region::from_box(w));
+  return out;
+}
+
+void UdfNode::fill_box(const Box& b, void* out, ThreadState& ts) const {
+  ScratchScope scope(ts.scratch);
+  const Box w = widened(b);
+  std::vector<UdfInput> ins;
+  for (const NodePtr& in : inputs()) {
+    const Region r = in->ndim() == 0 ? Region::whole({}) : Region::from_box(w);
+    void* buf = scope.alloc(static_cast<size_t>(r.size()) * itemsize(in->dtype()));
+    in->pull(r, buf, ts);
+    ins.push_back({buf, in->dtype(), in->ndim() == 0 ? Shape{} : w.shape(), in->ndim() == 0 ? Shape{} : w.start});
+  }
+  fn_(ins, out, dtype(), b.shape(), b.start);
+}
+
+void UdfNode::fill(const Region& region, void* out, ThreadState& ts) const {
+  if (region.size() == 0) return;
+  bool unit = true;
+  for (size_t d = 0; d < region.ndim(); ++d) unit = unit && (region.count[d] <= 1 || region.step[d] == 1);
+  if (unit) {
+    fill_box(region.bounds(), out, ts);
+    return;
+  }
+  // A strided region: the function fills the box around it, the region is picked from it.
+  const Box h = region.bounds();
+  const size_t isz = itemsize(dtype());
+  ScratchScope scope(ts.scratch);
+  char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(h.size()) * isz));
+  fill_box(h, buf, ts);
+  const Shape hs = byte_strides(h.shape(), isz);
+  Shape src_st(region.ndim());
+  const char* src = buf;
+  for (size_t d = 0; d < region.ndim(); ++d) {
+    src += (region.start[d] - h.start[d]) * hs[d];
+    src_st[d] = region.step[d] * hs[d];
+  }
+  const Shape dst_st = byte_strides(region.count, isz);
+  copy_strided(region.ndim(), region.count.data(), src, src_st.data(), static_cast<char*>(out), dst_st.data(), isz);
+}
+
+Array lazyudf(UdfFunction fn, const std::vector<Array>& inputs, DType dtype, const Shape& shape, const Shape& depth,
+              const std::string& name) {
+  if (!fn) throw ValueError("lazyudf: no function given");
+  for (int64_t s : shape)
+    if (s < 0) throw ValueError("lazyudf: shape " + shape_str(shape) + " has a negative extent");
+  std::vector<NodePtr> nodes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Array& a = inputs[i];
+    if (a.ndim() != 0 && a.shape() != shape)
+      throw ValueError("lazyudf: input " + std::to_string(i) + " has shape " + shape_str(a.shape()) +
+                       "; inputs must have the result's shape " + shape_str(shape) + " (or be 0-d)");
+    nodes.push_back(a.node());
+  }
+  Shape d = depth.empty() ? Shape(shape.size(), 0) : depth;
+  if (d.size() == 1 && shape.size() > 1) d.assign(shape.size(), depth[0]);
+  if (d.size() != shape.size())
+    throw ValueError("lazyudf: depth " + shape_str(depth) + " needs one entry per axis of " + shape_str(shape) +
+                     " (or one for all)");
+  for (int64_t x : d)
+    if (x < 0) throw ValueError("lazyudf: depth " + shape_str(depth) + " must not be negative");
+  return Array(std::make_shared<UdfNode>(std::move(fn), std::move(nodes), dtype, shape, std::move(d), name));
+}
+
+}  // namespace b2lazy
