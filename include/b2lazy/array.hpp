@@ -294,6 +294,14 @@ Array roll(const Array& x, const std::vector<int64_t>& shifts, const std::option
 Array reshape(const Array& x, const std::vector<int64_t>& shape);
 // x flattened in C order (reshape(x, {-1})).
 Array flatten(const Array& x);
+// x sorted along `axis` (the Array API's sort / argsort: the values, or their positions
+// as int64), lazily: a region pulls the whole lanes it crosses. Always stable; NaNs last.
+Array sort(const Array& x, int axis = -1, bool descending = false, bool stable = true);
+Array argsort(const Array& x, int axis = -1, bool descending = false, bool stable = true);
+// The int64 positions where `values` would go in the 1-D ascending `sorted` (side
+// "right" when `right`), lazily; `sorter` (argsort of an unsorted x1) reads x1 in its order.
+Array searchsorted(const Array& sorted, const Array& values, bool right = false,
+                   const std::optional<Array>& sorter = {});
 // x with x[key] = value (a basic index: integers, slices, ..., None), lazy: value is cast
 // to x's dtype and broadcast to x[key]'s shape as NumPy does; a pull of the result reads
 // only the part of value its region covers. Nothing is written anywhere.

@@ -708,6 +708,12 @@ NB_MODULE(_core, m) {
   m.def("diff", [](const Array& x, int axis, nb::handle n, std::optional<Array> prepend, std::optional<Array> append) {
     return diff(x, axis, to_int64(n, "diff: n"), prepend, append);
   }, nb::arg("x"), nb::arg("axis"), nb::arg("n"), nb::arg("prepend").none(), nb::arg("append").none());
+  m.def("sort", [](const Array& x, int axis, bool descending, bool stable, bool indices) {
+    return indices ? argsort(x, axis, descending, stable) : sort(x, axis, descending, stable);
+  }, nb::arg("x"), nb::arg("axis"), nb::arg("descending"), nb::arg("stable"), nb::arg("indices"));
+  m.def("searchsorted", [](const Array& x1, const Array& x2, bool right, std::optional<Array> sorter) {
+    return searchsorted(x1, x2, right, sorter);
+  }, nb::arg("x1"), nb::arg("x2"), nb::arg("right"), nb::arg("sorter").none());
   m.def("meshgrid", [](const std::vector<Array>& xs, bool xy) { return meshgrid(xs, xy); });
   m.def("broadcast_arrays", [](const std::vector<Array>& xs) { return broadcast_arrays(xs); });
   m.def("unstack", [](const Array& x, int axis) { return unstack(x, axis); });

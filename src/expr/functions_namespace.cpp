@@ -94,6 +94,24 @@ void namespace_functions(std::map<std::string, Function>& m) {
     if (counts.boolean || !counts.invalid_dtype.empty()) x.bad("repeats", "an integer or integers");
     return arr(repeat(x.array("x"), counts.values, x.opt_axis("axis")), x);
   };
+  for (const char* name : {"sort", "argsort"}) {
+    const std::string fn = name;
+    m[name] = [fn](Args& x) {
+      x.bind();
+      const Array a = x.array("x");
+      const int axis = x.axis("axis");
+      const bool descending = x.boolean("descending"), stable = x.boolean("stable");
+      return arr(fn == "sort" ? sort(a, axis, descending, stable) : argsort(a, axis, descending, stable), x);
+    };
+  }
+  m["searchsorted"] = [](Args& x) {
+    x.bind();
+    const Value& side = x.get("side");
+    if (side.kind != Value::Kind::String || (side.str != "left" && side.str != "right")) x.bad("side", "'left' or 'right'");
+    std::optional<Array> sorter;
+    if (x.has("sorter")) sorter = x.array("sorter");
+    return arr(searchsorted(x.array("x1"), x.array("x2"), side.str == "right", sorter), x);
+  };
   m["diff"] = [](Args& x) {
     x.bind();
     std::optional<Array> pre, app;

@@ -93,6 +93,9 @@ void reductions_of(std::vector<FunctionInfo>& out) {
   const char* q = "float64 (x's float type for float32)";
   out.push_back(entry("median", F::Holistic, "x, /, axis=None, *, keepdims=False", q));
   out.push_back(entry("quantile", F::Holistic, "x, q, /, axis=None, *, method='linear', keepdims=False", q));
+  out.push_back(entry("sort", F::Holistic, "x, /, *, axis=-1, descending=False, stable=True", "x's dtype"));
+  out.push_back(entry("argsort", F::Holistic, "x, /, *, axis=-1, descending=False, stable=True", "int64"));
+  out.push_back(entry("searchsorted", F::Holistic, "x1, x2, /, *, side='left', sorter=None", "int64"));
   out.push_back(entry("percentile", F::Holistic, "x, q, /, axis=None, *, method='linear', keepdims=False", q));
   const char* scan = "dtype if given, else sum's / prod's rule";
   out.push_back(entry("cumsum", F::Scan, "x, axis=None, dtype=None", scan, {}, true));
