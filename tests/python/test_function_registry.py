@@ -29,7 +29,8 @@ ROW = {"x": ("a[0]", lambda o: o["a"][0])}
 NEEDS = {"matmul": {"x2": ("b.T", lambda o: o["b"].T)}, "cumulative_sum": ROW, "cumulative_prod": ROW,
          "matrix_transpose": {}, "squeeze": {"x": ("a[:1]", lambda o: o["a"][:1])},
          "reshape": {"shape": ("(4, 3)", lambda o: (4, 3))}, "broadcast_to": {"shape": ("(2, 3, 4)", lambda o: (2, 3, 4))},
-         "bitwise_and": {}, "take_along_axis": {"indices": ("[[0], [1], [2]]", lambda o: np.array([[0], [1], [2]]))}}
+         "bitwise_and": {}, "take_along_axis": {"indices": ("[[0], [1], [2]]", lambda o: np.array([[0], [1], [2]]))},
+         "searchsorted": {"x1": ("sort(a[0], axis=0)", lambda o: b2lazy.sort(o["a"][0], axis=0))}}
 INT_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
             "bitwise_invert"}
 
