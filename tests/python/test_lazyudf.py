@@ -220,3 +220,11 @@ def test_a_udf_cannot_be_saved(tmp_path):
     u = b2lazy.lazyudf(twice_plus, (b2lazy.zeros(3), 1.0), np.float64)
     with pytest.raises(TypeError, match="function"):
         u.save(str(tmp_path / "u.b2lazy"))
+
+
+def test_a_udf_result_in_an_expression_string():
+    x = np.arange(12.0).reshape(3, 4)
+    a = b2lazy.asarray(x, chunks=(2, 2))
+    u = b2lazy.lazyudf(twice_plus, (a, 1.0), np.float64)
+    np.testing.assert_allclose(b2lazy.evaluate("sum(u, axis=0) + a[0]", u=u, a=a).to_numpy(),
+                               (2 * x + 1).sum(axis=0) + x[0])
