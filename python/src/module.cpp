@@ -712,7 +712,7 @@ NB_MODULE(_core, m) {
     return indices ? argsort(x, axis, descending, stable) : sort(x, axis, descending, stable);
   }, nb::arg("x"), nb::arg("axis"), nb::arg("descending"), nb::arg("stable"), nb::arg("indices"));
   m.def("searchsorted", [](const Array& x1, const Array& x2, bool right, std::optional<Array> sorter) {
-    return searchsorted(x1, x2, right, sorter);
+    return interruptible([&] { return searchsorted(x1, x2, right, sorter); });  // a sorter is read now
   }, nb::arg("x1"), nb::arg("x2"), nb::arg("right"), nb::arg("sorter").none());
   m.def("meshgrid", [](const std::vector<Array>& xs, bool xy) { return meshgrid(xs, xy); });
   m.def("broadcast_arrays", [](const std::vector<Array>& xs) { return broadcast_arrays(xs); });

@@ -228,3 +228,16 @@ def test_a_udf_result_in_an_expression_string():
     u = b2lazy.lazyudf(twice_plus, (a, 1.0), np.float64)
     np.testing.assert_allclose(b2lazy.evaluate("sum(u, axis=0) + a[0]", u=u, a=a).to_numpy(),
                                (2 * x + 1).sum(axis=0) + x[0])
+
+
+def test_udfs_where_an_input_is_read_when_called():
+    """Calls that evaluate an operand at once (a sorter, a mask) let the workers take the
+    GIL a UDF needs: no deadlock."""
+    def rev(inputs, out, offset):
+        n = 5
+        out[...] = n - 1 - (np.arange(out.shape[0]) + offset[0])
+    sorter = b2lazy.lazyudf(rev, (), np.int64, shape=(5,))
+    x1 = np.array([5.0, 4.0, 3.0, 2.0, 1.0])  # ascending in the sorter's order
+    np.testing.assert_array_equal(b2lazy.searchsorted(x1, np.array([2.5]), sorter=sorter).to_numpy(), [2])
+    mask = b2lazy.lazyudf(lambda i, o, off: o.__setitem__(..., i[0] > 2), (b2lazy.asarray(x1),), np.bool_)
+    np.testing.assert_array_equal(b2lazy.asarray(x1)[mask].to_numpy(), x1[x1 > 2])
