@@ -239,6 +239,14 @@ class Array:
         return self._a.size
 
     @property
+    def chunks(self):
+        """The chunks the array is cheapest to evaluate on — a stored source's storage
+        chunks, else one chunk per axis — as Dask normalizes them (a tuple of block lengths
+        per axis; what xarray reads). compute() may choose others."""
+        from ._xarray_chunks import normalized
+        return normalized(self._a.preferred_chunks() or self.shape, self.shape)
+
+    @property
     def urlpath(self):
         return self._a.urlpath()
 

@@ -508,6 +508,8 @@ NB_MODULE(_core, m) {
           return std::nullopt;
         return info.urlpath;
       })
+      // The chunks the node is cheapest to evaluate on (a source's storage chunks); () if none.
+      .def("preferred_chunks", [](const Array& a) { return shape_tuple(a.node()->preferred_chunks()); })
       .def("stats", [](const Array& a) -> nb::object {
         if (!a.stats()) return nb::none();
         return stats_dict(*a.stats());
