@@ -33,11 +33,16 @@ std::vector<Region> SortNode::input_regions(const Region& region) const {
   return {in};
 }
 
-// The input's chunks, whole along the axis (a chunk cut along it would sort its lanes again).
+// The input's chunks, whole along the axis (a chunk cut along it would sort its lanes
+// again), the other axes cut so that a chunk stays near 8 MiB (at least one lane).
 Shape SortNode::preferred_chunks() const {
   Shape c = inputs()[0]->preferred_chunks();
-  if (c.size() != shape().size()) return {};
+  if (c.size() != shape().size()) c = shape();
   c[axis_] = std::max<int64_t>(1, shape()[axis_]);
+  const int64_t most = std::max<int64_t>(1, (int64_t(8) << 20) / static_cast<int64_t>(itemsize(inputs()[0]->dtype())));
+  for (size_t d = 0; d < c.size(); ++d) c[d] = std::max<int64_t>(1, c[d]);
+  for (size_t d = 0; d < c.size() && prod(c) > most; ++d)
+    if (static_cast<int>(d) != axis_) c[d] = std::max<int64_t>(1, c[d] / std::max<int64_t>(1, prod(c) / most));
   return c;
 }
 
@@ -55,7 +60,6 @@ void SortNode::fill(const Region& region, void* out, ThreadState& ts) const {
   for (size_t d = static_cast<size_t>(axis_) + 1; d < ndim(); ++d) inner *= region.count[d];
   const int64_t outer = region.size() / std::max<int64_t>(1, region.count[axis_]) / std::max<int64_t>(1, inner);
   const int64_t cnt = region.count[axis_], first = region.start[axis_], step = region.step[axis_];
-  std::vector<int64_t> perm(static_cast<size_t>(len));
   dispatch(in.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     const T* src = reinterpret_cast<const T*>(buf);
@@ -63,22 +67,33 @@ void SortNode::fill(const Region& region, void* out, ThreadState& ts) const {
       if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
       else return (void)v, false;
     };
+    std::vector<T> vals;
+    std::vector<std::pair<T, int64_t>> pairs;
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
         const T* lane = src + o * len * inner + i;  // element k at lane[k * inner]
-        std::iota(perm.begin(), perm.end(), int64_t(0));
-        auto before = [&](int64_t a, int64_t b) {
-          const T x = lane[a * inner], y = lane[b * inner];
-          if (nan(x) || nan(y)) return !nan(x) && nan(y);  // NaNs last
-          return descending_ ? y < x : x < y;
-        };
-        std::stable_sort(perm.begin(), perm.end(), before);
-        for (int64_t k = 0; k < cnt; ++k) {
-          const int64_t at = perm[static_cast<size_t>(first + k * step)];
+        auto put = [&](int64_t k, T v, int64_t at) {
           const int64_t dst = (o * cnt + k) * inner + i;
           if (indices_) static_cast<int64_t*>(out)[dst] = at;
-          else static_cast<T*>(out)[dst] = lane[at * inner];
+          else static_cast<T*>(out)[dst] = v;
+        };
+        if (!indices_) {  // values: equal ones are interchangeable, so any sort will do
+          vals.resize(static_cast<size_t>(len));
+          for (int64_t k = 0; k < len; ++k) vals[static_cast<size_t>(k)] = lane[k * inner];
+          const auto numbers = std::partition(vals.begin(), vals.end(), [&](T v) { return !nan(v); });  // NaNs last
+          if (descending_) std::sort(vals.begin(), numbers, [](T x, T y) { return y < x; });
+          else std::sort(vals.begin(), numbers);
+          for (int64_t k = 0; k < cnt; ++k) put(k, vals[static_cast<size_t>(first + k * step)], 0);
+          continue;
         }
+        // positions: stable, by (value, position) with NaNs after every number
+        pairs.resize(static_cast<size_t>(len));
+        for (int64_t k = 0; k < len; ++k) pairs[static_cast<size_t>(k)] = {lane[k * inner], k};
+        std::stable_sort(pairs.begin(), pairs.end(), [&](const auto& x, const auto& y) {
+          if (nan(x.first) || nan(y.first)) return !nan(x.first) && nan(y.first);
+          return descending_ ? y.first < x.first : x.first < y.first;
+        });
+        for (int64_t k = 0; k < cnt; ++k) put(k, T{}, pairs[static_cast<size_t>(first + k * step)].second);
       }
   });
 }
