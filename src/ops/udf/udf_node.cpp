@@ -9,7 +9,6 @@
 
 namespace b2lazy {
 
-
 UdfNode::UdfNode(UdfFunction fn, std::vector<NodePtr> inputs, DType dtype, Shape shape, Shape depth, std::string name)
     : Node(dtype, std::move(shape), std::move(inputs)), fn_(std::move(fn)), depth_(std::move(depth)), name_(std::move(name)) {}
 
