@@ -29,7 +29,7 @@ class B2lazyManager(ChunkManagerEntrypoint):
         return isinstance(data, Array)
 
     def chunks(self, data):
-        return _normalized(data._a.preferred_chunks() or data.shape, data.shape)
+        return data.chunks
 
     def normalize_chunks(self, chunks, shape=None, limit=None, dtype=None, previous_chunks=None):
         if shape is None:
