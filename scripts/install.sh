@@ -7,7 +7,7 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
-  build-essential cmake ninja-build pkg-config libsleef-dev libgtest-dev \
+  build-essential cmake ninja-build pkg-config libsleef-dev libhwy-dev libgtest-dev \
   libzstd-dev liblz4-dev zlib1g-dev libisal-dev nlohmann-json3-dev libminizip-dev libhdf5-dev \
   clang libclang-rt-14-dev >/dev/null
 PY=${PYTHON:-python3}

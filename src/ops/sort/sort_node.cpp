@@ -1,9 +1,8 @@
 #include "ops/sort/sort_node.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <numeric>
 #include <type_traits>
+#include <vector>
 
 #include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
@@ -11,6 +10,7 @@
 #include "exec/scratch.hpp"
 #include "exec/thread_state.hpp"
 #include "graph/axes.hpp"
+#include "ops/sort/sort_keys.hpp"
 
 namespace b2lazy {
 
@@ -63,37 +63,28 @@ void SortNode::fill(const Region& region, void* out, ThreadState& ts) const {
   dispatch(in.dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     const T* src = reinterpret_cast<const T*>(buf);
-    auto nan = [](T v) {
-      if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
-      else return (void)v, false;
-    };
-    std::vector<T> vals;
-    std::vector<std::pair<T, int64_t>> pairs;
+    std::vector<uint64_t> keys;
+    std::vector<sortkey::KeyPos> pairs;
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
         const T* lane = src + o * len * inner + i;  // element k at lane[k * inner]
-        auto put = [&](int64_t k, T v, int64_t at) {
-          const int64_t dst = (o * cnt + k) * inner + i;
-          if (indices_) static_cast<int64_t*>(out)[dst] = at;
-          else static_cast<T*>(out)[dst] = v;
-        };
-        if (!indices_) {  // values: equal ones are interchangeable, so any sort will do
-          vals.resize(static_cast<size_t>(len));
-          for (int64_t k = 0; k < len; ++k) vals[static_cast<size_t>(k)] = lane[k * inner];
-          const auto numbers = std::partition(vals.begin(), vals.end(), [&](T v) { return !nan(v); });  // NaNs last
-          if (descending_) std::sort(vals.begin(), numbers, [](T x, T y) { return y < x; });
-          else std::sort(vals.begin(), numbers);
-          for (int64_t k = 0; k < cnt; ++k) put(k, vals[static_cast<size_t>(first + k * step)], 0);
+        const int64_t at = o * cnt * inner + i;      // output element k at out[at + k * inner]
+        if (!indices_) {  // values: equal ones are interchangeable, so keys alone will do
+          keys.resize(static_cast<size_t>(len));
+          for (int64_t k = 0; k < len; ++k) keys[static_cast<size_t>(k)] = sortkey::to_key(lane[k * inner], descending_);
+          sortkey::sort_keys(keys.data(), keys.size());
+          T* o_ = static_cast<T*>(out) + at;
+          for (int64_t k = 0; k < cnt; ++k)
+            o_[k * inner] = sortkey::from_key<T>(keys[static_cast<size_t>(first + k * step)], descending_);
           continue;
         }
-        // positions: stable, by (value, position) with NaNs after every number
+        // positions: (key, position) pairs, so equal values keep their order
         pairs.resize(static_cast<size_t>(len));
-        for (int64_t k = 0; k < len; ++k) pairs[static_cast<size_t>(k)] = {lane[k * inner], k};
-        std::stable_sort(pairs.begin(), pairs.end(), [&](const auto& x, const auto& y) {
-          if (nan(x.first) || nan(y.first)) return !nan(x.first) && nan(y.first);
-          return descending_ ? y.first < x.first : x.first < y.first;
-        });
-        for (int64_t k = 0; k < cnt; ++k) put(k, T{}, pairs[static_cast<size_t>(first + k * step)].second);
+        for (int64_t k = 0; k < len; ++k)
+          pairs[static_cast<size_t>(k)] = {static_cast<uint64_t>(k), sortkey::to_key(lane[k * inner], descending_, true)};
+        sortkey::sort_pairs(pairs.data(), pairs.size());
+        int64_t* o_ = static_cast<int64_t*>(out) + at;
+        for (int64_t k = 0; k < cnt; ++k) o_[k * inner] = static_cast<int64_t>(pairs[static_cast<size_t>(first + k * step)].pos);
       }
   });
 }
