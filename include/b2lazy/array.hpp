@@ -296,8 +296,13 @@ Array reshape(const Array& x, const std::vector<int64_t>& shape);
 Array flatten(const Array& x);
 // x sorted along `axis` (the Array API's sort / argsort: the values, or their positions
 // as int64), lazily: a region pulls the whole lanes it crosses. Always stable; NaNs last.
+// A lane longer than two runs (sort_run_length elements each) is sorted out of core: its
+// runs sorted once per evaluation (kept, compressed or spilled like any computed stage),
+// then merged one output region at a time.
 Array sort(const Array& x, int axis = -1, bool descending = false, bool stable = true);
 Array argsort(const Array& x, int axis = -1, bool descending = false, bool stable = true);
+int64_t sort_run_length();
+void set_sort_run_length(int64_t n);  // for graphs built after it (tests: small runs)
 // The int64 positions where `values` would go in the 1-D ascending `sorted` (side
 // "right" when `right`), lazily; `sorter` (argsort of an unsorted x1) reads x1 in its order.
 Array searchsorted(const Array& sorted, const Array& values, bool right = false,

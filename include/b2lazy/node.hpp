@@ -69,6 +69,10 @@ class Node {
   // several output chunks need overlapping parts of it? (Reductions and scans: their
   // cost per element is high. Elementwise nodes are cheaper to recompute.)
   virtual bool cacheable() const { return false; }
+  // Is any part of this node as costly as all of it (sorted runs: a pull of a few
+  // elements sorts whole runs)? Then it is computed once whenever it is pulled at all,
+  // even by pulls that do not overlap.
+  virtual bool computed_whole() const { return false; }
 
   // Zero-copy access: a pointer to `region` laid out densely in C order when the node
   // already holds it that way in memory (NumPy sources), else nullptr.
@@ -103,6 +107,9 @@ class Node {
   // compressed or spilled) in, when balanced tiles of about `target_bytes` would make its
   // own pass read its inputs many times over; at most `most_bytes`. Empty: balanced tiles.
   virtual Shape kept_chunks(const Shape& /*box*/, size_t /*target_bytes*/, size_t /*most_bytes*/) const { return {}; }
+  // The blocks (the unit a partial read decompresses) of such a stage, at most this many
+  // bytes: smaller for a stage its consumers read in many small pieces.
+  virtual size_t kept_block_bytes() const { return size_t(256) << 10; }
   // Is `box` of this node, computed once and kept dense, best filled in one region (one
   // fill, which shares its work among the workers itself) rather than tile by tile? (The
   // upper triangle of x^T x: one pass streams x once for every tile, where tiles read

@@ -713,6 +713,8 @@ NB_MODULE(_core, m) {
   m.def("sort", [](const Array& x, int axis, bool descending, bool stable, bool indices) {
     return indices ? argsort(x, axis, descending, stable) : sort(x, axis, descending, stable);
   }, nb::arg("x"), nb::arg("axis"), nb::arg("descending"), nb::arg("stable"), nb::arg("indices"));
+  m.def("sort_run_length", [] { return sort_run_length(); });
+  m.def("set_sort_run_length", [](int64_t n) { set_sort_run_length(n); });
   m.def("searchsorted", [](const Array& x1, const Array& x2, bool right, std::optional<Array> sorter) {
     return interruptible([&] { return searchsorted(x1, x2, right, sorter); });  // a sorter is read now
   }, nb::arg("x1"), nb::arg("x2"), nb::arg("right"), nb::arg("sorter").none());

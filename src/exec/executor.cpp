@@ -107,7 +107,7 @@ std::string spill_path() {
 
 std::unique_ptr<B2ndWriter> stage_writer(const PlanStage& s, const std::string& urlpath) {
   const NodePtr& sub = s.computed;
-  Shape blocks = shrink_chunks(s.chunks, itemsize(sub->dtype()), size_t(256) << 10);
+  Shape blocks = shrink_chunks(s.chunks, itemsize(sub->dtype()), s.node->kept_block_bytes());
   ComputeOptions o;
   o.cparams.codec = "lz4";
   o.urlpath = urlpath;

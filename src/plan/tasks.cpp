@@ -178,7 +178,7 @@ void plan_tasks(Plan& p) {
     const size_t isz = itemsize(s.computed->dtype());
     const bool to_writer = s.where != KeptIn::Dense;
     const int64_t buffers = output_buffer_bytes(s.computed->shape(), s.chunks,
-                                                to_writer ? shrink_chunks(s.chunks, isz, size_t(256) << 10) : Shape{},
+                                                to_writer ? shrink_chunks(s.chunks, isz, s.node->kept_block_bytes()) : Shape{},
                                                 isz, to_writer);
     Costing costing(kept, p.windows, p.options.max_memory, p.nworkers, n <= 1, &asked);
     int64_t working = 0;

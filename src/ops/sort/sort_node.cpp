@@ -1,6 +1,7 @@
 #include "ops/sort/sort_node.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <type_traits>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "exec/scratch.hpp"
 #include "exec/thread_state.hpp"
 #include "graph/axes.hpp"
+#include "ops/sort/merge_node.hpp"
 #include "ops/sort/sort_keys.hpp"
 
 namespace b2lazy {
@@ -89,18 +91,34 @@ void SortNode::fill(const Region& region, void* out, ThreadState& ts) const {
   });
 }
 
+namespace {
+std::atomic<int64_t> g_run_length{int64_t(1) << 22};
+
+// A lane longer than two runs is sorted out of core (runs and a merge).
+Array sorted(const Array& x, int axis, bool descending, bool indices, const char* name) {
+  if (x.ndim() == 0) throw ValueError(std::string(name) + ": the array must have at least one dimension");
+  const int d = normalize_axis(axis, x.ndim(), name, x.shape());
+  const int64_t run = g_run_length.load();
+  if (x.shape()[static_cast<size_t>(d)] > 2 * run) return merge_sort(x, d, descending, indices, run);
+  return Array(std::make_shared<SortNode>(x.node(), d, descending, indices));
+}
+}  // namespace
+
+int64_t sort_run_length() { return g_run_length.load(); }
+
+void set_sort_run_length(int64_t n) {
+  if (n < 1) throw ValueError("set_sort_run_length: a run needs at least one element, got " + std::to_string(n));
+  g_run_length.store(n);
+}
+
 Array sort(const Array& x, int axis, bool descending, bool stable) {
   (void)stable;  // always stable
-  if (x.ndim() == 0) throw ValueError("sort: the array must have at least one dimension");
-  const int d = normalize_axis(axis, x.ndim(), "sort", x.shape());
-  return Array(std::make_shared<SortNode>(x.node(), d, descending, false));
+  return sorted(x, axis, descending, false, "sort");
 }
 
 Array argsort(const Array& x, int axis, bool descending, bool stable) {
   (void)stable;
-  if (x.ndim() == 0) throw ValueError("argsort: the array must have at least one dimension");
-  const int d = normalize_axis(axis, x.ndim(), "argsort", x.shape());
-  return Array(std::make_shared<SortNode>(x.node(), d, descending, true));
+  return sorted(x, axis, descending, true, "argsort");
 }
 
 }  // namespace b2lazy

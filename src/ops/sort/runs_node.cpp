@@ -1,0 +1,131 @@
+#include "ops/sort/runs_node.hpp"
+
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+#include "b2lazy/error.hpp"
+#include "core/dispatch.hpp"
+#include "exec/scratch.hpp"
+#include "exec/thread_state.hpp"
+#include "ops/sort/sort_keys.hpp"
+#include "plan/memory.hpp"
+
+namespace b2lazy {
+
+namespace {
+int64_t runs_for(int64_t n, int64_t run) { return std::max<int64_t>(1, (n + run - 1) / run); }
+}  // namespace
+
+RunsNode::RunsNode(NodePtr lanes, int64_t run, bool descending, bool positions, bool canonical_zero)
+    : Node(positions ? DType::I64 : DType::U64, {lanes->shape()[0], runs_for(lanes->shape()[1], run), run}, {lanes}),
+      descending_(descending),
+      positions_(positions),
+      canonical_zero_(canonical_zero || positions) {}
+
+std::string RunsNode::describe() const {
+  return kind() + (descending_ ? " descending" : "") + " -> " + std::string(dtype_name(dtype())) + " " + shape_str(shape());
+}
+
+// The lanes' part under the runs the region crosses (whole runs: a run is sorted whole).
+std::vector<Region> RunsNode::input_regions(const Region& region) const {
+  const int64_t n = inputs()[0]->shape()[1], run = shape()[2];
+  if (region.size() == 0) return {Region{{0, 0}, {1, 1}, {0, 0}}};
+  const int64_t lo = std::min(n, region.start[1] * run), hi = std::min(n, (region.last(1) + 1) * run);
+  return {Region{{region.start[0], lo}, {region.step[0], 1}, {region.count[0], hi - lo}}};
+}
+
+int64_t RunsNode::fill_bytes(const Region& region, const MemoryModel& m) const {
+  if (region.size() == 0) return 0;
+  const Region in = input_regions(region)[0];
+  // the lanes' part, and one run's keys (or (key, position) pairs) being sorted
+  const int64_t pairs = shape()[2] * static_cast<int64_t>(positions_ ? sizeof(sortkey::KeyPos) : sizeof(uint64_t));
+  return sat_add(sat_add(MemoryModel::region_bytes(*inputs()[0], in), pairs), m.pull_bytes(*inputs()[0], in));
+}
+
+void RunsNode::fill(const Region& region, void* out, ThreadState& ts) const {
+  if (region.size() == 0) return;
+  const Node& lanes = *inputs()[0];
+  const int64_t n = lanes.shape()[1], run = shape()[2];
+  const Region in = input_regions(region)[0];
+  ScratchScope scope(ts.scratch);
+  char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(in.size()) * itemsize(lanes.dtype())));
+  lanes.pull(in, buf, ts);
+  const int64_t width = in.count[1];  // elements of a lane in `buf`
+  dispatch(lanes.dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    std::vector<uint64_t> keys;
+    std::vector<sortkey::KeyPos> pairs;
+    for (int64_t r = 0; r < region.count[0]; ++r)
+      for (int64_t jr = 0; jr < region.count[1]; ++jr) {
+        const int64_t j = region.start[1] + jr * region.step[1];
+        const int64_t first = j * run, len = std::clamp<int64_t>(n - first, 0, run);  // the rest: pads
+        const T* src = reinterpret_cast<const T*>(buf) + r * width + (first - in.start[1]);
+        const int64_t at = (r * region.count[1] + jr) * region.count[2];
+        if (!positions_) {
+          keys.assign(static_cast<size_t>(run), sortkey::kLast);
+          for (int64_t i = 0; i < len; ++i) keys[static_cast<size_t>(i)] = sortkey::to_key(src[i], descending_, canonical_zero_);
+          sortkey::sort_keys(keys.data(), keys.size());
+          uint64_t* o = static_cast<uint64_t*>(out) + at;
+          for (int64_t i = 0; i < region.count[2]; ++i) o[i] = keys[static_cast<size_t>(region.start[2] + i * region.step[2])];
+          continue;
+        }
+        pairs.resize(static_cast<size_t>(run));
+        for (int64_t i = 0; i < run; ++i)
+          pairs[static_cast<size_t>(i)] = {static_cast<uint64_t>(first + i), i < len ? sortkey::to_key(src[i], descending_, true) : sortkey::kLast};
+        sortkey::sort_pairs(pairs.data(), pairs.size());
+        int64_t* o = static_cast<int64_t*>(out) + at;
+        for (int64_t i = 0; i < region.count[2]; ++i)
+          o[i] = static_cast<int64_t>(pairs[static_cast<size_t>(region.start[2] + i * region.step[2])].pos);
+      }
+  });
+}
+
+SamplesNode::SamplesNode(NodePtr key_runs, NodePtr position_runs, int64_t every)
+    : Node(DType::I64,
+           {key_runs->shape()[0], key_runs->shape()[1] * ((key_runs->shape()[2] + every - 1) / every)},
+           position_runs ? std::vector<NodePtr>{key_runs, position_runs} : std::vector<NodePtr>{key_runs}),
+      every_(every),
+      per_run_((key_runs->shape()[2] + every - 1) / every) {}
+
+std::string SamplesNode::describe() const {
+  return "run samples every " + std::to_string(every_) + " -> int64 " + shape_str(shape());
+}
+
+std::vector<Region> SamplesNode::input_regions(const Region& region) const {
+  const Shape& rs = inputs()[0]->shape();
+  const Region r = region.size() == 0 ? Region{{0, 0, 0}, {1, 1, 1}, {0, 0, 0}}
+                                      : Region{{region.start[0], 0, 0}, {region.step[0], 1, every_}, {region.count[0], rs[1], per_run_}};
+  return std::vector<Region>(inputs().size(), r);
+}
+
+// Fills whole lanes: the order of a sample depends on all the others.
+void SamplesNode::fill(const Region& region, void* out, ThreadState& ts) const {
+  if (region.size() == 0) return;
+  const Region in = input_regions(region)[0];
+  const int64_t per_lane = shape()[1];
+  ScratchScope scope(ts.scratch);
+  auto* keys = static_cast<uint64_t*>(scope.alloc(static_cast<size_t>(in.size()) * sizeof(uint64_t)));
+  inputs()[0]->pull(in, keys, ts);
+  int64_t* pos = nullptr;  // the samples' positions in their lane (argsort: ties by them)
+  if (inputs().size() > 1) {
+    pos = static_cast<int64_t*>(scope.alloc(static_cast<size_t>(in.size()) * sizeof(int64_t)));
+    inputs()[1]->pull(in, pos, ts);
+  }
+  const int64_t run = inputs()[0]->shape()[2];
+  std::vector<sortkey::KeyPos> pairs(static_cast<size_t>(per_lane));
+  for (int64_t r = 0; r < region.count[0]; ++r) {
+    // by position in the lane (run j's sample m: j * run + m * every without positions,
+    // which orders ties by run as the values merge does)
+    for (int64_t i = 0; i < per_lane; ++i) {
+      const int64_t at = pos ? pos[r * per_lane + i] : (i / per_run_) * run + (i % per_run_) * every_;
+      pairs[static_cast<size_t>(i)] = {static_cast<uint64_t>(at), keys[r * per_lane + i]};
+    }
+    sortkey::sort_pairs(pairs.data(), pairs.size());
+    int64_t* o = static_cast<int64_t*>(out) + r * region.count[1];
+    for (int64_t i = 0; i < region.count[1]; ++i)
+      o[i] = static_cast<int64_t>(pairs[static_cast<size_t>(region.start[1] + i * region.step[1])].pos) / run;
+  }
+}
+
+}  // namespace b2lazy

@@ -1,0 +1,52 @@
+// The first half of an out-of-core sort of lanes too long for one task (sorted runs and a
+// k-way merge, src/ops/sort/merge_node.hpp): a lane of n elements cut into k runs of R,
+// each sorted on its own. Both nodes are computed once per evaluation (cacheable: every
+// output chunk of the merge reads them), kept dense, compressed or spilled by the planner.
+#pragma once
+#include "b2lazy/node.hpp"
+
+namespace b2lazy {
+
+// Lanes (outer, n) as (outer, k, R) runs, each sorted: its sort keys (uint64,
+// ops/sort/sort_keys.hpp), or when `positions` each key's position in the lane (int64),
+// in the same order. The last run is padded with keys after everything (positions >= n).
+// `canonical_zero`: -0.0 keyed as 0.0 (an argsort's keys, as its positions are sorted).
+class RunsNode : public Node {
+ public:
+  RunsNode(NodePtr lanes, int64_t run, bool descending, bool positions, bool canonical_zero);
+  std::string kind() const override { return positions_ ? "sorted runs (positions)" : "sorted runs"; }
+  std::string describe() const override;
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
+  std::vector<Region> input_regions(const Region& region) const override;
+  int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
+  bool cacheable() const override { return true; }
+  bool computed_whole() const override { return true; }
+  // Whole runs: a chunk cut inside a run would sort it again.
+  Shape preferred_chunks() const override { return {1, 1, shape()[2]}; }
+  Shape kept_chunks(const Shape&, size_t, size_t) const override { return preferred_chunks(); }
+  // Small blocks: the merge reads a few hundred elements of every run at each boundary.
+  size_t kept_block_bytes() const override { return size_t(32) << 10; }
+
+ private:
+  bool descending_, positions_, canonical_zero_;
+};
+
+// Every `every`-th key of each run of a RunsNode (its "samples"), merged: for each lane
+// the run each sample came from, in the samples' sorted order (ties by position in the
+// lane, as in the merge: by run for values, read from the position runs when given).
+// What the merge narrows each output chunk's boundaries with.
+class SamplesNode : public Node {
+ public:
+  SamplesNode(NodePtr key_runs, NodePtr position_runs, int64_t every);
+  std::string kind() const override { return "run samples"; }
+  std::string describe() const override;
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
+  std::vector<Region> input_regions(const Region& region) const override;
+  bool cacheable() const override { return true; }
+  int64_t every() const { return every_; }
+
+ private:
+  int64_t every_, per_run_;
+};
+
+}  // namespace b2lazy
