@@ -237,7 +237,11 @@ class Builder {
     // still to find (settled subgraphs cost nothing).
     bool inside = false;
     for (auto& in : r.node->inputs()) inside = needs_planning(*in, ps_) || inside;
-    if (inside) plan_stages(s.computed, ChunkGrid(shape, s.chunks));
+    if (inside) {
+      ps_.computing.insert(r.node.get());
+      plan_stages(s.computed, ChunkGrid(shape, s.chunks));
+      ps_.computing.erase(r.node.get());
+    }
     ps_.decided.insert(r.node.get());
     p_.passes.push_back("reuse: " + r.node->describe() + " " + shape_str(r.box.shape()) + " " + kept_in_name(s.where) +
                         " (the tasks would " + (s.source ? "decompress " : "compute ") + format_bytes(s.pulled_bytes) +

@@ -278,9 +278,8 @@ std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, 
       }
       continue;
     }
-    // (A node computed whole is kept when something pulls it, not when it is the root of
-    // its own stage's pass.)
-    const bool whole = node.computed_whole() && q->node.get() != root.get();
+    // (A node computed whole is kept when something pulls it, not inside its own stage's pass.)
+    const bool whole = node.computed_whole() && !ps.computing.count(&node);
     if (q->total > q->bbox.size() || q->repeated || promoted || whole) {
       r.pulled = sat_mul(q->total, isz);
       r.once = sat_mul(q->bbox.size(), isz);

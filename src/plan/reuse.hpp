@@ -14,6 +14,8 @@ namespace b2lazy {
 // What planning remembers across the nested plans of one evaluation.
 struct PlanningState {
   std::unordered_set<const Node*> decided;  // nodes given a stage (computed once)
+  // Nodes whose stage's own pass is being planned (not kept again inside it).
+  std::unordered_set<const Node*> computing;
   // Nodes under which nothing is left to find: every candidate reachable from them
   // (through nodes not decided) is decided. Only grows, so planning the subgraph of each
   // stage again costs no walk of what is settled.

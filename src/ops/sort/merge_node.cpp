@@ -68,7 +68,8 @@ std::vector<Region> MergeNode::pull_pieces(const Region& region_in, size_t input
   if (input == 1 || region.size() == 0) return {};
   const Shape& rs = inputs()[0]->shape();
   const int64_t k = rs[1], run = rs[2], n = shape().back();
-  const int64_t s = region.start[1], e = region.last(1) + 1;
+  const Box b = region.bounds();
+  const int64_t s = b.start[1], e = b.stop[1];
   const int64_t window = input == 0 ? 2 * (2 * k + 1) * every_ / k : 0;  // two boundaries' windows, each run's share
   const int64_t lo = s * run / std::max<int64_t>(1, n);
   const int64_t hi = std::min(run, std::max(lo + 1, (e * run + n - 1) / std::max<int64_t>(1, n) + window));
@@ -81,7 +82,7 @@ std::vector<Region> MergeNode::pull_pieces(const Region& region_in, size_t input
 int64_t MergeNode::fill_bytes(const Region& region_in, const MemoryModel& m) const {
   const Region region = lanes_region(region_in);
   if (region.size() == 0) return 0;
-  const int64_t span = std::min<int64_t>(region.count[1] * region.step[1], region.step[1] == 1 ? region.count[1] : kPiece);
+  const int64_t span = region.step[1] == 1 ? region.count[1] : std::min(region.bounds().shape()[1], kPiece);
   const int64_t per = positions() ? 8 + 8 + 16 : 8;
   int64_t held = sat_mul(region.count[0], inputs()[1]->shape()[1] * 8);
   held = sat_add(held, sat_add(sat_mul(span, per), (kWindow + 2 * inputs()[0]->shape()[1] * every_) * 8));
@@ -209,14 +210,17 @@ void MergeNode::fill(const Region& region_in, void* out, ThreadState& ts) const 
       merge(row, region.start[1], region.start[1] + cnt, rs, o, ts);
       continue;
     }
-    // strided: merge the span in pieces, keep every step-th
+    // strided (either way): merge pieces from each position asked for, in increasing
+    // order, and keep the positions inside each piece
     ScratchScope inner(ts.scratch);
     char* piece = static_cast<char*>(inner.alloc(static_cast<size_t>(kPiece) * isz));
-    for (int64_t i = 0; i < cnt;) {
+    const int64_t first = step > 0 ? 0 : cnt - 1, dir = step > 0 ? 1 : -1;
+    const int64_t end = region.bounds().stop[1];
+    for (int64_t i = first; i >= 0 && i < cnt;) {
       const int64_t s = region.start[1] + i * step;
-      const int64_t e = std::min(s + kPiece, region.last(1) + 1);
+      const int64_t e = std::min(s + kPiece, end);
       merge(row, s, e, rs, piece, ts);
-      for (; i < cnt && region.start[1] + i * step < e; ++i)
+      for (; i >= 0 && i < cnt && region.start[1] + i * step < e; i += dir)
         std::memcpy(o + static_cast<size_t>(i) * isz, piece + static_cast<size_t>(region.start[1] + i * step - s) * isz, isz);
     }
   }

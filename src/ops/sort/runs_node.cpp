@@ -31,8 +31,9 @@ std::string RunsNode::describe() const {
 std::vector<Region> RunsNode::input_regions(const Region& region) const {
   const int64_t n = inputs()[0]->shape()[1], run = shape()[2];
   if (region.size() == 0) return {Region{{0, 0}, {1, 1}, {0, 0}}};
-  const int64_t lo = std::min(n, region.start[1] * run), hi = std::min(n, (region.last(1) + 1) * run);
-  return {Region{{region.start[0], lo}, {region.step[0], 1}, {region.count[0], hi - lo}}};
+  const Box b = region.bounds();
+  const int64_t lo = std::min(n, b.start[1] * run), hi = std::min(n, b.stop[1] * run);
+  return {Region{{b.start[0], lo}, {1, 1}, {b.stop[0] - b.start[0], hi - lo}}};
 }
 
 int64_t RunsNode::fill_bytes(const Region& region, const MemoryModel& m) const {
@@ -60,7 +61,8 @@ void RunsNode::fill(const Region& region, void* out, ThreadState& ts) const {
       for (int64_t jr = 0; jr < region.count[1]; ++jr) {
         const int64_t j = region.start[1] + jr * region.step[1];
         const int64_t first = j * run, len = std::clamp<int64_t>(n - first, 0, run);  // the rest: pads
-        const T* src = reinterpret_cast<const T*>(buf) + r * width + (first - in.start[1]);
+        const int64_t lane = region.start[0] + r * region.step[0] - in.start[0];
+        const T* src = reinterpret_cast<const T*>(buf) + lane * width + (first - in.start[1]);
         const int64_t at = (r * region.count[1] + jr) * region.count[2];
         if (!positions_) {
           keys.assign(static_cast<size_t>(run), sortkey::kLast);
