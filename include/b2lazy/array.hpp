@@ -301,6 +301,18 @@ Array flatten(const Array& x);
 // then merged one output region at a time.
 Array sort(const Array& x, int axis = -1, bool descending = false, bool stable = true);
 Array argsort(const Array& x, int axis = -1, bool descending = false, bool stable = true);
+// The Array API's unique_* (NumPy 2's results): x's distinct values, sorted (each NaN
+// distinct), and when asked each one's first position in x flattened, each element's
+// group (shape of x) and each group's size. Sort-based and out of core: x is sorted now
+// (runs and a merge when long) into a temporary file, its groups counted; the results
+// read it lazily (max_memory: that sort's budget, 0 for the default). inverse needs
+// fewer than 2**31 elements.
+struct Unique {
+  Array values;
+  std::optional<Array> indices, inverse, counts;
+};
+Unique unique(const Array& x, bool indices, bool inverse, bool counts, Context* ctx = nullptr,
+              size_t max_memory = 0);
 int64_t sort_run_length();
 void set_sort_run_length(int64_t n);  // for graphs built after it (tests: small runs)
 // The int64 positions where `values` would go in the 1-D ascending `sorted` (side

@@ -1,14 +1,23 @@
-"""Array API sorting functions: sort and argsort along an axis, and searchsorted, lazy. A region of the
-result pulls the whole lanes it crosses (the axis entire) and sorts them; a lane must fit a
-worker's share of max_memory. Always stable; NaNs sort last, as NumPy's."""
+"""Array API sorting and set functions: sort and argsort along an axis, searchsorted, lazy;
+unique_values / counts / inverse / all. A region of a sort pulls the whole lanes it crosses
+and sorts them; a lane longer than two runs (b2lazy._core.sort_run_length() elements) is
+sorted out of core: runs sorted once, then merged per output region. Always stable; NaNs
+sort last, as NumPy's. The unique functions sort x now, into a temporary file."""
 
 from __future__ import annotations
 
-from . import Array, _core, asarray
+from collections import namedtuple
+
+from . import Array, _context, _core, asarray
 from ._manipulation import _axis_arg
 from ._registry import registered as _registered
 
-__all__ = ["sort", "argsort", "searchsorted"]
+__all__ = ["sort", "argsort", "searchsorted", "unique_values", "unique_counts", "unique_inverse", "unique_all"]
+
+# NumPy 2's result types (named fields, unpackable)
+UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
+UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
+UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
 
 
 def _flag(v, name, fn):
@@ -40,3 +49,34 @@ def searchsorted(x1, x2, /, *, side, sorter):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     return Array(_core.searchsorted(asarray(x1)._a, asarray(x2)._a, side == "right",
                                     None if sorter is None else asarray(sorter)._a))
+
+
+def _unique(x, indices, inverse, counts, max_memory):
+    got = _core.unique(asarray(x)._a, indices, inverse, counts, _context(None), max_memory)
+    return [None if a is None else Array(a) for a in got]
+
+
+def unique_values(x, /, *, max_memory=None):
+    """The distinct values of x, sorted, 1-D (each NaN distinct; -0.0 equals 0.0). Sorts x
+    now (out of core when long; `max_memory` is that evaluation's budget) into a temporary
+    file; the result reads it lazily."""
+    return _unique(x, False, False, False, max_memory)[0]
+
+
+def unique_counts(x, /, *, max_memory=None):
+    """(values, counts): the distinct values and how often each occurs."""
+    v, _, _, c = _unique(x, False, False, True, max_memory)
+    return UniqueCountsResult(v, c)
+
+
+def unique_inverse(x, /, *, max_memory=None):
+    """(values, inverse_indices): the distinct values, and for each element of x (same
+    shape) the position of its value among them. Sorts x twice now (values and positions)."""
+    v, _, inv, _ = _unique(x, False, True, False, max_memory)
+    return UniqueInverseResult(v, inv)
+
+
+def unique_all(x, /, *, max_memory=None):
+    """(values, indices, inverse_indices, counts): indices is each value's first position in
+    x flattened."""
+    return UniqueAllResult(*_unique(x, True, True, True, max_memory))

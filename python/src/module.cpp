@@ -12,6 +12,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <b2lazy/b2lazy.hpp>
@@ -713,6 +714,13 @@ NB_MODULE(_core, m) {
   m.def("sort", [](const Array& x, int axis, bool descending, bool stable, bool indices) {
     return indices ? argsort(x, axis, descending, stable) : sort(x, axis, descending, stable);
   }, nb::arg("x"), nb::arg("axis"), nb::arg("descending"), nb::arg("stable"), nb::arg("indices"));
+  m.def("unique", [](const Array& x, bool indices, bool inverse, bool counts, Context* ctx, std::optional<size_t> mm) {
+    return interruptible([&] {  // sorts x now
+      Unique u = unique(x, indices, inverse, counts, ctx, mm.value_or(0));
+      return std::make_tuple(u.values, u.indices, u.inverse, u.counts);
+    });
+  }, nb::arg("x"), nb::arg("indices"), nb::arg("inverse"), nb::arg("counts"), nb::arg("ctx").none(),
+        nb::arg("max_memory").none());
   m.def("sort_run_length", [] { return sort_run_length(); });
   m.def("set_sort_run_length", [](int64_t n) { set_sort_run_length(n); });
   m.def("searchsorted", [](const Array& x1, const Array& x2, bool right, std::optional<Array> sorter) {
