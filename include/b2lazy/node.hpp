@@ -105,7 +105,8 @@ class Node {
 
   // Chunks to keep `box` (a part of this node's result computed once: a stage kept
   // compressed or spilled) in, when balanced tiles of about `target_bytes` would make its
-  // own pass read its inputs many times over; at most `most_bytes`. Empty: balanced tiles.
+  // own pass read its inputs many times over; at most `most_bytes` (except a node computed
+  // whole: its own chunks, whatever their size). Empty: balanced tiles.
   virtual Shape kept_chunks(const Shape& /*box*/, size_t /*target_bytes*/, size_t /*most_bytes*/) const { return {}; }
   // The blocks (the unit a partial read decompresses) of such a stage, at most this many
   // bytes: smaller for a stage its consumers read in many small pieces.

@@ -61,8 +61,6 @@ std::vector<Region> MergeNode::input_regions(const Region& region_in) const {
   return in;
 }
 
-// One lane's pieces at a time: its samples, the windows of one boundary, the slices of
-// the runs (keys, and positions with their (key, position) pairs), beside the output.
 std::vector<Region> MergeNode::pull_pieces(const Region& region_in, size_t input, size_t /*worker_bytes*/) const {
   const Region region = lanes_region(region_in);
   if (input == 1 || region.size() == 0) return {};
@@ -79,6 +77,8 @@ std::vector<Region> MergeNode::pull_pieces(const Region& region_in, size_t input
   return pieces;
 }
 
+// One lane's pieces at a time: its samples, the windows of one boundary, the slices of
+// the runs (keys, and positions with their (key, position) pairs), beside the output.
 int64_t MergeNode::fill_bytes(const Region& region_in, const MemoryModel& m) const {
   const Region region = lanes_region(region_in);
   if (region.size() == 0) return 0;
@@ -103,8 +103,7 @@ std::vector<int64_t> MergeNode::splits(int64_t row, int64_t s, const int64_t* sa
   std::vector<int64_t> p(static_cast<size_t>(k), 0);
   if (s <= 0) return p;
   if (s >= k * run) return std::vector<int64_t>(static_cast<size_t>(k), run);
-  // Runs' samples among the first r sorted ones: sample m of run j (at m * g) is among
-  // them only when the lane's s-th element is not before it... bounds, see the header.
+  // How many of each run's samples are among the first r in sorted order.
   auto counts = [&](int64_t r) {
     std::vector<int64_t> t(static_cast<size_t>(k), 0);
     for (int64_t i = 0; i < std::min(r, nsamples); ++i) ++t[static_cast<size_t>(samples[i])];
