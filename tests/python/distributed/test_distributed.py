@@ -196,3 +196,14 @@ def test_committer_refuses_an_incomplete_or_foreign_output(stored):
         c.add(cid, data)
     with pytest.raises(ValueError, match="chunk 1 of 3 was never added"):
         c.finish({})
+
+
+def test_out_of_core_sort(client, tmp_path):
+    """A lane longer than two runs (the default run length: the workers rebuild the graph
+    with theirs) sorted on the cluster: runs' stage, samples, merge regions."""
+    x = np.random.default_rng(4).standard_normal(2 * bl._core.sort_run_length() + 12345)
+    p = str(tmp_path / "x.b2nd")
+    bl.asarray(x).compute(urlpath=p, chunks=(1 << 20,), blocks=(1 << 16,))
+    out = str(tmp_path / "s.b2nd")
+    bl.sort(bl.open(p)).compute(urlpath=out, scheduler=client)
+    np.testing.assert_array_equal(bl.open(out).to_numpy(), np.sort(x))
