@@ -4,7 +4,9 @@ map_blocks(np.sort), which only sorts each chunk — the runs, a lower bound of 
 and topk; da.unique). Each method runs in a fresh process, so its peak RSS (ru_maxrss) is
 its own; times are wall clock of the operation (loading counted where the method loads).
 
-    python bench/bench_sort_unique.py [GiB (default 2)] [repeats (default 1)]
+    python bench/bench_sort_unique.py [GiB (default 2)] [repeats (default 1)] [--more]
+
+--more runs argsort and unique_all instead (positions: a stable argsort's pairs).
 """
 import json
 import os
@@ -66,6 +68,34 @@ def run(method):
         r = u.compute(urlpath=os.path.join(DIR, "u.b2nd"))
         info["check"] = int(r.shape[0])
         os.remove(os.path.join(DIR, "u.b2nd"))
+    elif method == "numpy argsort":
+        import blosc2
+        x = blosc2.open(SRC)[:]
+        t1 = time.perf_counter()
+        y = np.argsort(x, kind="stable")
+        info["load_s"] = t1 - t0
+        t0 = t1
+        info["check"] = int(y[len(y) // 2])
+    elif method == "numpy unique_all":
+        import blosc2
+        x = blosc2.open(SRC)[:]
+        t1 = time.perf_counter()
+        u = np.unique_all(x)
+        info["load_s"] = t1 - t0
+        t0 = t1
+        info["check"] = int(u.counts.max())
+    elif method == "b2lazy argsort":
+        import b2lazy
+        r = b2lazy.argsort(b2lazy.open(SRC)).compute(urlpath=os.path.join(DIR, "s.b2nd"))
+        info["check"] = int(r[len(r) // 2:len(r) // 2 + 1].to_numpy()[0])
+        os.remove(os.path.join(DIR, "s.b2nd"))
+    elif method == "b2lazy unique_all":
+        import b2lazy
+        u = b2lazy.unique_all(b2lazy.open(SRC))
+        for name in ("values", "indices", "inverse_indices", "counts"):
+            r = getattr(u, name).compute(urlpath=os.path.join(DIR, name + ".b2nd"))
+            os.remove(os.path.join(DIR, name + ".b2nd"))
+        info["check"] = int(b2lazy.max(u.counts).to_numpy())
     elif method == "dask sort chunks (runs only)":
         import blosc2
         import dask.array as da
@@ -88,6 +118,7 @@ def run(method):
 
 METHODS = ["numpy sort", "b2lazy sort", "dask sort chunks (runs only)", "dask topk(1000)",
            "numpy unique", "b2lazy unique", "dask unique"]
+MORE = ["numpy argsort", "b2lazy argsort", "numpy unique_all", "b2lazy unique_all"]  # --more
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--run":
@@ -95,8 +126,12 @@ if __name__ == "__main__":
         DIR = os.path.dirname(SRC)
         run(sys.argv[2])
         sys.exit(0)
-    gib = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
-    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    more = "--more" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--more"]
+    gib = float(args[0]) if args else 2.0
+    repeats = int(args[1]) if len(args) > 1 else 1
+    if more:  # positions too: argsort and unique_all (NumPy's take tens of seconds here)
+        METHODS = MORE
     n = make(gib)
     print(f"{n} float64 ({gib} GiB) in {SRC}: {os.path.getsize(SRC) / 2**30:.2f} GiB on disk; b2lazy max_memory 1 GiB (default)")
     results = {}
@@ -111,7 +146,7 @@ if __name__ == "__main__":
             print(f"  {m:30s} {r['s']:7.2f} s  peak RSS {r['peak_rss_mib']:8.0f} MiB  "
                   f"{'load %.2f s' % r['load_s'] if 'load_s' in r else ''} {r.get('check', '')} {r.get('stats', '')}", flush=True)
     best = {m: min(x["s"] for x in v) for m, v in results.items()}
-    for op in ("sort", "unique"):
+    for op in ("sort", "unique", "argsort", "unique_all"):
         ref = best.get(f"numpy {op}")
         if ref and f"b2lazy {op}" in best:
             print(f"b2lazy {op} / numpy {op} (in memory, load not counted): {best[f'b2lazy {op}'] / ref:.2f}x")

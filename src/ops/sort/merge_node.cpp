@@ -28,13 +28,17 @@ Region lane_rows(const Region& region, const Shape& shape) {
   return r;
 }
 
+// Run `run`'s elements [lo, hi) of lane `row`: keys; of pairs, the keys (`part` 1) or both.
 Region run_slice(int64_t row, int64_t run, int64_t lo, int64_t hi) { return Region{{row, run, lo}, {1, 1, 1}, {1, 1, hi - lo}}; }
+Region pair_slice(int64_t row, int64_t run, int64_t lo, int64_t hi, bool keys_only) {
+  Region r = run_slice(row, run, lo, hi);
+  r.start.push_back(keys_only ? 1 : 0), r.step.push_back(1), r.count.push_back(keys_only ? 1 : 2);
+  return r;
+}
 }  // namespace
 
-MergeNode::MergeNode(NodePtr key_runs, NodePtr samples, NodePtr position_runs, DType values, int64_t n, int64_t every,
-                     bool descending, bool flat)
-    : Node(position_runs ? DType::I64 : values, flat ? Shape{n} : Shape{key_runs->shape()[0], n},
-           position_runs ? std::vector<NodePtr>{key_runs, samples, position_runs} : std::vector<NodePtr>{key_runs, samples}),
+MergeNode::MergeNode(NodePtr runs, NodePtr samples, DType values, int64_t n, int64_t every, bool descending, bool flat)
+    : Node(runs->ndim() == 4 ? DType::I64 : values, flat ? Shape{n} : Shape{runs->shape()[0], n}, {runs, samples}),
       every_(every),
       descending_(descending) {}
 
@@ -68,12 +72,15 @@ std::vector<Region> MergeNode::pull_pieces(const Region& region_in, size_t input
   const int64_t k = rs[1], run = rs[2], n = shape().back();
   const Box b = region.bounds();
   const int64_t s = b.start[1], e = b.stop[1];
-  const int64_t window = input == 0 ? 2 * (2 * k + 1) * every_ / k : 0;  // two boundaries' windows, each run's share
+  const int64_t window = 2 * (2 * k + 1) * every_ / k;  // two boundaries' windows, each run's share
   const int64_t lo = s * run / std::max<int64_t>(1, n);
   const int64_t hi = std::min(run, std::max(lo + 1, (e * run + n - 1) / std::max<int64_t>(1, n) + window));
   std::vector<Region> pieces;
   for (int64_t r = 0; r < region.count[0]; ++r)
-    for (int64_t j = 0; j < k; ++j) pieces.push_back(run_slice(region.start[0] + r * region.step[0], j, lo, hi));
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t row = region.start[0] + r * region.step[0];
+      pieces.push_back(positions() ? pair_slice(row, j, lo, hi, false) : run_slice(row, j, lo, hi));
+    }
   return pieces;
 }
 
@@ -83,12 +90,13 @@ int64_t MergeNode::fill_bytes(const Region& region_in, const MemoryModel& m) con
   const Region region = lanes_region(region_in);
   if (region.size() == 0) return 0;
   const int64_t span = region.step[1] == 1 ? region.count[1] : std::min(region.bounds().shape()[1], kPiece);
-  const int64_t per = positions() ? 8 + 8 + 16 : 8;
+  const int64_t per = positions() ? 16 : 8;
   int64_t held = sat_mul(region.count[0], inputs()[1]->shape()[1] * 8);
   held = sat_add(held, sat_add(sat_mul(span, per), (kWindow + 2 * inputs()[0]->shape()[1] * every_) * 8));
   if (region.step[1] != 1) held = sat_add(held, sat_mul(span, static_cast<int64_t>(itemsize(dtype()))));
   const Shape& rs = inputs()[0]->shape();
-  return sat_add(held, m.pull_bytes(*inputs()[0], run_slice(region.start[0], 0, 0, rs[2])));
+  const Region one_run = positions() ? pair_slice(region.start[0], 0, 0, rs[2], false) : run_slice(region.start[0], 0, 0, rs[2]);
+  return sat_add(held, m.pull_bytes(*inputs()[0], one_run));
 }
 
 Shape MergeNode::preferred_chunks() const {
@@ -126,7 +134,10 @@ std::vector<int64_t> MergeNode::splits(int64_t row, int64_t s, const int64_t* sa
   ScratchScope scope(ts.scratch);
   auto* w = static_cast<uint64_t*>(scope.alloc(static_cast<size_t>(std::max<int64_t>(1, off[k])) * sizeof(uint64_t)));
   for (size_t j = 0; j < static_cast<size_t>(k); ++j)
-    if (hi[j] > lo[j]) keys.pull(run_slice(row, static_cast<int64_t>(j), lo[j], hi[j]), w + off[j], ts);
+    if (hi[j] > lo[j]) {
+      const int64_t run_j = static_cast<int64_t>(j);
+      keys.pull(positions() ? pair_slice(row, run_j, lo[j], hi[j], true) : run_slice(row, run_j, lo[j], hi[j]), w + off[j], ts);
+    }
   // The s-th element is the within-windows rank `want`: find its key x (the least key
   // with more than `want` keys at or below it), then share its ties by run.
   const int64_t want = s - before;
@@ -164,32 +175,34 @@ void MergeNode::merge(int64_t row, int64_t s, int64_t e, const int64_t* samples,
   const std::vector<int64_t> from = splits(row, s, samples, ts), to = splits(row, e, samples, ts);
   const int64_t total = e - s;
   ScratchScope scope(ts.scratch);
+  if (positions()) {  // (position, key) pairs: sorted by key, then position (stable)
+    auto* pairs = static_cast<sortkey::KeyPos*>(scope.alloc(static_cast<size_t>(total) * sizeof(sortkey::KeyPos)));
+    int64_t at = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      const size_t u = static_cast<size_t>(j);
+      if (to[u] <= from[u]) continue;
+      keys.pull(pair_slice(row, j, from[u], to[u], false), pairs + at, ts);
+      at += to[u] - from[u];
+    }
+    sortkey::sort_pairs(pairs, static_cast<size_t>(total));
+    int64_t* o = static_cast<int64_t*>(out);
+    for (int64_t i = 0; i < total; ++i) o[i] = static_cast<int64_t>(pairs[i].pos);
+    return;
+  }
   auto* kb = static_cast<uint64_t*>(scope.alloc(static_cast<size_t>(total) * sizeof(uint64_t)));
-  int64_t* pb = positions() ? static_cast<int64_t*>(scope.alloc(static_cast<size_t>(total) * sizeof(int64_t))) : nullptr;
   int64_t at = 0;
   for (int64_t j = 0; j < k; ++j) {
     const size_t u = static_cast<size_t>(j);
     if (to[u] <= from[u]) continue;
-    const Region r = run_slice(row, j, from[u], to[u]);
-    keys.pull(r, kb + at, ts);
-    if (pb) inputs()[2]->pull(r, pb + at, ts);
+    keys.pull(run_slice(row, j, from[u], to[u]), kb + at, ts);
     at += to[u] - from[u];
   }
-  if (!pb) {  // values: keys alone
-    sortkey::sort_keys(kb, static_cast<size_t>(total));
-    dispatch(dtype(), [&](auto* tag) {
-      using T = std::remove_pointer_t<decltype(tag)>;
-      T* o = static_cast<T*>(out);
-      for (int64_t i = 0; i < total; ++i) o[i] = sortkey::from_key<T>(kb[i], descending_);
-    });
-    return;
-  }
-  // positions: (key, position) pairs, so equal keys come in the lane's order (stable)
-  auto* pairs = static_cast<sortkey::KeyPos*>(scope.alloc(static_cast<size_t>(total) * sizeof(sortkey::KeyPos)));
-  for (int64_t i = 0; i < total; ++i) pairs[i] = {static_cast<uint64_t>(pb[i]), kb[i]};
-  sortkey::sort_pairs(pairs, static_cast<size_t>(total));
-  int64_t* o = static_cast<int64_t*>(out);
-  for (int64_t i = 0; i < total; ++i) o[i] = static_cast<int64_t>(pairs[i].pos);
+  sortkey::sort_keys(kb, static_cast<size_t>(total));  // values: keys alone
+  dispatch(dtype(), [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    T* o = static_cast<T*>(out);
+    for (int64_t i = 0; i < total; ++i) o[i] = sortkey::from_key<T>(kb[i], descending_);
+  });
 }
 
 void MergeNode::fill(const Region& region_in, void* out, ThreadState& ts) const {
@@ -233,11 +246,10 @@ Array merge_sort(const Array& x, int axis, bool descending, bool positions, int6
   const NodePtr lanes = reshape(moved, {outer, n}).node();
   const int64_t k = std::max<int64_t>(1, (n + run - 1) / run);
   const int64_t every = std::max<int64_t>(1, std::min(run / 8, kWindow / (2 * k + 1)));
-  auto key_runs = std::make_shared<RunsNode>(lanes, run, descending, false, positions);
-  NodePtr position_runs = positions ? std::make_shared<RunsNode>(lanes, run, descending, true, true) : nullptr;
-  auto samples = std::make_shared<SamplesNode>(key_runs, position_runs, every);
+  auto runs = std::make_shared<RunsNode>(lanes, run, descending, positions);
+  auto samples = std::make_shared<SamplesNode>(runs, every);
   const bool flat = x.ndim() == 1;
-  const Array merged(std::make_shared<MergeNode>(key_runs, samples, position_runs, x.dtype(), n, every, descending, flat));
+  const Array merged(std::make_shared<MergeNode>(runs, samples, x.dtype(), n, every, descending, flat));
   const Array back = flat ? merged : reshape(merged, moved.shape());
   return axis == last ? back : moveaxis(back, {last}, {axis});
 }

@@ -11,11 +11,10 @@ namespace b2lazy {
 
 class MergeNode : public Node {
  public:
-  // inputs: the key runs, their samples, and for positions (argsort) the position runs.
-  // `values`: the dtype the keys decode to (a values sort); `n`: the lanes' length; `flat`:
-  // the result is the one lane, 1-D.
-  MergeNode(NodePtr key_runs, NodePtr samples, NodePtr position_runs, DType values, int64_t n, int64_t every,
-            bool descending, bool flat);
+  // inputs: the runs (keys, or (position, key) pairs for positions: an argsort) and their
+  // samples. `values`: the dtype the keys decode to (a values sort); `n`: the lanes'
+  // length; `flat`: the result is the one lane, 1-D.
+  MergeNode(NodePtr runs, NodePtr samples, DType values, int64_t n, int64_t every, bool descending, bool flat);
   std::string kind() const override { return positions() ? "merge runs (positions)" : "merge runs"; }
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
@@ -27,7 +26,7 @@ class MergeNode : public Node {
   Shape preferred_chunks() const override;
 
  private:
-  bool positions() const { return inputs().size() > 2; }
+  bool positions() const { return inputs()[0]->ndim() == 4; }
   // The region over (lanes, n): a 1-D result (one lane) is that lane's row 0.
   Region lanes_region(const Region& region) const;
   // p_j(s) for each run j of lane `row`, given that lane's samples (run ids, sorted order).

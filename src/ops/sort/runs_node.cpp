@@ -17,11 +17,24 @@ namespace {
 int64_t runs_for(int64_t n, int64_t run) { return std::max<int64_t>(1, (n + run - 1) / run); }
 }  // namespace
 
-RunsNode::RunsNode(NodePtr lanes, int64_t run, bool descending, bool positions, bool canonical_zero)
-    : Node(positions ? DType::I64 : DType::U64, {lanes->shape()[0], runs_for(lanes->shape()[1], run), run}, {lanes}),
+namespace {
+Shape runs_shape(const Shape& lanes, int64_t run, bool pairs) {
+  Shape s{lanes[0], runs_for(lanes[1], run), run};
+  if (pairs) s.push_back(2);
+  return s;
+}
+}  // namespace
+
+RunsNode::RunsNode(NodePtr lanes, int64_t run, bool descending, bool positions)
+    : Node(DType::U64, runs_shape(lanes->shape(), run, positions), {lanes}),
       descending_(descending),
-      positions_(positions),
-      canonical_zero_(canonical_zero || positions) {}
+      positions_(positions) {}
+
+Shape RunsNode::preferred_chunks() const {
+  Shape c{1, 1, shape()[2]};
+  if (positions_) c.push_back(2);
+  return c;
+}
 
 std::string RunsNode::describe() const {
   return kind() + (descending_ ? " descending" : "") + " -> " + std::string(dtype_name(dtype())) + " " + shape_str(shape());
@@ -66,7 +79,7 @@ void RunsNode::fill(const Region& region, void* out, ThreadState& ts) const {
         const int64_t at = (r * region.count[1] + jr) * region.count[2];
         if (!positions_) {
           keys.assign(static_cast<size_t>(run), sortkey::kLast);
-          for (int64_t i = 0; i < len; ++i) keys[static_cast<size_t>(i)] = sortkey::to_key(src[i], descending_, canonical_zero_);
+          for (int64_t i = 0; i < len; ++i) keys[static_cast<size_t>(i)] = sortkey::to_key(src[i], descending_);
           sortkey::sort_keys(keys.data(), keys.size());
           uint64_t* o = static_cast<uint64_t*>(out) + at;
           for (int64_t i = 0; i < region.count[2]; ++i) o[i] = keys[static_cast<size_t>(region.start[2] + i * region.step[2])];
@@ -76,29 +89,32 @@ void RunsNode::fill(const Region& region, void* out, ThreadState& ts) const {
         for (int64_t i = 0; i < run; ++i)
           pairs[static_cast<size_t>(i)] = {static_cast<uint64_t>(first + i), i < len ? sortkey::to_key(src[i], descending_, true) : sortkey::kLast};
         sortkey::sort_pairs(pairs.data(), pairs.size());
-        int64_t* o = static_cast<int64_t*>(out) + at;
-        for (int64_t i = 0; i < region.count[2]; ++i)
-          o[i] = static_cast<int64_t>(pairs[static_cast<size_t>(region.start[2] + i * region.step[2])].pos);
+        uint64_t* o = static_cast<uint64_t*>(out) + at * region.count[3];
+        for (int64_t i = 0; i < region.count[2]; ++i) {
+          const sortkey::KeyPos& kp = pairs[static_cast<size_t>(region.start[2] + i * region.step[2])];
+          for (int64_t c = 0; c < region.count[3]; ++c)
+            o[i * region.count[3] + c] = region.start[3] + c * region.step[3] == 0 ? kp.pos : kp.key;
+        }
       }
   });
 }
 
-SamplesNode::SamplesNode(NodePtr key_runs, NodePtr position_runs, int64_t every)
-    : Node(DType::I64,
-           {key_runs->shape()[0], key_runs->shape()[1] * ((key_runs->shape()[2] + every - 1) / every)},
-           position_runs ? std::vector<NodePtr>{key_runs, position_runs} : std::vector<NodePtr>{key_runs}),
+SamplesNode::SamplesNode(NodePtr runs, int64_t every)
+    : Node(DType::I64, {runs->shape()[0], runs->shape()[1] * ((runs->shape()[2] + every - 1) / every)}, {runs}),
       every_(every),
-      per_run_((key_runs->shape()[2] + every - 1) / every) {}
+      per_run_((runs->shape()[2] + every - 1) / every) {}
 
 std::string SamplesNode::describe() const {
   return "run samples every " + std::to_string(every_) + " -> int64 " + shape_str(shape());
 }
 
+// Every every-th element of each run: keys, or (position, key) pairs.
 std::vector<Region> SamplesNode::input_regions(const Region& region) const {
   const Shape& rs = inputs()[0]->shape();
-  const Region r = region.size() == 0 ? Region{{0, 0, 0}, {1, 1, 1}, {0, 0, 0}}
-                                      : Region{{region.start[0], 0, 0}, {region.step[0], 1, every_}, {region.count[0], rs[1], per_run_}};
-  return std::vector<Region>(inputs().size(), r);
+  Region r = region.size() == 0 ? Region{{0, 0, 0}, {1, 1, 1}, {0, 0, 0}}
+                                : Region{{region.start[0], 0, 0}, {region.step[0], 1, every_}, {region.count[0], rs[1], per_run_}};
+  if (rs.size() == 4) r.start.push_back(0), r.step.push_back(1), r.count.push_back(region.size() ? 2 : 0);
+  return {r};
 }
 
 // Fills whole lanes: the order of a sample depends on all the others.
@@ -107,21 +123,18 @@ void SamplesNode::fill(const Region& region, void* out, ThreadState& ts) const {
   const Region in = input_regions(region)[0];
   const int64_t per_lane = shape()[1];
   ScratchScope scope(ts.scratch);
-  auto* keys = static_cast<uint64_t*>(scope.alloc(static_cast<size_t>(in.size()) * sizeof(uint64_t)));
-  inputs()[0]->pull(in, keys, ts);
-  int64_t* pos = nullptr;  // the samples' positions in their lane (argsort: ties by them)
-  if (inputs().size() > 1) {
-    pos = static_cast<int64_t*>(scope.alloc(static_cast<size_t>(in.size()) * sizeof(int64_t)));
-    inputs()[1]->pull(in, pos, ts);
-  }
+  auto* got = static_cast<uint64_t*>(scope.alloc(static_cast<size_t>(in.size()) * sizeof(uint64_t)));
+  inputs()[0]->pull(in, got, ts);
+  const bool pairs_in = inputs()[0]->ndim() == 4;  // (position, key) pairs: ties by position
   const int64_t run = inputs()[0]->shape()[2];
   std::vector<sortkey::KeyPos> pairs(static_cast<size_t>(per_lane));
   for (int64_t r = 0; r < region.count[0]; ++r) {
-    // by position in the lane (run j's sample m: j * run + m * every without positions,
-    // which orders ties by run as the values merge does)
+    // by position in the lane (run j's sample m: j * run + m * every for keys alone, which
+    // orders ties by run as the values merge does)
     for (int64_t i = 0; i < per_lane; ++i) {
-      const int64_t at = pos ? pos[r * per_lane + i] : (i / per_run_) * run + (i % per_run_) * every_;
-      pairs[static_cast<size_t>(i)] = {static_cast<uint64_t>(at), keys[r * per_lane + i]};
+      const int64_t e = r * per_lane + i;
+      pairs[static_cast<size_t>(i)] = pairs_in ? sortkey::KeyPos{got[2 * e], got[2 * e + 1]}
+                                               : sortkey::KeyPos{static_cast<uint64_t>((i / per_run_) * run + (i % per_run_) * every_), got[e]};
     }
     sortkey::sort_pairs(pairs.data(), pairs.size());
     int64_t* o = static_cast<int64_t*>(out) + r * region.count[1];

@@ -8,12 +8,12 @@
 namespace b2lazy {
 
 // Lanes (outer, n) as (outer, k, R) runs, each sorted: its sort keys (uint64,
-// ops/sort/sort_keys.hpp), or when `positions` each key's position in the lane (int64),
-// in the same order. The last run is padded with keys after everything (positions >= n).
-// `canonical_zero`: -0.0 keyed as 0.0 (an argsort's keys, as its positions are sorted).
+// ops/sort/sort_keys.hpp), or when `positions` (outer, k, R, 2): (position in the lane,
+// key) pairs sorted by key then position (stable; -0.0 keyed as 0.0), laid out as
+// sortkey::KeyPos. The last run is padded with keys after everything (positions >= n).
 class RunsNode : public Node {
  public:
-  RunsNode(NodePtr lanes, int64_t run, bool descending, bool positions, bool canonical_zero);
+  RunsNode(NodePtr lanes, int64_t run, bool descending, bool positions);
   std::string kind() const override { return positions_ ? "sorted runs (positions)" : "sorted runs"; }
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
@@ -22,22 +22,21 @@ class RunsNode : public Node {
   bool cacheable() const override { return true; }
   bool computed_whole() const override { return true; }
   // Whole runs: a chunk cut inside a run would sort it again.
-  Shape preferred_chunks() const override { return {1, 1, shape()[2]}; }
+  Shape preferred_chunks() const override;
   Shape kept_chunks(const Shape&, size_t, size_t) const override { return preferred_chunks(); }
   // Small blocks: the merge reads a few hundred elements of every run at each boundary.
   size_t kept_block_bytes() const override { return size_t(32) << 10; }
 
  private:
-  bool descending_, positions_, canonical_zero_;
+  bool descending_, positions_;
 };
 
 // Every `every`-th key of each run of a RunsNode (its "samples"), merged: for each lane
 // the run each sample came from, in the samples' sorted order (ties by position in the
-// lane, as in the merge: by run for values, read from the position runs when given).
-// What the merge narrows each output chunk's boundaries with.
+// lane, as in the merge). What the merge narrows each output chunk's boundaries with.
 class SamplesNode : public Node {
  public:
-  SamplesNode(NodePtr key_runs, NodePtr position_runs, int64_t every);
+  SamplesNode(NodePtr runs, int64_t every);
   std::string kind() const override { return "run samples"; }
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
