@@ -16,18 +16,17 @@ import sys
 import tempfile
 import time
 
+import numpy as np  # (b2lazy imports it too; blosc2 only where a method reads with it)
+
 DIR = tempfile.mkdtemp(prefix="b2lazy-sortbench-")
 SRC = os.path.join(DIR, "x.b2nd")
 
 
 def make(gib):
-    import numpy as np
-    import b2lazy
     n = int(gib * (1 << 30)) // 8
     # rounded normals: sorting as hard as random doubles, with repeats for unique
-    x = b2lazy.evaluate("round(x * 1e4) / 1e4", x=b2lazy.asarray(np.zeros(0))) if False else None
-    rng = np.random.default_rng(0)
     import blosc2
+    rng = np.random.default_rng(0)
     out = blosc2.empty((n,), dtype=np.float64, urlpath=SRC, mode="w")
     step = 1 << 24
     for s in range(0, n, step):
@@ -36,30 +35,36 @@ def make(gib):
     return n
 
 
+# NumPy's operation on the loaded array, and a value from its result (a check across methods)
+NUMPY = {
+    "numpy sort": lambda x: float(np.sort(x)[len(x) // 2]),
+    "numpy unique": lambda x: int(np.unique_values(x).size),
+    "numpy argsort": lambda x: int(np.argsort(x, kind="stable")[len(x) // 2]),
+    "numpy unique_all": lambda x: int(np.unique_all(x).counts.max()),
+}
+
+
+def dask_array():
+    import blosc2
+    import dask.array as da
+    return da.from_array(blosc2.open(SRC), chunks=1 << 22)
+
+
 def run(method):
-    import numpy as np
     t0 = time.perf_counter()
     info = {}
-    if method == "numpy sort":
+    if method in NUMPY:  # loaded whole (timed apart), then the operation in memory
         import blosc2
         x = blosc2.open(SRC)[:]
         t1 = time.perf_counter()
-        y = np.sort(x)
+        info["check"] = NUMPY[method](x)
         info["load_s"] = t1 - t0
         t0 = t1
-        info["check"] = float(y[len(y) // 2])
-    elif method == "numpy unique":
-        import blosc2
-        x = blosc2.open(SRC)[:]
-        t1 = time.perf_counter()
-        u = np.unique_values(x)
-        info["load_s"] = t1 - t0
-        t0 = t1
-        info["check"] = int(u.size)
-    elif method == "b2lazy sort":
+    elif method in ("b2lazy sort", "b2lazy argsort"):
         import b2lazy
-        r = b2lazy.sort(b2lazy.open(SRC)).compute(urlpath=os.path.join(DIR, "s.b2nd"))
-        info["check"] = float(r[len(r) // 2:len(r) // 2 + 1].to_numpy()[0])
+        f = b2lazy.sort if method == "b2lazy sort" else b2lazy.argsort
+        r = f(b2lazy.open(SRC)).compute(urlpath=os.path.join(DIR, "s.b2nd"))
+        info["check"] = r[len(r) // 2:len(r) // 2 + 1].to_numpy()[0].item()
         info["stats"] = {k: r.stats[k] for k in ("projected_peak_bytes", "peak_scratch_bytes")}
         os.remove(os.path.join(DIR, "s.b2nd"))
     elif method == "b2lazy unique":
@@ -68,27 +73,6 @@ def run(method):
         r = u.compute(urlpath=os.path.join(DIR, "u.b2nd"))
         info["check"] = int(r.shape[0])
         os.remove(os.path.join(DIR, "u.b2nd"))
-    elif method == "numpy argsort":
-        import blosc2
-        x = blosc2.open(SRC)[:]
-        t1 = time.perf_counter()
-        y = np.argsort(x, kind="stable")
-        info["load_s"] = t1 - t0
-        t0 = t1
-        info["check"] = int(y[len(y) // 2])
-    elif method == "numpy unique_all":
-        import blosc2
-        x = blosc2.open(SRC)[:]
-        t1 = time.perf_counter()
-        u = np.unique_all(x)
-        info["load_s"] = t1 - t0
-        t0 = t1
-        info["check"] = int(u.counts.max())
-    elif method == "b2lazy argsort":
-        import b2lazy
-        r = b2lazy.argsort(b2lazy.open(SRC)).compute(urlpath=os.path.join(DIR, "s.b2nd"))
-        info["check"] = int(r[len(r) // 2:len(r) // 2 + 1].to_numpy()[0])
-        os.remove(os.path.join(DIR, "s.b2nd"))
     elif method == "b2lazy unique_all":
         import b2lazy
         u = b2lazy.unique_all(b2lazy.open(SRC))
@@ -97,19 +81,14 @@ def run(method):
             os.remove(os.path.join(DIR, name + ".b2nd"))
         info["check"] = int(b2lazy.max(u.counts).to_numpy())
     elif method == "dask sort chunks (runs only)":
-        import blosc2
-        import dask.array as da
-        x = da.from_array(blosc2.open(SRC), chunks=1 << 22)
-        da.map_blocks(np.sort, x).to_zarr(os.path.join(DIR, "d.zarr"), overwrite=True)
+        x = dask_array()
+        x.map_blocks(np.sort).to_zarr(os.path.join(DIR, "d.zarr"), overwrite=True)
     elif method == "dask topk(1000)":
-        import blosc2
-        import dask.array as da
-        x = da.from_array(blosc2.open(SRC), chunks=1 << 22)
-        info["check"] = float(da.topk(x, 1000).compute()[0])
+        x = dask_array()
+        info["check"] = float(x.topk(1000).compute()[0])
     elif method == "dask unique":
-        import blosc2
+        x = dask_array()
         import dask.array as da
-        x = da.from_array(blosc2.open(SRC), chunks=1 << 22)
         info["check"] = int(da.unique(x).compute().size)
     info["s"] = time.perf_counter() - t0
     info["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
