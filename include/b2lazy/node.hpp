@@ -73,6 +73,10 @@ class Node {
   // elements sorts whole runs)? Then it is computed once whenever it is pulled at all,
   // even by pulls that do not overlap.
   virtual bool computed_whole() const { return false; }
+  // The part of this node a fill of `region` computes (a sort: the whole lanes the region
+  // crosses). Requests whose computed parts overlap make a cacheable node computed once,
+  // in chunks of its own (kept_chunks), even when the regions asked do not overlap.
+  virtual Region computed_region(const Region& region) const { return region; }
 
   // Zero-copy access: a pointer to `region` laid out densely in C order when the node
   // already holds it that way in memory (NumPy sources), else nullptr.

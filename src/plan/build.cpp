@@ -211,9 +211,9 @@ class Builder {
       if (!s.source && req >= (int64_t(1) << 20) && req <= static_cast<int64_t>(std::max(target, size_t(16) << 20)))
         s.chunks = clamped(r.request, shape);
       if (!s.source && r.node->fills_whole_box()) s.chunks = clamped(shape, shape);
-      // A node computed whole (sorted runs) in its own chunks: a chunk cut smaller would
-      // compute each of its own again.
-      const bool whole = !s.source && r.node->computed_whole() && !r.node->kept_chunks(shape, target, target).empty();
+      // A node computed whole (sorted runs), or one whose parts compute more than they hold
+      // (sorted lanes), in its own chunks: a chunk cut smaller would compute them again.
+      const bool whole = !s.source && r.own_chunks && !r.node->kept_chunks(shape, target, target).empty();
       if (whole) s.chunks = clamped(r.node->kept_chunks(shape, target, target), shape);
       // A small result of much input (a scan's segment totals: 1 KiB of 128 MiB) in one
       // chunk runs on one thread: a few chunks per worker instead, each a share of it.

@@ -24,6 +24,8 @@ struct Requests {
   int64_t total = 0;
   int64_t decompressed = 0;  // sources: bytes the requests decompress
   Box bbox;
+  int64_t computed = 0;  // elements the requests compute (Node::computed_region), and their hull
+  Box computed_bbox;
   // The same region asked by two units (x^T x's upper tile, by the tile and its mirror):
   // overlap even when the requests hold no more elements than their hull (a triangle).
   std::set<std::vector<int64_t>> asked;
@@ -152,7 +154,9 @@ Unsettled unsettled_part(const Node& root, PlanningState& ps) {
       ps.settled.insert(n);
     } else {
       unsettled.insert(n);
-      if (n != &root && u.candidate(*n)) u.any_cacheable_below_root = true;
+      // (the root too when cacheable: its chunks may compute overlapping parts, as a sort's
+      // lanes cut by the output chunks)
+      if (u.candidate(*n) && (n != &root || n->cacheable())) u.any_cacheable_below_root = true;
     }
   }
   std::vector<const Node*> order;
@@ -184,14 +188,18 @@ class Walker {
     if (u_.candidate(*n)) {
       auto [it, fresh] = frontier.try_emplace(n.get());
       Requests& q = it->second;
+      const Region c = n->computed_region(r);
       if (fresh) {
         q.node = n;
         q.bbox = r.bounds();
+        q.computed_bbox = c.bounds();
         order_.push({u_.rank.at(n.get()), n.get()});
       } else {
         q.bbox = hull(q.bbox, r.bounds());
+        q.computed_bbox = hull(q.computed_bbox, c.bounds());
       }
       q.total += r.size();
+      q.computed += c.size();
       q.decompressed = sat_add(q.decompressed, n->decompressed_bytes(r));
       std::vector<int64_t> key(r.start);
       key.insert(key.end(), r.step.begin(), r.step.end());
@@ -278,11 +286,16 @@ std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, 
       }
       continue;
     }
-    // (A node computed whole is kept when something pulls it, not inside its own stage's pass.)
+    // (A node computed whole is kept when something pulls it, not inside its own stage's
+    // pass; so is one whose requests compute overlapping parts: a sort of lanes cut by the
+    // output chunks — kept over the parts computed.)
     const bool whole = node.computed_whole() && !ps.computing.count(&node);
-    if (q->total > q->bbox.size() || q->repeated || promoted || whole) {
-      r.pulled = sat_mul(q->total, isz);
-      r.once = sat_mul(q->bbox.size(), isz);
+    const bool wider = q->computed > q->computed_bbox.size() && !ps.computing.count(&node);
+    if (q->total > q->bbox.size() || q->repeated || promoted || whole || wider) {
+      if (wider) r.box = q->computed_bbox;
+      r.own_chunks = whole || wider;
+      r.pulled = sat_mul(std::max(q->total, wider ? q->computed : 0), isz);
+      r.once = sat_mul(r.box.size(), isz);
       reused.push_back(std::move(r));
     } else {
       std::vector<Region> regions = std::move(q->regions);

@@ -42,6 +42,9 @@ struct ReusedNode {
   // A source: the window of decompressed blocks through which the chunks' pulls, in
   // order, decompress it about once (blocks 0: none does), in place of keeping it.
   WindowChoice window;
+  // Kept in its own chunks (Node::kept_chunks): a node computed whole, or whose requests
+  // compute overlapping parts (Node::computed_region).
+  bool own_chunks = false;
 };
 
 // Reuse candidates: nodes worth computing once (Node::cacheable: reductions, scans,

@@ -105,6 +105,19 @@ def test_a_sort_larger_than_max_memory(positions, tmp_path):
     np.testing.assert_array_equal(got, np.argsort(x, kind="stable") if positions else np.sort(x))
 
 
+def test_output_chunks_cutting_the_axis_sort_each_lane_once():
+    """Output chunks that cut the sorted axis: the sort is kept (computed once, in whole
+    lanes) instead of every chunk sorting its lanes again."""
+    x = np.random.default_rng(9).standard_normal((64, 256))
+    s = b2lazy.sort(b2lazy.asarray(x), axis=1)
+    plan = s.plan(chunks=(16, 32))
+    assert [st["kind"] for st in plan.stages] == ["sort"]
+    r = s.compute(chunks=(16, 32))
+    np.testing.assert_array_equal(r.to_numpy(), np.sort(x, axis=1))
+    assert r.stats["cache_misses"] == 1  # computed once
+    assert not b2lazy.sort(b2lazy.asarray(x), axis=1).plan(chunks=(16, 256)).stages  # whole lanes: nothing kept
+
+
 def test_a_row_reads_only_its_chunks(tmp_path):
     x = np.random.default_rng(3).standard_normal((40, 30))
     path = str(tmp_path / "x.b2nd")

@@ -16,6 +16,10 @@ class SortNode : public Node {
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
   Shape preferred_chunks() const override;
+  // Whole lanes: cut by the output chunks, a sort is computed once (kept) in its own.
+  bool cacheable() const override { return true; }
+  Region computed_region(const Region& region) const override { return input_regions(region)[0]; }
+  Shape kept_chunks(const Shape&, size_t, size_t) const override { return preferred_chunks(); }
 
  private:
   int axis_;
