@@ -28,7 +28,7 @@ Region lane_rows(const Region& region, const Shape& shape) {
   return r;
 }
 
-// Run `run`'s elements [lo, hi) of lane `row`: keys; of pairs, the keys (`part` 1) or both.
+// Run `run`'s elements [lo, hi) of lane `row`; of pair runs, the keys alone or the pairs.
 Region run_slice(int64_t row, int64_t run, int64_t lo, int64_t hi) { return Region{{row, run, lo}, {1, 1, 1}, {1, 1, hi - lo}}; }
 Region pair_slice(int64_t row, int64_t run, int64_t lo, int64_t hi, bool keys_only) {
   Region r = run_slice(row, run, lo, hi);
