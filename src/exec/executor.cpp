@@ -94,16 +94,14 @@ void run_tasks(const Node& root, const ChunkGrid& grid, int64_t per, int64_t fir
   });
 }
 
-// A temporary b2nd file for a spilled stage, in TMPDIR, removed as soon as it is open
-// (its reads go through the descriptor opened with it).
-std::string spill_path() {
+}  // namespace
+
+std::string temp_b2nd_path(const std::string& what) {
   static std::atomic<int64_t> counter{0};
   return (std::filesystem::temp_directory_path() /
-          (".b2lazy-spill-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".b2nd"))
+          (".b2lazy-" + what + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".b2nd"))
       .string();
 }
-
-}  // namespace
 
 std::unique_ptr<B2ndWriter> stage_writer(const PlanStage& s, const std::string& urlpath) {
   const NodePtr& sub = s.computed;
@@ -157,7 +155,7 @@ void run_stage(const PlanStage& s, EvalState& ev) {
     m.source = std::make_shared<BufferSource>(buf.get(), sub->dtype(), sub->shape(), Shape{},
                                               std::shared_ptr<const void>(buf, buf.get()), "cache");
   } else {
-    const std::string path = s.where == KeptIn::Spilled ? spill_path() : std::string();
+    const std::string path = s.where == KeptIn::Spilled ? temp_b2nd_path("spill") : std::string();
     std::unique_ptr<B2ndWriter> w = stage_writer(s, path);
     Target t;
     t.writer = w.get();

@@ -24,6 +24,9 @@ struct Target {
 // Stages, then tasks [first_task, last_task) into `target`.
 Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, int64_t last_task, Context& ctx,
                    const EvalOptions& opts);
+// A fresh path for a temporary b2nd file in TMPDIR, `.b2lazy-<what>-<pid>-<n>.b2nd`:
+// opened, then removed at once (its reads go through the descriptor opened with it).
+std::string temp_b2nd_path(const std::string& what);
 // The writer of a stage kept compressed: lz4, in blocks that keep its chunks' C order
 // where they allow it (consumer-shaped tiles are read by ranges); into a b2nd file at
 // `urlpath` when spilled, else in memory.

@@ -213,8 +213,9 @@ class Builder {
       if (!s.source && r.node->fills_whole_box()) s.chunks = clamped(shape, shape);
       // A node computed whole (sorted runs), or one whose parts compute more than they hold
       // (sorted lanes), in its own chunks: a chunk cut smaller would compute them again.
-      const bool whole = !s.source && r.own_chunks && !r.node->kept_chunks(shape, target, target).empty();
-      if (whole) s.chunks = clamped(r.node->kept_chunks(shape, target, target), shape);
+      const Shape own = !s.source && r.own_chunks ? r.node->kept_chunks(shape, target, target) : Shape{};
+      const bool whole = !own.empty();
+      if (whole) s.chunks = clamped(own, shape);
       // A small result of much input (a scan's segment totals: 1 KiB of 128 MiB) in one
       // chunk runs on one thread: a few chunks per worker instead, each a share of it.
       if (!s.source && s.bytes > 0 && !r.node->fills_whole_box() && !whole) {

@@ -27,14 +27,6 @@ Region lane_rows(const Region& region, const Shape& shape) {
   r.start[0] = region.start[0], r.step[0] = region.step[0], r.count[0] = region.count[0];
   return r;
 }
-
-// Run `run`'s elements [lo, hi) of lane `row`; of pair runs, the keys alone or the pairs.
-Region run_slice(int64_t row, int64_t run, int64_t lo, int64_t hi) { return Region{{row, run, lo}, {1, 1, 1}, {1, 1, hi - lo}}; }
-Region pair_slice(int64_t row, int64_t run, int64_t lo, int64_t hi, bool keys_only) {
-  Region r = run_slice(row, run, lo, hi);
-  r.start.push_back(keys_only ? 1 : 0), r.step.push_back(1), r.count.push_back(keys_only ? 1 : 2);
-  return r;
-}
 }  // namespace
 
 MergeNode::MergeNode(NodePtr runs, NodePtr samples, DType values, int64_t n, int64_t every, bool descending, bool flat)
@@ -51,6 +43,12 @@ std::string MergeNode::describe() const {
 Region MergeNode::lanes_region(const Region& region) const {
   if (ndim() == 2) return region;
   return Region{{0, region.start[0]}, {1, region.step[0]}, {1, region.count[0]}};
+}
+
+Region MergeNode::run_slice(int64_t row, int64_t j, int64_t lo, int64_t hi, bool keys_only) const {
+  Region r{{row, j, lo}, {1, 1, 1}, {1, 1, hi - lo}};
+  if (positions()) r.start.push_back(keys_only ? 1 : 0), r.step.push_back(1), r.count.push_back(keys_only ? 1 : 2);
+  return r;
 }
 
 // Every run of the lanes asked for: which part of each a region needs depends on the values.
@@ -79,7 +77,7 @@ std::vector<Region> MergeNode::pull_pieces(const Region& region_in, size_t input
   for (int64_t r = 0; r < region.count[0]; ++r)
     for (int64_t j = 0; j < k; ++j) {
       const int64_t row = region.start[0] + r * region.step[0];
-      pieces.push_back(positions() ? pair_slice(row, j, lo, hi, false) : run_slice(row, j, lo, hi));
+      pieces.push_back(run_slice(row, j, lo, hi, false));
     }
   return pieces;
 }
@@ -95,8 +93,7 @@ int64_t MergeNode::fill_bytes(const Region& region_in, const MemoryModel& m) con
   held = sat_add(held, sat_add(sat_mul(span, per), (kWindow + 2 * inputs()[0]->shape()[1] * every_) * 8));
   if (region.step[1] != 1) held = sat_add(held, sat_mul(span, static_cast<int64_t>(itemsize(dtype()))));
   const Shape& rs = inputs()[0]->shape();
-  const Region one_run = positions() ? pair_slice(region.start[0], 0, 0, rs[2], false) : run_slice(region.start[0], 0, 0, rs[2]);
-  return sat_add(held, m.pull_bytes(*inputs()[0], one_run));
+  return sat_add(held, m.pull_bytes(*inputs()[0], run_slice(region.start[0], 0, 0, rs[2], false)));
 }
 
 Shape MergeNode::preferred_chunks() const {
@@ -134,10 +131,7 @@ std::vector<int64_t> MergeNode::splits(int64_t row, int64_t s, const int64_t* sa
   ScratchScope scope(ts.scratch);
   auto* w = static_cast<uint64_t*>(scope.alloc(static_cast<size_t>(std::max<int64_t>(1, off[k])) * sizeof(uint64_t)));
   for (size_t j = 0; j < static_cast<size_t>(k); ++j)
-    if (hi[j] > lo[j]) {
-      const int64_t run_j = static_cast<int64_t>(j);
-      keys.pull(positions() ? pair_slice(row, run_j, lo[j], hi[j], true) : run_slice(row, run_j, lo[j], hi[j]), w + off[j], ts);
-    }
+    if (hi[j] > lo[j]) keys.pull(run_slice(row, static_cast<int64_t>(j), lo[j], hi[j], true), w + off[j], ts);
   // The s-th element is the within-windows rank `want`: find its key x (the least key
   // with more than `want` keys at or below it), then share its ties by run.
   const int64_t want = s - before;
@@ -174,29 +168,25 @@ void MergeNode::merge(int64_t row, int64_t s, int64_t e, const int64_t* samples,
   const int64_t k = keys.shape()[1];
   const std::vector<int64_t> from = splits(row, s, samples, ts), to = splits(row, e, samples, ts);
   const int64_t total = e - s;
+  // each run's slice, one after another: keys, or (position, key) pairs
+  const size_t bytes = positions() ? sizeof(sortkey::KeyPos) : sizeof(uint64_t);
   ScratchScope scope(ts.scratch);
-  if (positions()) {  // (position, key) pairs: sorted by key, then position (stable)
-    auto* pairs = static_cast<sortkey::KeyPos*>(scope.alloc(static_cast<size_t>(total) * sizeof(sortkey::KeyPos)));
-    int64_t at = 0;
-    for (int64_t j = 0; j < k; ++j) {
-      const size_t u = static_cast<size_t>(j);
-      if (to[u] <= from[u]) continue;
-      keys.pull(pair_slice(row, j, from[u], to[u], false), pairs + at, ts);
-      at += to[u] - from[u];
-    }
+  char* slices = static_cast<char*>(scope.alloc(static_cast<size_t>(total) * bytes));
+  char* at = slices;
+  for (int64_t j = 0; j < k; ++j) {
+    const size_t u = static_cast<size_t>(j);
+    if (to[u] <= from[u]) continue;
+    keys.pull(run_slice(row, j, from[u], to[u], false), at, ts);
+    at += static_cast<size_t>(to[u] - from[u]) * bytes;
+  }
+  if (positions()) {  // sorted by key, then position (stable)
+    auto* pairs = reinterpret_cast<sortkey::KeyPos*>(slices);
     sortkey::sort_pairs(pairs, static_cast<size_t>(total));
     int64_t* o = static_cast<int64_t*>(out);
     for (int64_t i = 0; i < total; ++i) o[i] = static_cast<int64_t>(pairs[i].pos);
     return;
   }
-  auto* kb = static_cast<uint64_t*>(scope.alloc(static_cast<size_t>(total) * sizeof(uint64_t)));
-  int64_t at = 0;
-  for (int64_t j = 0; j < k; ++j) {
-    const size_t u = static_cast<size_t>(j);
-    if (to[u] <= from[u]) continue;
-    keys.pull(run_slice(row, j, from[u], to[u]), kb + at, ts);
-    at += to[u] - from[u];
-  }
+  auto* kb = reinterpret_cast<uint64_t*>(slices);
   sortkey::sort_keys(kb, static_cast<size_t>(total));  // values: keys alone
   dispatch(dtype(), [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;

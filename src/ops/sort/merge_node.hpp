@@ -29,6 +29,9 @@ class MergeNode : public Node {
   bool positions() const { return inputs()[0]->ndim() == 4; }
   // The region over (lanes, n): a 1-D result (one lane) is that lane's row 0.
   Region lanes_region(const Region& region) const;
+  // Run j's elements [lo, hi) of lane `row`: keys, or of pair runs the keys alone
+  // (`keys_only`) or the (position, key) pairs.
+  Region run_slice(int64_t row, int64_t j, int64_t lo, int64_t hi, bool keys_only) const;
   // p_j(s) for each run j of lane `row`, given that lane's samples (run ids, sorted order).
   std::vector<int64_t> splits(int64_t row, int64_t s, const int64_t* samples, ThreadState& ts) const;
   // Lane `row`'s elements [s, e) in sorted order, into `out` (dtype()).

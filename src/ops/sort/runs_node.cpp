@@ -15,9 +15,7 @@ namespace b2lazy {
 
 namespace {
 int64_t runs_for(int64_t n, int64_t run) { return std::max<int64_t>(1, (n + run - 1) / run); }
-}  // namespace
 
-namespace {
 Shape runs_shape(const Shape& lanes, int64_t run, bool pairs) {
   Shape s{lanes[0], runs_for(lanes[1], run), run};
   if (pairs) s.push_back(2);
@@ -78,17 +76,12 @@ void RunsNode::fill(const Region& region, void* out, ThreadState& ts) const {
         const T* src = reinterpret_cast<const T*>(buf) + lane * width + (first - in.start[1]);
         const int64_t at = (r * region.count[1] + jr) * region.count[2];
         if (!positions_) {
-          keys.assign(static_cast<size_t>(run), sortkey::kLast);
-          for (int64_t i = 0; i < len; ++i) keys[static_cast<size_t>(i)] = sortkey::to_key(src[i], descending_);
-          sortkey::sort_keys(keys.data(), keys.size());
+          sortkey::sorted_keys(src, len, 1, static_cast<size_t>(run), descending_, keys);
           uint64_t* o = static_cast<uint64_t*>(out) + at;
           for (int64_t i = 0; i < region.count[2]; ++i) o[i] = keys[static_cast<size_t>(region.start[2] + i * region.step[2])];
           continue;
         }
-        pairs.resize(static_cast<size_t>(run));
-        for (int64_t i = 0; i < run; ++i)
-          pairs[static_cast<size_t>(i)] = {static_cast<uint64_t>(first + i), i < len ? sortkey::to_key(src[i], descending_, true) : sortkey::kLast};
-        sortkey::sort_pairs(pairs.data(), pairs.size());
+        sortkey::sorted_pairs(src, len, 1, static_cast<size_t>(run), static_cast<uint64_t>(first), descending_, pairs);
         uint64_t* o = static_cast<uint64_t*>(out) + at * region.count[3];
         for (int64_t i = 0; i < region.count[2]; ++i) {
           const sortkey::KeyPos& kp = pairs[static_cast<size_t>(region.start[2] + i * region.step[2])];

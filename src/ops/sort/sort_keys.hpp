@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 namespace b2lazy::sortkey {
 
@@ -67,5 +68,26 @@ struct alignas(16) KeyPos {
 // Ascending, in place, on this thread (each thread keeps its own sorter).
 void sort_keys(uint64_t* keys, size_t n);
 void sort_pairs(KeyPos* pairs, size_t n);
+
+// The keys of the `len` values v[0], v[stride], ..., padded with kLast to `size`, sorted.
+template <class T>
+void sorted_keys(const T* v, int64_t len, int64_t stride, size_t size, bool descending, std::vector<uint64_t>& keys) {
+  keys.assign(size, kLast);
+  for (int64_t i = 0; i < len; ++i) keys[static_cast<size_t>(i)] = to_key(v[i * stride], descending);
+  sort_keys(keys.data(), keys.size());
+}
+
+// Their (first + i, key) pairs (-0.0 keyed as 0.0), padded likewise, sorted by key then
+// position: a stable order.
+template <class T>
+void sorted_pairs(const T* v, int64_t len, int64_t stride, size_t size, uint64_t first, bool descending,
+                  std::vector<KeyPos>& pairs) {
+  pairs.resize(size);
+  for (size_t i = 0; i < size; ++i) {
+    const int64_t k = static_cast<int64_t>(i);
+    pairs[i] = {first + i, k < len ? to_key(v[k * stride], descending, true) : kLast};
+  }
+  sort_pairs(pairs.data(), pairs.size());
+}
 
 }  // namespace b2lazy::sortkey

@@ -72,19 +72,14 @@ void SortNode::fill(const Region& region, void* out, ThreadState& ts) const {
         const T* lane = src + o * len * inner + i;  // element k at lane[k * inner]
         const int64_t at = o * cnt * inner + i;      // output element k at out[at + k * inner]
         if (!indices_) {  // values: equal ones are interchangeable, so keys alone will do
-          keys.resize(static_cast<size_t>(len));
-          for (int64_t k = 0; k < len; ++k) keys[static_cast<size_t>(k)] = sortkey::to_key(lane[k * inner], descending_);
-          sortkey::sort_keys(keys.data(), keys.size());
+          sortkey::sorted_keys(lane, len, inner, static_cast<size_t>(len), descending_, keys);
           T* o_ = static_cast<T*>(out) + at;
           for (int64_t k = 0; k < cnt; ++k)
             o_[k * inner] = sortkey::from_key<T>(keys[static_cast<size_t>(first + k * step)], descending_);
           continue;
         }
         // positions: (key, position) pairs, so equal values keep their order
-        pairs.resize(static_cast<size_t>(len));
-        for (int64_t k = 0; k < len; ++k)
-          pairs[static_cast<size_t>(k)] = {static_cast<uint64_t>(k), sortkey::to_key(lane[k * inner], descending_, true)};
-        sortkey::sort_pairs(pairs.data(), pairs.size());
+        sortkey::sorted_pairs(lane, len, inner, static_cast<size_t>(len), 0, descending_, pairs);
         int64_t* o_ = static_cast<int64_t*>(out) + at;
         for (int64_t k = 0; k < cnt; ++k) o_[k * inner] = static_cast<int64_t>(pairs[static_cast<size_t>(first + k * step)].pos);
       }

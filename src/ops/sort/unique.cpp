@@ -3,15 +3,14 @@
 // temporary file, group starts flagged where a value differs from the one before (NaNs
 // differ from everything, -0.0 equals 0.0), counted per strip now (the result's length
 // depends on the values), then selected lazily.
-#include <atomic>
 #include <filesystem>
 #include <map>
-#include <unistd.h>
 
 #include "b2lazy/array.hpp"
 #include "b2lazy/context.hpp"
 #include "b2lazy/error.hpp"
 #include "b2lazy/ops.hpp"
+#include "exec/executor.hpp"
 
 namespace b2lazy {
 
@@ -20,12 +19,9 @@ namespace {
 // `a` evaluated now into a temporary b2nd file, removed at once: the result reads it
 // through its open descriptor, and the file goes with the last array reading it.
 Array kept(const Array& a, Context* ctx, size_t max_memory) {
-  static std::atomic<int64_t> counter{0};
   ComputeOptions o;
   if (max_memory) o.max_memory = max_memory;
-  o.urlpath = (std::filesystem::temp_directory_path() /
-               (".b2lazy-unique-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + ".b2nd"))
-                  .string();
+  o.urlpath = temp_b2nd_path("unique");
   Array r = a.compute(o, ctx);
   std::filesystem::remove(o.urlpath);
   return r;
