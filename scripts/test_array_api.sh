@@ -23,8 +23,7 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK"
 start=$(date +%s)
-# b2lazy has no complex dtypes yet: the suite's own switch keeps it from probing them.
-ARRAY_API_TESTS_MODULE=b2lazy ARRAY_API_TESTS_SKIP_DTYPES=complex64,complex128 \
+ARRAY_API_TESTS_MODULE=b2lazy \
   $PY -m pytest "$SUITE/array_api_tests" -p no:cacheprovider -q \
   --max-examples="$EXAMPLES" --hypothesis-seed=0 --disable-deadline --disable-extension linalg fft \
   --disable-warnings --xfails-file "$ROOT/tests/outside/array_api_xfails.txt" "$@"

@@ -26,6 +26,14 @@ struct Scalar {
   Scalar(int v) : kind(ScalarKind::Int), i(v) {}
   Scalar(int64_t v) : kind(ScalarKind::Int), i(v) {}
   Scalar(bool v) : kind(ScalarKind::Bool), i(v) {}
+  // A Python complex: f is its real part, im its imaginary part.
+  static Scalar complex(double re, double im) {
+    Scalar s(re);
+    s.kind = ScalarKind::Complex;
+    s.im = im;
+    return s;
+  }
+  double im = 0;
   // A Python int above INT64_MAX that fits uint64 (usable with uint64 arrays only).
   static Scalar uint64(uint64_t v) {
     Scalar s(static_cast<int64_t>(v));

@@ -41,8 +41,9 @@ namespace b2lazy {
   X(Sinh, sinh, 1, Float) X(Cosh, cosh, 1, Float) X(Tanh, tanh, 1, Float)               \
   X(Asinh, asinh, 1, Float) X(Acosh, acosh, 1, Float) X(Atanh, atanh, 1, Float)         \
   X(Isnan, isnan, 1, Pred) X(Isinf, isinf, 1, Pred) X(Isfinite, isfinite, 1, Pred)      \
-  X(Signbit, signbit, 1, Pred) X(Where, where, 3, Special) X(Cast, astype, 1, Special)  \
-  X(Copy, copy, 1, Special)
+  X(Signbit, signbit, 1, Pred) X(Real, real, 1, Arith) X(Imag, imag, 1, Arith)         \
+  X(Conj, conj, 1, Arith) X(Angle, angle, 1, Float) X(Where, where, 3, Special)         \
+  X(Cast, astype, 1, Special) X(Copy, copy, 1, Special)
 
 enum class Op : uint8_t {
 #define B2LAZY_OP_ENUM(name, snake, arity, family) name,
@@ -56,6 +57,9 @@ enum class OpFamily : uint8_t { Arith, Float, Int, Cmp, Pred, Logic, Special };
 int op_arity(Op op);
 OpFamily op_family(Op op);
 const char* op_name(Op op);  // snake_case, e.g. "floor_divide"
+// The dtype an op computing in `t` writes: bool for the Cmp and Pred families; the part
+// type (float32 / float64) for abs, real, imag and angle of complex; else `t`.
+DType op_out_dtype(Op op, DType t);
 // Lookup by name; also accepts NumPy/Array API aliases (absolute, arctan2, pow, power,
 // bitwise_not, invert, bitwise_left_shift, ...). Throws ValueError for unknown names.
 Op op_from_name(const std::string& name);

@@ -43,7 +43,7 @@ __all__ = ["Array", "Plan", "open", "asarray", "zeros", "ones", "full", "arange"
            "where", "clip", "astype"]
 
 _SUPPORTED_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                     "uint64", "float32", "float64")
+                     "uint64", "float32", "float64", "complex64", "complex128")
 
 _contexts: dict[int, _core.Context] = {}
 _contexts_lock = threading.Lock()
@@ -73,7 +73,7 @@ def _unwrap(x):
     """Array -> core array; Python scalars pass through; anything array-like is wrapped."""
     if isinstance(x, Array):
         return x._a
-    if isinstance(x, (bool, int, float)):
+    if isinstance(x, (bool, int, float, complex)):
         return x
     return asarray(x)._a
 
@@ -644,7 +644,7 @@ class _OIndex:
 
 def _binary(name, reflected=False):
     def op(self, other):
-        if not isinstance(other, (Array, bool, int, float, np.ndarray, np.generic)):
+        if not isinstance(other, (Array, bool, int, float, complex, np.ndarray, np.generic)):
             return NotImplemented
         a, b = (other, self) if reflected else (self, other)
         return _serial.record(Array(_core.elementwise(name, _unwrap(a), _unwrap(b))), name, (a, b))
@@ -1083,28 +1083,6 @@ def astype(x, dtype, /, *, copy, device):
     return asarray(x).astype(dtype, copy=copy, device=device)
 
 
-@_registered
-def real(x, /):
-    """The real part: `x` itself (b2lazy has no complex dtypes yet)."""
-    return asarray(x)
-
-
-@_registered
-def conj(x, /):
-    """The complex conjugate: `x` itself (b2lazy has no complex dtypes yet)."""
-    return asarray(x)
-
-
-__all__ += ["real", "conj", "imag"]
-
-
-@_registered
-def imag(x, /):
-    """The imaginary part: zeros of x's dtype (b2lazy has no complex dtypes yet)."""
-    x = asarray(x)
-    return zeros(x.shape, dtype=x.dtype)
-
-
 # --- sources --------------------------------------------------------------------------
 def open(urlpath, *, key=None, dataset=None, mode="r"):
     """Open a stored array, lazily (nothing is read). The format follows the URL's scheme,
@@ -1159,10 +1137,8 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=N
                 raise ValueError(f"asarray: casting {obj.dtype} to {dtype} needs a copy, but copy=False")
             return obj.astype(dtype)
         return Array(obj._a, obj.stats) if copy else obj
-    if isinstance(obj, (bool, int, float)):
+    if isinstance(obj, (bool, int, float, complex)):
         return full((), obj, dtype=dtype)
-    if isinstance(obj, complex):
-        raise TypeError("asarray: complex values are not supported (no complex dtypes yet)")
     try:
         import blosc2
         if isinstance(obj, blosc2.NDArray):
@@ -1192,22 +1168,20 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=N
 
 
 def _fill_scalar(value, fn):
-    """A fill value as a Python bool, int or float (NumPy scalars and 0-d arrays too)."""
+    """A fill value as a Python bool, int, float or complex (NumPy scalars and 0-d arrays too)."""
     if isinstance(value, Array):
         value = value.to_numpy()
     if isinstance(value, (np.generic, np.ndarray)):
         if np.ndim(value) != 0:
             raise ValueError(f"{fn}: fill_value must be a scalar, got an array of shape {np.shape(value)}")
         value = value.item()
-    if isinstance(value, complex):
-        raise TypeError(f"{fn}: complex fill values are not supported (no complex dtypes yet)")
     return value
 
 
 @_registered
 def full(shape, fill_value, dtype, *, device, chunks):
     """`fill_value` everywhere (never materialised); dtype from the value by default
-    (bool, int64 or float64)."""
+    (bool, int64, float64 or complex128)."""
     _check_device(device, "full")
     return Array(_core.full(shape, _fill_scalar(fill_value, "full"),
                             None if dtype is None else _as_dtype(dtype, "full"), chunks))
@@ -1246,6 +1220,13 @@ def linspace(start, stop, /, num, endpoint, dtype, *, device, shape, chunks):
     _check_device(device, "linspace")
     if dtype is not None:
         dtype = _as_dtype(dtype, "linspace")
+    if isinstance(start, complex) or isinstance(stop, complex) or (dtype is not None and dtype.kind == "c"):
+        # complex: the real and imaginary parts spaced on their own, as NumPy's values are
+        start, stop = complex(start), complex(stop)
+        part = None if dtype is None else np.dtype(dtype.char.lower())
+        re = linspace(start.real, stop.real, num=num, endpoint=endpoint, dtype=part, shape=shape, chunks=chunks)
+        im = linspace(start.imag, stop.imag, num=num, endpoint=endpoint, dtype=part, shape=shape, chunks=chunks)
+        return (re + im * 1j).astype(dtype or np.complex128)
     return Array(_core.linspace(float(start), float(stop), num, bool(endpoint), dtype,
                                 shape, chunks))
 
@@ -1273,7 +1254,7 @@ def evaluate(expression, operands=None, /, **kwargs):
     for name, v in ops.items():
         if not isinstance(name, str):
             raise TypeError(f"evaluate: operand names must be strings, got {name!r}")
-        if type(v) in (bool, int, float):  # Python numbers stay weak (NEP 50); NumPy scalars do not
+        if type(v) in (bool, int, float, complex):  # Python numbers stay weak (NEP 50); NumPy scalars do not
             arrays[name] = v
             continue
         try:
@@ -1290,8 +1271,8 @@ __all__ += ["evaluate"]
 # --- the Array API namespace (issue #15) ---------------------------------------------
 from ._creation import *  # noqa: E402,F401,F403
 from ._creation import __all__ as _creation_all  # noqa: E402
-from ._dtypes import (can_cast, finfo, float32, float64, iinfo, int8, int16, int32, int64,  # noqa: E402,F401
-                      isdtype, result_type, uint8, uint16, uint32, uint64)
+from ._dtypes import (can_cast, complex64, complex128, finfo, float32, float64, iinfo,  # noqa: E402,F401
+                      int8, int16, int32, int64, isdtype, result_type, uint8, uint16, uint32, uint64)
 from ._info import __array_namespace_info__  # noqa: E402,F401
 from ._manipulation import *  # noqa: E402,F401,F403
 from ._manipulation import __all__ as _manipulation_all  # noqa: E402
@@ -1303,7 +1284,7 @@ newaxis = None
 __all__ += (_creation_all + _manipulation_all + _sorting_all +
             ["can_cast", "finfo", "iinfo", "isdtype", "result_type", "e", "pi", "inf", "nan", "newaxis",
              "__array_namespace_info__", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
-             "uint32", "uint64", "float32", "float64"])
+             "uint32", "uint64", "float32", "float64", "complex64", "complex128"])
 
 
 # Every registry function is here under its name and its aliases (a missing one fails the

@@ -12,12 +12,13 @@ import numpy as np
 
 # The dtypes b2lazy computes with, by name (the Array API's names).
 DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-               "float32", "float64")
+               "float32", "float64", "complex64", "complex128")
 DTYPES = {name: np.dtype(name) for name in DTYPE_NAMES}
 
 int8, int16, int32, int64 = (DTYPES[n] for n in ("int8", "int16", "int32", "int64"))
 uint8, uint16, uint32, uint64 = (DTYPES[n] for n in ("uint8", "uint16", "uint32", "uint64"))
 float32, float64 = DTYPES["float32"], DTYPES["float64"]
+complex64, complex128 = DTYPES["complex64"], DTYPES["complex128"]
 # `bool` is served by the package's module __getattr__ (b2lazy.bool), so that the
 # package's own code keeps Python's bool.
 
@@ -73,12 +74,14 @@ class iinfo_object:
 
 
 def finfo(type, /):
-    """Limits of a floating-point dtype (or of an array's dtype)."""
+    """Limits of a floating-point dtype (or of an array's dtype); of a complex dtype, those
+    of its parts (the standard's rule: dtype is then the part's real dtype)."""
     d = _dtype_of(type, "finfo")
-    if d.kind != "f":
+    if d.kind not in "fc":
         raise TypeError(f"finfo: {d} is not a floating-point dtype")
     f = np.finfo(d)
-    return finfo_object(int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal), d)
+    return finfo_object(int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal),
+                        DTYPES[f.dtype.name])
 
 
 def iinfo(type, /):
@@ -116,13 +119,11 @@ def result_type(*arrays_and_dtypes):
         raise ValueError("result_type: at least one array, dtype or scalar is required")
     args = []
     for a in arrays_and_dtypes:
-        if type(a) in (builtins.bool, int, float):
+        if type(a) in (builtins.bool, int, float, complex):
             args.append(a)
-        elif isinstance(a, complex):
-            raise TypeError("result_type: complex scalars are not supported (no complex dtypes yet)")
         else:
             args.append(_dtype_of(a, "result_type"))
-    if builtins.all(type(a) in (builtins.bool, int, float) for a in args):
+    if builtins.all(type(a) in (builtins.bool, int, float, complex) for a in args):
         raise ValueError("result_type: at least one array or dtype is required (scalars alone have no dtype)")
     return as_dtype(np.result_type(*args), "result_type")
 

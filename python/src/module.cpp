@@ -102,7 +102,7 @@ std::optional<DType> opt_dtype(const nb::handle& dt) {
   return dtype_of(dt);
 }
 
-// Python bool/int/float -> Scalar; nullopt for anything else.
+// Python bool/int/float/complex -> Scalar; nullopt for anything else.
 std::optional<Scalar> as_scalar(const nb::handle& h) {
   if (nb::isinstance<nb::bool_>(h)) return Scalar(nb::cast<bool>(h));
   if (nb::isinstance<nb::int_>(h)) {
@@ -117,6 +117,7 @@ std::optional<Scalar> as_scalar(const nb::handle& h) {
     }
   }
   if (nb::isinstance<nb::float_>(h)) return Scalar(nb::cast<double>(h));
+  if (PyComplex_Check(h.ptr())) return Scalar::complex(PyComplex_RealAsDouble(h.ptr()), PyComplex_ImagAsDouble(h.ptr()));
   return std::nullopt;
 }
 
@@ -136,7 +137,8 @@ Array from_numpy(nb::ndarray<nb::ro, nb::device::cpu> a, nb::handle owner, const
   else if (dt.code == static_cast<uint8_t>(C::Int)) t = dt.bits == 8 ? DType::I8 : dt.bits == 16 ? DType::I16 : dt.bits == 32 ? DType::I32 : DType::I64;
   else if (dt.code == static_cast<uint8_t>(C::UInt)) t = dt.bits == 8 ? DType::U8 : dt.bits == 16 ? DType::U16 : dt.bits == 32 ? DType::U32 : DType::U64;
   else if (dt.code == static_cast<uint8_t>(C::Float) && (dt.bits == 32 || dt.bits == 64)) t = dt.bits == 32 ? DType::F32 : DType::F64;
-  else throw TypeError(name + ": unsupported dtype (supported: bool, int8..int64, uint8..uint64, float32, float64)");
+  else if (dt.code == static_cast<uint8_t>(C::Complex) && (dt.bits == 64 || dt.bits == 128)) t = dt.bits == 64 ? DType::C64 : DType::C128;
+  else throw TypeError(name + ": unsupported dtype (supported: bool, int8..int64, uint8..uint64, float32, float64, complex64, complex128)");
   Shape shape, strides;
   for (size_t d = 0; d < a.ndim(); ++d) {
     shape.push_back(static_cast<int64_t>(a.shape(d)));

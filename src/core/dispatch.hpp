@@ -1,6 +1,11 @@
-// Call a generic lambda with a null pointer of the C++ type of a DType.
+// Call a generic lambda with a null pointer of the C++ type of a DType (complex types as
+// std::complex<float> / std::complex<double>).
 #pragma once
+#include <complex>
 #include <cstdint>
+#include <string>
+
+#include "b2lazy/error.hpp"
 
 #include "b2lazy/dtype.hpp"
 
@@ -20,8 +25,32 @@ decltype(auto) dispatch(DType t, F&& f) {
     case DType::U64: return f(static_cast<uint64_t*>(nullptr));
     case DType::F32: return f(static_cast<float*>(nullptr));
     case DType::F64: return f(static_cast<double*>(nullptr));
+    case DType::C64: return f(static_cast<std::complex<float>*>(nullptr));
+    case DType::C128: return f(static_cast<std::complex<double>*>(nullptr));
   }
   return f(static_cast<double*>(nullptr));
+}
+
+template <class T> struct is_complex_type : std::false_type {};
+template <class T> struct is_complex_type<std::complex<T>> : std::true_type {};
+template <class T> constexpr bool is_complex_v = is_complex_type<T>::value;
+
+// A value as a double: a complex one's real part (to_vector, describe).
+template <class T> double real_double(T v) {
+  if constexpr (is_complex_v<T>) return static_cast<double>(v.real());
+  else return static_cast<double>(v);
+}
+
+// dispatch() over the real (non-complex) types: code that orders or compares values
+// (sorts, searches, quantiles) has no complex meaning; `what` names it in the TypeError.
+template <class F>
+decltype(auto) dispatch_real(DType t, const char* what, F&& f) {
+  if (is_complex(t))
+    throw TypeError(std::string(what) + " is not supported for " + dtype_name(t) + " (real dtypes only)");
+  return dispatch(t, [&]<class T>(T* tag) {
+    if constexpr (is_complex_v<T>) return f(static_cast<double*>(nullptr));
+    else return f(tag);
+  });
 }
 
 }  // namespace b2lazy

@@ -17,6 +17,7 @@ constexpr Info kInfo[kNumDTypes] = {
     {4, DKind::Signed, "int32"},   {8, DKind::Signed, "int64"},   {1, DKind::Unsigned, "uint8"},
     {2, DKind::Unsigned, "uint16"}, {4, DKind::Unsigned, "uint32"}, {8, DKind::Unsigned, "uint64"},
     {4, DKind::Float, "float32"},  {8, DKind::Float, "float64"},
+    {8, DKind::Complex, "complex64"}, {16, DKind::Complex, "complex128"},
 };
 
 DType signed_of_size(size_t n) {
@@ -44,17 +45,32 @@ DType dtype_from_name(const std::string& name) {
       {"u4", DType::U32},     {"<u4", DType::U32},    {"uint64", DType::U64}, {"u8", DType::U64},
       {"<u8", DType::U64},    {"float32", DType::F32}, {"f4", DType::F32},   {"<f4", DType::F32},
       {"float64", DType::F64}, {"f8", DType::F64},    {"<f8", DType::F64},   {"float", DType::F64},
-      {"double", DType::F64},
+      {"double", DType::F64},  {"complex64", DType::C64}, {"c8", DType::C64},  {"<c8", DType::C64},
+      {"complex128", DType::C128}, {"c16", DType::C128}, {"<c16", DType::C128}, {"complex", DType::C128},
   };
   auto it = names.find(name);
   if (it == names.end())
     throw TypeError("unsupported dtype '" + name +
-                    "' (supported: bool, int8..int64, uint8..uint64, float32, float64)");
+                    "' (supported: bool, int8..int64, uint8..uint64, float32, float64, complex64, complex128)");
   return it->second;
+}
+
+DType real_of(DType t) {
+  if (t == DType::C64) return DType::F32;
+  if (t == DType::C128) return DType::F64;
+  return t;
+}
+
+DType complex_of(DType t) {
+  if (is_complex(t)) return t;
+  return float_for(t) == DType::F32 ? DType::C64 : DType::C128;
 }
 
 DType promote(DType a, DType b) {
   if (a == b) return a;
+  // Complex with anything: the complex type whose parts hold both (complex64 with int32
+  // or float64 is complex128, as in NumPy).
+  if (is_complex(a) || is_complex(b)) return complex_of(promote(real_of(a), real_of(b)));
   DKind ka = kind(a), kb = kind(b);
   size_t sa = itemsize(a), sb = itemsize(b);
   if (ka == DKind::Bool) return b;
@@ -76,7 +92,7 @@ DType promote(DType a, DType b) {
 }
 
 DType float_for(DType t) {
-  if (is_float(t)) return t;
+  if (is_inexact(t)) return t;
   return itemsize(t) <= 2 ? DType::F32 : DType::F64;
 }
 
@@ -92,7 +108,9 @@ DType promote_with_scalar(DType array, ScalarKind scalar) {
   switch (scalar) {
     case ScalarKind::Bool: return array;
     case ScalarKind::Int: return kind(array) == DKind::Bool ? DType::I64 : array;
-    case ScalarKind::Float: return is_float(array) ? array : DType::F64;
+    case ScalarKind::Float: return is_inexact(array) ? array : DType::F64;
+    case ScalarKind::Complex:
+      return is_complex(array) ? array : array == DType::F32 ? DType::C64 : DType::C128;
   }
   return array;
 }

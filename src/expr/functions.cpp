@@ -46,16 +46,6 @@ void elementwise_functions(Map& m) {
     if (x.has("max")) hi = x.operand("max");
     return arr(clip(x.operand("x"), lo, hi), x);
   };
-  // No complex dtypes: real / conj are the array, imag its zeros (as the Python package's).
-  m["real"] = m["conj"] = [](Args& x) {
-    x.bind();
-    return arr(x.array("x"), x);
-  };
-  m["imag"] = [](Args& x) {
-    x.bind();
-    Array a = x.array("x");
-    return arr(zeros(a.shape(), a.dtype()), x);
-  };
   m["astype"] = [](Args& x) {
     x.bind();
     check_device(x);

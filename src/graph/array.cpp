@@ -10,6 +10,7 @@
 
 #include "b2lazy/checked.hpp"
 #include "b2lazy/error.hpp"
+#include "core/scalar_value.hpp"
 #include "core/dispatch.hpp"
 #include "core/float_to_int.hpp"
 #include "ops/elementwise/elementwise_node.hpp"
@@ -77,24 +78,26 @@ Array scalar(Scalar v, std::optional<DType> dtype) { return full({}, v, dtype); 
 Array full(const Shape& shape, Scalar value, std::optional<DType> dtype, const Shape& chunks) {
   check_shape(shape, "full");
   DType t = dtype ? *dtype
+                  : value.kind == ScalarKind::Complex ? DType::C128
                   : value.kind == ScalarKind::Float ? DType::F64
                   : value.kind == ScalarKind::Int  ? DType::I64
                                                    : DType::Bool;
   Shape c = checked_chunks(shape, chunks, "full");
   if (shape.empty()) {
-    alignas(8) unsigned char buf[8];
+    alignas(16) unsigned char buf[kMaxItemsize];
     dispatch(t, [&]<class T>(T*) {
-      T v = value.kind == ScalarKind::Float ? numeric_cast<T>(value.f) : static_cast<T>(value.i);
-      if (t == DType::Bool) v = static_cast<T>(value.kind == ScalarKind::Float ? value.f != 0 : value.i != 0);
+      T v = t == DType::Bool ? static_cast<T>(scalar_value<bool>(value)) : scalar_value<T>(value);
       std::memcpy(buf, &v, sizeof(T));
     });
     return Array(std::make_shared<ConstantNode>(t, buf));
   }
-  if (value.kind != ScalarKind::Float && !is_float(t))
+  if (value.kind == ScalarKind::Complex && is_complex(t))  // a constant broadcast, bits kept
+    return where(Scalar(true), value, full(shape, Scalar(0.0), t, c));
+  if (value.kind != ScalarKind::Float && value.kind != ScalarKind::Complex && !is_inexact(t))
     return Array(std::make_shared<RangeNode>(t, shape, c, value.kind == ScalarKind::Bool ? (value.i != 0) : value.i,
                                              int64_t(0), "full"));
-  double v = value.kind == ScalarKind::Float ? value.f : static_cast<double>(value.i);
-  if (t == DType::Bool) v = v != 0;
+  double v = value.kind == ScalarKind::Float || value.kind == ScalarKind::Complex ? value.f : static_cast<double>(value.i);
+  if (t == DType::Bool) v = scalar_value<bool>(value);
   return Array(std::make_shared<RangeNode>(t, shape, c, v, 0.0, "full"));
 }
 
@@ -195,7 +198,7 @@ std::vector<double> Array::to_vector(Context* ctx) const {
   std::vector<double> r(static_cast<size_t>(size()));
   dispatch(dtype(), [&]<class T>(T*) {
     const T* p = reinterpret_cast<const T*>(raw.data());
-    for (size_t i = 0; i < r.size(); ++i) r[i] = static_cast<double>(p[i]);
+    for (size_t i = 0; i < r.size(); ++i) r[i] = real_double(p[i]);
   });
   return r;
 }

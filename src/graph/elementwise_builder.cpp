@@ -6,6 +6,7 @@
 #include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
 #include "core/dispatch.hpp"
+#include "core/scalar_value.hpp"
 #include "ops/elementwise/elementwise_node.hpp"
 #include "storage/buffer_source.hpp"
 
@@ -29,10 +30,14 @@ namespace {
 
 // A scalar converted to dtype `t`; Python ints that do not fit raise like NumPy 2.
 NodePtr constant_of(const Scalar& s, DType t, const char* fn) {
-  alignas(8) unsigned char buf[8] = {0};
+  alignas(16) unsigned char buf[kMaxItemsize] = {0};
+  if (s.kind == ScalarKind::Complex && !is_complex(t))
+    throw TypeError(std::string(fn) + ": a complex scalar cannot take part as " + dtype_name(t));
   dispatch(t, [&]<class T>(T*) {
     T v;
-    if (s.above_int64) {
+    if constexpr (is_complex_v<T>) {
+      v = s.above_int64 ? T(static_cast<typename T::value_type>(static_cast<uint64_t>(s.i))) : scalar_value<T>(s);
+    } else if (s.above_int64) {
       if (t != DType::U64 && !is_float(t))
         throw ValueError(std::string(fn) + ": Python integer " + std::to_string(static_cast<uint64_t>(s.i)) +
                          " out of bounds for " + dtype_name(t));
@@ -59,6 +64,7 @@ DType default_dtype(const Scalar& s) {
   switch (s.kind) {
     case ScalarKind::Bool: return DType::Bool;
     case ScalarKind::Int: return DType::I64;
+    case ScalarKind::Complex: return DType::C128;
     default: return DType::F64;
   }
 }
@@ -101,7 +107,7 @@ DType float_result(Op op, const std::vector<Operand>& args) {
   for (auto& a : args)
     if (auto* arr = std::get_if<Array>(&a)) {
       DType f = float_for(arr->dtype());
-      any_float |= is_float(arr->dtype());
+      any_float |= is_inexact(arr->dtype());
       t = t ? promote(*t, f) : f;
     }
   if (!t || (op == Op::Divide && !any_float)) return DType::F64;
@@ -121,7 +127,7 @@ std::optional<Array> out_of_range_comparison(Op op, const std::vector<Operand>& 
   const Scalar* s = std::get_if<Scalar>(&args[scalar_first ? 0 : 1]);
   if (!arr || !s || s->kind != ScalarKind::Int || !is_integral(arr->dtype())) return std::nullopt;
   int side = 0;  // -1: the scalar is below every value of the dtype, +1: above
-  dispatch(arr->dtype(), [&]<class T>(T*) {
+  dispatch_real(arr->dtype(), "comparison", [&]<class T>(T*) {
     if (s->above_int64) side = arr->dtype() == DType::U64 ? 0 : 1;
     else if (arr->dtype() == DType::U64) side = s->i < 0 ? -1 : 0;
     else if (s->i < static_cast<int64_t>(std::numeric_limits<T>::min())) side = -1;
@@ -142,7 +148,8 @@ std::optional<Array> out_of_range_comparison(Op op, const std::vector<Operand>& 
 bool bool_arith_ok(Op op) {
   switch (op) {
     case Op::Add: case Op::Multiply: case Op::Maximum: case Op::Minimum: case Op::Abs:
-    case Op::Floor: case Op::Ceil: case Op::Trunc: case Op::Round:
+    case Op::Floor: case Op::Ceil: case Op::Trunc: case Op::Round: case Op::Real: case Op::Imag:
+    case Op::Conj:
       return true;
     default:
       return false;
@@ -203,7 +210,7 @@ Array elementwise(Op op, const std::vector<Operand>& args) {
       t = float_result(op, args);
       break;
     case OpFamily::Int:
-      if (is_float(base))
+      if (is_inexact(base))
         throw TypeError(std::string(fn) + " is not supported for " + dtype_name(base) +
                         " operands (integers and bool only)");
       if (base == DType::Bool && (op == Op::LeftShift || op == Op::RightShift)) t = DType::I8;
@@ -214,8 +221,11 @@ Array elementwise(Op op, const std::vector<Operand>& args) {
     default:
       break;
   }
-  OpFamily fam = op_family(op);
-  DType out = (fam == OpFamily::Cmp || fam == OpFamily::Pred) ? DType::Bool : t;
+  // Refused here, with the operand's dtype, rather than when a kernel is first run.
+  if (op_family(op) != OpFamily::Logic && !kernels::lookup(op, t))
+    throw TypeError(std::string(fn) + " is not supported for " + dtype_name(t) +
+                    (is_complex(t) ? " (real dtypes only)" : ""));
+  DType out = op_out_dtype(op, t);
 
   Shape shape;
   std::vector<NodePtr> inputs;

@@ -175,7 +175,8 @@ Array vecdot(const Array& a, const Array& b, int axis) {
   // Same position from the end in both (always so for a negative axis): no permutation,
   // broadcast as they are and sum over that axis.
   const bool aligned = da - static_cast<int>(a.ndim()) == db - static_cast<int>(b.ndim());
-  const Array pa = aligned ? a : move_last(a, da), pb = aligned ? b : move_last(b, db);
+  Array pa = aligned ? a : move_last(a, da);
+  const Array pb = aligned ? b : move_last(b, db);
   Shape shape;
   try {
     shape = broadcast_shapes(pa.shape(), pb.shape());
@@ -184,6 +185,8 @@ Array vecdot(const Array& a, const Array& b, int axis) {
                      " do not broadcast (axis " + std::to_string(axis) + ")");
   }
   // Elementwise product and a sum: fused and streamed; no BLAS needed for a dot per row.
+  // Complex: the first operand conjugated, as the standard and np.vecdot define it.
+  if (is_complex(pa.dtype())) pa = elementwise(Op::Conj, {pa});
   ReduceOptions o;
   o.axis = std::vector<int>{aligned ? n + da - static_cast<int>(a.ndim()) : n - 1};
   o.dtype = promote(a.dtype(), b.dtype());

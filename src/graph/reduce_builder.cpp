@@ -13,6 +13,7 @@ namespace {
 DType accumulator_for(DType out) {
   switch (kind(out)) {
     case DKind::Float: return DType::F64;
+    case DKind::Complex: return DType::C128;
     case DKind::Signed: return DType::I64;
     case DKind::Unsigned: return DType::U64;
     default: return DType::I64;
@@ -36,6 +37,11 @@ Array reduce(Reduction r, const Array& x, const ReduceOptions& o) {
   std::vector<bool> red = normalize_axes(o.axis, x.shape(), fn);
   const DType t = x.dtype();
   DType out = t, acc = t;
+  const bool complex_ok = r == Reduction::Sum || r == Reduction::Prod || r == Reduction::NanSum ||
+                          r == Reduction::NanProd || r == Reduction::Mean || r == Reduction::NanMean ||
+                          r == Reduction::Any || r == Reduction::All || r == Reduction::CountNonzero;
+  if (is_complex(t) && !complex_ok)
+    throw TypeError(std::string(fn) + " is not supported for " + dtype_name(t) + " (real dtypes only)");
   switch (r) {
     case Reduction::Sum: case Reduction::Prod: case Reduction::NanSum: case Reduction::NanProd:
       out = o.dtype.value_or(sum_dtype(t));
@@ -44,9 +50,9 @@ Array reduce(Reduction r, const Array& x, const ReduceOptions& o) {
       break;
     case Reduction::Mean: case Reduction::Var: case Reduction::Std:
     case Reduction::NanMean: case Reduction::NanVar: case Reduction::NanStd: case Reduction::LogSumExp:
-      out = o.dtype.value_or(is_float(t) ? t : DType::F64);
-      if (!is_float(out)) throw TypeError(std::string(fn) + ": dtype must be a floating-point type, got " + dtype_name(out));
-      acc = DType::F64;
+      out = o.dtype.value_or(is_inexact(t) ? t : DType::F64);
+      if (!is_inexact(out)) throw TypeError(std::string(fn) + ": dtype must be a floating-point type, got " + dtype_name(out));
+      acc = is_complex(out) ? DType::C128 : DType::F64;
       break;
     case Reduction::Min: case Reduction::Max: case Reduction::NanMin: case Reduction::NanMax:
       acc = t;

@@ -28,6 +28,8 @@ std::string numpy_dtype_str(DType t) {
     case DType::U64: return "<u8";
     case DType::F32: return "<f4";
     case DType::F64: return "<f8";
+    case DType::C64: return "<c8";
+    case DType::C128: return "<c16";
   }
   return "";
 }

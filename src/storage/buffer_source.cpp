@@ -63,7 +63,7 @@ ConstantNode::ConstantNode(DType dtype, const void* value) : Node(dtype, {}) {
 }
 
 double ConstantNode::as_double() const {
-  return dispatch(dtype(), [&]<class T>(T*) { return static_cast<double>(*reinterpret_cast<const T*>(bytes_)); });
+  return dispatch(dtype(), [&]<class T>(T*) { return real_double(*reinterpret_cast<const T*>(bytes_)); });
 }
 
 std::string ConstantNode::describe() const {

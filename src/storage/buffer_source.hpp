@@ -39,7 +39,7 @@ class ConstantNode : public Node {
   double as_double() const;
 
  private:
-  alignas(8) unsigned char bytes_[8] = {0};
+  alignas(16) unsigned char bytes_[kMaxItemsize] = {0};
 };
 
 // value(flat C-order index) = a + b * f(index), computed for any region; never

@@ -17,7 +17,17 @@ TEST(DType, Promotion) {
   EXPECT_EQ(promote_with_scalar(DType::I8, ScalarKind::Int), DType::I8);
   EXPECT_EQ(promote_with_scalar(DType::I8, ScalarKind::Float), DType::F64);
   EXPECT_EQ(promote_with_scalar(DType::F32, ScalarKind::Float), DType::F32);
-  EXPECT_THROW(dtype_from_name("complex128"), TypeError);
+  EXPECT_THROW(dtype_from_name("float16"), TypeError);
+  // Complex: the complex type whose parts hold both (NumPy 2).
+  EXPECT_EQ(dtype_from_name("complex128"), DType::C128);
+  EXPECT_EQ(promote(DType::C64, DType::I16), DType::C64);
+  EXPECT_EQ(promote(DType::C64, DType::I32), DType::C128);
+  EXPECT_EQ(promote(DType::C64, DType::F64), DType::C128);
+  EXPECT_EQ(promote(DType::Bool, DType::C64), DType::C64);
+  EXPECT_EQ(promote_with_scalar(DType::F32, ScalarKind::Complex), DType::C64);
+  EXPECT_EQ(promote_with_scalar(DType::I8, ScalarKind::Complex), DType::C128);
+  EXPECT_EQ(promote_with_scalar(DType::C64, ScalarKind::Float), DType::C64);
+  EXPECT_EQ(real_of(DType::C64), DType::F32);
 }
 
 TEST(Box, GridAndRegions) {

@@ -124,7 +124,8 @@ TEST(Lookup, Coverage) {
         case OpFamily::Arith:
           expect = !b || op == Op::Add || op == Op::Multiply || op == Op::Maximum ||
                    op == Op::Minimum || op == Op::Abs || op == Op::Positive || op == Op::Floor ||
-                   op == Op::Ceil || op == Op::Trunc || op == Op::Round;
+                   op == Op::Ceil || op == Op::Trunc || op == Op::Round || op == Op::Real ||
+                   op == Op::Imag || op == Op::Conj;
           break;
         case OpFamily::Float: expect = f; break;
         case OpFamily::Int:
@@ -140,8 +141,22 @@ TEST(Lookup, Coverage) {
           << op_name(op) << " dtype " << static_cast<int>(t);
     }
   }
-  for (DType a : all)
-    for (DType b : all) EXPECT_NE(kernels::lookup_cast(a, b), nullptr);
+  const DType every[] = {DType::Bool, DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::U16,
+                         DType::U32, DType::U64, DType::F32, DType::F64, DType::C64, DType::C128};
+  for (DType a : every)
+    for (DType b : every) EXPECT_NE(kernels::lookup_cast(a, b), nullptr);
+  // Complex: arithmetic, the math functions, ==, !=, the predicates; no ordering, no
+  // rounding toward an integer, no bitwise ops.
+  for (DType t : {DType::C64, DType::C128}) {
+    for (Op op : {Op::Add, Op::Multiply, Op::Divide, Op::Pow, Op::Abs, Op::Sign, Op::Real, Op::Imag, Op::Conj,
+                  Op::Angle, Op::Sqrt, Op::Expm1, Op::Log1p, Op::Atanh, Op::Equal, Op::Isinf, Op::Where, Op::Round})
+      EXPECT_NE(kernels::lookup(op, t), nullptr) << op_name(op);
+    for (Op op : {Op::Less, Op::Maximum, Op::Floor, Op::FloorDivide, Op::Remainder, Op::Atan2, Op::BitwiseAnd,
+                  Op::Signbit, Op::Cbrt})
+      EXPECT_EQ(kernels::lookup(op, t), nullptr) << op_name(op);
+    EXPECT_EQ(op_out_dtype(Op::Abs, t), real_of(t));
+    EXPECT_EQ(op_out_dtype(Op::Sqrt, t), t);
+  }
 }
 
 // ---------------------------------------------------------------- transcendentals

@@ -345,7 +345,7 @@ def make_source(draw, arr, kind, tmpdir):
             view = np.asfortranarray(arr)
         else:
             view = arr.copy()
-        assert np.array_equal(view, arr, equal_nan=arr.dtype.kind == "f")
+        assert np.array_equal(view, arr, equal_nan=arr.dtype.kind in "fc")
         return b2lazy.asarray(view), f"numpy[{how}]"
     chunks, blocks = draw(chunks_blocks(arr.shape, source=True))
     if kind == "mem":

@@ -264,6 +264,8 @@ void undo_bytes_into(const BytesCodec& c, const uint8_t* data, size_t n, void* d
   undo(c, {data, n}, static_cast<uint8_t*>(dst), dst_n, holder, where, ts);
 }
 
+int64_t parts_of(DType t) { return is_complex(t) ? 2 : 1; }
+
 void byteswap(void* data, int64_t n, size_t isz) {
   auto* p = static_cast<uint8_t*>(data);
   for (int64_t i = 0; i < n; ++i, p += isz) std::reverse(p, p + isz);
@@ -318,7 +320,7 @@ void decode(const Pipeline& p, const uint8_t* data, size_t n, const Shape& shape
       throw IOError("'" + where + "': holds " + bytes_str(cur.n) + ", expected " + bytes_str(nbytes) + " (chunk " +
                     shape_str(shape) + " of " + dtype_name(t) + ")");
     if (cur.p != dst) std::memcpy(dst, cur.p, nbytes);
-    if (p.big_endian && isz > 1) byteswap(dst, prod(shape), isz);
+    if (p.big_endian && isz > 1) byteswap(dst, prod(shape) * parts_of(t), isz / parts_of(t));
   }
   if (!p.order.empty()) {  // chunk axis order[k] is encoded axis k
     const Shape es = byte_strides(enc, isz), os = byte_strides(shape, isz);
@@ -370,7 +372,7 @@ void encode(const Pipeline& p, const void* chunk, const Shape& shape, DType t, s
     else std::memcpy(cur.data(), enc_index.data(), enc_index.size());
   } else if (p.big_endian && isz > 1) {
     cur.assign(src, src + nbytes);
-    byteswap(cur.data(), prod(shape), isz);
+    byteswap(cur.data(), prod(shape) * parts_of(t), isz / parts_of(t));
   }
   // The bytes so far: the chunk itself until a step makes its own (no copy of a chunk
   // that goes straight to its compressor); the last codec appends to `out` directly.

@@ -72,6 +72,8 @@ void undo_bytes_into(const BytesCodec& c, const uint8_t* data, size_t n, void* d
 
 // Byte-order reversal of `n` items of `isz` bytes, in place.
 void byteswap(void* data, int64_t n, size_t isz);
+// Numbers per element, each swapped on its own: 2 for complex (real, imaginary), else 1.
+int64_t parts_of(DType t);
 
 }  // namespace zarr
 }  // namespace b2lazy

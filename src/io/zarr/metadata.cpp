@@ -63,11 +63,12 @@ DType dtype_v3(const std::string& name, const Where& w) {
   static const std::pair<const char*, DType> names[] = {
       {"bool", DType::Bool}, {"int8", DType::I8},   {"int16", DType::I16},   {"int32", DType::I32},
       {"int64", DType::I64}, {"uint8", DType::U8},  {"uint16", DType::U16},  {"uint32", DType::U32},
-      {"uint64", DType::U64}, {"float32", DType::F32}, {"float64", DType::F64}};
+      {"uint64", DType::U64}, {"float32", DType::F32}, {"float64", DType::F64},
+      {"complex64", DType::C64}, {"complex128", DType::C128}};
   for (const auto& [n, t] : names)
     if (name == n) return t;
   throw TypeError("'" + w.file + "': " + w.key + ": data type '" + name +
-                  "' is not supported (b2lazy has bool, int8..int64, uint8..uint64, float32, float64)");
+                  "' is not supported (b2lazy has bool, int8..int64, uint8..uint64, float32, float64, complex64, complex128)");
 }
 
 // v2's NumPy type string ("<f8", "|b1", ">i4"): the type and whether it is big-endian.
@@ -79,18 +80,28 @@ DType dtype_v2(const json& v, const Where& w, bool& big) {
   static const std::pair<const char*, DType> names[] = {
       {"b1", DType::Bool}, {"i1", DType::I8},  {"i2", DType::I16}, {"i4", DType::I32}, {"i8", DType::I64},
       {"u1", DType::U8},   {"u2", DType::U16}, {"u4", DType::U32}, {"u8", DType::U64}, {"f4", DType::F32},
-      {"f8", DType::F64}};
+      {"f8", DType::F64}, {"c8", DType::C64}, {"c16", DType::C128}};
   for (const auto& [n, t] : names)
     if (bare == n) return t;
   throw TypeError("'" + w.file + "': " + w.key + ": data type '" + s +
-                  "' is not supported (b2lazy has bool, int8..int64, uint8..uint64, float32, float64)");
+                  "' is not supported (b2lazy has bool, int8..int64, uint8..uint64, float32, float64, complex64, complex128)");
 }
 
 // The fill value as the array's type, in native byte order. Floats may be "NaN",
 // "Infinity", "-Infinity" or "0x..." (the bit pattern); null (v2) is 0.
 void parse_fill(const json& v, DType t, unsigned char* out, const Where& w) {
-  std::memset(out, 0, 8);
+  std::memset(out, 0, kMaxItemsize);
   if (v.is_null()) return;
+  if (is_complex(t)) {  // [real, imaginary], each as a float of the part's type
+    if (!v.is_array() || v.size() != 2)
+      w.fail("fill value " + v.dump() + " of a complex data type is not a [real, imaginary] pair");
+    const DType part = real_of(t);
+    parse_fill(v[0], part, out, w);
+    unsigned char im[kMaxItemsize];
+    parse_fill(v[1], part, im, w);
+    std::memcpy(out + itemsize(part), im, itemsize(part));
+    return;
+  }
   const size_t isz = itemsize(t);
   if (v.is_string()) {
     const std::string s = v.get<std::string>();
@@ -124,7 +135,7 @@ void parse_fill(const json& v, DType t, unsigned char* out, const Where& w) {
     return;
   }
   if (!v.is_boolean() && !v.is_number()) w.fail("fill value " + v.dump() + " does not fit data type " + dtype_name(t));
-  dispatch(t, [&]<class T>(T*) {
+  dispatch_real(t, "a fill value", [&]<class T>(T*) {
     T x;
     if (v.is_boolean()) {
       x = static_cast<T>(v.get<bool>());
@@ -369,13 +380,18 @@ json codecs_json(const Pipeline& p, size_t itemsz) {
 
 json fill_json(const Metadata& m) {
   json v;
+  auto number = [](auto x) -> json {
+    if (std::isnan(x)) return "NaN";
+    if (std::isinf(x)) return x > 0 ? "Infinity" : "-Infinity";
+    return static_cast<double>(x);
+  };
   dispatch(m.dtype, [&]<class T>(T*) {
     T x;
     std::memcpy(&x, m.fill, sizeof(T));
-    if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(x)) v = "NaN";
-      else if (std::isinf(x)) v = x > 0 ? "Infinity" : "-Infinity";
-      else v = static_cast<double>(x);
+    if constexpr (is_complex_v<T>) {
+      v = json::array({number(x.real()), number(x.imag())});
+    } else if constexpr (std::is_floating_point_v<T>) {
+      v = number(x);
     } else if (m.dtype == DType::Bool) {
       v = x != 0;
     } else {

@@ -14,7 +14,7 @@ struct Metadata {
   Shape shape;
   Shape chunks;  // the chunk grid's cells (shards, when sharded)
   DType dtype = DType::F64;
-  alignas(8) unsigned char fill[8] = {};  // the fill value, native byte order
+  alignas(16) unsigned char fill[kMaxItemsize] = {};  // the fill value, native byte order
   Pipeline codecs;
   // Chunk keys: v3 "default" encoding is "c" then the coordinates; v2 (and v3 "v2") the
   // coordinates alone; joined by `separator`.

@@ -5,6 +5,7 @@
 #include <immintrin.h>
 #include <sleef.h>
 
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -26,6 +27,8 @@ template <> struct CType<DType::U32> { using type = uint32_t; };
 template <> struct CType<DType::U64> { using type = uint64_t; };
 template <> struct CType<DType::F32> { using type = float; };
 template <> struct CType<DType::F64> { using type = double; };
+template <> struct CType<DType::C64> { using type = std::complex<float>; };
+template <> struct CType<DType::C128> { using type = std::complex<double>; };
 template <DType D> using ctype = typename CType<D>::type;
 
 // Unsigned type in which +, -, * on T wrap without UB: at least `unsigned`, because
@@ -189,5 +192,6 @@ void register_arith(Table& t);    // Arith family
 void register_math(Table& t);     // Float family
 void register_compare(Table& t);  // Cmp, Pred, Logic and Int families
 void register_special(Table& t);  // Where, Copy and the cast matrix
+void register_complex(Table& t);  // complex64/128, and real/imag/conj/angle of real types
 
 }  // namespace b2lazy::kernels::detail

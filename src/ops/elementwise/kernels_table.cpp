@@ -10,6 +10,7 @@ static const detail::Table& table() {
     detail::register_math(t);
     detail::register_compare(t);
     detail::register_special(t);
+    detail::register_complex(t);
     return t;
   }();
   return tab;

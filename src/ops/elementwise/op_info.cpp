@@ -32,7 +32,7 @@ constexpr NameEntry kAliases[] = {
     {Op::Abs, "absolute"}, {Op::Asin, "arcsin"}, {Op::Acos, "arccos"}, {Op::Atan, "arctan"},
     {Op::Atan2, "arctan2"}, {Op::Asinh, "arcsinh"}, {Op::Acosh, "arccosh"},
     {Op::Atanh, "arctanh"}, {Op::BitwiseInvert, "bitwise_not"}, {Op::BitwiseInvert, "invert"},
-    {Op::LeftShift, "left_shift"}, {Op::RightShift, "right_shift"},
+    {Op::LeftShift, "left_shift"}, {Op::RightShift, "right_shift"}, {Op::Conj, "conjugate"},
 };
 
 static_assert(std::size(kArity) == kNumOps && std::size(kNames) == kNumOps);
@@ -42,6 +42,13 @@ static_assert(std::size(kArity) == kNumOps && std::size(kNames) == kNumOps);
 int op_arity(Op op) { return kArity[static_cast<size_t>(op)]; }
 OpFamily op_family(Op op) { return kFamily[static_cast<size_t>(op)]; }
 const char* op_name(Op op) { return kNames[static_cast<size_t>(op)]; }
+
+DType op_out_dtype(Op op, DType t) {
+  const OpFamily f = op_family(op);
+  if (f == OpFamily::Cmp || f == OpFamily::Pred) return DType::Bool;
+  if (op == Op::Abs || op == Op::Real || op == Op::Imag || op == Op::Angle) return real_of(t);
+  return t;
+}
 
 Op op_from_name(const std::string& name) {
   for (size_t i = 0; i < kNumOps; ++i)

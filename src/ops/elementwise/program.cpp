@@ -14,11 +14,6 @@ namespace b2lazy {
 
 namespace {
 
-DType out_dtype_of(Op op, DType t) {
-  OpFamily f = op_family(op);
-  return (f == OpFamily::Cmp || f == OpFamily::Pred) ? DType::Bool : t;
-}
-
 kernels::BlockFn kernel_for(Op op, DType t, DType from) {
   kernels::BlockFn fn = op == Op::Cast ? kernels::lookup_cast(from, t) : kernels::lookup(op, t);
   if (!fn)
@@ -67,12 +62,12 @@ class Compiler {
     if (it != cse_.end()) return it->second;
     DType from = p.regs[srcs[0]].dtype;
     kernels::BlockFn fn = kernel_for(op, t, from);
-    DType od = out_dtype_of(op, t);
+    DType od = op_out_dtype(op, t);
     bool all_const = true;
     for (int s : srcs) all_const &= p.regs[s].kind == Program::RegKind::Const;
     int r;
     if (all_const) {  // constant folding: run the kernel on one element now
-      alignas(8) unsigned char out[8];
+      alignas(16) unsigned char out[kMaxItemsize];
       const void* in[3];
       for (size_t i = 0; i < srcs.size(); ++i) in[i] = p.consts[p.regs[srcs[i]].index].data();
       fn(out, in, 1);
@@ -150,7 +145,7 @@ void Program::run(const void* const* leaf_data, void* out, int64_t n, ScratchSco
   // Constants broadcast to a block once per call; temps get one block each.
   std::vector<char*> const_buf(consts.size());
   std::vector<char*> temp_buf(ntemp_slots);
-  for (int s = 0; s < ntemp_slots; ++s) temp_buf[s] = static_cast<char*>(scratch.alloc(kBlock * 8));
+  for (int s = 0; s < ntemp_slots; ++s) temp_buf[s] = static_cast<char*>(scratch.alloc(kBlock * kMaxItemsize));
   for (size_t r = 0; r < regs.size(); ++r) {
     if (regs[r].kind != RegKind::Const) continue;
     size_t isz = itemsize(regs[r].dtype);

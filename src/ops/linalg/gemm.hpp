@@ -1,6 +1,6 @@
 // Matrix-tile kernels shared by the contraction nodes: C += op(A) op(B) (gemm) and the
 // upper triangle of C += op(A) op(A)^T (syrk), row-major with leading dimensions, through
-// OpenBLAS for float32/float64 and exact wrapping loops for integers and bool.
+// OpenBLAS for float32/float64 and complex, exact wrapping loops for integers and bool.
 #pragma once
 #include <algorithm>
 #include <climits>
@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "b2lazy/error.hpp"
+#include "core/dispatch.hpp"
 #include "ops/linalg/blas.hpp"
 
 namespace b2lazy {
@@ -55,6 +56,16 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* A, int64_t
       gemv(CblasRowMajor, tb ? NT : TR, I(tb ? n : k), I(tb ? k : n), T(1), B, I(ldb), A, I(ta ? lda : 1), T(1), C, 1);
     else
       gemm3(CblasRowMajor, ta ? TR : NT, tb ? TR : NT, I(m), I(n), I(k), T(1), A, I(lda), B, I(ldb), T(1), C, I(ldc));
+  } else if constexpr (is_complex_v<T>) {  // cgemm / zgemm: alpha and beta by pointer
+    const T one(1);
+    const auto I = blas_int;
+    const auto NT = CblasNoTrans, TR = CblasTrans;
+    if constexpr (std::is_same_v<T, std::complex<double>>)
+      B2LAZY_BLAS(cblas_zgemm)(CblasRowMajor, ta ? TR : NT, tb ? TR : NT, I(m), I(n), I(k), &one, A, I(lda), B,
+                               I(ldb), &one, C, I(ldc));
+    else
+      B2LAZY_BLAS(cblas_cgemm)(CblasRowMajor, ta ? TR : NT, tb ? TR : NT, I(m), I(n), I(k), &one, A, I(lda), B,
+                               I(ldb), &one, C, I(ldc));
   } else {  // bool: or of ands; integers: exact, wrapping like NumPy (modular in uint64)
     auto at = [&](int64_t i, int64_t p) { return ta ? A[p * lda + i] : A[i * lda + p]; };
     auto add = [](T& c, T a, T b) {

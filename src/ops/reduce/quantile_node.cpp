@@ -250,7 +250,7 @@ void QuantileNode::fill_piece(const Region& piece, char* out, ThreadState& ts) c
   ScratchScope scope(ts.scratch);
   void* raw = scope.alloc(static_cast<size_t>(m) * isz);
   input.pull(in, raw, ts);
-  dispatch(input.dtype(), [&]<class T>(T*) {
+  dispatch_real(input.dtype(), "quantile", [&]<class T>(T*) {
     // Each output's slice gathered contiguously: slice k at v[k * slice_, (k + 1) * slice_).
     T* v = static_cast<T*>(raw);
     const SliceLayout layout = slice_layout(in.count, ax_.reduced);
@@ -285,7 +285,7 @@ double QuantileNode::select_in_passes(const Region& one, size_t sh, ThreadState&
       ScratchScope scope(ts.scratch);
       void* buf = scope.alloc(static_cast<size_t>(s.size()) * itemsize(input.dtype()));
       input.pull(s, buf, ts);
-      dispatch(input.dtype(), [&]<class T>(T*) {
+      dispatch_real(input.dtype(), "quantile", [&]<class T>(T*) {
         const T* x = static_cast<const T*>(buf);
         for (int64_t i = 0; i < s.size(); ++i) use(static_cast<double>(x[i]));
       });

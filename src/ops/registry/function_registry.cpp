@@ -26,7 +26,7 @@ FunctionInfo entry(std::string name, F family, const char* signature, std::strin
 
 const char* op_dtype_rule(OpFamily family) {
   switch (family) {
-    case OpFamily::Arith: return "the inputs' promoted dtype (NumPy's rules)";
+    case OpFamily::Arith: return "the inputs' promoted dtype (NumPy's rules; abs, real, imag of complex: its part type)";
     case OpFamily::Float: return "the inputs' promoted dtype made floating (bool and 1-2 byte integers: float32, others float64)";
     case OpFamily::Int: return "the inputs' promoted dtype; integers and bool only";
     case OpFamily::Cmp:
@@ -54,10 +54,6 @@ void elementwise(std::vector<FunctionInfo>& out) {
   out.push_back(entry("clip", F::Elementwise, "x, /, min=None, max=None", "x's dtype", {}, true));
   out.push_back(entry("astype", F::Elementwise, "x, dtype, /, *, copy=True, device=None", "dtype", {}, true));
   out.back().op = Op::Cast;
-  // No complex dtypes yet: real and conj are the array, imag its zeros.
-  out.push_back(entry("real", F::Elementwise, "x, /", "x's dtype"));
-  out.push_back(entry("conj", F::Elementwise, "x, /", "x's dtype", {"conjugate"}));
-  out.push_back(entry("imag", F::Elementwise, "x, /", "x's dtype"));
 }
 
 std::string reduction_dtype_rule(Reduction r) {

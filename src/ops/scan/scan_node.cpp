@@ -290,6 +290,7 @@ void SegmentTotals::fill(const Region& r, void* out, ThreadState& ts) const {
 
 namespace {
 DType scan_accumulator(DType out) {
+  if (is_complex(out)) return DType::C128;
   return is_float(out) ? DType::F64 : kind(out) == DKind::Unsigned ? DType::U64 : DType::I64;
 }
 }  // namespace

@@ -188,7 +188,7 @@ void MergeNode::merge(int64_t row, int64_t s, int64_t e, const int64_t* samples,
   }
   auto* kb = reinterpret_cast<uint64_t*>(slices);
   sortkey::sort_keys(kb, static_cast<size_t>(total));  // values: keys alone
-  dispatch(dtype(), [&](auto* tag) {
+  dispatch_real(dtype(), "sort", [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     T* o = static_cast<T*>(out);
     for (int64_t i = 0; i < total; ++i) o[i] = sortkey::from_key<T>(kb[i], descending_);

@@ -64,7 +64,7 @@ void RunsNode::fill(const Region& region, void* out, ThreadState& ts) const {
   char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(in.size()) * itemsize(lanes.dtype())));
   lanes.pull(in, buf, ts);
   const int64_t width = in.count[1];  // elements of a lane in `buf`
-  dispatch(lanes.dtype(), [&](auto* tag) {
+  dispatch_real(lanes.dtype(), "sort", [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     std::vector<uint64_t> keys;
     std::vector<sortkey::KeyPos> pairs;

@@ -40,7 +40,7 @@ void SearchNode::fill(const Region& region, void* out, ThreadState& ts) const {
   }
   void* v = scope.alloc(static_cast<size_t>(region.size()) * isz);
   values.pull(region, v, ts);
-  dispatch(sorted.dtype(), [&](auto* tag) {
+  dispatch_real(sorted.dtype(), "searchsorted", [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     const T* a = static_cast<const T*>(s);
     const T* x = static_cast<const T*>(v);

@@ -62,7 +62,7 @@ void SortNode::fill(const Region& region, void* out, ThreadState& ts) const {
   for (size_t d = static_cast<size_t>(axis_) + 1; d < ndim(); ++d) inner *= region.count[d];
   const int64_t outer = region.size() / std::max<int64_t>(1, region.count[axis_]) / std::max<int64_t>(1, inner);
   const int64_t cnt = region.count[axis_], first = region.start[axis_], step = region.step[axis_];
-  dispatch(in.dtype(), [&](auto* tag) {
+  dispatch_real(in.dtype(), "sort", [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     const T* src = reinterpret_cast<const T*>(buf);
     std::vector<uint64_t> keys;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/dispatch.hpp"
 #include "ops/reduce/accumulate.hpp"
 #include "ops/reduce/kernels/kernel.hpp"
 
@@ -45,12 +46,12 @@ struct MaxOp {
 template <class A>
 struct AnyOp {
   static A ident() { return A(0); }
-  static A f(A a, A v) { return A((a != 0) | (v != 0)); }
+  static A f(A a, A v) { return A((a != A(0)) | (v != A(0))); }
 };
 template <class A>
 struct AllOp {
   static A ident() { return A(1); }
-  static A f(A a, A v) { return A((a != 0) & (v != 0)); }
+  static A f(A a, A v) { return A((a != A(0)) & (v != A(0))); }
 };
 template <class A>
 struct NanSumOp {
@@ -93,7 +94,14 @@ class FoldKernel : public Kernel<A> {
     for (size_t k = 0; k < count_.size(); ++k) count_[k] += o.count_[k];
   }
   void finalize(void* out, DType out_dtype) const override {
-    if constexpr (Mean) {
+    if constexpr (Mean && is_complex_v<A>) {  // complex: divided in the accumulator's type
+      std::vector<A> m(acc_.size());
+      for (size_t k = 0; k < m.size(); ++k) {
+        const double n = Counted ? static_cast<double>(count_[k]) : static_cast<double>(args_.total);
+        m[k] = n == 0 ? A(std::nan(""), std::nan("")) : acc_[k] / typename A::value_type(n);
+      }
+      cast_out(args_.acc, m.data(), out_dtype, out, args_.n);
+    } else if constexpr (Mean) {
       std::vector<double> m(acc_.size());
       for (size_t k = 0; k < m.size(); ++k) {
         const double n = Counted ? static_cast<double>(count_[k]) : static_cast<double>(args_.total);
@@ -121,7 +129,7 @@ class CountKernel : public Kernel<A> {
  public:
   explicit CountKernel(const KernelArgs& a) : args_(a), count_(static_cast<size_t>(a.n), 0) {}
   void consume(const A* x, const Region& slab, const std::vector<bool>& red) override {
-    accum::fold(x, slab.count, red, count_.data(), [](int64_t c, A v) { return c + static_cast<int64_t>(v != 0); },
+    accum::fold(x, slab.count, red, count_.data(), [](int64_t c, A v) { return c + static_cast<int64_t>(v != A(0)); },
                 int64_t(0), [](int64_t c, int64_t p) { return c + p; });
   }
   void merge(const Kernel<A>& other) override {

@@ -11,6 +11,17 @@ namespace b2lazy::reduction {
 
 template <class A>
 std::unique_ptr<Kernel<A>> make_kernel(const KernelArgs& a) {
+  if constexpr (is_complex_v<A>) {  // the folds with a complex meaning (the builder checks)
+    switch (a.r) {
+      case Reduction::Sum: return std::make_unique<FoldKernel<A, SumOp>>(a);
+      case Reduction::Prod: return std::make_unique<FoldKernel<A, ProdOp>>(a);
+      case Reduction::Mean: return std::make_unique<FoldKernel<A, SumOp, true>>(a);
+      case Reduction::NanSum: return std::make_unique<FoldKernel<A, NanSumOp>>(a);
+      case Reduction::NanProd: return std::make_unique<FoldKernel<A, NanProdOp>>(a);
+      case Reduction::NanMean: return std::make_unique<FoldKernel<A, NanSumOp, true, true>>(a);
+      default: throw TypeError(std::string(reduction_name(a.r)) + " is not supported for complex values");
+    }
+  } else {
   switch (a.r) {
     case Reduction::Sum: return std::make_unique<FoldKernel<A, SumOp>>(a);
     case Reduction::Prod: return std::make_unique<FoldKernel<A, ProdOp>>(a);
@@ -32,6 +43,7 @@ std::unique_ptr<Kernel<A>> make_kernel(const KernelArgs& a) {
     case Reduction::NanArgmin: return std::make_unique<ArgKernel<A, false, true>>(a);
     case Reduction::NanArgmax: return std::make_unique<ArgKernel<A, true, true>>(a);
     case Reduction::LogSumExp: return std::make_unique<LogSumExpKernel<A>>(a);
+  }
   }
   throw ValueError("no kernel for reduction " + std::to_string(static_cast<int>(a.r)));
 }
