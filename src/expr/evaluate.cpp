@@ -74,6 +74,7 @@ class Evaluator {
       case Node::Kind::Int:
         return Value::of(n.above_int64 ? Scalar::uint64(static_cast<uint64_t>(n.i)) : Scalar(n.i), n.column);
       case Node::Kind::Float: return Value::of(Scalar(n.f), n.column);
+      case Node::Kind::Imaginary: return Value::of(Scalar::complex(0.0, n.f), n.column);
       case Node::Kind::Bool: return Value::of(Scalar(n.b), n.column);
       case Node::Kind::None: return Value::of_kind(Value::Kind::None, n.column);
       case Node::Kind::String: {
@@ -140,6 +141,8 @@ class Evaluator {
   // builder names the TypeError).
   static std::optional<Scalar> fold(const std::string& op, const Scalar& a, const Scalar& b, size_t column,
                                     const Evaluator& ev) {
+    // Complex numbers: the elementwise builder's 0-d arithmetic (complex128, as Python's).
+    if (a.kind == ScalarKind::Complex || b.kind == ScalarKind::Complex) return std::nullopt;
     const bool ints = a.kind != ScalarKind::Float && b.kind != ScalarKind::Float;
     const bool bools = a.kind == ScalarKind::Bool && b.kind == ScalarKind::Bool;
     const __int128 x = wide(a), y = wide(b);
@@ -218,6 +221,7 @@ class Evaluator {
   }
 
   static std::optional<bool> fold_compare(const std::string& op, const Scalar& a, const Scalar& b) {
+    if (a.kind == ScalarKind::Complex || b.kind == ScalarKind::Complex) return std::nullopt;
     if (a.kind != ScalarKind::Float && b.kind != ScalarKind::Float) {
       const __int128 x = wide(a), y = wide(b);
       return op == "<" ? x < y : op == "<=" ? x <= y : op == ">" ? x > y : op == ">=" ? x >= y : op == "==" ? x == y : x != y;
@@ -248,7 +252,7 @@ class Evaluator {
 
   Value unary(const Node& n) {
     Value v = eval_node(*n.items[0]);
-    if (v.kind == Value::Kind::Scalar) {  // -1, +2.5, ~0: stay Python numbers (bools count as ints)
+    if (v.kind == Value::Kind::Scalar && v.scalar.kind != ScalarKind::Complex) {  // -1, +2.5, ~0: stay Python numbers (bools count as ints)
       const Scalar& s = v.scalar;
       if (s.kind == ScalarKind::Float) {
         if (n.text == "-") return Value::of(Scalar(-s.f), n.column);
@@ -295,8 +299,10 @@ class Evaluator {
     bool scalars = true;
     for (size_t k = 0; k < n.ops.size(); ++k) {
       if (v[k].kind == Value::Kind::Scalar && v[k + 1].kind == Value::Kind::Scalar) {
-        scalars = scalars && *fold_compare(n.ops[k], v[k].scalar, v[k + 1].scalar);
-        continue;
+        if (auto r = fold_compare(n.ops[k], v[k].scalar, v[k + 1].scalar)) {  // (complex: not folded)
+          scalars = scalars && *r;
+          continue;
+        }
       }
       const std::string what = "an operand of " + n.ops[k];
       Array c = guard(n.column, [&] {

@@ -42,7 +42,7 @@ std::string with_caret(const std::string& message, const std::string& text, size
 namespace {
 
 struct Token {
-  enum class Kind { Int, Float, String, Name, Op, End } kind;
+  enum class Kind { Int, Float, Imaginary, String, Name, Op, End } kind;
   std::string text;
   size_t column;
   int64_t i = 0;
@@ -168,15 +168,23 @@ class Parser {
           digits();
         }
       }
-      // Python refuses leading zeros in a decimal int (012), not 00
-      if (!is_float && text_[start] == '0' && text_.find_first_not_of("0_", start) < p) bad = true;
+      // Python refuses leading zeros in a decimal int (012), not 00 (nor 012j)
+      if (!is_float && text_[start] == '0' && text_.find_first_not_of("0_", start) < p && !(p < n && (text_[p] == 'j' || text_[p] == 'J'))) bad = true;
+    }
+    const size_t digits_end = p;
+    bool imaginary = false;
+    if (base == 10 && p < n && (text_[p] == 'j' || text_[p] == 'J')) {  // 2j, 1.5e3J: Python's imaginary literals
+      imaginary = true;
+      is_float = true;
+      ++p;
     }
     if (bad || (p < n && (std::isalnum(static_cast<unsigned char>(text_[p])) || text_[p] == '_')))
       fail("invalid number '" + text_.substr(start, std::min(p + 1, n) - start) + "'", start + 1);
     std::string s;
-    for (size_t k = start + (base == 10 ? 0 : 2); k < p; ++k)
+    for (size_t k = start + (base == 10 ? 0 : 2); k < digits_end; ++k)
       if (text_[k] != '_') s += text_[k];
-    Token t{is_float ? Token::Kind::Float : Token::Kind::Int, text_.substr(start, p - start), start + 1};
+    Token t{imaginary ? Token::Kind::Imaginary : is_float ? Token::Kind::Float : Token::Kind::Int,
+            text_.substr(start, p - start), start + 1};
     char* end = nullptr;
     if (is_float) {
       t.f = std::strtod(s.c_str(), &end);  // ERANGE: inf or a (sub)normal, as Python's
@@ -412,9 +420,9 @@ class Parser {
         n->above_int64 = t.above_int64;
         return n;
       }
-      case Token::Kind::Float: {
+      case Token::Kind::Float: case Token::Kind::Imaginary: {
         ++pos_;
-        NodeP n = make(Node::Kind::Float, t.column);
+        NodeP n = make(t.kind == Token::Kind::Float ? Node::Kind::Float : Node::Kind::Imaginary, t.column);
         n->f = t.f;
         return n;
       }

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <complex>
 #include <sstream>
 
 #include "b2lazy/error.hpp"
+#include "core/scalar_value.hpp"
 #include "b2lazy/functions.hpp"
 
 namespace b2lazy::expr {
@@ -59,7 +61,9 @@ Array literal_array(const Value& v, const std::string& where) {
   ScalarKind k = ScalarKind::Bool;
   bool big = false, negative = false;  // ints above INT64_MAX make a uint64 list, as NumPy's
   for (const Scalar& s : flat) {
-    if (s.kind == ScalarKind::Float || (s.kind == ScalarKind::Int && k == ScalarKind::Bool)) k = s.kind;
+    if (s.kind == ScalarKind::Complex || (s.kind == ScalarKind::Float && k != ScalarKind::Complex) ||
+        (s.kind == ScalarKind::Int && k == ScalarKind::Bool))
+      k = s.kind;
     big = big || s.above_int64;
     negative = negative || (s.kind == ScalarKind::Int && !s.above_int64 && s.i < 0);
   }
@@ -68,12 +72,14 @@ Array literal_array(const Value& v, const std::string& where) {
   const DType t = flat.empty()                ? DType::F64
                   : k == ScalarKind::Bool     ? DType::Bool
                   : k == ScalarKind::Int      ? (big ? DType::U64 : DType::I64)
+                  : k == ScalarKind::Complex  ? DType::C128
                                               : DType::F64;
   auto buf = std::make_shared<std::vector<unsigned char>>(flat.size() * itemsize(t));
   for (size_t i = 0; i < flat.size(); ++i) {
     const Scalar& s = flat[i];
     if (t == DType::Bool) (*buf)[i] = static_cast<unsigned char>(s.i != 0);
     else if (t == DType::I64 || t == DType::U64) reinterpret_cast<int64_t*>(buf->data())[i] = s.i;  // same bits
+    else if (t == DType::C128) reinterpret_cast<std::complex<double>*>(buf->data())[i] = scalar_value<std::complex<double>>(s);
     else
       reinterpret_cast<double*>(buf->data())[i] = s.kind == ScalarKind::Float ? s.f
                                                   : s.above_int64 ? static_cast<double>(static_cast<uint64_t>(s.i))
@@ -90,6 +96,7 @@ IndexArray index_array(const Value& v, Context* ctx, const std::string& where) {
     bool all_bool = !flat.empty();
     for (const Scalar& s : flat) {
       if (s.kind == ScalarKind::Float) r.invalid_dtype = "float64";
+      if (s.kind == ScalarKind::Complex) r.invalid_dtype = "complex128";
       if (s.above_int64) throw IndexError(where + ": index " + std::to_string(static_cast<uint64_t>(s.i)) + " is out of bounds");
       all_bool = all_bool && s.kind == ScalarKind::Bool;
       r.values.push_back(s.i);

@@ -283,3 +283,13 @@ def test_functions_without_a_complex_meaning_say_so(call, words):
         call(z).to_numpy()
     for w in words:
         assert w in str(e.value)
+
+
+def test_imaginary_literals_in_expression_strings():
+    z = complex_values(np.random.default_rng(10), np.complex64, (9,))
+    np.testing.assert_allclose(b2lazy.evaluate("z * 2j + 1.5J - 3", z=z).to_numpy(), z * 2j + 1.5j - 3, rtol=1e-6)
+    assert b2lazy.evaluate("z + 1j", z=z).dtype == np.complex64  # a weak scalar, as in NumPy 2
+    assert complex(b2lazy.evaluate("2j * 3 + 1")) == 1 + 6j  # numbers alone: a 0-d complex128
+    np.testing.assert_array_equal(b2lazy.evaluate("[1, 2j]").to_numpy(), np.array([1, 2j]))
+    with pytest.raises(SyntaxError):
+        b2lazy.evaluate("0x1j")

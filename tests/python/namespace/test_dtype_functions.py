@@ -35,8 +35,8 @@ def test_result_type_needs_an_array_or_dtype():
         bl.result_type()
     with pytest.raises(ValueError):
         bl.result_type(1, 2.0)
-    with pytest.raises(TypeError):
-        bl.result_type(bl.float64, 1j)
+    assert bl.result_type(bl.float32, 1j) == np.complex64 and bl.result_type(bl.int8, 1j) == np.complex128
+    assert bl.result_type(bl.complex64, bl.float64) == np.complex128
     with pytest.raises(TypeError):
         bl.result_type(np.float16)
 
@@ -71,6 +71,12 @@ def test_finfo(d):
     assert f.bits == ref.bits and f.dtype == d and bl.finfo(bl.zeros(1, dtype=d)) == f
     with pytest.raises(TypeError):
         bl.finfo(bl.int8)
+
+
+@pytest.mark.parametrize("d", [np.dtype(np.complex64), np.dtype(np.complex128)])
+def test_finfo_of_complex_is_that_of_its_parts(d):
+    f, ref = bl.finfo(d), np.finfo(d)
+    assert f.bits == ref.bits and f.eps == float(ref.eps) and f.dtype == ref.dtype
 
 
 @pytest.mark.parametrize("d", [d for d in DTYPES if d.kind in "iu"])

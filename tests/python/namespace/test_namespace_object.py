@@ -27,7 +27,8 @@ def test_dtype_objects_compare_with_array_dtypes():
         assert bl.zeros(2, dtype=obj).dtype == d
     assert bl.bool == np.bool_ and bl.bool is not bool
     assert "bool" in dir(bl) and "float64" in bl.__all__
-    assert not hasattr(bl, "complex128") and not hasattr(bl, "float16")
+    assert bl.complex128 == np.complex128 and bl.complex64 == np.complex64
+    assert "complex64" in bl.__all__ and not hasattr(bl, "float16")
     with pytest.raises(AttributeError):
         bl.no_such_name
 
@@ -53,11 +54,12 @@ def test_namespace_info():
     caps = info.capabilities()
     assert caps["boolean indexing"] is True and caps["data-dependent shapes"] is True
     assert info.devices() == ["cpu"] and info.default_device() == "cpu"
-    assert info.default_dtypes() == {"real floating": np.float64, "integral": np.int64, "indexing": np.int64}
-    assert list(info.dtypes()) == [d.name for d in DTYPES]
+    assert info.default_dtypes() == {"real floating": np.float64, "complex floating": np.complex128,
+                                     "integral": np.int64, "indexing": np.int64}
+    assert list(info.dtypes()) == [d.name for d in DTYPES] + ["complex64", "complex128"]
     assert set(info.dtypes(kind="integral")) == {d.name for d in DTYPES if d.kind in "iu"}
     assert set(info.dtypes(kind=("bool", "real floating"))) == {"bool", "float32", "float64"}
-    assert info.dtypes(kind="complex floating") == {}
+    assert info.dtypes(kind="complex floating") == {"complex64": np.complex64, "complex128": np.complex128}
     with pytest.raises(ValueError, match="kind"):
         info.dtypes(kind="floating")
     with pytest.raises(ValueError, match="device"):
