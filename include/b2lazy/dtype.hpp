@@ -7,8 +7,9 @@
 namespace b2lazy {
 
 // Order matters: kernels and promotion tables index by this value.
-enum class DType : uint8_t { Bool, I8, I16, I32, I64, U8, U16, U32, U64, F32, F64, C64, C128 };
-constexpr int kNumDTypes = 13;
+// (F16 last: added after the others, so older values keep their numbers.)
+enum class DType : uint8_t { Bool, I8, I16, I32, I64, U8, U16, U32, U64, F32, F64, C64, C128, F16 };
+constexpr int kNumDTypes = 14;
 // The widest item (complex128): block buffers and constants are sized by it.
 constexpr size_t kMaxItemsize = 16;
 
@@ -34,8 +35,8 @@ DType dtype_from_name(const std::string& name);
 // Promotion of two array dtypes (NumPy result_type for arrays).
 DType promote(DType a, DType b);
 // The float type a math function (sin, sqrt, /) computes in for input `t`.
-// NumPy gives float16 for bool/int8/uint8; we have no float16 and use float32.
-// Complex types compute in themselves.
+// As NumPy: float16 for bool/int8/uint8, float32 for int16/uint16, float64 for wider
+// integers; float and complex types compute in themselves.
 DType float_for(DType t);
 
 // NumPy's default result of sum, prod, cumsum and cumprod: bool and signed integers

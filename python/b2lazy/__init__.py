@@ -43,7 +43,7 @@ __all__ = ["Array", "Plan", "open", "asarray", "zeros", "ones", "full", "arange"
            "where", "clip", "astype"]
 
 _SUPPORTED_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                     "uint64", "float32", "float64", "complex64", "complex128")
+                     "uint64", "float16", "float32", "float64", "complex64", "complex128")
 
 _contexts: dict[int, _core.Context] = {}
 _contexts_lock = threading.Lock()
@@ -1271,7 +1271,7 @@ __all__ += ["evaluate"]
 # --- the Array API namespace (issue #15) ---------------------------------------------
 from ._creation import *  # noqa: E402,F401,F403
 from ._creation import __all__ as _creation_all  # noqa: E402
-from ._dtypes import (can_cast, complex64, complex128, finfo, float32, float64, iinfo,  # noqa: E402,F401
+from ._dtypes import (can_cast, complex64, complex128, finfo, float16, float32, float64, iinfo,  # noqa: E402,F401
                       int8, int16, int32, int64, isdtype, result_type, uint8, uint16, uint32, uint64)
 from ._info import __array_namespace_info__  # noqa: E402,F401
 from ._manipulation import *  # noqa: E402,F401,F403

@@ -14,11 +14,15 @@ import numpy as np
 DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                "float32", "float64", "complex64", "complex128")
 DTYPES = {name: np.dtype(name) for name in DTYPE_NAMES}
+# float16 is not an Array API dtype (so not in the namespace's dtypes()), but b2lazy stores
+# and computes with it as NumPy does (math of bool / int8 / uint8 gives float16).
+ACCEPTED = {**DTYPES, "float16": np.dtype("float16")}
 
 int8, int16, int32, int64 = (DTYPES[n] for n in ("int8", "int16", "int32", "int64"))
 uint8, uint16, uint32, uint64 = (DTYPES[n] for n in ("uint8", "uint16", "uint32", "uint64"))
 float32, float64 = DTYPES["float32"], DTYPES["float64"]
 complex64, complex128 = DTYPES["complex64"], DTYPES["complex128"]
+float16 = ACCEPTED["float16"]
 # `bool` is served by the package's module __getattr__ (b2lazy.bool), so that the
 # package's own code keeps Python's bool.
 
@@ -40,9 +44,9 @@ def as_dtype(dtype, what="dtype"):
         d = np.dtype(dtype)
     except TypeError:
         raise TypeError(f"{what}: {dtype!r} is not a data type") from None
-    if d.name not in DTYPES or d.byteorder == ">":
-        raise TypeError(f"{what}: unsupported dtype {d} (supported: {', '.join(DTYPE_NAMES)})")
-    return DTYPES[d.name]
+    if d.name not in ACCEPTED or d.byteorder == ">":
+        raise TypeError(f"{what}: unsupported dtype {d} (supported: {', '.join(ACCEPTED)})")
+    return ACCEPTED[d.name]
 
 
 def _dtype_of(x, what):
@@ -81,7 +85,7 @@ def finfo(type, /):
         raise TypeError(f"finfo: {d} is not a floating-point dtype")
     f = np.finfo(d)
     return finfo_object(int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal),
-                        DTYPES[f.dtype.name])
+                        ACCEPTED[f.dtype.name])
 
 
 def iinfo(type, /):

@@ -136,9 +136,10 @@ Array from_numpy(nb::ndarray<nb::ro, nb::device::cpu> a, nb::handle owner, const
   if (dt.code == static_cast<uint8_t>(C::Bool)) t = DType::Bool;
   else if (dt.code == static_cast<uint8_t>(C::Int)) t = dt.bits == 8 ? DType::I8 : dt.bits == 16 ? DType::I16 : dt.bits == 32 ? DType::I32 : DType::I64;
   else if (dt.code == static_cast<uint8_t>(C::UInt)) t = dt.bits == 8 ? DType::U8 : dt.bits == 16 ? DType::U16 : dt.bits == 32 ? DType::U32 : DType::U64;
-  else if (dt.code == static_cast<uint8_t>(C::Float) && (dt.bits == 32 || dt.bits == 64)) t = dt.bits == 32 ? DType::F32 : DType::F64;
+  else if (dt.code == static_cast<uint8_t>(C::Float) && (dt.bits == 16 || dt.bits == 32 || dt.bits == 64))
+    t = dt.bits == 16 ? DType::F16 : dt.bits == 32 ? DType::F32 : DType::F64;
   else if (dt.code == static_cast<uint8_t>(C::Complex) && (dt.bits == 64 || dt.bits == 128)) t = dt.bits == 64 ? DType::C64 : DType::C128;
-  else throw TypeError(name + ": unsupported dtype (supported: bool, int8..int64, uint8..uint64, float32, float64, complex64, complex128)");
+  else throw TypeError(name + ": unsupported dtype (supported: bool, int8..int64, uint8..uint64, float16, float32, float64, complex64, complex128)");
   Shape shape, strides;
   for (size_t d = 0; d < a.ndim(); ++d) {
     shape.push_back(static_cast<int64_t>(a.shape(d)));

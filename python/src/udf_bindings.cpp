@@ -32,6 +32,7 @@ nb::dlpack::dtype dl_dtype(DType t) {
     case DType::U64: return nb::dtype<uint64_t>();
     case DType::F32: return nb::dtype<float>();
     case DType::F64: return nb::dtype<double>();
+    case DType::F16: return {static_cast<uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
     case DType::C64: case DType::C128:
       return {static_cast<uint8_t>(nb::dlpack::dtype_code::Complex), static_cast<uint8_t>(8 * itemsize(t)), 1};
   }

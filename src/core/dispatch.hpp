@@ -1,11 +1,13 @@
 // Call a generic lambda with a null pointer of the C++ type of a DType (complex types as
-// std::complex<float> / std::complex<double>).
+// std::complex<float> / std::complex<double>, float16 as b2lazy::half).
 #pragma once
 #include <complex>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 #include "b2lazy/error.hpp"
+#include "core/half.hpp"
 
 #include "b2lazy/dtype.hpp"
 
@@ -27,6 +29,7 @@ decltype(auto) dispatch(DType t, F&& f) {
     case DType::F64: return f(static_cast<double*>(nullptr));
     case DType::C64: return f(static_cast<std::complex<float>*>(nullptr));
     case DType::C128: return f(static_cast<std::complex<double>*>(nullptr));
+    case DType::F16: return f(static_cast<half*>(nullptr));
   }
   return f(static_cast<double*>(nullptr));
 }
@@ -41,13 +44,26 @@ template <class T> double real_double(T v) {
   else return static_cast<double>(v);
 }
 
-// dispatch() over the real (non-complex) types: code that orders or compares values
-// (sorts, searches, quantiles) has no complex meaning; `what` names it in the TypeError.
+// dispatch() over the types arithmetic happens in: all but float16, which the graph
+// builders widen to float32 (products, sorts, quantiles) and reductions and scans
+// accumulate in wider types; reaching here with it is a bug in a builder.
+template <class F>
+decltype(auto) dispatch_computing(DType t, F&& f) {
+  if (t == DType::F16) throw std::logic_error("float16 reached a computing node (a builder must widen it)");
+  return dispatch(t, [&]<class T>(T* tag) {
+    if constexpr (std::is_same_v<T, half>) return f(static_cast<float*>(nullptr));
+    else return f(tag);
+  });
+}
+
+// dispatch_computing() over the real (non-complex) types: code that orders or compares
+// values (sorts, searches, quantiles) has no complex meaning; `what` names it in the
+// TypeError.
 template <class F>
 decltype(auto) dispatch_real(DType t, const char* what, F&& f) {
   if (is_complex(t))
     throw TypeError(std::string(what) + " is not supported for " + dtype_name(t) + " (real dtypes only)");
-  return dispatch(t, [&]<class T>(T* tag) {
+  return dispatch_computing(t, [&]<class T>(T* tag) {
     if constexpr (is_complex_v<T>) return f(static_cast<double*>(nullptr));
     else return f(tag);
   });

@@ -17,7 +17,7 @@ constexpr Info kInfo[kNumDTypes] = {
     {4, DKind::Signed, "int32"},   {8, DKind::Signed, "int64"},   {1, DKind::Unsigned, "uint8"},
     {2, DKind::Unsigned, "uint16"}, {4, DKind::Unsigned, "uint32"}, {8, DKind::Unsigned, "uint64"},
     {4, DKind::Float, "float32"},  {8, DKind::Float, "float64"},
-    {8, DKind::Complex, "complex64"}, {16, DKind::Complex, "complex128"},
+    {8, DKind::Complex, "complex64"}, {16, DKind::Complex, "complex128"}, {2, DKind::Float, "float16"},
 };
 
 DType signed_of_size(size_t n) {
@@ -47,11 +47,12 @@ DType dtype_from_name(const std::string& name) {
       {"float64", DType::F64}, {"f8", DType::F64},    {"<f8", DType::F64},   {"float", DType::F64},
       {"double", DType::F64},  {"complex64", DType::C64}, {"c8", DType::C64},  {"<c8", DType::C64},
       {"complex128", DType::C128}, {"c16", DType::C128}, {"<c16", DType::C128}, {"complex", DType::C128},
+      {"float16", DType::F16}, {"f2", DType::F16}, {"<f2", DType::F16}, {"half", DType::F16}, {"e", DType::F16},
   };
   auto it = names.find(name);
   if (it == names.end())
     throw TypeError("unsupported dtype '" + name +
-                    "' (supported: bool, int8..int64, uint8..uint64, float32, float64, complex64, complex128)");
+                    "' (supported: bool, int8..int64, uint8..uint64, float32, float16, float32, float64, complex64, complex128)");
   return it->second;
 }
 
@@ -63,7 +64,8 @@ DType real_of(DType t) {
 
 DType complex_of(DType t) {
   if (is_complex(t)) return t;
-  return float_for(t) == DType::F32 ? DType::C64 : DType::C128;
+  const DType f = float_for(t);
+  return f == DType::F32 || f == DType::F16 ? DType::C64 : DType::C128;
 }
 
 DType promote(DType a, DType b) {
@@ -79,8 +81,9 @@ DType promote(DType a, DType b) {
   if (ka == DKind::Float || kb == DKind::Float) {
     DType f = ka == DKind::Float ? a : b;
     DType i = ka == DKind::Float ? b : a;
-    // float32 holds int8/16 and uint8/16 exactly; wider integers need float64.
-    if (f == DType::F32 && itemsize(i) <= 2) return DType::F32;
+    // float16 holds int8/uint8 exactly, float32 int8/16 and uint8/16; wider integers need float64.
+    if (f == DType::F16 && itemsize(i) == 1) return DType::F16;
+    if ((f == DType::F32 || f == DType::F16) && itemsize(i) <= 2) return DType::F32;
     return DType::F64;
   }
   // signed with unsigned
@@ -93,7 +96,7 @@ DType promote(DType a, DType b) {
 
 DType float_for(DType t) {
   if (is_inexact(t)) return t;
-  return itemsize(t) <= 2 ? DType::F32 : DType::F64;
+  return itemsize(t) == 1 ? DType::F16 : itemsize(t) == 2 ? DType::F32 : DType::F64;
 }
 
 DType sum_dtype(DType t) {

@@ -199,7 +199,7 @@ Array elementwise(Op op, const std::vector<Operand>& args) {
   switch (op_family(op)) {
     case OpFamily::Arith:
       if (base == DType::Bool && op == Op::Round) {
-        t = DType::F32;  // NumPy: float16, which we do not have
+        t = DType::F16;  // as NumPy
       } else if (base == DType::Bool && !bool_arith_ok(op)) {
         if (op == Op::Subtract || op == Op::Negative || op == Op::Sign || op == Op::Positive)
           throw TypeError(std::string(fn) + " is not supported for bool operands; use logical_xor / logical_not");

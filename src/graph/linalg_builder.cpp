@@ -31,6 +31,9 @@ Array with_leading_axes(const Array& x, size_t n) {
 
 Array contract(const Array& a, const Array& b, size_t nbatch, size_t nm, size_t nk, size_t nn, Shape out_shape) {
   const DType t = promote(a.dtype(), b.dtype());
+  if (t == DType::F16)  // NumPy's float16 products accumulate in float32 and round once
+    return contract(a.astype(DType::F32), b.astype(DType::F32), nbatch, nm, nk, nn, std::move(out_shape))
+        .astype(DType::F16);
   Array ca = a.dtype() == t ? a : a.astype(t);
   Array cb = b.dtype() == t ? b : b.astype(t);
   return Array(std::make_shared<MatmulNode>(ca.node(), cb.node(), nbatch, nm, nk, nn, std::move(out_shape)));
@@ -93,8 +96,9 @@ Array matmul(const Array& a_in, const Array& b_in) {
   out.push_back(as[as.size() - 2]);
   out.push_back(bs.back());
   // One operand the other's matrix transpose (x.T @ x, x @ x.T): a symmetric product.
-  Array r = a.dtype() == b.dtype() ? Array(make_matmul_node(a.node(), b.node(), batch.size(), out))
-                                   : contract(a, b, batch.size(), 1, 1, 1, out);
+  Array r = a.dtype() == b.dtype() && a.dtype() != DType::F16
+                ? Array(make_matmul_node(a.node(), b.node(), batch.size(), out))
+                : contract(a, b, batch.size(), 1, 1, 1, out);
   if (a_vec || b_vec) {  // drop the axes the 1-d promotion added
     std::vector<Index> ix{Index::ellipsis()};
     ix.push_back(a_vec ? Index::at(0) : Index::slice());
@@ -190,6 +194,8 @@ Array vecdot(const Array& a, const Array& b, int axis) {
   ReduceOptions o;
   o.axis = std::vector<int>{aligned ? n + da - static_cast<int>(a.ndim()) : n - 1};
   o.dtype = promote(a.dtype(), b.dtype());
+  if (o.dtype == DType::F16)  // products in float32, one rounding at the end (as matmul)
+    return sum(pa.astype(DType::F32) * pb.astype(DType::F32), o);
   return sum(pa * pb, o);
 }
 

@@ -55,11 +55,11 @@ Array reduce(Reduction r, const Array& x, const ReduceOptions& o) {
       acc = is_complex(out) ? DType::C128 : DType::F64;
       break;
     case Reduction::Min: case Reduction::Max: case Reduction::NanMin: case Reduction::NanMax:
-      acc = t;
+      acc = t == DType::F16 ? DType::F32 : t;  // (float16 compares as float32: exact)
       break;
     case Reduction::Argmin: case Reduction::Argmax: case Reduction::NanArgmin: case Reduction::NanArgmax:
       out = DType::I64;
-      acc = t;
+      acc = t == DType::F16 ? DType::F32 : t;
       break;
     case Reduction::Any: case Reduction::All:
       out = DType::Bool;
@@ -93,6 +93,8 @@ Array quantile_node(const Array& x, double q, const QuantileOptions& o, bool med
                      std::to_string(std::string(fn) == "percentile" ? q * 100 : q));
   std::vector<bool> red = normalize_axes(o.axis, x.shape(), fn);
   const DType t = x.dtype();
+  if (t == DType::F16)  // selected and interpolated in float32, the result in float16 as NumPy's
+    return quantile_node(x.astype(DType::F32), q, o, median, fn).astype(DType::F16);
   const bool interpolates = o.method == QuantileMethod::Linear || o.method == QuantileMethod::Midpoint;
   // NumPy: interpolating methods give float (float inputs keep their type), the others
   // the input's type.

@@ -30,6 +30,7 @@ std::string numpy_dtype_str(DType t) {
     case DType::F64: return "<f8";
     case DType::C64: return "<c8";
     case DType::C128: return "<c16";
+    case DType::F16: return "<f2";
   }
   return "";
 }

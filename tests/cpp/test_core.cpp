@@ -17,7 +17,14 @@ TEST(DType, Promotion) {
   EXPECT_EQ(promote_with_scalar(DType::I8, ScalarKind::Int), DType::I8);
   EXPECT_EQ(promote_with_scalar(DType::I8, ScalarKind::Float), DType::F64);
   EXPECT_EQ(promote_with_scalar(DType::F32, ScalarKind::Float), DType::F32);
-  EXPECT_THROW(dtype_from_name("float16"), TypeError);
+  EXPECT_THROW(dtype_from_name("float128"), TypeError);
+  // float16 (NumPy): math of bool / int8 / uint8 computes in it; int16 with it is float32.
+  EXPECT_EQ(float_for(DType::I8), DType::F16);
+  EXPECT_EQ(float_for(DType::U16), DType::F32);
+  EXPECT_EQ(promote(DType::F16, DType::U8), DType::F16);
+  EXPECT_EQ(promote(DType::F16, DType::I16), DType::F32);
+  EXPECT_EQ(promote(DType::F16, DType::F32), DType::F32);
+  EXPECT_EQ(promote(DType::F16, DType::C64), DType::C64);
   // Complex: the complex type whose parts hold both (NumPy 2).
   EXPECT_EQ(dtype_from_name("complex128"), DType::C128);
   EXPECT_EQ(promote(DType::C64, DType::I16), DType::C64);

@@ -51,7 +51,7 @@ def test_broadcast_agrees_with_numpy(s1, s2):
 # ----------------------------------------------------------------------------------------
 # dtypes
 # ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("dtype", ["float16", ">f8", ">c16", ">i4", ">u2", "U3",
+@pytest.mark.parametrize("dtype", ["float128", ">f8", ">c16", ">i4", ">u2", "U3",
                                    "datetime64[s]", "O"])
 def test_unsupported_dtype(dtype):
     x = np.zeros(4, dtype=dtype)

@@ -64,11 +64,11 @@ DType dtype_v3(const std::string& name, const Where& w) {
       {"bool", DType::Bool}, {"int8", DType::I8},   {"int16", DType::I16},   {"int32", DType::I32},
       {"int64", DType::I64}, {"uint8", DType::U8},  {"uint16", DType::U16},  {"uint32", DType::U32},
       {"uint64", DType::U64}, {"float32", DType::F32}, {"float64", DType::F64},
-      {"complex64", DType::C64}, {"complex128", DType::C128}};
+      {"complex64", DType::C64}, {"complex128", DType::C128}, {"float16", DType::F16}};
   for (const auto& [n, t] : names)
     if (name == n) return t;
   throw TypeError("'" + w.file + "': " + w.key + ": data type '" + name +
-                  "' is not supported (b2lazy has bool, int8..int64, uint8..uint64, float32, float64, complex64, complex128)");
+                  "' is not supported (b2lazy has bool, int8..int64, uint8..uint64, float16, float32, float64, complex64, complex128)");
 }
 
 // v2's NumPy type string ("<f8", "|b1", ">i4"): the type and whether it is big-endian.
@@ -80,11 +80,11 @@ DType dtype_v2(const json& v, const Where& w, bool& big) {
   static const std::pair<const char*, DType> names[] = {
       {"b1", DType::Bool}, {"i1", DType::I8},  {"i2", DType::I16}, {"i4", DType::I32}, {"i8", DType::I64},
       {"u1", DType::U8},   {"u2", DType::U16}, {"u4", DType::U32}, {"u8", DType::U64}, {"f4", DType::F32},
-      {"f8", DType::F64}, {"c8", DType::C64}, {"c16", DType::C128}};
+      {"f8", DType::F64}, {"c8", DType::C64}, {"c16", DType::C128}, {"f2", DType::F16}};
   for (const auto& [n, t] : names)
     if (bare == n) return t;
   throw TypeError("'" + w.file + "': " + w.key + ": data type '" + s +
-                  "' is not supported (b2lazy has bool, int8..int64, uint8..uint64, float32, float64, complex64, complex128)");
+                  "' is not supported (b2lazy has bool, int8..int64, uint8..uint64, float16, float32, float64, complex64, complex128)");
 }
 
 // The fill value as the array's type, in native byte order. Floats may be "NaN",
@@ -92,6 +92,28 @@ DType dtype_v2(const json& v, const Where& w, bool& big) {
 void parse_fill(const json& v, DType t, unsigned char* out, const Where& w) {
   std::memset(out, 0, kMaxItemsize);
   if (v.is_null()) return;
+  if (t == DType::F16) {  // a bit pattern as it is; a number or a name through float32
+    if (v.is_string() && v.get<std::string>().rfind("0x", 0) == 0) {
+      const std::string s = v.get<std::string>();
+      unsigned long bits = 0;
+      try {
+        bits = std::stoul(s.substr(2), nullptr, 16);
+      } catch (const std::exception&) {
+        w.fail("not a hexadecimal bit pattern: '" + s + "'");
+      }
+      if (bits > 0xFFFF) w.fail("bit pattern '" + s + "' does not fit float16");
+      const uint16_t b16 = static_cast<uint16_t>(bits);
+      std::memcpy(out, &b16, 2);
+    } else {
+      unsigned char wide[kMaxItemsize];
+      parse_fill(v, DType::F32, wide, w);
+      float f;
+      std::memcpy(&f, wide, sizeof f);
+      const half h(f);
+      std::memcpy(out, &h, sizeof h);
+    }
+    return;
+  }
   if (is_complex(t)) {  // [real, imaginary], each as a float of the part's type
     if (!v.is_array() || v.size() != 2)
       w.fail("fill value " + v.dump() + " of a complex data type is not a [real, imaginary] pair");
@@ -390,6 +412,8 @@ json fill_json(const Metadata& m) {
     std::memcpy(&x, m.fill, sizeof(T));
     if constexpr (is_complex_v<T>) {
       v = json::array({number(x.real()), number(x.imag())});
+    } else if constexpr (std::is_same_v<T, half>) {
+      v = number(static_cast<float>(x));
     } else if constexpr (std::is_floating_point_v<T>) {
       v = number(x);
     } else if (m.dtype == DType::Bool) {

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "b2lazy/ops.hpp"
+#include "core/half.hpp"
 
 namespace b2lazy::kernels::detail {
 
@@ -29,6 +30,7 @@ template <> struct CType<DType::F32> { using type = float; };
 template <> struct CType<DType::F64> { using type = double; };
 template <> struct CType<DType::C64> { using type = std::complex<float>; };
 template <> struct CType<DType::C128> { using type = std::complex<double>; };
+template <> struct CType<DType::F16> { using type = half; };
 template <DType D> using ctype = typename CType<D>::type;
 
 // Unsigned type in which +, -, * on T wrap without UB: at least `unsigned`, because
@@ -193,5 +195,6 @@ void register_math(Table& t);     // Float family
 void register_compare(Table& t);  // Cmp, Pred, Logic and Int families
 void register_special(Table& t);  // Where, Copy and the cast matrix
 void register_complex(Table& t);  // complex64/128, and real/imag/conj/angle of real types
+void register_half(Table& t);     // float16: every float32 kernel wrapped; its casts (last)
 
 }  // namespace b2lazy::kernels::detail

@@ -11,6 +11,7 @@ static const detail::Table& table() {
     detail::register_compare(t);
     detail::register_special(t);
     detail::register_complex(t);
+    detail::register_half(t);
     return t;
   }();
   return tab;

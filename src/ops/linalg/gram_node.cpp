@@ -214,7 +214,7 @@ void gram_fill(const Node& x, bool trans, const Region& r, bool upper, void* out
   const int64_t nblocks = (t_end + kRowBlock - 1) / kRowBlock;
   const int nw = ts.can_fork && ts.eval ? ts.eval->nworkers() : 1;
 
-  dispatch(dt, [&]<class T>(T*) {
+  dispatch_computing(dt, [&]<class T>(T*) {
     const bool is_bool = dt == DType::Bool;
     auto mm = [&](bool ta, bool tb, int64_t mm_m, int64_t mm_n, int64_t k, const T* A, int64_t lda, const T* B,
                   int64_t ldb, T* C, int64_t ldc) {
@@ -309,7 +309,7 @@ void gram_fill(const Node& x, bool trans, const Region& r, bool upper, void* out
 // blocks (a plain column walk would stride through memory once per element).
 void mirror_square(void* out, int64_t nbatch, int64_t n, DType dt) {
   constexpr int64_t B = 64;
-  dispatch(dt, [&]<class T>(T*) {
+  dispatch_computing(dt, [&]<class T>(T*) {
     T* p = static_cast<T*>(out);
     for (int64_t e = 0; e < nbatch; ++e, p += n * n)
       for (int64_t t0 = 0; t0 < n; t0 += B)

@@ -423,7 +423,7 @@ bool MatmulNode::fork(const Region& region, void* out, ThreadState& ts) const {
     contract(region, at(p), at(p + 1), parts + bytes * static_cast<size_t>(p), wts);
   });
   std::memcpy(out, parts, bytes);
-  dispatch(dtype(), [&]<class T>(T*) {
+  dispatch_computing(dtype(), [&]<class T>(T*) {
     T* acc = static_cast<T*>(out);
     for (int p = 1; p < nw; ++p) {
       const T* x = reinterpret_cast<const T*>(parts + bytes * static_cast<size_t>(p));
@@ -488,7 +488,7 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
   const int64_t m_step = sc.m_step, n_step = sc.n_step;
 
   const int nw = ts.can_fork && ts.eval ? ts.eval->nworkers() : 1;
-  dispatch(dtype(), [&]<class T>(T*) {
+  dispatch_computing(dtype(), [&]<class T>(T*) {
     T* C = static_cast<T*>(out);
     for (int64_t i0 = 0; i0 < m_len; i0 += m_step) {
       const int64_t i1 = std::min(m_len, i0 + m_step), rows = (i1 - i0) * g.m_rest;

@@ -276,7 +276,7 @@ void ReduceNode::fold_input(const Region& in, int64_t nout, ThreadState& ts, Use
   const int64_t nparts = in.size() ? parts.size() : 0;
   const reduction::KernelArgs args = kernel_args(nout);
   // Accumulate in acc_'s C++ type; the slab is converted to it first.
-  dispatch(acc_, [&]<class A>(A*) {
+  dispatch_computing(acc_, [&]<class A>(A*) {
     using Kernel = reduction::Kernel<A>;
     auto consume = [&](Kernel& k, const Region& slab, ThreadState& t) {
       ScratchScope scope(t.scratch);
@@ -358,7 +358,7 @@ reduction::KernelArgs ReduceNode::kernel_args(int64_t nout) const {
 }
 
 void ReduceNode::fold_merge(const Region& region, std::vector<uint8_t>& into, const uint8_t* part, size_t n) const {
-  dispatch(acc_, [&]<class A>(A*) {
+  dispatch_computing(acc_, [&]<class A>(A*) {
     auto a = reduction::make_kernel<A>(kernel_args(region.size())), b = reduction::make_kernel<A>(kernel_args(region.size()));
     a->load(into.data(), into.size());
     b->load(part, n);
@@ -369,7 +369,7 @@ void ReduceNode::fold_merge(const Region& region, std::vector<uint8_t>& into, co
 }
 
 void ReduceNode::fold_finish(const Region& region, const uint8_t* state, size_t n, void* out) const {
-  dispatch(acc_, [&]<class A>(A*) {
+  dispatch_computing(acc_, [&]<class A>(A*) {
     auto k = reduction::make_kernel<A>(kernel_args(region.size()));
     k->load(state, n);
     k->finalize(out, dtype());

@@ -256,7 +256,7 @@ void SegmentTotals::fill(const Region& r, void* out, ThreadState& ts) const {
   if (fill_strips(r, out, ts)) return;
   const Node& in = *inputs()[0];
   const size_t k = static_cast<size_t>(axis_);
-  dispatch(dtype(), [&]<class A>(A*) {
+  dispatch_computing(dtype(), [&]<class A>(A*) {
     Split so = split_at(r.count, axis_);
     A* o = static_cast<A*>(out);
     std::vector<A> carry(static_cast<size_t>(so.outer * so.inner));
@@ -357,7 +357,7 @@ void ScanNode::fill_carried(const Region& r, void* out, ThreadState& ts, CarryBo
   ScratchScope scope(ts.scratch);
   const bool strided = r.step[k] != 1;
   void* dense = strided ? scope.alloc(u.size() * isz) : out;
-  dispatch(acc_, [&]<class A>(A*) {
+  dispatch_computing(acc_, [&]<class A>(A*) {
     const Split su = split_at(u.count, axis_);
     const int64_t cross = su.outer * su.inner;
     const A id = op_ == ScanOp::Sum ? A(0) : A(1);
@@ -474,7 +474,7 @@ void ScanNode::fill(const Region& r, void* out, ThreadState& ts) const {
   ScratchScope scope(ts.scratch);
   const bool strided = r.step[k] != 1;
   void* dense = strided ? scope.alloc(u.size() * isz) : out;
-  dispatch(acc_, [&]<class A>(A*) {
+  dispatch_computing(acc_, [&]<class A>(A*) {
     Split su = split_at(u.count, axis_);
     const int64_t rows = piece_depth(std::max<int64_t>(1, kPieceBytes / (su.outer * su.inner * 8)), depth_);  // along the axis
     std::vector<A> carry(static_cast<size_t>(su.outer * su.inner), op_ == ScanOp::Sum ? A(0) : A(1));

@@ -69,7 +69,8 @@ Array searchsorted(const Array& sorted, const Array& values, bool right, const s
     std::vector<int64_t> idx(order.begin(), order.end());
     a = take(sorted, idx, {static_cast<int64_t>(idx.size())}, 0);
   }
-  const DType t = promote(a.dtype(), values.dtype());
+  DType t = promote(a.dtype(), values.dtype());
+  if (t == DType::F16) t = DType::F32;  // (exact: searched as float32)
   const Array s = a.dtype() == t ? a : a.astype(t);
   const Array x = values.dtype() == t ? values : values.astype(t);
   return Array(std::make_shared<SearchNode>(s.node(), x.node(), right));

@@ -93,6 +93,10 @@ std::atomic<int64_t> g_run_length{int64_t(1) << 22};
 Array sorted(const Array& x, int axis, bool descending, bool indices, const char* name) {
   if (x.ndim() == 0) throw ValueError(std::string(name) + ": the array must have at least one dimension");
   const int d = normalize_axis(axis, x.ndim(), name, x.shape());
+  if (x.dtype() == DType::F16) {  // keyed as float32 (exact), the values back in float16
+    const Array s = sorted(x.astype(DType::F32), axis, descending, indices, name);
+    return indices ? s : s.astype(DType::F16);
+  }
   const int64_t run = g_run_length.load();
   if (x.shape()[static_cast<size_t>(d)] > 2 * run) return merge_sort(x, d, descending, indices, run);
   return Array(std::make_shared<SortNode>(x.node(), d, descending, indices));
