@@ -55,6 +55,40 @@ std::string joined(const std::vector<std::string>& v) {
   return s.empty() ? "none" : s;
 }
 
+// h5py stores complex numbers as a compound of two floats named r and i, back to back.
+bool is_complex_pair(hid_t type, size_t sz) {
+  if (H5Tget_nmembers(type) != 2) return false;
+  bool ok = true;
+  for (unsigned k = 0; k < 2 && ok; ++k) {
+    char* name = H5Tget_member_name(type, k);
+    const hid_t m = H5Tget_member_type(type, k);
+    ok = name && std::string(name) == (k == 0 ? "r" : "i") && H5Tget_class(m) == H5T_FLOAT &&
+         H5Tget_size(m) == sz / 2 && H5Tget_member_offset(type, k) == k * sz / 2;
+    H5Tclose(m);
+    H5free_memory(name);
+  }
+  return ok;
+}
+
+// The type reads convert into: the native one, except that float16 (no native type in
+// HDF5 1.10) and h5py's complex are made little-endian in the file's own layout.
+hid_t memory_type(hid_t type, DType t) {
+  if (t == DType::F16) {
+    const hid_t m = H5Tcopy(type);
+    H5Tset_order(m, H5T_ORDER_LE);
+    return m;
+  }
+  if (is_complex(t)) {
+    const size_t half_size = itemsize(t) / 2;
+    const hid_t part = half_size == 4 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+    const hid_t m = H5Tcreate(H5T_COMPOUND, itemsize(t));
+    H5Tinsert(m, "r", 0, part);
+    H5Tinsert(m, "i", half_size, part);
+    return m;
+  }
+  return H5Tget_native_type(type, H5T_DIR_ASCEND);
+}
+
 DType dtype_of(hid_t type, bool& big_endian, const std::string& where) {
   const H5T_class_t c = H5Tget_class(type);
   const size_t sz = H5Tget_size(type);
@@ -69,12 +103,18 @@ DType dtype_of(hid_t type, bool& big_endian, const std::string& where) {
       case 8: return s ? DType::I64 : DType::U64;
     }
   }
-  if (c == H5T_FLOAT && (sz == 4 || sz == 8)) {
+  if (c == H5T_FLOAT && (sz == 2 || sz == 4 || sz == 8)) {
     big_endian = H5Tget_order(type) == H5T_ORDER_BE;
-    return sz == 4 ? DType::F32 : DType::F64;
+    return sz == 2 ? DType::F16 : sz == 4 ? DType::F32 : DType::F64;
+  }
+  if (c == H5T_COMPOUND && (sz == 8 || sz == 16) && is_complex_pair(type, sz)) {  // h5py's complex
+    const hid_t part = H5Tget_member_type(type, 0);
+    big_endian = H5Tget_order(part) == H5T_ORDER_BE;
+    H5Tclose(part);
+    return sz == 8 ? DType::C64 : DType::C128;
   }
   throw IOError("'" + where + "': an HDF5 datatype of class " + std::to_string(static_cast<int>(c)) + " and " +
-                std::to_string(sz) + " bytes is not one b2lazy reads (bool, integers, float32, float64)");
+                std::to_string(sz) + " bytes is not one b2lazy reads (bool, integers, float16/32/64, complex64/128)");
 }
 
 }  // namespace
@@ -133,7 +173,7 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
     H5Tclose(type);
     throw;
   }
-  h->mem_type = H5Tget_native_type(type, H5T_DIR_ASCEND);
+  h->mem_type = memory_type(type, t);
   H5Tclose(type);
   Shape shape(dims.begin(), dims.end());
   for (auto& e : shape) e = static_cast<int64_t>(e);
@@ -239,7 +279,7 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
     const size_t len = static_cast<size_t>(have) * isz;
     const ssize_t r = ::pread(fd_, dst, len, data_offset_ + first * static_cast<int64_t>(isz));
     if (r != static_cast<ssize_t>(len)) throw IOError("'" + where + "': the file is shorter than its data (truncated?)");
-    if (big_endian_) zarr::byteswap(dst, have, isz);
+    if (big_endian_) zarr::byteswap(dst, have * zarr::parts_of(dtype()), isz / zarr::parts_of(dtype()));
   } else {
     std::vector<hsize_t> off(ndim());
     for (size_t d = 0; d < ndim(); ++d) off[d] = static_cast<hsize_t>(box.start[d]);
@@ -263,7 +303,7 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
       const ssize_t r = ::pread(fd_, raw, static_cast<size_t>(size), static_cast<off_t>(addr));
       if (r != static_cast<ssize_t>(size)) throw IOError("'" + where + "': the file is shorter than its chunk (truncated?)");
       h5::decode(filters_, mask, isz, raw, static_cast<size_t>(size), dst, static_cast<size_t>(bytes_n), where, ts);
-      if (big_endian_) zarr::byteswap(dst, n, isz);
+      if (big_endian_) zarr::byteswap(dst, n * zarr::parts_of(dtype()), isz / zarr::parts_of(dtype()));
     }
   }
   if (dtype() == DType::Bool) {  // any byte other than 0 is True, as 1

@@ -147,3 +147,25 @@ def test_paths_holding_a_hash(tmp_path):
     np.testing.assert_array_equal(b2lazy.open(path + "#/x").to_numpy(), x)
     np.testing.assert_array_equal(b2lazy.open(path, dataset="x").to_numpy(), x)
     assert b2lazy.open(path, dataset="/x").urlpath == path + "#/x"
+
+
+@pytest.mark.parametrize("dtype", ["float16", ">f2", "complex64", "complex128", ">c16"])
+@pytest.mark.parametrize("filt", ["none", "contiguous", "gzip+shuffle+fletcher32", "blosc2-zstd"])
+def test_float16_and_h5pys_complex(tmp_path, dtype, filt):
+    """h5py stores complex numbers as a compound of two floats named r and i, float16 as a
+    2-byte IEEE float; both read as b2lazy's complex64/128 and float16, either byte order."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((21, 13)) * 10
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal((21, 13))
+    x = x.astype(dtype)
+    path = str(tmp_path / "f.h5")
+    with h5py.File(path, "w") as f:
+        if filt == "contiguous":
+            f.create_dataset("x", data=x)
+        else:
+            f.create_dataset("x", data=x, chunks=(8, 5), **FILTERS[filt])
+    a = b2lazy.open(path, dataset="/x")
+    assert a.dtype == x.dtype.newbyteorder("=")
+    np.testing.assert_array_equal(a.to_numpy(), x)
+    np.testing.assert_array_equal(a[3:17:2, ::-3].to_numpy(), x[3:17:2, ::-3])
