@@ -6,10 +6,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "b2lazy/dtype.hpp"
 #include "b2lazy/error.hpp"
 #include "core/half.hpp"
-
-#include "b2lazy/dtype.hpp"
 
 namespace b2lazy {
 

@@ -93,6 +93,7 @@ Array quantile_node(const Array& x, double q, const QuantileOptions& o, bool med
                      std::to_string(std::string(fn) == "percentile" ? q * 100 : q));
   std::vector<bool> red = normalize_axes(o.axis, x.shape(), fn);
   const DType t = x.dtype();
+  if (is_complex(t)) throw TypeError(std::string(fn) + " is not supported for " + dtype_name(t) + " (real dtypes only)");
   if (t == DType::F16)  // selected and interpolated in float32, the result in float16 as NumPy's
     return quantile_node(x.astype(DType::F32), q, o, median, fn).astype(DType::F16);
   const bool interpolates = o.method == QuantileMethod::Linear || o.method == QuantileMethod::Midpoint;

@@ -157,6 +157,33 @@ TEST(Lookup, Coverage) {
     EXPECT_EQ(op_out_dtype(Op::Abs, t), real_of(t));
     EXPECT_EQ(op_out_dtype(Op::Sqrt, t), t);
   }
+  // float16: whatever float32 has (through float32, rounded once), and its own casts.
+  for (int i = 0; i < static_cast<int>(Op::Count_); ++i) {
+    const Op op = static_cast<Op>(i);
+    if (op == Op::Cast) continue;
+    EXPECT_EQ(kernels::lookup(op, DType::F16) != nullptr, kernels::lookup(op, DType::F32) != nullptr) << op_name(op);
+  }
+  for (DType t : every) {
+    EXPECT_NE(kernels::lookup_cast(DType::F16, t), nullptr);
+    EXPECT_NE(kernels::lookup_cast(t, DType::F16), nullptr);
+  }
+}
+
+TEST(Half, RoundsOnceToNearestEvenAsNumPy) {
+  // 2049 is halfway between float16's 2048 and 2050: to even (2048); 2051 -> 2052.
+  const float in[4] = {2049.f, 2051.f, 65520.f, 1e-8f};
+  uint16_t out[4];
+  const void* src[1] = {in};
+  kernels::lookup_cast(DType::F32, DType::F16)(out, src, 4);
+  EXPECT_EQ(out[0], 0x6800);  // 2048
+  EXPECT_EQ(out[1], 0x6802);  // 2052 (2050 is 0x6801: odd)
+  EXPECT_EQ(out[2], 0x7C00);  // inf (past 65504 + half a step)
+  EXPECT_EQ(out[3], 0x0000);  // below half the smallest subnormal
+  // add: 2048 + 1 rounds to 2048 in float16, as NumPy's
+  uint16_t a[1] = {0x6800}, b[1] = {0x3C00}, r[1];
+  const void* ab[2] = {a, b};
+  kernels::lookup(Op::Add, DType::F16)(r, ab, 1);
+  EXPECT_EQ(r[0], 0x6800);
 }
 
 // ---------------------------------------------------------------- transcendentals

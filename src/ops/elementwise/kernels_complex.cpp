@@ -1,8 +1,9 @@
 // Complex kernels (complex64, complex128) and the real-input forms of real, imag, conj and
 // angle. The transcendental functions are the C library's (glibc's cexp, clog, csqrt,
 // casinh, ...: C99 Annex G, whose special cases the Array API standard adopts), reached
-// through std::complex; products and quotients are gcc's, which fall back to the Annex G
-// routines (__muldc3, __divdc3) when a naive result is NaN.
+// through std::complex; quotients are gcc's (its Annex G routine __divdc3 takes over when
+// the naive one gives NaN); products are the textbook formula, vectorised, with gcc's
+// Annex G product redone where it gives NaN + NaN j; |z| is SLEEF's vector hypot.
 #include <algorithm>
 #include <cmath>
 #include <complex>

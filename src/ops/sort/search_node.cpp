@@ -70,6 +70,7 @@ Array searchsorted(const Array& sorted, const Array& values, bool right, const s
     a = take(sorted, idx, {static_cast<int64_t>(idx.size())}, 0);
   }
   DType t = promote(a.dtype(), values.dtype());
+  if (is_complex(t)) throw TypeError(std::string("searchsorted is not supported for ") + dtype_name(t) + " (real dtypes only)");
   if (t == DType::F16) t = DType::F32;  // (exact: searched as float32)
   const Array s = a.dtype() == t ? a : a.astype(t);
   const Array x = values.dtype() == t ? values : values.astype(t);

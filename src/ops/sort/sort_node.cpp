@@ -93,6 +93,8 @@ std::atomic<int64_t> g_run_length{int64_t(1) << 22};
 Array sorted(const Array& x, int axis, bool descending, bool indices, const char* name) {
   if (x.ndim() == 0) throw ValueError(std::string(name) + ": the array must have at least one dimension");
   const int d = normalize_axis(axis, x.ndim(), name, x.shape());
+  if (is_complex(x.dtype()))  // (the standard sorts real values; NumPy orders complex ones lexicographically)
+    throw TypeError(std::string(name) + " is not supported for " + dtype_name(x.dtype()) + " (real dtypes only)");
   if (x.dtype() == DType::F16) {  // keyed as float32 (exact), the values back in float16
     const Array s = sorted(x.astype(DType::F32), axis, descending, indices, name);
     return indices ? s : s.astype(DType::F16);
