@@ -137,6 +137,8 @@ class _Encoder:
             return v
         if isinstance(v, float):
             return v if math.isfinite(v) else {"float": repr(v)}
+        if isinstance(v, complex):  # (parts as repr: inf and nan included)
+            return {"complex": [repr(v.real), repr(v.imag)]}
         if isinstance(v, tuple):
             return {"tuple": [self.value(x) for x in v]}
         if isinstance(v, list):
@@ -245,6 +247,8 @@ class _Decoder:
             return self.node(x)
         if tag == "float":
             return float(x)
+        if tag == "complex":
+            return complex(float(x[0]), float(x[1]))
         if tag == "tuple":
             return tuple(self.value(y) for y in x)
         if tag == "dict":

@@ -293,3 +293,16 @@ def test_imaginary_literals_in_expression_strings():
     np.testing.assert_array_equal(b2lazy.evaluate("[1, 2j]").to_numpy(), np.array([1, 2j]))
     with pytest.raises(SyntaxError):
         b2lazy.evaluate("0x1j")
+
+
+def test_saved_and_pickled_expressions_keep_complex_scalars_and_operands(tmp_path):
+    import pickle
+    z = complex_values(np.random.default_rng(11), np.complex64, (6, 5))
+    e = b2lazy.exp(b2lazy.asarray(z) * complex(0.5, float("inf"))) + (1 - 2j)
+    path = str(tmp_path / "e.b2lazy")
+    e.save(path)
+    again = b2lazy.open(path)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(again.to_numpy(), e.to_numpy())
+        np.testing.assert_array_equal(pickle.loads(pickle.dumps(e)).to_numpy(), e.to_numpy())
+    assert again.dtype == np.complex64
