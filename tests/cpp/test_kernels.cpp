@@ -5,12 +5,15 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "b2lazy/error.hpp"
 #include "b2lazy/ops.hpp"
+#include "core/half.hpp"
 
 using namespace b2lazy;
 using kernels::BlockFn;
@@ -618,4 +621,36 @@ TEST(Cast, FloatToIntIsDefinedForNaNAndOutOfRange) {
             (std::vector<uint64_t>{1ull << 63, 0, 1ull << 63, 300, ~0ull, 1ull << 63, ~0ull - 1, 18446744071562067967ull}));
   const std::vector<float> f = {std::numeric_limits<float>::quiet_NaN(), 1e20f, -3.5f};
   EXPECT_EQ((cast<int16_t>(DType::F32, DType::I16, f)), (std::vector<int16_t>{0, 0, -3}));
+}
+
+// The software conversions (clang builds, without _Float16) against the compiler's own,
+// where it has one: every float16 value back, and doubles at, between and around them.
+TEST(Half, SoftwareConversionsMatchTheCompilers) {
+  std::mt19937_64 rng(7);
+  for (uint32_t b = 0; b < 0x10000; ++b) {
+    half h;
+    h.bits = static_cast<uint16_t>(b);
+    const float f = static_cast<float>(h), g = detail::half_bits_to_float(h.bits);
+    if (f != f) {
+      EXPECT_TRUE(g != g) << b;
+      continue;
+    }
+    EXPECT_EQ(std::memcmp(&f, &g, sizeof f), 0) << b;
+    // the value itself, the midpoint to the next one (a tie), and a hair on either side
+    const uint16_t next = static_cast<uint16_t>(b + 1);
+    half hn;
+    hn.bits = next;
+    const double x = f, y = static_cast<float>(hn);
+    for (double d : {x, (x + y) / 2, std::nextafter((x + y) / 2, 0.0), std::nextafter((x + y) / 2, 1e300)}) {
+      if (d != d || std::isinf(y)) continue;
+      EXPECT_EQ(half(d).bits, detail::double_to_half_bits(d)) << b << " " << d;
+      EXPECT_EQ(half(static_cast<float>(d)).bits, detail::double_to_half_bits(static_cast<float>(d))) << b;
+    }
+  }
+  for (int i = 0; i < 20000; ++i) {
+    const double d = std::ldexp(static_cast<double>(rng() >> 11) / 9007199254740992.0 - 0.5, static_cast<int>(rng() % 44) - 28);
+    EXPECT_EQ(half(d).bits, detail::double_to_half_bits(d)) << d;
+  }
+  for (double d : {65504.0, 65519.99, 65520.0, 1e300, -0.0, 0x1p-25, 0x1p-24, 3 * 0x1p-26})
+    EXPECT_EQ(half(d).bits, detail::double_to_half_bits(d)) << d;
 }
