@@ -306,3 +306,23 @@ def test_saved_and_pickled_expressions_keep_complex_scalars_and_operands(tmp_pat
         np.testing.assert_array_equal(again.to_numpy(), e.to_numpy())
         np.testing.assert_array_equal(pickle.loads(pickle.dumps(e)).to_numpy(), e.to_numpy())
     assert again.dtype == np.complex64
+
+
+@given(data=st.data())
+@examples(40)
+def test_unique_of_complex_values_as_numpy(tmp_path_factory, data):
+    """unique_* of complex: sorted in memory, NumPy's order (values with a NaN part last),
+    each NaN its own group, -0.0 equal to 0.0."""
+    x, lazy, descr = data.draw(complex_case(str(tmp_path_factory.mktemp("c")), special=True))
+    x = np.round(x)  # repeats
+    lazy = b2lazy.asarray(x, chunks=tuple(max(1, s // 2) for s in x.shape) or None)
+    u, r = b2lazy.unique_all(lazy), np.unique_all(x)
+    for f in ("values", "indices", "inverse_indices", "counts"):
+        np.testing.assert_array_equal(getattr(u, f).to_numpy(), getattr(r, f), err_msg=f"{f} {descr}")
+    assert b2lazy.unique_values(lazy).dtype == x.dtype
+
+
+def test_unique_of_complex_beyond_the_budget_says_so():
+    z = b2lazy.zeros((1000,), dtype=b2lazy.complex128)
+    with pytest.raises(ValueError, match="in memory"):
+        b2lazy.unique_values(z, max_memory=10_000)
