@@ -10,9 +10,9 @@
 
 #include "b2lazy/checked.hpp"
 #include "b2lazy/error.hpp"
-#include "core/scalar_value.hpp"
 #include "core/dispatch.hpp"
 #include "core/float_to_int.hpp"
+#include "core/scalar_value.hpp"
 #include "ops/elementwise/elementwise_node.hpp"
 #include "ops/elementwise/program.hpp"
 #include "plan/chunking.hpp"
