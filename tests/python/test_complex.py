@@ -326,3 +326,20 @@ def test_unique_of_complex_beyond_the_budget_says_so():
     z = b2lazy.zeros((1000,), dtype=b2lazy.complex128)
     with pytest.raises(ValueError, match="in memory"):
         b2lazy.unique_values(z, max_memory=10_000)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_exp_over_the_whole_range_as_the_c_library(dtype):
+    """exp is vectorised (SLEEF's exp, sin, cos of the parts); large real parts, non-finite
+    parts and results go to the C library's cexp: together, NumPy's values."""
+    rng = np.random.default_rng(12)
+    big = 750 if dtype == np.complex128 else 95
+    x = rng.uniform(-big, big, 4000) + 1j * rng.uniform(-1e6, 1e6, 4000) * rng.choice([1e-6, 1, 1e-300], 4000)
+    x[:8] = [0, -0.0 + 0j, complex(np.inf, 0), complex(-np.inf, 1), complex(1, np.inf), complex(np.nan, 0),
+             complex(709.5, 1e-300), complex(-745, 3)]
+    x = x.astype(dtype)
+    with np.errstate(all="ignore"):
+        ref = np.exp(x)
+    got = b2lazy.exp(b2lazy.asarray(x, chunks=(700,))).to_numpy()
+    rtol = 2e-6 if dtype == np.complex64 else 1e-14
+    np.testing.assert_allclose(got, ref, rtol=rtol, atol=0, equal_nan=True)

@@ -89,9 +89,6 @@ struct CAngle {
 struct CSqrt {
   template <class C> static C f(C a) { return std::sqrt(a); }
 };
-struct CExp {
-  template <class C> static C f(C a) { return std::exp(a); }
-};
 struct CExp2 {
   template <class C> static C f(C a) { return std::exp(a * part_t<C>(std::numbers::ln2)); }
 };
@@ -278,6 +275,36 @@ void mul_kernel(void* out, const void* const* in, int64_t n) {
     if (std::isnan(co[i].real()) && std::isnan(co[i].imag())) co[i] = ca[i] * cb[i];
 }
 
+// exp(z) = exp(x) (cos y + i sin y) by SLEEF's vector exp, sin and cos over the split
+// parts; an element with a non-finite part, a large x (where the C library scales to avoid
+// a spurious overflow) or a non-finite result is redone by the C library's cexp, whose
+// special cases are the standard's.
+template <class R, auto VEXP, auto VSIN, auto VCOS>
+void exp_kernel(void* out, const void* const* in, int64_t n) {
+  using C = std::complex<R>;
+  constexpr int64_t kRun = 256;
+  const C* z = static_cast<const C*>(in[0]);
+  C* o = static_cast<C*>(out);
+  alignas(64) R re[kRun], im[kRun], e[kRun], s[kRun], c[kRun];
+  for (int64_t start = 0; start < n; start += kRun) {
+    const int64_t m = std::min(kRun, n - start);
+    for (int64_t i = 0; i < m; ++i) {
+      re[i] = z[start + i].real();
+      im[i] = z[start + i].imag();
+    }
+    vapply1<R, VEXP>(e, re, m);
+    vapply1<R, VSIN>(s, im, m);
+    vapply1<R, VCOS>(c, im, m);
+    for (int64_t i = 0; i < m; ++i) {
+      const R a = e[i] * c[i], b = e[i] * s[i];
+      if (std::isfinite(a) && std::isfinite(b) && std::isfinite(im[i]) && re[i] < R(sizeof(R) == 8 ? 700 : 85))
+        o[start + i] = C(a, b);
+      else
+        o[start + i] = std::exp(z[start + i]);
+    }
+  }
+}
+
 template <class C>
 void square_kernel(void* out, const void* const* in, int64_t n) {
   const void* both[2] = {in[0], in[0]};
@@ -309,7 +336,10 @@ void register_one(Table& t) {
   t.set(Op::Imag, D, unary<R, C, CImag>);
   t.set(Op::Angle, D, unary<R, C, CAngle>);
   reg1<C, CSqrt>(t, Op::Sqrt, D);
-  reg1<C, CExp>(t, Op::Exp, D);
+  if constexpr (D == DType::C128)
+    t.set(Op::Exp, D, exp_kernel<double, B2LAZY_SLEEF_D(exp, u10), B2LAZY_SLEEF_D(sin, u10), B2LAZY_SLEEF_D(cos, u10)>);
+  else
+    t.set(Op::Exp, D, exp_kernel<float, B2LAZY_SLEEF_F(exp, u10), B2LAZY_SLEEF_F(sin, u10), B2LAZY_SLEEF_F(cos, u10)>);
   reg1<C, CExp2>(t, Op::Exp2, D);
   reg1<C, CExpm1>(t, Op::Expm1, D);
   reg1<C, CLog>(t, Op::Log, D);
