@@ -31,7 +31,7 @@ def _load_core():
 
 
 _core = _load_core()
-from . import _registry, _serial
+from . import _dtypes, _registry, _serial
 from ._registry import registered as _registered
 from ._dtypes import as_dtype as _as_dtype
 from ._info import CPU as _CPU, check_device as _check_device
@@ -42,8 +42,7 @@ _API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 __all__ = ["Array", "Plan", "open", "asarray", "zeros", "ones", "full", "arange", "linspace",
            "where", "clip", "astype"]
 
-_SUPPORTED_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                     "uint64", "float16", "float32", "float64", "complex64", "complex128")
+_SUPPORTED_DTYPES = tuple(_dtypes.ACCEPTED)  # (the namespace's dtypes and float16)
 
 _contexts: dict[int, _core.Context] = {}
 _contexts_lock = threading.Lock()

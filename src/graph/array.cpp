@@ -96,8 +96,7 @@ Array full(const Shape& shape, Scalar value, std::optional<DType> dtype, const S
   if (value.kind != ScalarKind::Float && value.kind != ScalarKind::Complex && !is_inexact(t))
     return Array(std::make_shared<RangeNode>(t, shape, c, value.kind == ScalarKind::Bool ? (value.i != 0) : value.i,
                                              int64_t(0), "full"));
-  double v = value.kind == ScalarKind::Float || value.kind == ScalarKind::Complex ? value.f : static_cast<double>(value.i);
-  if (t == DType::Bool) v = scalar_value<bool>(value);
+  const double v = t == DType::Bool ? scalar_value<bool>(value) : scalar_value<double>(value);
   return Array(std::make_shared<RangeNode>(t, shape, c, v, 0.0, "full"));
 }
 

@@ -123,7 +123,7 @@ int64_t ElementwiseNode::fill_bytes(const Region& region, const MemoryModel& m) 
     if (lr.size() != n) held = sat_add(held, sat_mul(n, isz));
   }
   const int64_t temps = sat_mul(static_cast<int64_t>(prog.ntemp_slots) + static_cast<int64_t>(prog.consts.size()),
-                                static_cast<int64_t>(Program::kBlock) * 8);
+                                static_cast<int64_t>(prog.slot_bytes));
   return sat_add(std::max(deepest, held), temps);
 }
 

@@ -5,11 +5,6 @@
 namespace b2lazy::kernels::detail {
 namespace {
 
-template <class T>
-void copy(void* out, const void* const* in, int64_t n) {
-  std::memcpy(out, in[0], n * sizeof(T));
-}
-
 // Branch-free select on the raw bits (U is the same-size unsigned type, so one kernel per
 // item size serves ints, floats and bool, and NaN payloads pass through untouched).
 template <class U>

@@ -208,11 +208,6 @@ void where_complex(void* out, const void* const* in, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i] : y[i];
 }
 
-template <class C>
-void copy(void* out, const void* const* in, int64_t n) {
-  std::memcpy(out, in[0], n * sizeof(C));
-}
-
 // Casts into and out of complex. A real number is the real part; to a real type a complex
 // value keeps its real part (NumPy's cast, which warns); to bool it is "either part != 0".
 template <class To, class From>
@@ -231,6 +226,15 @@ struct CToBool {
   template <class C> static uint8_t f(C x) { return x.real() != 0 || x.imag() != 0; }
 };
 
+// The real and imaginary parts of m complex values (interleaved in `z`) as two runs.
+template <class R>
+void split_parts(const R* z, R* re, R* im, int64_t m) {
+  for (int64_t i = 0; i < m; ++i) {
+    re[i] = z[2 * i];
+    im[i] = z[2 * i + 1];
+  }
+}
+
 // |z| by SLEEF's vector hypot (u05: 0.5 ulp, inf beats NaN as C99's cabs): the parts are
 // split into two local runs first (the C library's cabs is a scalar call per element).
 template <class R, auto VH>
@@ -241,10 +245,7 @@ void abs_kernel(void* out, const void* const* in, int64_t n) {
   alignas(64) R re[kRun], im[kRun];
   for (int64_t start = 0; start < n; start += kRun) {
     const int64_t m = std::min(kRun, n - start);
-    for (int64_t i = 0; i < m; ++i) {
-      re[i] = z[2 * (start + i)];
-      im[i] = z[2 * (start + i) + 1];
-    }
+    split_parts(z + 2 * start, re, im, m);
     vapply2<R, VH>(o + start, re, im, m);
   }
 }
@@ -288,10 +289,7 @@ void exp_kernel(void* out, const void* const* in, int64_t n) {
   alignas(64) R re[kRun], im[kRun], e[kRun], s[kRun], c[kRun];
   for (int64_t start = 0; start < n; start += kRun) {
     const int64_t m = std::min(kRun, n - start);
-    for (int64_t i = 0; i < m; ++i) {
-      re[i] = z[start + i].real();
-      im[i] = z[start + i].imag();
-    }
+    split_parts(reinterpret_cast<const R*>(z + start), re, im, m);
     vapply1<R, VEXP>(e, re, m);
     vapply1<R, VSIN>(s, im, m);
     vapply1<R, VCOS>(c, im, m);

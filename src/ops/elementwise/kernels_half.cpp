@@ -116,7 +116,7 @@ void wrap_float32_ops(Table& t, std::index_sequence<I...>) {
 void register_half(Table& t) {
   wrap_float32_ops(t, std::make_index_sequence<kOps>{});
   t.set(Op::Nextafter, DType::F16, nextafter_half);
-  t.set(Op::Copy, DType::F16, [](void* out, const void* const* in, int64_t n) { std::memcpy(out, in[0], n * 2); });
+  t.set(Op::Copy, DType::F16, copy<half>);
   t.set(Op::Where, DType::F16, t.fn[size_t(Op::Where)][size_t(DType::I16)]);  // the bits, 2 bytes
   t.cast[size_t(DType::F16)][size_t(DType::F16)] = t.fn[size_t(Op::Copy)][size_t(DType::F16)];
   for_dtypes<B2LAZY_ALL_DTYPES, DType::C64, DType::C128>([&]<DType D>() {

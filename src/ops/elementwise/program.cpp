@@ -1,5 +1,6 @@
 #include "ops/elementwise/program.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <tuple>
@@ -137,6 +138,8 @@ Program compile_program(const ElementwiseNode& root) {
   }
   c.p.out_reg = out;
   c.allocate_slots();
+  for (const Program::Reg& r : c.p.regs)
+    c.p.slot_bytes = std::max(c.p.slot_bytes, static_cast<size_t>(Program::kBlock) * itemsize(r.dtype));
   return std::move(c.p);
 }
 
@@ -145,7 +148,7 @@ void Program::run(const void* const* leaf_data, void* out, int64_t n, ScratchSco
   // Constants broadcast to a block once per call; temps get one block each.
   std::vector<char*> const_buf(consts.size());
   std::vector<char*> temp_buf(ntemp_slots);
-  for (int s = 0; s < ntemp_slots; ++s) temp_buf[s] = static_cast<char*>(scratch.alloc(kBlock * kMaxItemsize));
+  for (int s = 0; s < ntemp_slots; ++s) temp_buf[s] = static_cast<char*>(scratch.alloc(slot_bytes));
   for (size_t r = 0; r < regs.size(); ++r) {
     if (regs[r].kind != RegKind::Const) continue;
     size_t isz = itemsize(regs[r].dtype);

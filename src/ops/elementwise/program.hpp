@@ -37,6 +37,9 @@ struct Program {
   std::vector<Instr> code;
   int out_reg = -1;
   int ntemp_slots = 0;
+  // Bytes of a temp slot: a block of the widest item the program holds (8 bytes at least,
+  // so a complex128 program's slots are 32 KiB and everyone else's stay 16 KiB).
+  size_t slot_bytes = kBlock * 8;
 
   // Evaluate n elements: leaf i is read densely from leaf_data[i]; results to `out`.
   void run(const void* const* leaf_data, void* out, int64_t n, ScratchScope& scratch) const;

@@ -2,18 +2,14 @@
 // extent on kept axes and any extent on reduced ones; `red[d]` marks reduced axes.
 #pragma once
 #include <cmath>
-#include <complex>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
 
 #include "b2lazy/box.hpp"
+#include "core/dispatch.hpp"
 
 namespace b2lazy::accum {
-
-// The part type of std::complex<R> (R); void for other types.
-template <class A> struct complex_parts { using type = void; };
-template <class R> struct complex_parts<std::complex<R>> { using type = R; };
 
 // a + b and a * b; integers wrap modulo 2**64 as NumPy's (a signed overflow is undefined in C++).
 template <class A>
@@ -125,8 +121,7 @@ void fold_indexed(const A* in, const Shape& count, const std::vector<bool>& red,
 template <class A>
 inline bool is_nan(A x) {
   if constexpr (std::is_floating_point_v<A>) return std::isnan(x);
-  else if constexpr (std::is_floating_point_v<typename complex_parts<A>::type>)
-    return std::isnan(x.real()) || std::isnan(x.imag());
+  else if constexpr (is_complex_v<A>) return std::isnan(x.real()) || std::isnan(x.imag());
   else return false;
 }
 

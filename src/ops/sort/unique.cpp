@@ -30,16 +30,11 @@ Array kept(const Array& a, Context* ctx, size_t max_memory) {
   return r;
 }
 
+// A dense C-order array over `v`, which it keeps alive.
 template <class T>
 Array owned(std::vector<T> v, DType t, Shape shape) {
   auto data = std::make_shared<std::vector<T>>(std::move(v));
-  Shape strides(shape.size(), 0);
-  int64_t st = static_cast<int64_t>(sizeof(T));
-  for (size_t d = shape.size(); d-- > 0;) {
-    strides[d] = st;
-    st *= shape[d];
-  }
-  return from_buffer(data->data(), t, shape, strides, std::shared_ptr<const void>(data, data->data()), "unique");
+  return from_buffer(data->data(), t, shape, {}, std::shared_ptr<const void>(data, data->data()), "unique");
 }
 
 // Complex values: ordered lexicographically (real part, then imaginary; values with a NaN
