@@ -381,6 +381,7 @@ class Array:
         it changed)."""
         items = key if isinstance(key, tuple) else (key,)
         mask = _setitem_mask(self, items)
+        value = _setitem_value(self.dtype, value)
         if isinstance(value, Array):
             v = value
         else:  # a snapshot, as NumPy copies: later changes to a NumPy value do not leak in
@@ -538,6 +539,34 @@ def _check_int64_indices(items, shape):
             if 0 <= axis < len(shape):
                 raise IndexError(f"index {int(k)} is out of bounds for axis {axis} with size {shape[axis]}")
             raise IndexError(f"index {int(k)} is out of bounds")
+
+
+def _setitem_value(dtype, value):
+    """The value of x[key] = value for an x of `dtype`, cast as NumPy's setitem casts it.
+
+    Python and NumPy scalars, 0-d arrays and nested lists are stored through NumPy itself, so
+    they fail as NumPy fails (NaN into an integer is a ValueError, infinity or an integer out
+    of range an OverflowError, a complex number into a real array a TypeError) and warn as it
+    warns. NumPy arrays are cast by NumPy when the cast is not same-kind (its warnings for NaN
+    and for discarded imaginary parts included). A lazy b2lazy Array cannot warn about values
+    it has not computed, so the casts for which NumPy would warn — float or complex into an
+    integer array, complex into a real one — are refused; astype() says the cast is meant."""
+    if isinstance(value, Array):
+        src, dst = value.dtype.kind, dtype.kind
+        if (src in "fc" and dst in "iu") or (src == "c" and dst == "f"):
+            loss = "the imaginary part" if dst == "f" else "NaN, infinity and fractions"
+            raise TypeError(f"x[key] = value: cannot assign {value.dtype} values to a {dtype} array without "
+                            f"losing {loss}; cast the value explicitly (value.astype({dtype.name!r}))")
+        return value
+    if isinstance(value, np.ndarray) and value.ndim > 0:
+        if value.dtype == dtype or np.can_cast(value.dtype, dtype, "same_kind"):
+            return value
+        return value.astype(dtype)  # NumPy's unsafe setitem cast, with its warnings
+    if isinstance(value, (bool, int, float, complex, np.generic, np.ndarray, list, tuple)):
+        stored = np.empty(np.shape(value), dtype)
+        stored[...] = value
+        return stored
+    return value
 
 
 def _setitem_mask(x, items):
