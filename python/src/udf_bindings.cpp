@@ -6,8 +6,12 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 
 #include <b2lazy/b2lazy.hpp>
 
@@ -39,11 +43,60 @@ nb::dlpack::dtype dl_dtype(DType t) {
   return nb::dtype<double>();
 }
 
-// A NumPy array over `data` (not owned: valid during the call only).
-nb::object view(const void* data, DType t, const Shape& shape, bool writable) {
+// Blocks handed to a Python function live in buffers that Python owns: a view the function
+// keeps after its call (in a list, a closure, a global) must never see memory that later
+// evaluations reuse — writing through it would change unrelated results. Each view's base
+// is a capsule over one such buffer; the buffer goes back to a small free list when the
+// last view of it dies, so a function that keeps nothing reuses the same few buffers.
+struct alignas(64) BlockBuffer {  // (the bytes after it start 64-byte aligned)
+  size_t capacity;
+  void* bytes() { return this + 1; }
+};
+static_assert(sizeof(BlockBuffer) == 64);
+
+std::mutex g_free_mu;
+std::vector<BlockBuffer*> g_free;  // at most kFreeBuffers, each of a block's bytes
+constexpr size_t kFreeBuffers = 16;
+
+BlockBuffer* take_buffer(size_t nbytes) {
+  {
+    std::lock_guard<std::mutex> lock(g_free_mu);
+    for (size_t i = 0; i < g_free.size(); ++i)
+      if (g_free[i]->capacity >= nbytes) {
+        BlockBuffer* b = g_free[i];
+        g_free.erase(g_free.begin() + static_cast<std::ptrdiff_t>(i));
+        return b;
+      }
+  }
+  void* p = std::aligned_alloc(alignof(BlockBuffer), sizeof(BlockBuffer) + (std::max<size_t>(nbytes, 1) + 63) / 64 * 64);
+  if (!p) throw std::bad_alloc();
+  return new (p) BlockBuffer{nbytes};
+}
+
+void give_back(void* p) noexcept {
+  auto* b = static_cast<BlockBuffer*>(p);
+  {
+    std::lock_guard<std::mutex> lock(g_free_mu);
+    if (g_free.size() < kFreeBuffers) {
+      g_free.push_back(b);
+      return;
+    }
+  }
+  std::free(b);
+}
+
+// A NumPy array over a copy of `data`, owned by Python (see BlockBuffer); `*copy` is where
+// that copy lives (when asked), for the output block to be copied back after the call.
+nb::object owned_view(const void* data, DType t, const Shape& shape, bool writable, void** copy = nullptr) {
   std::vector<size_t> sh(shape.begin(), shape.end());
-  nb::ndarray<nb::numpy> a(const_cast<void*>(data), sh.size(), sh.data(), nb::handle(), nullptr, dl_dtype(t));
-  nb::object o = nb::cast(a, nb::rv_policy::reference);  // a view: no copy of the buffer
+  size_t n = itemsize(t);
+  for (size_t s : sh) n *= s;
+  BlockBuffer* b = take_buffer(n);
+  nb::capsule owner(b, &give_back);
+  if (n) std::memcpy(b->bytes(), data, n);
+  if (copy) *copy = b->bytes();
+  nb::ndarray<nb::numpy> a(b->bytes(), sh.size(), sh.data(), owner, nullptr, dl_dtype(t));
+  nb::object o = nb::cast(a);
   if (!writable) o.attr("flags").attr("writeable") = false;
   return o;
 }
@@ -107,9 +160,17 @@ void bind_udf(nb::module_& m) {
       if (!f->fn.is_valid()) throw ValueError("lazyudf '" + f->name + "': the interpreter is exiting");
       try {
         nb::list views;
-        for (const UdfInput& in : ins) views.append(view(in.data, in.dtype, in.shape, false));
-        f->fn(nb::tuple(views), view(out, t, out_shape, true), as_tuple(offset));
-      } catch (nb::python_error& e) {  // its type and message (the traceback is the workers')
+        for (const UdfInput& in : ins) views.append(owned_view(in.data, in.dtype, in.shape, false));
+        void* copy = nullptr;
+        nb::object out_view = owned_view(out, t, out_shape, true, &copy);
+        f->fn(nb::tuple(views), out_view, as_tuple(offset));
+        size_t n = itemsize(t);
+        for (int64_t s : out_shape) n *= static_cast<size_t>(s);
+        if (n) std::memcpy(out, copy, n);
+      } catch (nb::python_error& e) {
+        // Ctrl-C and sys.exit() in the function are the user's, not the function's failure.
+        if (e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit)) throw;
+        // Otherwise its type and message (the traceback is the workers').
         const std::string what = nb::cast<std::string>(nb::handle(e.type()).attr("__name__")) + ": " +
                                  nb::cast<std::string>(nb::str(e.value()));
         throw ValueError("lazyudf '" + f->name + "' failed on the block at " + shape_str(offset) + " of shape " +
