@@ -1,4 +1,4 @@
-"""The probes of issue #11, run as a new user would: each in a fresh interpreter (or the
+"""The probes of issues #11 and #36, run as a new user would: each in a fresh interpreter (or the
 b2lazy command) in an empty temporary directory, with a timeout. A probe passes when it
 gives NumPy's result or a clear error of the documented type, and no crash, hang, leftover
 temporary or change to any file other than the output.
@@ -130,6 +130,167 @@ x = bl.asarray(np.ones((2, 3)))
 try: bl.sum(x, axis=5)
 except Exception as e: out(isinstance(e, IndexError) and isinstance(e, ValueError))
 """, "True"),
+
+    # --- issue #36: hostile files and saved expressions ---
+    ("36.1", "400 random one-byte mutations of an inline .cframe in a saved expression", """
+import json, base64, random
+fr = bl.asarray(np.arange(256.).reshape(16, 16), chunks=(8, 8), blocks=(4, 4)).to_cframe()
+rng = random.Random(0); n = {"same": 0, "error": 0, "other": 0}
+for i in range(400):
+    f = bytearray(fr); f[634 if i == 0 else rng.randrange(len(f))] = rng.randrange(256)
+    d = {"format": "b2lazy-expression", "version": 1, "root": 0,
+         "calls": [{"fn": ".cframe", "args": [base64.b64encode(bytes(f)).decode()], "kwargs": {}}],
+         "nodes": [{"shape": [16, 16], "dtype": "float64", "call": 0}]}
+    open("e.b2lazy", "w").write(json.dumps(d))
+    try: v = bl.open("e.b2lazy").to_numpy(); n["same" if np.array_equal(v, np.arange(256.).reshape(16, 16)) else "other"] += 1
+    except (OSError, ValueError): n["error"] += 1
+out("no crash, wrong values:", n["other"])
+""", "no crash, wrong values: 0"),
+    ("36.2", "Zarr [bytes, zstd, blosc] chunk whose Blosc header claims 2 GiB: error, peak RSS < 300 MiB", """
+import zarr, struct
+z = zarr.create_array("z.zarr", shape=(1000,), chunks=(1000,), dtype="f8", serializer=zarr.codecs.BytesCodec(),
+                      compressors=[zarr.codecs.ZstdCodec(), zarr.codecs.BloscCodec()])
+z[:] = 1.0
+hdr = bytes([2, 1, 0x01, 8]) + struct.pack("<III", 2**31 - 16, 2**16, 50)
+open("z.zarr/c/0", "wb").write(hdr + bytes(50 - len(hdr)))
+try: bl.open("z.zarr").to_numpy(); out("read")
+except OSError: out("OSError")
+out(int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) < 300 << 10)
+""", "OSError True"),
+    ("36.3", ".b2z member names of 300 and 5000 bytes: listed and opened", """
+import zipfile
+blosc2.asarray(np.arange(10.), urlpath="m.b2nd", mode="w")
+with zipfile.ZipFile("s.b2z", "w", zipfile.ZIP_STORED) as z:
+    for k in (300, 5000): z.write("m.b2nd", "a" * k + ".b2nd")
+out(*[float(bl.open("s.b2z", key="/" + "a" * k).to_numpy().sum()) for k in (300, 5000)])
+""", "45.0 45.0"),
+    ("36.4", "a FIFO as a Zarr chunk and as zarr.json: an error, no hang", """
+signal.alarm(20)
+bl.asarray(np.ones(10)).compute(urlpath="z.zarr", chunks=(10,))
+os.remove("z.zarr/c/0"); os.mkfifo("z.zarr/c/0")
+try: bl.open("z.zarr").to_numpy(); out("read")
+except OSError: out("OSError")
+bl.asarray(np.ones(10)).compute(urlpath="y.zarr")
+os.remove("y.zarr/zarr.json"); os.mkfifo("y.zarr/zarr.json")
+try: bl.open("y.zarr"); out("opened")
+except OSError: out("OSError")
+""", "OSError OSError"),
+    ("36.5", "HDF5 external storage, a virtual dataset, a null dataspace: values or errors, stderr quiet", """
+import h5py, io, contextlib
+np.arange(10.).tofile("ext.bin")
+with h5py.File("f.h5", "w") as f:
+    f.create_dataset("ext", shape=(10,), dtype="f8", external=[("ext.bin", 0, 80)])
+    f.create_dataset("src", data=np.arange(10.))
+    lay = h5py.VirtualLayout(shape=(10,), dtype="f8"); lay[:] = h5py.VirtualSource("f.h5", "src", shape=(10,))
+    f.create_virtual_dataset("vds", lay, fillvalue=-1)
+    f.create_dataset("null", data=h5py.Empty("f8"))
+res = []
+for k in ("ext", "vds", "null"):
+    try: v = bl.open("f.h5#/" + k).to_numpy(); res.append("values" if np.array_equal(v, np.arange(10.)) else "WRONG")
+    except (OSError, ValueError, TypeError) as e: res.append("error" if k in str(e) else "unnamed-error")
+out(*res)
+""", "values values error|error error error|values error error|error values error"),
+    ("36.6", "python-blosc2's saved LazyExpr (a + 1).save(): its values or a refusal naming it", """
+a = blosc2.asarray(np.arange(16.), urlpath="a.b2nd", mode="w")
+(a + 1).save(urlpath="le.b2nd")
+try: v = bl.open("le.b2nd").to_numpy(); out("values" if np.array_equal(v, np.arange(16.) + 1) else "WRONG")
+except (OSError, ValueError, TypeError) as e: out("refused" if "le.b2nd" in str(e) else "unnamed")
+""", "values|refused"),
+    ("36.7", "r+ int64 file: x[0] = nan, inf, 1+2j, np.uint64(2**64-1)", """
+blosc2.asarray(np.zeros(4, np.int64), urlpath="i.b2nd", mode="w")
+w = bl.open("i.b2nd", mode="r+"); res = []
+for v in (np.nan, np.inf, 1 + 2j, np.uint64(2**64 - 1)):
+    try: w[0] = v; res.append("stored")
+    except Exception as e: res.append(type(e).__name__)
+out(*res, int(np.abs(blosc2.open("i.b2nd")[:]).sum()))
+""", "ValueError OverflowError TypeError OverflowError 0"),
+    ("36.8", "a[a > 5] saved, a.b2nd rewritten (same shape, 128 Trues instead of 64)", """
+v = np.zeros((64, 64)); v[0] = 10
+blosc2.asarray(v, urlpath="a.b2nd", mode="w", chunks=(16, 64))
+a = bl.open("a.b2nd"); a[a > 5].save("s.b2lazy")
+v[1] = 10; blosc2.asarray(v, urlpath="a.b2nd", mode="w", chunks=(16, 64))
+try: out(bl.open("s.b2lazy").to_numpy().size)
+except (OSError, ValueError) as e: out("refused" if "a.b2nd" in str(e) else "unnamed")
+""", "128|refused"),
+    ("36.9", "zarr:, f.h5#/x, s.b2z#/x operands round-trip through save/open and pickle", """
+import pickle, h5py, zipfile
+bl.asarray(np.arange(6.)).compute(urlpath="z.zarr")
+with h5py.File("f.h5", "w") as f: f["x"] = np.arange(6.)
+blosc2.asarray(np.arange(6.), urlpath="m.b2nd", mode="w")
+with zipfile.ZipFile("s.b2z", "w", zipfile.ZIP_STORED) as z: z.write("m.b2nd", "x.b2nd")
+res = []
+for url in ("zarr:z.zarr", "f.h5#/x", "hdf5:f.h5#/x", "s.b2z#/x", "b2z:s.b2z#/x"):
+    e = bl.open(url) + 1
+    try:
+        e.save("e.b2lazy")
+        ok = np.array_equal(bl.open("e.b2lazy").to_numpy(), np.arange(6.) + 1)
+        ok = ok and np.array_equal(pickle.loads(pickle.dumps(e)).to_numpy(), np.arange(6.) + 1)
+        res.append(ok)
+    except Exception as ex: res.append(type(ex).__name__)
+out(*res)
+""", "True True True True True"),
+    ("36.10", "250 chained operations: save, pickle, reopen", """
+import pickle
+e = bl.asarray(np.zeros(4))
+for i in range(250): e = e + 1
+try:
+    e.save("e.b2lazy"); p = pickle.loads(pickle.dumps(e))
+    out(float(bl.open("e.b2lazy").to_numpy()[0]), float(p.to_numpy()[0]))
+except RecursionError: out("RecursionError")
+""", "250.0 250.0"),
+    ("36.11", "lazyudf views kept after the call, written later; Ctrl-C inside a UDF", """
+kept = []
+def f(ins, o, off): o[...] = ins[0] + 1; kept.append(o)
+x = np.arange(65536.).reshape(256, 256)
+r = bl.lazyudf(f, [bl.asarray(x, chunks=(64, 64))], "float64").to_numpy()
+later = (bl.asarray(np.ones((256, 256)), chunks=(64, 64)) * 3).to_numpy()
+for o in kept: o[...] = -7.0
+out(int((r != x + 1).sum()) + int((later != 3).sum()))
+def g(ins, o, off): raise KeyboardInterrupt
+try: bl.lazyudf(g, [bl.asarray(x)], "float64").to_numpy()
+except BaseException as e: out(type(e).__name__)
+""", "0 KeyboardInterrupt"),
+    ("36.12", ".b2z with two members named x.b2nd: agrees with python-blosc2 or refuses", """
+import zipfile
+blosc2.asarray(np.arange(64.), urlpath="m1.b2nd", mode="w"); blosc2.asarray(np.arange(10.), urlpath="m2.b2nd", mode="w")
+with zipfile.ZipFile("s.b2z", "w", zipfile.ZIP_STORED) as z:
+    import warnings; warnings.simplefilter("ignore"); z.write("m1.b2nd", "x.b2nd"); z.write("m2.b2nd", "x.b2nd")
+try: ref = float(blosc2.DictStore("s.b2z", mode="r")["/x"][:].sum())
+except Exception: ref = None
+try: out("agree" if float(bl.open("s.b2z", key="/x").to_numpy().sum()) == ref else "DIFFER")
+except (OSError, ValueError) as e: out("refused" if "x" in str(e) else "unnamed")
+""", "agree|refused"),
+    ("36.13", "malformed saved files, fn 'Plan', a lone surrogate, Zarr fill_value null", """
+import json
+res = []
+for d in ({"format": "b2lazy-expression", "version": 1, "root": 0, "calls": 5, "nodes": [1]},
+          {"format": "b2lazy-expression", "version": 1, "root": 0, "calls": [{"fn": "Plan", "args": [], "kwargs": {}}],
+           "nodes": [{"shape": [], "dtype": "float64", "call": 0}]}):
+    open("m.b2lazy", "w").write(json.dumps(d))
+    try: r = bl.open("m.b2lazy"); res.append(type(r).__name__)
+    except ValueError as e: res.append("ValueError" if "m.b2lazy" in str(e) else "unnamed")
+    except Exception as e: res.append(type(e).__name__)
+try: bl.evaluate("a\\ud800 + 1", a=bl.asarray(np.ones(2)))
+except ValueError: res.append("ValueError")
+except Exception as e: res.append(type(e).__name__)
+bl.asarray(np.ones(4)).compute(urlpath="z.zarr")
+m = json.load(open("z.zarr/zarr.json")); m["fill_value"] = None; json.dump(m, open("z.zarr/zarr.json", "w"))
+try: bl.open("z.zarr"); res.append("accepted")
+except (OSError, ValueError) as e: res.append("refused" if "fill_value" in str(e) else "unnamed")
+out(*res)
+""", "ValueError ValueError ValueError refused"),
+    ("36.14", "a saved unique_values(zeros(2**40)) opens without doing the work", """
+import json
+signal.alarm(30)
+d = {"format": "b2lazy-expression", "version": 1, "root": 1,
+     "calls": [{"fn": "zeros", "args": [{"tuple": [2**40]}], "kwargs": {}},
+               {"fn": "unique_values", "args": [{"array": 0}], "kwargs": {}}],
+     "nodes": [{"shape": [2**40], "dtype": "float64", "call": 0}, {"shape": [1], "dtype": "float64", "call": 1}]}
+open("w.b2lazy", "w").write(json.dumps(d))
+try: bl.open("w.b2lazy"); out("opened")
+except (OSError, ValueError) as e: out("refused")
+""", "opened|refused"),
+    ("36.r+", "12 SIGKILLs during a 2048x2048 float64 r+ write: chunks wholly old or new", "KILLS", "whole-chunks"),
 ]
 
 
@@ -194,7 +355,49 @@ def special(kind, cwd):
         outs = [p.communicate(timeout=300) for p in ps]
         got = [o[0].split("RESULT")[-1].strip() if "RESULT" in o[0] else "error: " + o[1].strip()[-80:] for o in outs]
         return "own-values" if got == ["own", "own"] else " / ".join(got)
+    if kind == "KILLS":
+        return kills(cwd)
     raise ValueError(kind)
+
+
+def kills(cwd, n=12, size=2048, chunk=256):
+    """SIGKILLs at random points of an r+ write: each chunk wholly old or new (or the file
+    refused with an OSError) on a contiguous file and a sparse directory."""
+    import random
+    import signal
+    import time
+
+    import blosc2
+    import numpy as np
+    import b2lazy
+    old = np.arange(size * size, dtype=np.float64).reshape(size, size)
+    writer = ('w = bl.open(sys.argv[1], mode="r+"); print("go", flush=True)\n'
+              f'w[...] = -np.arange({size}**2, dtype=np.float64).reshape({size}, {size}) - 1')
+    rng, seen = random.Random(0), []
+    for contiguous in (True, False):
+        path = os.path.join(cwd, "x.b2nd" if contiguous else "xdir")
+        counts = {"old": 0, "new": 0, "mixed": 0, "refused": 0}
+        for _ in range(n):
+            blosc2.asarray(old, urlpath=path, mode="w", chunks=(chunk, chunk), blocks=(64, 64), contiguous=contiguous)
+            p = subprocess.Popen([sys.executable, "-c", PRELUDE + writer, path], stdout=subprocess.PIPE, text=True)
+            p.stdout.readline()
+            time.sleep(rng.uniform(0, 0.6))
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+            p.stdout.close()
+            try:
+                got = b2lazy.open(path).to_numpy()
+            except OSError:
+                counts["refused"] += 1
+                continue
+            for i in range(0, size, chunk):
+                for j in range(0, size, chunk):
+                    g, o = got[i:i + chunk, j:j + chunk], old[i:i + chunk, j:j + chunk]
+                    counts["old" if np.array_equal(g, o) else "new" if np.array_equal(g, -o - 1) else "mixed"] += 1
+        seen.append(("file" if contiguous else "dir", counts))
+    detail = "; ".join(f"{k}: {c['old']} old, {c['new']} new, {c['mixed']} mixed chunks, {c['refused']} files refused"
+                       for k, c in seen)
+    return ("whole-chunks" if all(c["mixed"] == 0 for _, c in seen) else "MIXED") + f" ({detail})"
 
 
 def cli_probe(name, cwd):
@@ -216,15 +419,15 @@ def cli_probe(name, cwd):
 
 
 def main():
-    only = sys.argv[1:]  # item numbers to run; all when none
-    probes = [p for p in PROBES if not only or p[0] in only]
+    only = sys.argv[1:]  # item numbers to run ("7", "36.2", or "36" for all of issue #36); all when none
+    probes = [p for p in PROBES if not only or p[0] in only or p[0].split(".")[0] in only]
     rows, passed = [], 0
     for item, name, code, expect in probes:
         with tempfile.TemporaryDirectory() as cwd:
             try:
                 if code == "CLI":
                     got = cli_probe(name, cwd)
-                elif code in ("SIGTERM", "SIGINT-THREAD", "WRITERS"):
+                elif code in ("SIGTERM", "SIGINT-THREAD", "WRITERS", "KILLS"):
                     got = special(code, cwd)
                 else:
                     r = run_python(code, cwd)
@@ -239,7 +442,7 @@ def main():
                         got += " (temporary left)"
             except subprocess.TimeoutExpired:
                 got = "hang (timeout)"
-        ok = got in expect.split("|") if not expect.startswith("exit:") else got in [
+        ok = got.split(" (")[0] in expect.split("|") if not expect.startswith("exit:") else got in [
             "exit:" + s for s in expect[5:].split("|")]
         passed += ok
         rows.append(f"| {item} | {name} | {'pass' if ok else 'FAIL'} | {got} |")
