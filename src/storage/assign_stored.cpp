@@ -1,19 +1,23 @@
 // x[key] = value written through to a stored b2nd array (b2lazy.open(path, mode="r+")):
-// only the storage chunks the key touches are read, updated and rewritten, one at a time,
-// through one handle opened for writing (a source opened before reports the file changed).
+// only the storage chunks the key touches are read, updated and rewritten, one at a time
+// (a source opened before reports the file changed). A contiguous file changes at once at
+// the end of the statement (storage/frame_update.hpp).
 #include <blosc2.h>
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <optional>
 
 #include "b2lazy/array.hpp"
 #include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
 #include "ops/shape/assign_node.hpp"
+#include "core/strided_copy.hpp"
 #include "plan/chunking.hpp"
 #include "storage/blosc2_util.hpp"
+#include "storage/frame_update.hpp"
 
 namespace b2lazy {
 
@@ -62,10 +66,16 @@ int64_t rewrite_chunks(const std::string& urlpath, const StorageInfo& info, cons
   check_blosc2(rc0 < 0 || f.arr ? rc0 : -1, "cannot open '" + urlpath + "' for writing");
   const size_t isz = itemsize(info.dtype);
   const ChunkGrid grid(info.shape, info.chunks);
+  // A contiguous file's chunks are appended and switched to at once (storage/frame_update):
+  // a crash leaves the old array or the new one. A sparse directory's chunk files are
+  // rewritten one by one by C-Blosc2.
+  std::optional<FrameUpdate> frame;
+  if (std::filesystem::is_regular_file(urlpath)) frame.emplace(urlpath, grid.nchunks());
   int64_t rewritten = 0;
-  std::vector<char> buf;
+  std::vector<char> buf, whole;
   for (int64_t id : grid.chunks_touching(bounds)) {
     Box r = grid.chunk_box(id);
+    const Box chunk = r;
     for (size_t d = 0; d < r.ndim(); ++d) {
       r.start[d] = std::max(r.start[d], bounds.start[d]);
       r.stop[d] = std::min(r.stop[d], bounds.stop[d]);
@@ -74,13 +84,31 @@ int64_t rewrite_chunks(const std::string& urlpath, const StorageInfo& info, cons
     const Shape rs = r.shape();
     buf.resize(static_cast<size_t>(r.size()) * isz);
     const int64_t n = static_cast<int64_t>(buf.size());
-    check_blosc2(b2nd_get_slice_cbuffer(f.arr, r.start.data(), r.stop.data(), buf.data(), rs.data(), n),
-                 "'" + urlpath + "': reading the chunk at " + shape_str(r.start));
-    update(r, buf.data());
-    check_blosc2(b2nd_set_slice_cbuffer(buf.data(), rs.data(), n, r.start.data(), r.stop.data(), f.arr),
-                 "'" + urlpath + "': writing the chunk at " + shape_str(r.start));
+    if (!frame) {
+      check_blosc2(b2nd_get_slice_cbuffer(f.arr, r.start.data(), r.stop.data(), buf.data(), rs.data(), n),
+                   "'" + urlpath + "': reading the chunk at " + shape_str(r.start));
+      update(r, buf.data());
+      check_blosc2(b2nd_set_slice_cbuffer(buf.data(), rs.data(), n, r.start.data(), r.stop.data(), f.arr),
+                   "'" + urlpath + "': writing the chunk at " + shape_str(r.start));
+    } else {
+      const Shape cs = chunk.shape();
+      whole.resize(static_cast<size_t>(chunk.size()) * isz);
+      check_blosc2(b2nd_get_slice_cbuffer(f.arr, chunk.start.data(), chunk.stop.data(), whole.data(), cs.data(),
+                                          static_cast<int64_t>(whole.size())),
+                   "'" + urlpath + "': reading the chunk at " + shape_str(chunk.start));
+      // r's part of the chunk, updated, and put back.
+      const Shape ws = byte_strides(cs, isz), bs = byte_strides(rs, isz);
+      int64_t at = 0;
+      for (size_t d = 0; d < r.ndim(); ++d) at += (r.start[d] - chunk.start[d]) * ws[d];
+      copy_strided(rs.size(), rs.data(), whole.data() + at, ws.data(), buf.data(), bs.data(), isz);
+      update(r, buf.data());
+      copy_strided(rs.size(), rs.data(), buf.data(), bs.data(), whole.data() + at, ws.data(), isz);
+      const std::vector<uint8_t> c = compress_chunk_like(f.arr, cs, whole.data());
+      frame->replace(id, c.data(), static_cast<int32_t>(c.size()));
+    }
     ++rewritten;
   }
+  if (frame) frame->commit();
   return rewritten;
 }
 
