@@ -1,14 +1,14 @@
 // x[key] = value written through to a stored b2nd array (b2lazy.open(path, mode="r+")):
-// only the storage chunks the key touches are read, updated and rewritten, one at a time
-// (a source opened before reports the file changed). A contiguous file changes at once at
-// the end of the statement (storage/frame_update.hpp).
+// only the storage chunks the key touches are read, updated and rewritten, each so that a
+// crash leaves it wholly old or new (storage/frame_update.hpp); a source opened before
+// reports the file changed.
 #include <blosc2.h>
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <functional>
-#include <optional>
+#include <memory>
 
 #include "b2lazy/array.hpp"
 #include "b2lazy/driver.hpp"
@@ -66,11 +66,8 @@ int64_t rewrite_chunks(const std::string& urlpath, const StorageInfo& info, cons
   check_blosc2(rc0 < 0 || f.arr ? rc0 : -1, "cannot open '" + urlpath + "' for writing");
   const size_t isz = itemsize(info.dtype);
   const ChunkGrid grid(info.shape, info.chunks);
-  // A contiguous file's chunks are appended and switched to at once (storage/frame_update):
-  // a crash leaves the old array or the new one. A sparse directory's chunk files are
-  // rewritten one by one by C-Blosc2.
-  std::optional<FrameUpdate> frame;
-  if (std::filesystem::is_regular_file(urlpath)) frame.emplace(urlpath, grid.nchunks());
+  // Chunks replaced so that a crash leaves each wholly old or new (storage/frame_update).
+  const std::unique_ptr<ChunkUpdate> replacing = ChunkUpdate::open(urlpath, grid.nchunks());
   int64_t rewritten = 0;
   std::vector<char> buf, whole;
   for (int64_t id : grid.chunks_touching(bounds)) {
@@ -83,32 +80,23 @@ int64_t rewrite_chunks(const std::string& urlpath, const StorageInfo& info, cons
     if (!touched(r)) continue;
     const Shape rs = r.shape();
     buf.resize(static_cast<size_t>(r.size()) * isz);
-    const int64_t n = static_cast<int64_t>(buf.size());
-    if (!frame) {
-      check_blosc2(b2nd_get_slice_cbuffer(f.arr, r.start.data(), r.stop.data(), buf.data(), rs.data(), n),
-                   "'" + urlpath + "': reading the chunk at " + shape_str(r.start));
-      update(r, buf.data());
-      check_blosc2(b2nd_set_slice_cbuffer(buf.data(), rs.data(), n, r.start.data(), r.stop.data(), f.arr),
-                   "'" + urlpath + "': writing the chunk at " + shape_str(r.start));
-    } else {
-      const Shape cs = chunk.shape();
-      whole.resize(static_cast<size_t>(chunk.size()) * isz);
-      check_blosc2(b2nd_get_slice_cbuffer(f.arr, chunk.start.data(), chunk.stop.data(), whole.data(), cs.data(),
-                                          static_cast<int64_t>(whole.size())),
-                   "'" + urlpath + "': reading the chunk at " + shape_str(chunk.start));
-      // r's part of the chunk, updated, and put back.
-      const Shape ws = byte_strides(cs, isz), bs = byte_strides(rs, isz);
-      int64_t at = 0;
-      for (size_t d = 0; d < r.ndim(); ++d) at += (r.start[d] - chunk.start[d]) * ws[d];
-      copy_strided(rs.size(), rs.data(), whole.data() + at, ws.data(), buf.data(), bs.data(), isz);
-      update(r, buf.data());
-      copy_strided(rs.size(), rs.data(), buf.data(), bs.data(), whole.data() + at, ws.data(), isz);
-      const std::vector<uint8_t> c = compress_chunk_like(f.arr, cs, whole.data());
-      frame->replace(id, c.data(), static_cast<int32_t>(c.size()));
-    }
+    const Shape cs = chunk.shape();
+    whole.resize(static_cast<size_t>(chunk.size()) * isz);
+    check_blosc2(b2nd_get_slice_cbuffer(f.arr, chunk.start.data(), chunk.stop.data(), whole.data(), cs.data(),
+                                        static_cast<int64_t>(whole.size())),
+                 "'" + urlpath + "': reading the chunk at " + shape_str(chunk.start));
+    // r's part of the chunk, updated, and put back.
+    const Shape ws = byte_strides(cs, isz), bs = byte_strides(rs, isz);
+    int64_t at = 0;
+    for (size_t d = 0; d < r.ndim(); ++d) at += (r.start[d] - chunk.start[d]) * ws[d];
+    copy_strided(rs.size(), rs.data(), whole.data() + at, ws.data(), buf.data(), bs.data(), isz);
+    update(r, buf.data());
+    copy_strided(rs.size(), rs.data(), buf.data(), bs.data(), whole.data() + at, ws.data(), isz);
+    const std::vector<uint8_t> c = compress_chunk_like(f.arr, cs, whole.data());
+    replacing->replace(id, c.data(), static_cast<int32_t>(c.size()));
     ++rewritten;
   }
-  if (frame) frame->commit();
+  replacing->commit();
   return rewritten;
 }
 

@@ -5,8 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cinttypes>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -78,153 +81,270 @@ std::vector<uint8_t> compress_offsets(const std::vector<int64_t>& offsets) {
   return out;
 }
 
-}  // namespace
+// A chunk of zeros, NaNs or uninitialised values is no bytes but a mark in the index, as
+// C-Blosc2 stores it (its readers refuse such a chunk at a regular offset): that mark, or 0.
+int64_t special_mark(const uint8_t* chunk, int32_t cbytes) {
+  const int special = cbytes > BLOSC2_CHUNK_BLOSC2_FLAGS ? (chunk[BLOSC2_CHUNK_BLOSC2_FLAGS] >> 4) & BLOSC2_SPECIAL_MASK : 0;
+  if (special != BLOSC2_SPECIAL_ZERO && special != BLOSC2_SPECIAL_NAN && special != BLOSC2_SPECIAL_UNINIT) return 0;
+  return static_cast<int64_t>(uint64_t(1) << 63 | uint64_t(special) << 56);
+}
 
-FrameUpdate::FrameUpdate(const std::string& path, int64_t nchunks) : path_(path) {
-  ensure_blosc2();
-  fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd_ < 0) throw IOError("cannot open '" + path + "' for writing: " + std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd_);
-    throw IOError("'" + path + "' is not a regular file");
-  }
-  try {
+// A frame's header, offsets index and trailer. The index follows the chunks in a
+// contiguous frame, the header in a sparse directory's chunks.b2frame.
+struct FrameParts {
+  std::vector<uint8_t> header;
+  int64_t header_len = 0, frame_len = 0, cbytes = 0;
+  std::vector<int64_t> offsets;  // chunk positions after the header (sparse: chunk file numbers); < 0: marks
+  std::vector<uint8_t> trailer;
+
+  void read(int fd, const std::string& path, int64_t nchunks, bool sparse) {
+    struct stat st;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw IOError("'" + path + "' is not a regular file");
     const std::string bad = "'" + path + "': not a consistent b2nd frame (";
     uint8_t h[kFieldsEnd];
     if (st.st_size < kFieldsEnd) throw IOError(bad + "too short)");
-    read_exactly(fd_, h, kFieldsEnd, 0, path);
+    read_exactly(fd, h, kFieldsEnd, 0, path);
     if (h[10] != 0xd2 || h[15] != 0xcf || h[38] != 0xd3) throw IOError(bad + "header)");
-    header_len_ = get_be(h + 11, 4);
-    frame_len_ = get_be(h + kFrameLenAt, 8);
-    cbytes_ = get_be(h + kCbytesAt, 8);
-    if (header_len_ < kFieldsEnd || frame_len_ > st.st_size || cbytes_ < 0 ||
-        cbytes_ > frame_len_ - header_len_ - kChunkHeader)
+    header_len = get_be(h + 11, 4);
+    frame_len = get_be(h + kFrameLenAt, 8);
+    cbytes = get_be(h + kCbytesAt, 8);
+    const int64_t chunk_bytes = sparse ? 0 : cbytes;  // (a sparse frame's cbytes counts its files)
+    if (header_len < kFieldsEnd || frame_len > st.st_size || cbytes < 0 ||
+        chunk_bytes > frame_len - header_len - kChunkHeader)
       throw IOError(bad + "header lengths)");
-    header_.resize(static_cast<size_t>(header_len_));
-    read_exactly(fd_, header_.data(), header_len_, 0, path);
-
-    // The offsets index: one Blosc2 chunk right after the chunks.
-    const int64_t index_at = header_len_ + cbytes_;
+    header.resize(static_cast<size_t>(header_len));
+    read_exactly(fd, header.data(), header_len, 0, path);
+    const int64_t index_at = header_len + chunk_bytes;
     uint8_t ih[kChunkHeader];
-    read_exactly(fd_, ih, kChunkHeader, index_at, path);
+    read_exactly(fd, ih, kChunkHeader, index_at, path);
     const int32_t index_nbytes = get_le32(ih + 4), index_cbytes = get_le32(ih + 12);
-    if (index_nbytes < 0 || index_nbytes % 8 != 0 || index_cbytes < kChunkHeader ||
-        index_cbytes > frame_len_ - index_at || index_nbytes / 8 != nchunks)
+    if (index_nbytes != nchunks * 8 || index_cbytes < kChunkHeader || index_cbytes > frame_len - index_at)
       throw IOError(bad + "offsets index)");
     std::vector<uint8_t> index(static_cast<size_t>(index_cbytes));
-    read_exactly(fd_, index.data(), index_cbytes, index_at, path);
-    offsets_.resize(static_cast<size_t>(index_nbytes / 8));
+    read_exactly(fd, index.data(), index_cbytes, index_at, path);
+    offsets.resize(static_cast<size_t>(nchunks));
     blosc2_context* dctx = blosc2_create_dctx(BLOSC2_DPARAMS_DEFAULTS);
-    const int got = blosc2_decompress_ctx(dctx, index.data(), index_cbytes, offsets_.data(), index_nbytes);
+    const int got = blosc2_decompress_ctx(dctx, index.data(), index_cbytes, offsets.data(), index_nbytes);
     blosc2_free_ctx(dctx);
     if (got != index_nbytes) throw IOError(bad + "offsets index)");
-    trailer_.resize(static_cast<size_t>(frame_len_ - index_at - index_cbytes));
-    read_exactly(fd_, trailer_.data(), static_cast<int64_t>(trailer_.size()), index_at + index_cbytes, path);
+    trailer.resize(static_cast<size_t>(frame_len - index_at - index_cbytes));
+    read_exactly(fd, trailer.data(), static_cast<int64_t>(trailer.size()), index_at + index_cbytes, path);
+  }
+};
 
-    // Each regular chunk's stored size, from its own header.
-    sizes_.assign(offsets_.size(), 0);
-    for (size_t i = 0; i < offsets_.size(); ++i) {
-      if (offsets_[i] < 0) continue;  // a special chunk (zeros, NaNs, uninitialised): no bytes
+int open_checked(int dirfd, const char* name, int flags, const std::string& what) {
+  const int fd = ::openat(dirfd, name, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) throw IOError("cannot open '" + what + "' for writing: " + std::strerror(errno));
+  return fd;
+}
+
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+};
+
+// Writes `parts` of bytes as file `name` in directory `dirfd`: under a temporary name
+// first, flushed, then renamed over `name` — a reader sees the old file or the new one.
+void replace_file(int dirfd, const std::string& name, const std::vector<std::pair<const void*, int64_t>>& parts,
+                  mode_t mode, const std::string& where) {
+  static std::atomic<int> counter{0};
+  const std::string tmp = name + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  int fd = ::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) throw IOError("'" + where + "': cannot write '" + tmp + "': " + std::strerror(errno));
+  try {
+    int64_t at = 0;
+    for (const auto& [data, n] : parts) {
+      write_exactly(fd, data, n, at, where);
+      at += n;
+    }
+    sync(fd, where);
+    ::close(fd);
+    fd = -1;
+    if (::renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) != 0)
+      throw IOError("'" + where + "': cannot replace '" + name + "': " + std::strerror(errno));
+  } catch (...) {
+    if (fd >= 0) ::close(fd);
+    ::unlinkat(dirfd, tmp.c_str(), 0);
+    throw;
+  }
+}
+
+std::string dir_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+std::string base_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// A contiguous file: chunks appended, the header switched once (see the header file).
+class FileUpdate final : public ChunkUpdate {
+ public:
+  FileUpdate(const std::string& path, int64_t nchunks) : path_(path), fd_(::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) {
+    if (fd_.fd < 0) throw IOError("cannot open '" + path + "' for writing: " + std::strerror(errno));
+    f_.read(fd_.fd, path, nchunks, false);
+    const std::string bad = "'" + path + "': not a consistent b2nd frame (";
+    // Each regular chunk's stored size, from its own header (for the dead space).
+    sizes_.assign(f_.offsets.size(), 0);
+    for (size_t i = 0; i < f_.offsets.size(); ++i) {
+      if (f_.offsets[i] < 0) continue;
       uint8_t ch[kChunkHeader];
-      if (offsets_[i] > cbytes_ - kChunkHeader) throw IOError(bad + "chunk " + std::to_string(i) + " offset)");
-      read_exactly(fd_, ch, kChunkHeader, header_len_ + offsets_[i], path);
+      if (f_.offsets[i] > f_.cbytes - kChunkHeader) throw IOError(bad + "chunk " + std::to_string(i) + " offset)");
+      read_exactly(fd_.fd, ch, kChunkHeader, f_.header_len + f_.offsets[i], path);
       sizes_[i] = get_le32(ch + 12);
-      if (sizes_[i] < kChunkHeader || sizes_[i] > cbytes_ - offsets_[i])
+      if (sizes_[i] < kChunkHeader || sizes_[i] > f_.cbytes - f_.offsets[i])
         throw IOError(bad + "chunk " + std::to_string(i) + " size)");
       live_bytes_ += sizes_[i];
     }
-    end_ = frame_len_;  // (bytes past the frame's length, left by a killed update, are free)
-  } catch (...) {
-    ::close(fd_);
-    throw;
+    end_ = f_.frame_len;  // (bytes past the frame's length, left by a killed update, are free)
   }
-}
 
-FrameUpdate::~FrameUpdate() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-void FrameUpdate::append(const void* data, int64_t n) {
-  write_exactly(fd_, data, n, end_, path_);
-  end_ += n;
-}
-
-void FrameUpdate::replace(int64_t id, const uint8_t* chunk, int32_t cbytes) {
-  if (id < 0 || id >= nchunks()) throw IndexError("'" + path_ + "': no chunk " + std::to_string(id));
-  live_bytes_ -= sizes_[static_cast<size_t>(id)];
-  sizes_[static_cast<size_t>(id)] = 0;
-  // A chunk of zeros, NaNs or uninitialised values is no bytes but a mark in the index, as
-  // C-Blosc2 stores it (its readers refuse such a chunk at a regular offset).
-  const int special = cbytes > BLOSC2_CHUNK_BLOSC2_FLAGS ? (chunk[BLOSC2_CHUNK_BLOSC2_FLAGS] >> 4) & BLOSC2_SPECIAL_MASK : 0;
-  if (special == BLOSC2_SPECIAL_ZERO || special == BLOSC2_SPECIAL_NAN || special == BLOSC2_SPECIAL_UNINIT) {
-    offsets_[static_cast<size_t>(id)] = static_cast<int64_t>(uint64_t(1) << 63 | uint64_t(special) << 56);
-    return;
+  void replace(int64_t id, const uint8_t* chunk, int32_t cbytes) override {
+    const size_t i = static_cast<size_t>(id);
+    live_bytes_ -= sizes_.at(i);
+    sizes_[i] = 0;
+    if (const int64_t mark = special_mark(chunk, cbytes)) {
+      f_.offsets[i] = mark;
+      return;
+    }
+    f_.offsets[i] = end_ - f_.header_len;
+    append(chunk, cbytes);
+    live_bytes_ += cbytes;
+    sizes_[i] = cbytes;
   }
-  const int64_t at = end_;
-  append(chunk, cbytes);
-  offsets_[static_cast<size_t>(id)] = at - header_len_;
-  live_bytes_ += cbytes;
-  sizes_[static_cast<size_t>(id)] = cbytes;
-}
 
-void FrameUpdate::commit() {
-  const std::vector<uint8_t> index = compress_offsets(offsets_);
-  const int64_t index_at = end_;
-  append(index.data(), static_cast<int64_t>(index.size()));
-  append(trailer_.data(), static_cast<int64_t>(trailer_.size()));
-  // Everything the new frame uses is on disk before the header points at it.
-  sync(fd_, path_);
-  cbytes_ = index_at - header_len_;
-  frame_len_ = end_;
-  put_be(header_.data() + kFrameLenAt, frame_len_);
-  put_be(header_.data() + kCbytesAt, cbytes_);
-  write_exactly(fd_, header_.data() + kFrameLenAt, kFieldsEnd - kFrameLenAt, kFrameLenAt, path_);
-  if (::ftruncate(fd_, frame_len_) != 0) throw IOError("'" + path_ + "': cannot truncate: " + std::strerror(errno));
-  sync(fd_, path_);
-  if (dead_bytes() > live_bytes_ && dead_bytes() > (int64_t(1) << 20)) compact();
-}
+  void commit() override {
+    const std::vector<uint8_t> index = compress_offsets(f_.offsets);
+    const int64_t index_at = end_;
+    append(index.data(), static_cast<int64_t>(index.size()));
+    append(f_.trailer.data(), static_cast<int64_t>(f_.trailer.size()));
+    sync(fd_.fd, path_);  // everything the new frame uses is on disk before the header points at it
+    f_.cbytes = index_at - f_.header_len;
+    f_.frame_len = end_;
+    put_be(f_.header.data() + kFrameLenAt, f_.frame_len);
+    put_be(f_.header.data() + kCbytesAt, f_.cbytes);
+    write_exactly(fd_.fd, f_.header.data() + kFrameLenAt, kFieldsEnd - kFrameLenAt, kFrameLenAt, path_);
+    if (::ftruncate(fd_.fd, f_.frame_len) != 0) throw IOError("'" + path_ + "': cannot truncate: " + std::strerror(errno));
+    sync(fd_.fd, path_);
+    const int64_t dead = f_.cbytes - live_bytes_;
+    if (dead > live_bytes_ && dead > (int64_t(1) << 20)) compact();
+  }
 
-// The frame rewritten without dead space into a temporary beside it, renamed over it.
-void FrameUpdate::compact() {
-  static std::atomic<int> counter{0};
-  const std::string tmp = path_ + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  struct stat st;
-  if (::fstat(fd_, &st) != 0) throw IOError("'" + path_ + "': " + std::strerror(errno));
-  int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st.st_mode & 07777);
-  if (out < 0) return;  // (no room for a copy: the frame stays valid, only larger)
-  try {
-    std::vector<int64_t> offsets(offsets_.size());
-    std::vector<uint8_t> buf;
-    int64_t at = header_len_;
-    for (size_t i = 0; i < offsets_.size(); ++i) {
-      offsets[i] = offsets_[i];
-      if (offsets_[i] < 0) continue;
-      buf.resize(static_cast<size_t>(sizes_[i]));
-      read_exactly(fd_, buf.data(), sizes_[i], header_len_ + offsets_[i], path_);
-      write_exactly(out, buf.data(), sizes_[i], at, tmp);
-      offsets[i] = at - header_len_;
-      at += sizes_[i];
+ private:
+  void append(const void* data, int64_t n) {
+    write_exactly(fd_.fd, data, n, end_, path_);
+    end_ += n;
+  }
+
+  // The frame without dead space, written beside it and renamed over it.
+  void compact() {
+    struct stat st;
+    if (::fstat(fd_.fd, &st) != 0) throw IOError("'" + path_ + "': " + std::strerror(errno));
+    std::vector<int64_t> offsets = f_.offsets;
+    std::vector<uint8_t> chunks;
+    for (size_t i = 0; i < offsets.size(); ++i) {
+      if (offsets[i] < 0) continue;
+      const size_t at = chunks.size();
+      chunks.resize(at + static_cast<size_t>(sizes_[i]));
+      read_exactly(fd_.fd, chunks.data() + at, sizes_[i], f_.header_len + f_.offsets[i], path_);
+      offsets[i] = static_cast<int64_t>(at);
     }
     const std::vector<uint8_t> index = compress_offsets(offsets);
-    write_exactly(out, index.data(), static_cast<int64_t>(index.size()), at, tmp);
-    const int64_t cbytes = at - header_len_;
-    at += static_cast<int64_t>(index.size());
-    write_exactly(out, trailer_.data(), static_cast<int64_t>(trailer_.size()), at, tmp);
-    at += static_cast<int64_t>(trailer_.size());
-    std::vector<uint8_t> header = header_;
-    put_be(header.data() + kFrameLenAt, at);
+    std::vector<uint8_t> header = f_.header;
+    const int64_t cbytes = static_cast<int64_t>(chunks.size());
+    put_be(header.data() + kFrameLenAt, f_.header_len + cbytes + static_cast<int64_t>(index.size() + f_.trailer.size()));
     put_be(header.data() + kCbytesAt, cbytes);
-    write_exactly(out, header.data(), header_len_, 0, tmp);
-    sync(out, tmp);
-    ::close(out);
-    out = -1;
-    if (::rename(tmp.c_str(), path_.c_str()) != 0) throw IOError("'" + path_ + "': " + std::strerror(errno));
-  } catch (...) {
-    if (out >= 0) ::close(out);
-    ::unlink(tmp.c_str());
-    throw;
+    Fd dir(::open(dir_of(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir.fd < 0) return;  // (the frame stays valid, only larger)
+    replace_file(dir.fd, base_of(path_),
+                 {{header.data(), f_.header_len}, {chunks.data(), cbytes},
+                  {index.data(), static_cast<int64_t>(index.size())},
+                  {f_.trailer.data(), static_cast<int64_t>(f_.trailer.size())}},
+                 st.st_mode & 07777, path_);
   }
+
+  std::string path_;
+  Fd fd_;
+  FrameParts f_;
+  std::vector<int32_t> sizes_;  // each regular chunk's stored bytes (0 for marks)
+  int64_t end_ = 0;             // where the next appended byte goes
+  int64_t live_bytes_ = 0;      // sum of sizes_
+};
+
+// A sparse directory: chunk files replaced by rename, the index last when it changes.
+class DirectoryUpdate final : public ChunkUpdate {
+ public:
+  DirectoryUpdate(const std::string& path, int64_t nchunks)
+      : path_(path), dir_(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+    if (dir_.fd < 0) throw IOError("cannot open '" + path + "' for writing: " + std::strerror(errno));
+    Fd index(open_checked(dir_.fd, "chunks.b2frame", O_RDONLY | O_NOFOLLOW, path + "/chunks.b2frame"));
+    f_.read(index.fd, path + "/chunks.b2frame", nchunks, true);
+    struct stat st;
+    mode_ = ::fstat(index.fd, &st) == 0 ? st.st_mode & 07777 : 0644;
+    for (int64_t o : f_.offsets) next_file_ = std::max(next_file_, o + 1);
+  }
+
+  void replace(int64_t id, const uint8_t* chunk, int32_t cbytes) override {
+    int64_t& o = f_.offsets.at(static_cast<size_t>(id));
+    if (const int64_t mark = special_mark(chunk, cbytes)) {
+      if (o >= 0) orphans_.push_back(o);
+      o = mark;
+      index_changed_ = true;
+      return;
+    }
+    if (o < 0) {  // a new file, unseen until the new index names it
+      o = next_file_++;
+      index_changed_ = true;
+    }
+    replace_file(dir_.fd, file_name(o), {{chunk, cbytes}}, mode_, path_);
+  }
+
+  void commit() override {
+    if (index_changed_) {
+      const std::vector<uint8_t> index = compress_offsets(f_.offsets);
+      put_be(f_.header.data() + kFrameLenAt,
+             f_.header_len + static_cast<int64_t>(index.size() + f_.trailer.size()));
+      replace_file(dir_.fd, "chunks.b2frame",
+                   {{f_.header.data(), f_.header_len}, {index.data(), static_cast<int64_t>(index.size())},
+                    {f_.trailer.data(), static_cast<int64_t>(f_.trailer.size())}},
+                   mode_, path_);
+      for (int64_t o : orphans_)
+        if (std::find(f_.offsets.begin(), f_.offsets.end(), o) == f_.offsets.end())
+          ::unlinkat(dir_.fd, file_name(o).c_str(), 0);
+    }
+    ::fsync(dir_.fd);  // (the renames, on disk)
+  }
+
+ private:
+  static std::string file_name(int64_t n) {  // C-Blosc2's: eight upper-case hex digits
+    char name[32];
+    std::snprintf(name, sizeof name, "%08" PRIX32 ".chunk", static_cast<uint32_t>(n));
+    return name;
+  }
+
+  std::string path_;
+  Fd dir_;
+  FrameParts f_;
+  mode_t mode_ = 0644;
+  int64_t next_file_ = 0;
+  bool index_changed_ = false;
+  std::vector<int64_t> orphans_;  // files of chunks that became marks
+};
+
+}  // namespace
+
+std::unique_ptr<ChunkUpdate> ChunkUpdate::open(const std::string& urlpath, int64_t nchunks) {
+  ensure_blosc2();
+  struct stat st;
+  if (::stat(urlpath.c_str(), &st) != 0) throw IOError("cannot open '" + urlpath + "': " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return std::make_unique<DirectoryUpdate>(urlpath, nchunks);
+  return std::make_unique<FileUpdate>(urlpath, nchunks);
 }
 
 }  // namespace b2lazy

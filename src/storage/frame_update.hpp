@@ -1,18 +1,24 @@
-// Chunks of a contiguous b2nd file (one Blosc2 frame) replaced so that a crash at any point
-// leaves either the old array or the new one, whole.
+// Chunks of a stored b2nd array replaced so that a crash at any point leaves every chunk
+// wholly old or wholly new, and the array readable (x[key] = value with mode="r+").
 //
-// C-Blosc2's own update rewrites a frame in place: it moves every chunk after the one
-// replaced, writes the chunk, the offsets index and the header; a process killed in
-// between leaves a file nobody can read. Here nothing the current frame uses is written
-// to: the new chunks, then a new offsets index and a copy of the trailer, are appended
-// after the frame's end, and only then does one small write of the header (its frame
-// length and chunk-bytes fields, 31 bytes in the file's first page) switch readers to
-// them. The replaced chunks become dead space inside the frame; when it outweighs the live
-// chunks, the frame is rewritten compactly into a temporary file renamed over the old one.
+// C-Blosc2's own update rewrites a contiguous frame in place: it moves every chunk after
+// the one replaced, writes the chunk, the offsets index and the header, and a process
+// killed in between leaves a file nobody can read; in a sparse directory it truncates a
+// chunk's file before writing it. Here nothing a reader uses is written to in place:
+//  - contiguous file: the new chunks, then a new offsets index and a copy of the trailer,
+//    are appended after the frame's end, and only then does one small write of the header
+//    (its frame length and chunk-bytes fields, 31 bytes in the file's first page) switch
+//    readers to them — all of a statement's chunks at once. The replaced chunks become dead
+//    space; when it outweighs the live chunks the frame is rewritten compactly into a
+//    temporary file renamed over the old one.
+//  - sparse directory: each chunk file is written under a temporary name and renamed over
+//    the old one; when the index changes (a chunk of zeros, NaNs or uninitialised values
+//    is a mark in it, not a file) the new index is renamed over chunks.b2frame last.
 #pragma once
 #include <b2nd.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,42 +26,20 @@
 
 namespace b2lazy {
 
-// `data` (dense C order, shape `box`: a chunk's box, smaller than the chunk shape at the
-// array's edges) compressed as chunk of `arr`: its blocks, padding and compression.
-std::vector<uint8_t> compress_chunk_like(const b2nd_array_t* arr, const Shape& box, const void* data);
-
-class FrameUpdate {
+class ChunkUpdate {
  public:
-  // Opens the contiguous b2nd file at `path`, of `nchunks` chunks, for writing and reads its
-  // header, offsets index and trailer. Throws IOError naming the file when they are not
-  // consistent.
-  FrameUpdate(const std::string& path, int64_t nchunks);
-  ~FrameUpdate();
-  FrameUpdate(const FrameUpdate&) = delete;
-  FrameUpdate& operator=(const FrameUpdate&) = delete;
-
-  int64_t nchunks() const { return static_cast<int64_t>(offsets_.size()); }
-  // Chunk `id` becomes `chunk` (a Blosc2 chunk of `cbytes` bytes) at commit().
-  void replace(int64_t id, const uint8_t* chunk, int32_t cbytes);
-  // Makes the replacements visible at once (see above), then compacts if worth it.
-  void commit();
-
-  // For tests: bytes of the frame's chunk region that no chunk uses.
-  int64_t dead_bytes() const { return cbytes_ - live_bytes_; }
-
- private:
-  void append(const void* data, int64_t n);
-  void compact();
-
-  std::string path_;
-  int fd_ = -1;
-  std::vector<uint8_t> header_;    // the frame's header, as read
-  int64_t header_len_ = 0, frame_len_ = 0, cbytes_ = 0;
-  std::vector<int64_t> offsets_;   // chunk positions after the header; < 0: special chunks
-  std::vector<int32_t> sizes_;     // each regular chunk's stored bytes (0 for special ones)
-  std::vector<uint8_t> trailer_;   // copied verbatim after the new index
-  int64_t end_ = 0;                // where the next appended byte goes
-  int64_t live_bytes_ = 0;         // sum of sizes_
+  // The contiguous file or sparse directory at `urlpath`, of `nchunks` chunks, opened for
+  // replacing chunks. Throws IOError naming it when its frame is not consistent.
+  static std::unique_ptr<ChunkUpdate> open(const std::string& urlpath, int64_t nchunks);
+  virtual ~ChunkUpdate() = default;
+  // Chunk `id` becomes `chunk` (a Blosc2 chunk of `cbytes` bytes), at commit() at the latest.
+  virtual void replace(int64_t id, const uint8_t* chunk, int32_t cbytes) = 0;
+  // Makes every replacement visible (see above).
+  virtual void commit() = 0;
 };
+
+// `data` (dense C order, shape `box`: a chunk's box, smaller than the chunk shape at the
+// array's edges) compressed as a chunk of `arr`: its blocks, padding and compression.
+std::vector<uint8_t> compress_chunk_like(const b2nd_array_t* arr, const Shape& box, const void* data);
 
 }  // namespace b2lazy

@@ -1,7 +1,9 @@
-"""x[key] = value on a contiguous .b2nd file (mode="r+") appends the new chunks and switches
-the frame's header to them in one write (src/storage/frame_update.cpp): the values are
-NumPy's, python-blosc2 reads (and goes on updating) the file, its metadata survives, and
-the dead space the replaced chunks leave is bounded by compaction."""
+"""x[key] = value with mode="r+" replaces chunks without writing over anything a reader uses
+(src/storage/frame_update.cpp): a contiguous .b2nd file gets the new chunks appended and
+its header switched to them in one write; a sparse directory gets each chunk file renamed
+into place, and a new index when chunks become (or stop being) marks of zeros. The values
+are NumPy's, python-blosc2 reads (and goes on updating) the array, its metadata survives,
+and the dead space a file's replaced chunks leave is bounded by compaction."""
 from __future__ import annotations
 
 import os
@@ -17,14 +19,14 @@ from conftest import base_shapes, examples
 
 
 @given(shape=base_shapes(min_ndim=1, max_ndim=3, allow_zero=False), dtype=st.sampled_from(["float64", "int16", "bool"]),
-       data=st.data())
-@examples(40)
-def test_updates_match_numpy_and_python_blosc2(shape, dtype, data, tmp_path):
+       contiguous=st.booleans(), data=st.data())
+@examples(60)
+def test_updates_match_numpy_and_python_blosc2(shape, dtype, contiguous, data, tmp_path):
     chunks = tuple(data.draw(st.integers(1, s)) for s in shape)
     blocks = tuple(data.draw(st.integers(1, c)) for c in chunks)
-    path = str(tmp_path / "x.b2nd")
+    path = str(tmp_path / ("x.b2nd" if contiguous else "xdir"))
     ref = (np.arange(int(np.prod(shape))) % 7).astype(dtype).reshape(shape)
-    a = blosc2.asarray(ref, urlpath=path, mode="w", chunks=chunks, blocks=blocks)
+    a = blosc2.asarray(ref, urlpath=path, mode="w", chunks=chunks, blocks=blocks, contiguous=contiguous)
     a.schunk.vlmeta["note"] = "kept"
     del a
     w = b2lazy.open(path, mode="r+")
@@ -48,6 +50,22 @@ def test_updates_match_numpy_and_python_blosc2(shape, dtype, data, tmp_path):
     w[...] = 2
     ref[...] = 2
     np.testing.assert_array_equal(blosc2.open(path)[...], ref)
+    assert not [n for n in os.listdir(path if not contiguous else tmp_path) if ".tmp-" in n]
+
+
+def test_a_directory_keeps_no_file_of_a_chunk_that_became_zeros(tmp_path):
+    path = str(tmp_path / "xdir")
+    blosc2.asarray(np.ones((64, 64)), urlpath=path, mode="w", chunks=(16, 64), blocks=(8, 64), contiguous=False)
+    w = b2lazy.open(path, mode="r+")
+    w[16:48] = 0.0  # two chunks of zeros: marks in the index, their files removed
+    assert sorted(n for n in os.listdir(path) if n.endswith(".chunk")) == ["00000000.chunk", "00000003.chunk"]
+    w[16:32] = 2.0  # a mark becomes a file again
+    ref = np.ones((64, 64))
+    ref[16:48] = 0
+    ref[16:32] = 2
+    np.testing.assert_array_equal(blosc2.open(path)[...], ref)
+    np.testing.assert_array_equal(w.to_numpy(), ref)
+    assert not [n for n in os.listdir(path) if ".tmp-" in n]
 
 
 def test_dead_space_is_compacted(tmp_path):
