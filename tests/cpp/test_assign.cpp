@@ -65,3 +65,46 @@ TEST(Assign, WrittenThroughToTheTouchedChunksOnly) {
   EXPECT_THROW(assign_stored(path, {Index::at(0)}, arange(0, 3), &ctx), ValueError);
   std::filesystem::remove_all(dir);
 }
+
+// Chunks replaced without writing over what readers use (storage/frame_update.hpp): files
+// and directories read back right, a damaged frame is refused naming it before anything is
+// written, and a file's dead space stays bounded over many statements.
+TEST(Assign, ReplacedChunksInFilesAndDirectories) {
+  Context ctx(1);
+  const auto dir = b2lazy::test::temp_dir("assign_frames");
+  for (bool contiguous : {true, false}) {
+    const std::string path = (dir / (contiguous ? "x.b2nd" : "xdir")).string();
+    ComputeOptions o;
+    o.urlpath = path;
+    o.chunks = {4, 8};
+    o.blocks = {2, 8};
+    o.contiguous = contiguous;
+    arange(0, 64, 1, DType::F64, {8, 8}).compute(o, &ctx);
+    EXPECT_EQ(assign_stored(path, {Index::slice(0, 4)}, scalar(0.0), &ctx), 1);  // a chunk of zeros: a mark
+    EXPECT_EQ(assign_stored(path, {Index::slice(2, 6)}, scalar(3.0), &ctx), 2);
+    std::vector<double> want(64);
+    for (int i = 0; i < 64; ++i) want[i] = i < 16 ? 0 : i < 48 ? 3 : i;
+    EXPECT_EQ(open(path).to_vector(&ctx), want) << path;
+  }
+  // A file whose header lengths point outside it: refused, naming it, and left as it was.
+  const std::string bad = (dir / "bad.b2nd").string();
+  std::filesystem::copy_file(dir / "x.b2nd", bad);
+  std::vector<char> bytes(static_cast<size_t>(std::filesystem::file_size(bad)));
+  {
+    std::FILE* f = std::fopen(bad.c_str(), "r+b");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fread(bytes.data(), 1, bytes.size(), f), bytes.size());
+    bytes[40] = 0x7f;  // the chunk-bytes field: far past the end
+    std::fseek(f, 0, SEEK_SET);
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+  }
+  try {
+    assign_stored(bad, {Index::at(0)}, scalar(1.0), &ctx);
+    ADD_FAILURE() << "a damaged frame was written to";
+  } catch (const IOError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.b2nd"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(std::filesystem::file_size(bad), bytes.size());
+  std::filesystem::remove_all(dir);
+}
