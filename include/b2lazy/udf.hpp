@@ -3,6 +3,7 @@
 // the array, for stencils — and calls the function once with the pieces.
 #pragma once
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,13 @@ struct UdfInput {
   DType dtype;
   Shape shape;
   Shape start;
+  std::shared_ptr<void> owner;  // `data`'s buffer when a UdfAllocator gave it (else empty)
 };
+
+// Gives the buffers a function's inputs are pulled into, of `nbytes` each. By default they
+// are the evaluation's scratch, reused once the call returns; a binding whose function may
+// keep what it is shown (Python's lazyudf) gives buffers it owns, released when it says.
+using UdfAllocator = std::function<std::shared_ptr<void>(size_t nbytes)>;
 
 // Fills `out` (dense C order, `out_shape`, dtype `dtype`) with the function's values for
 // the output block starting at `offset`. Called from several worker threads at once; an
@@ -30,6 +37,6 @@ using UdfFunction = std::function<void(const std::vector<UdfInput>& inputs, void
 // reads of its inputs: the block's neighbours up to that far, clipped at the array's
 // edges (Dask's map_overlap with boundary="none"). `name` names it in explain().
 Array lazyudf(UdfFunction fn, const std::vector<Array>& inputs, DType dtype, const Shape& shape,
-              const Shape& depth = {}, const std::string& name = "udf");
+              const Shape& depth = {}, const std::string& name = "udf", UdfAllocator allocate = {});
 
 }  // namespace b2lazy

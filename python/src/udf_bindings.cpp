@@ -45,9 +45,11 @@ nb::dlpack::dtype dl_dtype(DType t) {
 
 // Blocks handed to a Python function live in buffers that Python owns: a view the function
 // keeps after its call (in a list, a closure, a global) must never see memory that later
-// evaluations reuse — writing through it would change unrelated results. Each view's base
-// is a capsule over one such buffer; the buffer goes back to a small free list when the
-// last view of it dies, so a function that keeps nothing reuses the same few buffers.
+// evaluations reuse — writing through it would change unrelated results. Inputs are pulled
+// straight into such buffers (UdfAllocator); the output block is one too, copied into the
+// engine's after the call. Each view's base is a capsule holding its buffer; a buffer goes
+// back to a small free list when nothing holds it any more, so a function that keeps
+// nothing reuses the same few buffers.
 struct alignas(64) BlockBuffer {  // (the bytes after it start 64-byte aligned)
   size_t capacity;
   void* bytes() { return this + 1; }
@@ -55,26 +57,10 @@ struct alignas(64) BlockBuffer {  // (the bytes after it start 64-byte aligned)
 static_assert(sizeof(BlockBuffer) == 64);
 
 std::mutex g_free_mu;
-std::vector<BlockBuffer*> g_free;  // at most kFreeBuffers, each of a block's bytes
+std::vector<BlockBuffer*> g_free;  // at most kFreeBuffers
 constexpr size_t kFreeBuffers = 16;
 
-BlockBuffer* take_buffer(size_t nbytes) {
-  {
-    std::lock_guard<std::mutex> lock(g_free_mu);
-    for (size_t i = 0; i < g_free.size(); ++i)
-      if (g_free[i]->capacity >= nbytes) {
-        BlockBuffer* b = g_free[i];
-        g_free.erase(g_free.begin() + static_cast<std::ptrdiff_t>(i));
-        return b;
-      }
-  }
-  void* p = std::aligned_alloc(alignof(BlockBuffer), sizeof(BlockBuffer) + (std::max<size_t>(nbytes, 1) + 63) / 64 * 64);
-  if (!p) throw std::bad_alloc();
-  return new (p) BlockBuffer{nbytes};
-}
-
-void give_back(void* p) noexcept {
-  auto* b = static_cast<BlockBuffer*>(p);
+void give_back(BlockBuffer* b) noexcept {
   {
     std::lock_guard<std::mutex> lock(g_free_mu);
     if (g_free.size() < kFreeBuffers) {
@@ -85,17 +71,32 @@ void give_back(void* p) noexcept {
   std::free(b);
 }
 
-// A NumPy array over a copy of `data`, owned by Python (see BlockBuffer); `*copy` is where
-// that copy lives (when asked), for the output block to be copied back after the call.
-nb::object owned_view(const void* data, DType t, const Shape& shape, bool writable, void** copy = nullptr) {
+// A buffer of `nbytes`, returned to the free list when the last holder lets go.
+std::shared_ptr<void> block_buffer(size_t nbytes) {
+  BlockBuffer* b = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_free_mu);
+    for (size_t i = 0; i < g_free.size(); ++i)
+      if (g_free[i]->capacity >= nbytes) {
+        b = g_free[i];
+        g_free.erase(g_free.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+  }
+  if (!b) {
+    void* p = std::aligned_alloc(alignof(BlockBuffer), sizeof(BlockBuffer) + (std::max<size_t>(nbytes, 1) + 63) / 64 * 64);
+    if (!p) throw std::bad_alloc();
+    b = new (p) BlockBuffer{nbytes};
+  }
+  return std::shared_ptr<void>(b->bytes(), [b](void*) { give_back(b); });
+}
+
+// A NumPy array over `data`, whose capsule keeps `owner` (the buffer) alive.
+nb::object owned_view(const void* data, const std::shared_ptr<void>& owner, DType t, const Shape& shape, bool writable) {
   std::vector<size_t> sh(shape.begin(), shape.end());
-  size_t n = itemsize(t);
-  for (size_t s : sh) n *= s;
-  BlockBuffer* b = take_buffer(n);
-  nb::capsule owner(b, &give_back);
-  if (n) std::memcpy(b->bytes(), data, n);
-  if (copy) *copy = b->bytes();
-  nb::ndarray<nb::numpy> a(b->bytes(), sh.size(), sh.data(), owner, nullptr, dl_dtype(t));
+  nb::capsule keep(new std::shared_ptr<void>(owner),
+                   [](void* p) noexcept { delete static_cast<std::shared_ptr<void>*>(p); });
+  nb::ndarray<nb::numpy> a(const_cast<void*>(data), sh.size(), sh.data(), keep, nullptr, dl_dtype(t));
   nb::object o = nb::cast(a);
   if (!writable) o.attr("flags").attr("writeable") = false;
   return o;
@@ -160,13 +161,13 @@ void bind_udf(nb::module_& m) {
       if (!f->fn.is_valid()) throw ValueError("lazyudf '" + f->name + "': the interpreter is exiting");
       try {
         nb::list views;
-        for (const UdfInput& in : ins) views.append(owned_view(in.data, in.dtype, in.shape, false));
-        void* copy = nullptr;
-        nb::object out_view = owned_view(out, t, out_shape, true, &copy);
-        f->fn(nb::tuple(views), out_view, as_tuple(offset));
+        for (const UdfInput& in : ins) views.append(owned_view(in.data, in.owner, in.dtype, in.shape, false));
         size_t n = itemsize(t);
         for (int64_t s : out_shape) n *= static_cast<size_t>(s);
-        if (n) std::memcpy(out, copy, n);
+        const std::shared_ptr<void> block = block_buffer(n);
+        nb::object out_view = owned_view(block.get(), block, t, out_shape, true);
+        f->fn(nb::tuple(views), out_view, as_tuple(offset));
+        if (n) std::memcpy(out, block.get(), n);
       } catch (nb::python_error& e) {
         // Ctrl-C and sys.exit() in the function are the user's, not the function's failure.
         if (e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit)) throw;
@@ -177,7 +178,7 @@ void bind_udf(nb::module_& m) {
                          shape_str(out_shape) + ": " + what);
       }
     };
-    return b2lazy::lazyudf(std::move(call), inputs, dtype_from_name(dtype), shape, depth, name);
+    return b2lazy::lazyudf(std::move(call), inputs, dtype_from_name(dtype), shape, depth, name, block_buffer);
   }, nb::arg("fn"), nb::arg("inputs"), nb::arg("dtype"), nb::arg("shape"), nb::arg("depth"), nb::arg("name"));
 }
 

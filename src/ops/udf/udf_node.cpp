@@ -9,8 +9,13 @@
 
 namespace b2lazy {
 
-UdfNode::UdfNode(UdfFunction fn, std::vector<NodePtr> inputs, DType dtype, Shape shape, Shape depth, std::string name)
-    : Node(dtype, std::move(shape), std::move(inputs)), fn_(std::move(fn)), depth_(std::move(depth)), name_(std::move(name)) {}
+UdfNode::UdfNode(UdfFunction fn, std::vector<NodePtr> inputs, DType dtype, Shape shape, Shape depth, std::string name,
+                 UdfAllocator allocate)
+    : Node(dtype, std::move(shape), std::move(inputs)),
+      fn_(std::move(fn)),
+      allocate_(std::move(allocate)),
+      depth_(std::move(depth)),
+      name_(std::move(name)) {}
 
 std::string UdfNode::describe() const {
   std::string s = "udf " + name_ + " -> " + std::string(dtype_name(dtype())) + " " + shape_str(shape());
@@ -42,9 +47,12 @@ void UdfNode::fill_box(const Box& b, void* out, ThreadState& ts) const {
   std::vector<UdfInput> ins;
   for (const NodePtr& in : inputs()) {
     const Region r = in->ndim() == 0 ? Region::whole({}) : Region::from_box(w);
-    void* buf = scope.alloc(static_cast<size_t>(r.size()) * itemsize(in->dtype()));
+    const size_t nbytes = static_cast<size_t>(r.size()) * itemsize(in->dtype());
+    std::shared_ptr<void> owner = allocate_ ? allocate_(nbytes) : nullptr;
+    void* buf = owner ? owner.get() : scope.alloc(nbytes);
     in->pull(r, buf, ts);
-    ins.push_back({buf, in->dtype(), in->ndim() == 0 ? Shape{} : w.shape(), in->ndim() == 0 ? Shape{} : w.start});
+    ins.push_back({buf, in->dtype(), in->ndim() == 0 ? Shape{} : w.shape(), in->ndim() == 0 ? Shape{} : w.start,
+                   std::move(owner)});
   }
   fn_(ins, out, dtype(), b.shape(), b.start);
 }
@@ -75,7 +83,7 @@ void UdfNode::fill(const Region& region, void* out, ThreadState& ts) const {
 }
 
 Array lazyudf(UdfFunction fn, const std::vector<Array>& inputs, DType dtype, const Shape& shape, const Shape& depth,
-              const std::string& name) {
+              const std::string& name, UdfAllocator allocate) {
   if (!fn) throw ValueError("lazyudf: no function given");
   for (int64_t s : shape)
     if (s < 0) throw ValueError("lazyudf: shape " + shape_str(shape) + " has a negative extent");
@@ -94,7 +102,8 @@ Array lazyudf(UdfFunction fn, const std::vector<Array>& inputs, DType dtype, con
                      " (or one for all)");
   for (int64_t x : d)
     if (x < 0) throw ValueError("lazyudf: depth " + shape_str(depth) + " must not be negative");
-  return Array(std::make_shared<UdfNode>(std::move(fn), std::move(nodes), dtype, shape, std::move(d), name));
+  return Array(std::make_shared<UdfNode>(std::move(fn), std::move(nodes), dtype, shape, std::move(d), name,
+                                         std::move(allocate)));
 }
 
 }  // namespace b2lazy

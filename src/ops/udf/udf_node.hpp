@@ -7,7 +7,8 @@ namespace b2lazy {
 
 class UdfNode : public Node {
  public:
-  UdfNode(UdfFunction fn, std::vector<NodePtr> inputs, DType dtype, Shape shape, Shape depth, std::string name);
+  UdfNode(UdfFunction fn, std::vector<NodePtr> inputs, DType dtype, Shape shape, Shape depth, std::string name,
+          UdfAllocator allocate = {});
   std::string kind() const override { return "udf"; }
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
@@ -18,6 +19,7 @@ class UdfNode : public Node {
   Box widened(const Box& b) const;
   void fill_box(const Box& b, void* out, ThreadState& ts) const;
   UdfFunction fn_;
+  UdfAllocator allocate_;  // where inputs are pulled to (empty: the scratch)
   Shape depth_;
   std::string name_;
 };
