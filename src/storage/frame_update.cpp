@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 
 #include "b2lazy/error.hpp"
 #include "storage/blosc2_util.hpp"
@@ -148,20 +149,17 @@ struct Fd {
   Fd& operator=(const Fd&) = delete;
 };
 
-// Writes `parts` of bytes as file `name` in directory `dirfd`: under a temporary name
-// first, flushed, then renamed over `name` — a reader sees the old file or the new one.
-void replace_file(int dirfd, const std::string& name, const std::vector<std::pair<const void*, int64_t>>& parts,
-                  mode_t mode, const std::string& where) {
+// Writes file `name` in directory `dirfd` by `write` (given the new file's descriptor):
+// under a temporary name first, flushed, then renamed over `name` — a reader sees the old
+// file or the new one.
+void replace_file(int dirfd, const std::string& name, mode_t mode, const std::string& where,
+                  const std::function<void(int fd)>& write) {
   static std::atomic<int> counter{0};
   const std::string tmp = name + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
   int fd = ::openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) throw IOError("'" + where + "': cannot write '" + tmp + "': " + std::strerror(errno));
   try {
-    int64_t at = 0;
-    for (const auto& [data, n] : parts) {
-      write_exactly(fd, data, n, at, where);
-      at += n;
-    }
+    write(fd);
     sync(fd, where);
     ::close(fd);
     fd = -1;
@@ -172,6 +170,18 @@ void replace_file(int dirfd, const std::string& name, const std::vector<std::pai
     ::unlinkat(dirfd, tmp.c_str(), 0);
     throw;
   }
+}
+
+// The same with the file's bytes given as pieces, written one after another.
+void replace_file(int dirfd, const std::string& name, mode_t mode, const std::string& where,
+                  const std::vector<std::pair<const void*, int64_t>>& parts) {
+  replace_file(dirfd, name, mode, where, [&](int fd) {
+    int64_t at = 0;
+    for (const auto& [data, n] : parts) {
+      write_exactly(fd, data, n, at, where);
+      at += n;
+    }
+  });
 }
 
 std::string dir_of(const std::string& path) {
@@ -242,31 +252,35 @@ class FileUpdate final : public ChunkUpdate {
     end_ += n;
   }
 
-  // The frame without dead space, written beside it and renamed over it.
+  // The frame without dead space, written beside it (chunk by chunk) and renamed over it.
   void compact() {
     struct stat st;
     if (::fstat(fd_.fd, &st) != 0) throw IOError("'" + path_ + "': " + std::strerror(errno));
-    std::vector<int64_t> offsets = f_.offsets;
-    std::vector<uint8_t> chunks;
-    for (size_t i = 0; i < offsets.size(); ++i) {
-      if (offsets[i] < 0) continue;
-      const size_t at = chunks.size();
-      chunks.resize(at + static_cast<size_t>(sizes_[i]));
-      read_exactly(fd_.fd, chunks.data() + at, sizes_[i], f_.header_len + f_.offsets[i], path_);
-      offsets[i] = static_cast<int64_t>(at);
-    }
-    const std::vector<uint8_t> index = compress_offsets(offsets);
-    std::vector<uint8_t> header = f_.header;
-    const int64_t cbytes = static_cast<int64_t>(chunks.size());
-    put_be(header.data() + kFrameLenAt, f_.header_len + cbytes + static_cast<int64_t>(index.size() + f_.trailer.size()));
-    put_be(header.data() + kCbytesAt, cbytes);
     Fd dir(::open(dir_of(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dir.fd < 0) return;  // (the frame stays valid, only larger)
-    replace_file(dir.fd, base_of(path_),
-                 {{header.data(), f_.header_len}, {chunks.data(), cbytes},
-                  {index.data(), static_cast<int64_t>(index.size())},
-                  {f_.trailer.data(), static_cast<int64_t>(f_.trailer.size())}},
-                 st.st_mode & 07777, path_);
+    replace_file(dir.fd, base_of(path_), st.st_mode & 07777, path_, [&](int out) {
+      std::vector<int64_t> offsets = f_.offsets;
+      std::vector<uint8_t> chunk;
+      int64_t at = f_.header_len;
+      for (size_t i = 0; i < offsets.size(); ++i) {
+        if (offsets[i] < 0) continue;
+        chunk.resize(static_cast<size_t>(sizes_[i]));
+        read_exactly(fd_.fd, chunk.data(), sizes_[i], f_.header_len + f_.offsets[i], path_);
+        write_exactly(out, chunk.data(), sizes_[i], at, path_);
+        offsets[i] = at - f_.header_len;
+        at += sizes_[i];
+      }
+      const std::vector<uint8_t> index = compress_offsets(offsets);
+      const int64_t cbytes = at - f_.header_len;
+      write_exactly(out, index.data(), static_cast<int64_t>(index.size()), at, path_);
+      at += static_cast<int64_t>(index.size());
+      write_exactly(out, f_.trailer.data(), static_cast<int64_t>(f_.trailer.size()), at, path_);
+      at += static_cast<int64_t>(f_.trailer.size());
+      std::vector<uint8_t> header = f_.header;
+      put_be(header.data() + kFrameLenAt, at);
+      put_be(header.data() + kCbytesAt, cbytes);
+      write_exactly(out, header.data(), f_.header_len, 0, path_);
+    });
   }
 
   std::string path_;
@@ -302,7 +316,7 @@ class DirectoryUpdate final : public ChunkUpdate {
       o = next_file_++;
       index_changed_ = true;
     }
-    replace_file(dir_.fd, file_name(o), {{chunk, cbytes}}, mode_, path_);
+    replace_file(dir_.fd, file_name(o), mode_, path_, {{chunk, cbytes}});
   }
 
   void commit() override {
@@ -310,10 +324,9 @@ class DirectoryUpdate final : public ChunkUpdate {
       const std::vector<uint8_t> index = compress_offsets(f_.offsets);
       put_be(f_.header.data() + kFrameLenAt,
              f_.header_len + static_cast<int64_t>(index.size() + f_.trailer.size()));
-      replace_file(dir_.fd, "chunks.b2frame",
+      replace_file(dir_.fd, "chunks.b2frame", mode_, path_,
                    {{f_.header.data(), f_.header_len}, {index.data(), static_cast<int64_t>(index.size())},
-                    {f_.trailer.data(), static_cast<int64_t>(f_.trailer.size())}},
-                   mode_, path_);
+                    {f_.trailer.data(), static_cast<int64_t>(f_.trailer.size())}});
       for (int64_t o : orphans_)
         if (std::find(f_.offsets.begin(), f_.offsets.end(), o) == f_.offsets.end())
           ::unlinkat(dir_.fd, file_name(o).c_str(), 0);
