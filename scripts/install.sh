@@ -13,5 +13,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
 PY=${PYTHON:-python3}
 $PY -m pip install -q -r requirements.txt -r requirements-bench.txt
 # No build isolation: build against the pinned blosc2/nanobind installed above. Warnings
-# are errors with the pinned toolchain (Debian 12's g++ 12).
-$PY -m pip install -q --no-build-isolation --config-settings=cmake.define.B2LAZY_WERROR=ON .
+# are errors with the pinned toolchain (Debian 12's g++ 12). The same build makes the C++
+# tests, which scripts/test.sh runs from its build directory (build/<wheel tag>).
+$PY -m pip install -q --no-build-isolation --config-settings=cmake.define.B2LAZY_WERROR=ON \
+  --config-settings=cmake.define.B2LAZY_TESTS=ON .

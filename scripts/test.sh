@@ -6,7 +6,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-BUILD=${B2LAZY_BUILD_DIR:-build/cpp}
+# The C++ tests are built beside the installed module (scripts/install.sh asks its build for
+# them too), so the engine is compiled once in Release, not twice; elsewhere in build/cpp.
+BUILD=${B2LAZY_BUILD_DIR:-}
+if [ -z "$BUILD" ]; then
+  for d in build/cp3*; do
+    if [ -x "$d/b2lazy_tests" ]; then BUILD=$d; fi
+  done
+  BUILD=${BUILD:-build/cpp}
+fi
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DB2LAZY_WERROR=ON -DPython_EXECUTABLE="$(command -v $PY)" >/dev/null
 cmake --build "$BUILD" -j 2
 (cd "$BUILD" && ctest --output-on-failure)
