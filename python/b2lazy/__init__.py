@@ -52,7 +52,11 @@ _MAX_THREADS = 1024  # as the command's --threads
 
 
 def _context(nthreads):
-    """One engine context (thread pool) per thread count, created on first use."""
+    """One engine context (thread pool) per thread count, created on first use. While a
+    saved expression is reopened, asking for one means a call would compute now: it is
+    deferred to the first use of its values instead (b2lazy/_serial.py)."""
+    if _serial.opening():
+        raise _serial.WouldCompute
     if nthreads is None:
         n = os.cpu_count() or 1
     elif isinstance(nthreads, (bool, np.bool_)) or not isinstance(nthreads, (int, np.integer)):
@@ -1083,7 +1087,17 @@ def astype(x, dtype, /, *, copy, device):
 
 
 # --- sources --------------------------------------------------------------------------
-def open(urlpath, *, key=None, dataset=None, mode="r"):
+def _text(s, what):
+    """`s` (a str) as UTF-8 can hold it: a lone surrogate ("\\ud800") is a ValueError
+    naming the argument (nanobind would refuse the call as "incompatible arguments")."""
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(f"{what}: not valid text: a lone surrogate {s[e.start]!r} at position {e.start}") from None
+    return s
+
+
+def open(urlpath, *, key=None, dataset=None, mode="r", operands=None):
     """Open a stored array, lazily (nothing is read). The format follows the URL's scheme,
     else its suffix, else what is there: b2nd ("x.b2nd", a sparse directory, "b2nd:PATH"),
     Zarr v2/v3 in a directory store ("x.zarr", "zarr:PATH", any directory holding
@@ -1091,7 +1105,8 @@ def open(urlpath, *, key=None, dataset=None, mode="r"):
     `key="/x"`, or the URL "s.b2z#/x"), or a dataset of an HDF5 file ("f.h5" with
     `dataset="/group/x"`, or "f.h5#/group/x"). A lazy expression stored by Array.save() is
     reopened as that expression (its operands checked against the shapes and dtypes they
-    had).
+    had). `operands` maps operand URLs, as the saved file writes them, to paths or Arrays
+    used instead (docs/serialization.md).
 
     mode="r+" (a b2nd file or sparse directory only): x[key] = value writes through to the
     file, rewriting only the storage chunks the key touches."""
@@ -1104,10 +1119,13 @@ def open(urlpath, *, key=None, dataset=None, mode="r"):
         key = dataset
     if key is not None:
         urlpath = f"{urlpath}#{key if key.startswith('/') else '/' + key}"
+    _text(urlpath, "open(): urlpath")
     if _serial.is_saved_expression(urlpath):
         if mode != "r":
             raise ValueError(f"open(): '{urlpath}' is a saved expression, which cannot be written (mode='r+')")
-        return _serial.load(urlpath)
+        return _serial.load(urlpath, operands)
+    if operands is not None:
+        raise ValueError(f"open(): operands= substitutes the operands of a saved expression; '{urlpath}' is not one")
     x = Array(_core.open(urlpath))
     if mode == "r+":
         if x._a.kind != "b2nd" or "#" in urlpath:
@@ -1240,6 +1258,7 @@ def evaluate(expression, operands=None, /, **kwargs):
     keywords; with none given, the names are looked up in the caller's variables."""
     if not isinstance(expression, str):
         raise TypeError(f"evaluate: the expression must be a string, got {type(expression).__name__}")
+    _text(expression, "evaluate: the expression")
     ops = dict(operands or {})
     ops.update(kwargs)
     if operands is None and not kwargs:
@@ -1253,6 +1272,7 @@ def evaluate(expression, operands=None, /, **kwargs):
     for name, v in ops.items():
         if not isinstance(name, str):
             raise TypeError(f"evaluate: operand names must be strings, got {name!r}")
+        _text(name, "evaluate: an operand name")
         if type(v) in (bool, int, float, complex):  # Python numbers stay weak (NEP 50); NumPy scalars do not
             arrays[name] = v
             continue
