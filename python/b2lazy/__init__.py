@@ -1127,6 +1127,8 @@ def open(urlpath, *, key=None, dataset=None, mode="r", operands=None):
     if operands is not None:
         raise ValueError(f"open(): operands= substitutes the operands of a saved expression; '{urlpath}' is not one")
     x = Array(_core.open(urlpath))
+    # Recorded by its absolute URL now: a later chdir does not change what it names.
+    x._call = (("open", (_serial.absolute_url(urlpath, os.getcwd()),), {}), None)
     if mode == "r+":
         if x._a.kind != "b2nd" or "#" in urlpath:
             raise ValueError(f"open(): mode='r+' updates b2nd files in place; '{urlpath}' is a "

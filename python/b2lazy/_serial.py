@@ -172,11 +172,13 @@ def _file_part(path):
 
 
 def stamp(path):
-    """What identifies the content at `path` cheaply: [size, mtime_ns] of a file; for a
-    directory (Zarr, sparse b2nd) a digest of its files' names, sizes and mtimes."""
+    """What identifies the content at `path` without reading it: [size, mtime_ns, inode,
+    ctime_ns] of a file (a file replaced has another inode, one written in place another
+    mtime and ctime); for a directory (Zarr, sparse b2nd) ["dir", a digest of its files'
+    names and stamps]."""
     st = os.stat(path)
     if not stat.S_ISDIR(st.st_mode):
-        return [st.st_size, st.st_mtime_ns]
+        return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
     h = hashlib.sha256()
     for root, dirs, files in os.walk(path):
         dirs.sort()
@@ -186,7 +188,8 @@ def stamp(path):
                 s = os.stat(p)
             except OSError:
                 continue
-            h.update(f"{os.path.relpath(p, path)}\0{s.st_size}\0{s.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+            h.update(f"{os.path.relpath(p, path)}\0{s.st_size}\0{s.st_mtime_ns}\0{s.st_ino}\0{s.st_ctime_ns}\n"
+                     .encode("utf-8", "surrogateescape"))
     return ["dir", h.hexdigest()]
 
 
@@ -211,8 +214,10 @@ class _Encoder:
         self.held = []  # what the ids above name stays alive (ids stay unique) while encoding
 
     @staticmethod
-    def key(a):  # one entry per distinct array (shared operands stay shared)
-        return ("deferred", id(a)) if _is_deferred(a) else id(a._a)
+    def key(a):
+        """One entry per distinct array: shared operands stay shared (frozen copies keep
+        the core and the call), a copy (asarray) of an array is a node of its own."""
+        return ("deferred", id(a)) if _is_deferred(a) else (id(a._a), id(a._call))
 
     def node(self, root):
         """The id of Array `root`'s node, its operands' first (an explicit stack: chains of
@@ -478,7 +483,7 @@ class _Checker:
             if any(not isinstance(v, str) for v in kwargs.values()):
                 raise self.bad(f"{pos}.kwargs", "open's key, dataset and mode are strings")
             if "stamp" in c and not _is_stamp(c["stamp"]):
-                raise self.bad(f"{pos}.stamp", f"[size, mtime_ns] or [\"dir\", digest], got {c['stamp']!r:.60}")
+                raise self.bad(f"{pos}.stamp", f"[size, mtime_ns, inode, ctime_ns] or [\"dir\", digest], got {c['stamp']!r:.60}")
         elif fn == "evaluate":  # operands always given: never the caller's variables
             if len(args) != 2 or not isinstance(args[0], str) or not (isinstance(args[1], dict)
                                                                      and "dict" in args[1]) or kwargs:
@@ -582,8 +587,8 @@ def _is_float_text(x):
 
 
 def _is_stamp(s):
-    return isinstance(s, list) and len(s) == 2 and (
-        (s[0] == "dir" and isinstance(s[1], str)) or all(_is_int(x) for x in s))
+    return isinstance(s, list) and 2 <= len(s) <= 4 and (
+        (s[0] == "dir" and isinstance(s[1], str) and len(s) == 2) or all(_is_int(x) for x in s))
 
 
 def _namespace_function(fn):
@@ -713,6 +718,7 @@ class _Decoder:
         self.used = set()
         self.calls, self.nodes = {}, {}
         self.changed = {}  # call id of an open -> its operand is not the one stamped
+        self.notes = {}  # call id -> how errors name it, when not by its function
 
     def build(self, order):
         global _Deferred
@@ -728,6 +734,8 @@ class _Decoder:
         return self.nodes[order[-1]]
 
     def what(self, k):
+        if k in self.notes:
+            return self.notes[k]
         c = self.d["calls"][k]
         return f"operand '{c['args'][0]}'" if c["fn"] == "open" else f"{c['fn']}(...) (calls[{k}])"
 
@@ -768,8 +776,12 @@ class _Decoder:
         kwargs = {key: self.value(v, f"{pos}.kwargs[{key!r}]") for key, v in entry["kwargs"].items()}
         if fn == "open":
             return self.open(k, entry)
-        if fn == _MASKSELECT and not self.counts_hold(entry):
-            fn, args = _GETITEM, args[:2]  # counted again, at first use
+        if fn == _MASKSELECT:
+            changed = self.changed_operands(entry)
+            if changed:  # counted again, at first use
+                fn, args = _GETITEM, args[:2]
+                self.notes[k] = (f"x[mask] (calls[{k}], its counts saved for operand(s) "
+                                 f"{', '.join(repr(u) for u in changed)}, which changed since)")
         deps = [a for a in _arrays((args, kwargs)) if _is_deferred(a)]
         if not deps:
             try:
@@ -844,14 +856,15 @@ class _Decoder:
         except Exception as e:  # noqa: BLE001
             raise _named(e, f"{self.where}: operand '{url}': {e}") from e
 
-    def counts_hold(self, entry):
-        """Were the mask's counts taken from the data its operands hold now? (Every stored
-        operand under the mask has the stamp it had when saved, and is not substituted.)"""
+    def changed_operands(self, entry):
+        """The stored operands under a .maskselect's mask whose content may differ from
+        the one its counts were taken from: without the stamp it had when saved, or with
+        another, or substituted (operands=). Its counts hold when there are none."""
         nodes, calls = self.d["nodes"], self.d["calls"]
         mask = entry["args"][1]["array"]
         ids = {id(c): j for j, c in enumerate(calls)}
-        return all(c["fn"] != "open" or not self.changed.get(ids[id(c)], True)
-                   for c in _leaf_calls(nodes, calls, mask))
+        return [c["args"][0] for c in _leaf_calls(nodes, calls, mask)
+                if c["fn"] == "open" and self.changed.get(ids[id(c)], True)]
 
     def value(self, v, pos):
         """A checked value (_Checker.value) as the Python value it stands for."""
@@ -938,13 +951,13 @@ def _b64(text, pos, where):
 
 
 def _named(e, msg):
-    """An exception of `e`'s kind (OSError, TypeError or ValueError) with message `msg`."""
+    """The error for `e` raised while replaying a saved form, with message `msg`: an
+    operand that cannot be read is an OSError (FileNotFoundError when missing); anything
+    else the file asks for that fails (wrong arguments, types or values) a ValueError."""
     if isinstance(e, FileNotFoundError):
         return FileNotFoundError(msg)
     if isinstance(e, OSError):
         return OSError(msg)
-    if isinstance(e, TypeError):
-        return TypeError(msg)
     return ValueError(msg)
 
 
