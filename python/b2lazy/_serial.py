@@ -435,13 +435,16 @@ class _Checker:
             self.refs[k] = self.call(c, f"calls[{k}]")
         return self.order(root)
 
+    def is_dtype(self, name):
+        return isinstance(name, str) and name in self.dtypes
+
     def node(self, n, pos):
         if not isinstance(n, dict):
             raise self.bad(pos, f"a node is an object, got {_kind(n)}")
         shape = n.get("shape")
         if not isinstance(shape, list) or len(shape) > 64 or not all(_is_int(s) and 0 <= s < 2**63 for s in shape):
             raise self.bad(f"{pos}.shape", f"a list of at most 64 sizes (integers >= 0), got {shape!r:.60}")
-        if n.get("dtype") not in self.dtypes:
+        if not self.is_dtype(n.get("dtype")):
             raise self.bad(f"{pos}.dtype", f"{n.get('dtype')!r:.40} is not a dtype b2lazy reads")
         if not _is_int(n.get("call")) or not 0 <= n["call"] < self.ncalls:
             raise self.bad(f"{pos}.call", f"{n.get('call')!r:.40} names no call (there are {self.ncalls})")
@@ -531,10 +534,10 @@ class _Checker:
             if x is not True:
                 raise self.bad(p, f"true is needed, got {x!r:.40}")
         elif tag == "dtype":
-            if x not in self.dtypes:
+            if not self.is_dtype(x):
                 raise self.bad(p, f"{x!r:.40} is not a dtype b2lazy reads")
         elif tag == "npscalar":
-            if not (isinstance(x, list) and len(x) == 2 and x[1] in self.dtypes and not isinstance(x[0], (str, list))):
+            if not (isinstance(x, list) and len(x) == 2 and self.is_dtype(x[1]) and not isinstance(x[0], (str, list))):
                 raise self.bad(p, f"[value, dtype] is needed, got {x!r:.60}")
             self.value(x[0], f"{p}[0]", refs, depth + 1)
         elif tag in ("ndarray", "blosc2"):
@@ -755,6 +758,8 @@ class _Decoder:
             return
         out = self.pick(out, k, i, item)
         _check_shape(out, shape, dtype, self.where, self.what(k))
+        if out._call is None:  # (an inline frame: saved again as one, not as the call that opened the file)
+            out._call = LEAF
         self.nodes[i] = out
 
     def pick(self, out, k, i, item):

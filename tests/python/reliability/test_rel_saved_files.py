@@ -471,3 +471,15 @@ def test_operands_substitute_without_editing_the_file(tmp_path):
         bl.open(f, operands={pa: 3})
     with pytest.raises(ValueError, match="is not one"):
         bl.open(pa, operands={pa: pb})
+
+
+def test_a_reopened_inline_frame_saves_as_itself(tmp_path):
+    """(A fuzzer's find.) A saved file whose root is an inline frame, reopened and saved
+    again, holds the frame, not a reference to the saved file it came from."""
+    import pickle
+    x = np.arange(24.0).reshape(4, 6)
+    f = str(tmp_path / "e.b2lazy")
+    bl.asarray(x, chunks=(2, 3)).compute().save(f)
+    back = bl.open(f)
+    os.remove(f)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(back)).to_numpy(), x)
