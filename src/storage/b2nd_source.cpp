@@ -122,6 +122,8 @@ B2ndSource::B2ndSource(b2nd_array_t* arr, DType dtype, Shape shape, std::string 
 
 B2ndSource::~B2ndSource() { b2nd_free(arr_); }
 
+std::optional<Blosc2Object> B2ndSource::persisted_object() const { return blosc2_object(arr_->sc); }
+
 void B2ndSource::check_unchanged() const {
   if (pinned_ && !pinned_->unchanged()) throw IOError("'" + name_ + "': changed on disk since it was opened");
 }
