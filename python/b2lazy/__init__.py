@@ -286,7 +286,7 @@ class Array:
                                        cparams=cparams, max_memory=max_memory, contiguous=contiguous,
                                        shards=shards, progress=progress)
         if urlpath is not None:
-            urlpath = os.fspath(urlpath)
+            urlpath = _text(os.fspath(urlpath), "compute: urlpath")
         cparams, compressor = _zarr_compressor(cparams)
         codec, clevel, filt = _cparams_args(cparams)
         bar, callback = _progress_callback(progress, "compute")
@@ -304,7 +304,7 @@ class Array:
         prints it; attributes expose its stages, tasks and projected peak; execute() runs
         it, whole or by ranges of tasks."""
         if urlpath is not None:
-            urlpath = os.fspath(urlpath)
+            urlpath = _text(os.fspath(urlpath), "plan: urlpath")
         cparams, compressor = _zarr_compressor(cparams)
         codec, clevel, filt = _cparams_args(cparams)
         ctx = _context(nthreads)

@@ -168,3 +168,59 @@ TEST_F(CorruptFiles, EveryTruncationAndFlippedByte) {
 }
 
 }  // namespace
+
+// Issue #36, item 1: an inline frame (a saved expression's `.cframe`, a finished stage)
+// with one byte changed opens as a b2nd file does — an IOError or the frame's values —
+// never a crash in C-Blosc2's in-memory frame reader (the sanitizer build checks it).
+TEST(CorruptFiles, MutatedInlineFramesNeverCrash) {
+  ComputeOptions o;
+  o.chunks = {8, 8};
+  o.blocks = {4, 4};
+  const Array a = reshape(arange(0, 256, 1, DType::F64), {16, 16}).compute(o);
+  const Bytes frame = to_cframe(a);
+  Bytes recipe = frame;  // the issue's recipe
+  ASSERT_GT(recipe.size(), 634u);
+  recipe[634] = 1;
+  expect_io_error([&] { from_cframe(recipe.data(), static_cast<int64_t>(recipe.size())).to_vector(); }, "memory#");
+  uint32_t state = 36;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  int opened = 0, refused = 0;
+  for (int i = 0; i < 400; ++i) {
+    Bytes f = frame;
+    f[next() % f.size()] = static_cast<uint8_t>(next() >> 24);
+    try {
+      const Array b = from_cframe(f.data(), static_cast<int64_t>(f.size()));
+      b.to_vector();
+      ++opened;
+    } catch (const Error&) {
+      ++refused;
+    }
+  }
+  EXPECT_EQ(opened + refused, 400);
+}
+
+// Issue #36, item 6: a b2nd frame carrying python-blosc2's persisted-object marker whose
+// payload is not what it claims is an error naming the file, never zeros or a crash.
+TEST(CorruptFiles, Blosc2ObjectMarkersAreReadSafely) {
+  const fs::path dir = temp_dir("b2o");
+  const fs::path p = dir / "carrier.b2nd";
+  ComputeOptions o;
+  o.urlpath = p.string();
+  arange(0, 16, 1, DType::F64).compute(o);
+  // A metalayer "b2o" whose msgpack nests 100000 levels deep, then one that is not msgpack.
+  for (const Bytes& content : {Bytes(100000, 0x91), Bytes{0xc1, 0xc1}}) {
+    blosc2_schunk* sc = blosc2_schunk_open(p.string().c_str());
+    ASSERT_NE(sc, nullptr);
+    if (blosc2_meta_exists(sc, "b2o") < 0)
+      ASSERT_GE(blosc2_meta_add(sc, "b2o", const_cast<uint8_t*>(content.data()), static_cast<int32_t>(content.size())), 0);
+    else
+      ASSERT_GE(blosc2_meta_update(sc, "b2o", const_cast<uint8_t*>(content.data()), static_cast<int32_t>(content.size())), 0);
+    blosc2_schunk_free(sc);
+    try {
+      open(p.string());
+      ADD_FAILURE() << "a malformed persisted-object marker was read as an array";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("carrier.b2nd"), std::string::npos) << e.what();
+    }
+  }
+}

@@ -297,6 +297,8 @@ def test_lone_surrogates_are_value_errors_naming_the_argument():
         bl.evaluate("a + 1", {"a\udc00": a})
     with pytest.raises(ValueError, match="open\\(\\): urlpath: not valid text"):
         bl.open("x\ud800.b2nd")
+    with pytest.raises(ValueError, match="compute: urlpath: not valid text"):
+        a.compute(urlpath="x\ud800.b2nd")
 
 
 def test_saved_evaluate_never_reads_the_callers_variables(tmp_path):
