@@ -149,7 +149,8 @@ def _url_operands(tmp_path):
     s["/x"] = x
     s.close()
     bl.asarray(x).compute(urlpath=str(tmp_path / "a.b2nd"))
-    return x, ["f.h5#/g/x", "hdf5:f.h5#/g/x", "z.zarr", "zarr:z.zarr", "zarr:zd/arr", "s.b2z#/x",
+    bl.asarray(x).compute(urlpath=str(tmp_path / "sparse") + "/")
+    return x, ["sparse", "b2nd:sparse/", "f.h5#/g/x", "hdf5:f.h5#/g/x", "z.zarr", "zarr:z.zarr", "zarr:zd/arr", "s.b2z#/x",
                "b2z:s.b2z#/x", "a.b2nd", "b2nd:a.b2nd", ("s.b2z", {"key": "x"}), ("f.h5", {"dataset": "/g/x"})]
 
 
