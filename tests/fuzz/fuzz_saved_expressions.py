@@ -7,8 +7,8 @@ atheris (libFuzzer for Python).
 
 An input is either raw bytes for the file (first byte odd) or, structure-aware, the choice
 of a valid saved form (FORMS: expressions over b2nd, Zarr, HDF5 and .b2z operands, inline
-NumPy arrays and frames, mask selections, nonzero, unique, evaluate, indexing, x[k] = v)
-and of up to four mutations of it: a field replaced by another value (ids out of range,
+NumPy arrays and frames, python-blosc2's saved LazyExpr, mask selections, nonzero, unique,
+evaluate, indexing, x[k] = v) and of up to four mutations of it: a field replaced by another value (ids out of range,
 self-references and cycles, wrong types, tags with bad payloads, other function names and
 URLs), a key or item deleted, two calls or nodes swapped, a byte of an inline frame or
 .npy flipped. The file is opened; an expression whose every saved node is small is
@@ -48,7 +48,7 @@ FUNCTIONS = ["add", "sin", "sum", "nonzero", "unique_values", "unique_all", "res
              "lazyudf", "bool", "float64", "e", "linspace", "meshgrid", "astype", "eye", ""]
 STRINGS = ["float64", "int8", "bool", "object", "nan", "inf", "-inf", "1e400", "a + 1", "nonzero(a > 0)[0]",
            "a[a > 1]", "a\ud800", "/dev/zero", "/proc/self/mem", "http://x/a.b2nd", "zarr:", "hdf5:x#/", "b2z:s.b2z#/",
-           "a.b2nd", "../a.b2nd", "z.zarr", "f.h5#/g/x", "s.b2z#/x", "input.b2lazy", "AAAA", "!!", ""]
+           "a.b2nd", "../a.b2nd", "le.b2nd", "z.zarr", "f.h5#/g/x", "s.b2z#/x", "input.b2lazy", "AAAA", "!!", ""]
 TAGS = ["array", "float", "complex", "tuple", "dict", "slice", "ellipsis", "dtype", "npscalar", "ndarray", "blosc2",
         "bogus"]
 
@@ -67,6 +67,7 @@ def _seed_forms(work):
     s = blosc2.DictStore(os.path.join(work, "s.b2z"), mode="w")
     s["/x"] = x - 1
     s.close()
+    (blosc2.open(a_path) * 2 + 1).save(urlpath=os.path.join(work, "le.b2nd"))  # python-blosc2's LazyExpr
     a = b2lazy.open(a_path)
     z = b2lazy.open(os.path.join(work, "z.zarr"))
     h = b2lazy.open(os.path.join(work, "f.h5#/g/x"))
@@ -81,7 +82,8 @@ def _seed_forms(work):
              b2lazy.concat([a, h], axis=0), b2lazy.matmul(a, b2lazy.matrix_transpose(z)), b2lazy.where(a > 1, a, -h),
              b2lazy.take(a, np.array([0, 5]), axis=1), b2lazy.reshape(a, (6, 4)).astype(np.float32),
              b2lazy.sort(b, axis=1), b2lazy.cumsum(a, axis=1), b2lazy.repeat(a, 2, axis=0),
-             b2lazy.full((3,), np.int16(4)) + b2lazy.linspace(0, 1, 3), a[..., None, 1:2], a * (1 + 2j)]
+             b2lazy.full((3,), np.int16(4)) + b2lazy.linspace(0, 1, 3), a[..., None, 1:2], a * (1 + 2j),
+             b2lazy.open(os.path.join(work, "le.b2nd")) - a]
     return [b2lazy._serial.to_dict(e) for e in exprs]
 
 
