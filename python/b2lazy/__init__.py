@@ -367,8 +367,9 @@ class Array:
             # saved form keeps the counts: reopening it (each worker of a cluster) does
             # not count again.
             mask = asarray(items[0])
+            stamps = _serial.source_stamps(mask)  # what the counts are taken from (before counting)
             strip, counts = _core.count_mask(mask._a, self.dtype.itemsize, _context(None))
-            return _mask_select_counted(self, mask, tuple(strip), np.asarray(counts, dtype=np.int64))
+            return _mask_select_counted(self, mask, tuple(strip), np.asarray(counts, dtype=np.int64), stamps)
         else:
             r = _advanced_getitem(self, items)
         return _serial.record(r, _serial._GETITEM, (self, key))
@@ -585,14 +586,17 @@ def _assigned(x, key, value, mask=None):
     return _serial.record(r, _serial._SETITEM, (x, key, value))
 
 
-def _mask_select_counted(x, mask, strip, counts):
-    """x[mask] from the mask's counts per strip (count_mask), recorded with them."""
+def _mask_select_counted(x, mask, strip, counts, stamps=None):
+    """x[mask] from the mask's counts per strip (count_mask), recorded with them and with
+    `stamps`, what identified the mask's stored operands when they were counted
+    ({URL: stamp}, b2lazy/_serial.py)."""
     counts = np.asarray(counts)
     if counts.ndim != 1 or (counts.size and counts.dtype.kind not in "iu"):
         raise ValueError(f"mask counts: a 1-d array of integers, got {counts.dtype} of shape {counts.shape}")
     counts = counts.astype(np.int64)
     r = Array(_core.mask_select_counted(x._a, mask._a, [int(s) for s in strip], counts.tolist()))
-    return _serial.record(r, _serial._MASKSELECT, (x, mask, tuple(strip), counts))
+    return _serial.record(r, _serial._MASKSELECT, (x, mask, tuple(strip), counts),
+                          {_serial.STAMPS: stamps or {}})
 
 
 def _is_full_mask(k, shape):

@@ -47,6 +47,9 @@ _GETITEM, _VINDEX, _OINDEX, _CFRAME = ".getitem", ".vindex", ".oindex", ".cframe
 # x[mask] with the mask's counts per strip (args: x, mask, strip shape, counts): reopened
 # without counting again when the mask's operands are unchanged (their "stamp").
 _MASKSELECT = ".maskselect"
+# The keyword under which a .maskselect call is recorded with the stamps of its mask's
+# stored operands, taken when it was counted (saved on those operands' open calls).
+STAMPS = "_stamps"
 # x[key] = value on a lazy array (args: the old x, key, value): the updated array.
 _SETITEM = ".setitem"
 # The internal calls and how many arguments each takes.
@@ -201,6 +204,46 @@ def _operand_stamp(url):
         return None
 
 
+def _leaf_url(a):
+    """The URL Array `a` is saved by when it is a stored operand (an open call, or computed
+    into storage), absolute; else None."""
+    if isinstance(a._call, tuple):
+        (fn, args, kwargs), _ = a._call
+        if fn != "open":
+            return None
+        url = os.fspath(args[0])
+        member = kwargs.get("key", kwargs.get("dataset"))
+        if member is not None:
+            url = f"{url}#{member if member.startswith('/') else '/' + member}"
+        return absolute_url(url, os.getcwd())
+    if _is_deferred(a) or not a.urlpath:
+        return None
+    url = a.urlpath
+    kind = a._a.kind
+    if kind in ("zarr", "hdf5") and _split_scheme(url)[0] == "":
+        url = f"{kind}:{url}"  # (a Zarr directory or HDF5 file of any name)
+    return absolute_url(url, os.getcwd())
+
+
+def source_stamps(a):
+    """{URL: stamp} of the stored operands Array `a` is made of (what its values are read
+    from: taken before counting a mask, they identify the data the counts are of)."""
+    out, seen, todo = {}, set(), [a]
+    while todo:
+        x = todo.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        url = _leaf_url(x)
+        if url is not None:
+            s = _operand_stamp(url)
+            if s is not None:
+                out[url] = s
+        else:
+            todo.extend(_Encoder.operands(x))
+    return out
+
+
 # --- saving --------------------------------------------------------------------------------
 def _is_deferred(a):
     return isinstance(a, _Deferred) and a._core_a is None
@@ -240,7 +283,8 @@ class _Encoder:
             self.emit(a)
         return self.node_ids[self.key(root)]
 
-    def operands(self, a):
+    @staticmethod
+    def operands(a):
         """The Arrays among the arguments of the call that made `a`."""
         from . import Array
         if not isinstance(a._call, tuple):
@@ -265,11 +309,7 @@ class _Encoder:
             if item is not None:
                 entry["item"] = item
         elif a.urlpath:  # computed into (or opened from) storage
-            url = a.urlpath
-            kind = a._a.kind
-            if kind in ("zarr", "hdf5") and _split_scheme(url)[0] == "":
-                url = f"{kind}:{url}"  # (a Zarr directory or HDF5 file of any name)
-            entry["call"] = self.call(("open", (url,), {}))
+            entry["call"] = self.call(("open", (_leaf_url(a),), {}))
         else:  # computed in memory: its compressed frame, inline
             frame = a.to_cframe()
             self.check_inline(len(frame), f"an in-memory array of shape {a.shape} ({a.dtype})")
@@ -289,22 +329,30 @@ class _Encoder:
             if member is not None:
                 url = f"{url}#{member if member.startswith('/') else '/' + member}"
             args, kwargs = (absolute_url(url, os.getcwd()),), {}
+        stamps = None
+        if fn == _MASKSELECT:
+            kwargs = dict(kwargs)
+            stamps = kwargs.pop(STAMPS, None) or {}
         entry = {"fn": fn, "args": [self.value(v) for v in args],
                  "kwargs": {k: self.value(v) for k, v in kwargs.items()}}
-        if fn == _MASKSELECT:  # the counts hold for the mask's operands as they are now
-            self.stamp_operands(entry["args"][1]["array"])
+        if stamps is not None:  # the counts hold for the mask's operands as they were counted
+            self.stamp_operands(entry["args"][1]["array"], stamps)
         self.calls.append(entry)
         self.call_ids[key] = len(self.calls) - 1
         self.held.append(call)
         return self.call_ids[key]
 
-    def stamp_operands(self, node_id):
-        """Records on every stored operand under node `node_id` what identifies its content."""
+    def stamp_operands(self, node_id, stamps):
+        """Records on the stored operands under node `node_id` the stamps `stamps` gives
+        ({URL: stamp}, taken when the counts were): an operand without one, or stamped
+        differently by another selection, is counted again at reopening."""
         for c in _leaf_calls(self.nodes, self.calls, node_id):
-            if c["fn"] == "open" and "stamp" not in c:
-                s = _operand_stamp(c["args"][0])
-                if s is not None:
+            if c["fn"] == "open":
+                s = stamps.get(c["args"][0])
+                if "stamp" not in c and s is not None:
                     c["stamp"] = s
+                elif c.get("stamp") != s:
+                    c["stamp"] = ["dir", "conflicting stamps"]  # (matches nothing)
 
     def check_inline(self, nbytes, what):
         if nbytes > self.inline_limit:
@@ -722,6 +770,7 @@ class _Decoder:
         self.calls, self.nodes = {}, {}
         self.changed = {}  # call id of an open -> its operand is not the one stamped
         self.notes = {}  # call id -> how errors name it, when not by its function
+        self.resolved = {}  # call id of an open -> the URL it opened
 
     def build(self, order):
         global _Deferred
@@ -807,7 +856,7 @@ class _Decoder:
             if fn == _OINDEX:
                 return args[0].oindex[args[1]]
             if fn == _MASKSELECT:
-                return b2lazy._mask_select_counted(*args)
+                return b2lazy._mask_select_counted(*args, self.verified_stamps(k))
             if fn == _SETITEM:
                 x, key, value = args
                 items = key if isinstance(key, tuple) else (key,)
@@ -852,6 +901,7 @@ class _Decoder:
         if is_saved_expression(part):
             raise ValueError(f"{self.where}: operand '{url}' is itself a saved expression; saved expressions name "
                              f"stored arrays only")
+        self.resolved[k] = url
         if "stamp" in entry and k not in self.changed:
             self.changed[k] = _operand_stamp(url) != entry["stamp"]
         else:
@@ -860,6 +910,17 @@ class _Decoder:
             return b2lazy.open(url)
         except Exception as e:  # noqa: BLE001
             raise _named(e, f"{self.where}: operand '{url}': {e}") from e
+
+    def verified_stamps(self, k):
+        """{URL: stamp} of the operands under calls[k]'s mask, as checked at reopening."""
+        nodes, calls = self.d["nodes"], self.d["calls"]
+        ids = {id(c): j for j, c in enumerate(calls)}
+        out = {}
+        for c in _leaf_calls(nodes, calls, calls[k]["args"][1]["array"]):
+            j = ids[id(c)]
+            if c["fn"] == "open" and "stamp" in c and j in self.resolved:
+                out[absolute_url(self.resolved[j], os.getcwd())] = c["stamp"]
+        return out
 
     def changed_operands(self, entry):
         """The stored operands under a .maskselect's mask whose content may differ from

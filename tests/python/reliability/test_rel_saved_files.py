@@ -120,6 +120,40 @@ def test_stale_mask_counts_are_never_reused(tmp_path):
     np.testing.assert_array_equal(bl.open(saved_path).compute().to_numpy(), y[y > 5])
 
 
+def test_counts_are_stamped_when_counted_not_when_saved(tmp_path):
+    """a[a > 5] counted, then a.b2nd rewritten, then saved: the stamps saved are those of
+    the data counted, so reopening counts again (and refuses the other length)."""
+    import pickle
+    path = str(tmp_path / "a.b2nd")
+    x = np.zeros(N)
+    x[:64] = 10
+    bl.asarray(x).compute(urlpath=path)
+    a = bl.open(path)
+    sel = a[a > 5]
+    x[-64:] = 10
+    bl.asarray(x).compute(urlpath=path)
+    f = str(tmp_path / "sel.b2lazy")
+    sel.save(f)
+    for back in (bl.open(f), pickle.loads(pickle.dumps(sel))):
+        with pytest.raises(ValueError, match=r"changed since.*saved with shape \(64,\).*now has shape \(128,\)"):
+            back.to_numpy()
+
+
+def test_reopened_counts_stay_stamped(tmp_path, monkeypatch):
+    """A selection reopened (counts reused) and saved again, from another directory, keeps
+    its stamps: the second reopening does not count either."""
+    path = str(tmp_path / "a.b2nd")
+    x = np.arange(1000.0) % 7
+    bl.asarray(x).compute(urlpath=path)
+    a = bl.open(path)
+    f1, f2 = str(tmp_path / "s1.b2lazy"), str(tmp_path / "s2.b2lazy")
+    (a[a > 3] + 1).save(f1)
+    monkeypatch.setattr(bl._core, "count_mask", lambda *args: pytest.fail("the mask was counted again"))
+    monkeypatch.chdir("/")
+    bl.open(f1).save(f2)
+    np.testing.assert_array_equal(bl.open(f2).to_numpy(), x[x > 3] + 1)
+
+
 def test_stale_mask_in_place_write_is_detected(tmp_path):
     """The same through mode="r+" (the file keeps its inode; its mtime and ctime change)."""
     path = str(tmp_path / "a.b2nd")
