@@ -534,7 +534,8 @@ class _Checker:
             if any(not isinstance(v, str) for v in kwargs.values()):
                 raise self.bad(f"{pos}.kwargs", "open's key, dataset and mode are strings")
             if "stamp" in c and not _is_stamp(c["stamp"]):
-                raise self.bad(f"{pos}.stamp", f"[size, mtime_ns, inode, ctime_ns] or [\"dir\", digest], got {c['stamp']!r:.60}")
+                raise self.bad(f"{pos}.stamp",
+                               f"[size, mtime_ns, inode, ctime_ns] or [\"dir\", digest], got {c['stamp']!r:.60}")
         elif fn == "evaluate":  # operands always given: never the caller's variables
             if len(args) != 2 or not isinstance(args[0], str) or not (isinstance(args[1], dict)
                                                                      and "dict" in args[1]) or kwargs:
@@ -750,7 +751,7 @@ def _materialise(root, max_mem):
         shape, dtype = d._saved
         _check_shape(r, shape, dtype, d._where, d._what, changed=True)
         d._core_a, d.stats = r._a, r.stats
-        if d._call is None and isinstance(r._call, tuple):
+        if isinstance(r._call, tuple):  # (a mask counted again: saved with its new counts)
             d._call = r._call
 
 

@@ -57,7 +57,8 @@ std::string operand_url(const nlohmann::json& ref, const std::string& name, cons
     throw ValueError(what + " is not a reference to a stored array");
   const std::string kind = ref["kind"].get<std::string>();
   if (kind != "urlpath" && kind != "dictstore_key")
-    throw ValueError(what + " is a reference of kind '" + kind + "' (b2lazy reads stored b2nd arrays and .b2z members)");
+    throw ValueError(what + " is a reference of kind '" + kind +
+                     "' (b2lazy reads stored b2nd arrays and .b2z members)");
   if (!ref.contains("urlpath") || !ref["urlpath"].is_string() || ref["urlpath"].get<std::string>().empty())
     throw ValueError(what + " has no path");
   std::filesystem::path p = ref["urlpath"].get<std::string>();
