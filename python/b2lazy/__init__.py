@@ -286,7 +286,7 @@ class Array:
                                        cparams=cparams, max_memory=max_memory, contiguous=contiguous,
                                        shards=shards, progress=progress)
         if urlpath is not None:
-            urlpath = _text(os.fspath(urlpath), "compute: urlpath")
+            urlpath = _path_text(os.fspath(urlpath), "compute: urlpath")
         cparams, compressor = _zarr_compressor(cparams)
         codec, clevel, filt = _cparams_args(cparams)
         bar, callback = _progress_callback(progress, "compute")
@@ -304,7 +304,7 @@ class Array:
         prints it; attributes expose its stages, tasks and projected peak; execute() runs
         it, whole or by ranges of tasks."""
         if urlpath is not None:
-            urlpath = _text(os.fspath(urlpath), "plan: urlpath")
+            urlpath = _path_text(os.fspath(urlpath), "plan: urlpath")
         cparams, compressor = _zarr_compressor(cparams)
         codec, clevel, filt = _cparams_args(cparams)
         ctx = _context(nthreads)
@@ -1101,6 +1101,15 @@ def _text(s, what):
     return s
 
 
+def _path_text(s, what):
+    """A path or URL argument: valid text (_text) without NUL characters (which would cut it
+    short in C++)."""
+    _text(s, what)
+    if "\0" in s:
+        raise ValueError(f"{what}: {s!r:.80} holds a NUL character")
+    return s
+
+
 def open(urlpath, *, key=None, dataset=None, mode="r", operands=None):
     """Open a stored array, lazily (nothing is read). The format follows the URL's scheme,
     else its suffix, else what is there: b2nd ("x.b2nd", a sparse directory, "b2nd:PATH"),
@@ -1123,7 +1132,7 @@ def open(urlpath, *, key=None, dataset=None, mode="r", operands=None):
         key = dataset
     if key is not None:
         urlpath = f"{urlpath}#{key if key.startswith('/') else '/' + key}"
-    _text(urlpath, "open(): urlpath")
+    _path_text(urlpath, "open(): urlpath")
     if _serial.is_saved_expression(urlpath):
         if mode != "r":
             raise ValueError(f"open(): '{urlpath}' is a saved expression, which cannot be written (mode='r+')")

@@ -892,6 +892,8 @@ class _Decoder:
                 raise ValueError(f"{self.where}: calls[{k}].args[0]: {e}") from None
             if member is not None:
                 url = f"{url}#{member if member.startswith('/') else '/' + member}"
+        if "\0" in url:
+            raise ValueError(f"{self.where}: calls[{k}]: the operand URL {url!r:.80} holds a NUL character")
         try:
             path = _split_scheme(url)[1]
         except ValueError as e:

@@ -43,7 +43,8 @@ std::string kind_name(const Blosc2Object& o) {
 // container's).
 std::filesystem::path base_dir(const std::string& path) {
   std::string file = path;
-  for (size_t hash = file.rfind('#'); hash != std::string::npos && hash > 0 && !std::filesystem::exists(file);
+  std::error_code ec;  // (the overloads that do not throw)
+  for (size_t hash = file.rfind('#'); hash != std::string::npos && hash > 0 && !std::filesystem::exists(file, ec);
        hash = file.rfind('#', hash - 1))
     file = path.substr(0, hash);
   return std::filesystem::path(file).parent_path();
@@ -61,7 +62,9 @@ std::string operand_url(const nlohmann::json& ref, const std::string& name, cons
                      "' (b2lazy reads stored b2nd arrays and .b2z members)");
   if (!ref.contains("urlpath") || !ref["urlpath"].is_string() || ref["urlpath"].get<std::string>().empty())
     throw ValueError(what + " has no path");
-  std::filesystem::path p = ref["urlpath"].get<std::string>();
+  const std::string written = ref["urlpath"].get<std::string>();
+  if (written.find('\0') != std::string::npos) throw ValueError(what + " has a path with a NUL byte");
+  std::filesystem::path p = written;
   std::string url = (p.is_absolute() || base.empty() ? p : base / p).string();
   if (kind == "dictstore_key") {
     if (!ref.contains("key") || !ref["key"].is_string()) throw ValueError(what + " has no member key");

@@ -334,6 +334,8 @@ def test_lone_surrogates_are_value_errors_naming_the_argument():
         bl.open("x\ud800.b2nd")
     with pytest.raises(ValueError, match="compute: urlpath: not valid text"):
         a.compute(urlpath="x\ud800.b2nd")
+    with pytest.raises(ValueError, match="open\\(\\): urlpath: .* holds a NUL character"):
+        bl.open("x.b2nd\x00y")  # (C++ would have opened x.b2nd)
 
 
 def test_saved_evaluate_never_reads_the_callers_variables(tmp_path):
@@ -468,7 +470,8 @@ def test_urls_of_other_schemes_and_nested_saved_files_are_refused(tmp_path):
     node = [{"shape": [5], "dtype": "float64", "call": 0}]
     for url, words in (("http://example.com/a.b2nd", "scheme 'http'; saved expressions read files only"),
                        ("s3://bucket/a.zarr", "scheme 's3'"),
-                       ("zarr:missing.zarr", "operand '.*missing.zarr' does not exist")):
+                       ("zarr:missing.zarr", "operand '.*missing.zarr' does not exist"),
+                       ("a.b2nd\x00x", "NUL character")):
         f = saved(tmp_path / "e.b2lazy", [{"fn": "open", "args": [url], "kwargs": {}}], node)
         with pytest.raises((ValueError, FileNotFoundError), match=words):
             bl.open(f)
