@@ -14,6 +14,11 @@ constexpr int kMaxNesting = 8;        // LazyExprs over LazyExprs (a loop stops 
 constexpr size_t kMaxExpression = 1 << 16;
 constexpr size_t kMaxOperands = 256;
 
+// Carriers nested too deep: passed up unchanged (each level would add its name).
+struct TooDeep : ValueError {
+  using ValueError::ValueError;
+};
+
 int& nesting() {
   thread_local int depth = 0;
   return depth;
@@ -97,7 +102,7 @@ Array open_blosc2_object(const std::string& url, const std::string& path, const 
   if (expression.size() > kMaxExpression || p["operands"].size() > kMaxOperands)
     throw ValueError(where + ": a python-blosc2 LazyExpr with an expression above 64 KiB or above 256 operands");
   if (nesting() >= kMaxNesting)
-    throw ValueError(where + ": python-blosc2 LazyExprs nested more than " + std::to_string(kMaxNesting) +
+    throw TooDeep(where + ": python-blosc2 LazyExprs nested more than " + std::to_string(kMaxNesting) +
                      " deep (or referring to each other in a loop)");
   Nested nested;
   const std::filesystem::path base = base_dir(path);
@@ -106,6 +111,8 @@ Array open_blosc2_object(const std::string& url, const std::string& path, const 
     const std::string u = operand_url(ref, name, base, where);
     try {
       ops.emplace(name, open(u));
+    } catch (const TooDeep&) {
+      throw;
     } catch (const IOError& e) {
       rethrow_as(e, where + ": operand '" + name + "' of its python-blosc2 LazyExpr: ");
     } catch (const TypeError& e) {
@@ -117,11 +124,11 @@ Array open_blosc2_object(const std::string& url, const std::string& path, const 
   const std::string prefix = where + ": the python-blosc2 LazyExpr '" + expression.substr(0, 200) + "': ";
   Array r;
   try {
-    NoEvaluation none(prefix + "it computes when built (a mask, nonzero, unique or an index array read), which "
-                               "opening a file does not do; b2lazy.evaluate() runs such an expression");
+    NoEvaluation none("it computes when built (a mask, nonzero, unique or an index array read), which opening a "
+                      "file does not do; b2lazy.evaluate() runs such an expression");
     r = evaluate(expression, ops, nullptr);
   } catch (const EvaluationRefused& e) {
-    throw ValueError(e.what());
+    throw ValueError(prefix + e.what());
   } catch (const TypeError& e) {
     rethrow_as(e, prefix);
   } catch (const IndexError& e) {
