@@ -32,6 +32,7 @@ fuzz() {  # fuzz NAME SECONDS
 }
 fuzz fuzz_expressions 60
 fuzz fuzz_b2nd_files 45
+fuzz fuzz_saved_expressions 40  # saved expression files (structure-aware and raw)
 $PY -m pytest tests/python -q -p no:cacheprovider
 # The Array API standard's own test suite, when ../shared/outside/array-api-tests is there.
 PYTHON=$PY bash scripts/test_array_api.sh 20

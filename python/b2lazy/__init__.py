@@ -52,7 +52,11 @@ _MAX_THREADS = 1024  # as the command's --threads
 
 
 def _context(nthreads):
-    """One engine context (thread pool) per thread count, created on first use."""
+    """One engine context (thread pool) per thread count, created on first use. While a
+    saved expression is reopened, asking for one means a call would compute now: it is
+    deferred to the first use of its values instead (b2lazy/_serial.py)."""
+    if _serial.opening():
+        raise _serial.WouldCompute
     if nthreads is None:
         n = os.cpu_count() or 1
     elif isinstance(nthreads, (bool, np.bool_)) or not isinstance(nthreads, (int, np.integer)):
@@ -282,7 +286,7 @@ class Array:
                                        cparams=cparams, max_memory=max_memory, contiguous=contiguous,
                                        shards=shards, progress=progress)
         if urlpath is not None:
-            urlpath = os.fspath(urlpath)
+            urlpath = _path_text(os.fspath(urlpath), "compute: urlpath")
         cparams, compressor = _zarr_compressor(cparams)
         codec, clevel, filt = _cparams_args(cparams)
         bar, callback = _progress_callback(progress, "compute")
@@ -300,7 +304,7 @@ class Array:
         prints it; attributes expose its stages, tasks and projected peak; execute() runs
         it, whole or by ranges of tasks."""
         if urlpath is not None:
-            urlpath = os.fspath(urlpath)
+            urlpath = _path_text(os.fspath(urlpath), "plan: urlpath")
         cparams, compressor = _zarr_compressor(cparams)
         codec, clevel, filt = _cparams_args(cparams)
         ctx = _context(nthreads)
@@ -363,8 +367,9 @@ class Array:
             # saved form keeps the counts: reopening it (each worker of a cluster) does
             # not count again.
             mask = asarray(items[0])
+            stamps = _serial.source_stamps(mask)  # what the counts are taken from (before counting)
             strip, counts = _core.count_mask(mask._a, self.dtype.itemsize, _context(None))
-            return _mask_select_counted(self, mask, tuple(strip), np.asarray(counts, dtype=np.int64))
+            return _mask_select_counted(self, mask, tuple(strip), np.asarray(counts, dtype=np.int64), stamps)
         else:
             r = _advanced_getitem(self, items)
         return _serial.record(r, _serial._GETITEM, (self, key))
@@ -610,14 +615,17 @@ def _assigned(x, key, value, mask=None):
     return _serial.record(r, _serial._SETITEM, (x, key, value))
 
 
-def _mask_select_counted(x, mask, strip, counts):
-    """x[mask] from the mask's counts per strip (count_mask), recorded with them."""
+def _mask_select_counted(x, mask, strip, counts, stamps=None):
+    """x[mask] from the mask's counts per strip (count_mask), recorded with them and with
+    `stamps`, what identified the mask's stored operands when they were counted
+    ({URL: stamp}, b2lazy/_serial.py)."""
     counts = np.asarray(counts)
     if counts.ndim != 1 or (counts.size and counts.dtype.kind not in "iu"):
         raise ValueError(f"mask counts: a 1-d array of integers, got {counts.dtype} of shape {counts.shape}")
     counts = counts.astype(np.int64)
     r = Array(_core.mask_select_counted(x._a, mask._a, [int(s) for s in strip], counts.tolist()))
-    return _serial.record(r, _serial._MASKSELECT, (x, mask, tuple(strip), counts))
+    return _serial.record(r, _serial._MASKSELECT, (x, mask, tuple(strip), counts),
+                          {_serial.STAMPS: stamps or {}})
 
 
 def _is_full_mask(k, shape):
@@ -1112,7 +1120,26 @@ def astype(x, dtype, /, *, copy, device):
 
 
 # --- sources --------------------------------------------------------------------------
-def open(urlpath, *, key=None, dataset=None, mode="r"):
+def _text(s, what):
+    """`s` (a str) as UTF-8 can hold it: a lone surrogate ("\\ud800") is a ValueError
+    naming the argument (nanobind would refuse the call as "incompatible arguments")."""
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(f"{what}: not valid text: a lone surrogate {s[e.start]!r} at position {e.start}") from None
+    return s
+
+
+def _path_text(s, what):
+    """A path or URL argument: valid text (_text) without NUL characters (which would cut it
+    short in C++)."""
+    _text(s, what)
+    if "\0" in s:
+        raise ValueError(f"{what}: {s!r:.80} holds a NUL character")
+    return s
+
+
+def open(urlpath, *, key=None, dataset=None, mode="r", operands=None):
     """Open a stored array, lazily (nothing is read). The format follows the URL's scheme,
     else its suffix, else what is there: b2nd ("x.b2nd", a sparse directory, "b2nd:PATH"),
     Zarr v2/v3 in a directory store ("x.zarr", "zarr:PATH", any directory holding
@@ -1120,7 +1147,8 @@ def open(urlpath, *, key=None, dataset=None, mode="r"):
     `key="/x"`, or the URL "s.b2z#/x"), or a dataset of an HDF5 file ("f.h5" with
     `dataset="/group/x"`, or "f.h5#/group/x"). A lazy expression stored by Array.save() is
     reopened as that expression (its operands checked against the shapes and dtypes they
-    had).
+    had). `operands` maps operand URLs, as the saved file writes them, to paths or Arrays
+    used instead (docs/serialization.md).
 
     mode="r+" (a b2nd file or sparse directory only): x[key] = value writes through to the
     file, rewriting only the storage chunks the key touches."""
@@ -1133,11 +1161,16 @@ def open(urlpath, *, key=None, dataset=None, mode="r"):
         key = dataset
     if key is not None:
         urlpath = f"{urlpath}#{key if key.startswith('/') else '/' + key}"
+    _path_text(urlpath, "open(): urlpath")
     if _serial.is_saved_expression(urlpath):
         if mode != "r":
             raise ValueError(f"open(): '{urlpath}' is a saved expression, which cannot be written (mode='r+')")
-        return _serial.load(urlpath)
+        return _serial.load(urlpath, operands)
+    if operands is not None:
+        raise ValueError(f"open(): operands= substitutes the operands of a saved expression; '{urlpath}' is not one")
     x = Array(_core.open(urlpath))
+    # Recorded by its absolute URL now: a later chdir does not change what it names.
+    x._call = (("open", (_serial.absolute_url(urlpath, os.getcwd()),), {}), None)
     if mode == "r+":
         if x._a.kind != "b2nd" or "#" in urlpath:
             raise ValueError(f"open(): mode='r+' updates b2nd files in place; '{urlpath}' is a "
@@ -1269,6 +1302,7 @@ def evaluate(expression, operands=None, /, **kwargs):
     keywords; with none given, the names are looked up in the caller's variables."""
     if not isinstance(expression, str):
         raise TypeError(f"evaluate: the expression must be a string, got {type(expression).__name__}")
+    _text(expression, "evaluate: the expression")
     ops = dict(operands or {})
     ops.update(kwargs)
     if operands is None and not kwargs:
@@ -1282,6 +1316,7 @@ def evaluate(expression, operands=None, /, **kwargs):
     for name, v in ops.items():
         if not isinstance(name, str):
             raise TypeError(f"evaluate: operand names must be strings, got {name!r}")
+        _text(name, "evaluate: an operand name")
         if type(v) in (bool, int, float, complex):  # Python numbers stay weak (NEP 50); NumPy scalars do not
             arrays[name] = v
             continue

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from . import Array, _context, _core, asarray
+from . import Array, _context, _core, _serial, asarray
 from ._manipulation import _axis_arg
 from ._registry import registered as _registered
 
@@ -52,6 +52,8 @@ def searchsorted(x1, x2, /, *, side, sorter):
 
 
 def _unique(x, indices, inverse, counts, max_memory):
+    if max_memory is None:  # (run deferred from a reopened saved expression: its compute's budget)
+        max_memory = _serial.max_memory()
     got = _core.unique(asarray(x)._a, indices, inverse, counts, _context(None), max_memory)
     return [None if a is None else Array(a) for a in got]
 

@@ -12,6 +12,7 @@
 #include "core/big_alloc.hpp"
 #include "core/strided_copy.hpp"
 #include "exec/eval_state.hpp"
+#include "exec/no_evaluation.hpp"
 #include "exec/stage_results.hpp"
 #include "exec/thread_state.hpp"
 #include "plan/chunking.hpp"
@@ -267,6 +268,7 @@ void fix_mmap_threshold() {
 
 Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, int64_t last_task, Context& ctx,
                    const EvalOptions& opts) {
+  NoEvaluation::check();  // (opening a python-blosc2 LazyExpr builds, never evaluates)
   fix_mmap_threshold();
   TrimAfter trim;
   // Warm mappings are resident: under a small budget they would be a second peak.

@@ -16,6 +16,7 @@
 #include "ops/elementwise/elementwise_node.hpp"
 #include "ops/elementwise/program.hpp"
 #include "plan/chunking.hpp"
+#include "graph/blosc2_lazyexpr.hpp"
 #include "graph/own_context.hpp"
 #include "graph/run_compute.hpp"
 #include "plan/layout.hpp"
@@ -41,7 +42,11 @@ void check_shape(const Shape& shape, const char* what) {
 
 Array open(const std::string& urlpath) {
   const Resolved r = resolve_url(urlpath, false);
-  return Array(r.driver->open(r.path));
+  NodePtr n = r.driver->open(r.path);
+  // python-blosc2's saved LazyExpr (and LazyUDF...) is a b2nd frame of placeholder values.
+  if (const auto* src = dynamic_cast<const B2ndSource*>(n.get()))
+    if (auto o = src->persisted_object()) return open_blosc2_object(urlpath, r.path, *o, *n);
+  return Array(std::move(n));
 }
 
 Array from_buffer(const void* data, DType dtype, const Shape& shape, const Shape& byte_strides,

@@ -1,7 +1,14 @@
 #include "storage/b2nd_source.hpp"
 #include "core/saturating.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -27,6 +34,42 @@ constexpr int64_t kPieceBytes = int64_t(4) << 20;
 
 Shape to_shape(const int64_t* v, int n) { return Shape(v, v + n); }
 Shape to_shape(const int32_t* v, int n) { return Shape(v, v + n); }
+
+// `len` bytes in a file with no name (memfd on Linux, an unlinked temporary file
+// elsewhere), reachable as /proc/self/fd/N (/dev/fd/N) while this object lives.
+class AnonymousFile {
+ public:
+  AnonymousFile(const void* data, int64_t len, const std::string& name) {
+#ifdef __linux__
+    fd_ = ::memfd_create("b2lazy-cframe", MFD_CLOEXEC);
+#else
+    if (FILE* t = std::tmpfile()) fd_ = ::dup(::fileno(t)), std::fclose(t);
+#endif
+    if (fd_ < 0) throw IOError("cannot hold '" + name + "' in memory: " + std::strerror(errno));
+    const auto* p = static_cast<const char*>(data);
+    for (int64_t done = 0; done < len;) {
+      const ssize_t n = ::write(fd_, p + done, static_cast<size_t>(std::min<int64_t>(len - done, int64_t(1) << 30)));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        const int err = errno;
+        ::close(fd_);
+        throw IOError("cannot hold '" + name + "' in memory: " + std::strerror(err));
+      }
+      done += n;
+    }
+  }
+  ~AnonymousFile() { ::close(fd_); }
+  AnonymousFile(const AnonymousFile&) = delete;
+  AnonymousFile& operator=(const AnonymousFile&) = delete;
+#ifdef __linux__
+  std::string path() const { return "/proc/self/fd/" + std::to_string(fd_); }
+#else
+  std::string path() const { return "/dev/fd/" + std::to_string(fd_); }
+#endif
+
+ private:
+  int fd_ = -1;
+};
 }  // namespace
 
 std::shared_ptr<B2ndSource> B2ndSource::adopt(b2nd_array_t* arr, const std::string& name) {
@@ -54,12 +97,13 @@ std::shared_ptr<B2ndSource> B2ndSource::from_cframe(const void* data, int64_t le
   ensure_blosc2();
   static std::atomic<int> counter{0};
   const std::string name = "memory#" + std::to_string(counter++);
-  blosc2_schunk* sc = blosc2_schunk_from_buffer(static_cast<uint8_t*>(const_cast<void*>(data)), len, true);
-  if (!sc) throw IOError("cannot read a b2nd array from the given cframe");
-  std::string why;
-  b2nd_array_t* arr = b2nd_from_checked_schunk(sc, why);
-  if (!arr) throw IOError("cannot open '" + name + "' as a b2nd array: " + why);
-  return adopt(arr, name);
+  if (len < 0) throw IOError("cannot open '" + name + "' as a b2nd array: a negative length");
+  // C-Blosc2's in-memory frame reader (blosc2_schunk_from_buffer) trusts the frame: a
+  // corrupt one can make it free garbage. The bytes go into an anonymous in-memory file,
+  // read through the path that validates b2nd files (storage/pinned_io.hpp) and kept for
+  // the source's life by its descriptor.
+  AnonymousFile f(data, len, name);
+  return open(f.path(), name);
 }
 
 B2ndSource::B2ndSource(b2nd_array_t* arr, DType dtype, Shape shape, std::string name)
@@ -77,6 +121,8 @@ B2ndSource::B2ndSource(b2nd_array_t* arr, DType dtype, Shape shape, std::string 
 }
 
 B2ndSource::~B2ndSource() { b2nd_free(arr_); }
+
+std::optional<Blosc2Object> B2ndSource::persisted_object() const { return blosc2_object(arr_->sc); }
 
 void B2ndSource::check_unchanged() const {
   if (pinned_ && !pinned_->unchanged()) throw IOError("'" + name_ + "': changed on disk since it was opened");

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "b2lazy/node.hpp"
+#include "storage/blosc2_objects.hpp"
 
 #include <b2nd.h>
 
@@ -34,6 +35,9 @@ class B2ndSource : public Node {
   std::string kind() const override { return "b2nd"; }
   std::string describe() const override;
   std::string source_name() const override { return name_; }
+  // What it holds when it is one of python-blosc2's persisted objects (a saved LazyExpr,
+  // LazyUDF...: storage/blosc2_objects.hpp), else nullopt.
+  std::optional<Blosc2Object> persisted_object() const;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   // A chunk's decompression buffer unless the region is one C-order range of one chunk
   // (decompressed in place), plus a compressed chunk read whole from disk.

@@ -168,3 +168,67 @@ TEST_F(CorruptFiles, EveryTruncationAndFlippedByte) {
 }
 
 }  // namespace
+
+// Issue #36, item 1: an inline frame (a saved expression's `.cframe`, a finished stage)
+// with one byte changed opens as a b2nd file does — an IOError or the frame's values —
+// never a crash in C-Blosc2's in-memory frame reader (the sanitizer build checks it).
+TEST(InlineFrames, MutatedInlineFramesNeverCrash) {
+  ComputeOptions o;
+  o.chunks = {8, 8};
+  o.blocks = {4, 4};
+  const Array a = reshape(arange(0, 256, 1, DType::F64), {16, 16}).compute(o);
+  const Bytes frame = to_cframe(a);
+  Bytes recipe = frame;  // the issue's recipe
+  ASSERT_GT(recipe.size(), 634u);
+  recipe[634] = 1;
+  expect_io_error([&] { from_cframe(recipe.data(), static_cast<int64_t>(recipe.size())).to_vector(); }, "memory#");
+  uint32_t state = 36;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  int opened = 0, refused = 0;
+  for (int i = 0; i < 400; ++i) {
+    Bytes f = frame;
+    f[next() % f.size()] = static_cast<uint8_t>(next() >> 24);
+    try {
+      const Array b = from_cframe(f.data(), static_cast<int64_t>(f.size()));
+      b.to_vector();
+      ++opened;
+    } catch (const Error&) {
+      ++refused;
+    }
+  }
+  EXPECT_EQ(opened + refused, 400);
+}
+
+// Issue #36, item 6: a b2nd frame carrying python-blosc2's persisted-object marker whose
+// payload is not what it claims is an error naming the file, never zeros or a crash.
+TEST(InlineFrames, Blosc2ObjectMarkersAreReadSafely) {
+  const fs::path p = temp_dir("b2o") / "carrier.b2nd";
+  // A metalayer "b2o" whose msgpack nests 100000 levels deep, then one that is not msgpack.
+  for (Bytes content : {Bytes(100000, 0x91), Bytes{0xc1, 0xc1}}) {
+    fs::remove_all(p);
+    blosc2_cparams cparams = BLOSC2_CPARAMS_DEFAULTS;
+    cparams.typesize = 8;
+    blosc2_dparams dparams = BLOSC2_DPARAMS_DEFAULTS;
+    blosc2_storage storage = BLOSC2_STORAGE_DEFAULTS;
+    storage.contiguous = true;
+    const std::string path = p.string();
+    storage.urlpath = const_cast<char*>(path.c_str());
+    storage.cparams = &cparams;
+    storage.dparams = &dparams;
+    blosc2_metalayer marker{const_cast<char*>("b2o"), content.data(), static_cast<int32_t>(content.size())};
+    const int64_t shape[1] = {16};
+    const int32_t chunks[1] = {16};
+    b2nd_context_t* ctx = b2nd_create_ctx(&storage, 1, shape, chunks, chunks, "<f8", 0, &marker, 1);
+    ASSERT_NE(ctx, nullptr);
+    b2nd_array_t* arr = nullptr;
+    ASSERT_GE(b2nd_zeros(ctx, &arr), 0);
+    b2nd_free(arr);
+    b2nd_free_ctx(ctx);
+    try {
+      open(path);
+      ADD_FAILURE() << "a malformed persisted-object marker was read as an array";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("carrier.b2nd"), std::string::npos) << e.what();
+    }
+  }
+}
