@@ -28,8 +28,12 @@ int open_regular_file(int dirfd, const std::string& path, const std::string& nam
   do fd = ::openat(dirfd, path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   while (fd < 0 && errno == EINTR);
   if (fd < 0) {
-    if (errno == ENOENT) return -1;
-    throw IOError("'" + name + "': cannot open (" + std::strerror(errno) + ")");
+    const int err = errno;
+    if (err == ENOENT) return -1;
+    struct stat st;  // a socket cannot be opened at all: say what it is
+    if (::fstatat(dirfd, path.c_str(), &st, 0) == 0 && !S_ISREG(st.st_mode))
+      throw IOError("'" + name + "' is " + kind_of(st.st_mode) + ", not a regular file");
+    throw IOError("'" + name + "': cannot open (" + std::strerror(err) + ")");
   }
   struct stat st;
   if (::fstat(fd, &st) != 0) {
@@ -39,7 +43,7 @@ int open_regular_file(int dirfd, const std::string& path, const std::string& nam
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw IOError("'" + name + "' is " + kind_of(st.st_mode) + ", not a regular file (refused: reading it could block)");
+    throw IOError("'" + name + "' is " + kind_of(st.st_mode) + ", not a regular file");
   }
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   return fd;

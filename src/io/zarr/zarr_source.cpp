@@ -14,6 +14,7 @@
 #include "core/saturating.hpp"
 #include "exec/thread_state.hpp"
 #include "io/blosc_range.hpp"
+#include "io/regular_file.hpp"
 #include "storage/blosc2_util.hpp"
 
 namespace b2lazy {
@@ -36,17 +37,15 @@ void read_fd(int fd, int64_t offset, int64_t len, std::vector<uint8_t>& out, con
   }
 }
 
-// Reads a small file of directory `dirfd`; false when it does not exist.
+// Reads a small file of directory `dirfd`; false when it does not exist. A FIFO, device
+// or directory in its place is refused without blocking (io/regular_file.hpp).
 bool read_small(int dirfd, const std::string& name, std::string& text, const std::string& where) {
-  const int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return false;
-    throw IOError("'" + where + "': cannot open (" + std::strerror(errno) + ")");
-  }
+  const int fd = open_regular_file(dirfd, name, where);
+  if (fd < 0) return false;
   struct stat st;
   std::vector<uint8_t> buf;
   try {
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw IOError("'" + where + "': not a regular file");
+    if (::fstat(fd, &st) != 0) throw IOError("'" + where + "': cannot stat (" + std::strerror(errno) + ")");
     if (st.st_size > kMaxMetadata) throw IOError("'" + where + "': " + std::to_string(st.st_size) + " bytes is too large for metadata");
     read_fd(fd, 0, st.st_size, buf, where);
   } catch (...) {
@@ -185,17 +184,14 @@ void ZarrSource::check_store() const {
 }
 
 bool ZarrSource::with_file(const std::string& key, const std::function<void(int fd, int64_t size)>& use) const {
-  const int fd = ::openat(dirfd_, key.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = open_regular_file(dirfd_, key, where(key));
   if (fd < 0) {
-    if (errno == ENOENT) {
-      check_store();
-      return false;
-    }
-    throw IOError("'" + where(key) + "': cannot open (" + std::strerror(errno) + ")");
+    check_store();
+    return false;
   }
   try {
     struct stat st;
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw IOError("'" + where(key) + "': not a regular file");
+    if (::fstat(fd, &st) != 0) throw IOError("'" + where(key) + "': cannot stat (" + std::strerror(errno) + ")");
     use(fd, st.st_size);
   } catch (...) {
     ::close(fd);
