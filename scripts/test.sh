@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: C++ (GoogleTest, examples), bounded fuzz runs of expression
-# strings and of b2nd files (atheris), Python (pytest + hypothesis), the Array API
+# strings, b2nd files, Zarr stores and .b2z zips (atheris), Python (pytest + hypothesis), the Array API
 # standard's test suite (scripts/test_array_api.sh), then the C++ engine
 # again under AddressSanitizer + UndefinedBehaviorSanitizer (scripts/test_sanitizers.sh).
 set -euo pipefail
@@ -24,6 +24,8 @@ fuzz() {  # fuzz NAME SECONDS
 }
 fuzz fuzz_expressions 60
 fuzz fuzz_b2nd_files 45
+fuzz fuzz_zarr_stores 45
+fuzz fuzz_b2z_files 30
 $PY -m pytest tests/python -q -p no:cacheprovider
 # The Array API standard's own test suite, when ../shared/outside/array-api-tests is there.
 PYTHON=$PY bash scripts/test_array_api.sh 20

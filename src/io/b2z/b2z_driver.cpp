@@ -21,6 +21,7 @@
 
 #include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
+#include "io/b2z/b2z_members.hpp"
 #include "io/member_url.hpp"
 #include "io/regular_file.hpp"
 #include "storage/b2nd_source.hpp"
@@ -60,10 +61,16 @@ Zip open_zip(const std::string& path) {
   return zip;
 }
 
-// The members holding arrays, by key ("/x" for "x.b2nd"; python-blosc2's key of a name
-// already starting with '/' keeps that one), each where it is in the zip.
-std::map<std::string, unz64_file_pos> array_members(void* zip, const std::string& path) {
-  std::map<std::string, unz64_file_pos> keys;
+struct Member {
+  unz64_file_pos pos;  // where its entry is in the zip
+  bool stored;         // kept whole (a frame where it lies); python-blosc2 maps no other
+};
+using Members = std::map<std::string, Member>;
+
+// The members named as arrays, by key ("/x" for "x.b2nd"; python-blosc2's key of a name
+// already starting with '/' keeps that one).
+Members array_members(void* zip, const std::string& path) {
+  Members keys;
   int rc = unzGoToFirstFile(zip);
   for (; rc == UNZ_OK; rc = unzGoToNextFile(zip)) {
     unz_file_info64 info;
@@ -74,7 +81,7 @@ std::map<std::string, unz64_file_pos> array_members(void* zip, const std::string
     if (!has_suffix(n, ".b2nd") || n.size() == 5) continue;
     unz64_file_pos pos;
     if (unzGetFilePos64(zip, &pos) != UNZ_OK) break;
-    keys[(n.front() == '/' ? "" : "/") + n.substr(0, n.size() - 5)] = pos;  // the last of a name wins
+    keys[(n.front() == '/' ? "" : "/") + n.substr(0, n.size() - 5)] = {pos, info.compression_method == 0};  // the last of a name wins
   }
   if (rc != UNZ_END_OF_LIST_OF_FILE && rc != UNZ_OK) throw IOError("'" + path + "': a damaged zip (its member table cannot be read)");
   if (rc == UNZ_OK) throw IOError("'" + path + "': a damaged zip (a member's entry cannot be read)");
@@ -84,12 +91,19 @@ std::map<std::string, unz64_file_pos> array_members(void* zip, const std::string
 // A key in a message: a long one cut (a zip name may have 65535 bytes).
 std::string shown(const std::string& key) { return key.size() > 120 ? key.substr(0, 100) + "...(" + std::to_string(key.size()) + " bytes)" : key; }
 
-std::string joined(const std::map<std::string, unz64_file_pos>& m) {
+// The keys of the arrays python-blosc2 maps: the stored members.
+std::vector<std::string> stored_keys(const Members& m) {
+  std::vector<std::string> keys;
+  for (const auto& kv : m)
+    if (kv.second.stored) keys.push_back(kv.first);
+  return keys;
+}
+
+std::string joined(const std::vector<std::string>& keys) {
   std::string s;
-  size_t n = 0;
-  for (const auto& kv : m) {
-    if (++n > 20) return s + ", ... (" + std::to_string(m.size()) + " in all)";
-    s += (s.empty() ? "" : ", ") + shown(kv.first);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i == 20) return s + ", ... (" + std::to_string(keys.size()) + " in all)";
+    s += (s.empty() ? "" : ", ") + shown(keys[i]);
   }
   return s.empty() ? "none" : s;
 }
@@ -97,32 +111,40 @@ std::string joined(const std::map<std::string, unz64_file_pos>& m) {
 NodePtr open_member(const std::string& url) {
   auto [path, key] = split_key(url);
   Zip zip = open_zip(path);
-  const auto keys = array_members(zip.get(), path);
+  const Members members = array_members(zip.get(), path);
+  const std::vector<std::string> keys = stored_keys(members);
   if (key.empty()) {
     if (keys.size() != 1)
       throw IOError("'" + path + "' holds " + std::to_string(keys.size()) + " arrays (" + joined(keys) +
                     "): name one, as '" + path + "#/key' (b2lazy.open(path, key=...))");
-    key = keys.begin()->first;
+    key = keys.front();
   }
   if (key.front() != '/') key = "/" + key;
-  auto it = keys.find(key);
-  if (it == keys.end())
+  auto it = members.find(key);
+  if (it == members.end())
     throw IOError("'" + path + "' has no array '" + shown(key) + "' stored as a member (arrays: " + joined(keys) +
                   "; small arrays python-blosc2 embeds in embed.b2e are read through python-blosc2)");
-  unz64_file_pos pos = it->second;
+  unz64_file_pos pos = it->second.pos;
   unz_file_info64 info;
   if (unzGoToFilePos64(zip.get(), &pos) != UNZ_OK ||
-      unzGetCurrentFileInfo64(zip.get(), &info, nullptr, 0, nullptr, 0, nullptr, 0) != UNZ_OK ||
-      unzOpenCurrentFile(zip.get()) != UNZ_OK)
+      unzGetCurrentFileInfo64(zip.get(), &info, nullptr, 0, nullptr, 0, nullptr, 0) != UNZ_OK)
+    throw IOError("'" + path + "': cannot read the zip entry of '" + shown(key) + "'");
+  if (info.compression_method != 0)
+    throw IOError("'" + path + "': the array '" + shown(key) + "' is compressed in the zip (method " +
+                  std::to_string(info.compression_method) + "), not stored: it is no frame where it lies");
+  if (unzOpenCurrentFile(zip.get()) != UNZ_OK)
     throw IOError("'" + path + "': cannot read the zip entry of '" + shown(key) + "'");
   const ZPOS64_T offset = unzGetCurrentFileZStreamPos64(zip.get());
   unzCloseCurrentFile(zip.get());
-  if (info.compression_method != 0)
-    throw IOError("'" + path + "': the array '" + shown(key) + "' is deflated in the zip, not stored: it is no frame where it lies");
   return B2ndSource::open(path, path + "#" + key, static_cast<int64_t>(offset));
 }
 
 }  // namespace
+
+std::vector<std::string> b2z_array_keys(const std::string& path) {
+  Zip zip = open_zip(path);
+  return stored_keys(array_members(zip.get(), path));
+}
 
 Driver b2z_driver() {
   Driver d;
