@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: C++ (GoogleTest, examples), bounded fuzz runs of expression
-# strings, b2nd files, Zarr stores and .b2z zips (atheris), Python (pytest + hypothesis), the Array API
-# standard's test suite (scripts/test_array_api.sh), then the C++ engine
+# strings, b2nd files, Zarr stores and .b2z zips (atheris), Python (pytest + hypothesis),
+# the Array API standard's test suite (scripts/test_array_api.sh), then the C++ engine
 # again under AddressSanitizer + UndefinedBehaviorSanitizer (scripts/test_sanitizers.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."

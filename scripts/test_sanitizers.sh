@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The C++ engine once more under AddressSanitizer (with LeakSanitizer) and
 # UndefinedBehaviorSanitizer, built by clang with -Werror: the GoogleTest suite, the
-# b2lazy command over a corpus of corrupted b2nd files and Zarr stores, and short libFuzzer runs on b2nd
-# files, Zarr codec chains, Zarr shards and .b2z member tables. Any sanitizer report fails the run (-fno-sanitize-recover; exit code 86).
+# b2lazy command over a corpus of corrupted b2nd files and Zarr stores, and short libFuzzer
+# runs on b2nd files, Zarr codec chains, Zarr shards and .b2z member tables. Any sanitizer
+# report fails the run (-fno-sanitize-recover; exit code 86).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}

@@ -248,7 +248,10 @@ READ_IN_CHILD = """
 import resource, sys
 import b2lazy
 try:
-    b2lazy.open(sys.argv[1]).to_numpy()
+    a = b2lazy.open(sys.argv[1])
+    if len(sys.argv) > 2:  # a few items: the reads of a part of a chunk
+        a = a[tuple(slice(1, 3) for _ in a.shape)]
+    a.to_numpy()
     print("read")
 except OSError as e:
     print("OSError:", e)
@@ -256,9 +259,11 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
-def read_in_child(path):
-    """(what reading the whole array in a fresh interpreter said, its peak RSS in bytes)."""
-    r = subprocess.run([sys.executable, "-c", READ_IN_CHILD, str(path)], capture_output=True, text=True, timeout=300)
+def read_in_child(path, part=False):
+    """(what reading the whole array (or a few items) in a fresh interpreter said, its peak
+    RSS in bytes)."""
+    args = [sys.executable, "-c", READ_IN_CHILD, str(path)] + (["part"] if part else [])
+    r = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     said, kib = r.stdout.strip().rsplit("\n", 1)
     return said, int(kib) * 1024
@@ -271,6 +276,30 @@ def test_hostile_chunk_stays_small(tmp_path, case):
     said, peak = read_in_child(p)
     assert said.startswith("OSError:"), said
     assert f"{p}/{key}" in said, said  # names the array and the chunk
+    assert peak < RSS_LIMIT, f"{case}: peaked at {peak / 2**20:.0f} MiB ({said})"
+
+
+def blosc_patched(offset, value):
+    """A Blosc chunk of 1000 doubles (numcodecs, blocks of 2000 bytes) with a header field set."""
+    b = bytearray(numcodecs.Blosc(cname="lz4", blocksize=2000).encode(np.sin(np.arange(1000.0))))
+    b[offset:offset + 4] = struct.pack("<i", value)
+    return bytes(b)
+
+
+RANGE_CASES = {"nbytes": (4, HUGE), "blocksize-huge": (8, HUGE), "blocksize-1": (8, 1), "cbytes": (12, HUGE)}
+
+
+@pytest.mark.parametrize("case", sorted(RANGE_CASES))
+@pytest.mark.parametrize("part", [False, True], ids=["whole", "part"])
+def test_blosc_header_claims_whole_and_part(tmp_path, case, part):
+    """[bytes, blosc] chunks are read by parts (io/blosc_range: the header, the block
+    starts, the blocks touched) or whole: a header claiming 2 GiB, blocks of 2 GiB or of
+    one byte is refused either way without allocating what it claims."""
+    p = tmp_path / "a.zarr"
+    v3(p, np.arange(1000.0), (1000,), compressors=[BloscCodec(cname="lz4")])
+    put(p, "c/0", blosc_patched(*RANGE_CASES[case]))
+    said, peak = read_in_child(p, part)
+    assert said.startswith("OSError:") and f"{p}/c/0" in said, said
     assert peak < RSS_LIMIT, f"{case}: peaked at {peak / 2**20:.0f} MiB ({said})"
 
 
