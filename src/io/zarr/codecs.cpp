@@ -389,7 +389,7 @@ void decode(const Pipeline& p, const uint8_t* data, size_t n, const Shape& shape
     if (cur.n != nbytes)
       throw IOError("'" + where + "': holds " + bytes_str(cur.n) + ", expected " + bytes_str(nbytes) + " (chunk " +
                     shape_str(shape) + " of " + dtype_name(t) + ")");
-    if (cur.p != dst) std::memcpy(dst, cur.p, nbytes);
+    if (nbytes && cur.p != dst) std::memcpy(dst, cur.p, nbytes);
     if (p.big_endian && isz > 1) byteswap(dst, prod(shape) * parts_of(t), isz / parts_of(t));
   }
   if (!p.order.empty()) {  // chunk axis order[k] is encoded axis k
