@@ -44,6 +44,15 @@ def blosc_claiming(size=HUGE):
     return bytes(b)
 
 
+def blosc2_claiming(size=HUGE):
+    """A Blosc2-format buffer (the 32-byte extended header, as python-blosc2 writes it)
+    whose header claims `size` bytes."""
+    import blosc2
+    b = bytearray(blosc2.compress2(np.arange(64.0).tobytes(), typesize=8))
+    b[4:8] = struct.pack("<i", size)
+    return bytes(b)
+
+
 def zstd_claiming(size=HUGE):
     """A zstd frame whose header's content size is `size`, holding one byte."""
     return b"\x28\xb5\x2f\xfd" + bytes([0xA0]) + struct.pack("<I", size) + bytes([9, 0, 0, 0])
@@ -142,6 +151,12 @@ def case_blosc_inside(p):  # the issue's: [bytes, zstd, blosc]
     return "c/0"
 
 
+def case_blosc2_inside(p):  # the same with a Blosc2-format header
+    v3(p, DATA1, (64,), compressors=[ZstdCodec(), BloscCodec(cname="lz4")])
+    put(p, "c/0", blosc2_claiming())
+    return "c/0"
+
+
 def case_zstd_claim_inside(p):  # [bytes, blosc, zstd]: zstd's content size
     v3(p, DATA1, (64,), compressors=[BloscCodec(cname="lz4"), ZstdCodec()])
     put(p, "c/0", zstd_claiming())
@@ -225,6 +240,7 @@ def case_sparse_chunk(p):  # a 2 GiB chunk file with a hole
 
 CASES = {
     "bytes-zstd-blosc": case_blosc_inside,
+    "bytes-zstd-blosc2-header": case_blosc2_inside,
     "bytes-blosc-zstd(claim)": case_zstd_claim_inside,
     "bytes-blosc-zstd(stream)": case_zstd_bomb_inside,
     "bytes-zstd(stream)": case_zstd_bomb_last,
