@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: C++ (GoogleTest, examples), bounded fuzz runs of expression
-# strings and of b2nd files (atheris), Python (pytest + hypothesis), the Array API
-# standard's test suite (scripts/test_array_api.sh), then the C++ engine
+# strings, b2nd files, Zarr stores and .b2z zips (atheris), Python (pytest + hypothesis),
+# the Array API standard's test suite (scripts/test_array_api.sh), then the C++ engine
 # again under AddressSanitizer + UndefinedBehaviorSanitizer (scripts/test_sanitizers.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +33,8 @@ fuzz() {  # fuzz NAME SECONDS
 fuzz fuzz_expressions 60
 fuzz fuzz_b2nd_files 45
 fuzz fuzz_saved_expressions 40  # saved expression files (structure-aware and raw)
+fuzz fuzz_zarr_stores 45        # Zarr v2/v3 stores: metadata JSON and chunk bytes
+fuzz fuzz_b2z_files 30          # .b2z zips, listed against python-blosc2
 $PY -m pytest tests/python -q -p no:cacheprovider
 # The Array API standard's own test suite, when ../shared/outside/array-api-tests is there.
 PYTHON=$PY bash scripts/test_array_api.sh 20

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The C++ engine once more under AddressSanitizer (with LeakSanitizer) and
 # UndefinedBehaviorSanitizer, built by clang with -Werror: the GoogleTest suite, the
-# b2lazy command over a corpus of corrupted b2nd files and Zarr stores, and a short libFuzzer run on b2nd
-# files. Any sanitizer report fails the run (-fno-sanitize-recover; exit code 86).
+# b2lazy command over a corpus of corrupted b2nd files and Zarr stores, and short libFuzzer
+# runs on b2nd files, Zarr codec chains, Zarr shards and .b2z member tables. Any sanitizer
+# report fails the run (-fno-sanitize-recover; exit code 86).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 BUILD=${B2LAZY_SAN_BUILD_DIR:-build/sanitize}
 FUZZ_SECONDS=${B2LAZY_SAN_FUZZ_SECONDS:-45}
+DECODER_FUZZ_SECONDS=${B2LAZY_SAN_DECODER_FUZZ_SECONDS:-30}
 
 SUPP="$PWD/tests/sanitizers"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=86:strict_string_checks=1:detect_stack_use_after_return=1"
@@ -18,7 +20,8 @@ CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithD
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" \
   -DB2LAZY_SANITIZE=ON -DB2LAZY_FUZZ=ON -DB2LAZY_WERROR=ON -DB2LAZY_PYTHON=OFF >/dev/null
 # Only what this stage runs (the Python module is tested by the release build).
-cmake --build "$BUILD" -j 2 --target b2lazy_tests b2lazy_cli fuzz_b2nd_file
+cmake --build "$BUILD" -j 2 --target b2lazy_tests b2lazy_cli fuzz_b2nd_file fuzz_zarr_codecs fuzz_zarr_shard \
+  fuzz_b2z_members
 
 echo "sanitizers: GoogleTest suite"
 "$BUILD/b2lazy_tests" --gtest_brief=1
@@ -58,4 +61,19 @@ if ! "$BUILD/fuzz_b2nd_file" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 
   exit 1
 fi
 grep -E "^Done [0-9]+ runs" "$BUILD/fuzz_b2nd_file.log" || true
+
+# The Zarr codec chain, Zarr v3 shards and the .b2z member table, from what zarr-python,
+# python-blosc2 and zipfile wrote (tests/fuzz/zarr_seeds.py); an allocation past 2 GiB fails.
+for target in zarr_codecs:codecs zarr_shard:shards b2z_members:b2z; do
+  name=${target%%:*} seeds="$BUILD/fuzz_seeds_${name}"
+  rm -rf "$seeds" && $PY tests/fuzz/zarr_seeds.py "${target##*:}" "$seeds"
+  echo "sanitizers: fuzzing $name for $DECODER_FUZZ_SECONDS s"
+  if ! "$BUILD/fuzz_$name" -max_total_time="$DECODER_FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=20 \
+      "$seeds" > "$BUILD/fuzz_$name.log" 2>&1; then
+    tail -n 60 "$BUILD/fuzz_$name.log"
+    echo "sanitizers: the $name fuzzer failed (log: $BUILD/fuzz_$name.log)"
+    exit 1
+  fi
+  grep -E "^Done [0-9]+ runs" "$BUILD/fuzz_$name.log" || true
+done
 echo "sanitizers: no reports"

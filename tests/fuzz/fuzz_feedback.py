@@ -42,10 +42,11 @@ def feedback(outcome):
     _feedback_tree(zlib.crc32(_VARIABLE.sub("_", outcome).encode()))
 
 
-def fuzz(test_one_input, work, write_seeds, write_dictionary, max_len):
+def fuzz(test_one_input, work, write_seeds, write_dictionary, max_len, custom_mutator=None):
     """Runs atheris on sys.argv's flags. Without inputs to replay it starts from a fresh
     corpus (write_seeds(dir)) and dictionary (write_dictionary(path)) in `work`, with
-    b2lazy's default flags; flags given on the command line win over the defaults."""
+    b2lazy's default flags; flags given on the command line win over the defaults. A
+    `custom_mutator` (data, max_size, seed) -> bytes makes the mutations structure-aware."""
     import os
     import sys
     args = sys.argv[1:]
@@ -59,5 +60,5 @@ def fuzz(test_one_input, work, write_seeds, write_dictionary, max_len):
                     "-seed": "1", "-dict": dict_path, "-artifact_prefix": work + "/", "-print_final_stats": "1"}
         given = {a.split("=", 1)[0] for a in args}
         args = [f"{k}={v}" for k, v in defaults.items() if k not in given] + args + [corpus]
-    atheris.Setup([sys.argv[0]] + args, test_one_input)
+    atheris.Setup([sys.argv[0]] + args, test_one_input, custom_mutator=custom_mutator)
     atheris.Fuzz()

@@ -4,16 +4,26 @@
 // frame at the member's offset. Small arrays python-blosc2 embeds in "embed.b2e" (one
 // frame of msgpack-indexed copies) are not read here: the Python package takes those from
 // python-blosc2 in memory. URLs: "store.b2z#/x" (or "b2z:store.b2z#/x"); read-only.
+//
+// Members are found as python-blosc2 finds them: names read whole with their length (any
+// length a zip holds), cut at a NUL as Python's zipfile does, and the last of members
+// with the same name wins (python-blosc2 maps names to members in a dict).
+#include <fcntl.h>
+#include <unistd.h>
 #include <unzip.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
+#include "io/b2z/b2z_members.hpp"
 #include "io/member_url.hpp"
+#include "io/regular_file.hpp"
 #include "storage/b2nd_source.hpp"
 
 namespace b2lazy {
@@ -29,52 +39,112 @@ const std::vector<std::string> kSuffixes = {".b2z"};
 
 std::pair<std::string, std::string> split_key(const std::string& url) { return split_member(url, kSuffixes); }
 
-// The members holding arrays, as keys ("/x" for "x.b2nd").
-std::vector<std::string> array_keys(void* zip) {
-  std::vector<std::string> keys;
-  for (int rc = unzGoToFirstFile(zip); rc == UNZ_OK; rc = unzGoToNextFile(zip)) {
-    char name[4096];
-    if (unzGetCurrentFileInfo64(zip, nullptr, name, sizeof name, nullptr, 0, nullptr, 0) != UNZ_OK) continue;
-    const std::string n = name;
-    if (n.size() > 5 && n.compare(n.size() - 5, 5, ".b2nd") == 0) keys.push_back("/" + n.substr(0, n.size() - 5));
+// minizip reads the zip through a descriptor already checked to be a regular file (its
+// own fopen of the path could block on a FIFO): `filename` is that descriptor.
+voidpf open_descriptor(voidpf, const void* filename, int) {
+  const int fd = ::fcntl(*static_cast<const int*>(filename), F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) return nullptr;
+  FILE* f = ::fdopen(fd, "rb");
+  if (!f) ::close(fd);
+  return f;
+}
+
+Zip open_zip(const std::string& path) {
+  const int fd = open_regular_file(AT_FDCWD, path, path);
+  if (fd < 0) throw IOError("cannot open '" + path + "' as a .b2z store: no such file");
+  zlib_filefunc64_def io;
+  fill_fopen64_filefunc(&io);
+  io.zopen64_file = open_descriptor;
+  Zip zip(unzOpen2_64(&fd, &io));
+  ::close(fd);
+  if (!zip) throw IOError("cannot open '" + path + "' as a .b2z store (python-blosc2's DictStore zip): not a zip file");
+  return zip;
+}
+
+struct Member {
+  unz64_file_pos pos;  // where its entry is in the zip
+  bool stored;         // kept whole (a frame where it lies); python-blosc2 maps no other
+};
+using Members = std::map<std::string, Member>;
+
+// The members named as arrays, by key ("/x" for "x.b2nd"; python-blosc2's key of a name
+// already starting with '/' keeps that one).
+Members array_members(void* zip, const std::string& path) {
+  Members keys;
+  int rc = unzGoToFirstFile(zip);
+  for (; rc == UNZ_OK; rc = unzGoToNextFile(zip)) {
+    unz_file_info64 info;
+    if (unzGetCurrentFileInfo64(zip, &info, nullptr, 0, nullptr, 0, nullptr, 0) != UNZ_OK) break;
+    std::string n(info.size_filename, '\0');  // (minizip adds no NUL when the buffer is just long enough)
+    if (unzGetCurrentFileInfo64(zip, nullptr, n.data(), n.size(), nullptr, 0, nullptr, 0) != UNZ_OK) break;
+    n.resize(std::min(n.size(), n.find('\0')));  // Python's zipfile ends a name at a NUL
+    if (!has_suffix(n, ".b2nd") || n.size() == 5) continue;
+    unz64_file_pos pos;
+    if (unzGetFilePos64(zip, &pos) != UNZ_OK) break;
+    keys[(n.front() == '/' ? "" : "/") + n.substr(0, n.size() - 5)] = {pos, info.compression_method == 0};  // the last of a name wins
   }
-  std::sort(keys.begin(), keys.end());
+  if (rc != UNZ_END_OF_LIST_OF_FILE && rc != UNZ_OK) throw IOError("'" + path + "': a damaged zip (its member table cannot be read)");
+  if (rc == UNZ_OK) throw IOError("'" + path + "': a damaged zip (a member's entry cannot be read)");
   return keys;
 }
 
-std::string joined(const std::vector<std::string>& v) {
+// A key in a message: a long one cut (a zip name may have 65535 bytes).
+std::string shown(const std::string& key) { return key.size() > 120 ? key.substr(0, 100) + "...(" + std::to_string(key.size()) + " bytes)" : key; }
+
+// The keys of the arrays python-blosc2 maps: the stored members.
+std::vector<std::string> stored_keys(const Members& m) {
+  std::vector<std::string> keys;
+  for (const auto& kv : m)
+    if (kv.second.stored) keys.push_back(kv.first);
+  return keys;
+}
+
+std::string joined(const std::vector<std::string>& keys) {
   std::string s;
-  for (const auto& k : v) s += (s.empty() ? "" : ", ") + k;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i == 20) return s + ", ... (" + std::to_string(keys.size()) + " in all)";
+    s += (s.empty() ? "" : ", ") + shown(keys[i]);
+  }
   return s.empty() ? "none" : s;
 }
 
 NodePtr open_member(const std::string& url) {
   auto [path, key] = split_key(url);
-  Zip zip(unzOpen64(path.c_str()));
-  if (!zip) throw IOError("cannot open '" + path + "' as a .b2z store (python-blosc2's DictStore zip): not a zip file, or missing");
-  const std::vector<std::string> keys = array_keys(zip.get());
+  Zip zip = open_zip(path);
+  const Members members = array_members(zip.get(), path);
+  const std::vector<std::string> keys = stored_keys(members);
   if (key.empty()) {
     if (keys.size() != 1)
       throw IOError("'" + path + "' holds " + std::to_string(keys.size()) + " arrays (" + joined(keys) +
                     "): name one, as '" + path + "#/key' (b2lazy.open(path, key=...))");
-    key = keys[0];
+    key = keys.front();
   }
-  const std::string member = (key.front() == '/' ? key.substr(1) : key) + ".b2nd";
-  if (unzLocateFile(zip.get(), member.c_str(), 1) != UNZ_OK)
-    throw IOError("'" + path + "' has no array '" + key + "' stored as a member (arrays: " + joined(keys) +
+  if (key.front() != '/') key = "/" + key;
+  auto it = members.find(key);
+  if (it == members.end())
+    throw IOError("'" + path + "' has no array '" + shown(key) + "' stored as a member (arrays: " + joined(keys) +
                   "; small arrays python-blosc2 embeds in embed.b2e are read through python-blosc2)");
+  unz64_file_pos pos = it->second.pos;
   unz_file_info64 info;
-  if (unzGetCurrentFileInfo64(zip.get(), &info, nullptr, 0, nullptr, 0, nullptr, 0) != UNZ_OK ||
-      unzOpenCurrentFile(zip.get()) != UNZ_OK)
-    throw IOError("'" + path + "': cannot read the zip entry of '" + key + "'");
+  if (unzGoToFilePos64(zip.get(), &pos) != UNZ_OK ||
+      unzGetCurrentFileInfo64(zip.get(), &info, nullptr, 0, nullptr, 0, nullptr, 0) != UNZ_OK)
+    throw IOError("'" + path + "': cannot read the zip entry of '" + shown(key) + "'");
+  if (info.compression_method != 0)
+    throw IOError("'" + path + "': the array '" + shown(key) + "' is compressed in the zip (method " +
+                  std::to_string(info.compression_method) + "), not stored: it is no frame where it lies");
+  if (unzOpenCurrentFile(zip.get()) != UNZ_OK)
+    throw IOError("'" + path + "': cannot read the zip entry of '" + shown(key) + "'");
   const ZPOS64_T offset = unzGetCurrentFileZStreamPos64(zip.get());
   unzCloseCurrentFile(zip.get());
-  if (info.compression_method != 0)
-    throw IOError("'" + path + "': the array '" + key + "' is deflated in the zip, not stored: it is no frame where it lies");
-  return B2ndSource::open(path, path + "#" + (key.front() == '/' ? key : "/" + key), static_cast<int64_t>(offset));
+  return B2ndSource::open(path, path + "#" + key, static_cast<int64_t>(offset));
 }
 
 }  // namespace
+
+std::vector<std::string> b2z_array_keys(const std::string& path) {
+  Zip zip = open_zip(path);
+  return stored_keys(array_members(zip.get(), path));
+}
 
 Driver b2z_driver() {
   Driver d;

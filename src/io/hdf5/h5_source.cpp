@@ -13,6 +13,7 @@
 #include "core/strided_copy.hpp"
 #include "exec/scratch.hpp"
 #include "exec/thread_state.hpp"
+#include "io/regular_file.hpp"
 #include "io/zarr/codecs.hpp"
 #include "storage/blosc2_util.hpp"
 
@@ -144,6 +145,7 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
       }
     }
   } unlock{h};
+  check_regular_file(path, path);  // (libhdf5's open of a FIFO would block)
   h->file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (h->file < 0) throw IOError("cannot open '" + path + "' as an HDF5 file (missing, damaged or not HDF5)");
   std::string ds = dataset;

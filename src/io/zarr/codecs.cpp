@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "b2lazy/error.hpp"
+#include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
 #include "exec/thread_state.hpp"
 #include "io/zarr/blosc1.hpp"
@@ -55,25 +56,137 @@ struct ZstdC {
 
 std::string bytes_str(size_t n) { return std::to_string(n) + " bytes"; }
 
-// Undoes one bytes -> bytes codec. With `fixed`, the result must be exactly `fixed_n`
-// bytes and goes there; otherwise into `holder`.
-Span undo(const BytesCodec& c, Span in, uint8_t* fixed, size_t fixed_n, std::vector<uint8_t>& holder,
-          const std::string& where, ThreadState& ts) {
-  auto target = [&](size_t n) -> uint8_t* {
-    if (fixed) {
-      if (n != fixed_n) bad(where, c.name, "holds " + bytes_str(n) + ", expected " + bytes_str(fixed_n));
-      return fixed;
+// Where one codec's result goes: exactly `n` bytes at `fixed`, or (no `fixed`) at most `n`
+// bytes into `holder`. The most is what the next codec to undo can take (max_encoded), so
+// a header that claims more is refused before anything of its size is allocated.
+struct Dest {
+  uint8_t* fixed;
+  size_t n;
+  std::vector<uint8_t>& holder;
+};
+
+// A codec's result of a size it announces (a header, a frame's content size).
+uint8_t* claimed(const BytesCodec& c, size_t size, Dest& d, const std::string& where) {
+  if (d.fixed) {
+    if (size != d.n) bad(where, c.name, "holds " + bytes_str(size) + ", expected " + bytes_str(d.n));
+    return d.fixed;
+  }
+  if (size > d.n)
+    bad(where, c.name, "claims " + bytes_str(size) + ", more than the " + bytes_str(d.n) + " this chunk can hold (a damaged chunk)");
+  d.holder.resize(size);
+  return d.holder.data();
+}
+
+// A result of unknown size, decoded in steps into a buffer that grows up to the most the
+// destination takes; one byte more than that is a damaged chunk.
+struct Growing {
+  Dest& d;
+  uint8_t* p;
+  size_t cap;
+  Growing(Dest& dest, size_t guess) : d(dest) {
+    if (d.fixed) {
+      p = d.fixed, cap = d.n;
+    } else {
+      d.holder.resize(std::min(d.n, std::max<size_t>(guess, 1 << 16)));
+      p = d.holder.data(), cap = d.holder.size();
     }
-    holder.resize(n);
-    return holder.data();
-  };
+  }
+  bool grow() {  // false at the most
+    if (d.fixed || cap >= d.n) return false;
+    d.holder.resize(std::min(d.n, cap * 2));
+    p = d.holder.data(), cap = d.holder.size();
+    return true;
+  }
+  Span done(size_t n, const BytesCodec& c, const std::string& where) {
+    if (d.fixed && n != d.n) bad(where, c.name, "holds " + bytes_str(n) + ", expected " + bytes_str(d.n));
+    if (!d.fixed) d.holder.resize(n);
+    return {p, n};
+  }
+  [[noreturn]] void too_much(const BytesCodec& c, const std::string& where) const {
+    bad(where, c.name, "holds more than the " + bytes_str(d.n) + (d.fixed ? " expected" : " this chunk can hold") + " (a damaged chunk)");
+  }
+};
+
+Span undo_zstd(const BytesCodec& c, Span in, Dest& d, const std::string& where) {
+  thread_local ZstdD z;
+  const unsigned long long size = ZSTD_getFrameContentSize(in.p, in.n);
+  if (size == ZSTD_CONTENTSIZE_ERROR) bad(where, c.name, "not a zstd frame");
+  if (size != ZSTD_CONTENTSIZE_UNKNOWN && ZSTD_findFrameCompressedSize(in.p, in.n) == in.n) {  // one frame, sized
+    if (!d.fixed && size > d.n)  // (before a cast to size_t)
+      bad(where, c.name, "claims " + std::to_string(size) + " bytes, more than the " + bytes_str(d.n) +
+                             " this chunk can hold (a damaged chunk)");
+    if (d.fixed && size != d.n) bad(where, c.name, "holds " + std::to_string(size) + " bytes, expected " + bytes_str(d.n));
+    uint8_t* dst = claimed(c, static_cast<size_t>(size), d, where);
+    const size_t r = ZSTD_decompressDCtx(z.c, dst, static_cast<size_t>(size), in.p, in.n);
+    if (ZSTD_isError(r) || r != size)
+      bad(where, c.name, std::string("cannot decompress (") + (ZSTD_isError(r) ? ZSTD_getErrorName(r) : "short") + ")");
+    return {dst, r};
+  }
+  // No size in the frame, or several frames: streamed, up to the most.
+  Growing g(d, in.n * 4 + 1024);
+  ZSTD_DCtx_reset(z.c, ZSTD_reset_session_only);
+  ZSTD_inBuffer zin{in.p, in.n, 0};
+  ZSTD_outBuffer zout{g.p, g.cap, 0};
+  uint8_t extra;
+  bool at_most = false;  // full: only a byte more is asked for, to tell the end from more data
+  while (true) {
+    ZSTD_outBuffer probe{&extra, 1, 0};
+    const size_t r = ZSTD_decompressStream(z.c, at_most ? &probe : &zout, &zin);
+    if (ZSTD_isError(r)) bad(where, c.name, std::string("cannot decompress (") + ZSTD_getErrorName(r) + ")");
+    if (probe.pos) g.too_much(c, where);
+    if (r == 0 && zin.pos == zin.size) break;
+    if (!at_most && zout.pos == zout.size) {
+      if (g.grow()) zout.dst = g.p, zout.size = g.cap;
+      else at_most = true;
+      continue;
+    }
+    if (zin.pos == zin.size) bad(where, c.name, "truncated");
+  }
+  return g.done(zout.pos, c, where);
+}
+
+Span undo_deflate(const BytesCodec& c, Span in, Dest& d, const std::string& where) {
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 32) != Z_OK) bad(where, c.name, "cannot start zlib");  // zlib or gzip header
+  Growing g(d, in.n * 4 + 1024);
+  z.next_in = const_cast<Bytef*>(in.p);
+  z.avail_in = static_cast<uInt>(std::min<size_t>(in.n, UINT32_MAX));
+  size_t done = 0;
+  int rc = Z_OK;
+  bool longer = false;
+  while (true) {
+    uint8_t extra;  // full at the most: one byte more tells the end of the stream from more data
+    const bool probe = done == g.cap;
+    z.next_out = probe ? &extra : g.p + done;
+    z.avail_out = probe ? 1 : static_cast<uInt>(std::min<size_t>(g.cap - done, UINT32_MAX));
+    rc = inflate(&z, Z_NO_FLUSH);
+    if (probe) {
+      longer = z.avail_out == 0;
+      break;
+    }
+    done = static_cast<size_t>(z.next_out - g.p);
+    if (rc != Z_OK) break;  // the end, an error, or no progress (Z_BUF_ERROR: input ended)
+    if (done == g.cap) g.grow();
+  }
+  const std::string msg = z.msg ? z.msg : rc == Z_BUF_ERROR ? "truncated" : "error";
+  inflateEnd(&z);
+  if (longer) g.too_much(c, where);
+  if (rc != Z_STREAM_END) bad(where, c.name, "cannot decompress (" + msg + ")");
+  return g.done(done, c, where);
+}
+
+// Undoes one bytes -> bytes codec into `d`.
+Span undo(const BytesCodec& c, Span in, Dest d, const std::string& where, ThreadState& ts) {
   switch (c.kind) {
     case BytesCodec::Kind::Crc32c: {
       if (in.n < 4) bad(where, c.name, "shorter than its 4-byte checksum");
       if (crc32c(in.p, in.n - 4) != get32(in.p + in.n - 4)) bad(where, c.name, "checksum mismatch (the data is damaged)");
-      Span s{in.p, in.n - 4};
-      if (fixed) std::memcpy(target(s.n), s.p, s.n);
-      return fixed ? Span{fixed, s.n} : s;
+      if (!d.fixed) {
+        if (in.n - 4 > d.n) bad(where, c.name, "holds " + bytes_str(in.n - 4) + ", more than the " + bytes_str(d.n) + " this chunk can hold");
+        return {in.p, in.n - 4};  // (a part of the input: no copy)
+      }
+      std::memcpy(claimed(c, in.n - 4, d, where), in.p, in.n - 4);
+      return {d.fixed, in.n - 4};
     }
     case BytesCodec::Kind::Blosc: {
       int32_t nbytes = 0, cbytes = 0, blocksize = 0;
@@ -82,96 +195,20 @@ Span undo(const BytesCodec& c, Span in, uint8_t* fixed, size_t fixed_n, std::vec
         bad(where, c.name, "not a Blosc buffer");
       if (static_cast<size_t>(cbytes) > in.n)
         bad(where, c.name, "truncated: " + bytes_str(in.n) + " of " + bytes_str(static_cast<size_t>(cbytes)));
-      uint8_t* dst = target(static_cast<size_t>(nbytes));
+      uint8_t* dst = claimed(c, static_cast<size_t>(nbytes), d, where);
       // Our own context per worker (the key is any address unique to this codec kind).
       static const char key = 0;
       const int rc = blosc2_decompress_ctx(ts.dctx_for(&key, nullptr, 1), in.p, static_cast<int32_t>(in.n), dst, nbytes);
       if (rc != nbytes) bad(where, c.name, "cannot decompress (" + std::string(rc < 0 ? print_error(rc) : "short") + ")");
       return {dst, static_cast<size_t>(nbytes)};
     }
-    case BytesCodec::Kind::Zstd: {
-      thread_local ZstdD d;
-      const unsigned long long size = ZSTD_getFrameContentSize(in.p, in.n);
-      if (size == ZSTD_CONTENTSIZE_ERROR) bad(where, c.name, "not a zstd frame");
-      if (size != ZSTD_CONTENTSIZE_UNKNOWN) {
-        if (size > (uint64_t(1) << 40)) bad(where, c.name, "claims " + std::to_string(size) + " bytes");
-        uint8_t* dst = target(static_cast<size_t>(size));
-        const size_t r = ZSTD_decompressDCtx(d.c, dst, static_cast<size_t>(size), in.p, in.n);
-        if (ZSTD_isError(r) || r != size)
-          bad(where, c.name, std::string("cannot decompress (") + (ZSTD_isError(r) ? ZSTD_getErrorName(r) : "short") + ")");
-        return {dst, r};
-      }
-      // No size in the frame: stream into a growing buffer.
-      std::vector<uint8_t>& buf = holder;
-      buf.resize(std::max<size_t>(fixed_n, in.n * 4 + 1024));
-      ZSTD_DCtx_reset(d.c, ZSTD_reset_session_only);
-      ZSTD_inBuffer zin{in.p, in.n, 0};
-      ZSTD_outBuffer zout{buf.data(), buf.size(), 0};
-      while (true) {
-        const size_t r = ZSTD_decompressStream(d.c, &zout, &zin);
-        if (ZSTD_isError(r)) bad(where, c.name, std::string("cannot decompress (") + ZSTD_getErrorName(r) + ")");
-        if (r == 0 && zin.pos == zin.size) break;
-        if (zin.pos == zin.size && zout.pos < zout.size) bad(where, c.name, "truncated");
-        if (zout.pos == zout.size) {
-          buf.resize(buf.size() * 2);
-          zout.dst = buf.data();
-          zout.size = buf.size();
-        }
-      }
-      buf.resize(zout.pos);
-      if (fixed) std::memcpy(target(buf.size()), buf.data(), buf.size());
-      return fixed ? Span{fixed, fixed_n} : Span{buf.data(), buf.size()};
-    }
-    case BytesCodec::Kind::Deflate: {
-      z_stream z{};
-      if (inflateInit2(&z, 15 + 32) != Z_OK) bad(where, c.name, "cannot start zlib");  // zlib or gzip header
-      std::vector<uint8_t>& buf = holder;
-      uint8_t* dst = fixed;
-      size_t cap = fixed_n;
-      if (!fixed) {
-        buf.resize(in.n * 4 + 1024);
-        dst = buf.data();
-        cap = buf.size();
-      }
-      z.next_in = const_cast<Bytef*>(in.p);
-      z.avail_in = static_cast<uInt>(std::min<size_t>(in.n, UINT32_MAX));
-      size_t done = 0;
-      int rc = Z_OK;
-      bool longer = false;
-      while (true) {
-        uint8_t extra;  // full and fixed: one byte more tells the end of the stream from more data
-        const bool probe = done == cap;
-        z.next_out = probe ? &extra : dst + done;
-        z.avail_out = probe ? 1 : static_cast<uInt>(std::min<size_t>(cap - done, UINT32_MAX));
-        rc = inflate(&z, Z_NO_FLUSH);
-        if (probe) {
-          longer = z.avail_out == 0;
-          break;
-        }
-        done = static_cast<size_t>(z.next_out - dst);
-        if (rc != Z_OK) break;  // the end, an error, or no progress (Z_BUF_ERROR: input ended)
-        if (done == cap && !fixed) {
-          buf.resize(buf.size() * 2);
-          dst = buf.data();
-          cap = buf.size();
-        }
-      }
-      const std::string msg = z.msg ? z.msg : rc == Z_BUF_ERROR ? "truncated" : "error";
-      inflateEnd(&z);
-      if (longer) bad(where, c.name, "holds more than " + bytes_str(fixed_n));
-      if (rc != Z_STREAM_END) bad(where, c.name, "cannot decompress (" + msg + ")");
-      if (fixed) {
-        if (done != fixed_n) bad(where, c.name, "holds " + bytes_str(done) + ", expected " + bytes_str(fixed_n));
-        return {fixed, done};
-      }
-      buf.resize(done);
-      return {buf.data(), done};
-    }
+    case BytesCodec::Kind::Zstd: return undo_zstd(c, in, d, where);
+    case BytesCodec::Kind::Deflate: return undo_deflate(c, in, d, where);
     case BytesCodec::Kind::Lz4: {  // numcodecs' LZ4: a little-endian uint32 size, then an LZ4 block
       if (in.n < 4) bad(where, c.name, "shorter than its 4-byte header");
       const uint32_t size = get32(in.p);
       if (size > static_cast<uint32_t>(INT32_MAX)) bad(where, c.name, "claims " + std::to_string(size) + " bytes");
-      uint8_t* dst = target(size);
+      uint8_t* dst = claimed(c, size, d, where);
       const int r = LZ4_decompress_safe(reinterpret_cast<const char*>(in.p + 4), reinterpret_cast<char*>(dst),
                                         static_cast<int>(std::min<size_t>(in.n - 4, INT32_MAX)), static_cast<int>(size));
       if (r < 0 || static_cast<uint32_t>(r) != size) bad(where, c.name, "cannot decompress (damaged or truncated)");
@@ -223,6 +260,15 @@ Shape inner_grid(const Sharding& s, const Shape& shard) {
   return g;
 }
 
+}  // namespace
+
+size_t max_shard_bytes(const Sharding& s, const Shape& shard, DType t) {
+  const int64_t n = prod(inner_grid(s, shard));
+  return static_cast<size_t>(sat_add(s.index_bytes(n), sat_mul(n, static_cast<int64_t>(max_stored(s.codecs, s.inner, t)))));
+}
+
+namespace {
+
 void decode_shard(const Sharding& s, Span in, const Shape& shape, DType t, uint8_t* out, const std::string& where,
                   ThreadState& ts, const void* fill) {
   const size_t isz = itemsize(t);
@@ -252,8 +298,8 @@ void decode_shard(const Sharding& s, Span in, const Shape& shape, DType t, uint8
 }  // namespace
 
 void undo_bytes(const BytesCodec& c, const uint8_t* data, size_t n, std::vector<uint8_t>& out,
-                const std::string& where, ThreadState& ts) {
-  const Span r = undo(c, {data, n}, nullptr, 0, out, where, ts);
+                const std::string& where, ThreadState& ts, size_t most) {
+  const Span r = undo(c, {data, n}, Dest{nullptr, most, out}, where, ts);
   if (r.p != out.data()) out.assign(r.p, r.p + r.n);  // (a checksum codec returns a part of `data`)
   else out.resize(r.n);
 }
@@ -261,7 +307,24 @@ void undo_bytes(const BytesCodec& c, const uint8_t* data, size_t n, std::vector<
 void undo_bytes_into(const BytesCodec& c, const uint8_t* data, size_t n, void* dst, size_t dst_n,
                      const std::string& where, ThreadState& ts) {
   std::vector<uint8_t> holder;
-  undo(c, {data, n}, static_cast<uint8_t*>(dst), dst_n, holder, where, ts);
+  undo(c, {data, n}, Dest{static_cast<uint8_t*>(dst), dst_n, holder}, where, ts);
+}
+
+size_t max_encoded(const BytesCodec& c, size_t n) {
+  const int64_t m = static_cast<int64_t>(std::min<size_t>(n, INT64_MAX));
+  if (c.kind == BytesCodec::Kind::Crc32c) return static_cast<size_t>(sat_add(m, 4));
+  // Compressors store what does not compress as it is, plus their headers: Blosc 16 or 32
+  // bytes, zstd 3 per 128 KiB block and up to 22 for the frame, Deflate 5 per 64 KiB block
+  // and 18 for a gzip wrapper, LZ4 n/255 + 16 and numcodecs' 4-byte size.
+  return static_cast<size_t>(sat_add(m, m / 16 + 256));
+}
+
+size_t max_stored(const Pipeline& p, const Shape& shape, DType t) {
+  const int64_t isz = static_cast<int64_t>(itemsize(t));
+  size_t most = p.sharding ? max_shard_bytes(*p.sharding, encoded_shape(p, shape), t)
+                           : static_cast<size_t>(sat_mul(prod(shape), isz));
+  for (const BytesCodec& b : p.bytes_codecs) most = max_encoded(b, most);
+  return most;
 }
 
 int64_t parts_of(DType t) { return is_complex(t) ? 2 : 1; }
@@ -297,13 +360,20 @@ void decode(const Pipeline& p, const uint8_t* data, size_t n, const Shape& shape
   const size_t isz = itemsize(t);
   const size_t nbytes = static_cast<size_t>(prod(shape)) * isz;
   const bool direct = !p.sharding && p.order.empty();  // the bytes codec's input is the chunk itself
+  // The most each codec's result may hold: the chunk's bytes exactly for the one undone last
+  // (at most a shard's when sharded), then what encoding that can grow to, outwards.
+  std::vector<size_t> most(p.bytes_codecs.size());
+  size_t m = p.sharding ? max_shard_bytes(*p.sharding, encoded_shape(p, shape), t) : nbytes;
+  for (size_t i = 0; i < most.size(); ++i) {
+    most[i] = m;
+    m = max_encoded(p.bytes_codecs[i], m);
+  }
   std::vector<uint8_t> h1, h2, arr;
   Span cur{data, n};
   for (size_t i = p.bytes_codecs.size(); i-- > 0;) {
     const bool last = i == 0 && !p.sharding;  // its output is the array's bytes: size known
     std::vector<uint8_t>& holder = (i % 2) ? h1 : h2;
-    cur = undo(p.bytes_codecs[i], cur, last && direct ? static_cast<uint8_t*>(out) : nullptr, last ? nbytes : 0, holder,
-               where, ts);
+    cur = undo(p.bytes_codecs[i], cur, Dest{last && direct ? static_cast<uint8_t*>(out) : nullptr, most[i], holder}, where, ts);
     if (last && !direct && cur.n != nbytes)
       bad(where, p.bytes_codecs[i].name, "holds " + bytes_str(cur.n) + ", expected " + bytes_str(nbytes));
   }
@@ -319,7 +389,7 @@ void decode(const Pipeline& p, const uint8_t* data, size_t n, const Shape& shape
     if (cur.n != nbytes)
       throw IOError("'" + where + "': holds " + bytes_str(cur.n) + ", expected " + bytes_str(nbytes) + " (chunk " +
                     shape_str(shape) + " of " + dtype_name(t) + ")");
-    if (cur.p != dst) std::memcpy(dst, cur.p, nbytes);
+    if (nbytes && cur.p != dst) std::memcpy(dst, cur.p, nbytes);
     if (p.big_endian && isz > 1) byteswap(dst, prod(shape) * parts_of(t), isz / parts_of(t));
   }
   if (!p.order.empty()) {  // chunk axis order[k] is encoded axis k

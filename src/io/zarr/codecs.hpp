@@ -62,13 +62,23 @@ std::vector<uint64_t> decode_index(const Sharding& s, const uint8_t* data, size_
 void encode(const Pipeline& p, const void* chunk, const Shape& shape, DType t, std::vector<uint8_t>& out,
             const void* fill);
 
-// Undoes one bytes -> bytes codec on `n` bytes at `data`, the result into `out` (resized):
+// Undoes one bytes -> bytes codec on `n` bytes at `data`, the result (at most `most` bytes:
+// a header claiming more is refused before its size is allocated) into `out` (resized):
 // for formats whose filters are these codecs too (HDF5's deflate, zstd, blosc).
 void undo_bytes(const BytesCodec& c, const uint8_t* data, size_t n, std::vector<uint8_t>& out,
-                const std::string& where, ThreadState& ts);
+                const std::string& where, ThreadState& ts, size_t most = size_t(INT32_MAX));
 // The same into `dst`, which the result must fill exactly (`dst_n` bytes).
 void undo_bytes_into(const BytesCodec& c, const uint8_t* data, size_t n, void* dst, size_t dst_n,
                      const std::string& where, ThreadState& ts);
+
+// The most bytes codec `c` stores for `n` bytes (what does not compress, as it is, plus
+// headers, with room to spare): a decoder's result for the next codec may not exceed it.
+size_t max_encoded(const BytesCodec& c, size_t n);
+// The most bytes a chunk of `shape` may be stored in through `p` (a larger file is damaged).
+size_t max_stored(const Pipeline& p, const Shape& shape, DType t);
+// The most bytes a shard of `shard` (its encoded shape) takes: its index and every inner
+// chunk at its most.
+size_t max_shard_bytes(const Sharding& s, const Shape& shard, DType t);
 
 // Byte-order reversal of `n` items of `isz` bytes, in place.
 void byteswap(void* data, int64_t n, size_t isz);

@@ -88,10 +88,15 @@ DType dtype_v2(const json& v, const Where& w, bool& big) {
 }
 
 // The fill value as the array's type, in native byte order. Floats may be "NaN",
-// "Infinity", "-Infinity" or "0x..." (the bit pattern); null (v2) is 0.
-void parse_fill(const json& v, DType t, unsigned char* out, const Where& w) {
+// "Infinity", "-Infinity" or "0x..." (the bit pattern). null, where `null_ok`, is 0 (v2:
+// "no fill value"); elsewhere it is refused, as zarr-python refuses it (v3, and the parts
+// of a complex value).
+void parse_fill(const json& v, DType t, unsigned char* out, const Where& w, bool null_ok = false) {
   std::memset(out, 0, kMaxItemsize);
-  if (v.is_null()) return;
+  if (v.is_null()) {
+    if (null_ok) return;
+    w.fail(std::string("null is not a fill value of data type ") + dtype_name(t) + " (zarr-python refuses it too)");
+  }
   if (t == DType::F16) {  // a bit pattern as it is; a number or a name through float32
     if (v.is_string() && v.get<std::string>().rfind("0x", 0) == 0) {
       const std::string s = v.get<std::string>();
@@ -118,9 +123,9 @@ void parse_fill(const json& v, DType t, unsigned char* out, const Where& w) {
     if (!v.is_array() || v.size() != 2)
       w.fail("fill value " + v.dump() + " of a complex data type is not a [real, imaginary] pair");
     const DType part = real_of(t);
-    parse_fill(v[0], part, out, w);
+    parse_fill(v[0], part, out, w.at(size_t(0)));
     unsigned char im[kMaxItemsize];
-    parse_fill(v[1], part, im, w);
+    parse_fill(v[1], part, im, w.at(size_t(1)));
     std::memcpy(out + itemsize(part), im, itemsize(part));
     return;
   }
@@ -329,7 +334,8 @@ Metadata parse_v3(const json& j, const std::string& file) {
   m.codecs = parse_codecs(field(j, "codecs", w), m.shape.size(), itemsize(m.dtype), w.at("codecs"));
   if (const json* st = optional_field(j, "storage_transformers"))
     if (!st->is_array() || !st->empty()) w.at("storage_transformers").fail("storage transformers are not supported");
-  parse_fill(field(j, "fill_value", w), m.dtype, m.fill, w.at("fill_value"));
+  // (v3 needs a fill value; zarr-python reads null as False for bool alone, as bool(None))
+  parse_fill(field(j, "fill_value", w), m.dtype, m.fill, w.at("fill_value"), m.dtype == DType::Bool);
   return m;
 }
 
@@ -363,7 +369,8 @@ Metadata parse_v2(const json& j, const std::string& file) {
     if (s != "/" && s != ".") w.at("dimension_separator").fail("'" + s + "' is neither / nor .");
     m.separator = s[0];
   }
-  parse_fill(j.contains("fill_value") ? j["fill_value"] : json(), m.dtype, m.fill, w.at("fill_value"));
+  // (v2 requires the key; null there means no fill value: missing chunks read as 0, as zarr-python reads them)
+  parse_fill(field(j, "fill_value", w), m.dtype, m.fill, w.at("fill_value"), true);
   return m;
 }
 

@@ -14,6 +14,7 @@
 #include "core/saturating.hpp"
 #include "exec/thread_state.hpp"
 #include "io/blosc_range.hpp"
+#include "io/regular_file.hpp"
 #include "storage/blosc2_util.hpp"
 
 namespace b2lazy {
@@ -21,7 +22,7 @@ namespace b2lazy {
 namespace {
 
 constexpr int64_t kMaxMetadata = int64_t(64) << 20;
-constexpr int64_t kMaxChunkBytes = (int64_t(1) << 31) - 1;
+constexpr int64_t kMaxChunkBytes = (int64_t(1) << 31) - 1;  // a read unit, decoded
 
 // The whole of `fd` from `offset` (`len` bytes, or to the end) into `out`.
 void read_fd(int fd, int64_t offset, int64_t len, std::vector<uint8_t>& out, const std::string& where) {
@@ -36,17 +37,15 @@ void read_fd(int fd, int64_t offset, int64_t len, std::vector<uint8_t>& out, con
   }
 }
 
-// Reads a small file of directory `dirfd`; false when it does not exist.
+// Reads a small file of directory `dirfd`; false when it does not exist. A FIFO, device
+// or directory in its place is refused without blocking (io/regular_file.hpp).
 bool read_small(int dirfd, const std::string& name, std::string& text, const std::string& where) {
-  const int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return false;
-    throw IOError("'" + where + "': cannot open (" + std::strerror(errno) + ")");
-  }
+  const int fd = open_regular_file(dirfd, name, where);
+  if (fd < 0) return false;
   struct stat st;
   std::vector<uint8_t> buf;
   try {
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw IOError("'" + where + "': not a regular file");
+    if (::fstat(fd, &st) != 0) throw IOError("'" + where + "': cannot stat (" + std::strerror(errno) + ")");
     if (st.st_size > kMaxMetadata) throw IOError("'" + where + "': " + std::to_string(st.st_size) + " bytes is too large for metadata");
     read_fd(fd, 0, st.st_size, buf, where);
   } catch (...) {
@@ -110,20 +109,22 @@ ZarrSource::ZarrSource(zarr::Metadata meta, int dirfd, std::string name)
         throw IOError("'" + file + "': shard shape " + shape_str(meta_.chunks) + " is not a multiple of the inner chunks " +
                       shape_str(sh->inner));
     }
+    int64_t n = 1;  // the index (16 bytes per inner chunk) is read whole
+    for (size_t d = 0; d < ndim(); ++d) n = sat_mul(n, meta_.chunks[d] / sh->inner[d]);
+    if (n > (int64_t(1) << 26))
+      throw IOError("'" + file + "': shards " + shape_str(meta_.chunks) + " of inner chunks " + shape_str(sh->inner) +
+                    " hold " + std::to_string(n) + " inner chunks: the index is too large to read");
     partial_shards_ = meta_.codecs.order.empty() && meta_.codecs.bytes_codecs.empty();
     if (partial_shards_) {
       unit = sh->inner;
       for (size_t d = 0; d < ndim(); ++d) per_shard_[d] = meta_.chunks[d] / sh->inner[d];
-      int64_t n = 1;  // the index (16 bytes per inner chunk) is read whole
-      for (int64_t c : per_shard_) n = sat_mul(n, c);
-      if (n > (int64_t(1) << 26))
-        throw IOError("'" + file + "': shards " + shape_str(meta_.chunks) + " of inner chunks " + shape_str(sh->inner) +
-                      " hold " + std::to_string(n) + " inner chunks: the index is too large to read");
+      most_inner_ = static_cast<int64_t>(std::min<size_t>(zarr::max_stored(sh->codecs, sh->inner, dtype()), INT64_MAX));
     }
   }
   if (sat_mul(prod(unit), static_cast<int64_t>(itemsize(dtype()))) > kMaxChunkBytes)
     throw IOError("'" + file + "': chunks " + shape_str(unit) + " of " + dtype_name(dtype()) + " exceed 2 GiB");
   read_grid_ = ChunkGrid(shape(), unit);
+  most_stored_ = static_cast<int64_t>(std::min<size_t>(zarr::max_stored(meta_.codecs, meta_.chunks, dtype()), INT64_MAX));
   const zarr::Pipeline& p = meta_.codecs;
   blosc_runs_ = ndim() > 0 && !p.sharding && p.order.empty() && (!p.big_endian || itemsize(dtype()) == 1) &&
                 p.bytes_codecs.size() == 1 && p.bytes_codecs[0].kind == zarr::BytesCodec::Kind::Blosc;
@@ -134,6 +135,7 @@ void ZarrSource::read_unit_range(int64_t id, int64_t start, int64_t n, void* dst
   const std::string key = meta_.key(read_grid_.chunk_coords(id));
   int64_t decoded = 0;
   const bool found = with_file(key, [&](int fd, int64_t size) {
+    check_stored_size(key, size);
     const BloscRangeRead in{fd, 0, size, sat_mul(prod(read_grid_.chunks()), static_cast<int64_t>(isz)), isz, where(key)};
     decoded = read_blosc_range(in, start, n, dst, ts);
   });
@@ -168,6 +170,13 @@ std::string ZarrSource::describe() const {
          (meta_.codecs.sharding ? " shards=" + shape_str(meta_.chunks) : "") + " codecs=" + meta_.codecs.describe();
 }
 
+void ZarrSource::check_stored_size(const std::string& key, int64_t size) const {
+  if (size > most_stored_)
+    throw IOError("'" + where(key) + "': " + std::to_string(size) + " bytes, more than a chunk " + shape_str(meta_.chunks) +
+                  " of " + dtype_name(dtype()) + " is stored in through its codecs (" + std::to_string(most_stored_) +
+                  "): a damaged chunk");
+}
+
 void ZarrSource::check_store() const {
   struct stat st;
   if (::fstatat(dirfd_, meta_file_.c_str(), &st, 0) != 0)
@@ -175,17 +184,14 @@ void ZarrSource::check_store() const {
 }
 
 bool ZarrSource::with_file(const std::string& key, const std::function<void(int fd, int64_t size)>& use) const {
-  const int fd = ::openat(dirfd_, key.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = open_regular_file(dirfd_, key, where(key));
   if (fd < 0) {
-    if (errno == ENOENT) {
-      check_store();
-      return false;
-    }
-    throw IOError("'" + where(key) + "': cannot open (" + std::strerror(errno) + ")");
+    check_store();
+    return false;
   }
   try {
     struct stat st;
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw IOError("'" + where(key) + "': not a regular file");
+    if (::fstat(fd, &st) != 0) throw IOError("'" + where(key) + "': cannot stat (" + std::strerror(errno) + ")");
     use(fd, st.st_size);
   } catch (...) {
     ::close(fd);
@@ -200,8 +206,7 @@ bool ZarrSource::read_file(const std::string& key, std::vector<uint8_t>& out, in
   return with_file(key, [&](int fd, int64_t file_size) {
     if (size) *size = file_size;
     if (len < 0) {
-      if (file_size > kMaxChunkBytes + int64_t(1 << 20))
-        throw IOError("'" + where(key) + "': " + std::to_string(file_size) + " bytes is too large for a chunk");
+      check_stored_size(key, file_size);
       len = file_size - offset;
     }
     if (offset < 0 || offset > file_size || len > file_size - offset)
@@ -241,6 +246,10 @@ std::shared_ptr<const std::vector<uint64_t>> ZarrSource::shard_index(const Shape
       if (off > static_cast<uint64_t>(size) || len > static_cast<uint64_t>(size) - off)
         throw IOError("'" + where(key) + "': shard index: inner chunk " + std::to_string(i) + " at " + std::to_string(off) +
                       " (+" + std::to_string(len) + ") lies outside the file's " + std::to_string(size) + " bytes");
+      if (len > static_cast<uint64_t>(most_inner_))
+        throw IOError("'" + where(key) + "': shard index: inner chunk " + std::to_string(i) + " is stored in " +
+                      std::to_string(len) + " bytes, more than an inner chunk " + shape_str(s.inner) + " of " +
+                      dtype_name(dtype()) + " takes through its codecs (" + std::to_string(most_inner_) + ")");
     }
     index = std::make_shared<const std::vector<uint64_t>>(std::move(v));
   }

@@ -48,6 +48,9 @@ class ZarrSource : public UnitSource {
   // The bytes of chunk file `key` into scratch; false when there is no such file.
   bool read_file(const std::string& key, std::vector<uint8_t>& out, int64_t offset = 0, int64_t len = -1,
                  int64_t* size = nullptr) const;
+  // A chunk file larger than its chunk can be stored in (zarr::max_stored) is damaged:
+  // refused before it is read.
+  void check_stored_size(const std::string& key, int64_t size) const;
   // An absent chunk file reads as the fill value, unless the store itself is gone.
   void check_store() const;
   std::shared_ptr<const std::vector<uint64_t>> shard_index(const Shape& shard, ThreadState& ts) const;
@@ -58,6 +61,8 @@ class ZarrSource : public UnitSource {
   Shape per_shard_;             // inner chunks per shard along each axis (partial reads)
   bool partial_shards_ = false;  // codecs are sharding_indexed alone
   bool blosc_runs_ = false;      // a chunk file is one Blosc buffer of the chunk's C order
+  int64_t most_stored_ = 0;      // the most bytes a chunk (shard) file holds
+  int64_t most_inner_ = 0;       // the most bytes an inner chunk is stored in (partial shards)
   int dirfd_ = -1;
   std::string name_, meta_file_;
   mutable std::mutex mu_;

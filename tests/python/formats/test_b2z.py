@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import b2lazy
+from conftest import B2LAZY_COMMAND
 
 
 def store(path, arrays, threshold=0):
@@ -77,3 +78,79 @@ def test_paths_holding_a_hash(tmp_path):
     path = store(d / "s#2.b2z", {"/x": np.arange(5.0)})
     np.testing.assert_array_equal(b2lazy.open(path).to_numpy(), np.arange(5.0))
     np.testing.assert_array_equal(b2lazy.open(path + "#/x").to_numpy(), np.arange(5.0))
+
+
+# --- zips written by Python's zipfile (issue #36 items 3 and 12) ----------------------
+
+def zip_store(path, members):
+    """A .b2z as python-blosc2 reads it (stored members and its embed.b2e) holding
+    `members`, (name, array) pairs in this order, written by Python's zipfile."""
+    import warnings
+    import zipfile
+    seed = str(path) + ".seed.b2z"
+    store(seed, {"/seed": np.zeros(2)}, threshold=0)
+    with zipfile.ZipFile(seed) as zin, zipfile.ZipFile(str(path), "w", zipfile.ZIP_STORED) as zout, \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Duplicate name"
+        zout.writestr("embed.b2e", zin.read("embed.b2e"))
+        for name, a in members:
+            zout.writestr(name, blosc2.asarray(a).to_cframe())
+    return str(path)
+
+
+@pytest.mark.parametrize("n", [255, 256, 300, 4095, 4096, 4097, 5000, 65530])
+def test_long_member_names_list_and_open(tmp_path, n):
+    """Names are read with their length: 4096+ bytes once overflowed a stack buffer, and
+    names of 257+ bytes were listed but not found (minizip's lookup cuts them at 256)."""
+    name = ("d/" + "k" * n)[:n]
+    x, y = np.arange(10.0), np.arange(5)
+    path = zip_store(tmp_path / "s.b2z", [(name + ".b2nd", x), ("y.b2nd", y)])
+    ds = blosc2.DictStore(path, mode="r")  # the oracle
+    np.testing.assert_array_equal(b2lazy.open(path, key="/" + name).to_numpy(), ds["/" + name][:])
+    np.testing.assert_array_equal(b2lazy.open(f"{path}#/{name}").to_numpy(), x)
+    np.testing.assert_array_equal(b2lazy.open(path, key="/y").to_numpy(), y)
+    with pytest.raises(OSError) as e:
+        b2lazy.open(path)  # two arrays: both listed
+    assert "holds 2 arrays" in str(e.value) and ("/" + name)[:100] in str(e.value) and "/y" in str(e.value)
+    one = zip_store(tmp_path / "one.b2z", [(name + ".b2nd", x)])
+    np.testing.assert_array_equal(b2lazy.open(one).to_numpy(), x)
+
+
+@pytest.mark.skipif(not B2LAZY_COMMAND, reason="the b2lazy command is not installed")
+def test_long_names_in_the_command(tmp_path):
+    import subprocess
+    name = "k" * 5000
+    path = zip_store(tmp_path / "s.b2z", [(name + ".b2nd", np.arange(6.0))])
+    info = subprocess.run([B2LAZY_COMMAND, "info", f"{path}#/{name}"], capture_output=True, text=True, timeout=60)
+    assert info.returncode == 0 and "(6,)" in info.stdout, info.stderr
+
+
+@pytest.mark.parametrize("order", ["first-larger", "last-larger"])
+def test_duplicate_names_read_as_python_blosc2(tmp_path, order):
+    """Two members named x.b2nd: python-blosc2 reads the last (its name -> member dict)."""
+    a, b = np.arange(64.0), np.full(64, 9.0)
+    first, last = (a, b) if order == "first-larger" else (b, a)
+    path = zip_store(tmp_path / "d.b2z", [("x.b2nd", first), ("y.b2nd", np.ones(3)), ("x.b2nd", last)])
+    want = blosc2.DictStore(path, mode="r")["/x"][:]
+    np.testing.assert_array_equal(want, last)  # (what the oracle does)
+    np.testing.assert_array_equal(b2lazy.open(path, key="/x").to_numpy(), want)
+    assert b2lazy.open(path, key="/x").sum().to_numpy() == want.sum()
+    with pytest.raises(OSError, match=r"holds 2 arrays \(/x, /y\)"):
+        b2lazy.open(path)
+
+
+def test_duplicate_names_shapes_differ(tmp_path):
+    path = zip_store(tmp_path / "d.b2z", [("x.b2nd", np.arange(4)), ("x.b2nd", np.arange(12.0).reshape(3, 4))])
+    want = blosc2.DictStore(path, mode="r")["/x"][:]
+    got = b2lazy.open(path)  # the one key
+    assert got.shape == want.shape == (3, 4)
+    np.testing.assert_array_equal(got.to_numpy(), want)
+
+
+def test_keys_as_python_blosc2_names_them(tmp_path):
+    """A name starting with '/' keeps it ('/abs.b2nd' is '/abs'), as python-blosc2's key."""
+    path = zip_store(tmp_path / "s.b2z", [("/abs.b2nd", np.arange(3.0)), ("g/h/x.b2nd", np.arange(4.0))])
+    ds = blosc2.DictStore(path, mode="r")
+    assert {"/abs", "/g/h/x"} <= set(ds.keys())
+    for key in ("/abs", "/g/h/x"):
+        np.testing.assert_array_equal(b2lazy.open(path, key=key).to_numpy(), ds[key][:])

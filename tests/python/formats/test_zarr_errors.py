@@ -78,3 +78,72 @@ def test_a_store_removed_while_open_is_an_error(tmp_path):
     shutil.rmtree(tmp_path / "a.zarr")
     with pytest.raises(OSError, match="removed"):
         a[10:].to_numpy()
+
+
+# --- fill_value null (issue #36 item 13): refused where zarr-python refuses it ----------
+
+def _with_fill(path, fmt, dtype, fill, drop=False):
+    import numpy as np
+    import zarr
+    z = zarr.create_array(str(path), shape=(4,), chunks=(2,), dtype=dtype, zarr_format=fmt, overwrite=True)
+    z[:2] = 1
+    meta = os.path.join(str(path), "zarr.json" if fmt == 3 else ".zarray")
+    with open(meta) as f:
+        m = json.load(f)
+    if drop:
+        del m["fill_value"]
+    else:
+        m["fill_value"] = fill
+    with open(meta, "w") as f:
+        json.dump(m, f)
+    return meta
+
+
+def _zarr_python(path):
+    import warnings
+    import zarr
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return zarr.open_array(str(path), mode="r")[...]
+        except Exception:
+            return None
+
+
+@pytest.mark.parametrize("fmt, dtype, fill, where", [
+    (3, "float64", None, "fill_value"), (3, "int32", None, "fill_value"), (3, "uint8", None, "fill_value"),
+    (3, "float16", None, "fill_value"), (3, "complex128", None, "fill_value"),
+    (3, "complex64", [None, 0.0], "fill_value[0]"), (2, "<c16", [0.0, None], "fill_value[1]"),
+    (2, "<c16", [None, None], "fill_value[0]"),
+])
+def test_null_fill_value_refused_as_zarr_python_does(tmp_path, fmt, dtype, fill, where):
+    import b2lazy
+    p = tmp_path / "a.zarr"
+    meta = _with_fill(p, fmt, dtype, fill)
+    assert _zarr_python(p) is None  # the oracle refuses it
+    with pytest.raises(OSError) as e:
+        b2lazy.open(str(p))
+    assert str(e.value).startswith(f"'{meta}': {where}: null is not a fill value of data type"), e.value
+
+
+@pytest.mark.parametrize("fmt, dtype", [(2, "<f8"), (2, "<i4"), (2, "|b1"), (2, "<c16"), (2, "<f2"), (3, "bool")])
+def test_null_fill_value_read_as_zarr_python_does(tmp_path, fmt, dtype):
+    """v2's null means "no fill value" (missing chunks read as 0); zarr-python reads a v3
+    bool's null as False."""
+    import numpy as np
+    import b2lazy
+    p = tmp_path / "a.zarr"
+    _with_fill(p, fmt, dtype, None)
+    ref = _zarr_python(p)
+    assert ref is not None
+    np.testing.assert_array_equal(b2lazy.open(str(p)).to_numpy(), ref)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_missing_fill_value_refused(tmp_path, fmt):
+    import b2lazy
+    p = tmp_path / "a.zarr"
+    meta = _with_fill(p, fmt, "<f8" if fmt == 2 else "float64", None, drop=True)
+    assert _zarr_python(p) is None
+    with pytest.raises(OSError, match=f"'{meta}': missing 'fill_value'"):
+        b2lazy.open(str(p))

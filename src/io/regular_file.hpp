@@ -1,0 +1,19 @@
+// Opening a data file without blocking: open() of a FIFO waits for a writer (and a
+// device's may too) before any check could run, out of reach of SIGINT. So files are
+// opened with O_NONBLOCK, checked with fstat to be regular files (symlinks to them are
+// followed, as zarr-python does), then read with O_NONBLOCK cleared.
+#pragma once
+#include <string>
+
+namespace b2lazy {
+
+// A read-only descriptor of regular file `path` (relative to directory `dirfd`, or to the
+// working directory with AT_FDCWD); -1 when it does not exist. IOError naming `name` for
+// anything else: a FIFO, device, socket or directory, or a failed open.
+int open_regular_file(int dirfd, const std::string& path, const std::string& name);
+
+// The same check for a file another library opens by path (libhdf5, minizip): IOError
+// naming `name` unless `path` is a regular file (or missing: that library says so).
+void check_regular_file(const std::string& path, const std::string& name);
+
+}  // namespace b2lazy

@@ -1,0 +1,65 @@
+// libFuzzer target for the .b2z member table (io/b2z): each input is a zip, written to a
+// file whose arrays are listed (b2z_array_keys) and opened (a few of them, read on a
+// corner). Only b2lazy::Error may come out; a crash, a sanitizer report (a name read past
+// its buffer) or a leak fails the run.
+//
+//   ./fuzz_b2z_members CORPUS_DIR -max_total_time=60 -rss_limit_mb=2048
+// Seeds: python tests/fuzz/zarr_seeds.py b2z CORPUS_DIR (zips python-blosc2 and zipfile wrote).
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "b2lazy/b2lazy.hpp"
+#include "io/b2z/b2z_members.hpp"
+
+namespace {
+
+const std::string& input_path() {
+  static const std::string path = [] {
+    const char* dir = std::getenv("TMPDIR");
+    std::string templ = std::string(dir && *dir ? dir : "/tmp") + "/b2lazy-fuzz-XXXXXX.b2z";
+    const int fd = mkstemps(templ.data(), 4);
+    if (fd < 0) std::abort();
+    close(fd);
+    static std::string removed_at_exit = templ;
+    std::atexit([] { std::remove(removed_at_exit.c_str()); });
+    return templ;
+  }();
+  return path;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string& path = input_path();
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) std::abort();
+  if (size && std::fwrite(data, 1, size, f) != size) std::abort();
+  std::fclose(f);
+  using namespace b2lazy;
+  std::vector<std::string> keys;
+  try {
+    keys = b2z_array_keys(path);
+  } catch (const Error&) {
+    return 0;
+  }
+  keys.push_back("/absent");
+  for (size_t i = 0; i < keys.size() && i < 4; ++i) {
+    try {
+      Array a = open(path + "#" + keys[i]);
+      std::vector<Index> corner(a.ndim(), Index::slice(0, 2));
+      Array e = a[corner];
+      std::vector<uint8_t> out(static_cast<size_t>(e.size()) * itemsize(e.dtype()));
+      e.to_buffer(out.data());
+    } catch (const Error&) {
+    }
+  }
+  try {
+    open(path);
+  } catch (const Error&) {
+  }
+  return 0;
+}
