@@ -54,7 +54,7 @@ echo "sanitizers: fuzzing b2nd files for $FUZZ_SECONDS s"
 SEEDS="$BUILD/fuzz_seeds"
 rm -rf "$SEEDS" && mkdir -p "$SEEDS"
 $PY tests/corrupt_files.py --valid "$SEEDS" >/dev/null
-if ! "$BUILD/fuzz_b2nd_file" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=20 \
+if ! "$BUILD/fuzz_b2nd_file" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=20 -artifact_prefix="$BUILD/" \
     "$SEEDS" > "$BUILD/fuzz_b2nd_file.log" 2>&1; then
   tail -n 60 "$BUILD/fuzz_b2nd_file.log"
   echo "sanitizers: the b2nd file fuzzer failed (log: $BUILD/fuzz_b2nd_file.log)"
@@ -68,7 +68,7 @@ for target in zarr_codecs:codecs zarr_shard:shards b2z_members:b2z; do
   name=${target%%:*} seeds="$BUILD/fuzz_seeds_${name}"
   rm -rf "$seeds" && $PY tests/fuzz/zarr_seeds.py "${target##*:}" "$seeds"
   echo "sanitizers: fuzzing $name for $DECODER_FUZZ_SECONDS s"
-  if ! "$BUILD/fuzz_$name" -max_total_time="$DECODER_FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=20 \
+  if ! "$BUILD/fuzz_$name" -max_total_time="$DECODER_FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=20 -artifact_prefix="$BUILD/" \
       "$seeds" > "$BUILD/fuzz_$name.log" 2>&1; then
     tail -n 60 "$BUILD/fuzz_$name.log"
     echo "sanitizers: the $name fuzzer failed (log: $BUILD/fuzz_$name.log)"
