@@ -31,21 +31,24 @@ uint64_t big_endian(const uint8_t* p, int n) {
   return v;
 }
 
-// A step's output: straight into the caller's buffer when it is the last step (the size
-// must then be exactly dst_n), else into `holder`.
+// A step's output, whose size is known before it is decoded (`want`): straight into the
+// caller's buffer when it is the last step, else into `holder`. A step claiming another
+// size is damaged, refused before anything is allocated.
 struct Target {
   uint8_t* dst;  // nullptr: not the last step
-  size_t dst_n;
+  size_t want;
   std::vector<uint8_t>& holder;
   uint8_t* get(size_t n, const std::string& where, const char* filter) {
+    if (n != want) bad(where, filter, "decodes to " + std::to_string(n) + " bytes, expected " + std::to_string(want));
     if (!dst) {
       holder.resize(n);
       return holder.data();
     }
-    if (n != dst_n) bad(where, filter, "decodes to " + std::to_string(n) + " bytes, expected " + std::to_string(dst_n));
     return dst;
   }
 };
+
+bool is_compressor(int id) { return id == kDeflate || id == kLz4 || id == kBlosc || id == kZstd || id == kBlosc2; }
 
 // HDF5's byte shuffle: byte b of item i at b * nitems + i; the bytes past whole items stay.
 void unshuffle(const uint8_t* src, size_t n, size_t isz, uint8_t* out) {
@@ -173,6 +176,9 @@ void un_blosc2(const uint8_t* src, size_t n, Target t, const std::string& where,
 }  // namespace
 
 bool decodes(const std::vector<Filter>& pipeline) {
+  int compressors = 0;
+  for (const Filter& f : pipeline) compressors += is_compressor(f.id);
+  if (compressors > 1) return false;
   for (const Filter& f : pipeline)
     switch (f.id) {
       case kDeflate: case kShuffle: case kFletcher32: case kLz4: case kBlosc: case kZstd: case kBlosc2: break;
@@ -191,13 +197,20 @@ void decode(const std::vector<Filter>& pipeline, unsigned mask, size_t itemsize,
     std::memcpy(dst, data, n);
     return;
   }
+  // The size of each filter's input when it was applied: the values, 4 bytes more after
+  // each checksum (decodes(): no second compressor, whose input size is not known).
+  std::vector<size_t> input(pipeline.size(), dst_n);
+  for (size_t i = 0, at = dst_n; i < pipeline.size(); ++i) {
+    input[i] = at;
+    if (!(mask & (1u << i)) && pipeline[i].id == kFletcher32) at += 4;
+  }
   std::vector<uint8_t> a, b;  // the intermediate results, in turn
   const uint8_t* cur = data;
   for (size_t i = pipeline.size(); i-- > last;) {
     if (mask & (1u << i)) continue;  // not applied to this chunk
     const Filter& f = pipeline[i];
     std::vector<uint8_t>& holder = cur == a.data() && !a.empty() ? b : a;
-    Target t{i == last ? static_cast<uint8_t*>(dst) : nullptr, dst_n, holder};
+    Target t{i == last ? static_cast<uint8_t*>(dst) : nullptr, input[i], holder};
     switch (f.id) {
       case kFletcher32: {
         if (n < 4) bad(where, "fletcher32", "shorter than its checksum");
@@ -215,8 +228,7 @@ void decode(const std::vector<Filter>& pipeline, unsigned mask, size_t itemsize,
       case kDeflate: case kZstd: case kBlosc: {
         using K = zarr::BytesCodec::Kind;
         zarr::BytesCodec c{f.id == kDeflate ? K::Deflate : f.id == kZstd ? K::Zstd : K::Blosc, f.name};
-        if (i == last) zarr::undo_bytes_into(c, cur, n, dst, dst_n, where, ts);
-        else zarr::undo_bytes(c, cur, n, holder, where, ts);
+        zarr::undo_bytes_into(c, cur, n, t.get(input[i], where, f.name.c_str()), input[i], where, ts);
         break;
       }
       default: bad(where, f.name.empty() ? std::to_string(f.id) : f.name, "not decoded by b2lazy");

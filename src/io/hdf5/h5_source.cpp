@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <hdf5.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,8 @@
 #include "core/strided_copy.hpp"
 #include "exec/scratch.hpp"
 #include "exec/thread_state.hpp"
+#include "io/hdf5/h5_library.hpp"
+#include "io/hdf5/h5_storage.hpp"
 #include "io/zarr/codecs.hpp"
 #include "storage/blosc2_util.hpp"
 
@@ -21,17 +24,10 @@ namespace b2lazy {
 namespace {
 
 constexpr int64_t kUnitBytes = int64_t(4) << 20;  // a contiguous dataset's read unit, about
+constexpr int64_t kCompactMax = int64_t(64) << 10;  // a compact dataset's values, at most
 
-// libhdf5 is not thread-safe (Debian's serial build): every call holds this.
-std::mutex& h5_lock() {
-  static std::mutex m;
-  return m;
-}
-
-void quiet_library() {  // errors become our exceptions, not libhdf5's printouts
-  static std::once_flag once;
-  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
-}
+using h5::H5Lock;
+std::mutex& h5_lock() { return h5::library_lock(); }
 
 // The datasets in the file, by path (to name them when none or a wrong one is asked for).
 std::vector<std::string> datasets(hid_t file) {
@@ -122,7 +118,7 @@ DType dtype_of(hid_t type, bool& big_endian, const std::string& where) {
 struct H5Source::Handles {
   hid_t file = -1, dset = -1, mem_type = -1;
   ~Handles() {
-    std::lock_guard<std::mutex> g(h5_lock());
+    H5Lock g;
     if (mem_type >= 0) H5Tclose(mem_type);
     if (dset >= 0) H5Dclose(dset);
     if (file >= 0) H5Fclose(file);
@@ -132,7 +128,7 @@ struct H5Source::Handles {
 std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::string& dataset) {
   ensure_blosc2();  // (blosc and blosc2 filters are decoded by C-Blosc2)
   std::lock_guard<std::mutex> g(h5_lock());
-  quiet_library();
+  h5::quiet_this_thread();
   auto h = std::make_unique<Handles>();
   struct Unlock {  // ~Handles takes the lock: release ours first on failure
     std::unique_ptr<Handles>& h;
@@ -144,8 +140,12 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
       }
     }
   } unlock{h};
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) throw IOError("cannot open '" + path + "': " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw IOError("cannot open '" + path + "' as an HDF5 file: not a regular file");
   h->file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (h->file < 0) throw IOError("cannot open '" + path + "' as an HDF5 file (missing, damaged or not HDF5)");
+  if (h->file < 0)
+    throw IOError("cannot open '" + path + "' as an HDF5 file (damaged or not HDF5)" + h5::said());
   std::string ds = dataset;
   if (ds.empty()) {
     const auto all = datasets(h->file);
@@ -156,14 +156,21 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
   }
   const std::string name = path + "#" + ds;
   h->dset = H5Dopen2(h->file, ds.c_str(), H5P_DEFAULT);
-  if (h->dset < 0)
-    throw IOError("'" + path + "' has no dataset '" + ds + "' (datasets: " + joined(datasets(h->file)) + ")");
+  if (h->dset < 0) {
+    const std::string why = h5::last_error();
+    throw IOError("'" + path + "' has no dataset '" + ds + "' (datasets: " + joined(datasets(h->file)) + ")" +
+                  (why.empty() ? "" : " (libhdf5: " + why + ")"));
+  }
   const hid_t space = H5Dget_space(h->dset);
-  const int nd = H5Sget_simple_extent_ndims(space);
+  if (space >= 0 && H5Sget_simple_extent_type(space) == H5S_NULL) {
+    H5Sclose(space);
+    throw IOError("'" + path + "#" + ds + "': a null dataspace (an empty dataset, h5py.Empty) holds no array to read");
+  }
+  const int nd = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
   std::vector<hsize_t> dims(static_cast<size_t>(std::max(nd, 0)));
   if (nd > 0) H5Sget_simple_extent_dims(space, dims.data(), nullptr);
-  H5Sclose(space);
-  if (nd < 0) throw IOError("'" + name + "': not a simple dataspace");
+  if (space >= 0) H5Sclose(space);
+  if (nd < 0) throw IOError("'" + name + "': not a simple dataspace" + h5::said());
   const hid_t type = H5Dget_type(h->dset);
   bool be = false;
   DType t;
@@ -177,26 +184,31 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
   H5Tclose(type);
   Shape shape(dims.begin(), dims.end());
   for (auto& e : shape) e = static_cast<int64_t>(e);
-  const hid_t dcpl = H5Dget_create_plist(h->dset);
-  const H5D_layout_t layout = H5Pget_layout(dcpl);
+  struct Plist {  // closed on every way out
+    hid_t id;
+    ~Plist() { H5Pclose(id); }
+  } dcpl{H5Dget_create_plist(h->dset)};
+  const H5D_layout_t layout = dcpl.id >= 0 ? H5Pget_layout(dcpl.id) : H5D_LAYOUT_ERROR;
+  if (layout == H5D_LAYOUT_ERROR) throw IOError("'" + name + "': cannot read its storage layout" + h5::said());
   const size_t isz = itemsize(t);
+  const int64_t nbytes = sat_mul(prod(shape), static_cast<int64_t>(isz));
   Shape unit = shape;
   std::vector<h5::Filter> filters;
   std::vector<uint8_t> fill(isz, 0);
   if (nd > 0 && layout == H5D_CHUNKED) {
     std::vector<hsize_t> c(static_cast<size_t>(nd));
-    H5Pget_chunk(dcpl, nd, c.data());
+    H5Pget_chunk(dcpl.id, nd, c.data());
     for (int d = 0; d < nd; ++d) unit[static_cast<size_t>(d)] = static_cast<int64_t>(c[static_cast<size_t>(d)]);
-    const int nf = H5Pget_nfilters(dcpl);
+    const int nf = H5Pget_nfilters(dcpl.id);
     for (int i = 0; i < nf; ++i) {
       unsigned flags = 0, cd[32];
       size_t ncd = 32;
       char fname[256] = {0};
       unsigned config = 0;
-      const H5Z_filter_t id = H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &ncd, cd, sizeof fname, fname, &config);
+      const H5Z_filter_t id = H5Pget_filter2(dcpl.id, static_cast<unsigned>(i), &flags, &ncd, cd, sizeof fname, fname, &config);
       filters.push_back({static_cast<int>(id), std::vector<unsigned>(cd, cd + std::min<size_t>(ncd, 32)), fname});
     }
-  } else if (nd > 0) {  // contiguous or compact: C-order runs of about kUnitBytes
+  } else if (nd > 0) {  // contiguous, compact, external or virtual: C-order runs of about kUnitBytes
     size_t k = static_cast<size_t>(nd) - 1;
     int64_t inner = static_cast<int64_t>(isz);
     while (k > 0 && sat_mul(inner, shape[k]) <= kUnitBytes) inner = sat_mul(inner, shape[k--]);
@@ -204,29 +216,47 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
     unit[k] = std::max<int64_t>(1, std::min<int64_t>(shape[k], kUnitBytes / std::max<int64_t>(inner, 1)));
   }
   H5D_fill_value_t defined;
-  if (H5Pfill_value_defined(dcpl, &defined) >= 0 && defined != H5D_FILL_VALUE_UNDEFINED)
-    H5Pget_fill_value(dcpl, h->mem_type, fill.data());
-  H5Pclose(dcpl);
+  if (H5Pfill_value_defined(dcpl.id, &defined) >= 0 && defined != H5D_FILL_VALUE_UNDEFINED)
+    H5Pget_fill_value(dcpl.id, h->mem_type, fill.data());
   for (auto& e : unit) e = std::max<int64_t>(e, 1);
+  // Where the values are: external files, other datasets (virtual), the file.
+  std::vector<h5::ExternalPart> external;
+  if (H5Pget_external_count(dcpl.id) > 0) external = h5::external_parts(dcpl.id, path, nbytes, name);
+  if (layout == H5D_VIRTUAL) h5::check_virtual(dcpl.id, h->file, path, name);
+  int64_t data_offset = -1;
+  std::vector<uint8_t> compact;
+  if (layout == H5D_CONTIGUOUS && external.empty()) {
+    const haddr_t a = H5Dget_offset(h->dset);
+    data_offset = a == HADDR_UNDEF ? -1 : static_cast<int64_t>(a);
+  } else if (layout == H5D_COMPACT) {
+    if (nbytes > kCompactMax)  // (a compact dataset's values lie in its header: 64 KiB at most)
+      throw IOError("'" + name + "': a compact dataset of " + std::to_string(nbytes) + " bytes (damaged)");
+    compact.resize(static_cast<size_t>(nbytes));
+    if (!compact.empty() && H5Dread(h->dset, h->mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, compact.data()) < 0)
+      throw IOError("'" + name + "': cannot read its (compact) data" + h5::said());
+  }
+  const int64_t stored = static_cast<int64_t>(H5Dget_storage_size(h->dset));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
+    const std::string why = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    throw IOError("cannot open '" + path + "': " + why);
+  }
+  // Nothing can fail from here: the handles go to the source (whose end takes the lock).
   auto src = std::make_shared<H5Source>(std::move(h), t, shape, name);
+  src->fd_ = fd;
+  src->file_size_ = static_cast<int64_t>(st.st_size);
   src->big_endian_ = be;
   src->chunked_ = layout == H5D_CHUNKED;
+  src->virtual_ = layout == H5D_VIRTUAL;
   src->filters_ = std::move(filters);
   src->decodes_ = h5::decodes(src->filters_);
   src->fill_ = std::move(fill);
   src->read_grid_ = ChunkGrid(shape, unit);
-  src->stored_bytes_ = static_cast<int64_t>(H5Dget_storage_size(src->h_->dset));
-  if (layout == H5D_CONTIGUOUS) {
-    const haddr_t a = H5Dget_offset(src->h_->dset);
-    src->data_offset_ = a == HADDR_UNDEF ? -1 : static_cast<int64_t>(a);
-  } else if (layout == H5D_COMPACT) {
-    src->compact_.resize(static_cast<size_t>(prod(shape)) * isz);
-    if (!src->compact_.empty() &&
-        H5Dread(src->h_->dset, src->h_->mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, src->compact_.data()) < 0)
-      throw IOError("'" + name + "': cannot read its (compact) data");
-  }
-  src->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (src->fd_ < 0) throw IOError("cannot open '" + path + "': " + std::strerror(errno));
+  src->stored_bytes_ = stored;
+  src->data_offset_ = data_offset;
+  src->compact_ = std::move(compact);
+  src->external_ = std::move(external);
   return src;
 }
 
@@ -241,8 +271,12 @@ std::string H5Source::describe() const {
   std::string f;
   for (const auto& x : filters_) f += (f.empty() ? "" : "+") + (x.name.empty() ? std::to_string(x.id) : x.name);
   return "hdf5 '" + name_ + "' " + shape_str(shape()) + " " + dtype_name(dtype()) +
-         (chunked_ ? " chunks=" + shape_str(read_grid_.chunks()) : compact_.empty() ? " contiguous" : " compact") +
+         (chunked_ ? " chunks=" + shape_str(read_grid_.chunks()) : " " + layout_name()) +
          (f.empty() ? "" : " filters " + f) + (decodes_ ? "" : " (read through libhdf5)");
+}
+
+std::string H5Source::layout_name() const {
+  return virtual_ ? "virtual" : !external_.empty() ? "external" : !compact_.empty() ? "compact" : "contiguous";
 }
 
 void H5Source::fill_value(void* dst, int64_t n) const {
@@ -268,6 +302,15 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
     }();
     const int64_t have = std::min(n, prod(shape()) - first);
     fill_value(static_cast<char*>(dst) + have * static_cast<int64_t>(isz), n - have);
+    if (virtual_) {
+      read_through_library(id, dst);
+      return finish_unit(id, dst, ts);
+    }
+    if (!external_.empty()) {
+      h5::read_external(external_, first * static_cast<int64_t>(isz), static_cast<size_t>(have) * isz, dst, where);
+      if (big_endian_) zarr::byteswap(dst, have * zarr::parts_of(dtype()), isz / zarr::parts_of(dtype()));
+      return finish_unit(id, dst, ts);
+    }
     if (!compact_.empty()) {
       std::memcpy(dst, compact_.data() + first * static_cast<int64_t>(isz), static_cast<size_t>(have) * isz);
       return;
@@ -288,8 +331,9 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
     hsize_t size = 0;
     bool found;
     {
-      std::lock_guard<std::mutex> g(h5_lock());
+      H5Lock g;
       found = H5Dget_chunk_info_by_coord(h_->dset, off.data(), &mask, &addr, &size) >= 0 && addr != HADDR_UNDEF;
+      if (!found) h5::last_error();  // (not stored: the fill value; clears the stack)
     }
     if (!found) {
       fill_value(dst, n);
@@ -298,6 +342,14 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
     if (!decodes_) {
       read_through_library(id, dst);
     } else {
+      // A stored chunk lies inside the file and is not much larger than its values: a
+      // damaged index cannot make us allocate more (h5_filters.hpp bounds the rest).
+      if (addr > static_cast<haddr_t>(file_size_) || size > static_cast<hsize_t>(file_size_) - addr)
+        throw IOError("'" + where + "': its chunk at byte " + std::to_string(addr) + " (+" + std::to_string(size) +
+                      ") lies past the file's end (" + std::to_string(file_size_) + " bytes; truncated or damaged)");
+      if (size > static_cast<hsize_t>(h5::max_stored(bytes_n)))
+        throw IOError("'" + where + "': its chunk claims " + std::to_string(size) + " stored bytes, more than " +
+                      std::to_string(h5::max_stored(bytes_n)) + " for " + std::to_string(bytes_n) + " bytes of values (damaged)");
       ScratchScope scope(ts.scratch);  // (not zeroed: the read fills it)
       auto* raw = static_cast<uint8_t*>(scope.alloc(static_cast<size_t>(size)));
       const ssize_t r = ::pread(fd_, raw, static_cast<size_t>(size), static_cast<off_t>(addr));
@@ -306,12 +358,17 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
       if (big_endian_) zarr::byteswap(dst, n * zarr::parts_of(dtype()), isz / zarr::parts_of(dtype()));
     }
   }
+  finish_unit(id, dst, ts);
+}
+
+void H5Source::finish_unit(int64_t id, void* dst, ThreadState& ts) const {
+  const int64_t n = prod(read_grid_.chunks());
   if (dtype() == DType::Bool) {  // any byte other than 0 is True, as 1
     auto* b = static_cast<uint8_t*>(dst);
     for (int64_t k = 0; k < n; ++k) b[k] = b[k] != 0;
   }
   ts.decompressed[this][id]++;
-  ts.decompressed_bytes[this] += bytes_n;
+  ts.decompressed_bytes[this] += n * static_cast<int64_t>(itemsize(dtype()));
 }
 
 void H5Source::read_through_library(int64_t id, void* dst) const {
@@ -320,21 +377,31 @@ void H5Source::read_through_library(int64_t id, void* dst) const {
   const Shape part = box.shape(), unit = read_grid_.chunks();
   std::vector<uint8_t> buf(static_cast<size_t>(prod(part)) * isz);
   {
-    std::lock_guard<std::mutex> g(h5_lock());
-    std::vector<hsize_t> start(nd), count(nd);
-    for (size_t d = 0; d < nd; ++d) start[d] = static_cast<hsize_t>(box.start[d]), count[d] = static_cast<hsize_t>(part[d]);
-    const hid_t fs = H5Dget_space(h_->dset);
-    const hid_t ms = H5Screate_simple(static_cast<int>(nd), count.data(), nullptr);
-    herr_t rc = H5Sselect_hyperslab(fs, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
-    if (rc >= 0) rc = H5Dread(h_->dset, h_->mem_type, ms, fs, H5P_DEFAULT, buf.data());
-    H5Sclose(ms);
-    H5Sclose(fs);
+    H5Lock g;
+    herr_t rc;
+    std::string why;  // (taken before the next call clears libhdf5's error stack)
+    if (nd == 0) {
+      rc = H5Dread(h_->dset, h_->mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data());
+      if (rc < 0) why = h5::said();
+    } else {
+      std::vector<hsize_t> start(nd), count(nd);
+      for (size_t d = 0; d < nd; ++d) start[d] = static_cast<hsize_t>(box.start[d]), count[d] = static_cast<hsize_t>(part[d]);
+      const hid_t fs = H5Dget_space(h_->dset);
+      const hid_t ms = H5Screate_simple(static_cast<int>(nd), count.data(), nullptr);
+      rc = fs >= 0 && ms >= 0 ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) : -1;
+      if (rc >= 0) rc = H5Dread(h_->dset, h_->mem_type, ms, fs, H5P_DEFAULT, buf.data());
+      if (rc < 0) why = h5::said();
+      if (ms >= 0) H5Sclose(ms);
+      if (fs >= 0) H5Sclose(fs);
+    }
     if (rc < 0) {
+      if (!chunked_)
+        throw IOError("'" + name_ + "': libhdf5 cannot read its " + layout_name() + " data at " + shape_str(box.start) + why);
       std::string f;
       for (const auto& x : filters_) f += (f.empty() ? "" : ", ") + (x.name.empty() ? std::to_string(x.id) : x.name) +
                                           " (" + std::to_string(x.id) + ")";
       throw IOError("'" + name_ + "': libhdf5 cannot read chunk " + shape_str(read_grid_.chunk_coords(id)) +
-                    " (filters " + f + "; a filter plugin may be missing: HDF5_PLUGIN_PATH)");
+                    " (filters " + f + "; a filter plugin may be missing: HDF5_PLUGIN_PATH)" + why);
     }
   }
   fill_value(dst, prod(unit));
@@ -350,7 +417,7 @@ bool H5Source::stored_info(StorageInfo& info) const {
   info.dtype = dtype();
   std::string f;
   for (const auto& x : filters_) f += (f.empty() ? "" : "+") + (x.name.empty() ? std::to_string(x.id) : x.name);
-  info.codec = chunked_ ? (f.empty() ? "none" : f) : compact_.empty() ? "contiguous, uncompressed" : "compact";
+  info.codec = chunked_ ? (f.empty() ? "none" : f) : layout_name() == "contiguous" ? "contiguous, uncompressed" : layout_name();
   info.nbytes = sat_mul(prod(shape()), static_cast<int64_t>(itemsize(dtype())));
   info.cbytes = stored_bytes_;
   info.contiguous = true;
