@@ -4,6 +4,7 @@
 #include <b2nd.h>
 #include <lz4.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -49,6 +50,31 @@ struct Target {
 };
 
 bool is_compressor(int id) { return id == kDeflate || id == kLz4 || id == kBlosc || id == kZstd || id == kBlosc2; }
+
+// Fletcher's checksum over 16-bit big-endian words (an odd last byte as the high byte
+// of one), as HDF5's fletcher32 filter computes it.
+uint32_t fletcher32(const uint8_t* p, size_t n) {
+  uint32_t a = 0, b = 0;
+  for (size_t words = n / 2; words > 0;) {
+    const size_t run = std::min<size_t>(words, 360);  // (no overflow before folding)
+    words -= run;
+    for (size_t k = 0; k < run; ++k, p += 2) {
+      a += static_cast<uint32_t>(p[0]) << 8 | p[1];
+      b += a;
+    }
+    a = (a & 0xffff) + (a >> 16);
+    b = (b & 0xffff) + (b >> 16);
+  }
+  if (n % 2) {
+    a += static_cast<uint32_t>(*p) << 8;
+    b += a;
+    a = (a & 0xffff) + (a >> 16);
+    b = (b & 0xffff) + (b >> 16);
+  }
+  a = (a & 0xffff) + (a >> 16);
+  b = (b & 0xffff) + (b >> 16);
+  return b << 16 | a;
+}
 
 // HDF5's byte shuffle: byte b of item i at b * nitems + i; the bytes past whole items stay.
 void unshuffle(const uint8_t* src, size_t n, size_t isz, uint8_t* out) {
@@ -214,7 +240,13 @@ void decode(const std::vector<Filter>& pipeline, unsigned mask, size_t itemsize,
     switch (f.id) {
       case kFletcher32: {
         if (n < 4) bad(where, "fletcher32", "shorter than its checksum");
-        n -= 4;  // (its checksum is not verified)
+        n -= 4;
+        // Stored little-endian after the data; files of HDF5 before 1.6.3 have the bytes of
+        // each half swapped (libhdf5 accepts both).
+        const uint32_t stored = uint32_t(cur[n]) | uint32_t(cur[n + 1]) << 8 | uint32_t(cur[n + 2]) << 16 |
+                                uint32_t(cur[n + 3]) << 24;
+        const uint32_t sum = fletcher32(cur, n), swapped = (sum & 0x00ff00ffu) << 8 | (sum >> 8 & 0x00ff00ffu);
+        if (stored != sum && stored != swapped) bad(where, "fletcher32", "checksum mismatch (damaged)");
         if (i == last) std::memcpy(t.get(n, where, "fletcher32"), cur, n);
         continue;
       }

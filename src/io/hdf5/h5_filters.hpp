@@ -1,5 +1,5 @@
 // HDF5 filter pipelines decoded by b2lazy in the worker threads (a chunk's raw bytes are
-// read with pread, outside libhdf5): deflate, shuffle, fletcher32, zstd (32015), LZ4
+// read with pread, outside libhdf5): deflate, shuffle, fletcher32 (checksum verified), zstd (32015), LZ4
 // (32004), Blosc (32001) and Blosc2 (32026) — the filters h5py and hdf5plugin write.
 // Others go through libhdf5 (H5Dread, serialized).
 #pragma once

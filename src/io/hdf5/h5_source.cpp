@@ -51,29 +51,58 @@ std::string joined(const std::vector<std::string>& v) {
   return s.empty() ? "none" : s;
 }
 
-// h5py stores complex numbers as a compound of two floats named r and i, back to back.
+// An integer of whole bytes (no padding bits): how b2lazy reads the stored bytes.
+bool whole_integer(hid_t type, size_t sz) {
+  return H5Tget_precision(type) == 8 * sz && H5Tget_offset(type) == 0 && H5Tget_order(type) != H5T_ORDER_ERROR &&
+         H5Tget_sign(type) != H5T_SGN_ERROR;
+}
+
+// An IEEE 754 binary16/32/64 float, either byte order: any other layout (a damaged or
+// unusual header) would be read as the wrong numbers, and converting one has crashed
+// libhdf5 1.10.
+bool ieee_float(hid_t type, size_t sz) {
+  size_t spos = 0, epos = 0, esize = 0, mpos = 0, msize = 0;
+  if (H5Tget_fields(type, &spos, &epos, &esize, &mpos, &msize) < 0) return false;
+  const size_t e = sz == 2 ? 5 : sz == 4 ? 8 : 11, m = 8 * sz - 1 - e;
+  return (sz == 2 || sz == 4 || sz == 8) && H5Tget_precision(type) == 8 * sz && H5Tget_offset(type) == 0 &&
+         spos == 8 * sz - 1 && epos == m && esize == e && mpos == 0 && msize == m &&
+         H5Tget_ebias(type) == (size_t(1) << (e - 1)) - 1 && H5Tget_norm(type) == H5T_NORM_IMPLIED &&
+         (H5Tget_order(type) == H5T_ORDER_LE || H5Tget_order(type) == H5T_ORDER_BE);
+}
+
+// h5py stores complex numbers as a compound of two floats named r and i, back to back, in
+// one byte order.
 bool is_complex_pair(hid_t type, size_t sz) {
   if (H5Tget_nmembers(type) != 2) return false;
   bool ok = true;
+  H5T_order_t order = H5T_ORDER_ERROR;
   for (unsigned k = 0; k < 2 && ok; ++k) {
     char* name = H5Tget_member_name(type, k);
     const hid_t m = H5Tget_member_type(type, k);
-    ok = name && std::string(name) == (k == 0 ? "r" : "i") && H5Tget_class(m) == H5T_FLOAT &&
-         H5Tget_size(m) == sz / 2 && H5Tget_member_offset(type, k) == k * sz / 2;
-    H5Tclose(m);
-    H5free_memory(name);
+    ok = name && m >= 0 && std::string(name) == (k == 0 ? "r" : "i") && H5Tget_class(m) == H5T_FLOAT &&
+         H5Tget_size(m) == sz / 2 && ieee_float(m, sz / 2) && H5Tget_member_offset(type, k) == k * sz / 2 &&
+         (k == 0 || H5Tget_order(m) == order);
+    if (ok) order = H5Tget_order(m);
+    if (m >= 0) H5Tclose(m);
+    if (name) H5free_memory(name);
   }
   return ok;
 }
 
-// The type reads convert into: the native one, except that float16 (no native type in
-// HDF5 1.10) and h5py's complex are made little-endian in the file's own layout.
+// h5py's bool: an enum of two members over one whole byte.
+bool is_bool_enum(hid_t type) {
+  if (H5Tget_size(type) != 1 || H5Tget_nmembers(type) != 2) return false;
+  const hid_t base = H5Tget_super(type);
+  const bool ok = base >= 0 && H5Tget_class(base) == H5T_INTEGER && whole_integer(base, 1);
+  if (base >= 0) H5Tclose(base);
+  return ok;
+}
+
+// The type reads convert into: the file's own (checked to be a standard layout by
+// dtype_of) made little-endian; h5py's complex as a compound of native floats; a bool enum
+// as it is (its bytes are made 0/1 after reading). Not H5Tget_native_type, which converts
+// an enum's values and has crashed on damaged ones.
 hid_t memory_type(hid_t type, DType t) {
-  if (t == DType::F16) {
-    const hid_t m = H5Tcopy(type);
-    H5Tset_order(m, H5T_ORDER_LE);
-    return m;
-  }
   if (is_complex(t)) {
     const size_t half_size = itemsize(t) / 2;
     const hid_t part = half_size == 4 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
@@ -82,14 +111,16 @@ hid_t memory_type(hid_t type, DType t) {
     H5Tinsert(m, "i", half_size, part);
     return m;
   }
-  return H5Tget_native_type(type, H5T_DIR_ASCEND);
+  const hid_t m = H5Tcopy(type);
+  if (t != DType::Bool && m >= 0) H5Tset_order(m, H5T_ORDER_LE);
+  return m;
 }
 
 DType dtype_of(hid_t type, bool& big_endian, const std::string& where) {
   const H5T_class_t c = H5Tget_class(type);
   const size_t sz = H5Tget_size(type);
-  if (c == H5T_ENUM && sz == 1 && H5Tget_nmembers(type) == 2) return DType::Bool;  // h5py's bool
-  if (c == H5T_INTEGER) {
+  if (c == H5T_ENUM && is_bool_enum(type)) return DType::Bool;
+  if (c == H5T_INTEGER && whole_integer(type, sz)) {
     big_endian = H5Tget_order(type) == H5T_ORDER_BE;
     const bool s = H5Tget_sign(type) == H5T_SGN_2;
     switch (sz) {
@@ -99,7 +130,7 @@ DType dtype_of(hid_t type, bool& big_endian, const std::string& where) {
       case 8: return s ? DType::I64 : DType::U64;
     }
   }
-  if (c == H5T_FLOAT && (sz == 2 || sz == 4 || sz == 8)) {
+  if (c == H5T_FLOAT && ieee_float(type, sz)) {
     big_endian = H5Tget_order(type) == H5T_ORDER_BE;
     return sz == 2 ? DType::F16 : sz == 4 ? DType::F32 : DType::F64;
   }
@@ -110,7 +141,8 @@ DType dtype_of(hid_t type, bool& big_endian, const std::string& where) {
     return sz == 8 ? DType::C64 : DType::C128;
   }
   throw IOError("'" + where + "': an HDF5 datatype of class " + std::to_string(static_cast<int>(c)) + " and " +
-                std::to_string(sz) + " bytes is not one b2lazy reads (bool, integers, float16/32/64, complex64/128)");
+                std::to_string(sz) + " bytes is not one b2lazy reads (bool, integers, float16/32/64, complex64/128" +
+                " in their standard layouts)");
 }
 
 }  // namespace
@@ -167,8 +199,8 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
     throw IOError("'" + path + "#" + ds + "': a null dataspace (an empty dataset, h5py.Empty) holds no array to read");
   }
   const int nd = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
-  std::vector<hsize_t> dims(static_cast<size_t>(std::max(nd, 0)));
-  if (nd > 0) H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  std::vector<hsize_t> dims(static_cast<size_t>(std::max(nd, 0))), maxdims(dims.size());
+  if (nd > 0) H5Sget_simple_extent_dims(space, dims.data(), maxdims.data());
   if (space >= 0) H5Sclose(space);
   if (nd < 0) throw IOError("'" + name + "': not a simple dataspace" + h5::said());
   const hid_t type = H5Dget_type(h->dset);
@@ -182,8 +214,19 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
   }
   h->mem_type = memory_type(type, t);
   H5Tclose(type);
+  if (h->mem_type < 0) throw IOError("'" + name + "': cannot read its datatype" + h5::said());
+  // A damaged dataspace may claim any size: past its own maximum or past what int64
+  // counts is damage, named here (libhdf5 1.10 does not check the maximum).
+  __int128 total = static_cast<__int128>(itemsize(t));
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (maxdims[d] != H5S_UNLIMITED && dims[d] > maxdims[d])
+      throw IOError("'" + name + "': its dimension " + std::to_string(d) + " of " + std::to_string(dims[d]) +
+                    " exceeds its maximum " + std::to_string(maxdims[d]) + " (damaged)");
+    if (dims[d] > uint64_t(INT64_MAX) || (total *= static_cast<__int128>(dims[d])) > INT64_MAX)
+      throw IOError("'" + name + "': a dataspace of more than 2**63 bytes (" + shape_str(Shape(dims.begin(), dims.end())) +
+                    ", damaged)");
+  }
   Shape shape(dims.begin(), dims.end());
-  for (auto& e : shape) e = static_cast<int64_t>(e);
   struct Plist {  // closed on every way out
     hid_t id;
     ~Plist() { H5Pclose(id); }
@@ -231,20 +274,22 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
   } else if (layout == H5D_COMPACT) {
     if (nbytes > kCompactMax)  // (a compact dataset's values lie in its header: 64 KiB at most)
       throw IOError("'" + name + "': a compact dataset of " + std::to_string(nbytes) + " bytes (damaged)");
+    // libhdf5 1.10 reads past a compact buffer shorter than the dataspace says.
+    const hsize_t held = H5Dget_storage_size(h->dset);
+    if (held != static_cast<hsize_t>(nbytes))
+      throw IOError("'" + name + "': its compact data holds " + std::to_string(held) + " bytes, not the " +
+                    std::to_string(nbytes) + " of its shape and type (damaged)");
     compact.resize(static_cast<size_t>(nbytes));
     if (!compact.empty() && H5Dread(h->dset, h->mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, compact.data()) < 0)
       throw IOError("'" + name + "': cannot read its (compact) data" + h5::said());
   }
   const int64_t stored = static_cast<int64_t>(H5Dget_storage_size(h->dset));
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0 || ::fstat(fd, &st) != 0) {
-    const std::string why = std::strerror(errno);
-    if (fd >= 0) ::close(fd);
-    throw IOError("cannot open '" + path + "': " + why);
-  }
-  // Nothing can fail from here: the handles go to the source (whose end takes the lock).
-  auto src = std::make_shared<H5Source>(std::move(h), t, shape, name);
-  src->fd_ = fd;
+  // The source may refuse the shape (the Node): the handles go to it only once it is
+  // made, since its end takes the lock (held here; `unlock` releases it first).
+  auto src = std::make_shared<H5Source>(t, shape, name);
+  src->fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (src->fd_ < 0 || ::fstat(src->fd_, &st) != 0) throw IOError("cannot open '" + path + "': " + std::strerror(errno));
+  src->h_ = std::move(h);
   src->file_size_ = static_cast<int64_t>(st.st_size);
   src->big_endian_ = be;
   src->chunked_ = layout == H5D_CHUNKED;
@@ -260,8 +305,7 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
   return src;
 }
 
-H5Source::H5Source(std::unique_ptr<Handles> h, DType t, Shape shape, std::string name)
-    : UnitSource(t, std::move(shape)), h_(std::move(h)), name_(std::move(name)) {}
+H5Source::H5Source(DType t, Shape shape, std::string name) : UnitSource(t, std::move(shape)), name_(std::move(name)) {}
 
 H5Source::~H5Source() {
   if (fd_ >= 0) ::close(fd_);
@@ -333,7 +377,14 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
     {
       H5Lock g;
       found = H5Dget_chunk_info_by_coord(h_->dset, off.data(), &mask, &addr, &size) >= 0 && addr != HADDR_UNDEF;
-      if (!found) h5::last_error();  // (not stored: the fill value; clears the stack)
+      // H5Dread finds chunks by another path (a search of the index, not a walk over it):
+      // both must agree, or a damaged index would give values libhdf5 does not read.
+      hsize_t lookup = 0;
+      const bool looked_up = H5Dget_chunk_storage_size(h_->dset, off.data(), &lookup) >= 0 && lookup > 0;
+      h5::last_error();  // (clears the stack: not stored is no error, the fill value)
+      if (looked_up != found || (found && lookup != size))
+        throw IOError("'" + where + "': the chunk index is damaged (libhdf5 finds the chunk by one path and " +
+                      (found && looked_up ? "another size" : "not") + " by the other)");
     }
     if (!found) {
       fill_value(dst, n);

@@ -29,7 +29,7 @@ class H5Source : public UnitSource {
   bool stored_info(StorageInfo& out) const override;
 
   struct Handles;  // libhdf5's identifiers (h5_source.cpp)
-  H5Source(std::unique_ptr<Handles> h, DType t, Shape shape, std::string name);
+  H5Source(DType t, Shape shape, std::string name);  // (the handles are given by open)
 
  private:
   void read_unit(int64_t id, void* dst, ThreadState& ts) const override;

@@ -330,3 +330,152 @@ for url, n in [({str(tmp_path / 'bad.h5')!r}, 1), ({path + '#/nope'!r}, 1), ({pa
     assert "bad.h5" in lines[0] and "libhdf5: file signature not found" in lines[0]
     assert "f.h5" in lines[1] and "no dataset '/nope'" in lines[1] and "libhdf5: " in lines[1]
     assert "f.h5#/lzf" in lines[2] and "libhdf5: required filter 'lzf' is not registered" in lines[2]
+
+
+# Damaged files (found by tests/fuzz/fuzz_hdf5_files.py): a clear error, never a crash, a
+# hang or a wrong value.
+
+def test_fletcher32_checksums_are_verified(tmp_path):
+    path = str(tmp_path / "f.h5")
+    x = np.arange(64, dtype="i4").reshape(8, 8)
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("x", data=x, chunks=(4, 4), fletcher32=True)
+        at = d.id.get_chunk_info(1).byte_offset
+    np.testing.assert_array_equal(b2lazy.open(path).to_numpy(), x)
+    with open(path, "r+b") as fh:  # one value of chunk (0, 1) changed: its checksum no longer holds
+        fh.seek(at + 4)
+        fh.write(b"\x63")
+    with h5py.File(path, "r") as f, pytest.raises(OSError):  # the oracle refuses it too
+        f["x"][...]
+    with pytest.raises(OSError, match=r"f.h5#/x \(chunk \(0, 1\)\).*fletcher32: checksum mismatch"):
+        b2lazy.open(path).to_numpy()
+
+
+def patch(path, old, new):
+    raw = open(path, "rb").read()
+    assert raw.count(old) >= 1, old
+    open(path, "wb").write(raw.replace(old, new))
+
+
+def test_damaged_headers_are_errors(tmp_path):
+    """A dimension past its maximum or past 2**63 bytes (the source's shape check raised
+    with libhdf5's handles still open under the lock: a deadlock); a compact dataset whose
+    buffer is shorter than its shape (libhdf5 1.10 reads past it); each in a subprocess,
+    so that a hang fails the test."""
+    big = str(tmp_path / "big.h5")
+    with h5py.File(big, "w") as f:
+        f.create_dataset("x", data=np.zeros((12, 10)), chunks=(6, 5), maxshape=(None, 10))
+    patch(big, (12).to_bytes(8, "little") + (10).to_bytes(8, "little"),
+          (2**60).to_bytes(8, "little") + (10).to_bytes(8, "little"))
+    over = str(tmp_path / "over.h5")
+    with h5py.File(over, "w") as f:
+        f.create_dataset("x", data=np.zeros((12, 10)), chunks=(6, 5), maxshape=(20, 10))
+    patch(over, (12).to_bytes(8, "little") + (10).to_bytes(8, "little"),
+          (21).to_bytes(8, "little") + (10).to_bytes(8, "little"))
+    compact = str(tmp_path / "compact.h5")
+    with h5py.File(compact, "w") as f:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_layout(h5py.h5d.COMPACT)
+        v = np.arange(30, dtype="i2")
+        d = h5py.h5d.create(f.id, b"x", h5py.h5t.py_create(v.dtype), h5py.h5s.create_simple((30,)), dcpl=dcpl)
+        d.write(h5py.h5s.ALL, h5py.h5s.ALL, v)
+    patch(compact, (30).to_bytes(8, "little") * 2, (3000).to_bytes(8, "little") * 2)  # dims and max dims
+    code = f"""
+import b2lazy
+for p in [{big!r}, {over!r}, {compact!r}]:
+    try:
+        b2lazy.open(p).to_numpy()
+        print("read", p)
+    except OSError as e:
+        print(e)
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    lines = r.stdout.splitlines()
+    assert "big.h5#/x': a dataspace of more than 2**63 bytes" in lines[0]
+    assert "over.h5#/x': its dimension 0 of 21 exceeds its maximum 20" in lines[1]
+    assert "compact.h5#/x': its compact data holds 60 bytes, not the 6000" in lines[2]
+
+
+def test_a_damaged_chunk_index_is_an_error(tmp_path):
+    """A chunk that H5Dread's index search does not find (the fill value) but the walk of
+    the index does: an error, not the chunk's old values (fuzzer finding)."""
+    path = str(tmp_path / "f.h5")
+    x = np.arange(120, dtype="u2").reshape(12, 10)
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("x", data=x, chunks=(6, 5))
+        addr = d.id.get_chunk_info(0).byte_offset
+    raw = bytearray(open(path, "rb").read())
+    at = raw.find(addr.to_bytes(8, "little"))  # the index record's chunk address; before it:
+    key = at - 8 - 8 * 3  # size (4 bytes), filter mask (4), offsets (8 per dimension, and one for the item)
+    assert raw[key:key + 4] == (30 * 2).to_bytes(4, "little")  # its size (6 x 5 uint16)
+    raw[at - 8 + 3] = 199  # the item's offset, always 0: the search passes the chunk by, the walk does not
+    open(path, "wb").write(raw)
+    with pytest.raises(OSError, match=r"f.h5#/x \(chunk \(0, 0\)\)': the chunk index is damaged"):
+        b2lazy.open(path).to_numpy()
+
+
+MAKE_HOSTILE_CHUNKS = """
+import sys, zlib
+import h5py, hdf5plugin, numpy as np
+d = sys.argv[1]
+def case(name, make, chunk_of):
+    with h5py.File(f"{d}/{name}.h5", "w") as f:
+        ds = make(f)
+        fm, raw = ds.id.read_direct_chunk((0,) * ds.ndim)
+        ds.id.write_direct_chunk((0,) * ds.ndim, chunk_of(raw), fm)
+x = np.arange(1000.)
+bomb = zlib.compress(bytes(1 << 30), 9)  # 1 GiB of zeros in about 1 MB
+case("gzip-bomb", lambda f: f.create_dataset("x", data=x, chunks=(1000,), compression="gzip"), lambda r: bomb)
+case("shuffle-gzip-bomb", lambda f: f.create_dataset("x", data=x, chunks=(1000,), compression="gzip", shuffle=True),
+     lambda r: bomb)
+case("blosc-claims-2GiB", lambda f: f.create_dataset("x", data=x, chunks=(1000,), shuffle=True,
+                                                      **hdf5plugin.Blosc(shuffle=0)),
+     lambda r: r[:4] + (0x7ffffff0).to_bytes(4, "little") + r[8:])
+case("lz4-claims-512GiB", lambda f: f.create_dataset("x", data=x, chunks=(1000,), shuffle=True, **hdf5plugin.LZ4()),
+     lambda r: (1 << 39).to_bytes(8, "big") + r[8:])
+case("chunk-of-200MB", lambda f: f.create_dataset("x", data=x, chunks=(1000,), compression="gzip"),
+     lambda r: r + bytes(200 << 20))
+with h5py.File(f"{d}/huge.h5", "w") as f:  # 2**60 items in chunks of one
+    f.create_dataset("x", shape=(2**30, 2**30), dtype="u1", chunks=(1, 1), fillvalue=7)
+"""
+
+READ_HOSTILE_CHUNKS = """
+import resource, sys
+import b2lazy, numpy as np
+d = sys.argv[1]
+def peak():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+(b2lazy.asarray(np.arange(10.)) + 1).to_numpy(nthreads=2)  # (warm up: the extension and its pools)
+base = peak()
+for name in ["gzip-bomb", "shuffle-gzip-bomb", "blosc-claims-2GiB", "lz4-claims-512GiB", "chunk-of-200MB"]:
+    try:
+        b2lazy.open(f"{d}/{name}.h5").to_numpy(nthreads=2)
+        print(name, "read")
+    except OSError as e:
+        print(name, "refused:", e)
+a = b2lazy.open(f"{d}/huge.h5")  # opened, a corner read and described without a pass over it
+print("huge", a.shape, int(a[:3, :3].to_numpy().sum()), "hdf5" in repr(a))
+print("grew", peak() - base)
+"""
+
+
+def test_hostile_chunks_cannot_make_the_reader_allocate_much(tmp_path):
+    """Decoding a chunk allocates at most its values plus its stored bytes, which must lie
+    in the file and be at most 1.5 times its values plus 1 MiB (h5_filters.hpp,
+    max_stored); every step of a pipeline knows its output size before decoding it. Peak
+    RSS, in a subprocess, grows by less than 50 MB over five hostile chunks (a 1 GiB
+    deflate bomb, alone and before a shuffle; Blosc and LZ4 headers claiming 2 and 512 GiB;
+    a 200 MB chunk for 8 kB of values) and a dataspace of 2**60 one-item chunks."""
+    subprocess.run([sys.executable, "-c", MAKE_HOSTILE_CHUNKS, str(tmp_path)], check=True, timeout=300)
+    r = subprocess.run([sys.executable, "-c", READ_HOSTILE_CHUNKS, str(tmp_path)], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = dict(line.split(" ", 1) for line in r.stdout.splitlines())
+    assert "gzip-bomb.h5#/x (chunk (0,))': deflate: holds more than 8000 bytes" in out["gzip-bomb"]
+    assert "holds more than" in out["shuffle-gzip-bomb"]
+    assert "refused:" in out["blosc-claims-2GiB"] and "blosc-claims-2GiB.h5#/x" in out["blosc-claims-2GiB"]
+    assert "lz4: decodes to 549755813888 bytes, expected 8000" in out["lz4-claims-512GiB"]
+    assert "claims 209716551 stored bytes" in out["chunk-of-200MB"] and "more than 1060576" in out["chunk-of-200MB"]
+    assert out["huge"] == "(1073741824, 1073741824) 63 True"
+    assert int(out["grew"]) < 50, r.stdout
