@@ -2,7 +2,8 @@
 # Runs the whole test suite: C++ (GoogleTest, examples), bounded fuzz runs of expression
 # strings and of b2nd files (atheris), Python (pytest + hypothesis), the Array API
 # standard's test suite (scripts/test_array_api.sh), then the C++ engine
-# again under AddressSanitizer + UndefinedBehaviorSanitizer (scripts/test_sanitizers.sh).
+# again under AddressSanitizer + UndefinedBehaviorSanitizer (scripts/test_sanitizers.sh)
+# and ThreadSanitizer (scripts/test_tsan.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -24,7 +25,9 @@ fuzz() {  # fuzz NAME SECONDS
 }
 fuzz fuzz_expressions 60
 fuzz fuzz_b2nd_files 45
+fuzz fuzz_hdf5_files 40  # HDF5 files (patched seeds), values checked against h5py
 $PY -m pytest tests/python -q -p no:cacheprovider
 # The Array API standard's own test suite, when ../shared/outside/array-api-tests is there.
 PYTHON=$PY bash scripts/test_array_api.sh 20
 bash scripts/test_sanitizers.sh
+bash scripts/test_tsan.sh  # ThreadSanitizer: the GoogleTest suite and the command at 2-4 threads
