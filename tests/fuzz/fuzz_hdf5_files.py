@@ -118,8 +118,9 @@ def _regions(path, data=True):
     rest of the metadata, and crashes on some damage there that h5py's 2.0 refuses (a
     local heap's size: a read past a buffer in H5F__accum_read): mutating all of a file
     finds those within seconds, libhdf5's bugs rather than b2lazy's, so they are left out.
-    So are the chunks of filters libhdf5 decodes for b2lazy (`data` False): its 1.10 and
-    h5py's 2.0 decode damaged scale-offset chunks to different garbage."""
+    So are the chunks and index records of filters libhdf5 decodes for b2lazy (`data`
+    False): its 1.10 decodes a damaged scale-offset chunk (or one whose recorded size is
+    changed) to uninitialised memory, h5py's 2.0 to other garbage."""
     raw = open(path, "rb").read()
     regions = []
 
@@ -133,11 +134,10 @@ def _regions(path, data=True):
         d = f["x"]
         if d.shape:
             every(b"".join(int(n).to_bytes(8, "little") for n in d.shape))
-        if d.chunks:
+        if d.chunks and data:
             for i in range(d.id.get_num_chunks()):
                 c = d.id.get_chunk_info(i)
-                if data:
-                    regions.append((c.byte_offset, c.size))
+                regions.append((c.byte_offset, c.size))
                 every(c.byte_offset.to_bytes(8, "little"), before=8 + 8 * (d.ndim + 1))
         elif d.id.get_offset() is not None:
             regions.append((d.id.get_offset(), d.id.get_storage_size()))

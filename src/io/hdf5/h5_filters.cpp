@@ -169,6 +169,30 @@ bool one_chunk_to_c_order(b2nd_array_t* arr, uint8_t* out, ThreadState& ts) {
   return true;
 }
 
+// Does the b2nd array's metadata agree with its chunks? Blocks no larger than chunks, the
+// padded chunk shape what they make, and every chunk holding that many items: a damaged
+// metalayer (blocks wider than the chunk) otherwise decodes to garbage or to zeros.
+bool b2nd_consistent(b2nd_array_t* arr) {
+  const int64_t isz = arr->sc->typesize;
+  int64_t ext_items = 1;
+  for (int d = 0; d < arr->ndim; ++d) {
+    const int64_t c = arr->chunkshape[d], b = arr->blockshape[d];
+    if (c <= 0 || b <= 0 || b > c || arr->extchunkshape[d] != (c + b - 1) / b * b) return false;
+    ext_items *= arr->extchunkshape[d];
+  }
+  for (int64_t i = 0; i < arr->sc->nchunks; ++i) {
+    uint8_t* chunk = nullptr;
+    bool needs_free = false;
+    const int cbytes = blosc2_schunk_get_chunk(arr->sc, i, &chunk, &needs_free);
+    int32_t nbytes = -1, cb = 0, blocksize = 0;
+    const bool ok = cbytes > 0 && blosc2_cbuffer_sizes(chunk, &nbytes, &cb, &blocksize) >= 0 &&
+                    nbytes == ext_items * isz;
+    if (needs_free) std::free(chunk);
+    if (!ok) return false;
+  }
+  return true;
+}
+
 // The Blosc2 filter stores each chunk as a Blosc2 frame (of a b2nd array when the filter
 // was given the chunk's shape): its items in C order.
 void un_blosc2(const uint8_t* src, size_t n, Target t, const std::string& where, ThreadState& ts) {
@@ -182,6 +206,7 @@ void un_blosc2(const uint8_t* src, size_t n, Target t, const std::string& where,
       bad(where, "blosc2", "its b2nd metalayer cannot be read");
     }
     std::unique_ptr<b2nd_array_t, int (*)(b2nd_array_t*)> hold(arr, b2nd_free);  // (frees the super-chunk too)
+    if (!b2nd_consistent(arr)) bad(where, "blosc2", "its b2nd metalayer disagrees with its chunks (damaged)");
     const int64_t bytes = arr->nitems * arr->sc->typesize;
     uint8_t* out = t.get(static_cast<size_t>(bytes), where, "blosc2");
     if (!one_chunk_to_c_order(arr, out, ts) && b2nd_to_cbuffer(arr, out, bytes) < 0)

@@ -479,3 +479,22 @@ def test_hostile_chunks_cannot_make_the_reader_allocate_much(tmp_path):
     assert "claims 209716551 stored bytes" in out["chunk-of-200MB"] and "more than 1060576" in out["chunk-of-200MB"]
     assert out["huge"] == "(1073741824, 1073741824) 63 True"
     assert int(out["grew"]) < 50, r.stdout
+
+
+def test_blosc2_chunks_whose_metalayer_disagrees_are_errors(tmp_path):
+    """A Blosc2 chunk whose b2nd metalayer claims blocks wider than the chunk: h5py's
+    plugin reads uninitialised memory, b2lazy read zeros; now an error (fuzzer finding)."""
+    import blosc2
+    path = str(tmp_path / "f.h5")
+    x = values((12, 10), "float64")
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("x", data=x, chunks=(6, 10), **hdf5plugin.Blosc2(cname="lz4"))
+        fm, raw = d.id.read_direct_chunk((0, 0))
+        arr = blosc2.ndarray_from_cframe(raw)
+        block = b"".join(b"\xd2" + int(n).to_bytes(4, "big") for n in arr.blocks)
+        at = raw.rfind(block)  # the metalayer's block shape (after the shape and the chunk shape)
+        wide = block[:-5] + b"\xd2" + (arr.chunks[-1] + 7).to_bytes(4, "big")
+        d.id.write_direct_chunk((0, 0), raw[:at] + wide + raw[at + len(block):], fm)
+    np.testing.assert_array_equal(b2lazy.open(path)[6:].to_numpy(), x[6:])  # the other chunk is sound
+    with pytest.raises(OSError, match=r"f.h5#/x \(chunk \(0, 0\)\)': HDF5 filter blosc2: its b2nd metalayer disagrees"):
+        b2lazy.open(path).to_numpy()
