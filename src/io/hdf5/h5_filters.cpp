@@ -169,6 +169,27 @@ bool one_chunk_to_c_order(b2nd_array_t* arr, uint8_t* out, ThreadState& ts) {
   return true;
 }
 
+// A Blosc2 chunk (extended header: both shuffle bits set) that declares its values
+// uninitialised: C-Blosc2 then writes nothing and reports success, which would hand out
+// whatever the buffer held. Never written by the HDF5 filters: damage.
+bool blosc_uninit(const uint8_t* p, size_t n) {
+  return n >= BLOSC_EXTENDED_HEADER_LENGTH && (p[2] & (BLOSC_DOSHUFFLE | BLOSC_DOBITSHUFFLE)) == (BLOSC_DOSHUFFLE | BLOSC_DOBITSHUFFLE) &&
+         ((p[BLOSC2_CHUNK_BLOSC2_FLAGS] >> 4) & BLOSC2_SPECIAL_MASK) == BLOSC2_SPECIAL_UNINIT;
+}
+
+// Every chunk of a Blosc2 filter's frame: readable and not of uninitialised values.
+void check_chunks(blosc2_schunk* sc, const std::string& where) {
+  for (int64_t i = 0; i < sc->nchunks; ++i) {
+    uint8_t* chunk = nullptr;
+    bool needs_free = false;
+    const int cbytes = blosc2_schunk_get_chunk(sc, i, &chunk, &needs_free);
+    const bool uninit = cbytes > 0 && blosc_uninit(chunk, static_cast<size_t>(cbytes));
+    if (needs_free) std::free(chunk);
+    if (cbytes <= 0) bad(where, "blosc2", "cannot read chunk " + std::to_string(i) + " of its frame (damaged)");
+    if (uninit) bad(where, "blosc2", "chunk " + std::to_string(i) + " of its frame declares its values uninitialised (damaged)");
+  }
+}
+
 // Does the b2nd array's metadata agree with its chunks? Blocks no larger than chunks, the
 // padded chunk shape what they make, and every chunk holding that many items: a damaged
 // metalayer (blocks wider than the chunk) otherwise decodes to garbage or to zeros.
@@ -206,6 +227,7 @@ void un_blosc2(const uint8_t* src, size_t n, Target t, const std::string& where,
       bad(where, "blosc2", "its b2nd metalayer cannot be read");
     }
     std::unique_ptr<b2nd_array_t, int (*)(b2nd_array_t*)> hold(arr, b2nd_free);  // (frees the super-chunk too)
+    check_chunks(arr->sc, where);
     if (!b2nd_consistent(arr)) bad(where, "blosc2", "its b2nd metalayer disagrees with its chunks (damaged)");
     const int64_t bytes = arr->nitems * arr->sc->typesize;
     uint8_t* out = t.get(static_cast<size_t>(bytes), where, "blosc2");
@@ -214,6 +236,7 @@ void un_blosc2(const uint8_t* src, size_t n, Target t, const std::string& where,
     return;
   }
   std::unique_ptr<blosc2_schunk, int (*)(blosc2_schunk*)> hold(sc, blosc2_schunk_free);
+  check_chunks(sc, where);
   uint8_t* out = t.get(static_cast<size_t>(sc->nbytes), where, "blosc2");
   int64_t done = 0;
   for (int64_t i = 0; i < sc->nchunks; ++i) {
@@ -283,6 +306,7 @@ void decode(const std::vector<Filter>& pipeline, unsigned mask, size_t itemsize,
       case kLz4: un_lz4(cur, n, t, where); break;
       case kBlosc2: un_blosc2(cur, n, t, where, ts); break;
       case kDeflate: case kZstd: case kBlosc: {
+        if (f.id == kBlosc && blosc_uninit(cur, n)) bad(where, "blosc", "declares its values uninitialised (damaged)");
         using K = zarr::BytesCodec::Kind;
         zarr::BytesCodec c{f.id == kDeflate ? K::Deflate : f.id == kZstd ? K::Zstd : K::Blosc, f.name};
         zarr::undo_bytes_into(c, cur, n, t.get(input[i], where, f.name.c_str()), input[i], where, ts);

@@ -498,3 +498,22 @@ def test_blosc2_chunks_whose_metalayer_disagrees_are_errors(tmp_path):
     np.testing.assert_array_equal(b2lazy.open(path)[6:].to_numpy(), x[6:])  # the other chunk is sound
     with pytest.raises(OSError, match=r"f.h5#/x \(chunk \(0, 0\)\)': HDF5 filter blosc2: its b2nd metalayer disagrees"):
         b2lazy.open(path).to_numpy()
+
+
+def test_blosc2_chunks_of_uninitialised_values_are_errors(tmp_path):
+    """A Blosc2 chunk whose header declares its values uninitialised: C-Blosc2 decodes it by
+    writing nothing, so b2lazy handed out what its buffer held (different values from run
+    to run, fuzzer finding); now an error."""
+    import blosc2
+    path = str(tmp_path / "f.h5")
+    x = values((12, 10), "float64")
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("x", data=x, chunks=(6, 10), **hdf5plugin.Blosc2(cname="lz4"))
+        fm, raw = d.id.read_direct_chunk((0, 0))
+        arr = blosc2.ndarray_from_cframe(raw, copy=True)
+        chunk = arr.schunk.get_chunk(0)
+        at = raw.find(chunk)
+        flags = raw[at + 31] | 0x40  # special values: 4, uninitialised
+        d.id.write_direct_chunk((0, 0), raw[:at + 31] + bytes([flags]) + raw[at + 32:], fm)
+    with pytest.raises(OSError, match=r"f.h5#/x \(chunk \(0, 0\)\)': HDF5 filter blosc2: chunk 0 of its frame declares"):
+        b2lazy.open(path).to_numpy()
