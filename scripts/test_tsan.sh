@@ -3,7 +3,8 @@
 # the carry board, stage results and the node cache run concurrently there), then the b2lazy
 # command at 2 to 4 threads over expressions that run workers together: reductions, matmul,
 # scans, sort and median, a boolean selection, stage spills under a small --max-memory,
-# HDF5 chunks read by several workers (libhdf5 under its lock) and the demo. Any report
+# HDF5 chunks read by several workers (decoded by b2lazy, or by libhdf5 under its lock;
+# external storage) and the demo. Any report
 # fails the run (exit code 66). Python is not part of this stage: an uninstrumented CPython
 # running an instrumented module needs libtsan preloaded and reports CPython's own
 # unsynchronised (GIL-protected) accesses; the command drives the same engine.
@@ -39,8 +40,12 @@ blosc2.asarray(b, urlpath=f"{d}/b.b2nd", chunks=(100, 150), blocks=(50, 50), mod
 with h5py.File(f"{d}/h.h5", "w") as f:
     f.create_dataset("x", data=a, chunks=(100, 100), **hdf5plugin.Zstd())
     f.create_dataset("y", data=a, chunks=(75, 100), compression="gzip", shuffle=True)
+    f.create_dataset("z", data=(a * 100).astype("i4"), chunks=(50, 100), scaleoffset=0)  # through libhdf5
+    a.tofile(f"{d}/raw.bin")
+    f.create_dataset("e", shape=a.shape, dtype=a.dtype, external=[("raw.bin", 0, a.nbytes)])
 PYEOF
-A="a=$WORK/a.b2nd" B="b=$WORK/b.b2nd" H="h=$WORK/h.h5#/x" G="g=$WORK/h.h5#/y"
+A="a=$WORK/a.b2nd" B="b=$WORK/b.b2nd" H="h=$WORK/h.h5#/x" G="g=$WORK/h.h5#/y" Z="z=$WORK/h.h5#/z"
+E="e=$WORK/h.h5#/e"
 n=0
 for threads in 2 3 4; do
   while IFS='|' read -r expr operands memory; do
@@ -56,6 +61,7 @@ sort(a, axis=0)|$A|--max-memory 16M
 median(h, axis=1) + std(g, axis=1)|$H $G|--max-memory 20M
 a[a > 1.5]|$A|
 sum(h * g) + argmax(h)|$H $G|
+sum(z, axis=0) + max(e, axis=0)|$Z $E|
 LIST
 done
 "$BUILD/b2lazy" demo --n 512 --threads 4 --dir "$WORK/demo" >/dev/null
