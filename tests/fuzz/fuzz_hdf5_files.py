@@ -114,7 +114,8 @@ def _regions(path, data=True):
     """The byte ranges of a seed file that b2lazy itself interprets (or that decide what
     it reads): stored chunks and contiguous data; the chunk index's records (each chunk's
     size, filter mask and offsets lie before its address); the dataspace's dimensions;
-    the external file list's names and sizes; a VDS's source names. libhdf5 1.10 reads the
+    the external file list's names and sizes; a VDS's source names; what follows a
+    filter's name (its client data); a float64's bit layout; a bool enum's values. libhdf5 1.10 reads the
     rest of the metadata, and crashes on some damage there that h5py's 2.0 refuses (a
     local heap's size: a read past a buffer in H5F__accum_read): mutating all of a file
     finds those within seconds, libhdf5's bugs rather than b2lazy's, so they are left out.
@@ -149,6 +150,9 @@ def _regions(path, data=True):
             every(int(size).to_bytes(8, "little"))
         if d.is_virtual:
             every(b"src.h5")
+        for name in [b"shuffle", b"deflate", b"fletcher32", b"blosc", b"zstd", b"lz4", b"FALSE", b"TRUE"]:
+            every(name, after=16)  # a filter's flags and client data; h5py's bool enum's values
+        every(b"\x34\x0b\x00\x34", before=12, after=8)  # an IEEE float64's bit layout
     return raw, [r for r in regions if r[1] > 0] or [(0, len(raw))]
 
 

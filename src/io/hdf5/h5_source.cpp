@@ -271,6 +271,10 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
   if (layout == H5D_CONTIGUOUS && external.empty()) {
     const haddr_t a = H5Dget_offset(h->dset);
     data_offset = a == HADDR_UNDEF ? -1 : static_cast<int64_t>(a);
+    const hsize_t held = H5Dget_storage_size(h->dset);  // (a larger shape would read what follows)
+    if (data_offset >= 0 && held != static_cast<hsize_t>(nbytes))
+      throw IOError("'" + name + "': its contiguous data holds " + std::to_string(held) + " bytes, not the " +
+                    std::to_string(nbytes) + " of its shape and type (damaged)");
   } else if (layout == H5D_COMPACT) {
     if (nbytes > kCompactMax)  // (a compact dataset's values lie in its header: 64 KiB at most)
       throw IOError("'" + name + "': a compact dataset of " + std::to_string(nbytes) + " bytes (damaged)");

@@ -360,8 +360,8 @@ def patch(path, old, new):
 def test_damaged_headers_are_errors(tmp_path):
     """A dimension past its maximum or past 2**63 bytes (the source's shape check raised
     with libhdf5's handles still open under the lock: a deadlock); a compact dataset whose
-    buffer is shorter than its shape (libhdf5 1.10 reads past it); each in a subprocess,
-    so that a hang fails the test."""
+    buffer is shorter than its shape (libhdf5 1.10 reads past it); contiguous data shorter
+    than its shape; each in a subprocess, so that a hang fails the test."""
     big = str(tmp_path / "big.h5")
     with h5py.File(big, "w") as f:
         f.create_dataset("x", data=np.zeros((12, 10)), chunks=(6, 5), maxshape=(None, 10))
@@ -380,9 +380,14 @@ def test_damaged_headers_are_errors(tmp_path):
         d = h5py.h5d.create(f.id, b"x", h5py.h5t.py_create(v.dtype), h5py.h5s.create_simple((30,)), dcpl=dcpl)
         d.write(h5py.h5s.ALL, h5py.h5s.ALL, v)
     patch(compact, (30).to_bytes(8, "little") * 2, (3000).to_bytes(8, "little") * 2)  # dims and max dims
+    contiguous = str(tmp_path / "contiguous.h5")  # a larger shape would read the next dataset's values
+    with h5py.File(contiguous, "w") as f:
+        f["x"] = np.arange(21.)
+        f["y"] = np.ones(50)
+    patch(contiguous, (21).to_bytes(8, "little") * 2, (30).to_bytes(8, "little") * 2)
     code = f"""
 import b2lazy
-for p in [{big!r}, {over!r}, {compact!r}]:
+for p in [{big!r}, {over!r}, {compact!r}, {contiguous + '#/x'!r}]:
     try:
         b2lazy.open(p).to_numpy()
         print("read", p)
@@ -395,6 +400,7 @@ for p in [{big!r}, {over!r}, {compact!r}]:
     assert "big.h5#/x': a dataspace of more than 2**63 bytes" in lines[0]
     assert "over.h5#/x': its dimension 0 of 21 exceeds its maximum 20" in lines[1]
     assert "compact.h5#/x': its compact data holds 60 bytes, not the 6000" in lines[2]
+    assert "contiguous.h5#/x': its contiguous data holds 168 bytes, not the 240" in lines[3]
 
 
 def test_a_damaged_chunk_index_is_an_error(tmp_path):
