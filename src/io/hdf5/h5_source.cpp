@@ -89,18 +89,35 @@ bool is_complex_pair(hid_t type, size_t sz) {
   return ok;
 }
 
-// h5py's bool: an enum of two members over one whole byte.
+// h5py's bool: an enum over one whole byte of exactly FALSE = 0 and TRUE = 1 (h5py reads
+// any other enum as its integers, and so does b2lazy).
 bool is_bool_enum(hid_t type) {
   if (H5Tget_size(type) != 1 || H5Tget_nmembers(type) != 2) return false;
+  bool ok = true;
+  for (unsigned k = 0; k < 2 && ok; ++k) {
+    char* name = H5Tget_member_name(type, k);
+    uint8_t value = 0xff;
+    ok = name && H5Tget_member_value(type, k, &value) >= 0 && std::string(name) == (value == 0 ? "FALSE" : "TRUE") &&
+         value <= 1;
+    if (name) H5free_memory(name);
+  }
+  return ok;
+}
+
+// An enum's integers: a whole-byte integer base, little-endian when wider than a byte
+// (its values are read as they are stored, without conversion).
+bool integer_enum(hid_t type) {
   const hid_t base = H5Tget_super(type);
-  const bool ok = base >= 0 && H5Tget_class(base) == H5T_INTEGER && whole_integer(base, 1);
+  const size_t sz = base >= 0 ? H5Tget_size(base) : 0;
+  const bool ok = base >= 0 && H5Tget_class(base) == H5T_INTEGER && whole_integer(base, sz) &&
+                  (sz == 1 || H5Tget_order(base) == H5T_ORDER_LE);
   if (base >= 0) H5Tclose(base);
   return ok;
 }
 
 // The type reads convert into: the file's own (checked to be a standard layout by
-// dtype_of) made little-endian; h5py's complex as a compound of native floats; a bool enum
-// as it is (its bytes are made 0/1 after reading). Not H5Tget_native_type, which converts
+// dtype_of) made little-endian; h5py's complex as a compound of native floats; an enum as
+// it is (its integers; a bool's bytes are made 0/1 after reading). Not H5Tget_native_type, which converts
 // an enum's values and has crashed on damaged ones.
 hid_t memory_type(hid_t type, DType t) {
   if (is_complex(t)) {
@@ -112,7 +129,7 @@ hid_t memory_type(hid_t type, DType t) {
     return m;
   }
   const hid_t m = H5Tcopy(type);
-  if (t != DType::Bool && m >= 0) H5Tset_order(m, H5T_ORDER_LE);
+  if (m >= 0 && H5Tget_class(type) != H5T_ENUM) H5Tset_order(m, H5T_ORDER_LE);
   return m;
 }
 
@@ -120,9 +137,12 @@ DType dtype_of(hid_t type, bool& big_endian, const std::string& where) {
   const H5T_class_t c = H5Tget_class(type);
   const size_t sz = H5Tget_size(type);
   if (c == H5T_ENUM && is_bool_enum(type)) return DType::Bool;
-  if (c == H5T_INTEGER && whole_integer(type, sz)) {
-    big_endian = H5Tget_order(type) == H5T_ORDER_BE;
-    const bool s = H5Tget_sign(type) == H5T_SGN_2;
+  const bool int_enum = c == H5T_ENUM && integer_enum(type);
+  if ((c == H5T_INTEGER && whole_integer(type, sz)) || int_enum) {
+    const hid_t base = int_enum ? H5Tget_super(type) : H5Tcopy(type);
+    big_endian = H5Tget_order(base) == H5T_ORDER_BE;
+    const bool s = H5Tget_sign(base) == H5T_SGN_2;
+    H5Tclose(base);
     switch (sz) {
       case 1: return s ? DType::I8 : DType::U8;
       case 2: return s ? DType::I16 : DType::U16;

@@ -523,3 +523,23 @@ def test_blosc2_chunks_of_uninitialised_values_are_errors(tmp_path):
         d.id.write_direct_chunk((0, 0), raw[:at + 31] + bytes([flags]) + raw[at + 32:], fm)
     with pytest.raises(OSError, match=r"f.h5#/x \(chunk \(0, 0\)\)': HDF5 filter blosc2: chunk 0 of its frame declares"):
         b2lazy.open(path).to_numpy()
+
+
+@pytest.mark.parametrize("layout", ["chunked", "contiguous"])
+def test_enums_read_as_their_integers_and_bool_only_as_h5py_writes_it(tmp_path, layout):
+    """h5py's bool is an enum of FALSE = 0 and TRUE = 1; any other enum (even of two members
+    over a byte) h5py reads as its integers: so does b2lazy (it read every two-member byte
+    enum as bool: 5 became True; fuzzer finding)."""
+    path = str(tmp_path / "f.h5")
+    chunks = {"chunks": (2, 3)} if layout == "chunked" else {}
+    with h5py.File(path, "w") as f:
+        f.create_dataset("onoff", data=np.array([[0, 5, 5], [5, 0, 0]], "i1"),
+                         dtype=h5py.enum_dtype({"OFF": 0, "ON": 5}, basetype="i1"), **chunks)
+        f.create_dataset("rgb", data=np.array([[0, 1, 2], [2, 1, 0]], "u2"),
+                         dtype=h5py.enum_dtype({"R": 0, "G": 1, "B": 2}, basetype="<u2"), **chunks)
+        f.create_dataset("bool", data=np.array([[True, False, True]] * 2), **chunks)
+    with h5py.File(path, "r") as f:
+        for name in ["onoff", "rgb", "bool"]:
+            ref = f[name][...]
+            got = b2lazy.open(path, dataset=name).to_numpy()
+            assert got.dtype == ref.dtype and np.array_equal(got, ref), (name, got, ref)
