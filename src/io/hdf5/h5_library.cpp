@@ -9,6 +9,14 @@ std::mutex& library_lock() {
   return m;
 }
 
+void keep_library_at_exit() {
+  static bool done = false;  // (under the lock)
+  if (!done) {
+    H5dont_atexit();
+    done = true;
+  }
+}
+
 void quiet_this_thread() {
   thread_local bool quiet = false;
   if (!quiet) {

@@ -15,10 +15,19 @@ std::mutex& library_lock();
 // Turns off libhdf5's printing of error stacks on the calling thread (once per thread).
 void quiet_this_thread();
 
+// Before libhdf5's first use (once): no termination at exit. It would force-close what is
+// still open when the process exits (sources not yet freed), in an order that crashes
+// libhdf5 1.10 on some damaged files (H5F__close_cb, found by the HDF5 fuzzer); b2lazy only
+// reads, so there is nothing to flush. Under library_lock().
+void keep_library_at_exit();
+
 // Holds library_lock() with this thread quiet.
 class H5Lock {
  public:
-  H5Lock() : g_(library_lock()) { quiet_this_thread(); }
+  H5Lock() : g_(library_lock()) {
+    keep_library_at_exit();
+    quiet_this_thread();
+  }
 
  private:
   std::lock_guard<std::mutex> g_;

@@ -180,6 +180,7 @@ struct H5Source::Handles {
 std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::string& dataset) {
   ensure_blosc2();  // (blosc and blosc2 filters are decoded by C-Blosc2)
   std::lock_guard<std::mutex> g(h5_lock());
+  h5::keep_library_at_exit();
   h5::quiet_this_thread();
   auto h = std::make_unique<Handles>();
   struct Unlock {  // ~Handles takes the lock: release ours first on failure
