@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: C++ (GoogleTest, examples), bounded fuzz runs of expression
-# strings, b2nd files, Zarr stores and .b2z zips (atheris), Python (pytest + hypothesis),
-# the Array API standard's test suite (scripts/test_array_api.sh), then the C++ engine
-# again under AddressSanitizer + UndefinedBehaviorSanitizer (scripts/test_sanitizers.sh).
+# strings, b2nd files, saved expressions, Zarr stores, .b2z zips and HDF5 files (atheris),
+# Python (pytest + hypothesis), the Array API standard's test suite (scripts/test_array_api.sh),
+# then the C++ engine again under AddressSanitizer + UndefinedBehaviorSanitizer
+# (scripts/test_sanitizers.sh) and ThreadSanitizer (scripts/test_tsan.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -35,7 +36,9 @@ fuzz fuzz_b2nd_files 45
 fuzz fuzz_saved_expressions 40  # saved expression files (structure-aware and raw)
 fuzz fuzz_zarr_stores 45        # Zarr v2/v3 stores: metadata JSON and chunk bytes
 fuzz fuzz_b2z_files 30          # .b2z zips, listed against python-blosc2
+fuzz fuzz_hdf5_files 40         # HDF5 files (patched seeds), values checked against h5py
 $PY -m pytest tests/python -q -p no:cacheprovider
 # The Array API standard's own test suite, when ../shared/outside/array-api-tests is there.
 PYTHON=$PY bash scripts/test_array_api.sh 20
 bash scripts/test_sanitizers.sh
+bash scripts/test_tsan.sh  # ThreadSanitizer: the GoogleTest suite and the command at 2-4 threads

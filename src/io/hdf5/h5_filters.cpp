@@ -4,6 +4,7 @@
 #include <b2nd.h>
 #include <lz4.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -31,21 +32,49 @@ uint64_t big_endian(const uint8_t* p, int n) {
   return v;
 }
 
-// A step's output: straight into the caller's buffer when it is the last step (the size
-// must then be exactly dst_n), else into `holder`.
+// A step's output, whose size is known before it is decoded (`want`): straight into the
+// caller's buffer when it is the last step, else into `holder`. A step claiming another
+// size is damaged, refused before anything is allocated.
 struct Target {
   uint8_t* dst;  // nullptr: not the last step
-  size_t dst_n;
+  size_t want;
   std::vector<uint8_t>& holder;
   uint8_t* get(size_t n, const std::string& where, const char* filter) {
+    if (n != want) bad(where, filter, "decodes to " + std::to_string(n) + " bytes, expected " + std::to_string(want));
     if (!dst) {
       holder.resize(n);
       return holder.data();
     }
-    if (n != dst_n) bad(where, filter, "decodes to " + std::to_string(n) + " bytes, expected " + std::to_string(dst_n));
     return dst;
   }
 };
+
+bool is_compressor(int id) { return id == kDeflate || id == kLz4 || id == kBlosc || id == kZstd || id == kBlosc2; }
+
+// Fletcher's checksum over 16-bit big-endian words (an odd last byte as the high byte
+// of one), as HDF5's fletcher32 filter computes it.
+uint32_t fletcher32(const uint8_t* p, size_t n) {
+  uint32_t a = 0, b = 0;
+  for (size_t words = n / 2; words > 0;) {
+    const size_t run = std::min<size_t>(words, 360);  // (no overflow before folding)
+    words -= run;
+    for (size_t k = 0; k < run; ++k, p += 2) {
+      a += static_cast<uint32_t>(p[0]) << 8 | p[1];
+      b += a;
+    }
+    a = (a & 0xffff) + (a >> 16);
+    b = (b & 0xffff) + (b >> 16);
+  }
+  if (n % 2) {
+    a += static_cast<uint32_t>(*p) << 8;
+    b += a;
+    a = (a & 0xffff) + (a >> 16);
+    b = (b & 0xffff) + (b >> 16);
+  }
+  a = (a & 0xffff) + (a >> 16);
+  b = (b & 0xffff) + (b >> 16);
+  return b << 16 | a;
+}
 
 // HDF5's byte shuffle: byte b of item i at b * nitems + i; the bytes past whole items stay.
 void unshuffle(const uint8_t* src, size_t n, size_t isz, uint8_t* out) {
@@ -140,6 +169,51 @@ bool one_chunk_to_c_order(b2nd_array_t* arr, uint8_t* out, ThreadState& ts) {
   return true;
 }
 
+// A Blosc2 chunk (extended header: both shuffle bits set) that declares its values
+// uninitialised: C-Blosc2 then writes nothing and reports success, which would hand out
+// whatever the buffer held. Never written by the HDF5 filters: damage.
+bool blosc_uninit(const uint8_t* p, size_t n) {
+  return n >= BLOSC_EXTENDED_HEADER_LENGTH && (p[2] & (BLOSC_DOSHUFFLE | BLOSC_DOBITSHUFFLE)) == (BLOSC_DOSHUFFLE | BLOSC_DOBITSHUFFLE) &&
+         ((p[BLOSC2_CHUNK_BLOSC2_FLAGS] >> 4) & BLOSC2_SPECIAL_MASK) == BLOSC2_SPECIAL_UNINIT;
+}
+
+// Every chunk of a Blosc2 filter's frame: readable and not of uninitialised values.
+void check_chunks(blosc2_schunk* sc, const std::string& where) {
+  for (int64_t i = 0; i < sc->nchunks; ++i) {
+    uint8_t* chunk = nullptr;
+    bool needs_free = false;
+    const int cbytes = blosc2_schunk_get_chunk(sc, i, &chunk, &needs_free);
+    const bool uninit = cbytes > 0 && blosc_uninit(chunk, static_cast<size_t>(cbytes));
+    if (needs_free) std::free(chunk);
+    if (cbytes <= 0) bad(where, "blosc2", "cannot read chunk " + std::to_string(i) + " of its frame (damaged)");
+    if (uninit) bad(where, "blosc2", "chunk " + std::to_string(i) + " of its frame declares its values uninitialised (damaged)");
+  }
+}
+
+// Does the b2nd array's metadata agree with its chunks? Blocks no larger than chunks, the
+// padded chunk shape what they make, and every chunk holding that many items: a damaged
+// metalayer (blocks wider than the chunk) otherwise decodes to garbage or to zeros.
+bool b2nd_consistent(b2nd_array_t* arr) {
+  const int64_t isz = arr->sc->typesize;
+  int64_t ext_items = 1;
+  for (int d = 0; d < arr->ndim; ++d) {
+    const int64_t c = arr->chunkshape[d], b = arr->blockshape[d];
+    if (c <= 0 || b <= 0 || b > c || arr->extchunkshape[d] != (c + b - 1) / b * b) return false;
+    ext_items *= arr->extchunkshape[d];
+  }
+  for (int64_t i = 0; i < arr->sc->nchunks; ++i) {
+    uint8_t* chunk = nullptr;
+    bool needs_free = false;
+    const int cbytes = blosc2_schunk_get_chunk(arr->sc, i, &chunk, &needs_free);
+    int32_t nbytes = -1, cb = 0, blocksize = 0;
+    const bool ok = cbytes > 0 && blosc2_cbuffer_sizes(chunk, &nbytes, &cb, &blocksize) >= 0 &&
+                    nbytes == ext_items * isz;
+    if (needs_free) std::free(chunk);
+    if (!ok) return false;
+  }
+  return true;
+}
+
 // The Blosc2 filter stores each chunk as a Blosc2 frame (of a b2nd array when the filter
 // was given the chunk's shape): its items in C order.
 void un_blosc2(const uint8_t* src, size_t n, Target t, const std::string& where, ThreadState& ts) {
@@ -153,6 +227,8 @@ void un_blosc2(const uint8_t* src, size_t n, Target t, const std::string& where,
       bad(where, "blosc2", "its b2nd metalayer cannot be read");
     }
     std::unique_ptr<b2nd_array_t, int (*)(b2nd_array_t*)> hold(arr, b2nd_free);  // (frees the super-chunk too)
+    check_chunks(arr->sc, where);
+    if (!b2nd_consistent(arr)) bad(where, "blosc2", "its b2nd metalayer disagrees with its chunks (damaged)");
     const int64_t bytes = arr->nitems * arr->sc->typesize;
     uint8_t* out = t.get(static_cast<size_t>(bytes), where, "blosc2");
     if (!one_chunk_to_c_order(arr, out, ts) && b2nd_to_cbuffer(arr, out, bytes) < 0)
@@ -160,6 +236,7 @@ void un_blosc2(const uint8_t* src, size_t n, Target t, const std::string& where,
     return;
   }
   std::unique_ptr<blosc2_schunk, int (*)(blosc2_schunk*)> hold(sc, blosc2_schunk_free);
+  check_chunks(sc, where);
   uint8_t* out = t.get(static_cast<size_t>(sc->nbytes), where, "blosc2");
   int64_t done = 0;
   for (int64_t i = 0; i < sc->nchunks; ++i) {
@@ -173,6 +250,9 @@ void un_blosc2(const uint8_t* src, size_t n, Target t, const std::string& where,
 }  // namespace
 
 bool decodes(const std::vector<Filter>& pipeline) {
+  int compressors = 0;
+  for (const Filter& f : pipeline) compressors += is_compressor(f.id);
+  if (compressors > 1) return false;
   for (const Filter& f : pipeline)
     switch (f.id) {
       case kDeflate: case kShuffle: case kFletcher32: case kLz4: case kBlosc: case kZstd: case kBlosc2: break;
@@ -191,17 +271,30 @@ void decode(const std::vector<Filter>& pipeline, unsigned mask, size_t itemsize,
     std::memcpy(dst, data, n);
     return;
   }
+  // The size of each filter's input when it was applied: the values, 4 bytes more after
+  // each checksum (decodes(): no second compressor, whose input size is not known).
+  std::vector<size_t> input(pipeline.size(), dst_n);
+  for (size_t i = 0, at = dst_n; i < pipeline.size(); ++i) {
+    input[i] = at;
+    if (!(mask & (1u << i)) && pipeline[i].id == kFletcher32) at += 4;
+  }
   std::vector<uint8_t> a, b;  // the intermediate results, in turn
   const uint8_t* cur = data;
   for (size_t i = pipeline.size(); i-- > last;) {
     if (mask & (1u << i)) continue;  // not applied to this chunk
     const Filter& f = pipeline[i];
     std::vector<uint8_t>& holder = cur == a.data() && !a.empty() ? b : a;
-    Target t{i == last ? static_cast<uint8_t*>(dst) : nullptr, dst_n, holder};
+    Target t{i == last ? static_cast<uint8_t*>(dst) : nullptr, input[i], holder};
     switch (f.id) {
       case kFletcher32: {
         if (n < 4) bad(where, "fletcher32", "shorter than its checksum");
-        n -= 4;  // (its checksum is not verified)
+        n -= 4;
+        // Stored little-endian after the data; files of HDF5 before 1.6.3 have the bytes of
+        // each half swapped (libhdf5 accepts both).
+        const uint32_t stored = uint32_t(cur[n]) | uint32_t(cur[n + 1]) << 8 | uint32_t(cur[n + 2]) << 16 |
+                                uint32_t(cur[n + 3]) << 24;
+        const uint32_t sum = fletcher32(cur, n), swapped = (sum & 0x00ff00ffu) << 8 | (sum >> 8 & 0x00ff00ffu);
+        if (stored != sum && stored != swapped) bad(where, "fletcher32", "checksum mismatch (damaged)");
         if (i == last) std::memcpy(t.get(n, where, "fletcher32"), cur, n);
         continue;
       }
@@ -213,10 +306,10 @@ void decode(const std::vector<Filter>& pipeline, unsigned mask, size_t itemsize,
       case kLz4: un_lz4(cur, n, t, where); break;
       case kBlosc2: un_blosc2(cur, n, t, where, ts); break;
       case kDeflate: case kZstd: case kBlosc: {
+        if (f.id == kBlosc && blosc_uninit(cur, n)) bad(where, "blosc", "declares its values uninitialised (damaged)");
         using K = zarr::BytesCodec::Kind;
         zarr::BytesCodec c{f.id == kDeflate ? K::Deflate : f.id == kZstd ? K::Zstd : K::Blosc, f.name};
-        if (i == last) zarr::undo_bytes_into(c, cur, n, dst, dst_n, where, ts);
-        else zarr::undo_bytes(c, cur, n, holder, where, ts);
+        zarr::undo_bytes_into(c, cur, n, t.get(input[i], where, f.name.c_str()), input[i], where, ts);
         break;
       }
       default: bad(where, f.name.empty() ? std::to_string(f.id) : f.name, "not decoded by b2lazy");

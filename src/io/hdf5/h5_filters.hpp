@@ -1,5 +1,5 @@
 // HDF5 filter pipelines decoded by b2lazy in the worker threads (a chunk's raw bytes are
-// read with pread, outside libhdf5): deflate, shuffle, fletcher32, zstd (32015), LZ4
+// read with pread, outside libhdf5): deflate, shuffle, fletcher32 (checksum verified), zstd (32015), LZ4
 // (32004), Blosc (32001) and Blosc2 (32026) — the filters h5py and hdf5plugin write.
 // Others go through libhdf5 (H5Dread, serialized).
 #pragma once
@@ -19,8 +19,14 @@ struct Filter {
   std::string name;
 };
 
-// Can b2lazy decode every filter of this pipeline itself?
+// Can b2lazy decode every filter of this pipeline itself? (At most one compressor, so
+// that the size of every step's output is known before it is decoded: a damaged header
+// cannot make a step allocate more than the chunk's values plus a checksum.)
 bool decodes(const std::vector<Filter>& pipeline);
+
+// The most bytes a stored chunk of `raw` bytes of values may take (a compressor's
+// overhead on incompressible data, a Blosc2 frame's header): more is damage.
+inline int64_t max_stored(int64_t raw) { return raw + raw / 2 + (int64_t(1) << 20); }
 
 // Undoes the pipeline (the filters not skipped in `mask`: bit i set = filter i was not
 // applied to this chunk) on the `n` stored bytes at `data`, the chunk into `dst`, which it

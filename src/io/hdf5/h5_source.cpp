@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <hdf5.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,8 @@
 #include "core/strided_copy.hpp"
 #include "exec/scratch.hpp"
 #include "exec/thread_state.hpp"
+#include "io/hdf5/h5_library.hpp"
+#include "io/hdf5/h5_storage.hpp"
 #include "io/regular_file.hpp"
 #include "io/zarr/codecs.hpp"
 #include "storage/blosc2_util.hpp"
@@ -22,17 +25,10 @@ namespace b2lazy {
 namespace {
 
 constexpr int64_t kUnitBytes = int64_t(4) << 20;  // a contiguous dataset's read unit, about
+constexpr int64_t kCompactMax = int64_t(64) << 10;  // a compact dataset's values, at most
 
-// libhdf5 is not thread-safe (Debian's serial build): every call holds this.
-std::mutex& h5_lock() {
-  static std::mutex m;
-  return m;
-}
-
-void quiet_library() {  // errors become our exceptions, not libhdf5's printouts
-  static std::once_flag once;
-  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
-}
+using h5::H5Lock;
+std::mutex& h5_lock() { return h5::library_lock(); }
 
 // The datasets in the file, by path (to name them when none or a wrong one is asked for).
 std::vector<std::string> datasets(hid_t file) {
@@ -56,29 +52,75 @@ std::string joined(const std::vector<std::string>& v) {
   return s.empty() ? "none" : s;
 }
 
-// h5py stores complex numbers as a compound of two floats named r and i, back to back.
+// An integer of whole bytes (no padding bits): how b2lazy reads the stored bytes.
+bool whole_integer(hid_t type, size_t sz) {
+  return H5Tget_precision(type) == 8 * sz && H5Tget_offset(type) == 0 && H5Tget_order(type) != H5T_ORDER_ERROR &&
+         H5Tget_sign(type) != H5T_SGN_ERROR;
+}
+
+// An IEEE 754 binary16/32/64 float, either byte order: any other layout (a damaged or
+// unusual header) would be read as the wrong numbers, and converting one has crashed
+// libhdf5 1.10.
+bool ieee_float(hid_t type, size_t sz) {
+  size_t spos = 0, epos = 0, esize = 0, mpos = 0, msize = 0;
+  if (H5Tget_fields(type, &spos, &epos, &esize, &mpos, &msize) < 0) return false;
+  const size_t e = sz == 2 ? 5 : sz == 4 ? 8 : 11, m = 8 * sz - 1 - e;
+  return (sz == 2 || sz == 4 || sz == 8) && H5Tget_precision(type) == 8 * sz && H5Tget_offset(type) == 0 &&
+         spos == 8 * sz - 1 && epos == m && esize == e && mpos == 0 && msize == m &&
+         H5Tget_ebias(type) == (size_t(1) << (e - 1)) - 1 && H5Tget_norm(type) == H5T_NORM_IMPLIED &&
+         (H5Tget_order(type) == H5T_ORDER_LE || H5Tget_order(type) == H5T_ORDER_BE);
+}
+
+// h5py stores complex numbers as a compound of two floats named r and i, back to back, in
+// one byte order.
 bool is_complex_pair(hid_t type, size_t sz) {
   if (H5Tget_nmembers(type) != 2) return false;
   bool ok = true;
+  H5T_order_t order = H5T_ORDER_ERROR;
   for (unsigned k = 0; k < 2 && ok; ++k) {
     char* name = H5Tget_member_name(type, k);
     const hid_t m = H5Tget_member_type(type, k);
-    ok = name && std::string(name) == (k == 0 ? "r" : "i") && H5Tget_class(m) == H5T_FLOAT &&
-         H5Tget_size(m) == sz / 2 && H5Tget_member_offset(type, k) == k * sz / 2;
-    H5Tclose(m);
-    H5free_memory(name);
+    ok = name && m >= 0 && std::string(name) == (k == 0 ? "r" : "i") && H5Tget_class(m) == H5T_FLOAT &&
+         H5Tget_size(m) == sz / 2 && ieee_float(m, sz / 2) && H5Tget_member_offset(type, k) == k * sz / 2 &&
+         (k == 0 || H5Tget_order(m) == order);
+    if (ok) order = H5Tget_order(m);
+    if (m >= 0) H5Tclose(m);
+    if (name) H5free_memory(name);
   }
   return ok;
 }
 
-// The type reads convert into: the native one, except that float16 (no native type in
-// HDF5 1.10) and h5py's complex are made little-endian in the file's own layout.
-hid_t memory_type(hid_t type, DType t) {
-  if (t == DType::F16) {
-    const hid_t m = H5Tcopy(type);
-    H5Tset_order(m, H5T_ORDER_LE);
-    return m;
+// h5py's bool: an enum over one whole byte of exactly FALSE = 0 and TRUE = 1 (h5py reads
+// any other enum as its integers, and so does b2lazy).
+bool is_bool_enum(hid_t type) {
+  if (H5Tget_size(type) != 1 || H5Tget_nmembers(type) != 2) return false;
+  bool ok = true;
+  for (unsigned k = 0; k < 2 && ok; ++k) {
+    char* name = H5Tget_member_name(type, k);
+    uint8_t value = 0xff;
+    ok = name && H5Tget_member_value(type, k, &value) >= 0 && std::string(name) == (value == 0 ? "FALSE" : "TRUE") &&
+         value <= 1;
+    if (name) H5free_memory(name);
   }
+  return ok;
+}
+
+// An enum's integers: a whole-byte integer base, little-endian when wider than a byte
+// (its values are read as they are stored, without conversion).
+bool integer_enum(hid_t type) {
+  const hid_t base = H5Tget_super(type);
+  const size_t sz = base >= 0 ? H5Tget_size(base) : 0;
+  const bool ok = base >= 0 && H5Tget_class(base) == H5T_INTEGER && whole_integer(base, sz) &&
+                  (sz == 1 || H5Tget_order(base) == H5T_ORDER_LE);
+  if (base >= 0) H5Tclose(base);
+  return ok;
+}
+
+// The type reads convert into: the file's own (checked to be a standard layout by
+// dtype_of) made little-endian; h5py's complex as a compound of native floats; an enum as
+// it is (its integers; a bool's bytes are made 0/1 after reading). Not H5Tget_native_type, which converts
+// an enum's values and has crashed on damaged ones.
+hid_t memory_type(hid_t type, DType t) {
   if (is_complex(t)) {
     const size_t half_size = itemsize(t) / 2;
     const hid_t part = half_size == 4 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
@@ -87,16 +129,21 @@ hid_t memory_type(hid_t type, DType t) {
     H5Tinsert(m, "i", half_size, part);
     return m;
   }
-  return H5Tget_native_type(type, H5T_DIR_ASCEND);
+  const hid_t m = H5Tcopy(type);
+  if (m >= 0 && H5Tget_class(type) != H5T_ENUM) H5Tset_order(m, H5T_ORDER_LE);
+  return m;
 }
 
 DType dtype_of(hid_t type, bool& big_endian, const std::string& where) {
   const H5T_class_t c = H5Tget_class(type);
   const size_t sz = H5Tget_size(type);
-  if (c == H5T_ENUM && sz == 1 && H5Tget_nmembers(type) == 2) return DType::Bool;  // h5py's bool
-  if (c == H5T_INTEGER) {
-    big_endian = H5Tget_order(type) == H5T_ORDER_BE;
-    const bool s = H5Tget_sign(type) == H5T_SGN_2;
+  if (c == H5T_ENUM && is_bool_enum(type)) return DType::Bool;
+  const bool int_enum = c == H5T_ENUM && integer_enum(type);
+  if ((c == H5T_INTEGER && whole_integer(type, sz)) || int_enum) {
+    const hid_t base = int_enum ? H5Tget_super(type) : H5Tcopy(type);
+    big_endian = H5Tget_order(base) == H5T_ORDER_BE;
+    const bool s = H5Tget_sign(base) == H5T_SGN_2;
+    H5Tclose(base);
     switch (sz) {
       case 1: return s ? DType::I8 : DType::U8;
       case 2: return s ? DType::I16 : DType::U16;
@@ -104,7 +151,7 @@ DType dtype_of(hid_t type, bool& big_endian, const std::string& where) {
       case 8: return s ? DType::I64 : DType::U64;
     }
   }
-  if (c == H5T_FLOAT && (sz == 2 || sz == 4 || sz == 8)) {
+  if (c == H5T_FLOAT && ieee_float(type, sz)) {
     big_endian = H5Tget_order(type) == H5T_ORDER_BE;
     return sz == 2 ? DType::F16 : sz == 4 ? DType::F32 : DType::F64;
   }
@@ -115,7 +162,8 @@ DType dtype_of(hid_t type, bool& big_endian, const std::string& where) {
     return sz == 8 ? DType::C64 : DType::C128;
   }
   throw IOError("'" + where + "': an HDF5 datatype of class " + std::to_string(static_cast<int>(c)) + " and " +
-                std::to_string(sz) + " bytes is not one b2lazy reads (bool, integers, float16/32/64, complex64/128)");
+                std::to_string(sz) + " bytes is not one b2lazy reads (bool, integers, float16/32/64, complex64/128" +
+                " in their standard layouts)");
 }
 
 }  // namespace
@@ -123,7 +171,7 @@ DType dtype_of(hid_t type, bool& big_endian, const std::string& where) {
 struct H5Source::Handles {
   hid_t file = -1, dset = -1, mem_type = -1;
   ~Handles() {
-    std::lock_guard<std::mutex> g(h5_lock());
+    H5Lock g;
     if (mem_type >= 0) H5Tclose(mem_type);
     if (dset >= 0) H5Dclose(dset);
     if (file >= 0) H5Fclose(file);
@@ -133,7 +181,8 @@ struct H5Source::Handles {
 std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::string& dataset) {
   ensure_blosc2();  // (blosc and blosc2 filters are decoded by C-Blosc2)
   std::lock_guard<std::mutex> g(h5_lock());
-  quiet_library();
+  h5::keep_library_at_exit();
+  h5::quiet_this_thread();
   auto h = std::make_unique<Handles>();
   struct Unlock {  // ~Handles takes the lock: release ours first on failure
     std::unique_ptr<Handles>& h;
@@ -147,7 +196,8 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
   } unlock{h};
   check_regular_file(path, path);  // (libhdf5's open of a FIFO would block)
   h->file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (h->file < 0) throw IOError("cannot open '" + path + "' as an HDF5 file (missing, damaged or not HDF5)");
+  if (h->file < 0)
+    throw IOError("cannot open '" + path + "' as an HDF5 file (damaged or not HDF5)" + h5::said());
   std::string ds = dataset;
   if (ds.empty()) {
     const auto all = datasets(h->file);
@@ -158,14 +208,21 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
   }
   const std::string name = path + "#" + ds;
   h->dset = H5Dopen2(h->file, ds.c_str(), H5P_DEFAULT);
-  if (h->dset < 0)
-    throw IOError("'" + path + "' has no dataset '" + ds + "' (datasets: " + joined(datasets(h->file)) + ")");
+  if (h->dset < 0) {
+    const std::string why = h5::last_error();
+    throw IOError("'" + path + "' has no dataset '" + ds + "' (datasets: " + joined(datasets(h->file)) + ")" +
+                  (why.empty() ? "" : " (libhdf5: " + why + ")"));
+  }
   const hid_t space = H5Dget_space(h->dset);
-  const int nd = H5Sget_simple_extent_ndims(space);
-  std::vector<hsize_t> dims(static_cast<size_t>(std::max(nd, 0)));
-  if (nd > 0) H5Sget_simple_extent_dims(space, dims.data(), nullptr);
-  H5Sclose(space);
-  if (nd < 0) throw IOError("'" + name + "': not a simple dataspace");
+  if (space >= 0 && H5Sget_simple_extent_type(space) == H5S_NULL) {
+    H5Sclose(space);
+    throw IOError("'" + path + "#" + ds + "': a null dataspace (an empty dataset, h5py.Empty) holds no array to read");
+  }
+  const int nd = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+  std::vector<hsize_t> dims(static_cast<size_t>(std::max(nd, 0))), maxdims(dims.size());
+  if (nd > 0) H5Sget_simple_extent_dims(space, dims.data(), maxdims.data());
+  if (space >= 0) H5Sclose(space);
+  if (nd < 0) throw IOError("'" + name + "': not a simple dataspace" + h5::said());
   const hid_t type = H5Dget_type(h->dset);
   bool be = false;
   DType t;
@@ -177,28 +234,44 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
   }
   h->mem_type = memory_type(type, t);
   H5Tclose(type);
+  if (h->mem_type < 0) throw IOError("'" + name + "': cannot read its datatype" + h5::said());
+  // A damaged dataspace may claim any size: past its own maximum or past what int64
+  // counts is damage, named here (libhdf5 1.10 does not check the maximum).
+  __int128 total = static_cast<__int128>(itemsize(t));
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (maxdims[d] != H5S_UNLIMITED && dims[d] > maxdims[d])
+      throw IOError("'" + name + "': its dimension " + std::to_string(d) + " of " + std::to_string(dims[d]) +
+                    " exceeds its maximum " + std::to_string(maxdims[d]) + " (damaged)");
+    if (dims[d] > uint64_t(INT64_MAX) || (total *= static_cast<__int128>(dims[d])) > INT64_MAX)
+      throw IOError("'" + name + "': a dataspace of more than 2**63 bytes (" + shape_str(Shape(dims.begin(), dims.end())) +
+                    ", damaged)");
+  }
   Shape shape(dims.begin(), dims.end());
-  for (auto& e : shape) e = static_cast<int64_t>(e);
-  const hid_t dcpl = H5Dget_create_plist(h->dset);
-  const H5D_layout_t layout = H5Pget_layout(dcpl);
+  struct Plist {  // closed on every way out
+    hid_t id;
+    ~Plist() { H5Pclose(id); }
+  } dcpl{H5Dget_create_plist(h->dset)};
+  const H5D_layout_t layout = dcpl.id >= 0 ? H5Pget_layout(dcpl.id) : H5D_LAYOUT_ERROR;
+  if (layout == H5D_LAYOUT_ERROR) throw IOError("'" + name + "': cannot read its storage layout" + h5::said());
   const size_t isz = itemsize(t);
+  const int64_t nbytes = sat_mul(prod(shape), static_cast<int64_t>(isz));
   Shape unit = shape;
   std::vector<h5::Filter> filters;
   std::vector<uint8_t> fill(isz, 0);
   if (nd > 0 && layout == H5D_CHUNKED) {
     std::vector<hsize_t> c(static_cast<size_t>(nd));
-    H5Pget_chunk(dcpl, nd, c.data());
+    H5Pget_chunk(dcpl.id, nd, c.data());
     for (int d = 0; d < nd; ++d) unit[static_cast<size_t>(d)] = static_cast<int64_t>(c[static_cast<size_t>(d)]);
-    const int nf = H5Pget_nfilters(dcpl);
+    const int nf = H5Pget_nfilters(dcpl.id);
     for (int i = 0; i < nf; ++i) {
       unsigned flags = 0, cd[32];
       size_t ncd = 32;
       char fname[256] = {0};
       unsigned config = 0;
-      const H5Z_filter_t id = H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &ncd, cd, sizeof fname, fname, &config);
+      const H5Z_filter_t id = H5Pget_filter2(dcpl.id, static_cast<unsigned>(i), &flags, &ncd, cd, sizeof fname, fname, &config);
       filters.push_back({static_cast<int>(id), std::vector<unsigned>(cd, cd + std::min<size_t>(ncd, 32)), fname});
     }
-  } else if (nd > 0) {  // contiguous or compact: C-order runs of about kUnitBytes
+  } else if (nd > 0) {  // contiguous, compact, external or virtual: C-order runs of about kUnitBytes
     size_t k = static_cast<size_t>(nd) - 1;
     int64_t inner = static_cast<int64_t>(isz);
     while (k > 0 && sat_mul(inner, shape[k]) <= kUnitBytes) inner = sat_mul(inner, shape[k--]);
@@ -206,34 +279,57 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
     unit[k] = std::max<int64_t>(1, std::min<int64_t>(shape[k], kUnitBytes / std::max<int64_t>(inner, 1)));
   }
   H5D_fill_value_t defined;
-  if (H5Pfill_value_defined(dcpl, &defined) >= 0 && defined != H5D_FILL_VALUE_UNDEFINED)
-    H5Pget_fill_value(dcpl, h->mem_type, fill.data());
-  H5Pclose(dcpl);
+  if (H5Pfill_value_defined(dcpl.id, &defined) >= 0 && defined != H5D_FILL_VALUE_UNDEFINED)
+    H5Pget_fill_value(dcpl.id, h->mem_type, fill.data());
   for (auto& e : unit) e = std::max<int64_t>(e, 1);
-  auto src = std::make_shared<H5Source>(std::move(h), t, shape, name);
+  // Where the values are: external files, other datasets (virtual), the file.
+  std::vector<h5::ExternalPart> external;
+  if (H5Pget_external_count(dcpl.id) > 0) external = h5::external_parts(dcpl.id, path, nbytes, name);
+  if (layout == H5D_VIRTUAL) h5::check_virtual(dcpl.id, h->file, path, name);
+  int64_t data_offset = -1;
+  std::vector<uint8_t> compact;
+  if (layout == H5D_CONTIGUOUS && external.empty()) {
+    const haddr_t a = H5Dget_offset(h->dset);
+    data_offset = a == HADDR_UNDEF ? -1 : static_cast<int64_t>(a);
+    const hsize_t held = H5Dget_storage_size(h->dset);  // (a larger shape would read what follows)
+    if (data_offset >= 0 && held != static_cast<hsize_t>(nbytes))
+      throw IOError("'" + name + "': its contiguous data holds " + std::to_string(held) + " bytes, not the " +
+                    std::to_string(nbytes) + " of its shape and type (damaged)");
+  } else if (layout == H5D_COMPACT) {
+    if (nbytes > kCompactMax)  // (a compact dataset's values lie in its header: 64 KiB at most)
+      throw IOError("'" + name + "': a compact dataset of " + std::to_string(nbytes) + " bytes (damaged)");
+    // libhdf5 1.10 reads past a compact buffer shorter than the dataspace says.
+    const hsize_t held = H5Dget_storage_size(h->dset);
+    if (held != static_cast<hsize_t>(nbytes))
+      throw IOError("'" + name + "': its compact data holds " + std::to_string(held) + " bytes, not the " +
+                    std::to_string(nbytes) + " of its shape and type (damaged)");
+    compact.resize(static_cast<size_t>(nbytes));
+    if (!compact.empty() && H5Dread(h->dset, h->mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, compact.data()) < 0)
+      throw IOError("'" + name + "': cannot read its (compact) data" + h5::said());
+  }
+  const int64_t stored = static_cast<int64_t>(H5Dget_storage_size(h->dset));
+  // The source may refuse the shape (the Node): the handles go to it only once it is
+  // made, since its end takes the lock (held here; `unlock` releases it first).
+  auto src = std::make_shared<H5Source>(t, shape, name);
+  src->fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (src->fd_ < 0 || ::fstat(src->fd_, &st) != 0) throw IOError("cannot open '" + path + "': " + std::strerror(errno));
+  src->h_ = std::move(h);
+  src->file_size_ = static_cast<int64_t>(st.st_size);
   src->big_endian_ = be;
   src->chunked_ = layout == H5D_CHUNKED;
+  src->virtual_ = layout == H5D_VIRTUAL;
   src->filters_ = std::move(filters);
   src->decodes_ = h5::decodes(src->filters_);
   src->fill_ = std::move(fill);
   src->read_grid_ = ChunkGrid(shape, unit);
-  src->stored_bytes_ = static_cast<int64_t>(H5Dget_storage_size(src->h_->dset));
-  if (layout == H5D_CONTIGUOUS) {
-    const haddr_t a = H5Dget_offset(src->h_->dset);
-    src->data_offset_ = a == HADDR_UNDEF ? -1 : static_cast<int64_t>(a);
-  } else if (layout == H5D_COMPACT) {
-    src->compact_.resize(static_cast<size_t>(prod(shape)) * isz);
-    if (!src->compact_.empty() &&
-        H5Dread(src->h_->dset, src->h_->mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, src->compact_.data()) < 0)
-      throw IOError("'" + name + "': cannot read its (compact) data");
-  }
-  src->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (src->fd_ < 0) throw IOError("cannot open '" + path + "': " + std::strerror(errno));
+  src->stored_bytes_ = stored;
+  src->data_offset_ = data_offset;
+  src->compact_ = std::move(compact);
+  src->external_ = std::move(external);
   return src;
 }
 
-H5Source::H5Source(std::unique_ptr<Handles> h, DType t, Shape shape, std::string name)
-    : UnitSource(t, std::move(shape)), h_(std::move(h)), name_(std::move(name)) {}
+H5Source::H5Source(DType t, Shape shape, std::string name) : UnitSource(t, std::move(shape)), name_(std::move(name)) {}
 
 H5Source::~H5Source() {
   if (fd_ >= 0) ::close(fd_);
@@ -243,8 +339,12 @@ std::string H5Source::describe() const {
   std::string f;
   for (const auto& x : filters_) f += (f.empty() ? "" : "+") + (x.name.empty() ? std::to_string(x.id) : x.name);
   return "hdf5 '" + name_ + "' " + shape_str(shape()) + " " + dtype_name(dtype()) +
-         (chunked_ ? " chunks=" + shape_str(read_grid_.chunks()) : compact_.empty() ? " contiguous" : " compact") +
+         (chunked_ ? " chunks=" + shape_str(read_grid_.chunks()) : " " + layout_name()) +
          (f.empty() ? "" : " filters " + f) + (decodes_ ? "" : " (read through libhdf5)");
+}
+
+std::string H5Source::layout_name() const {
+  return virtual_ ? "virtual" : !external_.empty() ? "external" : !compact_.empty() ? "compact" : "contiguous";
 }
 
 void H5Source::fill_value(void* dst, int64_t n) const {
@@ -270,6 +370,15 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
     }();
     const int64_t have = std::min(n, prod(shape()) - first);
     fill_value(static_cast<char*>(dst) + have * static_cast<int64_t>(isz), n - have);
+    if (virtual_) {
+      read_through_library(id, dst);
+      return finish_unit(id, dst, ts);
+    }
+    if (!external_.empty()) {
+      h5::read_external(external_, first * static_cast<int64_t>(isz), static_cast<size_t>(have) * isz, dst, where);
+      if (big_endian_) zarr::byteswap(dst, have * zarr::parts_of(dtype()), isz / zarr::parts_of(dtype()));
+      return finish_unit(id, dst, ts);
+    }
     if (!compact_.empty()) {
       std::memcpy(dst, compact_.data() + first * static_cast<int64_t>(isz), static_cast<size_t>(have) * isz);
       return;
@@ -290,8 +399,16 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
     hsize_t size = 0;
     bool found;
     {
-      std::lock_guard<std::mutex> g(h5_lock());
+      H5Lock g;
       found = H5Dget_chunk_info_by_coord(h_->dset, off.data(), &mask, &addr, &size) >= 0 && addr != HADDR_UNDEF;
+      // H5Dread finds chunks by another path (a search of the index, not a walk over it):
+      // both must agree, or a damaged index would give values libhdf5 does not read.
+      hsize_t lookup = 0;
+      const bool looked_up = H5Dget_chunk_storage_size(h_->dset, off.data(), &lookup) >= 0 && lookup > 0;
+      h5::last_error();  // (clears the stack: not stored is no error, the fill value)
+      if (looked_up != found || (found && lookup != size))
+        throw IOError("'" + where + "': the chunk index is damaged (libhdf5 finds the chunk by one path and " +
+                      (found && looked_up ? "another size" : "not") + " by the other)");
     }
     if (!found) {
       fill_value(dst, n);
@@ -300,6 +417,14 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
     if (!decodes_) {
       read_through_library(id, dst);
     } else {
+      // A stored chunk lies inside the file and is not much larger than its values: a
+      // damaged index cannot make us allocate more (h5_filters.hpp bounds the rest).
+      if (addr > static_cast<haddr_t>(file_size_) || size > static_cast<hsize_t>(file_size_) - addr)
+        throw IOError("'" + where + "': its chunk at byte " + std::to_string(addr) + " (+" + std::to_string(size) +
+                      ") lies past the file's end (" + std::to_string(file_size_) + " bytes; truncated or damaged)");
+      if (size > static_cast<hsize_t>(h5::max_stored(bytes_n)))
+        throw IOError("'" + where + "': its chunk claims " + std::to_string(size) + " stored bytes, more than " +
+                      std::to_string(h5::max_stored(bytes_n)) + " for " + std::to_string(bytes_n) + " bytes of values (damaged)");
       ScratchScope scope(ts.scratch);  // (not zeroed: the read fills it)
       auto* raw = static_cast<uint8_t*>(scope.alloc(static_cast<size_t>(size)));
       const ssize_t r = ::pread(fd_, raw, static_cast<size_t>(size), static_cast<off_t>(addr));
@@ -308,12 +433,17 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
       if (big_endian_) zarr::byteswap(dst, n * zarr::parts_of(dtype()), isz / zarr::parts_of(dtype()));
     }
   }
+  finish_unit(id, dst, ts);
+}
+
+void H5Source::finish_unit(int64_t id, void* dst, ThreadState& ts) const {
+  const int64_t n = prod(read_grid_.chunks());
   if (dtype() == DType::Bool) {  // any byte other than 0 is True, as 1
     auto* b = static_cast<uint8_t*>(dst);
     for (int64_t k = 0; k < n; ++k) b[k] = b[k] != 0;
   }
   ts.decompressed[this][id]++;
-  ts.decompressed_bytes[this] += bytes_n;
+  ts.decompressed_bytes[this] += n * static_cast<int64_t>(itemsize(dtype()));
 }
 
 void H5Source::read_through_library(int64_t id, void* dst) const {
@@ -322,21 +452,31 @@ void H5Source::read_through_library(int64_t id, void* dst) const {
   const Shape part = box.shape(), unit = read_grid_.chunks();
   std::vector<uint8_t> buf(static_cast<size_t>(prod(part)) * isz);
   {
-    std::lock_guard<std::mutex> g(h5_lock());
-    std::vector<hsize_t> start(nd), count(nd);
-    for (size_t d = 0; d < nd; ++d) start[d] = static_cast<hsize_t>(box.start[d]), count[d] = static_cast<hsize_t>(part[d]);
-    const hid_t fs = H5Dget_space(h_->dset);
-    const hid_t ms = H5Screate_simple(static_cast<int>(nd), count.data(), nullptr);
-    herr_t rc = H5Sselect_hyperslab(fs, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
-    if (rc >= 0) rc = H5Dread(h_->dset, h_->mem_type, ms, fs, H5P_DEFAULT, buf.data());
-    H5Sclose(ms);
-    H5Sclose(fs);
+    H5Lock g;
+    herr_t rc;
+    std::string why;  // (taken before the next call clears libhdf5's error stack)
+    if (nd == 0) {
+      rc = H5Dread(h_->dset, h_->mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data());
+      if (rc < 0) why = h5::said();
+    } else {
+      std::vector<hsize_t> start(nd), count(nd);
+      for (size_t d = 0; d < nd; ++d) start[d] = static_cast<hsize_t>(box.start[d]), count[d] = static_cast<hsize_t>(part[d]);
+      const hid_t fs = H5Dget_space(h_->dset);
+      const hid_t ms = H5Screate_simple(static_cast<int>(nd), count.data(), nullptr);
+      rc = fs >= 0 && ms >= 0 ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) : -1;
+      if (rc >= 0) rc = H5Dread(h_->dset, h_->mem_type, ms, fs, H5P_DEFAULT, buf.data());
+      if (rc < 0) why = h5::said();
+      if (ms >= 0) H5Sclose(ms);
+      if (fs >= 0) H5Sclose(fs);
+    }
     if (rc < 0) {
+      if (!chunked_)
+        throw IOError("'" + name_ + "': libhdf5 cannot read its " + layout_name() + " data at " + shape_str(box.start) + why);
       std::string f;
       for (const auto& x : filters_) f += (f.empty() ? "" : ", ") + (x.name.empty() ? std::to_string(x.id) : x.name) +
                                           " (" + std::to_string(x.id) + ")";
       throw IOError("'" + name_ + "': libhdf5 cannot read chunk " + shape_str(read_grid_.chunk_coords(id)) +
-                    " (filters " + f + "; a filter plugin may be missing: HDF5_PLUGIN_PATH)");
+                    " (filters " + f + "; a filter plugin may be missing: HDF5_PLUGIN_PATH)" + why);
     }
   }
   fill_value(dst, prod(unit));
@@ -352,7 +492,7 @@ bool H5Source::stored_info(StorageInfo& info) const {
   info.dtype = dtype();
   std::string f;
   for (const auto& x : filters_) f += (f.empty() ? "" : "+") + (x.name.empty() ? std::to_string(x.id) : x.name);
-  info.codec = chunked_ ? (f.empty() ? "none" : f) : compact_.empty() ? "contiguous, uncompressed" : "compact";
+  info.codec = chunked_ ? (f.empty() ? "none" : f) : layout_name() == "contiguous" ? "contiguous, uncompressed" : layout_name();
   info.nbytes = sat_mul(prod(shape()), static_cast<int64_t>(itemsize(dtype())));
   info.cbytes = stored_bytes_;
   info.contiguous = true;

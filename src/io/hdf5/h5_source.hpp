@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "io/hdf5/h5_filters.hpp"
+#include "io/hdf5/h5_storage.hpp"
 #include "io/unit_source.hpp"
 
 namespace b2lazy {
@@ -28,21 +29,27 @@ class H5Source : public UnitSource {
   bool stored_info(StorageInfo& out) const override;
 
   struct Handles;  // libhdf5's identifiers (h5_source.cpp)
-  H5Source(std::unique_ptr<Handles> h, DType t, Shape shape, std::string name);
+  H5Source(DType t, Shape shape, std::string name);  // (the handles are given by open)
 
  private:
   void read_unit(int64_t id, void* dst, ThreadState& ts) const override;
   // A chunk through libhdf5 (a filter b2lazy does not decode), into the padded unit `dst`.
   void read_through_library(int64_t id, void* dst) const;
   void fill_value(void* dst, int64_t n) const;
+  std::string layout_name() const;  // when not chunked: contiguous, compact, external or virtual
+  // The end of every unit read: bools made 0/1, the read counted in ts.
+  void finish_unit(int64_t id, void* dst, ThreadState& ts) const;
   std::unique_ptr<Handles> h_;
   std::string name_;
   bool chunked_ = false, decodes_ = true, big_endian_ = false;
   std::vector<h5::Filter> filters_;
   std::vector<uint8_t> fill_;    // one item
+  bool virtual_ = false;           // a VDS: read through libhdf5 (its sources checked at open)
   std::vector<uint8_t> compact_;  // a compact dataset's values (read at open)
   int64_t data_offset_ = -1;      // contiguous: the data's file offset (-1: not allocated)
+  std::vector<h5::ExternalPart> external_;  // external storage: where its bytes lie
   int fd_ = -1;
+  int64_t file_size_ = 0;
   int64_t stored_bytes_ = 0;
 };
 
