@@ -312,6 +312,7 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
   // made, since its end takes the lock (held here; `unlock` releases it first).
   auto src = std::make_shared<H5Source>(t, shape, name);
   src->fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
   if (src->fd_ < 0 || ::fstat(src->fd_, &st) != 0) throw IOError("cannot open '" + path + "': " + std::strerror(errno));
   src->h_ = std::move(h);
   src->file_size_ = static_cast<int64_t>(st.st_size);
