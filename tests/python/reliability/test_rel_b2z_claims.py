@@ -23,7 +23,9 @@ for url in sys.argv[1:]:
         print("read")
     except OSError as e:
         print("OSError:", e)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+# VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so a child forked from a
+# large pytest process would report the parent's size.
+print(int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]))
 """
 
 
