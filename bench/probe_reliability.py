@@ -296,6 +296,12 @@ open("w.b2lazy", "w").write(json.dumps(d))
 try: bl.open("w.b2lazy"); out("opened")
 except (OSError, ValueError) as e: out("refused")
 """, "opened|refused"),
+    ("36.g", "b2lazy.open(saved, operands={path: other}) substitutes an operand without editing the file", """
+bl.asarray(np.arange(5.)).compute(urlpath="a.b2nd"); bl.asarray(-np.arange(5.)).compute(urlpath="b.b2nd")
+(bl.open("a.b2nd") * 2).save("e.b2lazy")
+r = bl.open("e.b2lazy", operands={os.path.abspath("a.b2nd"): "b.b2nd"}).to_numpy()
+out(bool((r == -2 * np.arange(5.)).all()))
+""", "True"),
     ("36.r+", "12 SIGKILLs during a 2048x2048 float64 r+ write: chunks wholly old or new", "KILLS", "whole-chunks"),
 ]
 
