@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 
 #include "b2lazy/error.hpp"
@@ -184,15 +185,6 @@ void replace_file(int dirfd, const std::string& name, mode_t mode, const std::st
   });
 }
 
-std::string dir_of(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-}
-std::string base_of(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // A contiguous file: chunks appended, the header switched once (see the header file).
 class FileUpdate final : public ChunkUpdate {
  public:
@@ -256,9 +248,11 @@ class FileUpdate final : public ChunkUpdate {
   void compact() {
     struct stat st;
     if (::fstat(fd_.fd, &st) != 0) throw IOError("'" + path_ + "': " + std::strerror(errno));
-    Fd dir(::open(dir_of(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    const std::filesystem::path file(path_);
+    const std::filesystem::path parent = file.has_parent_path() ? file.parent_path() : ".";
+    Fd dir(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (dir.fd < 0) return;  // (the frame stays valid, only larger)
-    replace_file(dir.fd, base_of(path_), st.st_mode & 07777, path_, [&](int out) {
+    replace_file(dir.fd, file.filename().string(), st.st_mode & 07777, path_, [&](int out) {
       std::vector<int64_t> offsets = f_.offsets;
       std::vector<uint8_t> chunk;
       int64_t at = f_.header_len;
