@@ -50,30 +50,28 @@ for f in "$CORPUS"/*; do
 done
 echo "sanitizers: the command ran over $n corrupted-file cases"
 
-echo "sanitizers: fuzzing b2nd files for $FUZZ_SECONDS s"
+# A libFuzzer target over a seed corpus for some seconds; its log is kept, and shown on failure.
+fuzz() {  # fuzz NAME SEEDS SECONDS
+  echo "sanitizers: fuzzing $1 for $3 s"
+  if ! "$BUILD/fuzz_$1" -max_total_time="$3" -rss_limit_mb=2048 -timeout=20 -artifact_prefix="$BUILD/" \
+      "$2" > "$BUILD/fuzz_$1.log" 2>&1; then
+    tail -n 60 "$BUILD/fuzz_$1.log"
+    echo "sanitizers: the $1 fuzzer failed (log: $BUILD/fuzz_$1.log)"
+    exit 1
+  fi
+  grep -E "^Done [0-9]+ runs" "$BUILD/fuzz_$1.log" || true
+}
+
 SEEDS="$BUILD/fuzz_seeds"
 rm -rf "$SEEDS" && mkdir -p "$SEEDS"
 $PY tests/corrupt_files.py --valid "$SEEDS" >/dev/null
-if ! "$BUILD/fuzz_b2nd_file" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=20 -artifact_prefix="$BUILD/" \
-    "$SEEDS" > "$BUILD/fuzz_b2nd_file.log" 2>&1; then
-  tail -n 60 "$BUILD/fuzz_b2nd_file.log"
-  echo "sanitizers: the b2nd file fuzzer failed (log: $BUILD/fuzz_b2nd_file.log)"
-  exit 1
-fi
-grep -E "^Done [0-9]+ runs" "$BUILD/fuzz_b2nd_file.log" || true
+fuzz b2nd_file "$SEEDS" "$FUZZ_SECONDS"
 
 # The Zarr codec chain, Zarr v3 shards and the .b2z member table, from what zarr-python,
 # python-blosc2 and zipfile wrote (tests/fuzz/zarr_seeds.py); an allocation past 2 GiB fails.
 for target in zarr_codecs:codecs zarr_shard:shards b2z_members:b2z; do
   name=${target%%:*} seeds="$BUILD/fuzz_seeds_${name}"
   rm -rf "$seeds" && $PY tests/fuzz/zarr_seeds.py "${target##*:}" "$seeds"
-  echo "sanitizers: fuzzing $name for $DECODER_FUZZ_SECONDS s"
-  if ! "$BUILD/fuzz_$name" -max_total_time="$DECODER_FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=20 -artifact_prefix="$BUILD/" \
-      "$seeds" > "$BUILD/fuzz_$name.log" 2>&1; then
-    tail -n 60 "$BUILD/fuzz_$name.log"
-    echo "sanitizers: the $name fuzzer failed (log: $BUILD/fuzz_$name.log)"
-    exit 1
-  fi
-  grep -E "^Done [0-9]+ runs" "$BUILD/fuzz_$name.log" || true
+  fuzz "$name" "$seeds" "$DECODER_FUZZ_SECONDS"
 done
 echo "sanitizers: no reports"

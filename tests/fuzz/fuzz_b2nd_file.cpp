@@ -8,30 +8,14 @@
 // A corpus of valid and damaged files: python tests/corrupt_files.py CORPUS_DIR (its
 // sparse-directory cases are skipped by libFuzzer, which reads files only).
 #include <b2lazy/b2lazy.hpp>
-#include <unistd.h>
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
-namespace {
+#include "fuzz_input.hpp"
 
-// One file per fuzzing process, rewritten for each input and removed at exit.
-const std::string& input_path() {
-  static const std::string path = [] {
-    const char* dir = std::getenv("TMPDIR");
-    std::string templ = std::string(dir && *dir ? dir : "/tmp") + "/b2lazy-fuzz-XXXXXX";
-    int fd = mkstemp(templ.data());
-    if (fd < 0) std::abort();
-    close(fd);
-    static std::string removed_at_exit = templ;
-    std::atexit([] { std::remove(removed_at_exit.c_str()); });
-    return templ;
-  }();
-  return path;
-}
+namespace {
 
 // Results up to this size are evaluated whole; a bigger array (a frame can describe
 // millions of run-length chunks in a few bytes) is evaluated on a corner.
@@ -40,11 +24,7 @@ constexpr int64_t kMaxItems = 1 << 20;
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string& path = input_path();
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) std::abort();
-  if (size && std::fwrite(data, 1, size, f) != size) std::abort();
-  std::fclose(f);
+  const std::string& path = write_fuzz_input(data, size);
   using namespace b2lazy;
   try {
     Array a = open(path);

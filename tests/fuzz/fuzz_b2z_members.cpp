@@ -5,40 +5,15 @@
 //
 //   ./fuzz_b2z_members CORPUS_DIR -max_total_time=60 -rss_limit_mb=2048
 // Seeds: python tests/fuzz/zarr_seeds.py b2z CORPUS_DIR (zips python-blosc2 and zipfile wrote).
-#include <unistd.h>
-
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "b2lazy/b2lazy.hpp"
+#include "fuzz_input.hpp"
 #include "io/b2z/b2z_members.hpp"
 
-namespace {
-
-const std::string& input_path() {
-  static const std::string path = [] {
-    const char* dir = std::getenv("TMPDIR");
-    std::string templ = std::string(dir && *dir ? dir : "/tmp") + "/b2lazy-fuzz-XXXXXX.b2z";
-    const int fd = mkstemps(templ.data(), 4);
-    if (fd < 0) std::abort();
-    close(fd);
-    static std::string removed_at_exit = templ;
-    std::atexit([] { std::remove(removed_at_exit.c_str()); });
-    return templ;
-  }();
-  return path;
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string& path = input_path();
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) std::abort();
-  if (size && std::fwrite(data, 1, size, f) != size) std::abort();
-  std::fclose(f);
+  const std::string& path = write_fuzz_input(data, size, ".b2z");
   using namespace b2lazy;
   std::vector<std::string> keys;
   try {
