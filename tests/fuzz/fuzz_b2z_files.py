@@ -23,12 +23,11 @@ import zipfile
 
 import atheris
 
-from fuzz_feedback import feedback, fuzz
+from fuzz_feedback import FILE_ERRORS, feedback, fuzz
 
 with atheris.instrument_imports():
     import b2lazy
 
-FILE_ERRORS = (OSError, TypeError, ValueError)
 INPUT = None  # the file each input is written to (set in main)
 
 

@@ -62,3 +62,29 @@ def fuzz(test_one_input, work, write_seeds, write_dictionary, max_len, custom_mu
         args = [f"{k}={v}" for k, v in defaults.items() if k not in given] + args + [corpus]
     atheris.Setup([sys.argv[0]] + args, test_one_input, custom_mutator=custom_mutator)
     atheris.Fuzz()
+
+
+# What reading a damaged file may raise (documented, naming the file); anything else is a finding.
+FILE_ERRORS = (OSError, TypeError, ValueError)
+
+
+def file_error(err, path, what="file"):
+    """Feedback for a documented error while reading `path`: an OSError must name it."""
+    msg = str(err)
+    if isinstance(err, OSError):
+        assert path in msg, f"an OSError that does not name the {what}: {msg!r}"
+    feedback(type(err).__name__ + ": " + msg.replace(path, "PATH"))
+
+
+def read_every_way(a, max_items):
+    """`a + 1` evaluated into memory and compressed (the two must agree; a big array on a
+    corner), and a part of `a` read."""
+    if a.size > max_items:
+        a = a[(slice(0, 2),) * a.ndim]
+    e = a + 1
+    out = e.to_numpy()
+    assert out.shape == e.shape and out.dtype == e.dtype, (out.shape, e.shape, out.dtype, e.dtype)
+    stored = e.compute().to_numpy()
+    assert stored.tobytes() == out.tobytes(), "compute() and to_numpy() read different values"
+    if a.ndim:
+        a[(slice(1, 3),) * a.ndim].to_numpy()

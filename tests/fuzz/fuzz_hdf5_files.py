@@ -31,7 +31,7 @@ import tempfile
 import atheris
 import numpy as np
 
-from fuzz_feedback import feedback, fuzz
+from fuzz_feedback import FILE_ERRORS, feedback, file_error, fuzz
 
 with atheris.instrument_imports():
     import b2lazy
@@ -39,7 +39,6 @@ with atheris.instrument_imports():
 import h5py  # noqa: E402  (not instrumented: the oracle)
 import hdf5plugin  # noqa: E402,F401  (its filters, for h5py)
 
-FILE_ERRORS = (OSError, TypeError, ValueError)
 MAX_ITEMS = 1 << 16
 INPUT = None  # the file each input is written to (set in main)
 OURS_ONLY = [0]  # inputs b2lazy read and h5py refused
@@ -91,10 +90,7 @@ def TestOneInput(data: bytes):
         assert out.shape == part.shape and out.dtype == part.dtype, (out.shape, part.shape, out.dtype, part.dtype)
         feedback("read")
     except FILE_ERRORS as err:
-        msg = str(err)
-        if isinstance(err, OSError):
-            assert INPUT in msg, f"an OSError that does not name the file: {msg!r}"
-        feedback(type(err).__name__ + ": " + msg.replace(INPUT, "PATH"))
+        file_error(err, INPUT)
         return
     ref = _h5py_reads(a.urlpath.split("#", 1)[1], corner)
     if ref is None:
