@@ -754,6 +754,18 @@ def tmpdir_factory_fn():
         td.cleanup()
 
 
+@pytest.fixture(scope="module")
+def client():
+    """A dask.distributed LocalCluster of two one-thread worker processes, one per test
+    module (tests/python/distributed)."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
 def evaluations(lazy, draw, tmpdir):
     """Evaluate `lazy` in several ways; yields (description, ndarray)."""
     how = draw(st.sampled_from(["asarray", "file", "dir", "chunks"]))

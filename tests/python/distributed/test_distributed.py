@@ -24,15 +24,6 @@ from test_serialization import _workloads  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
-@pytest.fixture(scope="module")
 def stored(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("operands")
     rng = np.random.default_rng(7)

@@ -11,18 +11,9 @@ import pytest
 
 import b2lazy as bl
 
-distributed = pytest.importorskip("distributed")
+pytest.importorskip("distributed")  # (the cluster: conftest.py)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "reliability"))
 from test_rel_saved_files import _url_operands  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
 
 
 def test_every_operand_url_on_the_cluster(client, tmp_path, monkeypatch):
