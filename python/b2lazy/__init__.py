@@ -1360,6 +1360,11 @@ for _entry in _registry.ENTRIES.values():
         __all__.append(_alias)
 del _entry, _alias
 
+# numpydoc docstrings from the registry (b2lazy/_docs.py), before the wrappers below copy them.
+from . import _docs  # noqa: E402
+
+_docs.document_registry(globals(), _registry.ENTRIES)
+
 # Every namespace function remembers, on the Arrays it returns, the call that made them
 # (their saved form, b2lazy/_serial.py); the methods that are namespace functions too.
 import types as _types  # noqa: E402
