@@ -26,6 +26,7 @@ import argparse
 import inspect
 import pathlib
 import sys
+import types
 
 import numpy as np
 
@@ -62,6 +63,9 @@ RETURNS = {
     "Array.reshape": "Array", "Array.flatten": "Array", "Array.ravel": "Array", "Array.nonzero": "tuple[Array, ...]",
     "Array.persist": "Array", "Plan.execute": "np.ndarray[Any, Any]", "Plan.compute": "Array",
     "distributed.compute": "Array", "distributed.to_numpy": "np.ndarray[Any, Any]",
+    # other parts of issue #37, once merged
+    "map_blocks": "Array", "blockwise": "Array", "from_zarr": "Array", "persist": "Array",
+    "Array.map_blocks": "Array", "Array.rechunk": "Array",
 }
 PROPERTIES = {
     "shape": "tuple[int, ...]", "dtype": "np.dtype[Any]", "ndim": "int", "size": "int", "nbytes": "int",
@@ -252,11 +256,15 @@ def _plan_class():
 def namespace_stub():
     parts = [HEADER, PRELUDE, _array_class(), _plan_class(), _unique_results()]
     defs = []
+    if isinstance(getattr(b2lazy, "__version__", None), str):
+        defs.append("__version__: str")
     for name in b2lazy.__all__:
         if name in ("Array", "Plan", "e", "pi", "inf", "nan", "newaxis"):
             continue
         obj = getattr(b2lazy, name)
-        if isinstance(obj, np.dtype):
+        if isinstance(obj, types.ModuleType):  # a public submodule (checkers read its own .py or .pyi)
+            defs.append(f"from . import {name} as {name}")
+        elif isinstance(obj, np.dtype):
             defs.append(f"{name}: np.dtype[np.{obj.type.__name__}]")
         elif inspect.isfunction(obj):
             defs.append(_function_def(name, obj))

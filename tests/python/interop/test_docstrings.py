@@ -40,10 +40,19 @@ def _public_objects():
         elif inspect.isfunction(obj) and id(obj) not in seen:  # an alias is its function's object
             seen.add(id(obj))
             out.append((name, obj, "function"))
-    for name in sorted(n for n in dir(b2lazy.distributed) if not n.startswith("_")):
-        obj = getattr(b2lazy.distributed, name)
-        if inspect.isfunction(obj) and obj.__module__ == "b2lazy.distributed":
-            out.append((f"distributed.{name}", obj, "function"))
+    submodules = [b2lazy.distributed] + [getattr(b2lazy, n) for n in b2lazy.__all__
+                                         if inspect.ismodule(getattr(b2lazy, n))]
+    for mod in submodules:  # b2lazy.distributed, and public submodules such as b2lazy.random
+        short = mod.__name__.removeprefix("b2lazy.")
+        names = getattr(mod, "__all__", [n for n in dir(mod) if not n.startswith("_")])
+        for name in sorted(names):
+            obj = getattr(mod, name)
+            if inspect.isfunction(obj) and obj.__module__.startswith("b2lazy"):
+                out.append((f"{short}.{name}", obj, "function"))
+            elif isinstance(obj, type) and obj.__module__.startswith("b2lazy"):
+                out.append((f"{short}.{name}", obj, "class"))
+                out += [(f"{short}.{name}.{a}", m, "method") for a, m in sorted(vars(obj).items())
+                        if not a.startswith("_") and callable(m)]
     return out
 
 
