@@ -351,7 +351,8 @@ def registry_doc(entry, sig, body_doc, examples=None):
             optional = "" if p.default is p.empty else f", optional (default {p.default!r})"
             if p.kind is p.VAR_POSITIONAL:
                 optional = ""
-            out += [f"{shown} : {t}{optional}", f"    {desc}"]
+            out += [f"{shown} : {t}{optional}", *textwrap.wrap(desc, 88, initial_indent="    ",
+                                                               subsequent_indent="    ")]
         out.append("")
     rtype = "tuple of Array" if name in MULTI_OUTPUT else "Array"
     returns = f"Lazy: computed by compute() or to_numpy(). dtype: {entry['dtype_rule']}."
