@@ -14,8 +14,8 @@ A body whose docstring already has a Parameters section is left as written.
 
 from __future__ import annotations
 
+import functools
 import inspect
-import textwrap
 
 import numpy as np
 
@@ -327,6 +327,19 @@ def example(name, spec, want):
 
 
 # --- the docstring ---------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _wrap(text, width=88, indent="    "):
+    """`text` in indented lines of at most `width` columns (greedy; textwrap's regular
+    expressions cost more than all the rest of the import's docstrings)."""
+    lines, line = [], indent
+    for word in text.split():
+        if len(line) > len(indent) and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = indent
+        line += (" " if len(line) > len(indent) else "") + word
+    return tuple(lines + [line])
+
+
 def _has_section(doc, section):
     return f"\n{section}\n{'-' * len(section)}" in "\n" + inspect.cleandoc(doc or "")
 
@@ -351,13 +364,11 @@ def registry_doc(entry, sig, body_doc, examples=None):
             optional = "" if p.default is p.empty else f", optional (default {p.default!r})"
             if p.kind is p.VAR_POSITIONAL:
                 optional = ""
-            out += [f"{shown} : {t}{optional}", *textwrap.wrap(desc, 88, initial_indent="    ",
-                                                               subsequent_indent="    ")]
+            out += [f"{shown} : {t}{optional}", *_wrap(desc)]
         out.append("")
     rtype = "tuple of Array" if name in MULTI_OUTPUT else "Array"
     returns = f"Lazy: computed by compute() or to_numpy(). dtype: {entry['dtype_rule']}."
-    out += ["Returns", "-------", f"out : {rtype}", *textwrap.wrap(returns, 88, initial_indent="    ",
-                                                                   subsequent_indent="    "), ""]
+    out += ["Returns", "-------", f"out : {rtype}", *_wrap(returns), ""]
     if examples:
         out += ["Examples", "--------", *examples]
     return "\n".join(out).rstrip() + "\n"
