@@ -112,3 +112,13 @@ def test_pyright_sees_the_signatures(tmp_path):
         # pyright writes "path:line:col - error: ..."
         return p.returncode, p.stdout.replace(f"{path}:", f"{path.name}:") + p.stderr
     _check_reports(run, tmp_path)
+
+
+def test_the_stubs_themselves_pass_mypy_strict(tmp_path):
+    pkg = tmp_path / "b2lazy"
+    pkg.mkdir()
+    for fname in ("py.typed", "__init__.pyi", "distributed.pyi"):
+        shutil.copy(ROOT / "python" / "b2lazy" / fname, pkg / fname)
+    p = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--strict", "--cache-dir",
+                        str(tmp_path / "cache"), "-p", "b2lazy"], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
