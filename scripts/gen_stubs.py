@@ -140,7 +140,9 @@ class Info:
     def default_device(self) -> str: ...
     def devices(self) -> list[str]: ...
     def default_dtypes(self, *, device: str | None = ...) -> dict[str, np.dtype[Any]]: ...
-    def dtypes(self, *, device: str | None = ..., kind: str | tuple[str, ...] | None = ...) -> dict[str, np.dtype[Any]]: ...
+    def dtypes(
+        self, *, device: str | None = ..., kind: str | tuple[str, ...] | None = ...
+    ) -> dict[str, np.dtype[Any]]: ...
 '''
 
 
@@ -233,7 +235,8 @@ def _array_class():
         if name in SKIPPED or (name.startswith("_") and not name.startswith("__")):
             continue
         dunder = name.startswith("__")
-        if dunder and any(name in (f"__{op}__", f"__r{op}__") for op in OPERATORS + ["lt", "le", "gt", "ge", "eq", "ne"]):
+        compared = ["lt", "le", "gt", "ge", "eq", "ne"]
+        if dunder and any(name in (f"__{op}__", f"__r{op}__") for op in OPERATORS + compared):
             continue
         if isinstance(member, property):
             lines += ["    @property", f"    def {name}(self) -> {PROPERTIES.get(name, 'Any')}: ..."]

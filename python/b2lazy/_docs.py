@@ -138,7 +138,8 @@ _U = {  # unary elementwise
     "isfinite": "True where an element is neither infinite nor NaN.",
     "signbit": "True where the sign bit is set (negative numbers, -0.0).",
     "real": "The real part of each element.", "imag": "The imaginary part of each element.",
-    "conj": "The complex conjugate of each element.", "angle": "The argument (phase angle) of each element, in radians.",
+    "conj": "The complex conjugate of each element.",
+    "angle": "The argument (phase angle) of each element, in radians.",
     "logical_not": "Logical NOT of each element.",
 }
 _B = {  # binary elementwise
