@@ -134,11 +134,24 @@ def _cparams_args(cparams):
 
 
 class Plan:
-    """An evaluation plan (Array.plan): the output layout, the stages (nodes computed
-    once and where they are kept), the windows (sources read through a window of their
-    last decompressed blocks instead of kept), the tasks (groups of output chunks) with
-    their projected memory and source bytes, and the projected peak. A thin view of the
-    C++ b2lazy::Plan."""
+    """An evaluation plan, as Array.plan() returns it: nothing is computed.
+
+    It holds the output layout, the stages (nodes computed once and where they are kept),
+    the windows (sources read through a window of their last decompressed blocks instead of
+    kept), the tasks (groups of output chunks) with their projected memory and source bytes,
+    and the projected peak. A thin view of the C++ b2lazy::Plan: ``str(plan)`` prints it;
+    its attributes (shape, dtype, chunks, blocks, nchunks, ntasks, stages, tasks,
+    projected_peak, ...) are the C++ plan's.
+
+    Examples
+    --------
+    >>> x = bl.asarray(np.arange(16.0).reshape(4, 4))
+    >>> p = (x + 1).plan(chunks=(2, 2))
+    >>> p.shape, p.chunks, p.ntasks
+    ((4, 4), (2, 2), 4)
+    >>> p.execute()[0]
+    array([1., 2., 3., 4.])
+    """
 
     def __init__(self, core, ctx):
         self._p = core
@@ -157,10 +170,46 @@ class Plan:
         return getattr(self._p, name)
 
     def execute(self, out=None, first_task=0, last_task=None, progress=None):
-        """Runs the stages, then tasks [first_task, last_task) (all by default) into `out`,
-        a C-contiguous writeable NumPy array of the result's shape and dtype (made when
-        None), and returns it. Chunks of other tasks are left as they are: runs over
-        disjoint task ranges fill one result. Stats of the run in `last_stats`."""
+        """Run the stages, then tasks [first_task, last_task) into a NumPy array.
+
+        Chunks of other tasks are left as they are, so runs over disjoint task ranges fill one
+        result. The run's statistics are kept in ``last_stats``.
+
+        Parameters
+        ----------
+        out : numpy.ndarray, optional
+            A C-contiguous writeable array of the plan's shape and dtype (made when None).
+        first_task : int, optional
+            The first task to run (default 0).
+        last_task : int, optional
+            One past the last task to run (default: all of them).
+        progress : bool or callable, optional
+            True shows a tqdm bar; a callable gets (done, total) output chunks.
+
+        Returns
+        -------
+        numpy.ndarray
+            `out`, filled by the tasks run.
+
+        Raises
+        ------
+        TypeError
+            `out` is not a NumPy array, or a task number is not an int.
+        ValueError
+            `out` has another shape or dtype, or is not C-contiguous and writeable.
+        IndexError
+            The tasks are not a range of the plan's tasks.
+
+        Examples
+        --------
+        >>> x = bl.asarray(np.arange(4.0))
+        >>> p = (x * 10).plan(chunks=(2,))
+        >>> out = np.zeros(4)
+        >>> p.execute(out, first_task=0, last_task=1)
+        array([ 0., 10.,  0.,  0.])
+        >>> p.execute(out, first_task=1)
+        array([ 0., 10., 20., 30.])
+        """
         dtype = np.dtype(self._p.dtype)
         if out is None:
             out = np.empty(self._p.shape, dtype)
@@ -188,8 +237,26 @@ class Plan:
         return out
 
     def compute(self, progress=None):
-        """Runs every task into the compressed b2nd array the plan's options name, as
-        Array.compute() with the same options would."""
+        """Run every task into the compressed array the plan's options name.
+
+        The same as Array.compute() with the options the plan was made with.
+
+        Parameters
+        ----------
+        progress : bool or callable, optional
+            True shows a tqdm bar; a callable gets (done, total) output chunks.
+
+        Returns
+        -------
+        Array
+            The result: a b2nd array in memory, or on disk at the plan's urlpath.
+
+        Examples
+        --------
+        >>> x = bl.asarray(np.arange(4.0))
+        >>> (x + 1).plan(chunks=(2,)).compute().to_numpy()
+        array([1., 2., 3., 4.])
+        """
         bar, callback = _progress_callback(progress, "compute")
         try:
             r = _core.compute_plan(self._p, self._ctx, callback)
@@ -200,7 +267,23 @@ class Plan:
 
 
 class Array:
-    """A lazy N-d array: a source (b2nd, NumPy, constructor) or an expression over them."""
+    """A lazy N-d array: a stored source (b2nd, Zarr, HDF5, .b2z), an in-memory one (NumPy,
+    a constructor such as arange) or an expression over them.
+
+    Nothing is computed until compute(), to_numpy() or a conversion asks for values; then
+    the expression is evaluated one output chunk at a time by the C++ engine. Arrays are
+    made by b2lazy.open(), b2lazy.asarray() and the namespace's functions, not by calling
+    this class. Operators, indexing and the namespace's functions return new lazy Arrays.
+
+    Examples
+    --------
+    >>> x = bl.asarray(np.arange(6.0).reshape(2, 3))
+    >>> y = (x * 2 + 1).sum(axis=0)
+    >>> y.shape
+    (3,)
+    >>> y.to_numpy()
+    array([ 8., 12., 16.])
+    """
 
     __array_priority__ = 100  # NumPy defers mixed operators to us
 
@@ -212,12 +295,34 @@ class Array:
 
     # --- saving and shipping (issue #14) --------------------------------------------
     def save(self, urlpath, inline_limit=None):
-        """Store the lazy expression (not its values) in a small JSON file that
-        b2lazy.open() reopens: the namespace calls that built it, operands by path
-        (absolute), in-memory operands inline up to `inline_limit` bytes (default
-        b2lazy._serial.INLINE_LIMIT, 64 MiB; larger ones are refused). Reopening checks
-        that every operand still has the shape and dtype it had. Format:
-        docs/serialization.md."""
+        """Store the lazy expression (not its values) in a small JSON file.
+
+        b2lazy.open() reopens it as that expression. The file holds the namespace calls that
+        built it, operands by absolute path, and in-memory operands inline up to `inline_limit`
+        bytes (larger ones are refused). Reopening checks that every operand still has the shape
+        and dtype it had. Format: docs/serialization.md.
+
+        Parameters
+        ----------
+        urlpath : str or os.PathLike
+            The file to write.
+        inline_limit : int, optional
+            Largest in-memory operand stored inline, in bytes (default
+            b2lazy._serial.INLINE_LIMIT, 64 MiB).
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "expr.b2lazy")
+        >>> x = bl.asarray(np.arange(3.0))
+        >>> (x * 2).save(path)
+        >>> bl.open(path).to_numpy()
+        array([0., 2., 4.])
+        """
         _serial.save(self, urlpath, inline_limit)
 
     def __reduce__(self):
@@ -227,18 +332,46 @@ class Array:
     # --- metadata -------------------------------------------------------------------
     @property
     def shape(self):
+        """The array's shape, a tuple of ints (known without computing anything).
+
+        Examples
+        --------
+        >>> bl.asarray(np.zeros((2, 3))).T.shape
+        (3, 2)
+        """
         return self._a.shape
 
     @property
     def dtype(self):
+        """The array's NumPy dtype (known without computing anything).
+
+        Examples
+        --------
+        >>> (bl.asarray(np.arange(3)) / 2).dtype
+        dtype('float64')
+        """
         return np.dtype(self._a.dtype)
 
     @property
     def ndim(self):
+        """The number of axes.
+
+        Examples
+        --------
+        >>> bl.asarray(np.zeros((2, 3))).ndim
+        2
+        """
         return self._a.ndim
 
     @property
     def size(self):
+        """The number of elements.
+
+        Examples
+        --------
+        >>> bl.asarray(np.zeros((2, 3))).size
+        6
+        """
         return self._a.size
 
     @property
@@ -251,6 +384,13 @@ class Array:
 
     @property
     def urlpath(self):
+        """The path or URL of a stored array; None for in-memory arrays and expressions.
+
+        Examples
+        --------
+        >>> print(bl.asarray(np.zeros(3)).urlpath)
+        None
+        """
         return self._a.urlpath()
 
     def __len__(self):
@@ -264,22 +404,54 @@ class Array:
     # --- evaluation -----------------------------------------------------------------
     def compute(self, urlpath=None, chunks=None, blocks=None, cparams=None, nthreads=None,
                 max_memory=None, contiguous=None, progress=None, shards=None, scheduler=None):
-        """Evaluate into a compressed array: b2nd in memory, or on disk in the format
-        `urlpath` names — b2nd ("x.b2nd", a sparse directory "x/"), or a Zarr v3 array
-        ("x.zarr", "zarr:PATH"). For Zarr, `chunks` are its chunks, `shards` (multiples of
-        them) add sharding, and cparams {"codec", "clevel", "filter"} choose the blosc
-        codec's compressor, or {"compressor": "zstd", "clevel": n} Zarr's zstd codec.
+        """Evaluate into a compressed array, in memory or on disk.
 
-        progress: True shows a tqdm bar; a callable gets (done, total) output chunks.
-        Ctrl-C (SIGINT) or SIGTERM, on any thread, stops the evaluation within a unit of
-        work and leaves no output file (an existing one is unchanged); then Python's own
-        handler decides: KeyboardInterrupt by default, the exception of your handler, or
-        the end of the process for SIGTERM's default.
+        The result is b2nd in memory, or on disk in the format `urlpath` names: b2nd ("x.b2nd",
+        a sparse directory "x/") or a Zarr v3 array ("x.zarr", "zarr:PATH"). Ctrl-C (SIGINT) or
+        SIGTERM, on any thread, stops the evaluation within a unit of work and leaves no output
+        file (an existing one is unchanged); then Python's own handler decides.
 
-        scheduler: a distributed.Client, a scheduler address ("tcp://host:port") or
-        "local:N" (a LocalCluster of N single-threaded worker processes, for this call):
-        the plan's stages and output tasks run on that dask.distributed cluster
-        (b2lazy/distributed.py), `max_memory` per worker; `nthreads` does not apply."""
+        Parameters
+        ----------
+        urlpath : str or os.PathLike, optional
+            Where to write the result (default: in memory).
+        chunks : tuple of int, optional
+            The result's chunk shape (default: chosen by the planner). For Zarr, its chunks.
+        blocks : tuple of int, optional
+            The result's block shape (b2nd).
+        cparams : dict, optional
+            Compression: {"codec", "clevel", "filter"} for blosc, or, for Zarr,
+            {"compressor": "zstd", "clevel": n}.
+        nthreads : int, optional
+            Worker threads (default: the CPU count).
+        max_memory : int, optional
+            Memory budget in bytes for the evaluation (per worker with a scheduler).
+        contiguous : bool, optional
+            Write a contiguous b2nd file rather than a sparse directory.
+        progress : bool or callable, optional
+            True shows a tqdm bar; a callable gets (done, total) output chunks.
+        shards : tuple of int, optional
+            Zarr only: shard shape (multiples of `chunks`) to write a sharded array.
+        scheduler : distributed.Client or str, optional
+            A distributed.Client, a scheduler address ("tcp://host:port") or "local:N": the
+            plan's stages and tasks run on that dask.distributed cluster
+            (b2lazy.distributed.compute); `nthreads` does not apply.
+
+        Returns
+        -------
+        Array
+            The stored result (its ``stats`` tell what the evaluation read and did).
+
+        Examples
+        --------
+        >>> x = bl.asarray(np.arange(6.0).reshape(2, 3))
+        >>> y = (x * 2).compute(chunks=(1, 3))
+        >>> y.chunks
+        ((1, 1), (3,))
+        >>> y.to_numpy()
+        array([[ 0.,  2.,  4.],
+               [ 6.,  8., 10.]])
+        """
         if scheduler is not None:
             from . import distributed
             return distributed.compute(self, urlpath, scheduler=scheduler, chunks=chunks, blocks=blocks,
@@ -300,9 +472,42 @@ class Array:
 
     def plan(self, urlpath=None, chunks=None, blocks=None, cparams=None, nthreads=None,
              max_memory=None, contiguous=None, shards=None):
-        """The plan compute() would run with these options (nothing is computed): str()
-        prints it; attributes expose its stages, tasks and projected peak; execute() runs
-        it, whole or by ranges of tasks."""
+        """The plan compute() would run with these options; nothing is computed.
+
+        ``str()`` prints it; its attributes expose the stages, tasks and projected peak;
+        execute() runs it, whole or by ranges of tasks.
+
+        Parameters
+        ----------
+        urlpath : str or os.PathLike, optional
+            As compute()'s.
+        chunks : tuple of int, optional
+            As compute()'s.
+        blocks : tuple of int, optional
+            As compute()'s.
+        cparams : dict, optional
+            As compute()'s.
+        nthreads : int, optional
+            As compute()'s.
+        max_memory : int, optional
+            As compute()'s.
+        contiguous : bool, optional
+            As compute()'s.
+        shards : tuple of int, optional
+            As compute()'s.
+
+        Returns
+        -------
+        Plan
+            The evaluation plan.
+
+        Examples
+        --------
+        >>> x = bl.asarray(np.arange(16.0).reshape(4, 4))
+        >>> p = (x + 1).plan(chunks=(2, 2))
+        >>> p.nchunks
+        4
+        """
         if urlpath is not None:
             urlpath = _path_text(os.fspath(urlpath), "plan: urlpath")
         cparams, compressor = _zarr_compressor(cparams)
@@ -312,8 +517,32 @@ class Array:
                                contiguous, shards, compressor), ctx)
 
     def to_numpy(self, nthreads=None, max_memory=None, progress=None, scheduler=None):
-        """Evaluate straight into a NumPy array (no compression). progress and signals as
-        in compute(); with a `scheduler` (as compute's), on that cluster."""
+        """Evaluate straight into a NumPy array (no compression).
+
+        Signals as in compute(). The run's statistics are kept in ``last_stats``.
+
+        Parameters
+        ----------
+        nthreads : int, optional
+            Worker threads (default: the CPU count).
+        max_memory : int, optional
+            Memory budget in bytes for the evaluation.
+        progress : bool or callable, optional
+            True shows a tqdm bar; a callable gets (done, total) output chunks.
+        scheduler : distributed.Client or str, optional
+            Evaluate on that dask.distributed cluster, as compute()'s.
+
+        Returns
+        -------
+        numpy.ndarray
+            The values.
+
+        Examples
+        --------
+        >>> x = bl.asarray(np.arange(4))
+        >>> (x ** 2).to_numpy()
+        array([0, 1, 4, 9])
+        """
         if scheduler is not None:
             from . import distributed
             return distributed.to_numpy(self, scheduler=scheduler, max_memory=max_memory, progress=progress)
@@ -341,9 +570,46 @@ class Array:
         return out if dtype is None else out.astype(dtype, copy=False)
 
     def explain(self):
+        """The evaluation plan in words: what each node of the expression is asked for.
+
+        Nothing is computed: the text is the plan compute() and to_numpy() would run with
+        default options (as ``str(self.plan())``).
+
+        Returns
+        -------
+        str
+            The plan: layout, tasks, the expression tree and the projected reads and peak.
+
+        Examples
+        --------
+        >>> x = bl.asarray(np.arange(16.0).reshape(4, 4))
+        >>> print((x + 1).explain().splitlines()[0])  # doctest: +ELLIPSIS
+        plan: float64 (4, 4) = 0.1 KiB in 1 output chunk of (4, 4) = 0.1 KiB, ...
+        """
         return self._a.explain()
 
     def to_cframe(self, nthreads=None):
+        """Evaluate into an in-memory b2nd array and return its contiguous frame (cframe).
+
+        python-blosc2 reads it with ``blosc2.ndarray_from_cframe``.
+
+        Parameters
+        ----------
+        nthreads : int, optional
+            Worker threads (default: the CPU count).
+
+        Returns
+        -------
+        bytes
+            The serialized b2nd array.
+
+        Examples
+        --------
+        >>> import blosc2
+        >>> frame = bl.asarray(np.arange(3.0)).to_cframe()
+        >>> blosc2.ndarray_from_cframe(frame)[:]
+        array([0., 1., 2.])
+        """
         return _core.to_cframe(self._a, _context(nthreads))
 
     def to_blosc2(self, urlpath=None):
@@ -406,19 +672,54 @@ class Array:
 
     @property
     def vindex(self):
-        """Pointwise (vectorised) indexing, as zarr: the index arrays broadcast together
-        and select points — NumPy's advanced indexing. Lazy."""
+        """Pointwise (vectorised) indexing, as zarr's: the index arrays broadcast together and
+        select points, NumPy's advanced indexing. Lazy.
+
+        Examples
+        --------
+        >>> x = bl.asarray(np.arange(16.0).reshape(4, 4))
+        >>> x.vindex[[0, 1], [1, 2]].to_numpy()
+        array([1., 6.])
+        """
         return _VIndex(self)
 
     @property
     def oindex(self):
-        """Orthogonal indexing (as zarr): each axis's integer or boolean array selects
-        along that axis independently; slices and integers as usual. Lazy."""
+        """Orthogonal indexing, as zarr's: each axis's integer or boolean array selects along that
+        axis independently; slices and integers as usual. Lazy.
+
+        Examples
+        --------
+        >>> x = bl.asarray(np.arange(16.0).reshape(4, 4))
+        >>> x.oindex[[0, 1], [1, 2]].to_numpy()
+        array([[1., 2.],
+               [5., 6.]])
+        """
         return _OIndex(self)
 
     def astype(self, dtype, /, *, copy=True, device=None):
-        """The array cast to `dtype` (lazy). Arrays are immutable, so copy=False returns
-        this array when it has that dtype, and a copy is a new Array over the same graph."""
+        """The array cast to `dtype`, lazily.
+
+        Parameters
+        ----------
+        dtype : dtype
+            The dtype to cast to.
+        copy : bool, optional
+            Arrays are immutable: False returns this array when it has that dtype; a copy is a
+            new Array over the same graph.
+        device : str, optional
+            b2lazy's one device, ``'cpu'``, or None.
+
+        Returns
+        -------
+        Array
+            The cast array.
+
+        Examples
+        --------
+        >>> bl.asarray(np.array([1.5, -2.7])).astype(np.int32).to_numpy()
+        array([ 1, -2], dtype=int32)
+        """
         _check_device(device, "astype")
         dtype = _as_dtype(dtype, "astype")
         if dtype == self.dtype:
@@ -435,11 +736,41 @@ class Array:
 
     @property
     def device(self):
-        """b2lazy's one device ("cpu")."""
+        """The array's device: b2lazy's one device, ``'cpu'``.
+
+        Examples
+        --------
+        >>> bl.asarray(np.zeros(2)).device
+        'cpu'
+        """
         return _CPU
 
     def to_device(self, device, /, *, stream=None):
-        """This array on `device`, which must be b2lazy's one device ("cpu")."""
+        """This array on `device`, which must be b2lazy's one device (``'cpu'``).
+
+        Parameters
+        ----------
+        device : str
+            ``'cpu'``.
+        stream : None, optional
+            b2lazy has no streams.
+
+        Returns
+        -------
+        Array
+            This array.
+
+        Raises
+        ------
+        ValueError
+            Another device, or a stream.
+
+        Examples
+        --------
+        >>> x = bl.asarray(np.zeros(2))
+        >>> x.to_device("cpu") is x
+        True
+        """
         _check_device(device, "to_device")
         if stream is not None:
             raise ValueError("to_device: b2lazy has no streams; stream must be None")
@@ -489,27 +820,85 @@ class Array:
 
     @property
     def T(self):
-        """The array with its axes reversed (lazy)."""
+        """The array with its axes reversed (lazy).
+
+        Examples
+        --------
+        >>> bl.asarray(np.arange(6).reshape(2, 3)).T.to_numpy()
+        array([[0, 3],
+               [1, 4],
+               [2, 5]])
+        """
         return permute_dims(self, tuple(range(self.ndim))[::-1])
 
     @property
     def mT(self):
-        """The array with its last two axes swapped (lazy)."""
+        """The array with its last two axes swapped (lazy).
+
+        Examples
+        --------
+        >>> bl.asarray(np.zeros((4, 2, 3))).mT.shape
+        (4, 3, 2)
+        """
         return matrix_transpose(self)
 
     def reshape(self, *shape, copy=None):
-        """NumPy's ndarray.reshape: `a.reshape(2, 3)` or `a.reshape((2, 3))`; lazy."""
+        """The same elements in C order with a new shape, lazily (NumPy's ndarray.reshape).
+
+        Parameters
+        ----------
+        *shape : int or tuple of int
+            The new shape, as ``a.reshape(2, 3)`` or ``a.reshape((2, 3))``; one entry may be -1.
+        copy : bool, optional
+            False is refused (a lazy reshape is never a view).
+
+        Returns
+        -------
+        Array
+            The reshaped array.
+
+        Examples
+        --------
+        >>> bl.asarray(np.arange(6)).reshape(2, 3).to_numpy()
+        array([[0, 1, 2],
+               [3, 4, 5]])
+        """
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = shape[0]
         return reshape(self, shape, copy=copy)
 
     def flatten(self):
-        """The elements in C order as a 1-d array (lazy, not a copy)."""
+        """The elements in C order as a 1-d array (lazy, not a copy). Also ``ravel()``.
+
+        Returns
+        -------
+        Array
+            The 1-d array.
+
+        Examples
+        --------
+        >>> bl.asarray(np.arange(4).reshape(2, 2)).flatten().to_numpy()
+        array([0, 1, 2, 3])
+        """
         return reshape(self, -1)
 
     ravel = flatten
 
     def nonzero(self):
+        """Coordinates of the nonzero elements, one int64 array per axis (b2lazy.nonzero).
+
+        Counts the nonzero elements now (one pass); the coordinates are lazy.
+
+        Returns
+        -------
+        tuple of Array
+            One array of indices per axis.
+
+        Examples
+        --------
+        >>> [a.to_numpy() for a in bl.asarray(np.array([[0, 1], [2, 0]])).nonzero()]
+        [array([0, 1]), array([1, 0])]
+        """
         return nonzero(self)
 
     def __matmul__(self, other):
@@ -1016,22 +1405,59 @@ __all__ += ["median", "quantile", "percentile"]
 
 
 def lazyudf(func, inputs, dtype, shape=None, chunked=True, *, depth=0, name=None, chunked_eval=None):
-    """A lazy array computed by a Python function on blocks (python-blosc2's lazyudf).
+    """A lazy array computed block by block by a Python function (python-blosc2's lazyudf).
 
     For each block the evaluation asks for, ``func(inputs, output, offset)`` is called with
     `inputs` a tuple of read-only NumPy arrays — each input's values over the block, widened
     by `depth` elements along every axis (clipped at the array's edges: the view of input
-    axis d starts at ``max(0, offset[d] - depth)``), 0-d inputs whole — `output` the block
-    to fill (a writable NumPy array of the block's shape and `dtype`) and `offset` the
-    block's start. Blocks are filled on the worker threads, one call at a time under the
-    GIL; a numba function jitted with ``nogil=True`` releases it and runs on all of them.
+    axis d starts at ``max(0, offset[d] - depth)``), 0-d inputs whole — `output` the block to
+    fill (a writable NumPy array of the block's shape and `dtype`) and `offset` the block's
+    start. Blocks are filled on the worker threads, one call at a time under the GIL; a
+    numba function jitted with ``nogil=True`` releases it and runs on all of them. The
+    result nests in expressions like any array; it cannot be saved (its function is Python
+    code).
 
-    `inputs`: b2lazy arrays (or anything asarray takes) of `shape`, or scalars (passed as
-    0-d arrays). `shape`: the result's, by default the inputs'. `depth`: an int for every
-    axis or one per axis (stencils). ``chunked=False`` (or python-blosc2's
-    ``chunked_eval=False``) shows every call the whole inputs (depth = the shape), for
-    functions that are not local. The result nests in expressions like any array; it
-    cannot be saved (its function is Python code)."""
+    Parameters
+    ----------
+    func : callable
+        ``func(inputs, output, offset)``, filling `output`.
+    inputs : sequence of array_like
+        b2lazy arrays (or anything asarray takes) of `shape`, or scalars (passed as 0-d
+        arrays).
+    dtype : dtype
+        The result's dtype.
+    shape : tuple of int, optional
+        The result's shape (default: the inputs').
+    chunked : bool, optional
+        False shows every call the whole inputs (depth = the shape), for functions that are
+        not local.
+    depth : int or sequence of int, optional
+        Halo width, for every axis or one per axis (stencils).
+    name : str, optional
+        The name shown in plans (default: the function's).
+    chunked_eval : bool, optional
+        python-blosc2's name for `chunked`.
+
+    Returns
+    -------
+    Array
+        The lazy result.
+
+    Raises
+    ------
+    TypeError
+        `func` is not callable.
+    ValueError
+        No `shape` and no array input.
+
+    Examples
+    --------
+    >>> def double(inputs, output, offset):
+    ...     output[...] = inputs[0] * 2
+    >>> x = bl.asarray(np.arange(4.0))
+    >>> bl.lazyudf(double, (x,), np.float64).to_numpy()
+    array([0., 2., 4., 6.])
+    """
     if chunked_eval is not None:
         chunked = chunked_eval
     if not callable(func):
@@ -1140,18 +1566,52 @@ def _path_text(s, what):
 
 
 def open(urlpath, *, key=None, dataset=None, mode="r", operands=None):
-    """Open a stored array, lazily (nothing is read). The format follows the URL's scheme,
-    else its suffix, else what is there: b2nd ("x.b2nd", a sparse directory, "b2nd:PATH"),
-    Zarr v2/v3 in a directory store ("x.zarr", "zarr:PATH", any directory holding
-    zarr.json or .zarray), an array in a python-blosc2 DictStore zip ("s.b2z" with
-    `key="/x"`, or the URL "s.b2z#/x"), or a dataset of an HDF5 file ("f.h5" with
-    `dataset="/group/x"`, or "f.h5#/group/x"). A lazy expression stored by Array.save() is
-    reopened as that expression (its operands checked against the shapes and dtypes they
-    had). `operands` maps operand URLs, as the saved file writes them, to paths or Arrays
-    used instead (docs/serialization.md).
+    """Open a stored array, lazily: nothing is read.
 
-    mode="r+" (a b2nd file or sparse directory only): x[key] = value writes through to the
-    file, rewriting only the storage chunks the key touches."""
+    The format follows the URL's scheme, else its suffix, else what is there: b2nd
+    ("x.b2nd", a sparse directory, "b2nd:PATH"), Zarr v2/v3 in a directory store
+    ("x.zarr", "zarr:PATH", any directory holding zarr.json or .zarray), an array in a
+    python-blosc2 DictStore zip ("s.b2z" with `key="/x"`, or the URL "s.b2z#/x"), or a
+    dataset of an HDF5 file ("f.h5" with `dataset="/group/x"`, or "f.h5#/group/x"). A lazy
+    expression stored by Array.save() is reopened as that expression (its operands checked
+    against the shapes and dtypes they had).
+
+    Parameters
+    ----------
+    urlpath : str or os.PathLike
+        The file, directory or URL.
+    key : str, optional
+        The member of a .b2z DictStore.
+    dataset : str, optional
+        The dataset of an HDF5 file.
+    mode : {'r', 'r+'}, optional
+        'r+' (a b2nd file or sparse directory only): ``x[key] = value`` writes through to
+        the file, rewriting only the storage chunks the key touches.
+    operands : dict, optional
+        For a saved expression: operand URLs, as the saved file writes them, mapped to
+        paths or Arrays used instead (docs/serialization.md).
+
+    Returns
+    -------
+    Array
+        The lazy array.
+
+    Raises
+    ------
+    ValueError
+        A bad mode, or operands= or mode='r+' where they do not apply.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.b2nd")
+    >>> _ = bl.asarray(np.arange(6.0).reshape(2, 3)).compute(urlpath=path)
+    >>> x = bl.open(path)
+    >>> x.shape, x.dtype
+    ((2, 3), dtype('float64'))
+    >>> x.sum(axis=1).to_numpy()
+    array([ 3., 12.])
+    """
     urlpath = os.fspath(urlpath)
     if mode not in ("r", "r+"):
         raise ValueError(f"open(): mode must be 'r' or 'r+', got {mode!r}")
@@ -1294,12 +1754,40 @@ def linspace(start, stop, /, num, endpoint, dtype, *, device, shape, chunks):
 
 # --- expression strings ---------------------------------------------------------------
 def evaluate(expression, operands=None, /, **kwargs):
-    """The lazy Array an expression string describes, e.g.
-    ``evaluate("matmul(sum(a, axis=1), b) + 1", a=a, b=b)``. Parsed and built in C++ (no
-    Python eval): Python's operators and precedence, calls with keyword arguments,
-    methods, ``.T``/``.mT``, indexing with integers, slices and literal lists. Operands
-    are Arrays, NumPy arrays, python-blosc2 arrays or numbers, given as a dict and/or
-    keywords; with none given, the names are looked up in the caller's variables."""
+    """The lazy Array an expression string describes.
+
+    Parsed and built in C++ (no Python eval): Python's operators and precedence, calls of
+    the namespace's functions with keyword arguments, methods, ``.T``/``.mT``, indexing with
+    integers, slices and literal lists. With no operands given, the names are looked up in
+    the caller's variables.
+
+    Parameters
+    ----------
+    expression : str
+        For instance ``"matmul(sum(a, axis=1), b) + 1"``.
+    operands : dict, optional
+        Operand names mapped to Arrays, NumPy arrays, python-blosc2 arrays or numbers.
+    **kwargs
+        More operands, by name.
+
+    Returns
+    -------
+    Array
+        The lazy result.
+
+    Raises
+    ------
+    TypeError
+        The expression is not a string, or an operand is not an array or a number.
+    ValueError
+        The expression does not parse, or names an unknown function or keyword.
+
+    Examples
+    --------
+    >>> a = bl.asarray(np.arange(6.0).reshape(2, 3))
+    >>> bl.evaluate("sum(a, axis=1) * 2 + k", a=a, k=1).to_numpy()
+    array([ 7., 25.])
+    """
     if not isinstance(expression, str):
         raise TypeError(f"evaluate: the expression must be a string, got {type(expression).__name__}")
     _text(expression, "evaluate: the expression")
@@ -1359,6 +1847,11 @@ for _entry in _registry.ENTRIES.values():
         globals()[_alias] = globals()[_entry["name"]]
         __all__.append(_alias)
 del _entry, _alias
+
+# numpydoc docstrings from the registry (b2lazy/_docs.py), before the wrappers below copy them.
+from . import _docs  # noqa: E402
+
+_docs.document_registry(globals(), _registry.ENTRIES)
 
 # Every namespace function remembers, on the Arrays it returns, the call that made them
 # (their saved form, b2lazy/_serial.py); the methods that are namespace functions too.

@@ -97,8 +97,30 @@ def meshgrid(*arrays, indexing):
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
-    """An array over the data of any object with __dlpack__ (on the CPU): NumPy reads it
-    (without a copy unless copy=True) and b2lazy wraps that without copying."""
+    """An array over the data of any object with ``__dlpack__`` (on the CPU).
+
+    NumPy reads it (without a copy unless `copy` is True) and b2lazy wraps that without
+    copying.
+
+    Parameters
+    ----------
+    x : object
+        An object with ``__dlpack__`` and ``__dlpack_device__``.
+    device : str, optional
+        b2lazy's one device, ``'cpu'``, or None.
+    copy : bool, optional
+        True copies the data; False refuses to.
+
+    Returns
+    -------
+    Array
+        The lazy array over that data.
+
+    Examples
+    --------
+    >>> bl.from_dlpack(np.arange(3.0)).to_numpy()
+    array([0., 1., 2.])
+    """
     check_device(device, "from_dlpack")
     if isinstance(x, Array):
         return Array(x._a, x.stats) if copy else x

@@ -78,8 +78,33 @@ class iinfo_object:
 
 
 def finfo(type, /):
-    """Limits of a floating-point dtype (or of an array's dtype); of a complex dtype, those
-    of its parts (the standard's rule: dtype is then the part's real dtype)."""
+    """Limits of a floating-point dtype (or of an array's dtype).
+
+    Of a complex dtype, those of its parts (the Array API's rule: ``dtype`` is then the
+    part's real dtype).
+
+    Parameters
+    ----------
+    type : dtype or Array
+        A floating-point or complex dtype, or an array of one.
+
+    Returns
+    -------
+    finfo_object
+        bits, eps, max, min, smallest_normal and dtype.
+
+    Raises
+    ------
+    TypeError
+        Not a floating-point dtype.
+
+    Examples
+    --------
+    >>> bl.finfo(bl.float32).eps
+    1.1920928955078125e-07
+    >>> bl.finfo(bl.complex128).dtype
+    dtype('float64')
+    """
     d = _dtype_of(type, "finfo")
     if d.kind not in "fc":
         raise TypeError(f"finfo: {d} is not a floating-point dtype")
@@ -89,7 +114,28 @@ def finfo(type, /):
 
 
 def iinfo(type, /):
-    """Limits of an integer dtype (or of an array's dtype)."""
+    """Limits of an integer dtype (or of an array's dtype).
+
+    Parameters
+    ----------
+    type : dtype or Array
+        An integer dtype, or an array of one.
+
+    Returns
+    -------
+    iinfo_object
+        bits, max, min and dtype.
+
+    Raises
+    ------
+    TypeError
+        Not an integer dtype.
+
+    Examples
+    --------
+    >>> bl.iinfo(bl.int8).max
+    127
+    """
     d = _dtype_of(type, "iinfo")
     if d.kind not in "iu":
         raise TypeError(f"iinfo: {d} is not an integer dtype")
@@ -98,9 +144,33 @@ def iinfo(type, /):
 
 
 def isdtype(dtype, kind):
-    """Is `dtype` of `kind`: a dtype, one of the standard's kind names ("bool", "signed
-    integer", "unsigned integer", "integral", "real floating", "complex floating",
-    "numeric"), or a tuple of those (any of them)."""
+    """Whether `dtype` is of `kind`.
+
+    Parameters
+    ----------
+    dtype : dtype or Array
+        The dtype to test (or an array's).
+    kind : dtype, str or tuple
+        A dtype, one of the Array API's kind names ("bool", "signed integer", "unsigned
+        integer", "integral", "real floating", "complex floating", "numeric"), or a tuple of
+        those (any of them).
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    ValueError
+        An unknown kind name.
+
+    Examples
+    --------
+    >>> bl.isdtype(bl.float32, "real floating")
+    True
+    >>> bl.isdtype(bl.int8, ("bool", "unsigned integer"))
+    False
+    """
     d = _dtype_of(dtype, "isdtype")
     kinds = kind if isinstance(kind, tuple) else (kind,)
     for k in kinds:
@@ -117,8 +187,31 @@ def isdtype(dtype, kind):
 
 
 def result_type(*arrays_and_dtypes):
-    """The dtype of an operation on these arrays, dtypes and Python scalars (weak, NEP 50),
-    by NumPy 2's promotion rules."""
+    """The dtype of an operation on these arrays, dtypes and Python scalars.
+
+    By NumPy 2's promotion rules; Python scalars are weak (NEP 50).
+
+    Parameters
+    ----------
+    *arrays_and_dtypes : Array, dtype or scalar
+        At least one array or dtype.
+
+    Returns
+    -------
+    numpy.dtype
+
+    Raises
+    ------
+    ValueError
+        Nothing given, or scalars only.
+
+    Examples
+    --------
+    >>> bl.result_type(bl.int8, bl.uint8)
+    dtype('int16')
+    >>> bl.result_type(bl.float32, 1.0)
+    dtype('float32')
+    """
     if not arrays_and_dtypes:
         raise ValueError("result_type: at least one array, dtype or scalar is required")
     args = []
@@ -133,6 +226,24 @@ def result_type(*arrays_and_dtypes):
 
 
 def can_cast(from_, to, /):
-    """Can `from_` (a dtype or an array) be cast to `to` without losing values, by the
-    promotion rules (NumPy's casting='safe')."""
+    """Whether `from_` can be cast to `to` without losing values (NumPy's casting='safe').
+
+    Parameters
+    ----------
+    from_ : dtype or Array
+        The dtype (or an array's) to cast from.
+    to : dtype
+        The dtype to cast to.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> bl.can_cast(bl.int8, bl.int64)
+    True
+    >>> bl.can_cast(bl.float64, bl.int64)
+    False
+    """
     return builtins.bool(np.can_cast(_dtype_of(from_, "can_cast"), as_dtype(to, "can_cast: to"), casting="safe"))

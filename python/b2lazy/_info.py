@@ -49,4 +49,19 @@ class Info:
 
 
 def __array_namespace_info__():
+    """The Array API's inspection namespace: b2lazy's capabilities, device and dtypes.
+
+    Returns
+    -------
+    Info
+        With capabilities(), default_device(), devices(), default_dtypes() and dtypes().
+
+    Examples
+    --------
+    >>> info = bl.__array_namespace_info__()
+    >>> info.default_device(), info.devices()
+    ('cpu', ['cpu'])
+    >>> info.default_dtypes()["real floating"]
+    dtype('float64')
+    """
     return Info()

@@ -59,26 +59,102 @@ def _unique(x, indices, inverse, counts, max_memory):
 
 
 def unique_values(x, /, *, max_memory=None):
-    """The distinct values of x, sorted, 1-D (each NaN distinct; -0.0 equals 0.0). Sorts x
-    now (out of core when long; `max_memory` is that evaluation's budget) into a temporary
-    file; the result reads it lazily."""
+    """The distinct values of `x`, sorted, as a 1-d array.
+
+    Each NaN is distinct; -0.0 equals 0.0. Sorts `x` now (out of core when long) into a
+    temporary file; the result reads it lazily.
+
+    Parameters
+    ----------
+    x : array_like
+        Input array.
+    max_memory : int, optional
+        Memory budget in bytes of that sort.
+
+    Returns
+    -------
+    Array
+        The distinct values.
+
+    Examples
+    --------
+    >>> bl.unique_values(bl.asarray(np.array([3, 1, 3, 2]))).to_numpy()
+    array([1, 2, 3])
+    """
     return _unique(x, False, False, False, max_memory)[0]
 
 
 def unique_counts(x, /, *, max_memory=None):
-    """(values, counts): the distinct values and how often each occurs."""
+    """The distinct values of `x` and how often each occurs.
+
+    Parameters
+    ----------
+    x : array_like
+        Input array.
+    max_memory : int, optional
+        Memory budget in bytes of the sort (as unique_values).
+
+    Returns
+    -------
+    UniqueCountsResult
+        A named tuple (values, counts) of Arrays.
+
+    Examples
+    --------
+    >>> values, counts = bl.unique_counts(bl.asarray(np.array([3, 1, 3, 2])))
+    >>> counts.to_numpy()
+    array([1, 1, 2])
+    """
     v, _, _, c = _unique(x, False, False, True, max_memory)
     return UniqueCountsResult(v, c)
 
 
 def unique_inverse(x, /, *, max_memory=None):
-    """(values, inverse_indices): the distinct values, and for each element of x (same
-    shape) the position of its value among them. Sorts x twice now (values and positions)."""
+    """The distinct values of `x`, and for each element the position of its value among them.
+
+    Sorts `x` twice now (values and positions).
+
+    Parameters
+    ----------
+    x : array_like
+        Input array.
+    max_memory : int, optional
+        Memory budget in bytes of the sorts (as unique_values).
+
+    Returns
+    -------
+    UniqueInverseResult
+        A named tuple (values, inverse_indices) of Arrays; inverse_indices has x's shape.
+
+    Examples
+    --------
+    >>> r = bl.unique_inverse(bl.asarray(np.array([3, 1, 3, 2])))
+    >>> r.inverse_indices.to_numpy()
+    array([2, 0, 2, 1])
+    """
     v, _, inv, _ = _unique(x, False, True, False, max_memory)
     return UniqueInverseResult(v, inv)
 
 
 def unique_all(x, /, *, max_memory=None):
-    """(values, indices, inverse_indices, counts): indices is each value's first position in
-    x flattened."""
+    """The distinct values of `x`, their first positions, the inverse indices and the counts.
+
+    Parameters
+    ----------
+    x : array_like
+        Input array.
+    max_memory : int, optional
+        Memory budget in bytes of the sorts (as unique_values).
+
+    Returns
+    -------
+    UniqueAllResult
+        A named tuple (values, indices, inverse_indices, counts) of Arrays; indices is each
+        value's first position in `x` flattened.
+
+    Examples
+    --------
+    >>> [a.to_numpy() for a in bl.unique_all(bl.asarray(np.array([3, 1, 3, 2])))]
+    [array([1, 2, 3]), array([1, 3, 0]), array([2, 0, 2, 1]), array([1, 1, 2])]
+    """
     return UniqueAllResult(*_unique(x, True, True, True, max_memory))

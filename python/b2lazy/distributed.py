@@ -203,8 +203,49 @@ def _ranges(ntasks, group):
 
 def compute(x, urlpath=None, *, scheduler, chunks=None, blocks=None, cparams=None, max_memory=None,
             contiguous=None, shards=None, progress=None, retries=2):
-    """Array.compute(..., scheduler=...): the same result, computed on a dask.distributed
-    cluster. `max_memory` is per worker process."""
+    """Array.compute(..., scheduler=...): the same result, computed on a dask.distributed cluster.
+
+    The plan's stages and output tasks run as tasks of the cluster; the output chunks are
+    written by the client as they arrive.
+
+    Parameters
+    ----------
+    x : Array
+        The array to evaluate.
+    urlpath : str or os.PathLike, optional
+        Where to write the result (default: in the client's memory).
+    scheduler : distributed.Client or str
+        A Client, a scheduler address ("tcp://host:port") or "local:N" (a LocalCluster of N
+        single-threaded worker processes, for this call).
+    chunks : tuple of int, optional
+        As Array.compute()'s.
+    blocks : tuple of int, optional
+        As Array.compute()'s.
+    cparams : dict, optional
+        As Array.compute()'s.
+    max_memory : int, optional
+        Memory budget in bytes per worker process.
+    contiguous : bool, optional
+        As Array.compute()'s.
+    shards : tuple of int, optional
+        As Array.compute()'s.
+    progress : bool or callable, optional
+        True shows a tqdm bar; a callable gets (done, total) output chunks.
+    retries : int, optional
+        How many times a failed task is retried (a lost worker's too).
+
+    Returns
+    -------
+    Array
+        The stored result.
+
+    Examples
+    --------
+    >>> import b2lazy.distributed
+    >>> x = bl.asarray(np.arange(4.0))
+    >>> bl.distributed.compute(x * 2, scheduler="local:1").to_numpy()
+    array([0., 2., 4., 6.])
+    """
     import numpy as np
     from distributed import as_completed
 
@@ -291,6 +332,33 @@ def _chunks_of(plan, first, last):
 
 
 def to_numpy(x, *, scheduler, max_memory=None, progress=None, retries=2):
-    """Array.to_numpy(scheduler=...): computed on the cluster into a compressed array in
-    the client's memory, then decompressed here."""
+    """Array.to_numpy(scheduler=...): computed on a dask.distributed cluster.
+
+    The cluster computes into a compressed array in the client's memory, decompressed here.
+
+    Parameters
+    ----------
+    x : Array
+        The array to evaluate.
+    scheduler : distributed.Client or str
+        As compute()'s.
+    max_memory : int, optional
+        Memory budget in bytes per worker process.
+    progress : bool or callable, optional
+        True shows a tqdm bar; a callable gets (done, total) output chunks.
+    retries : int, optional
+        How many times a failed task is retried.
+
+    Returns
+    -------
+    numpy.ndarray
+        The values.
+
+    Examples
+    --------
+    >>> import b2lazy.distributed
+    >>> x = bl.asarray(np.arange(4.0))
+    >>> bl.distributed.to_numpy(x + 1, scheduler="local:1")
+    array([1., 2., 3., 4.])
+    """
     return compute(x, scheduler=scheduler, max_memory=max_memory, progress=progress, retries=retries).to_numpy()
