@@ -31,11 +31,12 @@ def _load_core():
 
 
 _core = _load_core()
-from . import _dtypes, _registry, _serial
+from . import _dtypes, _face, _registry, _serial
 from ._registry import registered as _registered
 from ._dtypes import as_dtype as _as_dtype
 from ._info import CPU as _CPU, check_device as _check_device
 
+__version__ = _face.package_version()
 __array_api_version__ = "2024.12"
 _API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
@@ -243,11 +244,20 @@ class Array:
 
     @property
     def chunks(self):
-        """The chunks the array is cheapest to evaluate on — a stored source's storage
-        chunks, else one chunk per axis — as Dask normalizes them (a tuple of block lengths
-        per axis; what xarray reads). compute() may choose others."""
-        from ._xarray_chunks import normalized
-        return normalized(self._a.preferred_chunks() or self.shape, self.shape)
+        """The chunks compute() evaluates on by default (its plan's output chunks), as Dask
+        normalizes them: a tuple of block lengths per axis (what xarray reads). Planned
+        once per array (no data is read)."""
+        return _face.dask_chunks(self)
+
+    @property
+    def itemsize(self):
+        """The size of one element in bytes."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        """The size of the values in bytes, uncompressed (``size * itemsize``)."""
+        return self.size * self.dtype.itemsize
 
     @property
     def urlpath(self):
@@ -259,7 +269,12 @@ class Array:
         return self.shape[0]
 
     def __repr__(self):
-        return f"b2lazy.Array(shape={self.shape}, dtype={self.dtype}, kind={self._a.kind})"
+        return _face.array_repr(self)
+
+    def _repr_html_(self):
+        """A table of the array's and one chunk's bytes and shape, its dtype, the number of
+        chunks and the root operation, for notebooks."""
+        return _face.array_html(self)
 
     # --- evaluation -----------------------------------------------------------------
     def compute(self, urlpath=None, chunks=None, blocks=None, cparams=None, nthreads=None,
@@ -310,6 +325,11 @@ class Array:
         ctx = _context(nthreads)
         return Plan(_core.plan(self._a, urlpath, chunks, blocks, codec, clevel, filt, ctx, max_memory,
                                contiguous, shards, compressor), ctx)
+
+    def persist(self, nthreads=None, max_memory=None):
+        """The values, evaluated now into an in-memory compressed b2nd array (see
+        b2lazy.persist)."""
+        return _store.persist(self, nthreads=nthreads, max_memory=max_memory)
 
     def to_numpy(self, nthreads=None, max_memory=None, progress=None, scheduler=None):
         """Evaluate straight into a NumPy array (no compression). progress and signals as
@@ -1341,6 +1361,11 @@ from ._manipulation import *  # noqa: E402,F401,F403
 from ._manipulation import __all__ as _manipulation_all  # noqa: E402
 from ._sorting import *  # noqa: E402,F401,F403
 from ._sorting import __all__ as _sorting_all  # noqa: E402
+from . import _store  # noqa: E402
+from ._store import *  # noqa: E402,F401,F403
+from ._blocks import *  # noqa: E402,F401,F403
+from ._blocks import __all__ as _blocks_all  # noqa: E402
+__all__ += _store.__all__ + _blocks_all
 
 e, pi, inf, nan = float(np.e), float(np.pi), float("inf"), float("nan")
 newaxis = None
