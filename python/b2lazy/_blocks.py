@@ -151,8 +151,8 @@ class _Layout:
 class _BlockCall:
     """The node's function: for a pulled region, func on every grid block it meets (from
     whole blocks of the inputs), each result copied where the region wants it. The last
-    few blocks computed are kept, so that regions smaller than a block do not call func
-    again for the same block."""
+    few blocks pulled only in part are kept, so that regions smaller than a block (a
+    slice of the result) do not call func again for the same block."""
 
     KEEP = 8
 
@@ -196,10 +196,13 @@ class _BlockCall:
                 hit = self.kept.get(loc)
             if hit is None:
                 hit = self.block(views, vstart, loc)
-                with self.lock:
-                    if len(self.kept) >= self.KEEP:
-                        self.kept.pop(next(iter(self.kept)))
-                    self.kept[loc] = hit
+                lo = hit[1]
+                hi = [st[j + 1] for st, j in zip(lay.starts, loc)]
+                if any(o > a or e < b for o, e, a, b in zip(offset, stop, lo, hi)):
+                    with self.lock:  # only part of it is pulled now: the rest may be asked for next
+                        if len(self.kept) >= self.KEEP:
+                            self.kept.pop(next(iter(self.kept)))
+                        self.kept[loc] = hit
             r, lo = hit
             dst, src = [], []
             for d, (o, e, a) in enumerate(zip(offset, stop, lo)):

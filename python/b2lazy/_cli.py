@@ -51,7 +51,30 @@ def _operands(saved):
         else:
             what = f"({fn}(...), computed)"
         out.append((what, tuple(node["shape"]), node["dtype"]))
+    for call in saved.get("calls", []):  # NumPy arrays given as arguments travel inline
+        todo = [*call.get("args", []), *call.get("kwargs", {}).values()]
+        while todo:
+            v = todo.pop()
+            if isinstance(v, list):
+                todo.extend(v)
+            elif isinstance(v, dict) and "ndarray" in v:
+                out.append(("(inline NumPy array, in the saved file)", *_npy_header(v["ndarray"])))
+            elif isinstance(v, dict) and "array" not in v:
+                todo.extend(v.values())
     return out
+
+
+def _npy_header(text):
+    """(shape, dtype name) of a base64 .npy payload, from its header alone."""
+    import base64
+    import io
+
+    import numpy as np
+    f = io.BytesIO(base64.b64decode(text[:1024]))  # (the header is within its first bytes)
+    major, _ = np.lib.format.read_magic(f)
+    read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+    shape, _, dtype = read(f)
+    return tuple(shape), np.dtype(dtype).name
 
 
 def _refers_to_arrays(call):
@@ -80,8 +103,8 @@ def info(argv):
     with open(path, "rb") as f:
         saved = json.loads(f.read().decode("utf-8"))
     p = x.plan()
-    print(f"path      {os.path.abspath(path)} (saved lazy expression)")
     ops = _operands(saved)
+    print(f"path      {os.path.abspath(path)} (saved lazy expression)")
     print(f"operands  {len(ops)}")
     for what, shape, dtype in ops:
         print(f"  {what}: shape {_fmt_shape(shape)}, {dtype}")
@@ -89,7 +112,7 @@ def info(argv):
     print(f"dtype     {x.dtype}")
     print(f"size      {_human(x.nbytes)} uncompressed")
     print(f"plan      chunks {_fmt_shape(p.chunks)}, {p.nchunks} chunks in {p.ntasks} tasks, "
-          f"{len(p.stages)} stages computed once")
+          f"{len(p.stages)} stage{'' if len(p.stages) == 1 else 's'} computed once")
     print(f"          reads {_human(sum(p.source_bytes.values()))} of sources, "
           f"projected peak {_human(p.projected_peak)}")
     return 0
