@@ -46,8 +46,8 @@ Shape UdfNode::preferred_chunks() const {
   Shape chunks;
   for (const GridAxis& g : grid_) {
     const int64_t first = g.size() > 1 ? g[1] - g[0] : 0;
-    for (size_t i = 1; i + 2 < g.size(); ++i)
-      if (g[i + 1] - g[i] != first) return {};  // irregular: no chunk shape says it
+    for (size_t i = 1; i + 1 < g.size(); ++i)  // every block as long as the first, the last no longer
+      if (g[i + 1] - g[i] != first && (i + 2 < g.size() || g[i + 1] - g[i] > first)) return {};
     chunks.push_back(first);
   }
   return chunks;
