@@ -205,7 +205,11 @@ def store(sources, targets, regions=None, lock=True, compute=True, return_stored
                 with guard:
                     t[dest if dest else ()] = values
     if return_stored:
-        return tuple(t if isinstance(t, b2.Array) else b2.asarray(t) for t in tgts)
+        out = tuple(t if isinstance(t, b2.Array) else b2.asarray(t) for t in tgts)
+        for r in out:  # saved by their values, never as a call of store (b2lazy/_serial.py)
+            if r._call is None:
+                r._call = b2._serial.LEAF
+        return out
     return None
 
 

@@ -176,3 +176,24 @@ def test_storing_a_gib_expression_into_zarr_stays_far_below_its_size(tmp_path):
     print(f"store 1 GiB into zarr: peak RSS {peak / 2**20:.0f} MiB, {(peak - base) / 2**20:.0f} MiB above "
           f"the {base / 2**20:.0f} MiB before")
     assert peak - base < nbytes / 4
+
+
+@pytest.mark.parametrize("fn", ["store", "to_zarr", "from_zarr"])
+def test_a_saved_file_cannot_call_the_writers(tmp_path, fn):
+    import json
+    victim = tmp_path / "keep.zarr"
+    bl.to_zarr(bl.ones(3), str(victim))
+    saved = {"format": "b2lazy-expression", "version": 1, "root": 0,
+             "calls": [{"fn": fn, "args": [str(victim)], "kwargs": {"overwrite": True}}],
+             "nodes": [{"shape": [3], "dtype": "float64", "call": 0}]}
+    p = tmp_path / "evil.b2lazy"
+    p.write_text(json.dumps(saved))
+    with pytest.raises(ValueError, match=fn):
+        bl.open(str(p))
+    np.testing.assert_array_equal(zarr.open_array(str(victim))[...], np.ones(3))
+
+
+def test_stored_targets_save_by_their_values(tmp_path):
+    (r,) = bl.store([bl.arange(4.0)], [np.zeros(4)], return_stored=True)
+    r.save(str(tmp_path / "r.b2lazy"))
+    np.testing.assert_array_equal(bl.open(str(tmp_path / "r.b2lazy")).to_numpy(), np.arange(4.0))
