@@ -73,6 +73,8 @@ def _slabs(shape, chunks, itemsize, limit):
     if not shape:
         yield ()
         return
+    if 0 in shape:
+        return  # nothing to write
     ext = list(chunks)
     # Grow the box from the last axis to the first while it stays under the limit.
     for d in reversed(range(len(shape))):
@@ -197,7 +199,7 @@ def store(sources, targets, regions=None, lock=True, compute=True, return_stored
         _check_target(t, i)
         places.append(_region_offsets(r, tuple(t.shape), s.shape))
     for s, t, place in zip(srcs, tgts, places):
-        chunks = _target_chunks(t, s.shape) or tuple(int(c) for c in b2._face.plan_chunks(s))
+        chunks = _target_chunks(t, s.shape) or tuple(max(1, int(c)) for c in b2._face.plan_chunks(s))
         with _staged(s) as x:
             for box in _slabs(s.shape, chunks, s.dtype.itemsize, SLAB_BYTES):
                 values = x[box].to_numpy(nthreads=nthreads, max_memory=max_memory) if box else x.to_numpy()

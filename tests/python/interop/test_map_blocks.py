@@ -168,3 +168,9 @@ def test_map_blocks_nests_in_expressions_and_explains():
     r = bl.sum(bl.map_blocks(_centre, a, name="centre"), axis=1) + 1
     np.testing.assert_allclose(r.to_numpy(), np.ones(3))
     assert "centre" in r.explain()
+
+
+def test_0d_and_empty_arrays():
+    assert bl.map_blocks(lambda b: b + 1, bl.asarray(2.0)).to_numpy() == 3.0
+    r = bl.map_blocks(lambda b: b + 1, bl.zeros((0, 4)))
+    assert r.shape == (0, 4) and r.to_numpy().shape == (0, 4)

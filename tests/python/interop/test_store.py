@@ -197,3 +197,12 @@ def test_stored_targets_save_by_their_values(tmp_path):
     (r,) = bl.store([bl.arange(4.0)], [np.zeros(4)], return_stored=True)
     r.save(str(tmp_path / "r.b2lazy"))
     np.testing.assert_array_equal(bl.open(str(tmp_path / "r.b2lazy")).to_numpy(), np.arange(4.0))
+
+
+def test_store_0d_and_empty_sources():
+    o = np.zeros(())
+    bl.store(bl.asarray(3.0) + 1, o)
+    assert o == 4.0
+    e = np.full((0, 5), 7.0)
+    bl.store(bl.zeros((0, 5)) + 1, e)
+    assert e.shape == (0, 5)
