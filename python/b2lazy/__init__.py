@@ -244,19 +244,45 @@ class Array:
 
     @property
     def chunks(self):
-        """The chunks compute() evaluates on by default (its plan's output chunks), as Dask
-        normalizes them: a tuple of block lengths per axis (what xarray reads). Planned
-        once per array (no data is read)."""
+        """The chunks compute() evaluates on by default, as Dask normalizes them.
+
+        The plan's output chunks (``x.plan().chunks``) as a tuple of block lengths per axis
+        (what xarray reads). Planned once per array; no data is read.
+
+        Returns
+        -------
+        tuple of tuple of int
+
+        Examples
+        --------
+        >>> import numpy as np, b2lazy as bl
+        >>> (bl.asarray(np.zeros((5, 4)), chunks=(2, 4)) + 1).chunks
+        ((2, 2, 1), (4,))
+        """
         return _face.dask_chunks(self)
 
     @property
     def itemsize(self):
-        """The size of one element in bytes."""
+        """The size of one element in bytes.
+
+        Examples
+        --------
+        >>> import b2lazy as bl
+        >>> bl.ones(3, dtype="float32").itemsize
+        4
+        """
         return self.dtype.itemsize
 
     @property
     def nbytes(self):
-        """The size of the values in bytes, uncompressed (``size * itemsize``)."""
+        """The size of the values in bytes, uncompressed (``size * itemsize``).
+
+        Examples
+        --------
+        >>> import b2lazy as bl
+        >>> bl.ones((1000, 1000)).nbytes
+        8000000
+        """
         return self.size * self.dtype.itemsize
 
     @property
@@ -269,11 +295,18 @@ class Array:
         return self.shape[0]
 
     def __repr__(self):
+        """``b2lazy.Array<add>(shape=(1000, 1000), dtype=float64, chunks=(250, 1000), nbytes=7.6 MiB)``:
+        the root operation, shape, dtype, the plan's chunk shape and the size uncompressed."""
         return _face.array_repr(self)
 
     def _repr_html_(self):
-        """A table of the array's and one chunk's bytes and shape, its dtype, the number of
-        chunks and the root operation, for notebooks."""
+        """The HTML repr notebooks show: a table of the array's and one chunk's bytes and
+        shape, the dtype, the number of chunks and the root operation (as Dask's).
+
+        Returns
+        -------
+        str
+        """
         return _face.array_html(self)
 
     # --- evaluation -----------------------------------------------------------------
@@ -327,8 +360,26 @@ class Array:
                                contiguous, shards, compressor), ctx)
 
     def persist(self, nthreads=None, max_memory=None):
-        """The values, evaluated now into an in-memory compressed b2nd array (see
-        b2lazy.persist)."""
+        """The values, evaluated now into an in-memory compressed b2nd array.
+
+        Parameters
+        ----------
+        nthreads : int, optional
+            The engine's threads (all cores by default).
+        max_memory : int, optional
+            The evaluation's memory budget in bytes.
+
+        Returns
+        -------
+        Array
+            An Array over the compressed values (see ``b2lazy.persist``).
+
+        Examples
+        --------
+        >>> import b2lazy as bl
+        >>> (bl.arange(4) * 2).persist().to_numpy()
+        array([0, 2, 4, 6])
+        """
         return _store.persist(self, nthreads=nthreads, max_memory=max_memory)
 
     def to_numpy(self, nthreads=None, max_memory=None, progress=None, scheduler=None):

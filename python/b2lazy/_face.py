@@ -28,12 +28,15 @@ def plan_chunks(x):
     cached = x.__dict__.get("_plan_chunks")
     if cached is not None and cached[0] is x._a:
         return cached[1]
+    from . import _serial
     if x.size == 0 or x.ndim == 0:
         chunks = tuple(x.shape)
+    elif _serial.opening():  # (planning would count as computing while a saved form replays)
+        return tuple(x._a.preferred_chunks() or x.shape)
     else:
         try:
             chunks = tuple(int(c) for c in x.plan().chunks)
-        except Exception:  # noqa: BLE001 - e.g. WouldCompute while a saved expression reopens
+        except Exception:  # noqa: BLE001 - a plan that cannot be made: what the array prefers
             return tuple(x._a.preferred_chunks() or x.shape)
     x._plan_chunks = (x._a, chunks)
     return chunks
