@@ -206,3 +206,19 @@ def test_store_0d_and_empty_sources():
     e = np.full((0, 5), 7.0)
     bl.store(bl.zeros((0, 5)) + 1, e)
     assert e.shape == (0, 5)
+
+
+def test_to_zarr_and_from_zarr_through_zarr_python_urls():
+    pytest.importorskip("fsspec")
+    x = np.arange(20.0).reshape(4, 5)
+    url = f"memory://b2lazy-test-{os.getpid()}"
+    bl.to_zarr(bl.asarray(x) + 1, url, chunks=(2, 5))
+    z = zarr.open_array(url, mode="r")
+    assert z.chunks == (2, 5)
+    np.testing.assert_array_equal(z[...], x + 1)
+    np.testing.assert_array_equal(bl.from_zarr(url).to_numpy(), x + 1)
+    with pytest.raises(FileExistsError):  # (as a local path's)
+        bl.to_zarr(bl.asarray(x), url)
+    bl.to_zarr(bl.asarray(x) * 2, url + "-g", component="a/b")
+    np.testing.assert_array_equal(zarr.open_array(url + "-g", path="a/b", mode="r")[...], x * 2)
+    np.testing.assert_array_equal(bl.from_zarr(url + "-g", component="a/b").to_numpy(), x * 2)
