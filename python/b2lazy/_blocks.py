@@ -224,7 +224,7 @@ def _infer_dtype(fn, func, argpairs, kwargs):
 
 def _build(fn, func, out_ind, argpairs, dtype, new_axes, kwargs, name, extras):
     b2 = _b2()
-    if not callable(func):
+    if not callable(func):  # (blockwise's check; map_blocks made it already)
         raise TypeError(f"{fn}: func must be callable, got {type(func).__name__}")
     argpairs = [(b2.asarray(a) if ind is not None else a, ind) for a, ind in argpairs]
     lay = _Layout(fn, out_ind, argpairs, new_axes)
@@ -232,8 +232,11 @@ def _build(fn, func, out_ind, argpairs, dtype, new_axes, kwargs, name, extras):
         dtype = _infer_dtype(fn, func, argpairs, kwargs)
     dtype = np.dtype(dtype)
     out_shape = lay.shape[:len(lay.out)]
+    if 0 in out_shape:
+        return b2.zeros(out_shape, dtype=dtype)  # no block: func is never called (as in Dask)
     if 0 in lay.shape:
-        return b2.zeros(out_shape, dtype=dtype)
+        raise ValueError(f"{fn}: a contracted index has length 0 (every call would see an empty axis); "
+                         f"b2lazy does not support it")
     with_info = extras and _accepts(func, "block_info")
     with_id = extras and _accepts(func, "block_id")
     call = _BlockCall(func, [a for a, _ in argpairs], kwargs, lay, dtype, with_info, with_id)
