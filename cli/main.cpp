@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "--version") {
-    std::puts("b2lazy 0.1.0");
+    std::puts("b2lazy " B2LAZY_VERSION);
     return 0;
   }
   if (const char* help = command_help(cmd); help != nullptr && wants_help(args)) {

@@ -98,3 +98,8 @@ def test_every_expression_error_exits_2(saved, tmp_path, expr, words):
         assert w in r.stderr, (w, r.stderr)
     assert not (tmp_path / "o.b2nd").exists()
     assert run("explain", expr, f"a={path}").returncode == 2
+
+
+def test_version_is_the_packages():
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"b2lazy {bl.__version__}"
