@@ -174,3 +174,15 @@ def test_0d_and_empty_arrays():
     assert bl.map_blocks(lambda b: b + 1, bl.asarray(2.0)).to_numpy() == 3.0
     r = bl.map_blocks(lambda b: b + 1, bl.zeros((0, 4)))
     assert r.shape == (0, 4) and r.to_numpy().shape == (0, 4)
+
+
+def test_a_region_calls_func_only_on_the_blocks_it_meets():
+    a = bl.asarray(np.arange(100.0), chunks=(10,))
+    seen = []
+    r = bl.map_blocks(lambda b, block_id=None: (seen.append(block_id), b * 2)[1], a, dtype=float)
+    assert seen == []  # nothing runs at build time (dtype given)
+    np.testing.assert_array_equal(r[3:57:2].to_numpy(), np.arange(100.0)[3:57:2] * 2)
+    assert sorted(seen) == [(i,) for i in range(6)]  # blocks 0..5, each once
+    seen.clear()
+    np.testing.assert_array_equal(r[42:44].to_numpy(), [84.0, 86.0])
+    assert seen == [(4,)]
