@@ -1,13 +1,8 @@
 // b2lazy eval / explain: an expression over stored arrays (b2nd, Zarr: any registered format).
 #include <chrono>
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <unistd.h>
-
-#include <filesystem>
 
 #include "args.hpp"
 #include "b2lazy/b2lazy.hpp"
@@ -49,33 +44,9 @@ auto as_usage(F f) -> decltype(f()) {
     throw UsageError(e.what());
   } catch (const NameError& e) {
     throw UsageError(e.what());
+  } catch (const TypeError& e) {  // a call that does not bind: an unknown keyword, a missing argument
+    throw UsageError(e.what());
   }
-}
-}  // namespace
-
-namespace {
-// --scheduler: dask.distributed is Python, so the Python package runs the evaluation
-// (python -m b2lazy._cli, the same arguments) once this process checked them. The
-// interpreter next to this command (the environment pip installed it into), else $PATH's.
-[[noreturn]] void run_distributed(const std::vector<std::string>& argv) {
-  std::string python = "python3";
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (const char* env = std::getenv("B2LAZY_PYTHON")) python = env;
-  else if (!ec && std::filesystem::exists(self.parent_path() / "python3")) python = (self.parent_path() / "python3").string();
-  std::vector<std::string> all = {python, "-m", "b2lazy._cli", "eval"};
-  all.insert(all.end(), argv.begin(), argv.end());
-  std::vector<char*> cargs;
-  for (auto& a : all) cargs.push_back(a.data());
-  cargs.push_back(nullptr);
-  std::fflush(stdout);
-  if (std::getenv("B2LAZY_OPENBLAS_SET")) {  // main() set it for this process only (NumPy's BLAS keeps its threads)
-    ::unsetenv("OPENBLAS_NUM_THREADS");
-    ::unsetenv("B2LAZY_OPENBLAS_SET");
-  }
-  ::execvp(cargs[0], cargs.data());
-  throw IOError("--scheduler runs the evaluation with Python's b2lazy package, but '" + python +
-                "' cannot be started (" + std::strerror(errno) + ")");
 }
 }  // namespace
 
@@ -93,7 +64,9 @@ int cmd_eval(const std::vector<std::string>& argv) {
   if (auto sched = args.value("--scheduler")) {
     if (sched->empty()) throw UsageError("--scheduler needs an address (tcp://host:port) or local:N");
     as_usage([&] { return evaluate(expr, ops); });  // a bad expression fails here, not on the cluster
-    run_distributed(argv);
+    std::vector<std::string> all = {"eval"};  // (python -m b2lazy._cli eval ...: the same arguments)
+    all.insert(all.end(), argv.begin(), argv.end());
+    run_python(all, "--scheduler runs the evaluation");
   }
   Context ctx(static_cast<int>(args.integer("--threads", 1, kMaxThreads).value_or(0)));
   // Ctrl-C, SIGTERM and SIGHUP stop the evaluation (a mask's counting pass in evaluate()

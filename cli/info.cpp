@@ -1,4 +1,5 @@
-// b2lazy info PATH: layout and compression of a stored array (b2nd, Zarr).
+// b2lazy info PATH: layout and compression of a stored array (b2nd, Zarr); a saved lazy
+// expression is described by Python's b2lazy package (b2lazy/_cli.py).
 #include <cstdio>
 
 #include "args.hpp"
@@ -10,6 +11,8 @@ namespace b2lazy::cli {
 int cmd_info(const std::vector<std::string>& argv) {
   Args args(argv, {}, {});
   if (args.positional().size() != 1) throw UsageError("info takes one path: b2lazy info PATH");
+  if (is_saved_expression(args.positional()[0]))
+    run_python({"info", args.positional()[0]}, "info on a saved expression reads it");
   const StorageInfo s = storage_info(args.positional()[0]);
   const double ratio = s.cbytes ? static_cast<double>(s.nbytes) / static_cast<double>(s.cbytes) : 0.0;
   const bool b2nd = s.format == "b2nd";

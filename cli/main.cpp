@@ -1,5 +1,5 @@
 // The b2lazy command: evaluate expressions over b2nd files, explain plans, inspect files,
-// run the demo. Exit status: 0 success, 1 failure, 2 usage error, 130 interrupted.
+// run the demo. Exit status: 0 success, 1 failure, 2 usage or expression error, 130 interrupted.
 #include <unistd.h>
 
 #include <cstdio>
@@ -22,11 +22,13 @@ const char* kUsage =
     "                              or a Zarr v3 array (OUT.zarr, zarr:OUT; --shards, --compressor);\n"
     "                              --scheduler: on a dask.distributed cluster (local:N starts N workers)\n"
     "  explain EXPR NAME=PATH ...  print the plan\n"
-    "  info PATH                   shape, dtype, chunks, blocks or shards, codecs and ratio of a stored array\n"
+    "  info PATH                   shape, dtype, chunks, blocks or shards, codecs and ratio of a stored array;\n"
+    "                              operands, shape, dtype and plan of a saved expression (Array.save)\n"
     "  functions [NAME ...]        the functions EXPR can call, with their signatures (NAME: in detail)\n"
     "  demo [--n 4096] [--dir D] [--threads N] [--keep]\n"
     "                              generate operands and evaluate the expressions b2lazy is for\n"
     "EXPR uses Python syntax, e.g. \"matmul(sum(a, axis=1), b) + 1\"; C, B and S are like 1000,1000.\n"
+    "b2lazy COMMAND --help shows a command's options.\n"
     "PATH and OUT: b2nd (x.b2nd, a sparse directory), Zarr v2/v3 (x.zarr, zarr:PATH), file://PATH.\n";
 
 // The message with "b2lazy: error: " before its first line (a caret may follow).
@@ -66,7 +68,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "--version") {
-    std::puts("b2lazy 0.1.0");
+    std::puts("b2lazy " B2LAZY_VERSION);
+    return 0;
+  }
+  if (const char* help = command_help(cmd); help != nullptr && wants_help(args)) {
+    std::fputs(help, stdout);
     return 0;
   }
   try {

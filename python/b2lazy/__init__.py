@@ -31,11 +31,12 @@ def _load_core():
 
 
 _core = _load_core()
-from . import _dtypes, _registry, _serial
+from . import _dtypes, _face, _registry, _serial
 from ._registry import registered as _registered
 from ._dtypes import as_dtype as _as_dtype
 from ._info import CPU as _CPU, check_device as _check_device
 
+__version__ = _face.package_version()
 __array_api_version__ = "2024.12"
 _API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
@@ -376,11 +377,46 @@ class Array:
 
     @property
     def chunks(self):
-        """The chunks the array is cheapest to evaluate on — a stored source's storage
-        chunks, else one chunk per axis — as Dask normalizes them (a tuple of block lengths
-        per axis; what xarray reads). compute() may choose others."""
-        from ._xarray_chunks import normalized
-        return normalized(self._a.preferred_chunks() or self.shape, self.shape)
+        """The chunks compute() evaluates on by default, as Dask normalizes them.
+
+        The plan's output chunks (``x.plan().chunks``) as a tuple of block lengths per axis
+        (what xarray reads). Planned once per array; no data is read.
+
+        Returns
+        -------
+        tuple of tuple of int
+
+        Examples
+        --------
+        >>> import numpy as np, b2lazy as bl
+        >>> (bl.asarray(np.zeros((5, 4)), chunks=(2, 4)) + 1).chunks
+        ((2, 2, 1), (4,))
+        """
+        return _face.dask_chunks(self)
+
+    @property
+    def itemsize(self):
+        """The size of one element in bytes.
+
+        Examples
+        --------
+        >>> import b2lazy as bl
+        >>> bl.ones(3, dtype="float32").itemsize
+        4
+        """
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        """The size of the values in bytes, uncompressed (``size * itemsize``).
+
+        Examples
+        --------
+        >>> import b2lazy as bl
+        >>> bl.ones((1000, 1000)).nbytes
+        8000000
+        """
+        return self.size * self.dtype.itemsize
 
     @property
     def urlpath(self):
@@ -399,7 +435,19 @@ class Array:
         return self.shape[0]
 
     def __repr__(self):
-        return f"b2lazy.Array(shape={self.shape}, dtype={self.dtype}, kind={self._a.kind})"
+        """``b2lazy.Array<add>(shape=(1000, 1000), dtype=float64, chunks=(250, 1000), nbytes=7.6 MiB)``:
+        the root operation, shape, dtype, the plan's chunk shape and the size uncompressed."""
+        return _face.array_repr(self)
+
+    def _repr_html_(self):
+        """The HTML repr notebooks show: a table of the array's and one chunk's bytes and
+        shape, the dtype, the number of chunks and the root operation (as Dask's).
+
+        Returns
+        -------
+        str
+        """
+        return _face.array_html(self)
 
     # --- evaluation -----------------------------------------------------------------
     def compute(self, urlpath=None, chunks=None, blocks=None, cparams=None, nthreads=None,
@@ -515,6 +563,29 @@ class Array:
         ctx = _context(nthreads)
         return Plan(_core.plan(self._a, urlpath, chunks, blocks, codec, clevel, filt, ctx, max_memory,
                                contiguous, shards, compressor), ctx)
+
+    def persist(self, nthreads=None, max_memory=None):
+        """The values, evaluated now into an in-memory compressed b2nd array.
+
+        Parameters
+        ----------
+        nthreads : int, optional
+            The engine's threads (all cores by default).
+        max_memory : int, optional
+            The evaluation's memory budget in bytes.
+
+        Returns
+        -------
+        Array
+            An Array over the compressed values (see ``b2lazy.persist``).
+
+        Examples
+        --------
+        >>> import b2lazy as bl
+        >>> (bl.arange(4) * 2).persist().to_numpy()
+        array([0, 2, 4, 6])
+        """
+        return _store.persist(self, nthreads=nthreads, max_memory=max_memory)
 
     def to_numpy(self, nthreads=None, max_memory=None, progress=None, scheduler=None):
         """Evaluate straight into a NumPy array (no compression).
@@ -1829,6 +1900,11 @@ from ._manipulation import *  # noqa: E402,F401,F403
 from ._manipulation import __all__ as _manipulation_all  # noqa: E402
 from ._sorting import *  # noqa: E402,F401,F403
 from ._sorting import __all__ as _sorting_all  # noqa: E402
+from . import _store  # noqa: E402
+from ._store import *  # noqa: E402,F401,F403
+from ._blocks import *  # noqa: E402,F401,F403
+from ._blocks import __all__ as _blocks_all  # noqa: E402
+__all__ += _store.__all__ + _blocks_all
 
 e, pi, inf, nan = float(np.e), float(np.pi), float("inf"), float("nan")
 newaxis = None

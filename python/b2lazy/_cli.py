@@ -1,5 +1,6 @@
-"""`b2lazy eval ... --scheduler ADDR`: the command hands a distributed evaluation to this
-module (dask.distributed is Python); the arguments and output line are the command's."""
+"""What the b2lazy command (cli/, C++) hands to Python: `b2lazy eval ... --scheduler ADDR`
+(dask.distributed is Python) and `b2lazy info SAVED.b2lazy` (a saved expression is Python
+namespace calls); the arguments and output lines are the command's."""
 
 from __future__ import annotations
 
@@ -28,6 +29,96 @@ def _human(n):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["info"]:
+        return info(argv[1:])
+    return eval_main(argv)
+
+
+def _operands(saved):
+    """(what, shape, dtype) of each leaf of a saved expression's JSON: stored operands by
+    URL, inline ones and constructors by their call."""
+    out = []
+    for node in saved.get("nodes", []):
+        call = saved["calls"][node["call"]]
+        if _refers_to_arrays(call):
+            continue
+        fn = call["fn"]
+        if fn == "open":
+            what = str(call["args"][0])
+        elif fn in (".cframe", "asarray") or fn.startswith("."):
+            what = "(inline, in the saved file)"
+        else:
+            what = f"({fn}(...), computed)"
+        out.append((what, tuple(node["shape"]), node["dtype"]))
+    for call in saved.get("calls", []):  # NumPy arrays given as arguments travel inline
+        todo = [*call.get("args", []), *call.get("kwargs", {}).values()]
+        while todo:
+            v = todo.pop()
+            if isinstance(v, list):
+                todo.extend(v)
+            elif isinstance(v, dict) and "ndarray" in v:
+                out.append(("(inline NumPy array, in the saved file)", *_npy_header(v["ndarray"])))
+            elif isinstance(v, dict) and "array" not in v:
+                todo.extend(v.values())
+    return out
+
+
+def _npy_header(text):
+    """(shape, dtype name) of a base64 .npy payload, from its header alone."""
+    import base64
+    import io
+
+    import numpy as np
+    f = io.BytesIO(base64.b64decode(text[:1024]))  # (the header is within its first bytes)
+    major, _ = np.lib.format.read_magic(f)
+    read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+    shape, _, dtype = read(f)
+    return tuple(shape), np.dtype(dtype).name
+
+
+def _refers_to_arrays(call):
+    todo = [*call.get("args", []), *call.get("kwargs", {}).values()]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, list):
+            todo.extend(v)
+        elif isinstance(v, dict):
+            if "array" in v:
+                return True
+            todo.extend(v.values())
+    return False
+
+
+def info(argv):
+    """`b2lazy info SAVED`: a saved expression's operands, shape, dtype and plan summary."""
+    import json
+
+    import b2lazy as bl
+    if len(argv) != 1:
+        print("b2lazy: error: info takes one path: b2lazy info PATH", file=sys.stderr)
+        return 2
+    path = argv[0]
+    x = bl.open(path)  # checks the file and its operands (shapes, dtypes) first
+    with open(path, "rb") as f:
+        saved = json.loads(f.read().decode("utf-8"))
+    p = x.plan()
+    ops = _operands(saved)
+    print(f"path      {os.path.abspath(path)} (saved lazy expression)")
+    print(f"operands  {len(ops)}")
+    for what, shape, dtype in ops:
+        print(f"  {what}: shape {_fmt_shape(shape)}, {dtype}")
+    print(f"shape     {_fmt_shape(x.shape)}")
+    print(f"dtype     {x.dtype}")
+    print(f"size      {_human(x.nbytes)} uncompressed")
+    print(f"plan      chunks {_fmt_shape(p.chunks)}, {p.nchunks} chunks in {p.ntasks} tasks, "
+          f"{len(p.stages)} stage{'' if len(p.stages) == 1 else 's'} computed once")
+    print(f"          reads {_human(sum(p.source_bytes.values()))} of sources, "
+          f"projected peak {_human(p.projected_peak)}")
+    return 0
+
+
+def eval_main(argv):
     import b2lazy as bl
     p = argparse.ArgumentParser(prog="b2lazy eval")
     p.add_argument("cmd", choices=["eval"])

@@ -43,19 +43,55 @@ def _check_body(body, sig):
                         f"entry {sig} (same parameters and kinds, no defaults: the registry holds them)")
 
 
+def call_error(name, sig, args, kwargs):
+    """Why `args` and `kwargs` do not bind to `sig`, in the words expression strings use
+    for the same mistake (src/expr/value.cpp, Args::bind): the function's name, and for an
+    unknown keyword the parameters it takes. None when they bind."""
+    params = list(sig.parameters.values())
+    positional = [p for p in params if p.kind in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD)]
+    star = any(p.kind == _P.VAR_POSITIONAL for p in params)
+    if len(args) > len(positional) and not star:
+        n = len(positional)
+        return f"{name}() takes at most {n} positional argument{'' if n == 1 else 's'}, got {len(args)}"
+    bound = {p.name for p in positional[:len(args)]}
+    for k in kwargs:
+        p = sig.parameters.get(k)
+        if p is not None and p.kind == _P.POSITIONAL_ONLY:
+            return f"{name}() got a positional-only argument passed by keyword: '{k}'"
+        if p is None or p.kind == _P.VAR_POSITIONAL:
+            names = [q.name for q in params if q.kind not in (_P.VAR_POSITIONAL, _P.POSITIONAL_ONLY)]
+            return (f"{name}() got an unexpected keyword argument '{k}' "
+                    f"({'it takes ' + ', '.join(names) if names else 'it takes none'})")
+        if k in bound:
+            return f"{name}() got multiple values for argument '{k}'"
+        bound.add(k)
+    for p in params:
+        if p.name not in bound and p.default is _P.empty and p.kind != _P.VAR_POSITIONAL:
+            return f"{name}() missing required argument '{p.name}'"
+    return None
+
+
+def _bind(name, sig, args, kwargs):
+    """sig.bind(*args, **kwargs), defaults filled in; a TypeError naming the function
+    when they do not bind."""
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(call_error(name, sig, args, kwargs) or f"{name}(): {e}") from None
+    bound.apply_defaults()
+    return bound
+
+
 def registered(body):
     """`body` as the namespace function of its name: called through the registry's
-    signature, defaults filled in."""
+    signature, defaults filled in; arguments that do not bind are a TypeError naming the
+    function (and its parameters), as in expression strings."""
     sig = signature(body.__name__)
     _check_body(body, sig)
-    if all(p.default is _P.empty for p in sig.parameters.values()):
-        body.__signature__ = sig  # nothing to fill in: the body is the function
-        return body
 
     @functools.wraps(body)
     def fn(*args, **kwargs):
-        bound = sig.bind(*args, **kwargs)
-        bound.apply_defaults()
+        bound = _bind(body.__name__, sig, args, kwargs)
         return body(*bound.args, **bound.kwargs)
     fn.__signature__ = sig
     del fn.__wrapped__  # help() and inspect show the registry's signature
@@ -68,9 +104,7 @@ def generated(name, body, doc):
     sig = signature(name)
 
     def fn(*args, **kwargs):
-        bound = sig.bind(*args, **kwargs)
-        bound.apply_defaults()
-        return body(**bound.arguments)
+        return body(**_bind(name, sig, args, kwargs).arguments)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     fn.__signature__ = sig

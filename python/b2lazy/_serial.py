@@ -643,11 +643,17 @@ def _is_stamp(s):
         (s[0] == "dir" and isinstance(s[1], str) and len(s) == 2) or all(_is_int(x) for x in s))
 
 
+# Namespace functions a saved file may not call: they write into files and arrays
+# (store, to_zarr), or read URLs of any scheme through zarr-python (from_zarr; a local
+# from_zarr is saved as the open() it makes).
+NOT_REPLAYED = frozenset({"store", "to_zarr", "from_zarr"})
+
+
 def _namespace_function(fn):
     """Is `fn` a public function of the b2lazy namespace (not a class, module, constant,
-    dtype or private name)?"""
+    dtype or private name) that a saved file may call?"""
     import b2lazy
-    return (isinstance(fn, str) and not fn.startswith("_") and fn in b2lazy.__all__
+    return (isinstance(fn, str) and not fn.startswith("_") and fn in b2lazy.__all__ and fn not in NOT_REPLAYED
             and isinstance(getattr(b2lazy, fn, None), types.FunctionType))
 
 

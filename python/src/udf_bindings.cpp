@@ -14,6 +14,7 @@
 #include <new>
 
 #include <b2lazy/b2lazy.hpp>
+#include <b2lazy/udf_grid.hpp>
 
 #include "bindings.hpp"
 
@@ -145,41 +146,52 @@ void release_all() {  // (atexit: the GIL is held)
   for (auto& f : live) f->fn.reset();
 }
 
+// A Python function (func(inputs, output, offset)) as the engine calls it, on any thread.
+UdfFunction python_udf(nb::object fn, const std::string& name) {
+  auto f = std::make_shared<PyFunction>();
+  f->fn = std::move(fn);
+  f->name = name;
+  track(f);
+  UdfFunction call = [f](const std::vector<UdfInput>& ins, void* out, DType t, const Shape& out_shape,
+                         const Shape& offset) {
+    nb::gil_scoped_acquire g;
+    if (!f->fn.is_valid()) throw ValueError("lazyudf '" + f->name + "': the interpreter is exiting");
+    try {
+      nb::list views;
+      for (const UdfInput& in : ins) views.append(owned_view(in.data, in.owner, in.dtype, in.shape, false));
+      size_t n = itemsize(t);
+      for (int64_t s : out_shape) n *= static_cast<size_t>(s);
+      const std::shared_ptr<void> block = block_buffer(n);
+      nb::object out_view = owned_view(block.get(), block, t, out_shape, true);
+      f->fn(nb::tuple(views), out_view, as_tuple(offset));
+      if (n) std::memcpy(out, block.get(), n);
+    } catch (nb::python_error& e) {
+      // Ctrl-C and sys.exit() in the function are the user's, not the function's failure.
+      if (e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit)) throw;
+      // Otherwise its type and message (the traceback is the workers').
+      const std::string what = nb::cast<std::string>(nb::handle(e.type()).attr("__name__")) + ": " +
+                               nb::cast<std::string>(nb::str(e.value()));
+      throw ValueError("lazyudf '" + f->name + "' failed on the block at " + shape_str(offset) + " of shape " +
+                       shape_str(out_shape) + ": " + what);
+    }
+  };
+  return call;
+}
 }  // namespace
 
 void bind_udf(nb::module_& m) {
   nb::module_::import_("atexit").attr("register")(nb::cpp_function([] { release_all(); }));
   m.def("lazyudf", [](nb::object fn, const std::vector<Array>& inputs, const std::string& dtype, const Shape& shape,
                       const Shape& depth, const std::string& name) {
-    auto f = std::make_shared<PyFunction>();
-    f->fn = std::move(fn);
-    f->name = name;
-    track(f);
-    UdfFunction call = [f](const std::vector<UdfInput>& ins, void* out, DType t, const Shape& out_shape,
-                           const Shape& offset) {
-      nb::gil_scoped_acquire g;
-      if (!f->fn.is_valid()) throw ValueError("lazyudf '" + f->name + "': the interpreter is exiting");
-      try {
-        nb::list views;
-        for (const UdfInput& in : ins) views.append(owned_view(in.data, in.owner, in.dtype, in.shape, false));
-        size_t n = itemsize(t);
-        for (int64_t s : out_shape) n *= static_cast<size_t>(s);
-        const std::shared_ptr<void> block = block_buffer(n);
-        nb::object out_view = owned_view(block.get(), block, t, out_shape, true);
-        f->fn(nb::tuple(views), out_view, as_tuple(offset));
-        if (n) std::memcpy(out, block.get(), n);
-      } catch (nb::python_error& e) {
-        // Ctrl-C and sys.exit() in the function are the user's, not the function's failure.
-        if (e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit)) throw;
-        // Otherwise its type and message (the traceback is the workers').
-        const std::string what = nb::cast<std::string>(nb::handle(e.type()).attr("__name__")) + ": " +
-                                 nb::cast<std::string>(nb::str(e.value()));
-        throw ValueError("lazyudf '" + f->name + "' failed on the block at " + shape_str(offset) + " of shape " +
-                         shape_str(out_shape) + ": " + what);
-      }
-    };
-    return b2lazy::lazyudf(std::move(call), inputs, dtype_from_name(dtype), shape, depth, name, block_buffer);
+    return b2lazy::lazyudf(python_udf(std::move(fn), name), inputs, dtype_from_name(dtype), shape, depth, name,
+                           block_buffer);
   }, nb::arg("fn"), nb::arg("inputs"), nb::arg("dtype"), nb::arg("shape"), nb::arg("depth"), nb::arg("name"));
+  // map_blocks (b2lazy/_blocks.py): calls see whole blocks of a grid (b2lazy/udf_grid.hpp).
+  m.def("lazyudf_on_grid", [](nb::object fn, const std::vector<Array>& inputs, const std::string& dtype,
+                              const Shape& shape, const std::vector<GridAxis>& grid, const std::string& name) {
+    return b2lazy::lazyudf_on_grid(python_udf(std::move(fn), name), inputs, dtype_from_name(dtype), shape, grid, name,
+                                   block_buffer);
+  }, nb::arg("fn"), nb::arg("inputs"), nb::arg("dtype"), nb::arg("shape"), nb::arg("grid"), nb::arg("name"));
 }
 
 }  // namespace b2lazy_py

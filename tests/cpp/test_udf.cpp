@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "b2lazy/b2lazy.hpp"
+#include "b2lazy/udf_grid.hpp"
 #include "test_util.hpp"
 
 using namespace b2lazy;
@@ -35,4 +36,37 @@ TEST(Udf, BlocksOffsetsAndDepth) {
   EXPECT_EQ(part.stats()->distinct_chunks_decompressed.begin()->second, 3);
   EXPECT_THROW(lazyudf(neighbours, {x}, DType::F64, {21}), ValueError);
   EXPECT_THROW(lazyudf(neighbours, {x}, DType::F64, {20}, {-1}), ValueError);
+}
+
+// lazyudf_on_grid (map_blocks): every call sees whole grid blocks of its inputs, whatever
+// region is pulled; a regular grid is the array's preferred chunks.
+TEST(Udf, GridCallsSeeWholeBlocks) {
+  Context ctx(2);
+  const Array x = stored(arange(0, 20, 1, DType::F64), {5}, {5}, ctx);
+  // out[i] = the sum of x over i's block of the grid {0, 6, 12, 18, 20}
+  UdfFunction block_sums = [](const std::vector<UdfInput>& in, void* out, DType, const Shape& shape,
+                              const Shape& offset) {
+    const std::vector<int64_t> bounds = {0, 6, 12, 18, 20};
+    const double* v = static_cast<const double*>(in[0].data);
+    for (int64_t k = 0; k < shape[0]; ++k) {
+      const int64_t i = offset[0] + k;
+      size_t b = 0;
+      while (bounds[b + 1] <= i) ++b;
+      ASSERT_GE(bounds[b], in[0].start[0]);  // the whole block is in the view
+      ASSERT_LE(bounds[b + 1], in[0].start[0] + in[0].shape[0]);
+      double s = 0;
+      for (int64_t j = bounds[b]; j < bounds[b + 1]; ++j) s += v[j - in[0].start[0]];
+      static_cast<double*>(out)[k] = s;
+    }
+  };
+  Array u = lazyudf_on_grid(block_sums, {x}, DType::F64, {20}, {{0, 6, 12, 18, 20}}, "block_sums");
+  EXPECT_EQ(u.node()->preferred_chunks(), (Shape{6}));
+  const std::vector<double> sums = {15, 51, 87, 37};
+  std::vector<double> got = u[{Index::slice(5, 19)}].to_vector(&ctx);
+  for (int64_t i = 5; i < 19; ++i) EXPECT_DOUBLE_EQ(got[static_cast<size_t>(i - 5)], sums[static_cast<size_t>(i / 6)]) << i;
+  Array irregular = lazyudf_on_grid(block_sums, {x}, DType::F64, {20}, {{0, 2, 20}});
+  EXPECT_TRUE(irregular.node()->preferred_chunks().empty());
+  EXPECT_THROW(lazyudf_on_grid(block_sums, {x}, DType::F64, {20}, {{0, 6, 6, 20}}), ValueError);
+  EXPECT_THROW(lazyudf_on_grid(block_sums, {x}, DType::F64, {20}, {{0, 6, 19}}), ValueError);
+  EXPECT_THROW(lazyudf_on_grid(block_sums, {x}, DType::F64, {20}, {}), ValueError);
 }

@@ -26,11 +26,31 @@ std::string UdfNode::describe() const {
 
 Box UdfNode::widened(const Box& b) const {
   Box w = b;
+  if (!grid_.empty()) {
+    for (size_t d = 0; d < w.ndim(); ++d) {
+      const GridAxis& g = grid_[d];
+      // The last boundary at or before the start, the first at or after the stop.
+      w.start[d] = *std::prev(std::upper_bound(g.begin(), g.end(), b.start[d]));
+      w.stop[d] = *std::lower_bound(g.begin(), g.end(), b.stop[d]);
+    }
+    return w;
+  }
   for (size_t d = 0; d < w.ndim(); ++d) {
     w.start[d] = std::max<int64_t>(0, b.start[d] - depth_[d]);
     w.stop[d] = std::min(shape()[d], b.stop[d] + depth_[d]);
   }
   return w;
+}
+
+Shape UdfNode::preferred_chunks() const {
+  Shape chunks;
+  for (const GridAxis& g : grid_) {
+    const int64_t first = g.size() > 1 ? g[1] - g[0] : 0;
+    for (size_t i = 1; i + 1 < g.size(); ++i)  // every block as long as the first, the last no longer
+      if (g[i + 1] - g[i] != first && (i + 2 < g.size() || g[i + 1] - g[i] > first)) return {};
+    chunks.push_back(first);
+  }
+  return chunks;
 }
 
 std::vector<Region> UdfNode::input_regions(const Region& region) const {
@@ -82,8 +102,9 @@ void UdfNode::fill(const Region& region, void* out, ThreadState& ts) const {
   copy_strided(region.ndim(), region.count.data(), src, src_st.data(), static_cast<char*>(out), dst_st.data(), isz);
 }
 
-Array lazyudf(UdfFunction fn, const std::vector<Array>& inputs, DType dtype, const Shape& shape, const Shape& depth,
-              const std::string& name, UdfAllocator allocate) {
+namespace {
+// The inputs' nodes, once checked: a function, a shape, inputs of that shape (or 0-d).
+std::vector<NodePtr> udf_inputs(const UdfFunction& fn, const std::vector<Array>& inputs, const Shape& shape) {
   if (!fn) throw ValueError("lazyudf: no function given");
   for (int64_t s : shape)
     if (s < 0) throw ValueError("lazyudf: shape " + shape_str(shape) + " has a negative extent");
@@ -95,6 +116,13 @@ Array lazyudf(UdfFunction fn, const std::vector<Array>& inputs, DType dtype, con
                        "; inputs must have the result's shape " + shape_str(shape) + " (or be 0-d)");
     nodes.push_back(a.node());
   }
+  return nodes;
+}
+}  // namespace
+
+Array lazyudf(UdfFunction fn, const std::vector<Array>& inputs, DType dtype, const Shape& shape, const Shape& depth,
+              const std::string& name, UdfAllocator allocate) {
+  std::vector<NodePtr> nodes = udf_inputs(fn, inputs, shape);
   Shape d = depth.empty() ? Shape(shape.size(), 0) : depth;
   if (d.size() == 1 && shape.size() > 1) d.assign(shape.size(), depth[0]);
   if (d.size() != shape.size())
@@ -104,6 +132,26 @@ Array lazyudf(UdfFunction fn, const std::vector<Array>& inputs, DType dtype, con
     if (x < 0) throw ValueError("lazyudf: depth " + shape_str(depth) + " must not be negative");
   return Array(std::make_shared<UdfNode>(std::move(fn), std::move(nodes), dtype, shape, std::move(d), name,
                                          std::move(allocate)));
+}
+
+Array lazyudf_on_grid(UdfFunction fn, const std::vector<Array>& inputs, DType dtype, const Shape& shape,
+                      const std::vector<GridAxis>& grid, const std::string& name, UdfAllocator allocate) {
+  if (grid.size() != shape.size())
+    throw ValueError("lazyudf: the block grid has " + std::to_string(grid.size()) + " axes; the shape " +
+                     shape_str(shape) + " has " + std::to_string(shape.size()));
+  for (size_t d = 0; d < grid.size(); ++d) {
+    const GridAxis& g = grid[d];
+    bool ok = g.size() >= 2 && g.front() == 0 && g.back() == shape[d];
+    for (size_t i = 1; ok && i < g.size(); ++i) ok = g[i] > g[i - 1];
+    if (!ok)
+      throw ValueError("lazyudf: the block boundaries of axis " + std::to_string(d) + " must rise from 0 to " +
+                       std::to_string(shape[d]));
+  }
+  std::vector<NodePtr> nodes = udf_inputs(fn, inputs, shape);
+  auto node = std::make_shared<UdfNode>(std::move(fn), std::move(nodes), dtype, shape, Shape(shape.size(), 0), name,
+                                        std::move(allocate));
+  node->set_grid(grid);
+  return Array(std::move(node));
 }
 
 }  // namespace b2lazy
