@@ -19,7 +19,7 @@ import b2lazy.distributed
 
 # Names other helpers of issue #37 are rewriting at the same time (their docstrings come
 # with their change): remove from here once merged.
-PENDING = {"asarray", "Array.to_blosc2", "Array.chunks"}
+PENDING = {"asarray", "Array.to_blosc2"}
 
 
 def _public_objects():
