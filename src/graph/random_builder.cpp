@@ -48,7 +48,9 @@ Array random_integers(const Shape& shape, int64_t low, uint64_t span, RandomKey 
   if (!is_integral(dtype))
     throw TypeError(std::string("random_integers: dtype must be an integer dtype, got ") + dtype_name(dtype));
   // The values low .. low + span - 1 must fit the dtype.
-  const __int128 lo = low, hi = static_cast<__int128>(low) + (span ? static_cast<__int128>(span) : (__int128(1) << 64)) - 1;
+  const bool is_unsigned = kind(dtype) == DKind::Unsigned;  // (a uint64 low above 2**63: its two's complement)
+  const __int128 lo = is_unsigned ? static_cast<__int128>(static_cast<uint64_t>(low)) : static_cast<__int128>(low);
+  const __int128 hi = lo + (span ? static_cast<__int128>(span) : (__int128(1) << 64)) - 1;
   __int128 tmin, tmax;
   if (kind(dtype) == DKind::Signed) {
     const int bits = static_cast<int>(itemsize(dtype)) * 8;
