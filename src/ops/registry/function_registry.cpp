@@ -181,7 +181,7 @@ void statistics(std::vector<FunctionInfo>& out) {
   const char* counter = ", *, seed=0, stream=0, dtype=None, chunks=None";
   out.push_back(entry("random_uniform", F::Creation, (std::string("shape, /, low=0.0, high=1.0") + counter).c_str(), real));
   out.push_back(entry("random_normal", F::Creation, (std::string("shape, /, loc=0.0, scale=1.0") + counter).c_str(), real));
-  out.push_back(entry("random_integers", F::Creation, (std::string("shape, /, low=0, high=None") + counter).c_str(),
+  out.push_back(entry("random_integers", F::Creation, (std::string("shape, /, low, high=None") + counter).c_str(),
                       "dtype if given (an integer dtype), else int64"));
 }
 
