@@ -307,7 +307,14 @@ def histogram(a, bins, range, weights, density):
     w = None if weights is None else asarray(weights)._a
     hist, e, edge_dtype = _core.histogram(asarray(a)._a, count, edges, _range(range, "histogram"), w,
                                           _density(density, "histogram"), _context(None))
-    return Array(hist), np.asarray(e[0], dtype=np.float64).astype(edge_dtype)
+    return Array(hist), _edges(bins, edges, e[0], edge_dtype)
+
+
+def _edges(bins, given, made, edge_dtype):
+    """NumPy's bin_edges: the given edges as given (their dtype), or the ones made."""
+    if given is not None:
+        return np.array(bins.to_numpy() if isinstance(bins, Array) else bins)
+    return np.asarray(made, dtype=np.float64).astype(edge_dtype)
 
 
 @_registered
@@ -361,8 +368,8 @@ def histogram2d(x, y, bins, range, weights, density):
     w = None if weights is None else asarray(weights)._a
     hist, e, edge_dtype = _core.histogram2d(asarray(x)._a, asarray(y)._a, bx[0], bx[1], rx, by[0], by[1], ry, w,
                                             _density(density, "histogram2d"), _context(None))
-    return (Array(hist), np.asarray(e[0], dtype=np.float64).astype(edge_dtype),
-            np.asarray(e[1], dtype=np.float64).astype(edge_dtype))
+    given = (bins, bins) if isinstance(bins, str) or n != 2 else (bins[0], bins[1])
+    return (Array(hist), _edges(given[0], bx[1], e[0], edge_dtype), _edges(given[1], by[1], e[1], edge_dtype))
 
 
 # --- the counter-based random sources (b2lazy.random's Generator calls these) -----------

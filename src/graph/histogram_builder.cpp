@@ -51,16 +51,19 @@ Array owned_f64(std::vector<double> v) {
   return from_buffer(data->data(), DType::F64, {n}, {}, std::shared_ptr<const void>(data, data->data()), "edges");
 }
 
-// np.linspace(lo, hi, n + 1): i * step + lo, the last one hi (NumPy's steps, to the bit).
-std::vector<double> linspace_edges(double lo, double hi, int64_t n) {
+// np.linspace(lo, hi, n + 1): i * step + lo, the last one hi, computed in T as NumPy's
+// (float32 when lo and hi are float32 values: NEP 50), to the bit.
+template <class T>
+std::vector<double> linspace_edges(double lo_, double hi_, int64_t n) {
   std::vector<double> e(static_cast<size_t>(n + 1));
-  const double delta = hi - lo, div = static_cast<double>(n), step = delta / div;
+  const T lo = static_cast<T>(lo_), hi = static_cast<T>(hi_);
+  const T delta = hi - lo, div = static_cast<T>(n), step = delta / div;
   for (int64_t i = 0; i <= n; ++i) {
-    const double fi = static_cast<double>(i);
+    const T fi = static_cast<T>(i);
     // (rounded before the add, as NumPy's: this file is built with -ffp-contract=off)
-    e[static_cast<size_t>(i)] = (step == 0 ? fi / div * delta : fi * step) + lo;
+    e[static_cast<size_t>(i)] = static_cast<double>((step == 0 ? fi / div * delta : fi * step) + lo);
   }
-  e[static_cast<size_t>(n)] = hi;
+  e[static_cast<size_t>(n)] = static_cast<double>(hi);
   return e;
 }
 
@@ -84,6 +87,7 @@ std::vector<double> axis_edges(const Array& flat, const HistogramBins& b, DType 
     if (b.count < 1) throw ValueError(fn + ": bins must be positive, when an integer, got " + std::to_string(b.count));
     if (b.count > kMaxBins) throw ValueError(fn + ": bins=" + std::to_string(b.count) + " is more than the 2**28 bins allowed");
     double lo = 0, hi = 1;
+    bool found = false;  // lo and hi are x's min and max (of its dtype)
     if (b.range) {
       std::tie(lo, hi) = *b.range;
       if (lo > hi) throw ValueError(fn + ": max must be larger than min in range parameter.");
@@ -91,12 +95,17 @@ std::vector<double> axis_edges(const Array& flat, const HistogramBins& b, DType 
         throw ValueError(fn + ": supplied range of [" + num(lo) + ", " + num(hi) + "] is not finite");
     } else if (flat.size() > 0) {
       const std::vector<double> mm = stack({reduce(Reduction::Min, flat), reduce(Reduction::Max, flat)}).to_vector(ctx);
-      lo = mm[0], hi = mm[1];
+      lo = mm[0], hi = mm[1], found = true;
       if (!std::isfinite(lo) || !std::isfinite(hi))
         throw ValueError(fn + ": autodetected range of [" + num(lo) + ", " + num(hi) + "] is not finite");
     }
-    if (lo == hi) lo -= 0.5, hi += 0.5;
-    e = linspace_edges(lo, hi, b.count);
+    if (lo == hi && found && edge_dtype == DType::F32) {  // NumPy: float32 min - 0.5, in float32
+      const float f = static_cast<float>(lo);
+      lo = static_cast<double>(f - 0.5f), hi = static_cast<double>(f + 0.5f);
+    } else if (lo == hi) {
+      lo -= 0.5, hi += 0.5;
+    }
+    e = found && edge_dtype == DType::F32 ? linspace_edges<float>(lo, hi, b.count) : linspace_edges<double>(lo, hi, b.count);
   }
   if (edge_dtype == DType::F32)
     for (double& v : e) v = static_cast<double>(static_cast<float>(v));
@@ -200,7 +209,8 @@ Array bincount(const Array& x, const std::optional<Array>& weights, int64_t minl
   }
   if (length > kMaxBins)
     throw ValueError("bincount: minlength=" + std::to_string(length) + " is more than the 2**28 counts allowed");
-  NodePtr w = weights ? weights->astype(DType::F64).node() : nullptr;
+  // (NumPy: an empty x gives int64 zeros, weights or not)
+  NodePtr w = weights && x.size() > 0 ? weights->astype(DType::F64).node() : nullptr;
   return Array(std::make_shared<BincountNode>(x.astype(DType::I64).node(), w, length));
 }
 
@@ -209,7 +219,8 @@ Histogram histogram(const Array& x, const HistogramBins& bins, const std::option
   refuse_complex(x, "histogram", "a");
   const std::optional<Array> w = flat_weights(weights, x.shape(), "histogram");
   const Array flat = reshape(x, {-1});
-  const DType et = edge_dtype_of(x.dtype());
+  // Edges given: compared as float64 (NumPy: its searchsorted promotes); made: in x's float type.
+  const DType et = bins.edges ? DType::F64 : edge_dtype_of(x.dtype());
   std::vector<double> edges = axis_edges(flat, bins, et, "histogram", ctx);
   const int64_t nbins = static_cast<int64_t>(edges.size()) - 1;
   Array hist = counted(bin_index(flat, edges, et), w, nbins);
@@ -233,11 +244,12 @@ Histogram histogram2d(const Array& x, const Array& y, const HistogramBins& xbins
   const std::optional<Array> w = flat_weights(weights, x.shape(), "histogram2d");
   // NumPy's histogramdd: the points' common dtype, edges in it when floating, else float64.
   const DType et = edge_dtype_of(compare_dtype(x.dtype(), y.dtype()));
-  std::vector<double> ex = axis_edges(x, xbins, et, "histogram2d", ctx);
-  std::vector<double> ey = axis_edges(y, ybins, et, "histogram2d", ctx);
+  const DType etx = xbins.edges ? DType::F64 : et, ety = ybins.edges ? DType::F64 : et;
+  std::vector<double> ex = axis_edges(x, xbins, etx, "histogram2d", ctx);
+  std::vector<double> ey = axis_edges(y, ybins, ety, "histogram2d", ctx);
   const int64_t nx = static_cast<int64_t>(ex.size()) - 1, ny = static_cast<int64_t>(ey.size()) - 1;
   if (nx * ny > kMaxBins) throw ValueError("histogram2d: " + std::to_string(nx * ny) + " bins is more than the 2**28 allowed");
-  const Array ix = bin_index(x, ex, et), iy = bin_index(y, ey, et);
+  const Array ix = bin_index(x, ex, etx), iy = bin_index(y, ey, ety);
   // One index per point; nx * ny for a point outside either axis's edges.
   const Array both = where((ix < Scalar(nx)) & (iy < Scalar(ny)), ix * Scalar(ny) + iy, Scalar(nx * ny));
   Array hist = reshape(counted(both, w, nx * ny), {nx, ny}).astype(DType::F64);
@@ -246,7 +258,7 @@ Histogram histogram2d(const Array& x, const Array& y, const HistogramBins& xbins
     for (int64_t i = 0; i < nx; ++i) dx[static_cast<size_t>(i)] = ex[static_cast<size_t>(i) + 1] - ex[static_cast<size_t>(i)];
     for (int64_t i = 0; i < ny; ++i) dy[static_cast<size_t>(i)] = ey[static_cast<size_t>(i) + 1] - ey[static_cast<size_t>(i)];
     const Array s = reduce(Reduction::Sum, hist);
-    hist = hist / reshape(owned_f64(std::move(dx)).astype(et), {nx, 1}) / reshape(owned_f64(std::move(dy)).astype(et), {1, ny}) / s;
+    hist = hist / reshape(owned_f64(std::move(dx)).astype(etx), {nx, 1}) / reshape(owned_f64(std::move(dy)).astype(ety), {1, ny}) / s;
   }
   return {hist, {std::move(ex), std::move(ey)}, et};
 }

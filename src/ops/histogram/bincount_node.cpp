@@ -14,9 +14,8 @@ constexpr int64_t kSlab = int64_t(1) << 18;  // elements of x pulled at a time (
 Region span(int64_t a, int64_t n) { return Region{{a}, {1}, {n}}; }
 }  // namespace
 
-BincountNode::BincountNode(NodePtr x, NodePtr weights, int64_t length)
-    : Node(weights ? DType::F64 : DType::I64, {length},
-           weights ? std::vector<NodePtr>{std::move(x), std::move(weights)} : std::vector<NodePtr>{std::move(x)}) {}
+BincountNode::BincountNode(const NodePtr& x, const NodePtr& weights, int64_t length)
+    : Node(weights ? DType::F64 : DType::I64, {length}, weights ? std::vector<NodePtr>{x, weights} : std::vector<NodePtr>{x}) {}
 
 std::string BincountNode::describe() const {
   return std::string("bincount") + (inputs().size() > 1 ? " (weighted)" : "") + " -> " + dtype_name(dtype()) + " " +

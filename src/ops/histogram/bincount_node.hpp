@@ -11,7 +11,7 @@ class BincountNode : public Node {
  public:
   // x: 1-d int64 (its values >= 0, checked by the builder); weights: none or 1-d float64
   // of x's length. Output: int64 counts, or float64 sums of weights, of `length`.
-  BincountNode(NodePtr x, NodePtr weights, int64_t length);
+  BincountNode(const NodePtr& x, const NodePtr& weights, int64_t length);
   std::string kind() const override { return "bincount"; }
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
