@@ -44,11 +44,15 @@ def _nan_holistic(name, q, x, axis, keepdims, method):
     qs = np.asarray(q, dtype=np.float64)
     ax = _check_axis(axis, name)
     if qs.ndim == 0:
-        return Array(_core.nanquantile(name, x._a, float(qs), None if ax is None else list(ax) if isinstance(ax, tuple)
-                                       else [ax], bool(keepdims), method))
+        r = Array(_core.nanquantile(name, x._a, float(qs), None if ax is None else list(ax) if isinstance(ax, tuple)
+                                    else [ax], bool(keepdims), method))
+        weak = type(q) in (int, float)  # a Python number keeps float32 (np.float64 does not: NEP 50)
+        return r if weak or r.dtype != np.float32 or method not in ("linear", "midpoint") else r.astype("float64")
     one = globals()[name]  # several quantiles: stacked along a new first axis, as NumPy's
     parts = [one(x, float(v), axis=axis, method=method, keepdims=keepdims) for v in qs.ravel()]
-    return reshape(stack(parts), qs.shape + parts[0].shape)
+    r = reshape(stack(parts), qs.shape + parts[0].shape)
+    # NumPy (NEP 50): a q array is float64, so interpolated float32 values become float64.
+    return r.astype("float64") if r.dtype == np.float32 and method in ("linear", "midpoint") else r
 
 
 @_registered
