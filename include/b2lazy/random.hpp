@@ -19,11 +19,13 @@ struct RandomKey {
   uint32_t stream = 0;
 };
 
-// Uniform values in [low, high): low + (high - low) * u, u from 53 random bits (float64)
-// or 24 (float32). dtype float32 or float64.
+// Uniform values in [low, high): low + (high - low) * u, u from the top 53 random bits
+// (float64) or 24 (float32) of a 64-bit word: elements 2p and 2p + 1 take the two halves of
+// block p (counter (p, 0, stream, 0)). dtype float32 or float64.
 Array random_uniform(const Shape& shape, double low, double high, RandomKey key, DType dtype = DType::F64,
                      const Shape& chunks = {});
-// Normal values loc + scale * z, z by Box–Muller on the element's own 128 random bits.
+// Normal values loc + scale * z, z by Box–Muller on block p's 128 bits: element 2p takes
+// the cosine, 2p + 1 the sine.
 Array random_normal(const Shape& shape, double loc, double scale, RandomKey key, DType dtype = DType::F64,
                     const Shape& chunks = {});
 // Integers in [low, low + span) (span 0: all 2**64 values), without modulo bias (Lemire's

@@ -20,15 +20,15 @@ TEST(Random, PhiloxKnownAnswers) {
             (W4{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
 }
 
-TEST(Random, UniformIsTheTopBitsOfTheElementsBlock) {
-  // Element k of seed s, stream t: counter (k, 0, t, 0), key (s low, s high); 53 bits of
-  // the first two words.
+TEST(Random, UniformIsTheTopBitsOfItsHalfOfThePairsBlock) {
+  // Elements 2p and 2p + 1 of seed s, stream t: the two 64-bit halves of block
+  // (p, 0, t, 0) under key (s low, s high); 53 bits each.
   const uint64_t seed = 0x0123456789abcdefULL;
   Array a = random_uniform({5}, 0, 1, {seed, 7});
   std::vector<double> v = a.to_vector();
   for (uint32_t k = 0; k < 5; ++k) {
-    const auto w = philox::block({k, 0, 7, 0}, {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)});
-    const uint64_t bits = uint64_t(w[0]) | uint64_t(w[1]) << 32;
+    const auto w = philox::block({k / 2, 0, 7, 0}, {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)});
+    const uint64_t bits = k % 2 ? (uint64_t(w[2]) | uint64_t(w[3]) << 32) : (uint64_t(w[0]) | uint64_t(w[1]) << 32);
     EXPECT_EQ(v[k], static_cast<double>(bits >> 11) * 0x1p-53);
   }
 }

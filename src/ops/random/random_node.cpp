@@ -20,15 +20,14 @@ std::array<uint32_t, 4> block(const std::array<uint32_t, 4>& ctr, const std::arr
 
 namespace {
 
-// The two 64-bit words of element `flat`'s block: counter (flat, stream, round).
+// The two 64-bit words of block `index`: counter (index, stream, round).
 struct Words {
   uint64_t w0, w1;
-  uint32_t lo32;  // the block's first 32-bit word (float32's 24 bits)
 };
-inline Words words(uint64_t flat, uint32_t stream, uint32_t round, const r123::Philox4x32::key_type& key) {
-  r123::Philox4x32::ctr_type c = {{static_cast<uint32_t>(flat), static_cast<uint32_t>(flat >> 32), stream, round}};
+inline Words words(uint64_t index, uint32_t stream, uint32_t round, const r123::Philox4x32::key_type& key) {
+  r123::Philox4x32::ctr_type c = {{static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), stream, round}};
   const auto r = r123::Philox4x32()(c, key);
-  return {uint64_t(r[0]) | uint64_t(r[1]) << 32, uint64_t(r[2]) | uint64_t(r[3]) << 32, r[0]};
+  return {uint64_t(r[0]) | uint64_t(r[1]) << 32, uint64_t(r[2]) | uint64_t(r[3]) << 32};
 }
 
 constexpr double k2pow53 = 0x1p-53;
@@ -62,6 +61,10 @@ void RandomNode::fill(const Region& r, void* out, ThreadState&) const {
   const int64_t inner_start = nd ? r.start[nd - 1] * cs[nd - 1] : 0;
   const uint64_t reject_below = p_.span ? (0 - p_.span) % p_.span : 0;  // Lemire's threshold: 2**64 mod span
   Shape idx(nd ? nd - 1 : 0, 0);
+  uint64_t cached_pair = UINT64_MAX;  // (no flat index reaches 2**64 - 1: sizes fit int64)
+  Words cached{};
+  bool have_normal = false;
+  double z_even = 0, z_odd = 0;
   dispatch_computing(dtype(), [&]<class T>(T*) {
     if constexpr (is_complex_v<T>) {
       throw TypeError("random: complex dtypes are not supported");
@@ -87,20 +90,34 @@ void RandomNode::fill(const Region& r, void* out, ThreadState&) const {
             else *o = static_cast<T>(static_cast<int64_t>(x));
             continue;
           }
-          const Words w = words(flat, stream, 0, key);
+          // Uniform and normal values come in pairs: elements 2p and 2p + 1 share block p
+          // (each takes one 64-bit half; Box–Muller's cos and sin), so one Philox block
+          // and one log / sqrt make two values. A pair's block is kept for the next element.
+          const uint64_t pair = flat >> 1;
+          const bool odd = flat & 1;
+          if (pair != cached_pair) {
+            cached = words(pair, stream, 0, key);
+            cached_pair = pair;
+            have_normal = false;
+          }
+          const uint64_t mine = odd ? cached.w1 : cached.w0;
           if (p_.dist == RandomDist::Uniform) {
             if constexpr (std::is_same_v<T, float>) {
-              const float u = static_cast<float>(w.lo32 >> 8) * 0x1p-24f;
+              const float u = static_cast<float>(mine >> 40) * 0x1p-24f;
               *o = static_cast<float>(p_.a) + static_cast<float>(p_.b - p_.a) * u;
             } else {
-              const double u = static_cast<double>(w.w0 >> 11) * k2pow53;
+              const double u = static_cast<double>(mine >> 11) * k2pow53;
               *o = static_cast<T>(p_.a + (p_.b - p_.a) * u);
             }
           } else {  // Box–Muller: u1 in (0, 1] (its log finite), u2 in [0, 1)
-            const double u1 = static_cast<double>((w.w0 >> 11) + 1) * k2pow53;
-            const double u2 = static_cast<double>(w.w1 >> 11) * k2pow53;
-            const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-            *o = static_cast<T>(p_.a + p_.b * z);
+            if (!have_normal) {
+              const double u1 = static_cast<double>((cached.w0 >> 11) + 1) * k2pow53;
+              const double u2 = static_cast<double>(cached.w1 >> 11) * k2pow53;
+              const double radius = std::sqrt(-2.0 * std::log(u1)), angle = 2.0 * std::numbers::pi * u2;
+              z_even = radius * std::cos(angle), z_odd = radius * std::sin(angle);
+              have_normal = true;
+            }
+            *o = static_cast<T>(p_.a + p_.b * (odd ? z_odd : z_even));
           }
         }
         for (size_t d = nd < 2 ? 0 : nd - 1; d-- > 0;) {
