@@ -1,7 +1,8 @@
 // bincount as a reduction: out[k] = the number (or the summed weights) of the elements of
 // x equal to k. Any region of the counts streams x (and the weights) whole in slabs of a
 // bounded size, never holding x; the output is best computed in one chunk (its preferred
-// chunks), so x is read once per evaluation.
+// chunks), so x is read once per evaluation. Unweighted counts spread the slabs over the
+// workers (counts of their own, added at the end).
 #pragma once
 #include "b2lazy/node.hpp"
 
@@ -23,6 +24,7 @@ class BincountNode : public Node {
 
  private:
   int64_t slab_elements() const;
+  void count_slab(int64_t first_element, const Region& region, void* out, ThreadState& ts) const;
 };
 
 }  // namespace b2lazy

@@ -46,7 +46,11 @@ def test_nan_quantiles_are_numpys(shape, density, name, method, keepdims, dtype,
     assert got.shape == np.shape(want)
     if not np.isnan(want).all():  # (NumPy's all-NaN 1-d path returns x's dtype whatever q is)
         assert got.dtype == np.asarray(want).dtype
-    np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == "float32" else 1e-12, equal_nan=True)
+    # (float32: NumPy interpolates in float32, b2lazy in float64; differences within a few
+    # float32 ulps of the data's magnitude)
+    mag = float(np.nanmax(np.abs(x))) if not np.isnan(x).all() else 0.0
+    np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == "float32" else 1e-12,
+                               atol=1e-6 * mag if dtype == "float32" else 0, equal_nan=True)
 
 
 def test_integers_have_no_nan_and_match_quantile():
