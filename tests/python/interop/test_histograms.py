@@ -195,4 +195,5 @@ def test_saved_bincount_defers_its_max(tmp_path):
     c = bl.bincount(x * 2)
     c.save(str(tmp_path / "c.b2lazy"))
     back = bl.open(str(tmp_path / "c.b2lazy"))
+    assert "deferred bincount" in repr(back)  # reopening computes nothing; max(x) on first use
     np.testing.assert_array_equal(back.to_numpy(), np.bincount(np.array([3, 1, 4, 1, 5]) * 2))
