@@ -35,8 +35,29 @@ def _size(size):
 
 def _scalar(v, name, fn):
     if isinstance(v, (np.ndarray, list, tuple)) or hasattr(v, "shape") and getattr(v, "shape") != ():
-        raise TypeError(f"Generator.{fn}(): {name} must be a scalar (array parameters are not supported), got {v!r}")
+        raise TypeError(f"Generator.{fn}(): {name} must be a scalar, got {v!r}")
     return v
+
+
+def _is_scalar(v):
+    return not isinstance(v, (np.ndarray, list, tuple)) and getattr(v, "shape", ()) == ()
+
+
+def _params(fn, size, *values):
+    """Array parameters (read now, as NumPy arrays: they are small) and the result's shape:
+    `size`, which they must broadcast to, or their broadcast shape."""
+    arrays = [np.asarray(v, dtype=np.float64) for v in values]
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        if size is not None:
+            size = (size,) if isinstance(size, (numbers.Integral, np.integer)) else tuple(size)
+            if np.broadcast_shapes(size, shape) != size:
+                raise ValueError
+            shape = size
+    except ValueError:
+        raise ValueError(f"Generator.{fn}(): parameters of shapes {[a.shape for a in arrays]} do not broadcast "
+                         f"to size={size}") from None
+    return arrays, shape
 
 
 class Generator:
@@ -114,10 +135,10 @@ class Generator:
 
         Parameters
         ----------
-        low, high : float, optional
-            The interval.
+        low, high : float or array_like of floats, optional
+            The interval (arrays: broadcast, read now).
         size : int or tuple of ints, optional
-            The shape (None: 0-d).
+            The shape (None: 0-d, or the parameters' broadcast shape).
         dtype : {float64, float32}, optional
             The result's dtype.
         chunks : tuple of ints, optional
@@ -135,18 +156,23 @@ class Generator:
         >>> bool(v.min() >= -2 and v.max() < 2)
         True
         """
-        return _ns().random_uniform(_size(size), _scalar(low, "low", "uniform"), _scalar(high, "high", "uniform"),
-                                    seed=self.seed, stream=self._next(), dtype=dtype, chunks=chunks)
+        if _is_scalar(low) and _is_scalar(high):
+            return _ns().random_uniform(_size(size), low, high, seed=self.seed, stream=self._next(), dtype=dtype,
+                                        chunks=chunks)
+        # Array parameters: low + (high - low) * u, u uniform in [0, 1) (the scalar formula)
+        (lo, hi), shape = _params("uniform", size, low, high)
+        u = _ns().random_uniform(shape, 0.0, 1.0, seed=self.seed, stream=self._next(), chunks=chunks)
+        return (lo + (hi - lo) * u).astype(dtype)
 
     def normal(self, loc=0.0, scale=1.0, size=None, *, dtype=np.float64, chunks=None):
         """Normal floats of mean `loc` and standard deviation `scale`.
 
         Parameters
         ----------
-        loc, scale : float, optional
-            Mean and standard deviation (scale >= 0).
+        loc, scale : float or array_like of floats, optional
+            Mean and standard deviation (scale >= 0); arrays are broadcast (read now).
         size : int or tuple of ints, optional
-            The shape (None: 0-d).
+            The shape (None: 0-d, or the parameters' broadcast shape).
         dtype : {float64, float32}, optional
             The result's dtype.
         chunks : tuple of ints, optional
@@ -164,8 +190,14 @@ class Generator:
         >>> round(float(bl.mean(z).to_numpy()))
         10
         """
-        return _ns().random_normal(_size(size), _scalar(loc, "loc", "normal"), _scalar(scale, "scale", "normal"),
-                                   seed=self.seed, stream=self._next(), dtype=dtype, chunks=chunks)
+        if _is_scalar(loc) and _is_scalar(scale):
+            return _ns().random_normal(_size(size), loc, scale, seed=self.seed, stream=self._next(), dtype=dtype,
+                                       chunks=chunks)
+        (mu, sigma), shape = _params("normal", size, loc, scale)  # array parameters: loc + scale * z
+        if (sigma < 0).any() or not np.isfinite(sigma).all():
+            raise ValueError("Generator.normal(): scale must be finite and >= 0")
+        z = _ns().random_normal(shape, 0.0, 1.0, seed=self.seed, stream=self._next(), chunks=chunks)
+        return (mu + sigma * z).astype(dtype)
 
     def standard_normal(self, size=None, dtype=np.float64, *, chunks=None):
         """Normal floats of mean 0 and standard deviation 1.

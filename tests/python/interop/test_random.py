@@ -133,7 +133,9 @@ def test_full_int64_range_uses_all_bits():
     (lambda r: r.integers(0.5, 3), TypeError, "low must be an int"),
     (lambda r: r.random(3, dtype="int32"), TypeError, "float32 or float64"),
     (lambda r: r.normal(0, -1, 3), ValueError, "scale"),
-    (lambda r: r.uniform([0, 1], 2, 3), TypeError, "low must be a scalar"),
+    (lambda r: r.uniform([0, 1], 2, 3), ValueError, "do not broadcast"),
+    (lambda r: r.normal(0, [1, -1]), ValueError, "scale"),
+    (lambda r: r.integers([0, 1], 5), TypeError, "low must be a scalar"),
     (lambda r: r.random((2, -1)), ValueError, "negative dimensions"),
 ])
 def test_bad_arguments_are_named(call, exc, words):
@@ -157,3 +159,17 @@ def test_size_none_is_0d_and_sources_read_nothing():
     big = rng.random((10**6, 10**6), chunks=(1000, 1000))  # 8 TB, never materialised
     assert big.shape == (10**6, 10**6)
     np.testing.assert_array_equal(big[123456, 5:9].to_numpy(), big[123456:123457, 5:9].to_numpy()[0])
+
+
+def test_array_parameters_broadcast():
+    rng = bl.random.default_rng(21)
+    low = np.array([0.0, 10.0, 100.0])
+    x = rng.uniform(low, low + 1, size=(4, 3)).to_numpy()
+    assert x.shape == (4, 3) and ((x >= low) & (x < low + 1)).all()
+    z = bl.random.default_rng(21).normal(np.array([[0.0], [50.0]]), 0.0).to_numpy()
+    np.testing.assert_array_equal(z, [[0.0], [50.0]])
+    # the values of the scalar form: low + (high - low) * u of the same stream (to rounding:
+    # the fused elementwise kernel may contract the multiply-add)
+    a = bl.random.default_rng(3).uniform(np.array([2.0]), 5.0, size=6).to_numpy()
+    b = bl.random.default_rng(3).uniform(2.0, 5.0, size=6).to_numpy()
+    np.testing.assert_allclose(a, b, rtol=4e-16)
