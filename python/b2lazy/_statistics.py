@@ -42,10 +42,10 @@ def _nan_holistic(name, q, x, axis, keepdims, method):
         raise TypeError(f"{name}(): method must be a string, got {method!r}")
     x = asarray(x)
     qs = np.asarray(q, dtype=np.float64)
-    ax = _check_axis(axis, name)
+    ax = _check_axis(axis, name)  # None, an int or a tuple of ints
+    axes = None if ax is None else list(ax) if isinstance(ax, tuple) else [ax]
     if qs.ndim == 0:
-        r = Array(_core.nanquantile(name, x._a, float(qs), None if ax is None else list(ax) if isinstance(ax, tuple)
-                                    else [ax], bool(keepdims), method))
+        r = Array(_core.nanquantile(name, x._a, float(qs), axes, bool(keepdims), method))
         weak = type(q) in (int, float)  # a Python number keeps float32 (np.float64 does not: NEP 50)
         return r if weak or r.dtype != np.float32 or method not in ("linear", "midpoint") else r.astype("float64")
     one = globals()[name]  # several quantiles: stacked along a new first axis, as NumPy's

@@ -22,8 +22,6 @@ std::string BincountNode::describe() const {
          shape_str(shape()) + "; streams x whole in slabs of " + std::to_string(kSlab) + " elements";
 }
 
-int64_t BincountNode::slab_elements() const { return kSlab; }
-
 std::vector<Region> BincountNode::input_regions(const Region&) const {
   std::vector<Region> r;
   for (const NodePtr& in : inputs()) r.push_back(Region::whole(in->shape()));

@@ -23,7 +23,6 @@ class BincountNode : public Node {
   int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
 
  private:
-  int64_t slab_elements() const;
   void count_slab(int64_t first_element, const Region& region, void* out, ThreadState& ts) const;
 };
 
