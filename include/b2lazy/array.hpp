@@ -216,10 +216,15 @@ struct QuantileOptions {
   std::optional<std::vector<int>> axis;  // nullopt: all axes
   bool keepdims = false;
   QuantileMethod method = QuantileMethod::Linear;
+  bool skip_nan = false;  // NaNs left out of each slice (the nan* functions set it)
 };
 Array quantile(const Array& x, double q, const QuantileOptions& opts = {});
 Array percentile(const Array& x, double p, const QuantileOptions& opts = {});  // quantile p / 100
 Array median(const Array& x, const QuantileOptions& opts = {});              // quantile 0.5
+// NumPy's nanquantile, nanpercentile, nanmedian: NaNs left out; an all-NaN slice gives NaN.
+Array nanquantile(const Array& x, double q, QuantileOptions opts = {});
+Array nanpercentile(const Array& x, double p, QuantileOptions opts = {});
+Array nanmedian(const Array& x, QuantileOptions opts = {});
 
 // Cumulative sums and products (Array API and NumPy names). Totals are carried across
 // chunks; per-segment totals are cached, so a region near the end costs a pass over

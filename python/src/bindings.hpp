@@ -2,6 +2,8 @@
 #pragma once
 #include <nanobind/nanobind.h>
 
+#include <functional>
+
 #include <b2lazy/stats.hpp>
 
 namespace b2lazy_py {
@@ -13,5 +15,9 @@ b2lazy::Stats stats_from_dict(nb::handle d);
 void bind_distribute(nb::module_& m);
 // lazyudf with a Python function (b2lazy/udf.hpp).
 void bind_udf(nb::module_& m);
+// Issue #37's statistics: histograms, isin, digitize, bincount, random sources, nan* quantiles.
+void bind_statistics(nb::module_& m);
+// Runs `fn` as module.cpp's interruptible() does: without the GIL, stopped by SIGINT.
+void run_interruptible(const std::function<void()>& fn);
 
 }  // namespace b2lazy_py

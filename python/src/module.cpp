@@ -459,6 +459,13 @@ ComputeOptions compute_options(const std::optional<std::string>& urlpath, nb::ha
 
 }  // namespace
 
+void b2lazy_py::run_interruptible(const std::function<void()>& fn) {
+  interruptible([&] {
+    fn();
+    return 0;
+  });
+}
+
 NB_MODULE(_core, m) {
   m.doc() = "b2lazy native core";
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
@@ -910,6 +917,7 @@ NB_MODULE(_core, m) {
   // daemon threads and wait for their partial outputs to be removed.
   b2lazy_py::bind_distribute(m);
   b2lazy_py::bind_udf(m);
+  b2lazy_py::bind_statistics(m);
   m.def("cancel_at_exit", [](double timeout_seconds) {
     g_exiting_thread = std::this_thread::get_id();
     g_exiting = true;

@@ -89,8 +89,8 @@ namespace {
 Array quantile_node(const Array& x, double q, const QuantileOptions& o, bool median, const char* fn) {
   if (!(q >= 0 && q <= 1))
     throw ValueError(std::string(fn) + ": quantiles must be in the range [0, 1]" +
-                     (std::string(fn) == "percentile" ? " (percentiles in [0, 100])" : "") + ", got " +
-                     std::to_string(std::string(fn) == "percentile" ? q * 100 : q));
+                     (std::string(fn).ends_with("percentile") ? " (percentiles in [0, 100])" : "") + ", got " +
+                     std::to_string(std::string(fn).ends_with("percentile") ? q * 100 : q));
   std::vector<bool> red = normalize_axes(o.axis, x.shape(), fn);
   const DType t = x.dtype();
   if (is_complex(t)) throw TypeError(std::string(fn) + " is not supported for " + dtype_name(t) + " (real dtypes only)");
@@ -100,7 +100,7 @@ Array quantile_node(const Array& x, double q, const QuantileOptions& o, bool med
   // NumPy: interpolating methods give float (float inputs keep their type), the others
   // the input's type.
   const DType out = interpolates ? (is_float(t) ? t : DType::F64) : t;
-  auto node = std::make_shared<QuantileNode>(x.node(), q, o.method, median, red, o.keepdims, out);
+  auto node = std::make_shared<QuantileNode>(x.node(), q, o.method, median, red, o.keepdims, out, o.skip_nan);
   if (node->slice_size() == 0 && !is_float(out))
     throw ValueError(std::string(fn) + ": an empty slice has no " + fn + " of dtype " + dtype_name(out));
   return Array(node);
@@ -113,7 +113,19 @@ Array percentile(const Array& x, double p, const QuantileOptions& o) {
 }
 Array median(const Array& x, const QuantileOptions& o) {
   if (o.method != QuantileMethod::Linear) throw TypeError("median() does not take a method");
-  return quantile_node(x, 0.5, o, true, "median");
+  return quantile_node(x, 0.5, o, true, o.skip_nan ? "nanmedian" : "median");
+}
+Array nanquantile(const Array& x, double q, QuantileOptions o) {
+  o.skip_nan = true;
+  return quantile_node(x, q, o, false, "nanquantile");
+}
+Array nanpercentile(const Array& x, double p, QuantileOptions o) {
+  o.skip_nan = true;
+  return quantile_node(x, p / 100, o, false, "nanpercentile");
+}
+Array nanmedian(const Array& x, QuantileOptions o) {
+  o.skip_nan = true;
+  return median(x, o);
 }
 
 }  // namespace b2lazy

@@ -23,6 +23,9 @@ REQUIRED = {
     "stop": ("9", lambda o: 9), "n_rows": ("3", lambda o: 3), "repetitions": ("(2, 1)", lambda o: (2, 1)),
     "repeats": ("2", lambda o: 2), "source": ("0", lambda o: 0), "destination": ("1", lambda o: 1),
     "axes": ("(1, 0)", lambda o: (1, 0)), "dtype": ("'float32'", lambda o: "float32"), "shift": ("1", lambda o: 1),
+    "element": ("a", lambda o: o["a"]), "test_elements": ("[0.25, 1]", lambda o: [0.25, 1]),
+    "bins": ("[0, 0.5, 1.5]", lambda o: [0, 0.5, 1.5]), "a": ("a", lambda o: o["a"]), "y": ("b[0]", lambda o: o["b"][0]),
+    "low": ("5", lambda o: 5),
 }
 # Functions whose defaults need an argument of another kind to run at all.
 ROW = {"x": ("a[0]", lambda o: o["a"][0])}
@@ -30,7 +33,9 @@ NEEDS = {"matmul": {"x2": ("b.T", lambda o: o["b"].T)}, "cumulative_sum": ROW, "
          "matrix_transpose": {}, "squeeze": {"x": ("a[:1]", lambda o: o["a"][:1])},
          "reshape": {"shape": ("(4, 3)", lambda o: (4, 3))}, "broadcast_to": {"shape": ("(2, 3, 4)", lambda o: (2, 3, 4))},
          "bitwise_and": {}, "take_along_axis": {"indices": ("[[0], [1], [2]]", lambda o: np.array([[0], [1], [2]]))},
-         "searchsorted": {"x1": ("sort(a[0], axis=0)", lambda o: b2lazy.sort(o["a"][0], axis=0))}}
+         "searchsorted": {"x1": ("sort(a[0], axis=0)", lambda o: b2lazy.sort(o["a"][0], axis=0))},
+         "bincount": {"x": ("astype(a[0] * 7, 'int64')", lambda o: (o["a"][0] * 7).astype("int64"))},
+         "histogram2d": {"x": ("a[1]", lambda o: o["a"][1])}}
 INT_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
             "bitwise_invert"}
 

@@ -103,12 +103,14 @@ void transpose(const T* src, int64_t rows, int64_t cols, T* dst) {
 // `out_dtype`): the value itself when one rank is taken and the type is kept (int64
 // values exactly), else the interpolation in float64; NaN when a value is NaN.
 template <class T>
-void quantile_of(T* v, int64_t n, double q, QuantileMethod m, bool median, DType in_dtype, DType out_dtype,
-                 char* out) {
+void quantile_of(T* v, int64_t n, double q, QuantileMethod m, bool median, bool skip_nan, DType in_dtype,
+                 DType out_dtype, char* out) {
   auto put = [&](double r) {
     const void* src[1] = {&r};
     kernels::lookup_cast(DType::F64, out_dtype)(out, src, 1);
   };
+  if (skip_nan)  // nan*: the slice's NaNs moved past its end and left out
+    n = std::partition(v, v + n, [](const T& x) { return !accum::is_nan(x); }) - v;
   if (n == 0) return put(kNaN);
   for (int64_t i = 0; i < n; ++i)
     if (accum::is_nan(v[i])) return put(kNaN);
@@ -166,12 +168,12 @@ QuantileMethod quantile_method(const std::string& name) {
 }
 
 QuantileNode::QuantileNode(NodePtr input, double q, QuantileMethod method, bool median, std::vector<bool> reduced,
-                           bool keepdims, DType out)
+                           bool keepdims, DType out, bool skip_nan)
     : Node(out, ReducedAxes(input->shape(), reduced, keepdims).out_shape(), {input}), q_(q), method_(method),
-      median_(median), ax_(input->shape(), std::move(reduced), keepdims), slice_(ax_.count()) {}
+      median_(median), skip_nan_(skip_nan), ax_(input->shape(), std::move(reduced), keepdims), slice_(ax_.count()) {}
 
 std::string QuantileNode::describe() const {
-  return (median_ ? std::string("median(") : "quantile(q=" + std::to_string(q_) + ", ") + "axis=" + ax_.axes() +
+  return std::string(skip_nan_ ? "nan" : "") + (median_ ? std::string("median(") : "quantile(q=" + std::to_string(q_) + ", ") + "axis=" + ax_.axes() +
          (ax_.keepdims ? ", keepdims" : "") + ") -> " + dtype_name(dtype()) + " " + shape_str(shape()) +
          "; pulls whole slices along the reduced axes, selects in each";
 }
@@ -266,7 +268,8 @@ void QuantileNode::fill_piece(const Region& piece, char* out, ThreadState& ts) c
       }
     }
     for (int64_t k = 0; k < n; ++k)
-      quantile_of(v + k * slice_, slice_, q_, method_, median_, input.dtype(), dtype(), out + k * static_cast<int64_t>(osz));
+      quantile_of(v + k * slice_, slice_, q_, method_, median_, skip_nan_, input.dtype(), dtype(),
+                  out + k * static_cast<int64_t>(osz));
   });
 }
 
@@ -293,23 +296,24 @@ double QuantileNode::select_in_passes(const Region& one, size_t sh, ThreadState&
   };
   constexpr double kInf = std::numeric_limits<double>::infinity();
   double lo = kInf, hi = -kInf;  // the finite values' range
-  int64_t neg_inf = 0, pos_inf = 0;
-  bool nan = false;
+  int64_t neg_inf = 0, pos_inf = 0, nans = 0;
   each([&](double x) {
-    if (std::isnan(x)) nan = true;
+    if (std::isnan(x)) ++nans;
     else if (x == -kInf) ++neg_inf;
     else if (x == kInf) ++pos_inf;
     else lo = std::min(lo, x), hi = std::max(hi, x);
   });
-  if (nan) return kNaN;
+  if (nans && !skip_nan_) return kNaN;
+  const int64_t n = slice_ - nans;  // the values ranked (nan*: NaNs left out)
+  if (n == 0) return kNaN;
   const int64_t gather = std::max<int64_t>(1, static_cast<int64_t>(sh / 2 / sizeof(double)));
   // The value of rank r (0-based) among the slice's values.
   auto rank = [&](int64_t r) {
     if (r < neg_inf) return -kInf;
-    if (r >= slice_ - pos_inf) return kInf;
+    if (r >= n - pos_inf) return kInf;
     double a = lo, b = hi;       // the values in question: a <= x <= b
     int64_t below = neg_inf;     // values under a
-    int64_t count = slice_ - neg_inf - pos_inf;
+    int64_t count = n - neg_inf - pos_inf;
     while (true) {
       if (a == b) return a;
       if (count <= gather) {
@@ -341,7 +345,7 @@ double QuantileNode::select_in_passes(const Region& one, size_t sh, ThreadState&
       count = hist[j];
     }
   };
-  const Position p = position(slice_, q_, method_, median_);
+  const Position p = position(n, q_, method_, median_);
   const double a = rank(p.lo);
   const double b = p.hi == p.lo ? a : rank(p.hi);
   if (p.interpolate) return lerp(a, b, p.gamma);

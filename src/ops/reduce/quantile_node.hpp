@@ -1,6 +1,6 @@
 // Holistic reductions: quantile, median (its 0.5) and percentile over axes, NumPy's
 // methods "linear" (its default), "lower", "higher", "nearest" and "midpoint"; a slice
-// holding NaN gives NaN, as NumPy's do. No fold: a quantile needs every value of its
+// holding NaN gives NaN, as NumPy's do, or (nanquantile, nanmedian) its NaNs are left out. No fold: a quantile needs every value of its
 // slice, so an output region pulls the input widened to the reduced axes whole, in pieces
 // of outputs whose values fit a worker's share of max_memory, and selects in each slice
 // (std::nth_element). A single slice larger than that share is answered exactly by
@@ -18,8 +18,9 @@ namespace b2lazy {
 class QuantileNode : public Node {
  public:
   // median: np.median's rule, the mean of the two middle values (q = 0.5).
+  // skip_nan: nanquantile / nanmedian (NaNs left out of each slice; all NaN gives NaN).
   QuantileNode(NodePtr input, double q, QuantileMethod method, bool median, std::vector<bool> reduced, bool keepdims,
-               DType out);
+               DType out, bool skip_nan = false);
   std::string kind() const override { return "quantile"; }
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
@@ -48,6 +49,7 @@ class QuantileNode : public Node {
   double q_;
   QuantileMethod method_;
   bool median_;
+  bool skip_nan_;
   ReducedAxes ax_;
   int64_t slice_ = 1;
 };

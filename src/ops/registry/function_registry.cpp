@@ -162,6 +162,29 @@ void creation(std::vector<FunctionInfo>& out) {
   out.push_back(entry("meshgrid", F::Creation, "*arrays, indexing='xy'", "the arrays' promoted dtype"));
 }
 
+// Issue #37's statistics (include/b2lazy/histogram.hpp, random.hpp; nan* quantiles):
+// NumPy's signatures. The random_* rows are what b2lazy.random's Generator calls (and a
+// saved expression replays): their values depend on (seed, stream, index) only.
+void statistics(std::vector<FunctionInfo>& out) {
+  const char* q = "float64 (x's float type for float32)";
+  out.push_back(entry("nanmedian", F::Holistic, "x, /, axis=None, *, keepdims=False", q));
+  out.push_back(entry("nanquantile", F::Holistic, "x, q, /, axis=None, *, method='linear', keepdims=False", q));
+  out.push_back(entry("nanpercentile", F::Holistic, "x, q, /, axis=None, *, method='linear', keepdims=False", q));
+  out.push_back(entry("isin", F::Index, "element, test_elements, *, assume_unique=False, invert=False", "bool"));
+  out.push_back(entry("digitize", F::Index, "x, bins, right=False", "int64"));
+  out.push_back(entry("bincount", F::Holistic, "x, /, weights=None, minlength=0", "int64 (float64 with weights)"));
+  out.push_back(entry("histogram", F::Holistic, "a, bins=10, range=None, weights=None, density=None",
+                      "(hist, bin_edges): hist int64 (weights' type; float64 with density), edges float64 (float32 for float32 a)"));
+  out.push_back(entry("histogram2d", F::Holistic, "x, y, bins=10, range=None, weights=None, density=None",
+                      "(hist, xedges, yedges): hist float64, edges float64 (float32 for float32 x and y)"));
+  const char* real = "dtype if given (float32 or float64), else float64";
+  const char* counter = ", *, seed=0, stream=0, dtype=None, chunks=None";
+  out.push_back(entry("random_uniform", F::Creation, (std::string("shape, /, low=0.0, high=1.0") + counter).c_str(), real));
+  out.push_back(entry("random_normal", F::Creation, (std::string("shape, /, loc=0.0, scale=1.0") + counter).c_str(), real));
+  out.push_back(entry("random_integers", F::Creation, (std::string("shape, /, low, high=None") + counter).c_str(),
+                      "dtype if given (an integer dtype), else int64"));
+}
+
 std::vector<FunctionInfo> build() {
   std::vector<FunctionInfo> out;
   elementwise(out);
@@ -169,6 +192,7 @@ std::vector<FunctionInfo> build() {
   linalg(out);
   shape(out);
   creation(out);
+  statistics(out);
   return out;
 }
 
