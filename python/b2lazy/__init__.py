@@ -1214,6 +1214,9 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=N
             return a if dtype is None else a.astype(dtype)
     except ImportError:  # pragma: no cover - blosc2 is a dependency
         pass
+    if chunks is None and blocks is None and not copy and _wrapping.wraps(obj):  # zarr, h5py, LazyExpr, ...
+        a = _wrapping.wrap(obj)
+        return a if dtype is None else a.astype(dtype)
     arr = np.array(obj, dtype=dtype, copy=copy)
     if arr.dtype.byteorder == ">":
         raise TypeError(f"big-endian dtype {arr.dtype.str} is not supported")
@@ -1341,6 +1344,11 @@ from ._manipulation import *  # noqa: E402,F401,F403
 from ._manipulation import __all__ as _manipulation_all  # noqa: E402
 from ._sorting import *  # noqa: E402,F401,F403
 from ._sorting import __all__ as _sorting_all  # noqa: E402
+from . import _wrapping  # noqa: E402  (not _wrap: that name is a function here)
+from ._wrapping import from_array  # noqa: E402,F401
+
+_wrapping.install_blosc2_chunks(Array)
+__all__ += ["from_array"]
 
 e, pi, inf, nan = float(np.e), float(np.pi), float("inf"), float("nan")
 newaxis = None

@@ -150,7 +150,7 @@ void release_all() {  // (atexit: the GIL is held)
 void bind_udf(nb::module_& m) {
   nb::module_::import_("atexit").attr("register")(nb::cpp_function([] { release_all(); }));
   m.def("lazyudf", [](nb::object fn, const std::vector<Array>& inputs, const std::string& dtype, const Shape& shape,
-                      const Shape& depth, const std::string& name) {
+                      const Shape& depth, const std::string& name, const Shape& chunks) {
     auto f = std::make_shared<PyFunction>();
     f->fn = std::move(fn);
     f->name = name;
@@ -178,8 +178,9 @@ void bind_udf(nb::module_& m) {
                          shape_str(out_shape) + ": " + what);
       }
     };
-    return b2lazy::lazyudf(std::move(call), inputs, dtype_from_name(dtype), shape, depth, name, block_buffer);
-  }, nb::arg("fn"), nb::arg("inputs"), nb::arg("dtype"), nb::arg("shape"), nb::arg("depth"), nb::arg("name"));
+    return b2lazy::lazyudf(std::move(call), inputs, dtype_from_name(dtype), shape, depth, name, block_buffer, chunks);
+  }, nb::arg("fn"), nb::arg("inputs"), nb::arg("dtype"), nb::arg("shape"), nb::arg("depth"), nb::arg("name"),
+     nb::arg("chunks") = Shape{});
 }
 
 }  // namespace b2lazy_py

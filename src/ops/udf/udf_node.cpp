@@ -10,12 +10,13 @@
 namespace b2lazy {
 
 UdfNode::UdfNode(UdfFunction fn, std::vector<NodePtr> inputs, DType dtype, Shape shape, Shape depth, std::string name,
-                 UdfAllocator allocate)
+                 UdfAllocator allocate, Shape chunks)
     : Node(dtype, std::move(shape), std::move(inputs)),
       fn_(std::move(fn)),
       allocate_(std::move(allocate)),
       depth_(std::move(depth)),
-      name_(std::move(name)) {}
+      name_(std::move(name)),
+      chunks_(std::move(chunks)) {}
 
 std::string UdfNode::describe() const {
   std::string s = "udf " + name_ + " -> " + std::string(dtype_name(dtype())) + " " + shape_str(shape());
@@ -83,7 +84,7 @@ void UdfNode::fill(const Region& region, void* out, ThreadState& ts) const {
 }
 
 Array lazyudf(UdfFunction fn, const std::vector<Array>& inputs, DType dtype, const Shape& shape, const Shape& depth,
-              const std::string& name, UdfAllocator allocate) {
+              const std::string& name, UdfAllocator allocate, const Shape& chunks) {
   if (!fn) throw ValueError("lazyudf: no function given");
   for (int64_t s : shape)
     if (s < 0) throw ValueError("lazyudf: shape " + shape_str(shape) + " has a negative extent");
@@ -102,8 +103,14 @@ Array lazyudf(UdfFunction fn, const std::vector<Array>& inputs, DType dtype, con
                      " (or one for all)");
   for (int64_t x : d)
     if (x < 0) throw ValueError("lazyudf: depth " + shape_str(depth) + " must not be negative");
+  if (!chunks.empty()) {
+    if (chunks.size() != shape.size())
+      throw ValueError("lazyudf: chunks " + shape_str(chunks) + " needs one entry per axis of " + shape_str(shape));
+    for (int64_t c : chunks)
+      if (c < 1) throw ValueError("lazyudf: chunks " + shape_str(chunks) + " must be at least 1 along every axis");
+  }
   return Array(std::make_shared<UdfNode>(std::move(fn), std::move(nodes), dtype, shape, std::move(d), name,
-                                         std::move(allocate)));
+                                         std::move(allocate), chunks));
 }
 
 }  // namespace b2lazy
