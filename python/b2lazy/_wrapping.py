@@ -304,7 +304,7 @@ def _lazyexpr(e, fn, depth=0):
         ops[name] = _operand(v, f"{what}: operand '{name}'", fn, depth)
     try:
         r = bl.evaluate(expression, ops)
-    except (TypeError, ValueError, IndexError) as err:
+    except (TypeError, ValueError, IndexError, NameError, SyntaxError) as err:  # (the parser's, with a column)
         raise type(err)(f"{what}: {err}") from None
     where = getattr(e, "_where_args", None)
     if where:
@@ -313,6 +313,8 @@ def _lazyexpr(e, fn, depth=0):
         r = bl.where(r, _operand(where["_where_x"], f"{what}: where's x", fn, depth),
                      _operand(where["_where_y"], f"{what}: where's y", fn, depth))
     shape, dtype = tuple(e.shape), np.dtype(e.dtype)
+    if r.shape == shape and r.dtype != dtype and np.can_cast(r.dtype, dtype, "same_kind"):
+        r = r.astype(dtype)  # python-blosc2's result type (int32 / int32 is float32 there)
     if r.shape != shape or r.dtype != dtype:
         raise ValueError(f"{what}: gives shape {r.shape} and dtype {r.dtype} in b2lazy, but python-blosc2 says "
                          f"shape {shape} and dtype {dtype}; refused rather than computed differently")
