@@ -16,7 +16,9 @@ UdfNode::UdfNode(UdfFunction fn, std::vector<NodePtr> inputs, DType dtype, Shape
       allocate_(std::move(allocate)),
       depth_(std::move(depth)),
       name_(std::move(name)),
-      chunks_(std::move(chunks)) {}
+      chunks_(std::move(chunks)) {
+  if (!chunks_.empty()) grid_ = ChunkGrid(this->shape(), chunks_);
+}
 
 std::string UdfNode::describe() const {
   std::string s = "udf " + name_ + " -> " + std::string(dtype_name(dtype())) + " " + shape_str(shape());

@@ -13,7 +13,9 @@ class UdfNode : public Node {
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
-  Shape preferred_chunks() const override { return chunks_; }
+  // With chunks (a region source reading a chunked store): they are its storage grid, so
+  // output chunks and reductions' slabs follow them (a slab cutting a chunk reads it twice).
+  const ChunkGrid* storage_grid() const override { return chunks_.empty() ? nullptr : &grid_; }
 
  private:
   // The box of its inputs a block `b` reads: b widened by depth_, within the shape.
@@ -23,7 +25,8 @@ class UdfNode : public Node {
   UdfAllocator allocate_;  // where inputs are pulled to (empty: the scratch)
   Shape depth_;
   std::string name_;
-  Shape chunks_;  // preferred output chunks (empty: none)
+  Shape chunks_;  // the chunks its function reads best in (empty: none)
+  ChunkGrid grid_;
 };
 
 }  // namespace b2lazy
