@@ -1185,7 +1185,9 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=N
     NumPy arrays are wrapped without copying unless `copy=True` (copied once, now) or
     `chunks` is given, in which case they are compressed into an in-memory b2nd array
     with those chunks and blocks. python-blosc2 NDArrays are opened by path when on disk,
-    by cframe when in memory. Python scalars become 0-d constants; nested sequences go
+    by cframe when in memory. zarr and h5py arrays, python-blosc2 LazyExprs and any object
+    with shape, dtype and __getitem__ are wrapped without reading (b2lazy.from_array, which
+    says how). Python scalars become 0-d constants; nested sequences go
     through NumPy. `dtype` casts (lazily for b2lazy arrays). b2lazy arrays are
     immutable, so `copy` never changes what an Array holds; copy=False raises ValueError
     when NumPy would have to copy to make the array."""

@@ -61,6 +61,15 @@ def test_region_source_reads_nothing_at_wrap_and_only_aligned_chunks(data):
         assert all(a % c == 0 and (b % c == 0 or b == s) for (a, b), c, s in zip(box, chunks, shape)), (box, chunks)
     assert sum(np.prod([b - a for a, b in box]) for box in w.boxes) == values.size  # each element once
 
+    # a reduction reads each element once, in the object's chunks (its slabs follow them)
+    if values.dtype.kind in "iuf":
+        w.boxes.clear()
+        axis = data.draw(st.integers(0, len(shape) - 1))
+        np.testing.assert_array_equal(bl.max(x, axis=axis).to_numpy(), np.max(values, axis=axis))
+        for box in w.boxes:
+            assert all(a % c == 0 and (b % c == 0 or b == s) for (a, b), c, s in zip(box, chunks, shape)), (box, chunks)
+        assert sum(np.prod([b - a for a, b in box]) for box in w.boxes) == values.size
+
     # a slice reads only the chunks it touches
     w.boxes.clear()
     region = tuple(sorted(data.draw(st.lists(st.integers(0, s), min_size=2, max_size=2))) for s in shape)
