@@ -65,10 +65,22 @@ def _blosc2_kind(obj):
     return None
 
 
+# Libraries whose arrays are in memory and whose [] is not NumPy's positional indexing
+# (pandas: labels): NumPy converts them, as before.
+_IN_MEMORY = ("pandas",)
+
+
 def is_array_like(obj):
-    """Has `obj` what a region source needs: shape, dtype and __getitem__?"""
-    return (not isinstance(obj, (np.ndarray, np.generic, list, tuple, str, bytes))
-            and hasattr(obj, "shape") and hasattr(obj, "dtype") and hasattr(type(obj), "__getitem__"))
+    """Has `obj` what a region source needs: shape, a NumPy dtype and __getitem__? (A
+    torch tensor's dtype is not one: NumPy converts it.)"""
+    if (isinstance(obj, (np.ndarray, np.generic, list, tuple, str, bytes)) or _module_of(obj) in _IN_MEMORY
+            or not (hasattr(obj, "shape") and hasattr(obj, "dtype") and hasattr(type(obj), "__getitem__"))):
+        return False
+    try:
+        np.dtype(obj.dtype)
+    except TypeError:
+        return False
+    return True
 
 
 def wraps(obj):

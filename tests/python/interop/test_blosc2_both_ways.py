@@ -96,7 +96,8 @@ def test_lazyexpr_is_translated(data, tmp_path_factory):
             e = e * 2 + 1
         else:
             other = ops[data.draw(st.integers(0, 2))]
-            op = data.draw(st.sampled_from(BINARY))
+            # (python-blosc2 4.14 dies of SIGFPE computing an integer LazyExpr that divides by 0)
+            op = data.draw(st.sampled_from(BINARY if np.dtype(dtype).kind == "f" else BINARY[:3]))
             e = {"+": e + other, "-": e - other, "*": e * other, "/": e / other}[op]
     if not isinstance(e, blosc2.LazyExpr):
         e = e + 0

@@ -316,3 +316,14 @@ def test_blosc2_ndarray(where, tmp_path):
     x = bl.asarray(nd)
     assert x.chunks == ((5, 5, 5), (10, 10))
     np.testing.assert_array_equal((x * 2).to_numpy(), a * 2)
+
+
+def test_dask_array_is_a_region_source_in_its_chunks_and_pandas_goes_through_numpy():
+    da = pytest.importorskip("dask.array")
+    d = da.arange(20, chunks=6).reshape(4, 5)
+    x = bl.asarray(d)
+    assert x._a.kind == "udf"  # nothing computed until b2lazy pulls a region
+    np.testing.assert_array_equal((x * 2).to_numpy(), np.arange(20).reshape(4, 5) * 2)
+    pd = pytest.importorskip("pandas")
+    s = pd.Series([3.0, 1.0, 2.0], index=[10, 20, 30])  # [] takes labels: converted by NumPy as before
+    np.testing.assert_array_equal(bl.asarray(s).to_numpy(), [3.0, 1.0, 2.0])
