@@ -357,20 +357,22 @@ def wrap(obj, fn="asarray", chunks=None, name=None, lock=None, getitem=None, nat
     if native and getitem is None:
         a = _native(obj, shape, dtype)
         if a is not None:
-            return a if chunks is None else _rechunked(a, chunks, fn)
+            return a if chunks is None else _rechunked(a, chunks, fn, obj, name, lock)
     return region_source(obj, chunks, name, lock, getitem, fn)
 
 
-def _rechunked(a, chunks, fn):
-    """`a` with the chunks from_array was asked for (b2lazy.rechunk, where it exists)."""
+def _rechunked(a, chunks, fn, obj=None, name=None, lock=None):
+    """`a` in the chunks from_array was asked for: b2lazy.rechunk (issue #37's, looked up
+    when called), else a region source over `obj` in those chunks."""
     if isinstance(chunks, str) and chunks == "auto":
         return a
     chunks = _checked_chunks(chunks, a.shape, fn)
     rechunk = getattr(_b2lazy(), "rechunk", None)
-    if rechunk is None:
-        raise NotImplementedError(f"{fn}: chunks= on an array b2lazy reads natively needs b2lazy.rechunk, "
-                                  "which this build lacks; give native=False to read it by regions instead")
-    return rechunk(a, chunks)
+    if rechunk is not None:
+        return rechunk(a, chunks)
+    if obj is None:
+        raise NotImplementedError(f"{fn}: chunks= on a b2lazy Array needs b2lazy.rechunk, which this build lacks")
+    return region_source(obj, chunks, name, lock, None, fn)
 
 
 def from_array(x, chunks=None, *, name=None, lock=False, getitem=None, native=True):
@@ -391,7 +393,8 @@ def from_array(x, chunks=None, *, name=None, lock=False, getitem=None, native=Tr
         The regions read at a time from an object read by ``__getitem__``: an int per axis,
         one per axis (-1 or None for a whole axis) or Dask's regular block lengths. Default:
         the object's own chunks (zarr's shards or chunks, h5py's chunks, a ``.chunks``).
-        For an array b2lazy reads natively, a re-chunking (``b2lazy.rechunk``).
+        For an array b2lazy reads natively (or NumPy's, or an NDArray), a re-chunking
+        (``b2lazy.rechunk`` where it exists, else regions of ``x`` in these chunks).
     name : str, optional
         The name of a region source in ``explain()``.
     lock : bool or lock, optional
@@ -421,6 +424,8 @@ def from_array(x, chunks=None, *, name=None, lock=False, getitem=None, native=Tr
     bl = _b2lazy()
     if isinstance(x, bl.Array):
         return x if chunks is None else _rechunked(x, chunks, "from_array")
+    if isinstance(x, (list, tuple)):
+        x = np.asarray(x)
     if getitem is not None and not callable(getitem):
         raise TypeError(f"from_array: getitem must be callable, got {type(getitem).__name__}")
     if not (lock is None or isinstance(lock, bool) or hasattr(lock, "__enter__")):
@@ -428,7 +433,10 @@ def from_array(x, chunks=None, *, name=None, lock=False, getitem=None, native=Tr
     if wraps(x):
         return wrap(x, "from_array", chunks, name, lock, getitem, native)
     a = bl.asarray(x)
-    return a if chunks is None else _rechunked(a, chunks, "from_array")
+    if chunks is None or a.ndim == 0:
+        return a
+    return _rechunked(a, chunks, "from_array", x if isinstance(x, np.ndarray) or _blosc2_kind(x) == "ndarray" else None,
+                      name, lock)
 
 
 # --- python-blosc2's asarray reading b2lazy arrays -----------------------------------------

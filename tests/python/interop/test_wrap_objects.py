@@ -327,3 +327,18 @@ def test_dask_array_is_a_region_source_in_its_chunks_and_pandas_goes_through_num
     pd = pytest.importorskip("pandas")
     s = pd.Series([3.0, 1.0, 2.0], index=[10, 20, 30])  # [] takes labels: converted by NumPy as before
     np.testing.assert_array_equal(bl.asarray(s).to_numpy(), [3.0, 1.0, 2.0])
+
+
+@pytest.mark.parametrize("what", ["numpy", "zarr", "list"])
+def test_from_array_chunks_on_arrays_read_natively(what, tmp_path):
+    """chunks= re-chunks (b2lazy.rechunk where the build has it, else regions of x)."""
+    a = np.arange(48.0).reshape(6, 8)
+    if what == "zarr":
+        x = zarr.create_array(str(tmp_path / "a.zarr"), shape=a.shape, chunks=(6, 8), dtype="f8")
+        x[...] = a
+    else:
+        x = a if what == "numpy" else a.tolist()
+    y = bl.from_array(x, chunks=(4, 3))
+    assert y.chunks == ((4, 2), (3, 3, 2))
+    np.testing.assert_array_equal((y + 1).to_numpy(), a + 1)
+    assert bl.from_array(x).chunks != y.chunks
