@@ -235,8 +235,6 @@ def region_source(obj, chunks=None, name=None, lock=None, getitem=None, fn="asar
         chunks = object_chunks(obj, shape)
         if chunks is not None:  # (a store's chunks beyond the array: clipped)
             chunks = tuple(max(1, min(c, s)) for c, s in zip(chunks, shape))
-            if any(c < 1 for c in chunks):
-                chunks = None
     else:
         chunks = _checked_chunks(chunks, shape, fn)
     if lock is True:

@@ -158,7 +158,8 @@ def test_region_source_errors_name_the_function():
 
 def test_region_source_refuses_to_be_saved_by_name(tmp_path):
     x = bl.asarray(Counting(np.zeros((4, 4))))
-    with pytest.raises(TypeError, match="cannot save an expression over a test_wrap_objects.Counting read by __getitem__"):
+    with pytest.raises(TypeError, match="cannot save an expression over a test_wrap_objects.Counting read by "
+                                        "__getitem__"):
         (x + 1).save(str(tmp_path / "e.b2lazy"))
 
 
