@@ -36,7 +36,10 @@ using UdfFunction = std::function<void(const std::vector<UdfInput>& inputs, void
 // `shape`. `depth` (one entry per axis, or one for all; empty: 0) widens what each block
 // reads of its inputs: the block's neighbours up to that far, clipped at the array's
 // edges (Dask's map_overlap with boundary="none"). `name` names it in explain().
+// `chunks` (one entry per axis, each >= 1; empty: none): the result's preferred chunks, which
+// evaluations align their output chunks to (a function reading a chunked store: its chunks).
 Array lazyudf(UdfFunction fn, const std::vector<Array>& inputs, DType dtype, const Shape& shape,
-              const Shape& depth = {}, const std::string& name = "udf", UdfAllocator allocate = {});
+              const Shape& depth = {}, const std::string& name = "udf", UdfAllocator allocate = {},
+              const Shape& chunks = {});
 
 }  // namespace b2lazy

@@ -1716,7 +1716,9 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=N
     NumPy arrays are wrapped without copying unless `copy=True` (copied once, now) or
     `chunks` is given, in which case they are compressed into an in-memory b2nd array
     with those chunks and blocks. python-blosc2 NDArrays are opened by path when on disk,
-    by cframe when in memory. Python scalars become 0-d constants; nested sequences go
+    by cframe when in memory. zarr and h5py arrays, python-blosc2 LazyExprs and any object
+    with shape, dtype and __getitem__ are wrapped without reading (b2lazy.from_array, which
+    says how). Python scalars become 0-d constants; nested sequences go
     through NumPy. `dtype` casts (lazily for b2lazy arrays). b2lazy arrays are
     immutable, so `copy` never changes what an Array holds; copy=False raises ValueError
     when NumPy would have to copy to make the array."""
@@ -1745,6 +1747,9 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=N
             return a if dtype is None else a.astype(dtype)
     except ImportError:  # pragma: no cover - blosc2 is a dependency
         pass
+    if chunks is None and blocks is None and not copy and _wrapping.wraps(obj):  # zarr, h5py, LazyExpr, ...
+        a = _wrapping.wrap(obj)
+        return a if dtype is None else a.astype(dtype)
     arr = np.array(obj, dtype=dtype, copy=copy)
     if arr.dtype.byteorder == ">":
         raise TypeError(f"big-endian dtype {arr.dtype.str} is not supported")
@@ -1908,6 +1913,11 @@ from ._statistics import *  # noqa: E402,F401,F403
 from ._statistics import __all__ as _statistics_all  # noqa: E402
 from . import random  # noqa: E402,F401  (b2lazy.random: default_rng over the random_* sources)
 __all__ += _store.__all__ + _blocks_all
+from . import _wrapping  # noqa: E402  (not _wrap: that name is a function here)
+from ._wrapping import from_array  # noqa: E402,F401
+
+_wrapping.install_blosc2_chunks(Array)
+__all__ += ["from_array"]
 
 e, pi, inf, nan = float(np.e), float(np.pi), float("inf"), float("nan")
 newaxis = None

@@ -405,6 +405,8 @@ class _Encoder:
                 return {"blosc2": base64.b64encode(frame).decode()}
         except ImportError:  # pragma: no cover - blosc2 is a dependency
             pass
+        if hasattr(v, "unsaved_reason"):  # a region source's reader (b2lazy/_wrapping.py)
+            raise TypeError(v.unsaved_reason())
         raise TypeError(f"cannot save an expression holding a {type(v).__name__} ({v!r:.60})")
 
 

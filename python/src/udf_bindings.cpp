@@ -182,10 +182,11 @@ UdfFunction python_udf(nb::object fn, const std::string& name) {
 void bind_udf(nb::module_& m) {
   nb::module_::import_("atexit").attr("register")(nb::cpp_function([] { release_all(); }));
   m.def("lazyudf", [](nb::object fn, const std::vector<Array>& inputs, const std::string& dtype, const Shape& shape,
-                      const Shape& depth, const std::string& name) {
+                      const Shape& depth, const std::string& name, const Shape& chunks) {
     return b2lazy::lazyudf(python_udf(std::move(fn), name), inputs, dtype_from_name(dtype), shape, depth, name,
-                           block_buffer);
-  }, nb::arg("fn"), nb::arg("inputs"), nb::arg("dtype"), nb::arg("shape"), nb::arg("depth"), nb::arg("name"));
+                           block_buffer, chunks);
+  }, nb::arg("fn"), nb::arg("inputs"), nb::arg("dtype"), nb::arg("shape"), nb::arg("depth"), nb::arg("name"),
+     nb::arg("chunks") = Shape{});
   // map_blocks (b2lazy/_blocks.py): calls see whole blocks of a grid (b2lazy/udf_grid.hpp).
   m.def("lazyudf_on_grid", [](nb::object fn, const std::vector<Array>& inputs, const std::string& dtype,
                               const Shape& shape, const std::vector<GridAxis>& grid, const std::string& name) {

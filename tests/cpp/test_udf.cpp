@@ -2,6 +2,8 @@
 // strided regions read through the box around them.
 #include <gtest/gtest.h>
 
+#include <mutex>
+
 #include "b2lazy/b2lazy.hpp"
 #include "b2lazy/udf_grid.hpp"
 #include "test_util.hpp"
@@ -69,4 +71,39 @@ TEST(Udf, GridCallsSeeWholeBlocks) {
   EXPECT_THROW(lazyudf_on_grid(block_sums, {x}, DType::F64, {20}, {{0, 6, 6, 20}}), ValueError);
   EXPECT_THROW(lazyudf_on_grid(block_sums, {x}, DType::F64, {20}, {{0, 6, 19}}), ValueError);
   EXPECT_THROW(lazyudf_on_grid(block_sums, {x}, DType::F64, {20}, {}), ValueError);
+}
+
+// A function without inputs given chunks (a region source: python's from_array over an
+// object read by __getitem__): the chunks are its storage grid, so evaluations and a
+// reduction's slabs ask it for whole chunks, each element once.
+TEST(Udf, ChunksAreTheRegionsItIsAskedFor) {
+  Context ctx(2);
+  std::mutex mu;
+  std::vector<Box> asked;
+  UdfFunction index = [&](const std::vector<UdfInput>&, void* out, DType, const Shape& shape, const Shape& offset) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      asked.push_back(Box{offset, {offset[0] + shape[0], offset[1] + shape[1]}});
+    }
+    for (int64_t i = 0; i < shape[0]; ++i)
+      for (int64_t j = 0; j < shape[1]; ++j)
+        static_cast<double*>(out)[i * shape[1] + j] = static_cast<double>((offset[0] + i) * 8 + offset[1] + j);
+  };
+  const Array u = lazyudf(index, {}, DType::F64, {10, 8}, {}, "index", {}, {3, 4});
+  EXPECT_EQ(u.node()->preferred_chunks(), (Shape{3, 4}));
+  ReduceOptions axis0;
+  axis0.axis = std::vector<int>{0};
+  const std::vector<double> got = sum(u, axis0).to_vector(&ctx);
+  for (int64_t j = 0; j < 8; ++j) EXPECT_DOUBLE_EQ(got[j], 45.0 * 8 + 10.0 * j) << j;
+  int64_t elements = 0;
+  for (const Box& b : asked) {
+    elements += b.size();
+    for (size_t d = 0; d < 2; ++d) {
+      EXPECT_EQ(b.start[d] % (d ? 4 : 3), 0) << shape_str(b.start);
+      EXPECT_TRUE(b.stop[d] % (d ? 4 : 3) == 0 || b.stop[d] == (d ? 8 : 10)) << shape_str(b.stop);
+    }
+  }
+  EXPECT_EQ(elements, 80);
+  EXPECT_THROW(lazyudf(index, {}, DType::F64, {10, 8}, {}, "index", {}, {3}), ValueError);
+  EXPECT_THROW(lazyudf(index, {}, DType::F64, {10, 8}, {}, "index", {}, {3, 0}), ValueError);
 }

@@ -10,12 +10,15 @@
 namespace b2lazy {
 
 UdfNode::UdfNode(UdfFunction fn, std::vector<NodePtr> inputs, DType dtype, Shape shape, Shape depth, std::string name,
-                 UdfAllocator allocate)
+                 UdfAllocator allocate, Shape chunks)
     : Node(dtype, std::move(shape), std::move(inputs)),
       fn_(std::move(fn)),
       allocate_(std::move(allocate)),
       depth_(std::move(depth)),
-      name_(std::move(name)) {}
+      name_(std::move(name)),
+      chunks_(std::move(chunks)) {
+  if (!chunks_.empty()) storage_grid_ = ChunkGrid(this->shape(), chunks_);
+}
 
 std::string UdfNode::describe() const {
   std::string s = "udf " + name_ + " -> " + std::string(dtype_name(dtype())) + " " + shape_str(shape());
@@ -43,6 +46,7 @@ Box UdfNode::widened(const Box& b) const {
 }
 
 Shape UdfNode::preferred_chunks() const {
+  if (grid_.empty()) return Node::preferred_chunks();
   Shape chunks;
   for (const GridAxis& g : grid_) {
     const int64_t first = g.size() > 1 ? g[1] - g[0] : 0;
@@ -121,7 +125,7 @@ std::vector<NodePtr> udf_inputs(const UdfFunction& fn, const std::vector<Array>&
 }  // namespace
 
 Array lazyudf(UdfFunction fn, const std::vector<Array>& inputs, DType dtype, const Shape& shape, const Shape& depth,
-              const std::string& name, UdfAllocator allocate) {
+              const std::string& name, UdfAllocator allocate, const Shape& chunks) {
   std::vector<NodePtr> nodes = udf_inputs(fn, inputs, shape);
   Shape d = depth.empty() ? Shape(shape.size(), 0) : depth;
   if (d.size() == 1 && shape.size() > 1) d.assign(shape.size(), depth[0]);
@@ -130,8 +134,14 @@ Array lazyudf(UdfFunction fn, const std::vector<Array>& inputs, DType dtype, con
                      " (or one for all)");
   for (int64_t x : d)
     if (x < 0) throw ValueError("lazyudf: depth " + shape_str(depth) + " must not be negative");
+  if (!chunks.empty()) {
+    if (chunks.size() != shape.size())
+      throw ValueError("lazyudf: chunks " + shape_str(chunks) + " needs one entry per axis of " + shape_str(shape));
+    for (int64_t c : chunks)
+      if (c < 1) throw ValueError("lazyudf: chunks " + shape_str(chunks) + " must be at least 1 along every axis");
+  }
   return Array(std::make_shared<UdfNode>(std::move(fn), std::move(nodes), dtype, shape, std::move(d), name,
-                                         std::move(allocate)));
+                                         std::move(allocate), chunks));
 }
 
 Array lazyudf_on_grid(UdfFunction fn, const std::vector<Array>& inputs, DType dtype, const Shape& shape,
