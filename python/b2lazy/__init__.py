@@ -31,7 +31,8 @@ def _load_core():
 
 
 _core = _load_core()
-from . import _dtypes, _registry, _serial
+from . import _dtypes, _numpy_protocol, _registry, _serial
+from ._numpy_protocol import EagerEvaluationWarning
 from ._registry import registered as _registered
 from ._dtypes import as_dtype as _as_dtype
 from ._info import CPU as _CPU, check_device as _check_device
@@ -40,7 +41,7 @@ __array_api_version__ = "2024.12"
 _API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 __all__ = ["Array", "Plan", "open", "asarray", "zeros", "ones", "full", "arange", "linspace",
-           "where", "clip", "astype"]
+           "where", "clip", "astype", "EagerEvaluationWarning"]
 
 _SUPPORTED_DTYPES = tuple(_dtypes.ACCEPTED)  # (the namespace's dtypes and float16)
 
@@ -327,14 +328,16 @@ class Array:
         return out
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        """NumPy ufuncs on b2lazy arrays stay lazy when we have the function."""
-        name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
-        fn = globals().get(name)
-        if method != "__call__" or kwargs or fn is None or not callable(fn):
-            # Not one of ours: evaluate the operands and let NumPy do it eagerly.
-            args = [x.to_numpy() if isinstance(x, Array) else x for x in inputs]
-            return getattr(ufunc, method)(*args, **kwargs)
-        return fn(*inputs)
+        """NumPy ufuncs (and their reduce, accumulate, outer) stay lazy when b2lazy has the
+        function; otherwise NumPy computes them with an EagerEvaluationWarning
+        (b2lazy/_numpy_protocol.py)."""
+        return _numpy_protocol.array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        """NumPy functions (np.sum, np.concatenate, np.where, ...) stay lazy when b2lazy has
+        them; otherwise NumPy computes them with an EagerEvaluationWarning
+        (b2lazy/_numpy_protocol.py)."""
+        return _numpy_protocol.array_function(func, types, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
         out = self.to_numpy()
@@ -729,13 +732,6 @@ for _entry in _registry.ENTRIES.values():
     if _entry["family"] == "elementwise" and _entry["kernel"] is not None:
         globals()[_entry["name"]] = _make_function(_entry["name"], len(_entry["params"]))
         __all__.append(_entry["name"])
-
-
-_UFUNC_NAMES = {"absolute": "abs", "power": "pow", "float_power": "", "true_divide": "divide",
-                "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
-                "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "invert": "bitwise_invert",
-                "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift",
-                "fmax": "", "fmin": "", "fmod": "", "rint": "round"}
 
 
 # --- linear algebra ------------------------------------------------------------------
