@@ -733,12 +733,17 @@ def _standin(x):
         return np.broadcast_to(np.zeros((), x.dtype), x.shape)
     if isinstance(x, (list, tuple)):
         return type(x)(_standin(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _standin(v) for k, v in x.items()}
     return x
 
 
 def metadata(func):
     def adapt(f, *args, **kwargs):
-        return func(*_standin(args), **_standin(kwargs))
+        r = func(*_standin(args), **_standin(kwargs))
+        if isinstance(r, tuple) and r and all(isinstance(v, np.ndarray) for v in r):
+            return tuple(_bl().asarray(v) for v in r)  # index arrays (tril_indices_from, ...)
+        return r
     return adapt
 
 
@@ -774,7 +779,7 @@ FUNCTIONS = {
     "dot": ("matmul", _dot), "inner": ("tensordot", _inner), "vdot": ("vecdot", _vdot),
     "tensordot": ("tensordot", _tensordot), "outer": ("outer", lambda f, a, b: f(a, b)),
     "einsum": ("einsum", _einsum),
-    "concatenate": ("concat", _concatenate), "stack": ("stack", _stack),
+    "concatenate": ("concat", _concatenate), "concat": ("concat", _concatenate), "stack": ("stack", _stack),
     "vstack": ("concat", _vstack), "hstack": ("concat", _hstack), "dstack": ("concat", _dstack),
     "column_stack": ("concat", _column_stack),
     "atleast_1d": ("reshape", _atleast_nd(1)), "atleast_2d": ("reshape", _atleast_nd(2)),
@@ -785,7 +790,7 @@ FUNCTIONS = {
     "reshape": ("reshape", _reshape), "ravel": ("reshape", _ravel),
     "squeeze": ("squeeze", _axis_call), "expand_dims": ("expand_dims", _expand_dims),
     "moveaxis": ("moveaxis", lambda f, a, source, destination: f(a, source, destination)),
-    "flip": ("flip", _axis_call), "fliplr": ("flip", _flip_axis(1)), "flipud": ("flip", _flip_axis(0)),
+    "flip": ("flip", lambda f, m, axis=None: f(m, axis=axis)), "fliplr": ("flip", _flip_axis(1)), "flipud": ("flip", _flip_axis(0)),
     "rot90": ("flip", _rot90), "roll": ("roll", _roll),
     "broadcast_to": ("broadcast_to", _broadcast_to), "broadcast_arrays": ("broadcast_arrays", _broadcast_arrays),
     "tile": ("tile", _tile), "repeat": ("repeat", _repeat), "take": ("take", _take),
@@ -987,8 +992,13 @@ def _ufunc_call(ufunc, inputs, kwargs):
         raise _Eager(f"the ufunc arguments {sorted(kwargs) + [k for k, v in (('signature', sig), ('axes', axes), ('axis', axis)) if v is not None]} or casting={casting!r}/order={order!r} are not supported lazily")
     if dtype is not None:
         dtype = np.dtype(dtype)
-        if ufunc.__name__ not in ("matmul", "vecdot", "matvec", "vecmat"):
-            inputs = [_asarray(x).astype(dtype) if not np.isscalar(x) or True else x for x in inputs]
+        # NumPy fixes the output dtype and picks the loop: the inputs' own when it has that
+        # output (less(a, b, dtype=bool)), else the loop all in `dtype` (add(a, b, dtype=float32)).
+        common = np.result_type(*[_asarray(x).dtype for x in inputs])
+        own = common.char * ufunc.nin + "->" + dtype.char * ufunc.nout
+        loop = dtype.char * ufunc.nin + "->" + dtype.char * ufunc.nout
+        if own not in ufunc.types and loop in ufunc.types and not ufunc.signature:
+            inputs = [_asarray(x).astype(dtype) for x in inputs]
     r = f(*inputs)
     if dtype is not None and not isinstance(r, tuple) and r.dtype != dtype and r.dtype != np.bool_:
         r = r.astype(dtype)
