@@ -748,15 +748,24 @@ def metadata(func):
 
 
 # Constructors NumPy dispatches by their `like=` argument (Dask builds its metas so).
-def _creation(bname):
-    def adapt(f, *args, **kwargs):
-        kwargs.pop("like", None)
-        for k in ("order", "device"):
-            kwargs.pop(k, None)
-        if bname == "asarray":
-            return _bl().asarray(args[0], dtype=kwargs.get("dtype"))
-        return getattr(_bl(), bname)(*args, **kwargs)
-    return bname, adapt
+def _as_array(f, a=None, dtype=None, order=None, *, device=None, copy=None, like=None, object=None, **_):
+    return f(a if object is None else object, dtype=dtype)
+
+
+def _shaped(f, shape, dtype=None, order="C", *, device=None, like=None):
+    return f(shape, dtype=dtype)
+
+
+def _full(f, shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    return f(shape, fill_value, dtype=dtype)
+
+
+def _arange(f, start_or_stop, stop=None, step=1, *, dtype=None, device=None, like=None):
+    return f(start_or_stop, stop, step, dtype=dtype)
+
+
+def _eye(f, N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
+    return f(N, M, k=k, dtype=dtype)
 
 
 # NumPy name -> (b2lazy function name, adapter(b2lazy function, *NumPy's arguments)).
@@ -829,19 +838,23 @@ FUNCTIONS = {
         "shape", "ndim", "size", "result_type", "can_cast", "common_type", "iscomplexobj", "isrealobj",
         "diag_indices_from", "tril_indices_from", "triu_indices_from")},
     # constructors dispatched by like=
-    **{n: _creation(n) for n in ("full", "zeros", "ones", "empty", "arange", "eye", "asarray")},
-    "array": _creation("asarray"), "asanyarray": _creation("asarray"),
+    **{n: (n, _shaped) for n in ("zeros", "ones", "empty")},
+    "full": ("full", _full), "arange": ("arange", _arange), "eye": ("eye", _eye),
+    **{n: ("asarray", _as_array) for n in ("asarray", "array", "asanyarray")},
 }
 
 _by_function = {}  # NumPy function object -> entry; built on first use
 
 
 def _entry(func):
-    if not _by_function:
+    global _by_function
+    if not _by_function:  # built whole, then published: threads (Dask's) never see half of it
+        table = {}
         for n, e in FUNCTIONS.items():
             f = getattr(np, n, None)
             if f is not None:
-                _by_function.setdefault(f, e)
+                table.setdefault(f, e)
+        _by_function = table
     return _by_function.get(func)
 
 
