@@ -176,10 +176,6 @@ def _reduction(bname):
     return bname, adapt
 
 
-def _reduction_name(bname):
-    return _reduction(bname)[1]
-
-
 def _ptp(f, a, axis=None, keepdims=_NV):
     bl = _bl()
     return bl.max(a, axis=axis, keepdims=_keep(keepdims)) - bl.min(a, axis=axis, keepdims=_keep(keepdims))
@@ -799,7 +795,8 @@ FUNCTIONS = {
     "reshape": ("reshape", _reshape), "ravel": ("reshape", _ravel),
     "squeeze": ("squeeze", _axis_call), "expand_dims": ("expand_dims", _expand_dims),
     "moveaxis": ("moveaxis", lambda f, a, source, destination: f(a, source, destination)),
-    "flip": ("flip", lambda f, m, axis=None: f(m, axis=axis)), "fliplr": ("flip", _flip_axis(1)), "flipud": ("flip", _flip_axis(0)),
+    "flip": ("flip", lambda f, m, axis=None: f(m, axis=axis)),
+    "fliplr": ("flip", _flip_axis(1)), "flipud": ("flip", _flip_axis(0)),
     "rot90": ("flip", _rot90), "roll": ("roll", _roll),
     "broadcast_to": ("broadcast_to", _broadcast_to), "broadcast_arrays": ("broadcast_arrays", _broadcast_arrays),
     "tile": ("tile", _tile), "repeat": ("repeat", _repeat), "take": ("take", _take),
@@ -989,6 +986,32 @@ def ufunc_function(ufunc):
     return _lazy(UFUNC_NAMES.get(name, name))
 
 
+_UFUNC_DEFAULTS = {"signature": None, "casting": "same_kind", "order": "K", "axes": None, "axis": None,
+                   "subok": True}
+
+
+def _ufunc_cast_inputs(ufunc, inputs, dtype):
+    """The inputs for ufunc(..., dtype=dtype): NumPy fixes the output dtype and picks the
+    loop — the inputs' own when it has that output (less(a, b, dtype=bool)), else the loop
+    all in `dtype` (add(a, b, dtype=float32)), the inputs cast to it."""
+    common = np.result_type(*[_asarray(x).dtype for x in inputs])
+    own = common.char * ufunc.nin + "->" + dtype.char * ufunc.nout
+    loop = dtype.char * ufunc.nin + "->" + dtype.char * ufunc.nout
+    if own not in ufunc.types and loop in ufunc.types and not ufunc.signature:
+        return [_asarray(x).astype(dtype) for x in inputs]
+    return inputs
+
+
+def _store_outs(label, r, out):
+    """Results written into the given outputs of `out` (a tuple, one per result)."""
+    outs = out if isinstance(out, tuple) else (out,)
+    if all(o is None for o in outs):
+        return r
+    rs = r if isinstance(r, tuple) else (r,)
+    stored = tuple(rv if o is None else store_out(label, rv, o) for rv, o in zip(rs, outs))
+    return stored if isinstance(r, tuple) else stored[0]
+
+
 def _ufunc_call(ufunc, inputs, kwargs):
     f = ufunc_function(ufunc)
     if f is None:
@@ -996,39 +1019,25 @@ def _ufunc_call(ufunc, inputs, kwargs):
     out = kwargs.pop("out", None)
     where = kwargs.pop("where", True)
     dtype = kwargs.pop("dtype", None)
-    sig = kwargs.pop("signature", None)
-    casting = kwargs.pop("casting", "same_kind")
-    kwargs.pop("subok", None)
-    order = kwargs.pop("order", "K")
-    axes, axis = kwargs.pop("axes", None), kwargs.pop("axis", None)
-    if kwargs or sig is not None or casting != "same_kind" or order not in ("K", "C", "A") or axes or axis:
-        raise _Eager(f"the ufunc arguments {sorted(kwargs) + [k for k, v in (('signature', sig), ('axes', axes), ('axis', axis)) if v is not None]} or casting={casting!r}/order={order!r} are not supported lazily")
+    odd = sorted(k for k, v in kwargs.items() if k not in _UFUNC_DEFAULTS or
+                 (v != _UFUNC_DEFAULTS[k] and not (k == "order" and v in ("C", "A"))))
+    if odd:
+        raise _Eager(f"the ufunc arguments {', '.join(f'{k}={kwargs[k]!r}' for k in odd)} are not supported lazily")
     if dtype is not None:
         dtype = np.dtype(dtype)
-        # NumPy fixes the output dtype and picks the loop: the inputs' own when it has that
-        # output (less(a, b, dtype=bool)), else the loop all in `dtype` (add(a, b, dtype=float32)).
-        common = np.result_type(*[_asarray(x).dtype for x in inputs])
-        own = common.char * ufunc.nin + "->" + dtype.char * ufunc.nout
-        loop = dtype.char * ufunc.nin + "->" + dtype.char * ufunc.nout
-        if own not in ufunc.types and loop in ufunc.types and not ufunc.signature:
-            inputs = [_asarray(x).astype(dtype) for x in inputs]
+        inputs = _ufunc_cast_inputs(ufunc, inputs, dtype)
     r = f(*inputs)
     if dtype is not None and not isinstance(r, tuple) and r.dtype != dtype and r.dtype != np.bool_:
         r = r.astype(dtype)
-    if where is not True:
-        outs = out if isinstance(out, tuple) else (out,)
-        if out is None or outs[0] is None:
+    if not (isinstance(where, (bool, np.bool_)) and where):
+        first = out[0] if isinstance(out, tuple) else out
+        if first is None:
             raise ValueError(f"numpy.{ufunc.__name__}: where= without out= leaves the unselected elements "
                              f"undefined; give out= (a b2lazy Array or NumPy ndarray) to keep its values there")
         if isinstance(r, tuple):
             raise _Eager("where= with a ufunc of several outputs is not supported lazily")
-        r = _bl().where(where, r, _asarray(outs[0]))
-    if out is not None and any(o is not None for o in (out if isinstance(out, tuple) else (out,))):
-        outs = out if isinstance(out, tuple) else (out,)
-        rs = r if isinstance(r, tuple) else (r,)
-        stored = tuple(rv if o is None else store_out(ufunc.__name__, rv, o) for rv, o in zip(rs, outs))
-        return stored if isinstance(r, tuple) else stored[0]
-    return r
+        r = _bl().where(where, r, _asarray(first))
+    return _store_outs(ufunc.__name__, r, out)
 
 
 def _ufunc_reduce(ufunc, inputs, kwargs):
@@ -1053,9 +1062,7 @@ def _ufunc_reduce(ufunc, inputs, kwargs):
     r = f(inputs[0], **args)
     if initial is not _NV and initial is not None:
         r = ufunc_function(ufunc)(r, initial)
-    if out is not None and not (isinstance(out, tuple) and out[0] is None):
-        return store_out(f"{ufunc.__name__}.reduce", r, out)
-    return r
+    return _store_outs(f"{ufunc.__name__}.reduce", r, out)
 
 
 def _ufunc_accumulate(ufunc, inputs, kwargs):
@@ -1069,9 +1076,7 @@ def _ufunc_accumulate(ufunc, inputs, kwargs):
     if kw:
         raise _Eager(f"{ufunc.__name__}.accumulate with {sorted(kw)} is not supported lazily")
     r = _lazy(name)(inputs[0], axis=axis, dtype=dtype)
-    if out is not None and not (isinstance(out, tuple) and out[0] is None):
-        return store_out(f"{ufunc.__name__}.accumulate", r, out)
-    return r
+    return _store_outs(f"{ufunc.__name__}.accumulate", r, out)
 
 
 def _ufunc_outer(ufunc, inputs, kwargs):
@@ -1084,9 +1089,7 @@ def _ufunc_outer(ufunc, inputs, kwargs):
         raise _Eager(f"{ufunc.__name__}.outer with {sorted(kw)} is not supported lazily")
     a, b = _asarray(inputs[0]), _asarray(inputs[1])
     r = f(_bl().reshape(a, tuple(a.shape) + (1,) * b.ndim), b)
-    if out is not None and not (isinstance(out, tuple) and out[0] is None):
-        return store_out(f"{ufunc.__name__}.outer", r, out)
-    return r
+    return _store_outs(f"{ufunc.__name__}.outer", r, out)
 
 
 _UFUNC_METHODS = {"__call__": _ufunc_call, "reduce": _ufunc_reduce, "accumulate": _ufunc_accumulate,

@@ -72,13 +72,15 @@ LAZY = {
         a, np.argsort(np.asarray(a), axis=1), axis=1),
     "diagonal": lambda a: np.diagonal(a, 1), "trace": lambda a: np.trace(a), "diag": lambda a: np.diag(a, -1),
     "tril": lambda a: np.tril(a), "triu": lambda a: np.triu(a, 1), "diff": lambda a: np.diff(a, axis=0),
-    "ediff1d": lambda a: np.ediff1d(a), "split": lambda a: np.split(a, 2), "array_split": lambda a: np.array_split(a, 4, axis=1),
+    "ediff1d": lambda a: np.ediff1d(a), "split": lambda a: np.split(a, 2),
+    "array_split": lambda a: np.array_split(a, 4, axis=1),
     "hsplit": lambda a: np.hsplit(a, [1, 4]), "vsplit": lambda a: np.vsplit(a, 2), "dsplit": lambda a: np.dsplit(
         np.reshape(a, (2, 2, 6)), 3),
     "unstack": lambda a: np.unstack(a), "append": lambda a, v: np.append(a, v),
     "where": lambda a: np.where(a > 0.5, a, -1.0), "clip": lambda a: np.clip(a, 0.2, 0.7),
     "select": lambda a: np.select([a < 0.3, a > 0.7], [a, -a], 5.0),
-    "extract": lambda a: np.extract(a > 0.5, a), "compress": lambda a: np.compress([True, False, True, True], a, axis=0),
+    "extract": lambda a: np.extract(a > 0.5, a),
+    "compress": lambda a: np.compress([True, False, True, True], a, axis=0),
     "sort": lambda a: np.sort(a, axis=0), "argsort": lambda a: np.argsort(a, axis=None),
     "searchsorted": lambda v: np.searchsorted(np.sort(v), v),
     "unique": lambda i: np.unique(i, return_counts=True), "union1d": lambda i: np.union1d(i, i + 2),
@@ -122,7 +124,8 @@ EAGER = {
     "diagflat": lambda v: np.diagflat(v), "einsum_path": lambda a, b: np.einsum_path("ij,jk->ik", a, b)[0],
     "geomspace": lambda v: np.geomspace(v[:2] + 1, 10, 3), "linspace": lambda v: np.linspace(v[:2], 1, 3),
     "logspace": lambda v: np.logspace(v[:2], 1, 3), "gradient": lambda v: np.gradient(v),
-    "histogram_bin_edges": lambda v: np.histogram_bin_edges(v, 3), "histogramdd": lambda a: np.histogramdd(a[:, :2], 2)[0],
+    "histogram_bin_edges": lambda v: np.histogram_bin_edges(v, 3),
+    "histogramdd": lambda a: np.histogramdd(a[:, :2], 2)[0],
     "i0": lambda v: np.i0(v), "interp": lambda v: np.interp(v, [0, 1], [1, 2]),
     "intersect1d": lambda i: np.intersect1d(i, i + 1), "setdiff1d": lambda i: np.setdiff1d(i, [1]),
     "setxor1d": lambda i: np.setxor1d(i, [1, 7]), "ix_": lambda i: np.ix_(i, i)[0],
@@ -137,8 +140,10 @@ EAGER = {
     "polyval": lambda v: np.polyval(v, v), "roots": lambda v: np.sort_complex(np.roots(v[:3])),
     "ravel_multi_index": lambda i: np.ravel_multi_index((i, i), (6, 6)),
     "unravel_index": lambda i: np.unravel_index(i, (2, 3))[0], "real_if_close": lambda c: np.real_if_close(c),
-    "resize": lambda v: np.resize(v, (2, 4)), "sinc": lambda v: np.sinc(v), "sort_complex": lambda c: np.sort_complex(c[0]),
-    "trim_zeros": lambda i: np.trim_zeros(i), "unwrap": lambda v: np.unwrap(v * 10), "vander": lambda v: np.vander(v[:3]),
+    "resize": lambda v: np.resize(v, (2, 4)), "sinc": lambda v: np.sinc(v),
+    "sort_complex": lambda c: np.sort_complex(c[0]),
+    "trim_zeros": lambda i: np.trim_zeros(i), "unwrap": lambda v: np.unwrap(v * 10),
+    "vander": lambda v: np.vander(v[:3]),
 }
 # Functions that write to a file: eager, checked by what they wrote.
 WRITERS = {"save", "savez", "savez_compressed", "savetxt"}
@@ -396,6 +401,9 @@ def test_out_targets(tmp_path):
     t = bl.open(f, mode="r+")
     assert np.clip(x, 0.2, 0.8, out=t) is t
     np.testing.assert_array_equal(bl.open(f).to_numpy(), np.clip(A, 0.2, 0.8))
+    # the result read from the file it is written to (r+): evaluated before it is replaced
+    np.multiply(np.flip(t, axis=0), 2.0, out=t)
+    np.testing.assert_array_equal(bl.open(f).to_numpy(), np.clip(A, 0.2, 0.8)[::-1] * 2)
     r = np.mean(x, axis=1, out=str(tmp_path / "m.b2nd"))
     np.testing.assert_allclose(bl.open(tmp_path / "m.b2nd").to_numpy(), A.mean(axis=1))
     assert isinstance(r, bl.Array)
