@@ -9,9 +9,11 @@ Data: float64 random values, chunks (1000, 1000), blosc zstd clevel 1 + shuffle,
 once as a b2nd file (python-blosc2) and a Zarr v3 array (zarr-python).
 Each contender runs in a fresh subprocess (peak RSS is its own): time = best of --repeat,
 peak = VmHWM minus VmRSS before the first run.
-  dask+b2lazy  da.from_array(bl.open(f)).mean(axis=0).compute() -> a lazy b2lazy Array
+  dask+b2lazy  da.from_array(bl.open(f), chunks).mean(axis=0).compute() -> a lazy b2lazy Array
                (Dask returns the block type), then .to_numpy(): where the values are computed
-  dask+zarr    da.from_zarr(path).mean(axis=0).compute() (NumPy blocks, threaded scheduler)
+  dask+zarr    da.from_zarr(path, chunks).mean(axis=0).compute() (NumPy blocks, threaded scheduler)
+Both Dask arrays use the storage chunks (1000, 1000) as blocks. Reads: the bytes the engine
+decompressed from the b2nd file over the array's bytes (1.00: each value read once).
   np.mean      np.mean(bl.open(f), axis=0).to_numpy()  (the protocol, ~--protocol-mib file)
   bl.mean      bl.mean(bl.open(f), axis=0).to_numpy()
 """
@@ -57,6 +59,7 @@ def _make(data_dir, mib, zarr_too):
 
 def _run_one(kind, path, repeat):
     """In the subprocess: the contender `kind` on `path`; prints JSON."""
+    import blosc2
     import numpy as np
     import b2lazy as bl
     import dask
@@ -65,18 +68,26 @@ def _run_one(kind, path, repeat):
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
+        reads = None
         if kind == "dask+b2lazy":
-            r = da.from_array(bl.open(path)).mean(axis=0).compute().to_numpy()
+            lazy = da.from_array(bl.open(path), chunks=CHUNKS).mean(axis=0).compute()
+            r = lazy.to_numpy()
+            reads = {k: lazy.last_stats[k][path] for k in ("chunks_decompressed", "bytes_decompressed")}
         elif kind == "dask+zarr":
             with dask.config.set(scheduler="threads"):
-                r = da.from_zarr(path).mean(axis=0).compute()
+                r = da.from_zarr(path, chunks=CHUNKS).mean(axis=0).compute()
         elif kind == "np.mean":
-            r = np.mean(bl.open(path), axis=0).to_numpy()
+            lazy = np.mean(bl.open(path), axis=0)
+            r = lazy.to_numpy()
+            reads = {k: lazy.last_stats[k][path] for k in ("chunks_decompressed", "bytes_decompressed")}
         else:
-            r = bl.mean(bl.open(path), axis=0).to_numpy()
+            lazy = bl.mean(bl.open(path), axis=0)
+            r = lazy.to_numpy()
+            reads = {k: lazy.last_stats[k][path] for k in ("chunks_decompressed", "bytes_decompressed")}
         times.append(time.perf_counter() - t0)
     print(json.dumps({"kind": kind, "seconds": min(times), "peak_mib": (_status("VmHWM") - base) / 2**20,
-                      "checksum": float(np.asarray(r).sum())}))
+                      "checksum": float(np.asarray(r).sum()), "reads": reads,
+                      "nbytes": blosc2.open(path).nbytes if path.endswith(".b2nd") else None}))
 
 
 def main():
@@ -102,6 +113,9 @@ def main():
         size = args.mib if path in (b2, zp) else args.protocol_mib
         print(f"{kind:12s} {size:5d} MiB  {r['seconds']:.3f} s  peak {r['peak_mib']:.0f} MiB  "
               f"(checksum {r['checksum']:.6g})", flush=True)
+        if r.get("reads"):
+            print(f"             read {r['reads']['bytes_decompressed'] / r['nbytes']:.2f}x the array's bytes "
+                  f"({r['reads']['chunks_decompressed']} chunk fetches, partial ones included)", flush=True)
         results.append(r)
     # what the protocol adds per call (building the lazy expression, nothing evaluated)
     code = ("import timeit, numpy as np, b2lazy as bl; x = bl.open(%r); n = 2000; "

@@ -465,3 +465,14 @@ def test_ufuncs_random(shape, dt, name):
     got = ufunc(*[bl.asarray(o) for o in ops])
     assert isinstance(got, bl.Array) and got.dtype == want.dtype
     np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-6 if want.dtype.itemsize <= 4 else 1e-13)
+
+
+@pytest.mark.parametrize("call", [lambda m, x: m.mean(x, axis=0), lambda m, x: m.sum(x),
+                                  lambda m, x: m.std(x, axis=1), lambda m, x: m.max(x, axis=0, keepdims=True)])
+def test_protocol_builds_the_same_plan_as_b2lazy(tmp_path, call):
+    """np.mean(x, axis=0) costs what bl.mean(x, axis=0) does: the same expression, the same plan."""
+    import blosc2
+    f = tmp_path / "p.b2nd"
+    blosc2.asarray(RNG.random((40, 30)), urlpath=str(f), mode="w", chunks=(10, 10))
+    x = bl.open(f)
+    assert str(call(np, x).plan()) == str(call(bl, x).plan())
