@@ -466,6 +466,31 @@ def _split(even, fixed_axis=None):
     return adapt
 
 
+def _block(f, arrays):
+    """np.block: nested lists concatenated from the innermost (last axis) out, every operand
+    first given the result's number of axes (leading ones)."""
+    def depth(x):
+        if isinstance(x, tuple):
+            raise TypeError("numpy.block: arrays is a tuple; only lists can be used to arrange blocks")
+        return 1 + depth(x[0]) if isinstance(x, list) and x else (1 if isinstance(x, list) else 0)
+
+    def leaves(x):
+        return [a for v in x for a in leaves(v)] if isinstance(x, list) else [_asarray(x)]
+
+    d = depth(arrays)
+    ndim = max([d] + [a.ndim for a in leaves(arrays)])
+    bl = _bl()
+
+    def build(x, level):
+        if isinstance(x, list):
+            if not x:
+                raise ValueError("numpy.block: lists cannot be empty")
+            return bl.concat([build(v, level + 1) for v in x], axis=-(d - level))
+        a = _asarray(x)
+        return bl.reshape(a, (1,) * (ndim - a.ndim) + tuple(a.shape)) if a.ndim < ndim else a
+    return build(arrays, 0)
+
+
 def _unstack(f, x, *, axis=0):
     return f(x, axis=axis)
 
@@ -520,6 +545,26 @@ def _unique_fn(bname):
     def adapt(f, x, **kwargs):
         return f(x)
     return bname, adapt
+
+
+def _unravel_index(f, indices, shape, order="C"):
+    """Coordinates of flat indices, lazily; the indices' range is checked first (one pass
+    over them: NumPy raises for an index out of bounds, so must this)."""
+    _no("unravel_index", order=(order, "C"))
+    bl = _bl()
+    idx = _asarray(indices)
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"numpy.unravel_index: only int indices permitted, got {idx.dtype}")
+    size = int(np.prod(shape))
+    if idx.size and (int(bl.min(idx).to_numpy()) < 0 or int(bl.max(idx).to_numpy()) >= size):
+        raise ValueError(f"numpy.unravel_index: an index is out of bounds for an array of size {size}")
+    idx = idx.astype(np.intp)
+    out, stride = [], size
+    for n in shape:
+        stride //= max(n, 1)
+        out.append(bl.remainder(bl.floor_divide(idx, max(stride, 1)), max(n, 1)))
+    return tuple(out)
 
 
 def _nonzero(f, a):
@@ -806,13 +851,13 @@ FUNCTIONS = {
     "split": ("reshape", _split(True)), "array_split": ("reshape", _split(False)),
     "hsplit": ("reshape", _split(True, 1)), "vsplit": ("reshape", _split(True, 0)),
     "dsplit": ("reshape", _split(True, 2)),
-    "unstack": ("unstack", _unstack), "append": ("concat", _append),
+    "unstack": ("unstack", _unstack), "block": ("concat", _block), "append": ("concat", _append),
     "where": ("where", _where), "clip": ("clip", _clip), "select": ("where", _select),
     "extract": ("reshape", _extract), "compress": ("take", _compress),
     "sort": _sort("sort"), "argsort": _sort("argsort"), "searchsorted": ("searchsorted", _searchsorted),
     "unique": ("unique_values", _unique), "union1d": ("unique_values", _union1d),
     **{n: _unique_fn(n) for n in ("unique_values", "unique_counts", "unique_inverse", "unique_all")},
-    "nonzero": ("nonzero", _nonzero), "argwhere": ("nonzero", _argwhere), "flatnonzero": ("nonzero", _flatnonzero),
+    "unravel_index": ("floor_divide", _unravel_index), "nonzero": ("nonzero", _nonzero), "argwhere": ("nonzero", _argwhere), "flatnonzero": ("nonzero", _flatnonzero),
     "round": ("round", _round), "around": ("round", _round), "fix": ("trunc", _fix),
     "real": ("real", _real_imag), "imag": ("imag", _real_imag), "angle": ("angle", _angle),
     "iscomplex": ("imag", _iscomplex(True)), "isreal": ("imag", _iscomplex(False)),
@@ -897,8 +942,8 @@ def array_function(func, types, args, kwargs):
     sig = _signature(func)
     try:
         bound = sig.bind(*args, **kwargs).arguments if sig is not None else None
-    except TypeError:
-        bound = None  # NumPy's own call will say what is wrong
+    except TypeError as e:
+        raise TypeError(f"numpy.{name}(): {e}") from None
     if bound is None:
         pos, kw = list(args), dict(kwargs)
     else:
@@ -944,6 +989,14 @@ def _fmaxmin(pick):
     return f
 
 
+def _modf(bl, x):
+    """(fractional part, integral part), both with x's sign; inf gives (±0, inf)."""
+    x = x.astype(np.result_type(x.dtype, np.float16))
+    whole = bl.trunc(x)
+    frac = bl.where(bl.isinf(x), 0.0, x - whole)
+    return bl.copysign(frac, x).astype(x.dtype), whole
+
+
 def _deg(bl, x):
     return x * (180.0 / np.pi)
 
@@ -968,6 +1021,7 @@ COMPOSITE_UFUNCS = {
     "matvec": lambda m, v: _bl().squeeze(_bl().matmul(m, _bl().expand_dims(v, axis=-1)), axis=-1),
     "vecmat": lambda v, m: _bl().squeeze(_bl().matmul(_bl().expand_dims(_bl().conj(v), axis=-2), m), axis=-2),
     "divmod": lambda a, b: (_bl().floor_divide(a, b), _bl().remainder(a, b)),
+    "modf": _composite(lambda bl, x: _modf(bl, x)),
 }
 
 # ufunc.reduce / accumulate: the ufunc -> the b2lazy reduction or scan.
