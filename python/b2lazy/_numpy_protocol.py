@@ -567,6 +567,27 @@ def _unravel_index(f, indices, shape, order="C"):
     return tuple(out)
 
 
+def _ravel_multi_index(f, multi_index, dims, mode="raise", order="C"):
+    """Flat indices of coordinates, lazily; with mode='raise' each coordinate's range is
+    checked first (one pass over it), as NumPy raises for one out of bounds."""
+    _no("ravel_multi_index", order=(order, "C"), mode=(mode, "raise"))
+    bl = _bl()
+    dims = (int(dims),) if isinstance(dims, (int, np.integer)) else tuple(int(d) for d in dims)
+    coords = [_asarray(c) for c in multi_index]
+    if len(coords) != len(dims):
+        raise ValueError(f"numpy.ravel_multi_index: {len(coords)} coordinate arrays for {len(dims)} dimensions")
+    flat, stride = None, 1
+    for c, n in reversed(list(zip(coords, dims))):
+        if c.dtype.kind not in "iu":
+            raise TypeError(f"numpy.ravel_multi_index: only int indices permitted, got {c.dtype}")
+        if c.size and (int(bl.min(c).to_numpy()) < 0 or int(bl.max(c).to_numpy()) >= n):
+            raise ValueError("numpy.ravel_multi_index: invalid entry in coordinates array")
+        term = c.astype(np.intp) * stride
+        flat = term if flat is None else flat + term
+        stride *= n
+    return flat
+
+
 def _nonzero(f, a):
     return f(a)
 
@@ -857,7 +878,7 @@ FUNCTIONS = {
     "sort": _sort("sort"), "argsort": _sort("argsort"), "searchsorted": ("searchsorted", _searchsorted),
     "unique": ("unique_values", _unique), "union1d": ("unique_values", _union1d),
     **{n: _unique_fn(n) for n in ("unique_values", "unique_counts", "unique_inverse", "unique_all")},
-    "unravel_index": ("floor_divide", _unravel_index), "nonzero": ("nonzero", _nonzero), "argwhere": ("nonzero", _argwhere), "flatnonzero": ("nonzero", _flatnonzero),
+    "unravel_index": ("floor_divide", _unravel_index), "ravel_multi_index": ("multiply", _ravel_multi_index), "nonzero": ("nonzero", _nonzero), "argwhere": ("nonzero", _argwhere), "flatnonzero": ("nonzero", _flatnonzero),
     "round": ("round", _round), "around": ("round", _round), "fix": ("trunc", _fix),
     "real": ("real", _real_imag), "imag": ("imag", _real_imag), "angle": ("angle", _angle),
     "iscomplex": ("imag", _iscomplex(True)), "isreal": ("imag", _iscomplex(False)),

@@ -88,6 +88,7 @@ LAZY = {
     "unique_inverse": lambda i: np.unique_inverse(i), "unique_all": lambda i: np.unique_all(i),
     "nonzero": lambda a: np.nonzero(a > 0.5), "argwhere": lambda a: np.argwhere(a > 0.5),
     "flatnonzero": lambda a: np.flatnonzero(a > 0.5), "unravel_index": lambda i: np.unravel_index(i, (2, 3)),
+    "ravel_multi_index": lambda i: np.ravel_multi_index((i, i[::-1]), (6, 7)),
     "round": lambda a: np.round(a * 10, 1), "around": lambda a: np.around(a * 10), "fix": lambda a: np.fix(a * 10 - 5),
     "real": lambda c: np.real(c), "imag": lambda c: np.imag(c), "angle": lambda c: np.angle(c, deg=True),
     "iscomplex": lambda c: np.iscomplex(c), "isreal": lambda a: np.isreal(a),
@@ -138,7 +139,6 @@ EAGER = {
     "polydiv": lambda v: np.polydiv(v, v[:2])[0], "polyfit": lambda v: np.polyfit(v, v, 1),
     "polyint": lambda v: np.polyint(v), "polymul": lambda v: np.polymul(v, v), "polysub": lambda v: np.polysub(v, v),
     "polyval": lambda v: np.polyval(v, v), "roots": lambda v: np.sort_complex(np.roots(v[:3])),
-    "ravel_multi_index": lambda i: np.ravel_multi_index((i, i), (6, 6)),
 "real_if_close": lambda c: np.real_if_close(c),
     "resize": lambda v: np.resize(v, (2, 4)), "sinc": lambda v: np.sinc(v),
     "sort_complex": lambda c: np.sort_complex(c[0]),
@@ -386,6 +386,8 @@ def test_ufunc_accumulate_outer_and_eager_methods():
 def test_unravel_index_out_of_bounds():
     with pytest.raises(ValueError, match="unravel_index"):
         np.unravel_index(bl.asarray(I), (2, 2))
+    with pytest.raises(ValueError, match="ravel_multi_index"):
+        np.ravel_multi_index((bl.asarray(I), bl.asarray(I)), (6, 5))
 
 
 def test_warning_is_once_per_function():
