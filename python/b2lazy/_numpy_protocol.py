@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import operator
 import os
+import sys
 import threading
 import warnings
 
@@ -947,9 +948,25 @@ def _signature(func):
     return sig
 
 
+_dask_registered = False
+
+
+def register_with_dask():
+    """Dask's percentile dispatch (da.percentile) has no default for an unknown block type:
+    b2lazy blocks take the NumPy one, whose NumPy calls come back here lazily. Done once,
+    on the first protocol call after dask.array is imported (b2lazy does not import Dask)."""
+    global _dask_registered
+    _dask_registered = True
+    from dask.array.backends import percentile
+    from dask.array.dispatch import percentile_lookup
+    percentile_lookup.register(_bl().Array, percentile)
+
+
 def array_function(func, types, args, kwargs):
     """Array.__array_function__: the lazy b2lazy function when there is one, else NumPy's
     on the evaluated operands with a one-time warning."""
+    if not _dask_registered and "dask.array" in sys.modules:
+        register_with_dask()
     if not _known_types(types):
         return NotImplemented
     entry = _entry(func)
@@ -1175,6 +1192,8 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     """Array.__array_ufunc__: lazy for every ufunc and method b2lazy has; else NumPy on the
     evaluated operands with a one-time warning; ufunc.at, which updates its operand in
     place, is refused for a b2lazy operand."""
+    if not _dask_registered and "dask.array" in sys.modules:
+        register_with_dask()
     bl = _bl()
     outs = kwargs.get("out") or ()
     for x in list(inputs) + list(outs):

@@ -102,3 +102,16 @@ def test_random_reductions(shape, ch, axis, op):
     want = getattr(a, op)(axis=axis)
     assert isinstance(got, bl.Array)
     np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-12)
+
+
+def test_percentile(stored):
+    """da.percentile dispatches on the block type: b2lazy blocks take Dask's NumPy path
+    (registered on the first protocol call after dask.array is imported); its final np.interp
+    on the few per-block percentiles is an announced eager step."""
+    a, f = stored
+    d = da.from_array(bl.open(f), chunks=(20, 15)).ravel()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bl.EagerEvaluationWarning)
+        got = da.percentile(d, [10, 50, 90]).compute()
+    want = da.percentile(da.from_array(a, chunks=(20, 15)).ravel(), [10, 50, 90]).compute()
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
