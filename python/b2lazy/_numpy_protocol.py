@@ -527,6 +527,23 @@ def _sort(bname):
     return bname, adapt
 
 
+def _partition(bname):
+    """np.partition / argpartition: a full (stable) sort is a partition around every kth —
+    NumPy leaves the order inside the parts undefined."""
+    def adapt(f, a, kth, axis=-1, kind="introselect", order=None):
+        _no(bname, order=(order, None))
+        a = _asarray(a)
+        if axis is None:
+            a, axis = _bl().reshape(a, (-1,)), -1
+        n = a.shape[axis]
+        for k in np.atleast_1d(np.asarray(kth)).ravel():
+            if not -n <= int(k) < n:
+                raise ValueError(f"numpy.{'arg' if bname == 'argsort' else ''}partition: kth(={int(k)}) "
+                                 f"out of bounds ({n})")
+        return f(a, axis=axis, stable=True)
+    return bname, adapt
+
+
 def _searchsorted(f, a, v, side="left", sorter=None):
     return f(a, v, side=side, sorter=sorter)
 
@@ -876,7 +893,8 @@ FUNCTIONS = {
     "unstack": ("unstack", _unstack), "block": ("concat", _block), "append": ("concat", _append),
     "where": ("where", _where), "clip": ("clip", _clip), "select": ("where", _select),
     "extract": ("reshape", _extract), "compress": ("take", _compress),
-    "sort": _sort("sort"), "argsort": _sort("argsort"), "searchsorted": ("searchsorted", _searchsorted),
+    "sort": _sort("sort"), "argsort": _sort("argsort"),
+    "partition": _partition("sort"), "argpartition": _partition("argsort"), "searchsorted": ("searchsorted", _searchsorted),
     "unique": ("unique_values", _unique), "union1d": ("unique_values", _union1d),
     **{n: _unique_fn(n) for n in ("unique_values", "unique_counts", "unique_inverse", "unique_all")},
     "unravel_index": ("floor_divide", _unravel_index), "ravel_multi_index": ("multiply", _ravel_multi_index), "nonzero": ("nonzero", _nonzero), "argwhere": ("nonzero", _argwhere), "flatnonzero": ("nonzero", _flatnonzero),
