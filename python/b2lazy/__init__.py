@@ -328,15 +328,67 @@ class Array:
         return out
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        """NumPy ufuncs (and their reduce, accumulate, outer) stay lazy when b2lazy has the
-        function; otherwise NumPy computes them with an EagerEvaluationWarning
-        (b2lazy/_numpy_protocol.py)."""
+        """NumPy's ufunc protocol: ``np.sin(x)``, ``np.add.reduce(x)`` on b2lazy arrays.
+
+        Calls, ``reduce``, ``accumulate`` and ``outer`` stay lazy when b2lazy has the
+        function (``dtype=``, ``out=`` and ``where=`` with ``out=`` included); others load
+        the b2lazy operands and let NumPy compute, with a one-time EagerEvaluationWarning.
+
+        Parameters
+        ----------
+        ufunc : numpy.ufunc
+            The ufunc called.
+        method : str
+            ``"__call__"``, ``"reduce"``, ``"accumulate"``, ``"outer"``, ``"reduceat"`` or ``"at"``.
+        *inputs, **kwargs
+            Its operands and keywords, as given to NumPy.
+
+        Returns
+        -------
+        Array or tuple of Array or numpy.ndarray
+            A lazy Array (or the ``out=`` given, holding the result); NumPy's result when
+            it fell back.
+
+        Examples
+        --------
+        >>> import numpy as np, b2lazy as bl
+        >>> x = bl.asarray(np.arange(6.0).reshape(2, 3))
+        >>> np.add.reduce(x, axis=1).to_numpy()
+        array([ 3., 12.])
+        """
         return _numpy_protocol.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        """NumPy functions (np.sum, np.concatenate, np.where, ...) stay lazy when b2lazy has
-        them; otherwise NumPy computes them with an EagerEvaluationWarning
-        (b2lazy/_numpy_protocol.py)."""
+        """NumPy's function protocol: ``np.sum(x)``, ``np.concatenate([x, y])`` on b2lazy arrays.
+
+        Every NumPy function b2lazy has stays lazy and returns a b2lazy Array (NumPy's
+        keywords mapped onto b2lazy's, ``out=`` filled and returned); the others load the
+        b2lazy operands and call NumPy, with a one-time EagerEvaluationWarning naming the
+        function (b2lazy/_numpy_protocol.py holds the table).
+
+        Parameters
+        ----------
+        func : callable
+            The NumPy function called.
+        types : collection of type
+            The types of the operands that implement the protocol.
+        args, kwargs : tuple, dict
+            Its arguments, as given to NumPy.
+
+        Returns
+        -------
+        Array or object
+            A lazy Array (or the ``out=`` given); NumPy's result when it fell back;
+            NotImplemented for operand types b2lazy does not know (Dask arrays, ...).
+
+        Examples
+        --------
+        >>> import numpy as np, b2lazy as bl
+        >>> x = bl.asarray(np.arange(6.0).reshape(2, 3))
+        >>> m = np.mean(x, axis=0)
+        >>> type(m).__name__, m.to_numpy()
+        ('Array', array([1.5, 2.5, 3.5]))
+        """
         return _numpy_protocol.array_function(func, types, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):

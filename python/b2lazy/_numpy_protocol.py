@@ -22,7 +22,23 @@ _NV = np._NoValue
 
 
 class EagerEvaluationWarning(UserWarning):
-    """A NumPy function b2lazy cannot run lazily loaded its b2lazy operands into memory."""
+    """A NumPy function b2lazy cannot run lazily loaded its b2lazy operands into memory.
+
+    Issued once per function (the first time it falls back), naming it and saying why;
+    filter it as any warning (``warnings.simplefilter("error", EagerEvaluationWarning)``
+    makes every fallback an error).
+
+    Examples
+    --------
+    >>> import warnings, numpy as np, b2lazy as bl
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     r = np.kron(bl.asarray(np.ones(2)), np.ones(2))
+    >>> r
+    array([1., 1., 1., 1.])
+    >>> [w.category.__name__ for w in caught]
+    ['EagerEvaluationWarning']
+    """
 
 
 class _Eager(Exception):
