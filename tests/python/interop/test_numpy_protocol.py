@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 
 import b2lazy as bl
 from b2lazy import _numpy_protocol as proto
+from b2lazy._numpy_functions import FUNCTIONS
+from b2lazy._numpy_ufuncs import ufunc_function
 
 RNG = np.random.default_rng(37)
 A = RNG.random((4, 6))            # 2-d float64
@@ -217,7 +219,7 @@ def _run(name, case, lazy):
 
 
 def _target_exists(name):
-    entry = proto.FUNCTIONS.get(name)
+    entry = FUNCTIONS.get(name)
     return entry is not None and proto._lazy(entry[0]) is not None
 
 
@@ -227,8 +229,8 @@ def test_every_numpy_function_is_classified():
     missing = [n for n in numpy_functions() if not any(n in s for s in sets.values())]
     assert not missing, f"NumPy functions with no b2lazy classification: {missing}"
     # the cases' classification is the protocol's: lazy exactly when the table has it
-    assert not [n for n in LAZY if n not in proto.FUNCTIONS]
-    assert not [n for n in EAGER if n in proto.FUNCTIONS]
+    assert not [n for n in LAZY if n not in FUNCTIONS]
+    assert not [n for n in EAGER if n in FUNCTIONS]
 
 
 @pytest.mark.parametrize("name", sorted(LAZY))
@@ -306,7 +308,7 @@ def _ufunc_operands(ufunc, wrap):
 
 
 def test_every_ufunc_is_classified():
-    lazy = {n for n in numpy_ufuncs() if proto.ufunc_function(getattr(np, n)) is not None}
+    lazy = {n for n in numpy_ufuncs() if ufunc_function(getattr(np, n)) is not None}
     assert set(numpy_ufuncs()) - lazy == EAGER_UFUNCS
 
 
