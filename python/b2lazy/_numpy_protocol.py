@@ -95,9 +95,16 @@ def warn_eager(name, reason, stacklevel=5):
 _IN_PLACE = {"place", "put", "putmask", "fill_diagonal", "put_along_axis", "copyto"}
 
 
+def _qualified(func):
+    """`func`'s name under numpy: "sum", "linalg.norm"."""
+    module = getattr(func, "__module__", None) or "numpy"
+    sub = module[len("numpy."):] if module.startswith("numpy.") and not module.startswith("numpy._") else ""
+    return f"{sub}.{func.__name__}" if sub else func.__name__
+
+
 def eager(func, args, kwargs, reason):
     """NumPy's `func` on the operands evaluated to NumPy, after the one-time warning."""
-    name = func.__name__
+    name = _qualified(func)
     if name in _IN_PLACE and args and _is_b2lazy(args[0]):
         raise TypeError(f"numpy.{name}: cannot update a b2lazy Array in place through NumPy; "
                         f"use x[key] = value (or b2lazy.where) instead")
@@ -138,11 +145,12 @@ def _entry(func):
     global _by_function
     if not _by_function:  # built whole, then published: threads (Dask's) never see half of it
         table = {}
-        from ._numpy_functions import FUNCTIONS
-        for n, e in FUNCTIONS.items():
-            f = getattr(np, n, None)
-            if f is not None:
-                table.setdefault(f, e)
+        from ._numpy_functions import FUNCTIONS, LINALG
+        for module, entries in ((np, FUNCTIONS), (np.linalg, LINALG)):
+            for n, e in entries.items():
+                f = getattr(module, n, None)
+                if f is not None:
+                    table.setdefault(f, e)
         _by_function = table
     return _by_function.get(func)
 
@@ -195,7 +203,7 @@ def array_function(func, types, args, kwargs):
     if not _known_types(types):
         return NotImplemented
     entry = _entry(func)
-    name = func.__name__
+    name = _qualified(func)
     if entry is None:
         return eager(func, args, kwargs, "b2lazy has no lazy version")
     target, adapt = entry

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import b2lazy as bl
 from b2lazy import _numpy_protocol as proto
-from b2lazy._numpy_functions import FUNCTIONS
+from b2lazy._numpy_functions import FUNCTIONS, LINALG
 from b2lazy._numpy_ufuncs import ufunc_function
 
 RNG = np.random.default_rng(37)
@@ -148,6 +148,29 @@ EAGER = {
     "trim_zeros": lambda i: np.trim_zeros(i), "unwrap": lambda v: np.unwrap(v * 10),
     "vander": lambda v: np.vander(v[:3]),
 }
+# numpy.linalg: lazy, and eager (decompositions, solvers: computed by LAPACK on loaded operands).
+S = A[:, :4] @ A[:, :4].T + 4 * np.eye(4)  # symmetric positive definite
+OPERANDS_LINALG = {"s": S}
+LINALG_LAZY = {
+    "norm": lambda a: np.linalg.norm(a), "vector_norm": lambda a: np.linalg.vector_norm(a, axis=0, ord=3),
+    "matrix_norm": lambda a: np.linalg.matrix_norm(a, ord=np.inf), "matmul": lambda a, b: np.linalg.matmul(a, b),
+    "outer": lambda v: np.linalg.outer(v, v), "tensordot": lambda a, b: np.linalg.tensordot(a, b, axes=1),
+    "vecdot": lambda a: np.linalg.vecdot(a, a), "matrix_transpose": lambda a: np.linalg.matrix_transpose(a),
+    "trace": lambda s: np.linalg.trace(s, offset=1), "diagonal": lambda a: np.linalg.diagonal(a),
+    "multi_dot": lambda a, b: np.linalg.multi_dot([a, b, b.T]), "matrix_power": lambda s: np.linalg.matrix_power(s, 5),
+}
+LINALG_EAGER = {
+    "cholesky": lambda s: np.linalg.cholesky(s), "cond": lambda s: np.linalg.cond(s), "det": lambda s: np.linalg.det(s),
+    "eig": lambda s: np.sort(np.linalg.eig(s).eigenvalues), "eigh": lambda s: np.linalg.eigh(s).eigenvalues,
+    "eigvals": lambda s: np.sort(np.linalg.eigvals(s)), "eigvalsh": lambda s: np.linalg.eigvalsh(s),
+    "inv": lambda s: np.linalg.inv(s), "lstsq": lambda s, v: np.linalg.lstsq(s, v[:4])[0],
+    "matrix_rank": lambda s: np.linalg.matrix_rank(s), "pinv": lambda s: np.linalg.pinv(s),
+    "qr": lambda s: np.abs(np.linalg.qr(s).R), "slogdet": lambda s: np.linalg.slogdet(s).logabsdet,
+    "solve": lambda s, v: np.linalg.solve(s, v[:4]), "svd": lambda s: np.linalg.svd(s).S,
+    "svdvals": lambda s: np.linalg.svdvals(s), "cross": lambda a: np.linalg.cross(a[:, :3], a[:, 3:]),
+    "tensorinv": lambda s: np.linalg.tensorinv(s, ind=1), "tensorsolve": lambda s, v: np.linalg.tensorsolve(s, v[:4]),
+}
+
 # Functions that write to a file: eager, checked by what they wrote.
 WRITERS = {"save", "savez", "savez_compressed", "savetxt"}
 # In-place updates: refused on a b2lazy target (its copy's update would be lost), eager
@@ -162,13 +185,18 @@ IN_PLACE = {
 DATETIME = {"busday_count", "busday_offset", "is_busday", "datetime_as_string"}
 
 # Operands by parameter name.
-OPERANDS = {"a": A, "b": B, "v": V, "i": I, "q": Q, "c": C, "dst": A, "src": A}
+OPERANDS = {"a": A, "b": B, "v": V, "i": I, "q": Q, "c": C, "dst": A, "src": A, "s": S}
 
 
 def numpy_functions():
     """Every public function of `numpy` that dispatches through __array_function__."""
     return sorted(n for n in dir(np) if not n.startswith("_") and callable(getattr(np, n))
                   and hasattr(getattr(np, n), "_implementation"))
+
+
+def linalg_functions():
+    return sorted(n for n in dir(np.linalg) if not n.startswith("_") and callable(getattr(np.linalg, n))
+                  and hasattr(getattr(np.linalg, n), "_implementation"))
 
 
 def numpy_ufuncs():
@@ -231,6 +259,41 @@ def test_every_numpy_function_is_classified():
     # the cases' classification is the protocol's: lazy exactly when the table has it
     assert not [n for n in LAZY if n not in FUNCTIONS]
     assert not [n for n in EAGER if n in FUNCTIONS]
+
+
+def test_every_linalg_function_is_classified():
+    missing = [n for n in linalg_functions() if n not in LINALG_LAZY and n not in LINALG_EAGER]
+    assert not missing, f"numpy.linalg functions with no b2lazy classification: {missing}"
+    assert sorted(LINALG_LAZY) == sorted(LINALG)
+
+
+@pytest.mark.parametrize("name", sorted(LINALG_LAZY))
+def test_lazy_linalg_function(name):
+    _run(f"linalg.{name}", LINALG_LAZY[name], lazy=True)
+
+
+@pytest.mark.parametrize("name", sorted(LINALG_EAGER))
+def test_eager_linalg_function(name):
+    _run(f"linalg.{name}", LINALG_EAGER[name], lazy=False)
+
+
+@pytest.mark.parametrize("ord_", [None, 1, 2, np.inf, -np.inf, 0, 3, -1])
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1), (1, 0)])
+def test_norm_orders(ord_, axis):
+    for data in (A, C[:, :3], I.reshape(1, 5)):
+        try:
+            with np.errstate(all="ignore"):
+                want = np.linalg.norm(data, ord_, axis)
+        except ValueError:
+            continue
+        proto._warned.discard("linalg.norm")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = np.linalg.norm(bl.asarray(data), ord_, axis)
+        eager = [w for w in caught if issubclass(w.category, bl.EagerEvaluationWarning)]
+        lazy = not (ord_ in (2, -2) and (axis in ((0, 1), (1, 0)) or (axis is None and data.ndim == 2)))
+        assert bool(eager) != lazy, (ord_, axis, eager)
+        _same(got, want, lazy, f"norm ord={ord_} axis={axis}")
 
 
 @pytest.mark.parametrize("name", sorted(LAZY))
