@@ -858,9 +858,8 @@ def _matrix_norm(x, ord, axes, keepdims):
 def _norm(f, x, ord=None, axis=None, keepdims=False):
     x = _floating(x)
     if axis is None:
-        if ord is None:
-            return _vector_norm(_bl().reshape(x, (-1,)), None, 0 if not keepdims else None, keepdims) \
-                if not keepdims else _vector_norm(x, None, None, True)
+        if ord is None:  # the 2-norm of x flattened (Frobenius for a matrix)
+            return _vector_norm(x, None, None, keepdims)
         if x.ndim == 1:
             return _vector_norm(x, ord, 0, keepdims)
         if x.ndim == 2:
