@@ -115,3 +115,13 @@ def test_percentile(stored):
         got = da.percentile(d, [10, 50, 90]).compute()
     want = da.percentile(da.from_array(a, chunks=(20, 15)).ravel(), [10, 50, 90]).compute()
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+
+
+def test_distributed_scheduler(stored, client):
+    """On a dask.distributed cluster the lazy blocks travel as their saved form (the source
+    by path): the workers build the same lazy result."""
+    a, f = stored
+    d = da.from_array(bl.open(f), chunks=(20, 15))
+    r = client.compute((np.sin(d) @ d.T).sum(axis=1)).result()
+    assert isinstance(r, bl.Array)
+    np.testing.assert_allclose(r.to_numpy(), (np.sin(a) @ a.T).sum(axis=1), rtol=1e-12)
