@@ -516,8 +516,11 @@ def _round(f, a, decimals=0):
         return bl.round(a)
     if a.dtype.kind not in "fc":
         raise _Eager("round with decimals on integers is not lazy")
-    scale = 10.0 ** decimals
-    return (bl.round(a * scale) / scale).astype(a.dtype)
+    if decimals > 0:  # as NumPy: rint(a * 10**d) / 10**d, or rint(a / 10**-d) * 10**-d
+        scale = 10.0 ** decimals
+        return (bl.round(a * scale) / scale).astype(a.dtype)
+    scale = 10.0 ** -decimals
+    return (bl.round(a / scale) * scale).astype(a.dtype)
 
 
 def _angle(f, z, deg=False):
@@ -598,9 +601,10 @@ def _nan_to_num(f, x, copy=True, nan=0.0, posinf=None, neginf=None):
             raise _Eager("complex nan_to_num is not lazy")
         return x
     fi = np.finfo(x.dtype)
-    x = bl.where(bl.isnan(x), nan, x)
-    x = bl.where(bl.logical_and(bl.isinf(x), x > 0), fi.max if posinf is None else posinf, x)
-    return bl.where(bl.logical_and(bl.isinf(x), x < 0), fi.min if neginf is None else neginf, x).astype(x.dtype)
+    pos, neg = bl.logical_and(bl.isinf(x), x > 0), bl.logical_and(bl.isinf(x), x < 0)  # of x, as NumPy's masks
+    r = bl.where(bl.isnan(x), nan, x)
+    r = bl.where(pos, fi.max if posinf is None else posinf, r)
+    return bl.where(neg, fi.min if neginf is None else neginf, r).astype(x.dtype)
 
 
 def _trapezoid(f, y, x=None, dx=1.0, axis=-1):

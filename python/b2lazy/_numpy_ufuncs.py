@@ -37,25 +37,38 @@ def _modf(bl, x):
     return bl.copysign(frac, x).astype(x.dtype), whole
 
 
+def _float(x, name):
+    """x in the float type NumPy's float-only loops take it in (int8 -> float16, int64 ->
+    float64); complex has no such loop."""
+    x = _asarray(x)
+    if x.dtype.kind == "c":
+        raise _Eager(f"{name} has no complex loop")
+    return x.astype(np.result_type(x.dtype, np.float16))
+
+
+def _heaviside(bl, x, h0):
+    dt = np.result_type(x.dtype, h0 if np.isscalar(h0) else _asarray(h0).dtype)
+    return bl.where(bl.isnan(x), x, bl.where(x < 0, 0.0, bl.where(x > 0, 1.0, h0))).astype(dt)
+
+
 def _deg(bl, x):
-    return x * (180.0 / np.pi)
+    return _float(x, "degrees") * (180.0 / np.pi)
 
 
 def _rad(bl, x):
-    return x * (np.pi / 180.0)
+    return _float(x, "radians") * (np.pi / 180.0)
 
 
 COMPOSITE_UFUNCS = {
     "fmax": _composite(_fmaxmin("maximum")), "fmin": _composite(_fmaxmin("minimum")),
-    "fabs": _composite(lambda bl, x: bl.abs(x.astype(np.result_type(x.dtype, np.float16)))),
+    "fabs": _composite(lambda bl, x: bl.abs(_float(x, "fabs"))),
     "rad2deg": _composite(_deg), "degrees": _composite(_deg),
     "deg2rad": _composite(_rad), "radians": _composite(_rad),
-    "rint": _composite(lambda bl, x: bl.round(x)),
+    "rint": _composite(lambda bl, x: bl.round(x if x.dtype.kind in "fc" else _float(x, "rint"))),
     "float_power": _composite(lambda bl, a, b: bl.pow(bl.asarray(a).astype(
         np.complex128 if np.result_type(a, b).kind == "c" else np.float64), b)),
     "logaddexp2": _composite(lambda bl, a, b: bl.logaddexp(a * np.log(2), b * np.log(2)) / np.log(2)),
-    "heaviside": _composite(lambda bl, x, h0: bl.where(bl.isnan(x), x, bl.where(
-        x < 0, 0.0, bl.where(x > 0, 1.0, h0))).astype(np.result_type(x, h0))),
+    "heaviside": _composite(lambda bl, x, h0: _heaviside(bl, _float(x, "heaviside"), h0)),
     "matmul": lambda a, b: _bl().matmul(a, b),
     "vecdot": lambda a, b: _bl().vecdot(a, b, axis=-1),
     "matvec": lambda m, v: _bl().squeeze(_bl().matmul(m, _bl().expand_dims(v, axis=-1)), axis=-1),

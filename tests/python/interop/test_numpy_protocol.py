@@ -449,6 +449,15 @@ def test_ufunc_accumulate_outer_and_eager_methods():
         np.add.at(x, [0], 1.0)
 
 
+def test_round_and_nan_to_num_as_numpy():
+    data = RNG.normal(0, 1e4, 50)
+    for d in (-3, -1, 0, 2, 5):
+        _same(np.round(bl.asarray(data), d), np.round(data, d), True, f"round decimals={d}")
+    q = np.array([np.nan, np.inf, -np.inf, 1.5])
+    for kw in ({}, {"nan": np.inf}, {"posinf": np.nan, "neginf": 7.0}):
+        _same(np.nan_to_num(bl.asarray(q), **kw), np.nan_to_num(q, **kw), True, f"nan_to_num {kw}")
+
+
 def test_unravel_index_out_of_bounds():
     with pytest.raises(ValueError, match="unravel_index"):
         np.unravel_index(bl.asarray(I), (2, 2))
@@ -532,7 +541,8 @@ def test_reductions_random(shape, dt, fn, data):
 
 @settings(max_examples=30)
 @given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3), dt=st.sampled_from(_DTYPES),
-       name=st.sampled_from(["add", "multiply", "maximum", "less", "sin", "sqrt", "negative", "fmax", "hypot"]))
+       name=st.sampled_from(["add", "multiply", "maximum", "less", "sin", "sqrt", "negative", "fmax", "hypot",
+                             "fabs", "rint", "degrees", "radians", "heaviside", "float_power", "fmin"]))
 def test_ufuncs_random(shape, dt, name):
     ufunc = getattr(np, name)
     rng = np.random.default_rng(len(shape))
