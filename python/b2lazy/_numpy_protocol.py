@@ -155,13 +155,17 @@ def _entry(func):
     return _by_function.get(func)
 
 
+def _known_type(t):
+    """Operand types b2lazy wraps as they are: its own, python-blosc2's and plain NumPy
+    arrays (memmaps too) — not masked arrays or np.matrix, whose meaning a plain array
+    would lose (their own protocol, or NumPy's error, handles them)."""
+    if issubclass(t, _bl().Array) or t.__module__.startswith("blosc2"):
+        return True
+    return issubclass(t, (np.ndarray, np.generic)) and not issubclass(t, (np.ma.MaskedArray, np.matrix))
+
+
 def _known_types(types):
-    bl = _bl()
-    for t in types:
-        if issubclass(t, (bl.Array, np.ndarray)) or t.__module__.startswith("blosc2"):
-            continue
-        return False
-    return True
+    return all(_known_type(t) for t in types)
 
 
 _NO_OUT = object()
@@ -246,12 +250,10 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     place, is refused for a b2lazy operand."""
     if not _dask_registered and "dask.array" in sys.modules:
         register_with_dask()
-    bl = _bl()
     outs = kwargs.get("out") or ()
     for x in list(inputs) + list(outs):
-        if x is not None and not isinstance(x, (bl.Array, np.ndarray, np.generic, bool, int, float, complex,
-                                                 list, tuple, str, os.PathLike)) \
-                and not type(x).__module__.startswith("blosc2"):
+        if x is not None and not isinstance(x, (bool, int, float, complex, list, tuple, str, os.PathLike)) \
+                and not _known_type(type(x)):
             return NotImplemented
     label = f"{ufunc.__name__}.{method}" if method != "__call__" else ufunc.__name__
     if method == "at" and inputs and _is_b2lazy(inputs[0]):

@@ -508,6 +508,16 @@ def test_on_opened_file_and_computed_result(tmp_path):
             np.testing.assert_allclose(r.to_numpy(), fn(A, **kw), rtol=1e-13)
 
 
+def test_masked_arrays_are_not_taken_as_plain_arrays():
+    """A masked operand is not wrapped (its mask would be lost): b2lazy steps aside, and
+    NumPy says no implementation takes both, instead of a result without the mask."""
+    m = np.ma.masked_array(A, mask=A > 0.5)
+    with pytest.raises(TypeError):
+        np.add(bl.asarray(A), m)
+    with pytest.raises(TypeError):
+        np.concatenate([bl.asarray(A), m])
+
+
 def test_mixed_operands():
     import blosc2
     x = bl.asarray(A)
