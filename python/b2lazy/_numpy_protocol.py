@@ -6,7 +6,8 @@ time, so functions other modules add become lazy once they exist) and an adapter
 NumPy's signature to b2lazy's. What b2lazy cannot do lazily evaluates the b2lazy operands
 into NumPy and calls NumPy, with a one-time EagerEvaluationWarning per function: never a
 silent full load. ``out=`` receives the result (see store_out). The tables: NumPy functions
-in b2lazy/_numpy_functions.py, ufuncs in b2lazy/_numpy_ufuncs.py.
+in b2lazy/_numpy_functions.py (shape functions in _numpy_shapes.py, numpy.linalg in
+_numpy_linalg.py), ufuncs in b2lazy/_numpy_ufuncs.py.
 """
 
 from __future__ import annotations
@@ -79,6 +80,24 @@ def _to_numpy(obj):
     return obj
 
 
+# Argument helpers shared by the tables (_numpy_functions, _numpy_shapes, _numpy_linalg).
+def _unset(v):
+    return v is _NV or v is None
+
+
+def _no(fname, **given):
+    """Refuse (lazily) arguments other than their defaults: these go eager."""
+    for k, (v, default) in given.items():
+        if v is _NV or v is default or (isinstance(default, (bool, int, float, str)) and
+                                        isinstance(v, type(default)) and v == default):
+            continue
+        raise _Eager(f"{k}={v!r} is not supported lazily")
+
+
+def _keep(keepdims):
+    return False if keepdims is _NV else bool(keepdims)
+
+
 def warn_eager(name, reason, stacklevel=5):
     """The one-time warning (per function) that `name` loaded its b2lazy operands; it points
     at the caller of the NumPy function (`stacklevel` frames up)."""
@@ -145,7 +164,8 @@ def _entry(func):
     global _by_function
     if not _by_function:  # built whole, then published: threads (Dask's) never see half of it
         table = {}
-        from ._numpy_functions import FUNCTIONS, LINALG
+        from ._numpy_functions import FUNCTIONS
+        from ._numpy_linalg import LINALG
         for module, entries in ((np, FUNCTIONS), (np.linalg, LINALG)):
             for n, e in entries.items():
                 f = getattr(module, n, None)

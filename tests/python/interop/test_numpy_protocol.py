@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 import b2lazy as bl
 from b2lazy import _numpy_protocol as proto
-from b2lazy._numpy_functions import FUNCTIONS, LINALG
+from b2lazy._numpy_functions import FUNCTIONS
+from b2lazy._numpy_linalg import LINALG
 from b2lazy._numpy_ufuncs import ufunc_function
 
 RNG = np.random.default_rng(37)
