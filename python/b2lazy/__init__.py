@@ -31,7 +31,8 @@ def _load_core():
 
 
 _core = _load_core()
-from . import _dtypes, _face, _registry, _serial
+from . import _dtypes, _face, _numpy_protocol, _registry, _serial
+from ._numpy_protocol import EagerEvaluationWarning
 from ._registry import registered as _registered
 from ._dtypes import as_dtype as _as_dtype
 from ._info import CPU as _CPU, check_device as _check_device
@@ -41,7 +42,7 @@ __array_api_version__ = "2024.12"
 _API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 __all__ = ["Array", "Plan", "open", "asarray", "zeros", "ones", "full", "arange", "linspace",
-           "where", "clip", "astype"]
+           "where", "clip", "astype", "EagerEvaluationWarning"]
 
 _SUPPORTED_DTYPES = tuple(_dtypes.ACCEPTED)  # (the namespace's dtypes and float16)
 
@@ -627,14 +628,68 @@ class Array:
         return out
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        """NumPy ufuncs on b2lazy arrays stay lazy when we have the function."""
-        name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
-        fn = globals().get(name)
-        if method != "__call__" or kwargs or fn is None or not callable(fn):
-            # Not one of ours: evaluate the operands and let NumPy do it eagerly.
-            args = [x.to_numpy() if isinstance(x, Array) else x for x in inputs]
-            return getattr(ufunc, method)(*args, **kwargs)
-        return fn(*inputs)
+        """NumPy's ufunc protocol: ``np.sin(x)``, ``np.add.reduce(x)`` on b2lazy arrays.
+
+        Calls, ``reduce``, ``accumulate`` and ``outer`` stay lazy when b2lazy has the
+        function (``dtype=``, ``out=`` and ``where=`` with ``out=`` included); others load
+        the b2lazy operands and let NumPy compute, with a one-time EagerEvaluationWarning.
+
+        Parameters
+        ----------
+        ufunc : numpy.ufunc
+            The ufunc called.
+        method : str
+            ``"__call__"``, ``"reduce"``, ``"accumulate"``, ``"outer"``, ``"reduceat"`` or ``"at"``.
+        *inputs, **kwargs
+            Its operands and keywords, as given to NumPy.
+
+        Returns
+        -------
+        Array or tuple of Array or numpy.ndarray
+            A lazy Array (or the ``out=`` given, holding the result); NumPy's result when
+            it fell back.
+
+        Examples
+        --------
+        >>> import numpy as np, b2lazy as bl
+        >>> x = bl.asarray(np.arange(6.0).reshape(2, 3))
+        >>> np.add.reduce(x, axis=1).to_numpy()
+        array([ 3., 12.])
+        """
+        return _numpy_protocol.array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        """NumPy's function protocol: ``np.sum(x)``, ``np.concatenate([x, y])`` on b2lazy arrays.
+
+        Every NumPy function b2lazy has stays lazy and returns a b2lazy Array (NumPy's
+        keywords mapped onto b2lazy's, ``out=`` filled and returned); the others load the
+        b2lazy operands and call NumPy, with a one-time EagerEvaluationWarning naming the
+        function (b2lazy/_numpy_protocol.py holds the table).
+
+        Parameters
+        ----------
+        func : callable
+            The NumPy function called.
+        types : collection of type
+            The types of the operands that implement the protocol.
+        args, kwargs : tuple, dict
+            Its arguments, as given to NumPy.
+
+        Returns
+        -------
+        Array or object
+            A lazy Array (or the ``out=`` given); NumPy's result when it fell back;
+            NotImplemented for operand types b2lazy does not know (Dask arrays, ...).
+
+        Examples
+        --------
+        >>> import numpy as np, b2lazy as bl
+        >>> x = bl.asarray(np.arange(6.0).reshape(2, 3))
+        >>> m = np.mean(x, axis=0)
+        >>> type(m).__name__, m.to_numpy()
+        ('Array', array([1.5, 2.5, 3.5]))
+        """
+        return _numpy_protocol.array_function(func, types, args, kwargs)
 
     def __array__(self, dtype=None, copy=None):
         out = self.to_numpy()
@@ -1189,13 +1244,6 @@ for _entry in _registry.ENTRIES.values():
     if _entry["family"] == "elementwise" and _entry["kernel"] is not None:
         globals()[_entry["name"]] = _make_function(_entry["name"], len(_entry["params"]))
         __all__.append(_entry["name"])
-
-
-_UFUNC_NAMES = {"absolute": "abs", "power": "pow", "float_power": "", "true_divide": "divide",
-                "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2",
-                "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "invert": "bitwise_invert",
-                "left_shift": "bitwise_left_shift", "right_shift": "bitwise_right_shift",
-                "fmax": "", "fmin": "", "fmod": "", "rint": "round"}
 
 
 # --- linear algebra ------------------------------------------------------------------

@@ -1,0 +1,122 @@
+"""numpy.linalg on b2lazy arrays: the norms (vector, Frobenius, 1 and inf; lazily), chained
+and repeated products, and the Array API's products; the decompositions and solvers stay
+NumPy's (eager). Part of the table behind Array.__array_function__.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ._numpy_protocol import _Eager, _asarray, _bl
+
+def _floating(x):
+    """x as NumPy's norms take it: integers and bools as float64, floats and complex as they are."""
+    x = _asarray(x)
+    return x if x.dtype.kind in "fc" else x.astype(np.float64)
+
+
+def _vector_norm(x, ord, axis, keepdims):
+    bl = _bl()
+    a = bl.abs(x)  # real, of x's precision
+    if ord is None or ord == 2:
+        return bl.sqrt(bl.sum(a * a, axis=axis, keepdims=keepdims))
+    if ord == np.inf:
+        return bl.max(a, axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return bl.min(a, axis=axis, keepdims=keepdims)
+    if ord == 1:
+        return bl.sum(a, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return bl.sum(bl.not_equal(a, 0).astype(a.dtype), axis=axis, keepdims=keepdims)
+    if isinstance(ord, str):
+        raise ValueError(f"numpy.linalg.norm: invalid norm order {ord!r} for vectors")
+    return bl.sum(a ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+
+
+def _matrix_norm(x, ord, axes, keepdims):
+    bl = _bl()
+    r, c = (ax % x.ndim for ax in axes)
+    a = bl.abs(x)
+    if ord in (None, "fro"):
+        out = bl.sqrt(bl.sum(a * a, axis=(r, c), keepdims=keepdims))
+    elif ord in (1, -1, np.inf, -np.inf):
+        across, along = (r, c) if ord in (1, -1) else (c, r)  # 1: column sums, inf: row sums
+        sums = bl.sum(a, axis=across, keepdims=True)
+        pick = bl.max if ord in (1, np.inf) else bl.min
+        out = pick(sums, axis=along, keepdims=True)
+        if not keepdims:
+            out = bl.squeeze(out, axis=(r, c))
+    else:
+        raise _Eager(f"the matrix norm ord={ord!r} (singular values) is not lazy")
+    return out
+
+
+def _norm(f, x, ord=None, axis=None, keepdims=False):
+    x = _floating(x)
+    if axis is None:
+        if ord is None:  # the 2-norm of x flattened (Frobenius for a matrix)
+            return _vector_norm(x, None, None, keepdims)
+        if x.ndim == 1:
+            return _vector_norm(x, ord, 0, keepdims)
+        if x.ndim == 2:
+            return _matrix_norm(x, ord, (0, 1), keepdims)
+        raise ValueError("numpy.linalg.norm: improper number of dimensions to norm")
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    if len(axes) == 1:
+        return _vector_norm(x, ord, int(axes[0]), keepdims)
+    if len(axes) == 2:
+        return _matrix_norm(x, ord, axes, keepdims)
+    raise ValueError("numpy.linalg.norm: improper number of dimensions to norm")
+
+
+def _linalg_vector_norm(f, x, *, axis=None, keepdims=False, ord=2):
+    x = _floating(x)
+    if axis is None:
+        flat = _vector_norm(_bl().reshape(x, (-1,)), ord, 0, False)
+        return _bl().reshape(flat, (1,) * x.ndim) if keepdims else flat
+    return _vector_norm(x, ord, axis, keepdims)
+
+
+def _linalg_matrix_norm(f, x, *, keepdims=False, ord="fro"):
+    return _matrix_norm(_floating(x), ord, (-2, -1), keepdims)
+
+
+def _multi_dot(f, arrays):
+    r = _asarray(arrays[0])
+    for a in arrays[1:]:
+        r = f(r, a)
+    return r
+
+
+def _matrix_power(f, a, n):
+    a = _asarray(a)
+    n = operator.index(n)
+    if n < 0:
+        raise _Eager("a negative power (an inverse) is not lazy")
+    if n == 0:
+        eye = _bl().eye(a.shape[-1], dtype=a.dtype)
+        return _bl().broadcast_to(eye, a.shape) if a.ndim > 2 else eye
+    r, p = None, a
+    while n:  # by squaring: log2(n) products
+        if n & 1:
+            r = p if r is None else f(r, p)
+        n >>= 1
+        if n:
+            p = f(p, p)
+    return r
+
+
+# numpy.linalg name -> (b2lazy function name, adapter), as FUNCTIONS.
+LINALG = {
+    "norm": ("sqrt", _norm), "vector_norm": ("sqrt", _linalg_vector_norm),
+    "matrix_norm": ("sqrt", _linalg_matrix_norm),
+    "matmul": ("matmul", lambda f, x1, x2: f(x1, x2)), "outer": ("outer", lambda f, x1, x2: f(x1, x2)),
+    "tensordot": ("tensordot", lambda f, x1, x2, *, axes=2: f(x1, x2, axes=axes)),
+    "vecdot": ("vecdot", lambda f, x1, x2, *, axis=-1: f(x1, x2, axis=axis)),
+    "matrix_transpose": ("matrix_transpose", lambda f, x: f(x)),
+    "trace": ("trace", lambda f, x, *, offset=0, dtype=None: f(x, offset=offset, dtype=dtype)),
+    "diagonal": ("diagonal", lambda f, x, *, offset=0: f(x, offset=offset)),
+    "multi_dot": ("matmul", _multi_dot), "matrix_power": ("matmul", _matrix_power),
+}
