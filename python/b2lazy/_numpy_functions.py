@@ -387,6 +387,11 @@ def _union1d(f, ar1, ar2):
     return bl.unique_values(bl.concat([bl.reshape(ar1, (-1,)), bl.reshape(ar2, (-1,))], axis=0))
 
 
+def _edges_as_arrays(result):
+    """(hist, edges...) with the edges, NumPy arrays, as b2lazy Arrays."""
+    return (result[0], *(e if _is_b2lazy(e) else _asarray(e) for e in result[1:]))
+
+
 def _like(bname):
     def adapt(f, a, dtype=None, order="K", subok=True, shape=None, *, device=None, fill_value=_NV):
         bl = _bl()
@@ -506,13 +511,15 @@ FUNCTIONS = {
     "empty_like": _like("empty_like"), "zeros_like": _like("zeros_like"), "ones_like": _like("ones_like"),
     "full_like": ("full_like", _full_like), "astype": ("astype", _astype), "copy": ("asarray", _copy),
     "meshgrid": ("meshgrid", _meshgrid),
-    # names other parts add (looked up at call time; NumPy's keywords passed on as given)
+    # names b2lazy added later (looked up at call time; NumPy's keywords passed on as given)
     "pad": ("pad", lambda f, array, pad_width, mode="constant", **kw: f(array, pad_width, mode=mode, **kw)),
     "isin": ("isin", lambda f, element, test_elements, **kw: f(element, test_elements, **kw)),
     "digitize": ("digitize", lambda f, x, bins, right=False: f(x, bins, right=right)),
     "bincount": ("bincount", lambda f, x, /, weights=None, minlength=0: f(x, weights=weights, minlength=minlength)),
-    "histogram": ("histogram", lambda f, a, bins=10, **kw: f(a, bins=bins, **kw)),
-    "histogram2d": ("histogram2d", lambda f, x, y, bins=10, **kw: f(x, y, bins=bins, **kw)),
+    # (b2lazy's histograms give their edges as NumPy arrays, computed at call time; NumPy's
+    # function on b2lazy arrays returns the namespace's arrays throughout)
+    "histogram": ("histogram", lambda f, a, bins=10, **kw: _edges_as_arrays(f(a, bins=bins, **kw))),
+    "histogram2d": ("histogram2d", lambda f, x, y, bins=10, **kw: _edges_as_arrays(f(x, y, bins=bins, **kw))),
     # metadata only: answered from shapes and dtypes
     **{n: ("asarray", metadata(getattr(np, n))) for n in (
         "shape", "ndim", "size", "result_type", "can_cast", "common_type", "iscomplexobj", "isrealobj",
