@@ -1341,10 +1341,12 @@ from ._manipulation import *  # noqa: E402,F401,F403
 from ._manipulation import __all__ as _manipulation_all  # noqa: E402
 from ._sorting import *  # noqa: E402,F401,F403
 from ._sorting import __all__ as _sorting_all  # noqa: E402
+from ._einsum_pad import *  # noqa: E402,F401,F403
+from ._einsum_pad import __all__ as _einsum_pad_all  # noqa: E402
 
 e, pi, inf, nan = float(np.e), float(np.pi), float("inf"), float("nan")
 newaxis = None
-__all__ += (_creation_all + _manipulation_all + _sorting_all +
+__all__ += (_creation_all + _manipulation_all + _sorting_all + _einsum_pad_all +
             ["can_cast", "finfo", "iinfo", "isdtype", "result_type", "e", "pi", "inf", "nan", "newaxis",
              "__array_namespace_info__", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
              "uint32", "uint64", "float32", "float64", "complex64", "complex128"])

@@ -13,5 +13,7 @@ b2lazy::Stats stats_from_dict(nb::handle d);
 void bind_distribute(nb::module_& m);
 // lazyudf with a Python function (b2lazy/udf.hpp).
 void bind_udf(nb::module_& m);
+// einsum, pad and rechunk (b2lazy/einsum.hpp, b2lazy/pad.hpp).
+void bind_einsum_pad(nb::module_& m);
 
 }  // namespace b2lazy_py

@@ -910,6 +910,7 @@ NB_MODULE(_core, m) {
   // daemon threads and wait for their partial outputs to be removed.
   b2lazy_py::bind_distribute(m);
   b2lazy_py::bind_udf(m);
+  b2lazy_py::bind_einsum_pad(m);
   m.def("cancel_at_exit", [](double timeout_seconds) {
     g_exiting_thread = std::this_thread::get_id();
     g_exiting = true;

@@ -107,6 +107,8 @@ using Function = std::function<Value(Args&)>;
 const std::map<std::string, Function>& functions();
 // Adds the Array API functions of issue #15 (functions_namespace.cpp) to `m`.
 void namespace_functions(std::map<std::string, Function>& m);
+// Adds einsum, pad and rechunk (functions_einsum_pad.cpp) to `m`.
+void einsum_pad_functions(std::map<std::string, Function>& m);
 // Methods (a.sum(...)): the function called with the array as first argument.
 bool is_method(const std::string& name);
 

@@ -162,6 +162,16 @@ void creation(std::vector<FunctionInfo>& out) {
   out.push_back(entry("meshgrid", F::Creation, "*arrays, indexing='xy'", "the arrays' promoted dtype"));
 }
 
+// Issue #37's einsum, pad and rechunk (src/graph/einsum_builder.cpp, pad_builder.cpp,
+// rechunk_builder.cpp).
+void einsum_pad_rechunk(std::vector<FunctionInfo>& out) {
+  out.push_back(entry("einsum", F::Linalg, "subscripts, /, *operands, optimize=True",
+                      "the operands' promoted dtype (NumPy's result_type)"));
+  out.push_back(entry("pad", F::Shape, "x, /, pad_width, mode='constant', *, constant_values=0, reflect_type='even'",
+                      "x's dtype"));
+  out.push_back(entry("rechunk", F::Shape, "x, /, chunks='auto'", "x's dtype", {}, true));
+}
+
 std::vector<FunctionInfo> build() {
   std::vector<FunctionInfo> out;
   elementwise(out);
@@ -169,6 +179,7 @@ std::vector<FunctionInfo> build() {
   linalg(out);
   shape(out);
   creation(out);
+  einsum_pad_rechunk(out);
   return out;
 }
 
