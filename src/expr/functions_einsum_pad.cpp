@@ -43,7 +43,10 @@ Value einsum_call(Args& x) {
 Value pad_call(Args& x) {
   x.bind();
   Array a = x.array("x");
-  const IndexArray w = index_array(x.get("pad_width"), x.ctx(), x.fn() + "(): argument 'pad_width'");
+  const Value& pw = x.get("pad_width");
+  IndexArray w;
+  if (is_int(pw)) w.values = {x.integer("pad_width")};  // one width for every side
+  else w = index_array(pw, x.ctx(), x.fn() + "(): argument 'pad_width'");
   if (w.boolean || !w.invalid_dtype.empty()) x.bad("pad_width", "integers");
   const Value& mode = x.get("mode");
   if (mode.kind != Value::Kind::String) x.bad("mode", "a string such as 'constant' or 'reflect'");

@@ -23,6 +23,7 @@ REQUIRED = {
     "stop": ("9", lambda o: 9), "n_rows": ("3", lambda o: 3), "repetitions": ("(2, 1)", lambda o: (2, 1)),
     "repeats": ("2", lambda o: 2), "source": ("0", lambda o: 0), "destination": ("1", lambda o: 1),
     "axes": ("(1, 0)", lambda o: (1, 0)), "dtype": ("'float32'", lambda o: "float32"), "shift": ("1", lambda o: 1),
+    "subscripts": ("'i,i'", lambda o: "i,i"), "operands": (None, None), "pad_width": ("1", lambda o: 1),
 }
 # Functions whose defaults need an argument of another kind to run at all.
 ROW = {"x": ("a[0]", lambda o: o["a"][0])}
