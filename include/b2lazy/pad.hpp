@@ -27,6 +27,12 @@ std::vector<std::pair<int64_t, int64_t>> pad_widths(const std::vector<int64_t>& 
 Array pad(const Array& x, const std::vector<std::pair<int64_t, int64_t>>& widths, PadMode mode = PadMode::Constant,
           const std::optional<Array>& constant_values = {});
 
+// NumPy's sliding_window_view: windows of `window_shape` along `axes` (all axes when
+// nullopt), the window axes appended; lazily, as a stack of shifted slices of x (what
+// xarray's rolling asks of the namespace after padding).
+Array sliding_window_view(const Array& x, const std::vector<int64_t>& window_shape,
+                          const std::optional<std::vector<int>>& axes = {});
+
 // One axis of rechunk's spec (Dask's): a block length, the whole axis (-1), the array's
 // current chunks there (None) or the engine's choice ('auto').
 struct ChunkSpec {

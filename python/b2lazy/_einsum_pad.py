@@ -5,12 +5,14 @@ and carries rechunk's chunks to the evaluation's output (src/ops/shape/rechunk_n
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from . import Array, _core, asarray
 from ._registry import registered as _registered
 
-__all__ = ["einsum", "einsum_path", "pad", "rechunk"]
+__all__ = ["einsum", "einsum_path", "pad", "rechunk", "sliding_window_view", "lib"]
 
 
 def _interleaved(args):
@@ -265,3 +267,54 @@ def rechunk(x, /, chunks):
     else:
         spec = [_axis_chunks(chunks)]
     return Array(_core.rechunk(a._a, spec))
+
+
+def _ints(v, what):
+    vals = (v,) if np.ndim(v) == 0 else tuple(v)
+    for i in vals:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"sliding_window_view: {what} must be ints, got {v!r}")
+    return [int(i) for i in vals]
+
+
+@_registered
+def sliding_window_view(x, window_shape, axis, *, subok, writeable):
+    """Sliding windows over `x` (NumPy's ``lib.stride_tricks.sliding_window_view``), lazily.
+
+    What xarray's ``rolling`` asks of the namespace after padding: with ``b2lazy.lib``
+    (``lib.stride_tricks.sliding_window_view`` is this function),
+    ``DataArray(b2lazy_array).rolling(time=8).mean()`` stays lazy.
+
+    Parameters
+    ----------
+    x : array_like
+        The array.
+    window_shape : int or tuple of int
+        The window's length along each of `axis`.
+    axis : int or tuple of int, optional
+        The axes windows slide along (all, by default).
+    subok, writeable : bool
+        NumPy's; b2lazy arrays are read-only (``writeable=True`` is refused).
+
+    Returns
+    -------
+    Array
+        x's axes (each windowed one shortened to ``n - w + 1``), then one axis per window
+        dimension: a stack of shifted slices of x, read where a region needs them.
+
+    Examples
+    --------
+    >>> import numpy as np, b2lazy as bl
+    >>> bl.sliding_window_view(np.arange(5), 3).to_numpy()
+    array([[0, 1, 2],
+           [1, 2, 3],
+           [2, 3, 4]])
+    """
+    if writeable:
+        raise ValueError("sliding_window_view: b2lazy arrays are read-only; writeable must be False")
+    axes = None if axis is None else _ints(axis, "axis")
+    return Array(_core.sliding_window_view(asarray(x)._a, _ints(window_shape, "window_shape"), axes))
+
+
+# numpy.lib.stride_tricks's place for the one function xarray looks up there.
+lib = types.SimpleNamespace(stride_tricks=types.SimpleNamespace(sliding_window_view=sliding_window_view))

@@ -57,6 +57,9 @@ void bind_einsum_pad(nb::module_& m) {
                   std::optional<Array> values) {
     return pad(x, pad_widths(widths, widths_shape, x.ndim()), pad_mode(mode), values);
   }, nb::arg("x"), nb::arg("widths"), nb::arg("widths_shape"), nb::arg("mode"), nb::arg("values").none());
+  m.def("sliding_window_view", [](const Array& x, const std::vector<int64_t>& window,
+                                  std::optional<std::vector<int>> axes) { return sliding_window_view(x, window, axes); },
+        nb::arg("x"), nb::arg("window"), nb::arg("axes").none());
   // chunks: per axis (kind, lengths): ("length", [n]), ("blocks", [b0, b1, ...]), ("whole", []),
   // ("keep", []), ("auto", []); one entry for all axes, or one per axis.
   m.def("rechunk", [](const Array& x, const std::vector<std::pair<std::string, std::vector<int64_t>>>& spec) {

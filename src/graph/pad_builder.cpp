@@ -4,6 +4,7 @@
 
 #include "b2lazy/error.hpp"
 #include "b2lazy/pad.hpp"
+#include "graph/axes.hpp"
 #include "ops/shape/pad_node.hpp"
 
 namespace b2lazy {
@@ -81,6 +82,36 @@ Array pad(const Array& x, const std::vector<std::pair<int64_t, int64_t>>& widths
   std::vector<uint8_t> fill = fill_bytes(x, mode, constant_values);
   if (none) return x;
   return Array(std::make_shared<PadNode>(x.node(), std::move(widths), mode, std::move(fill)));
+}
+
+Array sliding_window_view(const Array& x, const std::vector<int64_t>& window_shape,
+                          const std::optional<std::vector<int>>& axes_in) {
+  std::vector<int> axes;
+  if (axes_in) {
+    for (int a : *axes_in) axes.push_back(normalize_axis(a, x.ndim(), "sliding_window_view", x.shape()));
+  } else {
+    for (size_t d = 0; d < x.ndim(); ++d) axes.push_back(static_cast<int>(d));
+  }
+  if (axes.size() != window_shape.size())
+    throw ValueError("sliding_window_view: window_shape has " + std::to_string(window_shape.size()) +
+                     " entries for " + std::to_string(axes.size()) + " axes (shape " + shape_str(x.shape()) + ")");
+  Array y = x;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t w = window_shape[i], n = x.shape()[static_cast<size_t>(axes[i])];
+    if (w <= 0) throw ValueError("sliding_window_view: window_shape must be positive, got " + std::to_string(w));
+    if (w > n)
+      throw ValueError("sliding_window_view: window " + std::to_string(w) + " is longer than axis " +
+                       std::to_string(axes[i]) + " of shape " + shape_str(x.shape()));
+    std::vector<Array> parts;
+    std::vector<Index> ix(static_cast<size_t>(axes[i]), Index::slice());
+    ix.push_back(Index::slice());
+    for (int64_t k = 0; k < w; ++k) {
+      ix.back() = Index::slice(k, k + n - w + 1);
+      parts.push_back(y[ix]);
+    }
+    y = stack(parts, static_cast<int>(y.ndim()));
+  }
+  return y;
 }
 
 }  // namespace b2lazy

@@ -596,6 +596,7 @@ TABLE = _elementwise_cases() + [
      lambda o: bl.einsum("ijk,ik->j", o.s3, o.s3[:, 0, :], optimize="optimal")),
     ("pad(x, ((1, 2), (0, 3)), 'reflect') + 1", lambda o: bl.pad(o.x, ((1, 2), (0, 3)), "reflect") + 1),
     ("rechunk(s3, (1, None, 'auto')) * 2", lambda o: bl.rechunk(o.s3, (1, None, "auto")) * 2),
+    ("sliding_window_view(s3, (3, 2), axis=(2, 0))", lambda o: bl.sliding_window_view(o.s3, (3, 2), axis=(2, 0))),
 ]
 
 _CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")

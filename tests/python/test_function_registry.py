@@ -24,6 +24,7 @@ REQUIRED = {
     "repeats": ("2", lambda o: 2), "source": ("0", lambda o: 0), "destination": ("1", lambda o: 1),
     "axes": ("(1, 0)", lambda o: (1, 0)), "dtype": ("'float32'", lambda o: "float32"), "shift": ("1", lambda o: 1),
     "subscripts": ("'i,i'", lambda o: "i,i"), "operands": (None, None), "pad_width": ("1", lambda o: 1),
+    "window_shape": ("(2, 2)", lambda o: (2, 2)),
 }
 # Functions whose defaults need an argument of another kind to run at all.
 ROW = {"x": ("a[0]", lambda o: o["a"][0])}

@@ -170,6 +170,8 @@ void einsum_pad_rechunk(std::vector<FunctionInfo>& out) {
   out.push_back(entry("pad", F::Shape, "x, /, pad_width, mode='constant', *, constant_values=0, reflect_type='even'",
                       "x's dtype"));
   out.push_back(entry("rechunk", F::Shape, "x, /, chunks='auto'", "x's dtype", {}, true));
+  out.push_back(entry("sliding_window_view", F::Shape, "x, window_shape, axis=None, *, subok=False, writeable=False",
+                      "x's dtype"));
 }
 
 std::vector<FunctionInfo> build() {

@@ -113,3 +113,25 @@ def test_xarray_pads_with_nan():
     assert isinstance(padded.data, bl.Array)
     np.testing.assert_array_equal(np.asarray(padded.data.to_numpy()),
                                   np.pad(x, ((7, 0), (0, 0)), constant_values=np.nan))
+
+
+@pytest.mark.parametrize("window,axis", [(3, None), ((2, 3), (1, 0)), (4, -1), ((1, 2), (0, 1))])
+def test_sliding_window_view_matches_numpy(window, axis):
+    x = np.arange(60.0).reshape(6, 10)
+    if axis is None:
+        window = (window, window)
+    expected = np.lib.stride_tricks.sliding_window_view(x, window, axis=axis)
+    got = bl.lib.stride_tricks.sliding_window_view(bl.asarray(x), window, axis=axis)
+    np.testing.assert_array_equal(got.to_numpy(), expected)
+    with pytest.raises(ValueError, match="longer than axis"):
+        bl.sliding_window_view(x, 11, axis=1)
+
+
+def test_xarray_rolling_mean_is_lazy_and_equal():
+    xr = pytest.importorskip("xarray")
+    x = np.random.default_rng(0).standard_normal((40, 3))
+    x[5, 1] = np.nan
+    r = xr.DataArray(bl.asarray(x), dims=("time", "y")).rolling(time=8).mean()
+    assert isinstance(r.data, bl.Array)
+    expected = xr.DataArray(x, dims=("time", "y")).rolling(time=8).mean().values
+    np.testing.assert_allclose(np.asarray(r.data.to_numpy()), expected, equal_nan=True)
