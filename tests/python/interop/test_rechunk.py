@@ -83,3 +83,13 @@ def test_expression_string():
     assert r.plan().chunks == (5, 10)
     np.testing.assert_array_equal(r.to_numpy(), x + 1)
     assert bl.evaluate("rechunk(a, 3)", {"a": x}).plan().chunks == (3, 3)
+
+
+def test_saved_expressions_keep_the_calls(tmp_path):
+    a = bl.asarray(np.arange(12.0).reshape(3, 4)).compute(str(tmp_path / "a.b2nd"))
+    for name, e in [("einsum", bl.einsum("ij,kj->ik", a, a)), ("pad", bl.pad(a, ((1, 2), (0, 1)), "reflect")),
+                    ("rechunk", bl.rechunk(a, {0: 2}) + 1), ("padnan", bl.pad(a, 1, constant_values=np.nan))]:
+        e.save(str(tmp_path / f"{name}.b2lazy"))
+        r = bl.open(str(tmp_path / f"{name}.b2lazy"))
+        np.testing.assert_array_equal(r.to_numpy(), e.to_numpy())
+        assert r.plan().chunks == e.plan().chunks
