@@ -152,10 +152,15 @@ Array lower(const std::string& subscripts, const std::vector<Array>& ops, const 
   std::map<int, int64_t> size;
   std::map<int, int> seen;
   for (size_t k = 0; k < ops.size(); ++k) {
-    std::set<int> mine;
+    std::map<int, int64_t> mine;  // a repeated label's axes must have one length (no broadcasting)
     for (size_t d = 0; d < ndims[k]; ++d) {
       const int l = s.inputs[k][d];
       const int64_t n = ops[k].shape()[d];
+      const auto [at, first] = mine.emplace(l, n);
+      if (!first && at->second != n)
+        throw ValueError("einsum: operand " + std::to_string(k) + " repeats subscript '" + einsum_label_name(l) +
+                         "' on axes of lengths " + std::to_string(at->second) + " and " + std::to_string(n) +
+                         " (shape " + shape_str(ops[k].shape()) + ")");
       auto [it, fresh] = size.emplace(l, n);
       if (!fresh && it->second == 1) it->second = n;
       if (!fresh && it->second != n && n != 1) {
@@ -165,7 +170,7 @@ Array lower(const std::string& subscripts, const std::vector<Array>& ops, const 
                          " and " + std::to_string(n) + " (operand " + std::to_string(k) + "; shapes " + shapes +
                          ") that do not broadcast");
       }
-      if (mine.insert(l).second) ++seen[l];
+      if (first) ++seen[l];
     }
   }
   const std::set<int> output(s.output.begin(), s.output.end());

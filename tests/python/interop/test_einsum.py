@@ -169,6 +169,8 @@ def test_chain_picks_the_cheaper_order():
 def test_errors_name_the_fault():
     with pytest.raises(ValueError, match="einsum.*'j'"):
         bl.einsum("ij,jk->ik", np.ones((2, 3)), np.ones((4, 5)))
+    with pytest.raises(ValueError, match="einsum: operand 0 repeats subscript 'i'"):
+        bl.einsum("ii", np.ones((1, 3)))
     with pytest.raises(ValueError, match="einsum.*2 operand"):
         bl.einsum("ij,jk", np.ones((2, 3)))
     with pytest.raises(ValueError, match="einsum.*'x'"):
