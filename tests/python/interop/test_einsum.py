@@ -205,3 +205,24 @@ def test_stored_product_peak_memory_is_matmuls(tmp_path):
     # the same plan: einsum('ij,jk->ik') is matmul itself, no temporaries of its own
     assert peaks["einsum"] <= peaks["matmul"] * 1.1 + 20_000, peaks
     print("peak KiB", peaks)
+
+
+@settings(max_examples=60)
+@given(einsum_cases(), st.integers(0, 2**32 - 1), st.data())
+def test_chunked_operands_and_output_chunks(case, seed, data):
+    """The same on operands stored in small chunks, the result computed in small chunks: every
+    contraction pulls regions of its operands, not whole arrays."""
+    subscripts, shapes = case
+    rng = np.random.default_rng(seed)
+    ops = [rng.standard_normal(tuple(3 * n for n in s)) for s in shapes]  # (lengths x3: several chunks)
+    sub = subscripts
+    try:
+        expected = np.einsum(sub, *ops)
+    except ValueError:
+        return
+    stored = [bl.asarray(o).compute(chunks=tuple(data.draw(st.integers(1, max(1, n))) for n in o.shape))
+              if o.ndim else bl.asarray(o) for o in ops]
+    got = bl.einsum(sub, *stored)
+    chunks = tuple(data.draw(st.integers(1, max(1, n))) for n in expected.shape)
+    r = got.compute(chunks=chunks) if expected.ndim else got
+    np.testing.assert_allclose(r.to_numpy(), expected, rtol=1e-9, atol=1e-9)
