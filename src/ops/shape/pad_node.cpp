@@ -191,6 +191,9 @@ void PadNode::fill(const Region& region, void* out, ThreadState& ts) const {
             opos[d].push_back(j);
             ipos[d].push_back(i - in.start[d]);
           }
+    bool none = false;  // (each piece's box is a run's own: never, but a gap must not write)
+    for (size_t d = 0; d < nd; ++d) none = none || opos[d].empty();
+    if (none) continue;
     ScratchScope scope(ts.scratch);
     char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(in.size()) * isz));
     inputs()[0]->pull(in, buf, ts);
@@ -207,8 +210,6 @@ void PadNode::fill(const Region& region, void* out, ThreadState& ts) const {
       j = e;
     }
     std::vector<size_t> pos(last, 0);
-    for (size_t d = 0; d < last; ++d)
-      if (opos[d].empty()) return;
     for (;;) {
       int64_t oo = 0, io = 0;
       for (size_t d = 0; d < last; ++d) oo += opos[d][pos[d]] * ost[d], io += ipos[d][pos[d]] * ist[d];
