@@ -3,7 +3,6 @@ explicit outputs, broadcast length-1 axes), shapes, dtypes and operand counts; x
 patterns; the contraction order a chain picks; errors; peak memory of a stored product."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
