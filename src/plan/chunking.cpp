@@ -92,7 +92,10 @@ Shape largest_preferred(const NodePtr& root, bool products_only) {
 
 Shape product_chunks_of(const NodePtr& root) { return largest_preferred(root, true); }
 
-Shape preferred_chunks_of(const NodePtr& root) { return largest_preferred(root, false); }
+Shape preferred_chunks_of(const NodePtr& root) {
+  if (Shape asked = requested_chunks_of(root); !asked.empty()) return asked;  // rechunk's, over any storage's
+  return largest_preferred(root, false);
+}
 
 Shape requested_chunks_of(const NodePtr& root) {
   std::vector<const Node*> todo{root.get()};

@@ -156,3 +156,13 @@ TEST(Rechunk, PlanWritesTheAskedChunks) {
   EXPECT_THROW(chunk_spec_of_blocks({40, 40}, 100, 0), ValueError);
   EXPECT_THROW(rechunk(a, Shape{0, 5}), ValueError);
 }
+
+TEST(Rechunk, AskedChunksWinOverAStoredOperandsAndPassThroughReshape) {
+  Context ctx(1);
+  Array a = stored(arange(0, 100 * 60, 1, DType::F64, {100, 60}), {50, 60}, {50, 60}, ctx);
+  Array r = rechunk(a, Shape{10, 60});
+  ComputeOptions defaults;
+  EXPECT_EQ((a + r).plan(defaults, &ctx).chunks, (Shape{10, 60}));  // the first rechunk found
+  EXPECT_EQ(make_plan(r * 2.0, defaults, PlanTarget::Dense, &ctx).chunks, (Shape{10, 60}));  // to_numpy's
+  EXPECT_EQ(reshape(r, {100, 6, 10}).node()->preferred_chunks(), (Shape{10, 6, 10}));
+}
