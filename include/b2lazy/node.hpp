@@ -104,6 +104,9 @@ class Node {
   // Output chunks this node is cheapest to evaluate on (its storage chunks, or for a
   // scan the segments its carries are cached at); empty for no preference.
   virtual Shape preferred_chunks() const { return storage_grid() ? storage_grid()->chunks() : Shape{}; }
+  // Are preferred_chunks() the chunks the user asked for (rechunk)? An evaluation of this
+  // node, or of elementwise work of its shape over it, then writes them unless given chunks.
+  virtual bool chunks_requested() const { return false; }
 
   // --- What the planner asks (src/plan/): it decides from these, never from a node's type.
 

@@ -1953,23 +1953,23 @@ from ._manipulation import *  # noqa: E402,F401,F403
 from ._manipulation import __all__ as _manipulation_all  # noqa: E402
 from ._sorting import *  # noqa: E402,F401,F403
 from ._sorting import __all__ as _sorting_all  # noqa: E402
-from . import _store  # noqa: E402
+from . import _store, _wrapping  # noqa: E402  (_wrapping, not _wrap: that name is a function here)
+from . import random  # noqa: E402,F401  (b2lazy.random: default_rng over the random_* sources)
 from ._store import *  # noqa: E402,F401,F403
 from ._blocks import *  # noqa: E402,F401,F403
 from ._blocks import __all__ as _blocks_all  # noqa: E402
 from ._statistics import *  # noqa: E402,F401,F403
 from ._statistics import __all__ as _statistics_all  # noqa: E402
-from . import random  # noqa: E402,F401  (b2lazy.random: default_rng over the random_* sources)
-__all__ += _store.__all__ + _blocks_all
-from . import _wrapping  # noqa: E402  (not _wrap: that name is a function here)
+from ._einsum_pad import *  # noqa: E402,F401,F403
+from ._einsum_pad import __all__ as _einsum_pad_all  # noqa: E402
 from ._wrapping import from_array  # noqa: E402,F401
 
-_wrapping.install_blosc2_chunks(Array)
-__all__ += ["from_array"]
+_wrapping.install_blosc2_chunks(Array)  # after Array.chunks exists (it wraps that property)
+__all__ += _store.__all__ + _blocks_all + ["from_array"]
 
 e, pi, inf, nan = float(np.e), float(np.pi), float("inf"), float("nan")
 newaxis = None
-__all__ += (_creation_all + _manipulation_all + _sorting_all + _statistics_all +
+__all__ += (_creation_all + _manipulation_all + _sorting_all + _statistics_all + _einsum_pad_all +
             ["can_cast", "finfo", "iinfo", "isdtype", "result_type", "e", "pi", "inf", "nan", "newaxis",
              "__array_namespace_info__", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
              "uint32", "uint64", "float32", "float64", "complex64", "complex128"])

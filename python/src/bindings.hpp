@@ -19,5 +19,7 @@ void bind_udf(nb::module_& m);
 void bind_statistics(nb::module_& m);
 // Runs `fn` as module.cpp's interruptible() does: without the GIL, stopped by SIGINT.
 void run_interruptible(const std::function<void()>& fn);
+// einsum, pad and rechunk (b2lazy/einsum.hpp, b2lazy/pad.hpp).
+void bind_einsum_pad(nb::module_& m);
 
 }  // namespace b2lazy_py

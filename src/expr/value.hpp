@@ -110,6 +110,8 @@ void namespace_functions(std::map<std::string, Function>& m);
 // Adds issue #37's statistics (functions_statistics.cpp): nan* quantiles, isin, digitize,
 // bincount, histogram, histogram2d, random_*.
 void statistics_functions(std::map<std::string, Function>& m);
+// Adds einsum, pad and rechunk (functions_einsum_pad.cpp) to `m`.
+void einsum_pad_functions(std::map<std::string, Function>& m);
 // Methods (a.sum(...)): the function called with the array as first argument.
 bool is_method(const std::string& name);
 

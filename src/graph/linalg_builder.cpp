@@ -6,6 +6,7 @@
 #include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
 #include "graph/axes.hpp"
+#include "graph/contract.hpp"
 #include "ops/linalg/gram_node.hpp"
 #include "ops/linalg/matmul_node.hpp"
 #include "ops/shape/reshape_node.hpp"
@@ -29,6 +30,8 @@ Array with_leading_axes(const Array& x, size_t n) {
   return x[ix];
 }
 
+}  // namespace
+
 Array contract(const Array& a, const Array& b, size_t nbatch, size_t nm, size_t nk, size_t nn, Shape out_shape) {
   const DType t = promote(a.dtype(), b.dtype());
   if (t == DType::F16)  // NumPy's float16 products accumulate in float32 and round once
@@ -38,8 +41,6 @@ Array contract(const Array& a, const Array& b, size_t nbatch, size_t nm, size_t 
   Array cb = b.dtype() == t ? b : b.astype(t);
   return Array(std::make_shared<MatmulNode>(ca.node(), cb.node(), nbatch, nm, nk, nn, std::move(out_shape)));
 }
-
-}  // namespace
 
 Array permute_dims(const Array& x, const std::vector<int>& axes) {
   const size_t n = x.ndim();

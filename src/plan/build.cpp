@@ -427,7 +427,15 @@ Plan plan_on(const NodePtr& root, const ComputeOptions& opts, PlanTarget target,
 
 }  // namespace
 
-Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget target, int nworkers) {
+Plan build_plan(const NodePtr& root, const ComputeOptions& given, PlanTarget target, int nworkers) {
+  // Chunks asked for with rechunk are the output's, as if given to compute().
+  ComputeOptions opts = given;
+  if (opts.chunks.empty() && opts.shards.empty())
+    if (Shape asked = requested_chunks_of(root); !asked.empty()) {
+      opts.chunks = std::move(asked);
+      for (size_t d = 0; d < opts.chunks.size(); ++d)
+        opts.chunks[d] = std::clamp<int64_t>(opts.chunks[d], 1, std::max<int64_t>(1, root->shape()[d]));
+    }
   auto [chunks, blocks] = output_layout(root, opts, target, nworkers);
   Plan p = plan_on(root, opts, target, nworkers, chunks, blocks, "");
   // max_memory is a limit: unless the caller chose the chunks, halve the output chunks'

@@ -92,7 +92,25 @@ Shape largest_preferred(const NodePtr& root, bool products_only) {
 
 Shape product_chunks_of(const NodePtr& root) { return largest_preferred(root, true); }
 
-Shape preferred_chunks_of(const NodePtr& root) { return largest_preferred(root, false); }
+Shape preferred_chunks_of(const NodePtr& root) {
+  if (Shape asked = requested_chunks_of(root); !asked.empty()) return asked;  // rechunk's, over any storage's
+  return largest_preferred(root, false);
+}
+
+Shape requested_chunks_of(const NodePtr& root) {
+  std::vector<const Node*> todo{root.get()};
+  std::unordered_set<const Node*> visited;
+  while (!todo.empty()) {
+    const Node* n = todo.back();
+    todo.pop_back();
+    if (!visited.insert(n).second) continue;
+    if (n->chunks_requested()) return n->preferred_chunks();
+    if (!n->is_elementwise()) continue;
+    for (size_t i = n->inputs().size(); i-- > 0;)  // depth-first in input order: the first wins
+      if (n->inputs()[i]->shape() == root->shape()) todo.push_back(n->inputs()[i].get());
+  }
+  return {};
+}
 
 bool any_node(const Node& root, const std::function<bool(const Node&)>& pred) {
   std::unordered_set<const Node*> visited;

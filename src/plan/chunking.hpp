@@ -17,9 +17,13 @@ const Node* aligned_storage_source(const NodePtr& root);
 // What a stored source decompresses at least: its blocks when it reads ranges of its
 // chunks (b2nd), else whole chunks (Zarr). Empty: not stored.
 Shape read_unit(const Node& n);
-// The preferred chunks (Node::preferred_chunks) of the largest-chunked node with root's
-// shape reachable through elementwise nodes; empty if none.
+// The chunks asked for with rechunk (requested_chunks_of), else the preferred chunks
+// (Node::preferred_chunks) of the largest-chunked node with root's shape reachable through
+// elementwise nodes; empty if none.
 Shape preferred_chunks_of(const NodePtr& root);
+// The chunks the user asked for (Node::chunks_requested: rechunk) of the first such node
+// with root's shape reachable through elementwise nodes; empty if none.
+Shape requested_chunks_of(const NodePtr& root);
 // The same among row-sharing nodes only (products: their tiles); empty if none.
 Shape product_chunks_of(const NodePtr& root);
 // Does some node of the graph under `root` (each visited once) satisfy `pred`?

@@ -171,6 +171,11 @@ std::vector<Case> cases() {
       {"eye", {}, [](V) { return eye(7, 9, 1); }},
       {"arange and linspace", {}, [](V) { return reshape(arange(0, 24), {4, 6}) * linspace(0, 1, 6); }},
       {"full plus a source", {{5, 4}}, [](V x) { return full({5, 4}, Scalar(1.5)) + x[0]; }},
+      {"pad reflect", {{9, 8}}, [](V x) { return pad(x[0], {{3, 11}, {0, 2}}, PadMode::Reflect); }},
+      {"pad wrap", {{9, 8}}, [](V x) { return pad(x[0], {{4, 4}}, PadMode::Wrap); }},
+      {"pad constant", {{9, 8}}, [](V x) { return pad(x[0], {{1, 2}, {3, 0}}, PadMode::Constant, scalar(2.5)); }},
+      {"rechunk", {{13, 17}}, [](V x) { return rechunk(x[0], Shape{4, 5}) * 2.0; }},
+      {"einsum batched", {{3, 4, 5, 6}, {3, 6, 5, 2}}, [](V x) { return einsum("bijk,bkjl->bli", {x[0], x[1]}); }},
   };
 }
 

@@ -26,6 +26,8 @@ REQUIRED = {
     "element": ("a", lambda o: o["a"]), "test_elements": ("[0.25, 1]", lambda o: [0.25, 1]),
     "bins": ("[0, 0.5, 1.5]", lambda o: [0, 0.5, 1.5]), "a": ("a", lambda o: o["a"]), "y": ("b[0]", lambda o: o["b"][0]),
     "low": ("5", lambda o: 5),
+    "subscripts": ("'i,i'", lambda o: "i,i"), "operands": (None, None), "pad_width": ("1", lambda o: 1),
+    "window_shape": ("(2, 2)", lambda o: (2, 2)),
 }
 # Functions whose defaults need an argument of another kind to run at all.
 ROW = {"x": ("a[0]", lambda o: o["a"][0])}

@@ -28,7 +28,8 @@ namespace {
 // Sources and views of them: pulling a panel again costs a read, not a computation.
 bool cheap(const Node& n) {
   if (n.inputs().empty()) return true;
-  if (dynamic_cast<const SliceNode*>(&n) || dynamic_cast<const PermuteNode*>(&n)) return cheap(*n.inputs()[0]);
+  if (dynamic_cast<const SliceNode*>(&n) || dynamic_cast<const PermuteNode*>(&n) || n.chunks_requested())
+    return cheap(*n.inputs()[0]);  // (rechunk: the identity)
   return false;
 }
 

@@ -185,6 +185,18 @@ void statistics(std::vector<FunctionInfo>& out) {
                       "dtype if given (an integer dtype), else int64"));
 }
 
+// Issue #37's einsum, pad and rechunk (src/graph/einsum_builder.cpp, pad_builder.cpp,
+// rechunk_builder.cpp).
+void einsum_pad_rechunk(std::vector<FunctionInfo>& out) {
+  out.push_back(entry("einsum", F::Linalg, "subscripts, /, *operands, optimize=True",
+                      "the operands' promoted dtype (NumPy's result_type)"));
+  out.push_back(entry("pad", F::Shape, "x, /, pad_width, mode='constant', *, constant_values=0, reflect_type='even'",
+                      "x's dtype"));
+  out.push_back(entry("rechunk", F::Shape, "x, /, chunks='auto'", "x's dtype", {}, true));
+  out.push_back(entry("sliding_window_view", F::Shape, "x, window_shape, axis=None, *, subok=False, writeable=False",
+                      "x's dtype"));
+}
+
 std::vector<FunctionInfo> build() {
   std::vector<FunctionInfo> out;
   elementwise(out);
@@ -193,6 +205,7 @@ std::vector<FunctionInfo> build() {
   shape(out);
   creation(out);
   statistics(out);
+  einsum_pad_rechunk(out);
   return out;
 }
 
