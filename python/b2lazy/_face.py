@@ -20,6 +20,11 @@ def human_bytes(n):
     raise AssertionError("unreachable")
 
 
+# Above this size .chunks and repr report the preferred chunks instead of planning: a plan
+# holds one task per output chunk (16 GiB of them for an array of 2**60 elements).
+_MOST_PLANNED_BYTES = 1 << 40
+
+
 def plan_chunks(x):
     """The chunk shape x's default plan evaluates on, cached on x for the core array it
     holds (x[key] = value rebinds that, and the cache with it). Planning reads no data;
@@ -32,6 +37,8 @@ def plan_chunks(x):
     if x.size == 0 or x.ndim == 0:
         chunks = tuple(x.shape)
     elif _serial.opening():  # (planning would count as computing while a saved form replays)
+        return tuple(x._a.preferred_chunks() or x.shape)
+    elif x.nbytes > _MOST_PLANNED_BYTES:  # a plan lists every task: not for a repr of 2**60 elements
         return tuple(x._a.preferred_chunks() or x.shape)
     else:
         try:
@@ -51,6 +58,8 @@ def dask_chunks(x):
 def operation(x):
     """The root operation's name: a function (``add``, ``sum``) when the namespace call
     that made x is known, else the engine's node kind (``b2nd``, ``numpy``, ``udf``)."""
+    if x.urlpath:  # a stored source: its format (b2nd, zarr, hdf5), not the call that opened it
+        return str(x._a.kind)
     call = x._call
     if isinstance(call, tuple) and call and isinstance(call[0], tuple) and call[0]:
         name = call[0][0]
@@ -64,9 +73,11 @@ def _shape_text(shape):
 
 
 def array_repr(x):
-    """``b2lazy.Array<add>(shape=(1000, 1000), dtype=float64, chunks=(250, 1000), nbytes=7.6 MiB)``"""
+    """``b2lazy.Array<add>(shape=(1000, 1000), dtype=float64, chunks=(250, 1000), nbytes=7.6 MiB)``;
+    a stored source also names its format and path: ``b2lazy.Array<zarr>(..., urlpath='a.zarr')``."""
+    where = f", urlpath={x.urlpath!r}" if x.urlpath else ""
     return (f"b2lazy.Array<{operation(x)}>(shape={_shape_text(x.shape)}, dtype={x.dtype}, "
-            f"chunks={_shape_text(plan_chunks(x))}, nbytes={human_bytes(x.nbytes)})")
+            f"chunks={_shape_text(plan_chunks(x))}, nbytes={human_bytes(x.nbytes)}{where})")
 
 
 def array_html(x):

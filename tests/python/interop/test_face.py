@@ -68,6 +68,14 @@ def test_repr_names_operation_shape_dtype_chunks_and_size():
     assert repr(bl.asarray(np.zeros(3, np.int8))).endswith("nbytes=3 B)")
 
 
+def test_repr_of_a_stored_source_names_its_format_and_path(tmp_path):
+    path = str(tmp_path / "a.zarr")
+    bl.asarray(np.zeros((10, 4))).compute(urlpath=path, chunks=(5, 4))
+    assert repr(bl.open(path)) == ("b2lazy.Array<zarr>(shape=(10, 4), dtype=float64, chunks=(5, 4), "
+                                   f"nbytes=320 B, urlpath={path!r})")
+    assert repr(bl.open(path) + 1).startswith("b2lazy.Array<add>(") and "urlpath" not in repr(bl.open(path) + 1)
+
+
 def test_html_repr_is_a_table_of_array_and_chunk():
     a = bl.asarray(np.zeros((1000, 1000)), chunks=(250, 1000))
     h = (bl.sqrt(a) * 2)._repr_html_()
