@@ -35,16 +35,19 @@ std::map<std::string, Operand> open_operands(const std::vector<std::string>& pos
   return ops;
 }
 
-// Syntax and name errors in EXPR are usage errors.
+// Syntax and name errors in EXPR are usage errors; so are calls in it that do not bind (an
+// unknown keyword, a missing argument: TypeError) once the operands are open — opening them
+// raises TypeError for a file's unsupported dtype, which is the file's failure, not usage.
 template <class F>
-auto as_usage(F f) -> decltype(f()) {
+auto as_usage(F f, bool calls = true) -> decltype(f()) {
   try {
     return f();
   } catch (const SyntaxError& e) {
     throw UsageError(e.what());
   } catch (const NameError& e) {
     throw UsageError(e.what());
-  } catch (const TypeError& e) {  // a call that does not bind: an unknown keyword, a missing argument
+  } catch (const TypeError& e) {
+    if (!calls) throw;
     throw UsageError(e.what());
   }
 }
@@ -60,7 +63,7 @@ int cmd_eval(const std::vector<std::string>& argv) {
   if (!out) out = args.value("--output");
   if (!out) throw UsageError("eval needs an output: -o OUT.b2nd (or OUT.zarr)");
   const std::string expr = pos[0];
-  auto ops = as_usage([&] { return open_operands(pos, expr); });
+  auto ops = as_usage([&] { return open_operands(pos, expr); }, false);
   if (auto sched = args.value("--scheduler")) {
     if (sched->empty()) throw UsageError("--scheduler needs an address (tcp://host:port) or local:N");
     as_usage([&] { return evaluate(expr, ops); });  // a bad expression fails here, not on the cluster
@@ -109,7 +112,7 @@ int cmd_explain(const std::vector<std::string>& argv) {
   Args args(argv, {}, {});
   const auto& pos = args.positional();
   if (pos.empty()) throw UsageError("explain needs an expression: b2lazy explain EXPR NAME=PATH ...");
-  auto ops = as_usage([&] { return open_operands(pos, pos[0]); });
+  auto ops = as_usage([&] { return open_operands(pos, pos[0]); }, false);
   Context ctx;
   Array a = as_usage([&] { return evaluate(pos[0], ops, &ctx); });
   std::fputs(a.explain().c_str(), stdout);
