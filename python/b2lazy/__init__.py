@@ -8,6 +8,7 @@ import builtins as _builtins
 import functools
 import inspect as _inspect
 import os
+import sys
 import threading
 
 import numpy as np
@@ -857,7 +858,6 @@ class Array:
         if api_version is not None and api_version not in _API_VERSIONS:
             raise ValueError(f"api_version {api_version!r} is not supported (supported: "
                              f"{', '.join(_API_VERSIONS)})")
-        import sys
         return sys.modules[__name__]
 
     @property
@@ -1781,8 +1781,8 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=N
         return Array(obj._a, obj.stats) if copy else obj
     if isinstance(obj, (bool, int, float, complex)):
         return full((), obj, dtype=dtype)
-    try:
-        import blosc2
+    blosc2 = sys.modules.get("blosc2")  # (not imported: obj is none of its arrays; importing costs 0.1 s)
+    if blosc2 is not None:
         if isinstance(obj, blosc2.NDArray):
             path = obj.schunk.urlpath
             ref = getattr(obj, "_blosc2_ref", None)  # a member of a DictStore (.b2z)
@@ -1793,8 +1793,6 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=N
             else:  # in memory, or embedded in a .b2z's embed.b2e (a copy python-blosc2 made)
                 a = Array(_core.from_cframe(obj.to_cframe()))
             return a if dtype is None else a.astype(dtype)
-    except ImportError:  # pragma: no cover - blosc2 is a dependency
-        pass
     if chunks is None and blocks is None and not copy and _wrapping.wraps(obj):  # zarr, h5py, LazyExpr, ...
         a = _wrapping.wrap(obj)
         return a if dtype is None else a.astype(dtype)
@@ -1918,7 +1916,6 @@ def evaluate(expression, operands=None, /, **kwargs):
     ops = dict(operands or {})
     ops.update(kwargs)
     if operands is None and not kwargs:
-        import sys
         frame = sys._getframe(1)
         while frame.f_globals.get("__name__") == "b2lazy._serial":  # the recording wrapper
             frame = frame.f_back
