@@ -16,6 +16,11 @@ Cases (name: what is timed):
   wrap-zarr / wrap-h5      bl.asarray(zarr.Array) / bl.asarray(h5py.Dataset): wrapping only
   wrap-zarr-mean0          bl.asarray(zarr.Array).mean(axis=0) to NumPy
   wrap-h5-mean0            bl.asarray(h5py.Dataset).mean(axis=0) to NumPy
+  region-zarr-mean0        bl.from_array(zarr.Array, native=False).mean(axis=0): zarr-python's
+                           __getitem__ called for the regions the plan pulls (what remote or
+                           in-memory stores get)
+  region-h5-mean0          the same over h5py's __getitem__
+  dask-h5-mean0            da.from_array(h5py.Dataset).mean(axis=0).compute()
   zarr-numpy-mean0         zarr-python reads it all, NumPy's mean(axis=0)
   h5-numpy-mean0           h5py reads it all, NumPy's mean(axis=0)
   np-mean0 / bl-mean0      np.mean(x, axis=0) through the protocol vs bl.mean(x, axis=0),
@@ -85,6 +90,14 @@ CASES = {
                         "r = bl.asarray(zarr.open_array(p['zarr'], mode='r')).mean(axis=0).to_numpy()"),
     "wrap-h5-mean0": ("import h5py, numpy as np, b2lazy as bl",
                       "f = h5py.File(p['h5'], 'r'); r = bl.asarray(f['a']).mean(axis=0).to_numpy()"),
+    "region-zarr-mean0": ("import zarr, numpy as np, b2lazy as bl",
+                          "r = bl.from_array(zarr.open_array(p['zarr'], mode='r'), native=False)"
+                          ".mean(axis=0).to_numpy()"),
+    "region-h5-mean0": ("import h5py, numpy as np, b2lazy as bl",
+                        "f = h5py.File(p['h5'], 'r'); r = bl.from_array(f['a'], native=False).mean(axis=0).to_numpy()"),
+    "dask-h5-mean0": ("import h5py, numpy as np, dask, dask.array as da\n"
+                      "dask.config.set(scheduler='threads', num_workers=2)",
+                      "f = h5py.File(p['h5'], 'r'); r = np.asarray(da.from_array(f['a']).mean(axis=0).compute())"),
     "zarr-numpy-mean0": ("import zarr, numpy as np",
                          "r = np.mean(zarr.open_array(p['zarr'], mode='r')[...], axis=0)"),
     "h5-numpy-mean0": ("import h5py, numpy as np",
@@ -166,7 +179,9 @@ def main():
     print(f"# load after: {os.getloadavg()}")
     pairs = [("np-mean0", "bl-mean0"), ("np-mean0-bdef", "bl-mean0-bdef"),
              ("dask-b2lazy-mean0", "dask-zarr-mean0"), ("wrap-zarr-mean0", "zarr-numpy-mean0"),
-             ("wrap-h5-mean0", "h5-numpy-mean0"), ("bl-zarr-mean0", "dask-zarr-mean0")]
+             ("wrap-h5-mean0", "h5-numpy-mean0"), ("bl-zarr-mean0", "dask-zarr-mean0"),
+             ("region-zarr-mean0", "dask-zarr-mean0"), ("region-h5-mean0", "dask-h5-mean0"),
+             ("wrap-h5-mean0", "dask-h5-mean0")]
     for a, b in pairs:
         if "seconds" in results.get(a, {}) and "seconds" in results.get(b, {}):
             print(f"{a} / {b}: time {results[a]['seconds'] / results[b]['seconds']:.2f}x, "
