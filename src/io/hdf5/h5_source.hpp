@@ -13,6 +13,7 @@
 
 #include "io/hdf5/h5_filters.hpp"
 #include "io/hdf5/h5_storage.hpp"
+#include "io/regular_file.hpp"
 #include "io/unit_source.hpp"
 
 namespace b2lazy {
@@ -33,12 +34,18 @@ class H5Source : public UnitSource {
 
  private:
   void read_unit(int64_t id, void* dst, ThreadState& ts) const override;
+  void read_unit_file(int64_t id, void* dst, ThreadState& ts) const;  // read_unit, unchecked
   // A chunk through libhdf5 (a filter b2lazy does not decode), into the padded unit `dst`.
   void read_through_library(int64_t id, void* dst) const;
   void fill_value(void* dst, int64_t n) const;
   std::string layout_name() const;  // when not chunked: contiguous, compact, external or virtual
   // The end of every unit read: bools made 0/1, the read counted in ts.
   void finish_unit(int64_t id, void* dst, ThreadState& ts) const;
+  // IOError "'<name>': changed on disk since it was opened" when the file was written in
+  // place (as B2ndSource: a file replaced by rename keeps being read as it was opened, by
+  // libhdf5 and by fd_; one written in place would mix libhdf5's cached chunk addresses
+  // with new bytes). Checked after each read (and when one fails).
+  void check_unchanged() const;
   std::unique_ptr<Handles> h_;
   std::string name_;
   bool chunked_ = false, decodes_ = true, big_endian_ = false;
@@ -50,6 +57,7 @@ class H5Source : public UnitSource {
   std::vector<h5::ExternalPart> external_;  // external storage: where its bytes lie
   int fd_ = -1;
   int64_t file_size_ = 0;
+  FileStamp stamp_;  // fd_'s file as opened
   int64_t stored_bytes_ = 0;
 };
 
