@@ -355,17 +355,17 @@ void H5Source::fill_value(void* dst, int64_t n) const {
   for (int64_t i = 0; i < n; ++i) std::memcpy(d + i * static_cast<int64_t>(isz), fill_.data(), isz);
 }
 
-void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
+void H5Source::fill(const Region& region, void* out, ThreadState& ts) const {
   try {
-    read_unit_file(id, dst, ts);
+    UnitSource::fill(region, out, ts);
   } catch (const IOError&) {  // (a file written in place can look damaged: say why)
     check_unchanged();
     throw;
   }
-  check_unchanged();  // after the read: what was read is what was opened
+  check_unchanged();  // after the reads: what was read is what was opened
 }
 
-void H5Source::read_unit_file(int64_t id, void* dst, ThreadState& ts) const {
+void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
   const size_t isz = itemsize(dtype());
   const Shape& u = read_grid_.chunks();
   const int64_t n = prod(u), bytes_n = n * static_cast<int64_t>(isz);

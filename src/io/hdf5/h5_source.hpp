@@ -28,13 +28,14 @@ class H5Source : public UnitSource {
   std::string describe() const override;
   std::string source_name() const override { return name_; }
   bool stored_info(StorageInfo& out) const override;
+  // UnitSource's, with check_unchanged() after it (and when it fails).
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
 
   struct Handles;  // libhdf5's identifiers (h5_source.cpp)
   H5Source(DType t, Shape shape, std::string name);  // (the handles are given by open)
 
  private:
   void read_unit(int64_t id, void* dst, ThreadState& ts) const override;
-  void read_unit_file(int64_t id, void* dst, ThreadState& ts) const;  // read_unit, unchecked
   // A chunk through libhdf5 (a filter b2lazy does not decode), into the padded unit `dst`.
   void read_through_library(int64_t id, void* dst) const;
   void fill_value(void* dst, int64_t n) const;
@@ -44,7 +45,7 @@ class H5Source : public UnitSource {
   // IOError "'<name>': changed on disk since it was opened" when the file was written in
   // place (as B2ndSource: a file replaced by rename keeps being read as it was opened, by
   // libhdf5 and by fd_; one written in place would mix libhdf5's cached chunk addresses
-  // with new bytes). Checked after each read (and when one fails).
+  // with new bytes). Checked after each fill (and when one fails).
   void check_unchanged() const;
   std::unique_ptr<Handles> h_;
   std::string name_;

@@ -182,15 +182,12 @@ ZarrSource::ZarrSource(zarr::Metadata meta, int dirfd, std::string name)
                 p.bytes_codecs.size() == 1 && p.bytes_codecs[0].kind == zarr::BytesCodec::Kind::Blosc;
 }
 
+void ZarrSource::fill(const Region& region, void* out, ThreadState& ts) const {
+  // (Every read of the files is in a fill: once per task's region, not per unit.)
+  metadata_checked([&] { check_metadata(); }, [&] { UnitSource::fill(region, out, ts); });
+}
+
 void ZarrSource::read_unit_range(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const {
-  metadata_checked([&] { check_metadata(); }, [&] { read_range_files(id, start, n, dst, ts); });
-}
-
-void ZarrSource::read_unit(int64_t id, void* dst, ThreadState& ts) const {
-  metadata_checked([&] { check_metadata(); }, [&] { read_unit_files(id, dst, ts); });
-}
-
-void ZarrSource::read_range_files(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const {
   const size_t isz = itemsize(dtype());
   const std::string key = meta_.key(read_grid_.chunk_coords(id));
   int64_t decoded = 0;
@@ -263,7 +260,7 @@ void ZarrSource::check_metadata() const {
   if (layout(m) != layout_) {
     std::string what = "its chunks, codecs or fill value differ";
     if (m.shape != meta_.shape) what = "its shape " + shape_str(meta_.shape) + " is now " + shape_str(m.shape);
-    else if (m.dtype != meta_.dtype) what = "its data type " + dtype_name(meta_.dtype) + " is now " + dtype_name(m.dtype);
+    else if (m.dtype != meta_.dtype) what = std::string("its data type ") + dtype_name(meta_.dtype) + " is now " + dtype_name(m.dtype);
     throw IOError("'" + file + "' changed since the array was opened (" + what + "): open it again");
   }
   std::lock_guard<std::mutex> g(mu_);
@@ -325,13 +322,15 @@ bool ZarrSource::read_inner(const Shape& shard, int64_t i, std::vector<uint8_t>&
   }
 }
 
-bool ZarrSource::index_entry(int fd, int64_t size, int64_t i, uint64_t entry[2], const std::string& key) const {
+bool ZarrSource::index_entry(int fd, int64_t size, int64_t i, uint64_t entry[2]) const {
   const zarr::Sharding& s = *meta_.codecs.sharding;
   const int64_t ib = s.index_bytes(prod(per_shard_));
   if (!s.index_codecs.order.empty() || size < ib) return false;
-  std::vector<uint8_t> raw;
-  read_fd(fd, (s.index_at_end ? size - ib : 0) + 16 * i, 16, raw, where(key) + " (shard index)");
-  std::memcpy(entry, raw.data(), 16);
+  const int64_t at = (s.index_at_end ? size - ib : 0) + 16 * i;
+  ssize_t r;
+  do r = ::pread(fd, entry, 16, at);
+  while (r < 0 && errno == EINTR);
+  if (r != 16) return false;  // (read whole with its errors by the caller)
   if (s.index_codecs.big_endian) zarr::byteswap(entry, 2, 8);
   return true;
 }
@@ -348,7 +347,7 @@ std::shared_ptr<const ZarrSource::ShardIndex> ZarrSource::shard_index(int64_t si
   // The stamp alone could miss a rewrite (an inode number reused within one tick of the
   // clock): the entry used is checked against the file's too (16 bytes).
   uint64_t entry[2] = {0, 0};
-  if (cached && cached->stamp == stamp && index_entry(fd, stamp.size, i, entry, key) &&
+  if (cached && cached->stamp == stamp && index_entry(fd, stamp.size, i, entry) &&
       entry[0] == cached->entries[2 * i] && entry[1] == cached->entries[2 * i + 1])
     return cached;
   // Read and decoded outside the lock; two workers may both do it once.
@@ -379,7 +378,7 @@ std::shared_ptr<const ZarrSource::ShardIndex> ZarrSource::shard_index(int64_t si
   return index;
 }
 
-void ZarrSource::read_unit_files(int64_t id, void* dst, ThreadState& ts) const {
+void ZarrSource::read_unit(int64_t id, void* dst, ThreadState& ts) const {
   const size_t isz = itemsize(dtype());
   const Shape& ushape = read_grid_.chunks();
   const int64_t nitems = prod(ushape);

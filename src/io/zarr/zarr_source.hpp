@@ -35,6 +35,8 @@ class ZarrSource : public UnitSource {
   // once per task.
   Shape preferred_chunks() const override;
   bool stored_info(StorageInfo& out) const override;
+  // UnitSource's, with the metadata file checked before and after (check_metadata).
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
 
   const zarr::Metadata& metadata() const { return meta_; }
 
@@ -45,9 +47,6 @@ class ZarrSource : public UnitSource {
   // blosc compressor alone) decode a run of items from the blocks that hold it.
   bool unit_ranges() const override { return blosc_runs_; }
   void read_unit_range(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const override;
-  // The two reads above, from the files, without check_metadata().
-  void read_unit_files(int64_t id, void* dst, ThreadState& ts) const;
-  void read_range_files(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const;
   // Opens chunk file `key` of the store and hands `use` its descriptor and size, closing
   // it after; false (the store checked) when the file is missing.
   bool with_file(const std::string& key, const std::function<void(int fd, int64_t size)>& use) const;
@@ -60,7 +59,7 @@ class ZarrSource : public UnitSource {
   // An absent chunk file reads as the fill value, unless the store itself is gone.
   void check_store() const;
   [[noreturn]] void throw_store_gone() const;
-  // Before each read: the metadata file is the one opened, or one that reads the files
+  // Around each fill: the metadata file is the one opened, or one that reads the files
   // alike (attributes changed); else IOError naming it and what changed (shape, dtype...).
   void check_metadata() const;
   // A shard's decoded index (offset and size per inner chunk) and the file it was read from.
@@ -77,8 +76,8 @@ class ZarrSource : public UnitSource {
   std::shared_ptr<const ShardIndex> shard_index(int64_t sid, const std::string& key, int fd, const FileStamp& stamp,
                                                 int64_t i, ThreadState& ts) const;
   // The shard index's entry `i` as the file `fd` holds it now (16 bytes read); false when
-  // the index codecs place it elsewhere than at 16 * i (a transpose).
-  bool index_entry(int fd, int64_t size, int64_t i, uint64_t entry[2], const std::string& key) const;
+  // the index codecs place it elsewhere than at 16 * i (a transpose) or it cannot be read.
+  bool index_entry(int fd, int64_t size, int64_t i, uint64_t entry[2]) const;
   std::string where(const std::string& key) const { return name_ + "/" + key; }
 
   zarr::Metadata meta_;

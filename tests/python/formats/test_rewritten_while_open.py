@@ -59,9 +59,9 @@ def test_shard_rewritten_between_two_chunks_of_one_evaluation(tmp_path):
     """A lazyudf over the array rewrites the shard when it is called for the first block,
     on one thread: the blocks read after that see the new values."""
     path = tmp_path / "s.zarr"
-    old = np.arange(16, dtype=np.int64) * 7
-    new = (np.arange(16, dtype=np.int64) * 1000003) ** 3  # other compressed sizes
-    sharded(path, old, (4,), (16,))
+    old = np.arange(256, dtype=np.int64) * 7  # compresses well
+    new = np.random.default_rng(2).integers(-2**62, 2**62, 256)  # does not: the inner chunks move
+    sharded(path, old, (64,), (256,))
     a = b2lazy.open(str(path))
     np.testing.assert_array_equal(a.to_numpy(), old)
     seen = []
@@ -72,11 +72,11 @@ def test_shard_rewritten_between_two_chunks_of_one_evaluation(tmp_path):
         if len(seen) == 1:
             rewrite(path, new)
 
-    got = b2lazy.lazyudf(copy, (a,), np.int64).compute(chunks=(4,), nthreads=1).to_numpy()
-    assert sorted(seen) == [0, 4, 8, 12]
+    got = b2lazy.lazyudf(copy, (a,), np.int64).compute(chunks=(64,), nthreads=1).to_numpy()
+    assert sorted(seen) == [0, 64, 128, 192]
     first = seen[0]
     expected = new.copy()
-    expected[first:first + 4] = old[first:first + 4]  # read before the rewrite
+    expected[first:first + 64] = old[first:first + 64]  # read before the rewrite
     np.testing.assert_array_equal(got, expected)
 
 
@@ -138,10 +138,18 @@ def test_metadata_rewritten_under_open_array(tmp_path):
     with pytest.raises(OSError, match=r"zarr\.json' changed since the array was opened \(its shape \(8,\) is now \(12,\)"):
         a.to_numpy()
     b = b2lazy.open(str(path))
-    zarr.create_array(str(path), shape=(12,), chunks=(4,), shards=(8,), dtype="int64", compressors=None,
-                      overwrite=True)[...] = np.arange(12)
-    with pytest.raises(OSError, match=r"zarr\.json' changed .*data type float64 is now int64|removed or replaced"):
+    other = tmp_path / "b.zarr"  # int64 in the same files: read as float64, values nobody wrote
+    zarr.create_array(str(other), shape=(12,), chunks=(4,), shards=(8,), dtype="int64",
+                      compressors=None)[...] = np.arange(12)
+    for name in ["c/0", "c/1", "zarr.json"]:
+        os.replace(other / name, path / name)
+    with pytest.raises(OSError, match=r"zarr\.json' changed since the array was opened \(its data type float64 is now int64"):
         b.to_numpy()
+    zarr.create_array(str(path), shape=(12,), chunks=(4,), shards=(8,), dtype="int64", compressors=None,
+                      overwrite=True)[...] = np.arange(12)  # the store made anew (its directory replaced)
+    with pytest.raises(OSError, match="the Zarr array was removed or replaced while open"):
+        b.to_numpy()
+    np.testing.assert_array_equal(b2lazy.open(str(path)).to_numpy(), np.arange(12))
 
 
 def h5_file(path, data, **kw):
@@ -164,12 +172,12 @@ def test_single_file_replaced_or_written_in_place(tmp_path, fmt):
     write(path, old)
     a = b2lazy.open(url)
     np.testing.assert_array_equal(a.to_numpy(), old)
-    write(tmp_path / "other", new)
-    os.replace(tmp_path / "other", path)  # renamed over: the open array reads what it opened
+    write(tmp_path / ("other" + path.suffix), new)
+    os.replace(tmp_path / ("other" + path.suffix), path)  # renamed over: the open array reads what it opened
     np.testing.assert_array_equal(a.to_numpy(), old)
     np.testing.assert_array_equal(b2lazy.open(url).to_numpy(), new)
     b = b2lazy.open(url)
-    write(tmp_path / "third", old * 3)
-    shutil.copyfile(tmp_path / "third", path)  # written in place (as cp does)
+    write(tmp_path / ("third" + path.suffix), old * 3)
+    shutil.copyfile(tmp_path / ("third" + path.suffix), path)  # written in place (as cp does)
     with pytest.raises(OSError, match="changed on disk since it was opened"):
         b.to_numpy()
