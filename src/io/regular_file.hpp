@@ -12,8 +12,9 @@ namespace b2lazy {
 
 // A read-only descriptor of regular file `path` (relative to directory `dirfd`, or to the
 // working directory with AT_FDCWD); -1 when it does not exist. IOError naming `name` for
-// anything else: a FIFO, device, socket or directory, or a failed open.
-int open_regular_file(int dirfd, const std::string& path, const std::string& name);
+// anything else: a FIFO, device, socket or directory, or a failed open. `st`: the file's
+// stat (as opened) is stored there.
+int open_regular_file(int dirfd, const std::string& path, const std::string& name, struct stat* st = nullptr);
 
 // The same check for a file another library opens by path (libhdf5, minizip): IOError
 // naming `name` unless `path` is a regular file (or missing: that library says so).
