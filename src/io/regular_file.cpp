@@ -23,7 +23,7 @@ const char* kind_of(mode_t m) {
 
 }  // namespace
 
-int open_regular_file(int dirfd, const std::string& path, const std::string& name) {
+int open_regular_file(int dirfd, const std::string& path, const std::string& name, struct stat* st_out) {
   int fd;
   do fd = ::openat(dirfd, path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   while (fd < 0 && errno == EINTR);
@@ -46,6 +46,7 @@ int open_regular_file(int dirfd, const std::string& path, const std::string& nam
     throw IOError("'" + name + "' is " + kind_of(st.st_mode) + ", not a regular file");
   }
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  if (st_out) *st_out = st;
   return fd;
 }
 

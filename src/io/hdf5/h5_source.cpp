@@ -316,6 +316,7 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
   if (src->fd_ < 0 || ::fstat(src->fd_, &st) != 0) throw IOError("cannot open '" + path + "': " + std::strerror(errno));
   src->h_ = std::move(h);
   src->file_size_ = static_cast<int64_t>(st.st_size);
+  src->stamp_ = FileStamp::of(st);
   src->big_endian_ = be;
   src->chunked_ = layout == H5D_CHUNKED;
   src->virtual_ = layout == H5D_VIRTUAL;
@@ -352,6 +353,16 @@ void H5Source::fill_value(void* dst, int64_t n) const {
   auto* d = static_cast<uint8_t*>(dst);
   const size_t isz = fill_.size();
   for (int64_t i = 0; i < n; ++i) std::memcpy(d + i * static_cast<int64_t>(isz), fill_.data(), isz);
+}
+
+void H5Source::fill(const Region& region, void* out, ThreadState& ts) const {
+  try {
+    UnitSource::fill(region, out, ts);
+  } catch (const IOError&) {  // (a file written in place can look damaged: say why)
+    check_unchanged();
+    throw;
+  }
+  check_unchanged();  // after the reads: what was read is what was opened
 }
 
 void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
@@ -435,6 +446,12 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
     }
   }
   finish_unit(id, dst, ts);
+}
+
+void H5Source::check_unchanged() const {
+  struct stat st;
+  if (::fstat(fd_, &st) != 0 || !(FileStamp::of(st) == stamp_))
+    throw IOError("'" + name_ + "': changed on disk since it was opened");
 }
 
 void H5Source::finish_unit(int64_t id, void* dst, ThreadState& ts) const {

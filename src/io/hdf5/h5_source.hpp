@@ -13,6 +13,7 @@
 
 #include "io/hdf5/h5_filters.hpp"
 #include "io/hdf5/h5_storage.hpp"
+#include "io/regular_file.hpp"
 #include "io/unit_source.hpp"
 
 namespace b2lazy {
@@ -27,6 +28,8 @@ class H5Source : public UnitSource {
   std::string describe() const override;
   std::string source_name() const override { return name_; }
   bool stored_info(StorageInfo& out) const override;
+  // UnitSource's, with check_unchanged() after it (and when it fails).
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
 
   struct Handles;  // libhdf5's identifiers (h5_source.cpp)
   H5Source(DType t, Shape shape, std::string name);  // (the handles are given by open)
@@ -39,6 +42,11 @@ class H5Source : public UnitSource {
   std::string layout_name() const;  // when not chunked: contiguous, compact, external or virtual
   // The end of every unit read: bools made 0/1, the read counted in ts.
   void finish_unit(int64_t id, void* dst, ThreadState& ts) const;
+  // IOError "'<name>': changed on disk since it was opened" when the file was written in
+  // place (as B2ndSource: a file replaced by rename keeps being read as it was opened, by
+  // libhdf5 and by fd_; one written in place would mix libhdf5's cached chunk addresses
+  // with new bytes). Checked after each fill (and when one fails).
+  void check_unchanged() const;
   std::unique_ptr<Handles> h_;
   std::string name_;
   bool chunked_ = false, decodes_ = true, big_endian_ = false;
@@ -50,6 +58,7 @@ class H5Source : public UnitSource {
   std::vector<h5::ExternalPart> external_;  // external storage: where its bytes lie
   int fd_ = -1;
   int64_t file_size_ = 0;
+  FileStamp stamp_;  // fd_'s file as opened
   int64_t stored_bytes_ = 0;
 };
 

@@ -2,7 +2,9 @@
 // read with pread through a descriptor of the store's directory opened once (so an array
 // opened before its directory is moved keeps reading it) and decoded by the worker that
 // asks, without a lock. A shard whose codecs are sharding_indexed alone is read by parts:
-// its index once (cached), then only the inner chunks a region touches.
+// its index (cached with the shard file's stamp), then only the inner chunks a region
+// touches. Every read looks at the store as it is then: a chunk or shard another writer
+// replaced reads its new values — a cached index is used only while it is the file's.
 #pragma once
 #include <functional>
 #include <memory>
@@ -11,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "io/regular_file.hpp"
 #include "io/unit_source.hpp"
 #include "io/zarr/metadata.hpp"
 
@@ -32,6 +35,8 @@ class ZarrSource : public UnitSource {
   // once per task.
   Shape preferred_chunks() const override;
   bool stored_info(StorageInfo& out) const override;
+  // UnitSource's, with the metadata file checked before and after (check_metadata).
+  void fill(const Region& region, void* out, ThreadState& ts) const override;
 
   const zarr::Metadata& metadata() const { return meta_; }
 
@@ -53,7 +58,26 @@ class ZarrSource : public UnitSource {
   void check_stored_size(const std::string& key, int64_t size) const;
   // An absent chunk file reads as the fill value, unless the store itself is gone.
   void check_store() const;
-  std::shared_ptr<const std::vector<uint64_t>> shard_index(const Shape& shard, ThreadState& ts) const;
+  [[noreturn]] void throw_store_gone() const;
+  // Around each fill: the metadata file is the one opened, or one that reads the files
+  // alike (attributes changed); else IOError naming it and what changed (shape, dtype...).
+  void check_metadata() const;
+  // A shard's decoded index (offset and size per inner chunk) and the file it was read from.
+  struct ShardIndex {
+    FileStamp stamp;
+    std::vector<uint64_t> entries;
+  };
+  // Inner chunk `i` of shard `shard` (stored bytes) into `out`; false when the shard file
+  // or the inner chunk is absent. The index entry and the bytes come from one descriptor,
+  // so from one version of the file.
+  bool read_inner(const Shape& shard, int64_t i, std::vector<uint8_t>& out, ThreadState& ts) const;
+  // The index of the shard file open as `fd` (`stamp`): the cached one while it is that
+  // file's and its entry `i` is what the file holds there now, else read and cached anew.
+  std::shared_ptr<const ShardIndex> shard_index(int64_t sid, const std::string& key, int fd, const FileStamp& stamp,
+                                                int64_t i, ThreadState& ts) const;
+  // The shard index's entry `i` as the file `fd` holds it now (16 bytes read); false when
+  // the index codecs place it elsewhere than at 16 * i (a transpose) or it cannot be read.
+  bool index_entry(int fd, int64_t size, int64_t i, uint64_t entry[2]) const;
   std::string where(const std::string& key) const { return name_ + "/" + key; }
 
   zarr::Metadata meta_;
@@ -65,8 +89,10 @@ class ZarrSource : public UnitSource {
   int64_t most_inner_ = 0;       // the most bytes an inner chunk is stored in (partial shards)
   int dirfd_ = -1;
   std::string name_, meta_file_;
+  std::string layout_;             // what reads depend on in the metadata opened
+  mutable FileStamp meta_stamp_;   // the metadata file last checked to have that layout (under mu_)
   mutable std::mutex mu_;
-  mutable std::unordered_map<int64_t, std::shared_ptr<const std::vector<uint64_t>>> indexes_;  // by shard id
+  mutable std::unordered_map<int64_t, std::shared_ptr<const ShardIndex>> indexes_;  // by shard id
 };
 
 }  // namespace b2lazy
