@@ -160,11 +160,14 @@ class RegionReader:
 
     def __call__(self, inputs, out, offset):
         key = tuple(slice(o, o + n) for o, n in zip(offset, out.shape))
+        direct = self.getitem is None and out.size and out.dtype == self.obj.dtype and out.flags.c_contiguous
         if self.lock is not None:
             with self.lock:
-                v = self.read(key)
+                v = self.read_into(key, out) if direct else self.read(key)
         else:
-            v = self.read(key)
+            v = self.read_into(key, out) if direct else self.read(key)
+        if v is None:  # read straight into out
+            return
         v = np.asarray(v)
         if v.shape != out.shape:
             raise ValueError(f"{type(self.obj).__name__}[{_key_text(key)}] gave shape {v.shape}, "
@@ -173,6 +176,19 @@ class RegionReader:
 
     def read(self, key):
         return self.getitem(self.obj, key) if self.getitem is not None else self.obj[key]
+
+    def read_into(self, key, out):
+        """h5py and zarr-python read straight into `out` (None); others return their values.
+        (obj[key] makes a fresh array that is then copied: a region source over h5py spent
+        1.7 s on 2 GiB against 0.58 s for the reads alone.)"""
+        if _is_h5py_dataset(self.obj):
+            self.obj.read_direct(out, source_sel=key)
+            return None
+        if _is_zarr_array(self.obj):
+            from zarr.core.buffer import default_buffer_prototype
+            self.obj.get_basic_selection(key, out=default_buffer_prototype().nd_buffer.from_numpy_array(out))
+            return None
+        return self.read(key)
 
     def unsaved_reason(self):
         """Why Array.save refuses (b2lazy/_serial.py): a saved expression names files and
