@@ -406,41 +406,35 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
   } else {
     std::vector<hsize_t> off(ndim());
     for (size_t d = 0; d < ndim(); ++d) off[d] = static_cast<hsize_t>(box.start[d]);
-    unsigned mask = 0;
-    haddr_t addr = HADDR_UNDEF;
+    // The chunk is found as H5Dread finds it (a search of the index): a walk over the
+    // index (H5Dget_chunk_info_by_coord) costs O(chunks) per chunk and, on a damaged index
+    // that names one chunk twice, returns another record than libhdf5 itself reads.
     hsize_t size = 0;
-    bool found;
     {
       H5Lock g;
-      found = H5Dget_chunk_info_by_coord(h_->dset, off.data(), &mask, &addr, &size) >= 0 && addr != HADDR_UNDEF;
-      // H5Dread finds chunks by another path (a search of the index, not a walk over it):
-      // both must agree, or a damaged index would give values libhdf5 does not read.
-      hsize_t lookup = 0;
-      const bool looked_up = H5Dget_chunk_storage_size(h_->dset, off.data(), &lookup) >= 0 && lookup > 0;
+      const bool found = H5Dget_chunk_storage_size(h_->dset, off.data(), &size) >= 0 && size > 0;
       h5::last_error();  // (clears the stack: not stored is no error, the fill value)
-      if (looked_up != found || (found && lookup != size))
-        throw IOError("'" + where + "': the chunk index is damaged (libhdf5 finds the chunk by one path and " +
-                      (found && looked_up ? "another size" : "not") + " by the other)");
-    }
-    if (!found) {
-      fill_value(dst, n);
-      return;
+      if (!found) {
+        fill_value(dst, n);
+        return;
+      }
     }
     if (!decodes_) {
       read_through_library(id, dst);
     } else {
-      // A stored chunk lies inside the file and is not much larger than its values: a
-      // damaged index cannot make us allocate more (h5_filters.hpp bounds the rest).
-      if (addr > static_cast<haddr_t>(file_size_) || size > static_cast<hsize_t>(file_size_) - addr)
-        throw IOError("'" + where + "': its chunk at byte " + std::to_string(addr) + " (+" + std::to_string(size) +
-                      ") lies past the file's end (" + std::to_string(file_size_) + " bytes; truncated or damaged)");
+      // A stored chunk is not much larger than its values: a damaged index cannot make us
+      // allocate more (h5_filters.hpp bounds the rest); libhdf5 refuses one past the file's end.
       if (size > static_cast<hsize_t>(h5::max_stored(bytes_n)))
         throw IOError("'" + where + "': its chunk claims " + std::to_string(size) + " stored bytes, more than " +
                       std::to_string(h5::max_stored(bytes_n)) + " for " + std::to_string(bytes_n) + " bytes of values (damaged)");
       ScratchScope scope(ts.scratch);  // (not zeroed: the read fills it)
       auto* raw = static_cast<uint8_t*>(scope.alloc(static_cast<size_t>(size)));
-      const ssize_t r = ::pread(fd_, raw, static_cast<size_t>(size), static_cast<off_t>(addr));
-      if (r != static_cast<ssize_t>(size)) throw IOError("'" + where + "': the file is shorter than its chunk (truncated?)");
+      uint32_t mask = 0;
+      {
+        H5Lock g;
+        if (H5Dread_chunk(h_->dset, H5P_DEFAULT, off.data(), &mask, raw) < 0)
+          throw IOError("'" + where + "': its stored chunk cannot be read (" + h5::last_error() + ")");
+      }
       h5::decode(filters_, mask, isz, raw, static_cast<size_t>(size), dst, static_cast<size_t>(bytes_n), where, ts);
       if (big_endian_) zarr::byteswap(dst, n * zarr::parts_of(dtype()), isz / zarr::parts_of(dtype()));
     }
