@@ -1,0 +1,112 @@
+// Builds moving reductions: xarray's rolling semantics (moving_reduce), and reductions
+// over the window axis of a sliding_window_view rewritten as one moving node — what
+// xarray's rolling(...).sum()/max()/std() and its counts ask of the array namespace
+// (pad, sliding_window_view, reduce over the window axis), planned as one pass per
+// region with a halo instead of w shifted copies.
+#include <cmath>
+
+#include "b2lazy/error.hpp"
+#include "b2lazy/rolling.hpp"
+#include "graph/axes.hpp"
+#include "graph/rolling.hpp"
+#include "ops/rolling/moving_node.hpp"
+#include "ops/shape/window_node.hpp"
+
+namespace b2lazy {
+
+namespace {
+constexpr const char* kOps = "sum, mean, min, max, var, std, count";
+}
+
+MovingOp moving_op(const std::string& name) {
+  if (name == "sum") return MovingOp::Sum;
+  if (name == "mean") return MovingOp::Mean;
+  if (name == "min") return MovingOp::Min;
+  if (name == "max") return MovingOp::Max;
+  if (name == "var") return MovingOp::Var;
+  if (name == "std") return MovingOp::Std;
+  if (name == "count") return MovingOp::Count;
+  throw ValueError("moving_reduce: func '" + name + "' is not supported (supported: " + kOps + ")");
+}
+
+const char* moving_op_name(MovingOp op) {
+  switch (op) {
+    case MovingOp::Sum: return "sum";
+    case MovingOp::Mean: return "mean";
+    case MovingOp::Min: return "min";
+    case MovingOp::Max: return "max";
+    case MovingOp::Var: return "var";
+    case MovingOp::Std: return "std";
+    case MovingOp::Count: return "count";
+  }
+  return "";
+}
+
+Array moving_reduce(const Array& x, int64_t window, MovingOp op, const MovingOptions& o) {
+  if (x.ndim() == 0) throw ValueError("moving_reduce: x must have at least one dimension (got a 0-d array)");
+  const int axis = normalize_axis(o.axis, x.ndim(), "moving_reduce", x.shape());
+  if (window < 1) throw ValueError("moving_reduce: window must be at least 1, got " + std::to_string(window));
+  const int64_t min_periods = o.min_periods.value_or(window);
+  if (min_periods < 1)
+    throw ValueError("moving_reduce: min_periods must be at least 1, got " + std::to_string(min_periods));
+  if (min_periods > window)
+    throw ValueError("moving_reduce: min_periods " + std::to_string(min_periods) + " is larger than the window " +
+                     std::to_string(window));
+  if (!(o.ddof >= 0) || !std::isfinite(o.ddof))
+    throw ValueError("moving_reduce: ddof must be a finite number >= 0, got " + std::to_string(o.ddof));
+  const DType t = x.dtype();
+  if (is_complex(t)) throw TypeError(std::string("moving_reduce: complex input is not supported (got ") + dtype_name(t) + ")");
+  const int64_t n = x.shape()[static_cast<size_t>(axis)];
+  MovingSpec s;
+  s.axis = axis;
+  s.window = window;
+  s.offset = o.center ? -(window / 2) : -(window - 1);
+  s.length = n;
+  s.op = op;
+  s.skipna = o.skipna;
+  s.min_count = min_periods;
+  s.ddof = o.ddof;
+  const DType out = op == MovingOp::Count || !is_float(t) ? DType::F64 : t;
+  return Array(std::make_shared<MovingNode>(x.node(), s, out));
+}
+
+std::optional<Array> reduce_over_window(Reduction r, const Array& x, const ReduceOptions& o, DType out) {
+  const Node& n = *x.node();
+  if (n.kind() != WindowNode::kKind || !o.axis || o.axis->size() != 1) return std::nullopt;
+  const int last = static_cast<int>(x.ndim()) - 1;
+  const int ax = (*o.axis)[0] < 0 ? (*o.axis)[0] + last + 1 : (*o.axis)[0];
+  if (ax != last) return std::nullopt;
+  const auto& win = static_cast<const WindowNode&>(n);
+  const NodePtr in = n.inputs()[0];
+  const DType t = in->dtype();
+  if (is_complex(t) || is_complex(out) || (is_float(t) && !is_inexact(out))) return std::nullopt;
+  MovingSpec s;
+  s.axis = win.axis();
+  s.window = win.window();
+  s.offset = 0;
+  s.length = x.shape()[static_cast<size_t>(win.axis())];
+  s.ddof = o.correction;
+  switch (r) {
+    case Reduction::Sum: s.op = MovingOp::Sum, s.skipna = false; break;
+    case Reduction::NanSum: s.op = MovingOp::Sum; break;
+    case Reduction::Mean: s.op = MovingOp::Mean, s.skipna = false; break;
+    case Reduction::NanMean: s.op = MovingOp::Mean, s.min_count = 1; break;
+    case Reduction::Min: s.op = MovingOp::Min, s.skipna = false; break;
+    case Reduction::NanMin: s.op = MovingOp::Min; break;
+    case Reduction::Max: s.op = MovingOp::Max, s.skipna = false; break;
+    case Reduction::NanMax: s.op = MovingOp::Max; break;
+    case Reduction::Var: case Reduction::Std:
+      // (NumPy divides by n - ddof <= 0 into inf or NaN with a warning: left to the plain reduction)
+      if (o.correction >= static_cast<double>(s.window)) return std::nullopt;
+      s.op = r == Reduction::Var ? MovingOp::Var : MovingOp::Std, s.skipna = false;
+      break;
+    case Reduction::NanVar: s.op = MovingOp::Var; break;
+    case Reduction::NanStd: s.op = MovingOp::Std; break;
+    default: return std::nullopt;
+  }
+  if (t == DType::Bool && s.op != MovingOp::Sum) return std::nullopt;
+  Array y(std::make_shared<MovingNode>(in, s, out));
+  return o.keepdims ? expand_dims(y, last) : y;
+}
+
+}  // namespace b2lazy
