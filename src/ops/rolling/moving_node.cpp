@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -131,7 +132,8 @@ void slide_sums(const MovingSpec& sp, const Rows<A>& in, int64_t L, R* res) {
 // Positions outside the axis and skipped NaNs hold the identity; prefix counts of valid
 // values and of NaNs decide NaN results.
 template <class A, class R>
-void van_herk(const MovingSpec& sp, const Rows<A>& in, int64_t L, R* res, ScratchScope& scope) {
+void van_herk(const MovingSpec& sp, const Rows<A>& in, int64_t L, R* res, Scratch& scratch) {
+  ScratchScope scope(scratch);  // (released after each strip)
   constexpr bool kFloat = std::is_floating_point_v<A>;
   const bool is_max = sp.op == MovingOp::Max;
   const int64_t w = sp.window, P = L + w - 1;
@@ -193,15 +195,52 @@ void van_herk(const MovingSpec& sp, const Rows<A>& in, int64_t L, R* res, Scratc
   }
 }
 
+// Strips of lanes: each converted to A (lin rows of n lanes, contiguous), reduced into
+// R, and the results cast into `out` — memory per strip, never per region.
+struct Block {
+  const char* raw;  // the pulled input: outer x lin x inner, dtype `in`
+  DType in;
+  int64_t outer, lin, pin0, inner, L;
+  char* out;  // outer x L x inner, dtype `out`
+  DType out_dtype;
+};
+
 template <class A, class R>
-void run(const MovingSpec& sp, const A* x, int64_t outer, int64_t lin, int64_t pin0, int64_t inner, int64_t L, R* res,
-         ScratchScope& scope) {
-  for (int64_t o = 0; o < outer; ++o) {
-    const Rows<A> rows{x + o * lin * inner, lin, pin0, inner};
-    R* r = res + o * L * inner;
-    if (sp.op == MovingOp::Min || sp.op == MovingOp::Max) van_herk<A, R>(sp, rows, L, r, scope);
-    else slide_sums<A, R>(sp, rows, L, r);
-  }
+void run(const MovingSpec& sp, DType acc, DType rt, const Block& b, Scratch& scratch) {
+  ScratchScope scope(scratch);
+  const int64_t P = b.L + sp.window - 1;
+  const int64_t per_lane = (b.lin + b.L) * 8 + (sp.op == MovingOp::Min || sp.op == MovingOp::Max ? P * 32 : 0);
+  const int64_t S = std::clamp<int64_t>(kStripBytes / std::max<int64_t>(1, per_lane), 1, std::max<int64_t>(1, b.inner));
+  A* xa = scope.alloc_n<A>(static_cast<size_t>(std::max<int64_t>(1, b.lin * S)));
+  R* ra = scope.alloc_n<R>(static_cast<size_t>(std::max<int64_t>(1, b.L * S)));
+  const size_t isz = itemsize(b.in), osz = itemsize(b.out_dtype);
+  const kernels::BlockFn to_acc = b.in == acc ? nullptr : kernels::lookup_cast(b.in, acc);
+  const kernels::BlockFn to_out = rt == b.out_dtype ? nullptr : kernels::lookup_cast(rt, b.out_dtype);
+  for (int64_t o = 0; o < b.outer; ++o)
+    for (int64_t i0 = 0; i0 < b.inner; i0 += S) {
+      const int64_t n = std::min(S, b.inner - i0);
+      for (int64_t r = 0; r < b.lin; ++r) {
+        const char* src = b.raw + ((o * b.lin + r) * b.inner + i0) * static_cast<int64_t>(isz);
+        if (to_acc) {
+          const void* in[1] = {src};
+          to_acc(xa + r * n, in, n);
+        } else {
+          std::memcpy(xa + r * n, src, static_cast<size_t>(n) * sizeof(A));
+        }
+      }
+      const Rows<A> rows{xa, b.lin, b.pin0, n};
+      if (sp.op == MovingOp::Min || sp.op == MovingOp::Max) van_herk<A, R>(sp, rows, b.L, ra, scratch);
+      else slide_sums<A, R>(sp, rows, b.L, ra);
+      for (int64_t j = 0; j < b.L; ++j) {
+        char* dst = b.out + ((o * b.L + j) * b.inner + i0) * static_cast<int64_t>(osz);
+        if (to_out) {
+          const void* in[1] = {ra + j * n};
+          to_out(dst, in, n);
+        } else {
+          std::memcpy(dst, ra + j * n, static_cast<size_t>(n) * sizeof(R));
+        }
+      }
+    }
 }
 
 // `r` with unit steps along `axis` over its bounds there (filled densely, then picked).
@@ -216,6 +255,45 @@ Region unit_along(const Region& r, int axis) {
 }
 
 const char* op_word(MovingOp op) { return moving_op_name(op); }
+
+// The stored source under `input` through elementwise nodes and pads (xarray pads the
+// data, or its notnull mask, before taking windows), or nullptr.
+const Node* stored_under(const NodePtr& input) {
+  const Node* n = input.get();
+  for (int depth = 0; n && depth < 32; ++depth) {
+    if (n->storage_grid()) return n;
+    if (n->inputs().empty() || !(n->is_elementwise() || n->kind() == "pad")) return nullptr;
+    const Node* next = nullptr;
+    for (const NodePtr& in : n->inputs())
+      if (in->ndim() == n->ndim() && in->size() > 1) {
+        next = in.get();
+        break;
+      }
+    n = next;
+  }
+  return nullptr;
+}
+
+// Output chunks: the storage's; along the axis, when a pull decompresses whole chunks
+// there (Zarr), several chunks deep, so the halo's extra chunk is a small part of each
+// region's reads (4 deep: 1.25x the data decompressed, not 2x), at most kMaxChunkBytes.
+constexpr int64_t kMaxChunkBytes = int64_t(64) << 20;
+Shape moving_chunks(const NodePtr& input, const MovingSpec& sp, const Shape& shape) {
+  Shape c = preferred_chunks_of(input);
+  const Node* src = stored_under(input);
+  if (!src || src->ndim() != shape.size()) return c.size() == shape.size() ? c : Shape{};
+  c = src->storage_grid()->chunks();
+  const size_t k = static_cast<size_t>(sp.axis);
+  const int64_t depth = read_unit(*src)[k];
+  if (depth > 1 && sp.window > 1) {
+    int64_t units = std::max<int64_t>(4, ceil_div(4 * (sp.window - 1), depth));
+    const int64_t cross = std::max<int64_t>(1, prod(c) / std::max<int64_t>(1, c[k]));
+    while (units > 1 && units * depth * cross * 8 > kMaxChunkBytes) --units;
+    c[k] = units * depth;
+  }
+  for (size_t d = 0; d < c.size(); ++d) c[d] = std::max<int64_t>(1, std::min(c[d], shape[d]));
+  return c;
+}
 
 }  // namespace
 
@@ -232,8 +310,7 @@ MovingNode::MovingNode(NodePtr input, const MovingSpec& spec, DType out)
   const bool float_math = !is_integral(in) && in != DType::Bool;
   if (float_math || spec.op == MovingOp::Var || spec.op == MovingOp::Std) acc_ = DType::F64;
   else acc_ = b2lazy::kind(in) == DKind::Unsigned ? DType::U64 : DType::I64;
-  preferred_ = preferred_chunks_of(inputs()[0]);
-  if (preferred_.size() != ndim()) preferred_.clear();
+  preferred_ = moving_chunks(inputs()[0], spec_, shape());
 }
 
 std::string MovingNode::describe() const {
@@ -265,9 +342,11 @@ int64_t MovingNode::fill_bytes(const Region& region, const MemoryModel& m) const
   const Region u = unit_along(region, spec_.axis);
   const Region in = input_region(u);
   const DType t = inputs()[0]->dtype();
-  const int64_t conv = t == acc_ ? 0 : in.size() * 8;
-  return in.size() * static_cast<int64_t>(itemsize(t)) + conv + u.size() * 8 * 2 + kStripBytes +
-         m.pull_bytes(*inputs()[0], in);
+  // The pulled block, a strided region's dense copy, one strip's scratch (at most about
+  // kStripBytes beyond one lane's rows), and what the pull holds below.
+  const int64_t dense = region.step[static_cast<size_t>(spec_.axis)] == 1 ? 0 : u.size() * static_cast<int64_t>(itemsize(dtype()));
+  const int64_t lane = (in.count[static_cast<size_t>(spec_.axis)] + u.count[static_cast<size_t>(spec_.axis)] + spec_.window) * 40;
+  return in.size() * static_cast<int64_t>(itemsize(t)) + dense + kStripBytes + lane + m.pull_bytes(*inputs()[0], in);
 }
 
 void MovingNode::fill(const Region& region, void* out, ThreadState& ts) const {
@@ -292,13 +371,6 @@ void MovingNode::fill_unit(const Region& u, void* out, ThreadState& ts) const {
   const int64_t m = in.size();
   void* raw = scope.alloc(static_cast<size_t>(std::max<int64_t>(m, 1)) * itemsize(t));
   if (m) inputs()[0]->pull(in, raw, ts);
-  const void* x = raw;
-  if (t != acc_ && m) {
-    void* conv = scope.alloc(static_cast<size_t>(m) * 8);
-    const void* src[1] = {raw};
-    kernels::lookup_cast(t, acc_)(conv, src, m);
-    x = conv;
-  }
   int64_t outer = 1, inner = 1;
   for (size_t d = 0; d < u.ndim(); ++d) {
     if (d < k) outer *= u.count[d];
@@ -306,19 +378,10 @@ void MovingNode::fill_unit(const Region& u, void* out, ThreadState& ts) const {
   }
   const int64_t L = u.count[k], lin = in.count[k], pin0 = in.start[k] - (u.start[k] + spec_.offset);
   const DType rt = is_inexact(dtype()) ? DType::F64 : acc_;
-  void* res = rt == dtype() ? out : scope.alloc(static_cast<size_t>(u.size()) * 8);
-  auto go = [&](auto a_tag, auto r_tag) {
-    using A = decltype(a_tag);
-    using R = decltype(r_tag);
-    run<A, R>(spec_, static_cast<const A*>(x), outer, lin, pin0, inner, L, static_cast<R*>(res), scope);
-  };
-  if (acc_ == DType::F64) go(double{}, double{});
-  else if (acc_ == DType::I64) rt == DType::F64 ? go(int64_t{}, double{}) : go(int64_t{}, int64_t{});
-  else rt == DType::F64 ? go(uint64_t{}, double{}) : go(uint64_t{}, uint64_t{});
-  if (res != out) {
-    const void* src[1] = {res};
-    kernels::lookup_cast(rt, dtype())(out, src, u.size());
-  }
+  const Block b{static_cast<const char*>(raw), t, outer, lin, pin0, inner, L, static_cast<char*>(out), dtype()};
+  if (acc_ == DType::F64) run<double, double>(spec_, acc_, rt, b, ts.scratch);
+  else if (acc_ == DType::I64) rt == DType::F64 ? run<int64_t, double>(spec_, acc_, rt, b, ts.scratch) : run<int64_t, int64_t>(spec_, acc_, rt, b, ts.scratch);
+  else rt == DType::F64 ? run<uint64_t, double>(spec_, acc_, rt, b, ts.scratch) : run<uint64_t, uint64_t>(spec_, acc_, rt, b, ts.scratch);
 }
 
 }  // namespace b2lazy
