@@ -3,6 +3,7 @@
 // xarray's rolling(...).sum()/max()/std() and its counts ask of the array namespace
 // (pad, sliding_window_view, reduce over the window axis), planned as one pass per
 // region with a halo instead of w shifted copies.
+#include <algorithm>
 #include <cmath>
 
 #include "b2lazy/error.hpp"
@@ -57,10 +58,15 @@ Array moving_reduce(const Array& x, int64_t window, MovingOp op, const MovingOpt
   const DType t = x.dtype();
   if (is_complex(t)) throw TypeError(std::string("moving_reduce: complex input is not supported (got ") + dtype_name(t) + ")");
   const int64_t n = x.shape()[static_cast<size_t>(axis)];
+  // The window reaches b positions before i and a after; beyond the axis' length on
+  // either side it only adds missing positions, so it is cut there (a window of 10**12
+  // costs what one of the axis' length does).
+  const int64_t before = o.center ? window / 2 : window - 1, after = window - 1 - before;
+  const int64_t b = std::min(before, n), a = std::min(after, n);
   MovingSpec s;
   s.axis = axis;
-  s.window = window;
-  s.offset = o.center ? -(window / 2) : -(window - 1);
+  s.window = a + b + 1;
+  s.offset = -b;
   s.length = n;
   s.op = op;
   s.skipna = o.skipna;

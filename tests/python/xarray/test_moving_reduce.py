@@ -160,6 +160,29 @@ def test_keepdims_dtype_and_other_axes_keep_the_plain_reduction():
                                   np.lib.stride_tricks.sliding_window_view(x, (2, 3), axis=(0, 0)))
 
 
+@pytest.mark.parametrize("center", [False, True])
+def test_a_window_far_beyond_the_axis_costs_what_the_axis_does(center):
+    x = np.random.default_rng(5).standard_normal((9, 4))
+    for func in ("max", "mean"):
+        got = bl.moving_reduce(x, 10**12, func, axis=0, center=center, min_periods=1).to_numpy()
+        np.testing.assert_allclose(got, oracle(x, 21, func, 0, center, 1, 0, True), rtol=1e-12)
+    assert np.isnan(bl.moving_reduce(x, 10**12, "sum", axis=0).to_numpy()).all()  # min_periods: the window
+
+
+def test_float16_and_bool():
+    x = np.array([1, 2, 3, 4, np.nan, 6], np.float16)
+    got = bl.moving_reduce(x, 2, "max", min_periods=1).to_numpy()
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, oracle(x, 2, "max", 0, False, 1, 0, True).astype(np.float16))
+    v = bl.sliding_window_view(bl.asarray(x), 3)
+    np.testing.assert_array_equal(bl.nanmax(v, axis=-1).to_numpy(),
+                                  np.nanmax(np.lib.stride_tricks.sliding_window_view(x, 3), axis=-1))
+    b = np.array([True, False, True, True])
+    got = bl.sum(bl.sliding_window_view(bl.asarray(b), 2), axis=-1).to_numpy()
+    np.testing.assert_array_equal(got, np.lib.stride_tricks.sliding_window_view(b, 2).sum(-1))
+    np.testing.assert_array_equal(bl.moving_reduce(b, 2, "sum").to_numpy(), [np.nan, 1, 1, 2])
+
+
 def test_expression_string():
     x = np.arange(10.0)
     got = bl.evaluate("moving_reduce(x, 3, 'max', center=True, min_periods=1)", {"x": x}).to_numpy()
