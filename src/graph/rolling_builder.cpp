@@ -5,19 +5,77 @@
 // region with a halo instead of w shifted copies.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
 
 #include "b2lazy/error.hpp"
 #include "b2lazy/rolling.hpp"
 #include "graph/axes.hpp"
 #include "graph/rolling.hpp"
 #include "ops/rolling/moving_node.hpp"
+#include "ops/shape/pad_node.hpp"
 #include "ops/shape/window_node.hpp"
 
 namespace b2lazy {
 
 namespace {
 constexpr const char* kOps = "sum, mean, min, max, var, std, count";
+
+// Is the value at `p` (dtype t) what a moving node takes a position beyond the axis to
+// be for this op: a skipped NaN, or the identity (sum: 0; max, min without skipping NaNs:
+// the lowest or highest value)? (Every window holds a data position: fold_pad.)
+template <class T>
+bool neutral_as(const uint8_t* p, const MovingSpec& s) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  if constexpr (kFloat) {
+    if (std::isnan(v)) return s.skipna;
+  }
+  switch (s.op) {
+    case MovingOp::Sum: return v == T(0) && s.min_count == 0;
+    case MovingOp::Max: return !s.skipna && v == (kFloat ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest());
+    case MovingOp::Min: return !s.skipna && v == (kFloat ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max());
+    default: return false;
+  }
 }
+
+bool neutral(const uint8_t* p, DType t, const MovingSpec& s) {
+  switch (t) {
+    case DType::Bool: return p[0] == 0 && s.op == MovingOp::Sum && s.min_count == 0;
+    case DType::I8: return neutral_as<int8_t>(p, s);
+    case DType::I16: return neutral_as<int16_t>(p, s);
+    case DType::I32: return neutral_as<int32_t>(p, s);
+    case DType::I64: return neutral_as<int64_t>(p, s);
+    case DType::U8: return neutral_as<uint8_t>(p, s);
+    case DType::U16: return neutral_as<uint16_t>(p, s);
+    case DType::U32: return neutral_as<uint32_t>(p, s);
+    case DType::U64: return neutral_as<uint64_t>(p, s);
+    case DType::F32: return neutral_as<float>(p, s);
+    case DType::F64: return neutral_as<double>(p, s);
+    default: return false;
+  }
+}
+
+// xarray pads before taking windows (constant NaN, 0, -inf or +inf: what the reduction
+// skips or ignores): windows over the padding are windows cut at the axis' ends, so the
+// moving node reads the data itself, one copy of every region fewer. `in` and `s`
+// become the pad's input and the window placed on it.
+void fold_pad(NodePtr& in, MovingSpec& s) {
+  if (in->kind() != "pad") return;
+  const auto& pad = static_cast<const PadNode&>(*in);
+  const size_t k = static_cast<size_t>(s.axis);
+  if (pad.mode() != PadMode::Constant) return;
+  for (size_t d = 0; d < pad.ndim(); ++d)
+    if (d != k && (pad.widths()[d].first || pad.widths()[d].second)) return;
+  if (pad.widths()[k].first >= s.window || pad.widths()[k].second >= s.window) return;  // a window of padding alone
+  const DType t = pad.dtype();
+  if (!neutral(pad.fill_value(k, false), t, s) || !neutral(pad.fill_value(k, true), t, s)) return;
+  s.offset -= pad.widths()[k].first;
+  in = pad.inputs()[0];
+}
+}  // namespace
 
 MovingOp moving_op(const std::string& name) {
   if (name == "sum") return MovingOp::Sum;
@@ -83,7 +141,7 @@ std::optional<Array> reduce_over_window(Reduction r, const Array& x, const Reduc
   const int ax = (*o.axis)[0] < 0 ? (*o.axis)[0] + last + 1 : (*o.axis)[0];
   if (ax != last) return std::nullopt;
   const auto& win = static_cast<const WindowNode&>(n);
-  const NodePtr in = n.inputs()[0];
+  const NodePtr& in = n.inputs()[0];
   const DType t = in->dtype();
   if (is_complex(t) || is_complex(out) || (is_float(t) && !is_inexact(out))) return std::nullopt;
   MovingSpec s;
@@ -111,7 +169,9 @@ std::optional<Array> reduce_over_window(Reduction r, const Array& x, const Reduc
     default: return std::nullopt;
   }
   if (t == DType::Bool && s.op != MovingOp::Sum) return std::nullopt;
-  Array y(std::make_shared<MovingNode>(in, s, out));
+  NodePtr data = in;
+  fold_pad(data, s);
+  Array y(std::make_shared<MovingNode>(data, s, out));
   return o.keepdims ? expand_dims(y, last) : y;
 }
 

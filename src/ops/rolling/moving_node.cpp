@@ -106,8 +106,11 @@ void slide_sums(const MovingSpec& sp, const Rows<A>& in, int64_t L, R* res) {
             if (dof <= 0 || pinf[l] || ninf[l]) {
               v = kNaN;
             } else {
-              const double a = static_cast<double>(s1[l]);
-              const double m2 = std::max(0.0, static_cast<double>(s2[l]) - a * a / static_cast<double>(c));
+              // (m2 at the rounding of s2 or below is rounding left by values gone from
+              // the window: a window of equal values, or of one, has exactly 0, as NumPy's)
+              const double a = static_cast<double>(s1[l]), b = static_cast<double>(s2[l]);
+              double m2 = b - a * a / static_cast<double>(c);
+              if (c == 1 || m2 <= 1e-12 * b) m2 = 0;
               v = sp.op == MovingOp::Std ? std::sqrt(m2 / dof) : m2 / dof;
             }
           } else {

@@ -205,3 +205,26 @@ def test_bad_input_is_a_clear_error(call, words):
         call()
     msg = str(e.value)
     assert "moving_reduce" in msg and all(w in msg for w in words), msg
+
+
+@pytest.mark.parametrize("name, fill", [("sum", 0.0), ("max", -np.inf), ("min", np.inf), ("nanstd", np.nan),
+                                        ("nanmean", np.nan), ("nansum", np.nan), ("nanmax", np.nan),
+                                        ("sum", np.nan), ("max", np.nan), ("nanmax", -np.inf), ("sum", 1.0),
+                                        ("mean", 0.0)])
+@pytest.mark.parametrize("widths", [(3, 0), (2, 1), (0, 0), (4, 4)])
+def test_windows_over_padding_read_the_data_where_the_fill_is_neutral(name, fill, widths):
+    # xarray pads with what the reduction ignores; the moving node then reads the data
+    # itself. Other fills (or padding wider than the window) keep the pad node.
+    x = np.random.default_rng(6).standard_normal((12, 3))
+    x[[0, 5, 6, 7], 1] = np.nan
+    p = np.pad(x, (widths, (0, 0)), constant_values=fill)
+    r = getattr(bl, name)(bl.sliding_window_view(bl.pad(bl.asarray(x, chunks=(5, 3)), (widths, (0, 0)),
+                                                        constant_values=fill), 4, axis=0), axis=-1)
+    folded = "pad" not in r.explain()
+    neutral = (np.isnan(fill) and name.startswith("nan")) or (name, fill) in (("sum", 0.0), ("max", -np.inf),
+                                                                              ("min", np.inf))
+    assert folded == ((neutral and max(widths) < 4) or widths == (0, 0))  # (no padding: no pad node)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = getattr(np, name)(np.lib.stride_tricks.sliding_window_view(p, 4, axis=0), axis=-1)
+    np.testing.assert_allclose(r.to_numpy(), want, rtol=1e-12, atol=1e-12, equal_nan=True)
