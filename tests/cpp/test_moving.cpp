@@ -118,3 +118,29 @@ TEST(Moving, BadArgumentsNameTheParameter) {
   expect([&] { moving_reduce(a, 3, MovingOp::Sum, o); }, "axis");
   expect([&] { moving_op("median"); }, "median");
 }
+
+TEST(Moving, ARollingCountAskedTwiceIsOneNode) {
+  // xarray's rolling mean builds the window counts twice, each from a fresh notnull(x):
+  // equal graphs give the same moving node, computed once per region.
+  Context ctx(1);
+  Array x = from_buffer_compressed(std::vector<double>(40, 1.5).data(), DType::F64, {8, 5}, {4, 5}, {4, 5});
+  ReduceOptions last;
+  last.axis = std::vector<int>{-1};
+  auto notnull = [](const Array& y) { return elementwise(Op::LogicalNot, {elementwise(Op::Isnan, {y})}); };
+  auto counts = [&] {
+    Array valid = notnull(x);
+    Array padded = pad(valid, {{2, 0}, {0, 0}}, PadMode::Constant, full({}, Scalar(false), DType::Bool));
+    return sum(sliding_window_view(padded, {3}, std::vector<int>{0}), last);
+  };
+  Array a = counts(), b = counts();
+  EXPECT_EQ(a.node(), b.node());
+  Array other = sum(sliding_window_view(pad(notnull(x), {{2, 0}, {0, 0}}), {3}, std::vector<int>{0}), last);
+  EXPECT_EQ(other.node(), a.node());  // (the default fill is False too)
+  Array shifted = sum(sliding_window_view(pad(notnull(x), {{1, 1}, {0, 0}}), {3}, std::vector<int>{0}), last);
+  EXPECT_NE(shifted.node(), a.node());
+  Array of_y = sum(sliding_window_view(pad(notnull(x + 1.0), {{2, 0}, {0, 0}}), {3}, std::vector<int>{0}), last);
+  EXPECT_NE(of_y.node(), a.node());
+  auto v = a.to_vector(&ctx);
+  EXPECT_EQ(v[0], 1);
+  EXPECT_EQ(v[5 * 4], 3);
+}
