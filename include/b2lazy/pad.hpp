@@ -28,8 +28,9 @@ Array pad(const Array& x, const std::vector<std::pair<int64_t, int64_t>>& widths
           const std::optional<Array>& constant_values = {});
 
 // NumPy's sliding_window_view: windows of `window_shape` along `axes` (all axes when
-// nullopt), the window axes appended; lazily, as a stack of shifted slices of x (what
-// xarray's rolling asks of the namespace after padding).
+// nullopt), the window axes appended; lazily, one window node per axis (what xarray's
+// rolling asks of the namespace after padding; a reduction over the last window axis
+// becomes one moving reduction, b2lazy/rolling.hpp).
 Array sliding_window_view(const Array& x, const std::vector<int64_t>& window_shape,
                           const std::optional<std::vector<int>>& axes = {});
 

@@ -6,6 +6,7 @@
 #include "b2lazy/pad.hpp"
 #include "graph/axes.hpp"
 #include "ops/shape/pad_node.hpp"
+#include "ops/shape/window_node.hpp"
 
 namespace b2lazy {
 
@@ -97,19 +98,12 @@ Array sliding_window_view(const Array& x, const std::vector<int64_t>& window_sha
                      " entries for " + std::to_string(axes.size()) + " axes (shape " + shape_str(x.shape()) + ")");
   Array y = x;
   for (size_t i = 0; i < axes.size(); ++i) {
-    const int64_t w = window_shape[i], n = x.shape()[static_cast<size_t>(axes[i])];
+    const int64_t w = window_shape[i], n = y.shape()[static_cast<size_t>(axes[i])];
     if (w <= 0) throw ValueError("sliding_window_view: window_shape must be positive, got " + std::to_string(w));
     if (w > n)
       throw ValueError("sliding_window_view: window " + std::to_string(w) + " is longer than axis " +
                        std::to_string(axes[i]) + " of shape " + shape_str(x.shape()));
-    std::vector<Array> parts;
-    std::vector<Index> ix(static_cast<size_t>(axes[i]), Index::slice());
-    ix.push_back(Index::slice());
-    for (int64_t k = 0; k < w; ++k) {
-      ix.back() = Index::slice(k, k + n - w + 1);
-      parts.push_back(y[ix]);
-    }
-    y = stack(parts, static_cast<int>(y.ndim()));
+    y = Array(std::make_shared<WindowNode>(y.node(), axes[i], w));
   }
   return y;
 }

@@ -2,6 +2,7 @@
 #include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
 #include "graph/axes.hpp"
+#include "graph/rolling.hpp"
 #include "ops/reduce/quantile_node.hpp"
 #include "ops/reduce/reduce_node.hpp"
 
@@ -75,6 +76,8 @@ Array reduce(Reduction r, const Array& x, const ReduceOptions& o) {
     throw TypeError(std::string(fn) + "() does not take a correction argument");
   if (info.single_axis && o.axis && o.axis->size() != 1)
     throw ValueError(std::string(fn) + ": axis must be None or a single integer");
+  // Over the window axis of a sliding window view (xarray's rolling): one moving node.
+  if (auto moving = reduce_over_window(r, x, o, out)) return *moving;
   auto node = std::make_shared<ReduceNode>(x.node(), r, red, o.keepdims, out, acc, o.correction);
   if (node->reduced_count() == 0 && info.no_identity)
     throw ValueError(std::string(fn) + ": zero-size array to reduction operation " + fn + " which has no identity");

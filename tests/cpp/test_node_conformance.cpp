@@ -175,6 +175,22 @@ std::vector<Case> cases() {
       {"pad wrap", {{9, 8}}, [](V x) { return pad(x[0], {{4, 4}}, PadMode::Wrap); }},
       {"pad constant", {{9, 8}}, [](V x) { return pad(x[0], {{1, 2}, {3, 0}}, PadMode::Constant, scalar(2.5)); }},
       {"rechunk", {{13, 17}}, [](V x) { return rechunk(x[0], Shape{4, 5}) * 2.0; }},
+      {"moving mean centred", {{23, 6}}, [](V x) {
+         MovingOptions o;
+         o.axis = 0, o.center = true, o.min_periods = 2;
+         return moving_reduce(x[0], 5, MovingOp::Mean, o);
+       }},
+      {"moving max window beyond the axis", {{7, 9}}, [](V x) {
+         MovingOptions o;
+         o.axis = 1, o.min_periods = 1;
+         return moving_reduce(x[0], 12, MovingOp::Max, o);
+       }},
+      {"sliding_window_view", {{11, 6}}, [](V x) { return sliding_window_view(x[0], {3, 2}, std::vector<int>{0, 1}); }},
+      {"var over a window view", {{19, 4}}, [](V x) {
+         ReduceOptions o;
+         o.axis = std::vector<int>{-1};
+         return var(sliding_window_view(x[0], {4}, std::vector<int>{0}), o);
+       }},
       {"einsum batched", {{3, 4, 5, 6}, {3, 6, 5, 2}}, [](V x) { return einsum("bijk,bkjl->bli", {x[0], x[1]}); }},
   };
 }

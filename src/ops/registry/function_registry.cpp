@@ -197,6 +197,13 @@ void einsum_pad_rechunk(std::vector<FunctionInfo>& out) {
                       "x's dtype"));
 }
 
+// Issue #38's moving (rolling) reductions (src/graph/rolling_builder.cpp).
+void rolling(std::vector<FunctionInfo>& out) {
+  out.push_back(entry("moving_reduce", F::Scan,
+                      "x, /, window, func='mean', *, axis=-1, center=False, min_periods=None, ddof=0, skipna=True",
+                      "float64 for integer input and for count, else x's floating dtype"));
+}
+
 std::vector<FunctionInfo> build() {
   std::vector<FunctionInfo> out;
   elementwise(out);
@@ -206,6 +213,7 @@ std::vector<FunctionInfo> build() {
   creation(out);
   statistics(out);
   einsum_pad_rechunk(out);
+  rolling(out);
   return out;
 }
 

@@ -26,6 +26,10 @@ class PadNode : public Node {
 
   // Input index of output index `o` along axis `d`; -1 for a fill position.
   int64_t map(size_t d, int64_t o) const;
+  const std::vector<std::pair<int64_t, int64_t>>& widths() const { return widths_; }
+  PadMode mode() const { return mode_; }
+  // The fill value (itemsize bytes) of axis `d`'s side before (or after) the data.
+  const uint8_t* fill_value(size_t d, bool after) const { return fill_.data() + (2 * d + (after ? 1 : 0)) * itemsize(dtype()); }
 
  private:
   struct Run {
