@@ -1,5 +1,6 @@
 // The HDF5 driver (b2lazy/driver.hpp): datasets of HDF5 files, "f.h5#/group/x" (or
-// "hdf5:f.h5#/group/x"; no key: the file's only dataset), read by H5Source. Read-only.
+// "hdf5:f.h5#/group/x"; no key: the file's only dataset; netCDF-4 "f.nc#/group/x"), read by
+// H5Source. Read-only.
 #include "b2lazy/driver.hpp"
 #include "io/hdf5/h5_source.hpp"
 #include "io/member_url.hpp"
@@ -7,7 +8,8 @@
 namespace b2lazy {
 
 namespace {
-const std::vector<std::string> kSuffixes = {".h5", ".hdf5", ".he5"};
+// netCDF-4 files are HDF5 files (a netCDF-3 ".nc" is not: the open says so).
+const std::vector<std::string> kSuffixes = {".h5", ".hdf5", ".he5", ".nc", ".nc4"};
 }  // namespace
 
 Driver hdf5_driver() {
