@@ -39,15 +39,18 @@ class B2lazyManager(ChunkManagerEntrypoint):
 
     def from_array(self, data, chunks, **kwargs):
         """`data` as a lazy b2lazy Array in `chunks`: xarray's lazily indexed backend
-        arrays read nothing now (_xarray_open.py); NumPy arrays, and values b2lazy holds only
-        in memory (datetimes), become an in-memory compressed array."""
+        arrays read nothing now (_xarray_open.py); NumPy arrays become an in-memory
+        compressed array. Values b2lazy does not hold (datetimes, strings) are read now and
+        stay NumPy arrays."""
         try:
             lazy = _xarray_open.lazy_variable(data, chunks)
         except _xarray_open.Unsupported:
-            lazy = None
+            return np.asarray(data)
         if lazy is not None:
             return lazy
         values = np.asarray(data)
+        if values.dtype.name not in b2lazy._SUPPORTED_DTYPES:
+            return values
         if values.ndim == 0:
             return b2lazy.asarray(values)
         return b2lazy.asarray(values, chunks=_sizes(chunks, values.shape))

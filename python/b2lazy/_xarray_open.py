@@ -84,8 +84,11 @@ def lazy(obj, depth=0):
 
 
 def _region(obj):
-    """A region source over `obj` (read by obj[BasicIndexer(slices)] when pulled)."""
-    return _wrapping.region_source(obj, None, f"xarray({type(obj).__name__})", None, None, "from_array")
+    """A region source over `obj` (read by obj[BasicIndexer(slices)] when pulled; a
+    backend's own BackendArray subclass is ExplicitlyIndexed too)."""
+    indexing, _, _ = _types()
+    getitem = _wrapping._xarray_getitem if isinstance(obj, indexing.ExplicitlyIndexed) else None
+    return _wrapping.region_source(obj, None, f"xarray({type(obj).__name__})", None, getitem, "from_array")
 
 
 # --- backend arrays --------------------------------------------------------------------------
@@ -253,7 +256,7 @@ def axis_chunk(c, current, n, what="chunks"):
             raise ValueError(f"{what}: block lengths {tuple(c)} do not sum to the axis length {n}")
         return max(1, max(c, default=1))
     if isinstance(c, (int, np.integer, float)) and not isinstance(c, bool):
-        if c == -1:
+        if c == -1 or (c == 0 and n == 0):  # (Dask's chunks of an empty axis are (0,))
             return max(1, n)
         if c >= 1 and int(c) == c:
             return min(int(c), max(1, n))
