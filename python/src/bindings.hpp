@@ -21,5 +21,7 @@ void bind_statistics(nb::module_& m);
 void run_interruptible(const std::function<void()>& fn);
 // einsum, pad and rechunk (b2lazy/einsum.hpp, b2lazy/pad.hpp).
 void bind_einsum_pad(nb::module_& m);
+// The chunks a rechunk decides without planning (b2lazy/plan.hpp), for xarray's chunks.
+void bind_xarray_open(nb::module_& m);
 
 }  // namespace b2lazy_py
