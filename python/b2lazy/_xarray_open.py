@@ -74,7 +74,10 @@ def lazy(obj, depth=0):
     if type(obj) is indexing.LazilyIndexedArray:
         return indexed(lazy(obj.array, depth + 1), obj.key, obj.array.shape)
     if isinstance(obj, common._ElementwiseFunctionArray):
-        a = decoded(obj.func, np.dtype(obj.dtype), lambda: lazy(obj.array, depth + 1))
+        try:
+            a = decoded(obj.func, np.dtype(obj.dtype), lambda: lazy(obj.array, depth + 1))
+        except (OverflowError, ValueError):  # (a fill value or scale NumPy's arithmetic refuses here)
+            a = None
         return a if a is not None else _region(obj)
     if isinstance(obj, (variables.NativeEndiannessArray, variables.BoolTypeArray)):
         a = lazy(obj.array, depth + 1)

@@ -363,3 +363,25 @@ def test_chunks_of_a_rechunked_array_need_no_plan(tmp_path, monkeypatch):
     anomaly = fresh.p - fresh.p.mean("time")
     for a, plan_chunks in zip((fresh.p, fresh.f, anomaly), expected):
         assert tuple(b[0] for b in a.chunks) == plan_chunks
+
+
+@pytest.mark.parametrize("engine", ["h5netcdf", "netcdf4"])
+def test_netcdf4_groups_open_natively(tmp_path, reads, engine):
+    path = str(tmp_path / "groups.nc")
+    inner = cf_dataset((6, 5, 4), seed=3).drop_vars("tt")
+    xr.Dataset({"top": (("a",), np.arange(3.0))}).to_netcdf(path, engine=engine)
+    inner.to_netcdf(path, engine=engine, group="g1/g2", mode="a", encoding=CF_ENCODING)
+    reads.clear()
+    got = open_b2lazy(path, engine, group="g1/g2")
+    assert not any(reads[n] for n in LAZY_VARS), dict(reads)
+    xr.testing.assert_identical(got.compute(), xr.open_dataset(path, engine=engine, group="g1/g2").load())
+    assert native_sources(got.p.data) == {f"{path}#/g1/g2/p"}
+
+
+def test_b2lazy_opens_netcdf4_but_refuses_netcdf3_clearly(tmp_path):
+    ds = xr.Dataset({"v": (("a",), np.arange(5.0))})
+    ds.to_netcdf(tmp_path / "four.nc", engine="netcdf4")
+    np.testing.assert_array_equal(b2lazy.open(str(tmp_path / "four.nc#/v")).to_numpy(), np.arange(5.0))
+    ds.to_netcdf(tmp_path / "three.nc", engine="netcdf4", format="NETCDF3_CLASSIC")
+    with pytest.raises(OSError, match="HDF5"):
+        b2lazy.open(str(tmp_path / "three.nc#/v"))
