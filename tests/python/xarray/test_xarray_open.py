@@ -45,8 +45,9 @@ def open_b2lazy(path, engine, **kw):
 
 def cf_dataset(shape=(6, 5, 4), seed=0):
     """Variables exercising CF decoding: plain float32, int16 packing to float64 with a
-    _FillValue, packing to float32 without one, a fill-only int16, bools, a 2-D coordinate
-    and a datetime variable that is not an index."""
+    _FillValue, packing to float32 without one, a fill-only int16, float64 stored as
+    float32 with _FillValue and missing_value, bools, a 2-D coordinate and a datetime
+    variable that is not an index."""
     rng = np.random.default_rng(seed)
     f = rng.standard_normal(shape).astype("float32")
     f.flat[0] = np.nan
@@ -55,8 +56,10 @@ def cf_dataset(shape=(6, 5, 4), seed=0):
     q = rng.uniform(0, 6, shape).astype("float32")
     m = rng.integers(-5, 5, shape).astype("float32")
     m.flat[min(3, m.size - 1)] = np.nan
+    g = rng.standard_normal(shape)
+    g.flat[-1] = np.nan
     return xr.Dataset(
-        {"f": (DIMS, f), "p": (DIMS, p), "q": (DIMS, q), "m": (DIMS, m),
+        {"f": (DIMS, f), "p": (DIMS, p), "q": (DIMS, q), "m": (DIMS, m), "g": (DIMS, g),
          "b": (DIMS, rng.integers(0, 2, shape).astype(bool)),
          "tt": (("y",), pd.date_range("2001-01-01", periods=shape[1]).values)},
         coords={"time": pd.date_range("2000-01-01", periods=shape[0]), "y": np.arange(shape[1], dtype=float),
@@ -65,8 +68,9 @@ def cf_dataset(shape=(6, 5, 4), seed=0):
 
 CF_ENCODING = {"p": {"dtype": "int16", "scale_factor": 0.01, "add_offset": 2.5, "_FillValue": -32767},
                "q": {"dtype": "int16", "scale_factor": np.float32(0.001), "add_offset": np.float32(1.0)},
-               "m": {"dtype": "int16", "_FillValue": -99}}
-LAZY_VARS = ("f", "p", "q", "m", "b", "lat2")
+               "m": {"dtype": "int16", "_FillValue": -99},
+               "g": {"dtype": "float32", "_FillValue": np.float32(-999.0), "missing_value": np.float32(-999.0)}}
+LAZY_VARS = ("f", "p", "q", "m", "g", "b", "lat2")
 
 
 @pytest.fixture
@@ -385,3 +389,17 @@ def test_b2lazy_opens_netcdf4_but_refuses_netcdf3_clearly(tmp_path):
     ds.to_netcdf(tmp_path / "three.nc", engine="netcdf4", format="NETCDF3_CLASSIC")
     with pytest.raises(OSError, match="HDF5"):
         b2lazy.open(str(tmp_path / "three.nc#/v"))
+
+
+def test_zarr_in_memory_store_is_a_region_source(reads):
+    from zarr.storage import MemoryStore
+    store = MemoryStore()
+    ds = cf_dataset().drop_vars("tt")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds.to_zarr(store, encoding=CF_ENCODING, zarr_format=3)
+    reads.clear()
+    got = xr.open_dataset(store, engine="zarr", chunks={}, chunked_array_type="b2lazy")
+    assert not any(reads[n] for n in LAZY_VARS), dict(reads)
+    xr.testing.assert_identical(got.compute(), xr.open_dataset(store, engine="zarr").load())
+    assert reads["p"] > 0  # no directory for b2lazy's driver: zarr-python reads the regions
