@@ -137,6 +137,10 @@ struct Plan {
 // (Dense: output chunks that are contiguous ranges of the result).
 Plan make_plan(const Array& a, const ComputeOptions& opts = {}, PlanTarget target = PlanTarget::Compressed,
                Context* ctx = nullptr);
+// The output chunks make_plan(a) takes with default options when a rechunk decides them
+// (the requested chunks, clamped to a's shape), known without planning: empty when the
+// planner chooses them. (Array.chunks of a finely rechunked array without listing its tasks.)
+Shape requested_output_chunks(const Array& a);
 // Runs the plan's stages, then tasks [first_task, last_task) into `out`, a dense C-order
 // buffer of the whole result (chunks of other tasks are left as they are): several calls
 // with disjoint task ranges, in any order, fill the result; the stages are computed by

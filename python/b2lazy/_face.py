@@ -40,6 +40,8 @@ def plan_chunks(x):
         return tuple(x._a.preferred_chunks() or x.shape)
     elif x.nbytes > _MOST_PLANNED_BYTES:  # a plan lists every task: not for a repr of 2**60 elements
         return tuple(x._a.preferred_chunks() or x.shape)
+    elif requested := _core_requested(x):  # a rechunk's: known without listing every task
+        chunks = requested
     else:
         try:
             chunks = tuple(int(c) for c in x.plan().chunks)
@@ -47,6 +49,11 @@ def plan_chunks(x):
             return tuple(x._a.preferred_chunks() or x.shape)
     x._plan_chunks = (x._a, chunks)
     return chunks
+
+
+def _core_requested(x):
+    from . import _core
+    return tuple(int(c) for c in _core.requested_output_chunks(x._a))
 
 
 def dask_chunks(x):

@@ -4,9 +4,9 @@ cubed-xarray does it): ``ds.chunk(chunked_array_type="b2lazy")`` and
 b2lazy Arrays, so arithmetic, reductions and ``apply_ufunc(..., dask="parallelized")`` build
 one b2lazy graph, evaluated chunk by chunk by ``.compute()`` / ``.values`` / ``.to_zarr()``.
 
-b2lazy chooses its output chunks when it evaluates; the chunks reported here are a
-source's storage chunks (one chunk along axes it does not split) and ``rechunk`` keeps the
-graph as it is."""
+Opening reads nothing: the backend's arrays open through b2lazy's own drivers, lazily
+decoded (_xarray_open.py). The chunks reported are those b2lazy evaluates in (a source's
+storage chunks unless rechunked); ``rechunk`` changes them (b2lazy.rechunk)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from xarray.namedarray.parallelcompat import ChunkManagerEntrypoint
 import b2lazy
 
 from . import Array
-from ._xarray_chunks import normalized as _normalized, sizes as _sizes
+from . import _xarray_open
+from ._xarray_chunks import sizes as _sizes
 
 
 class B2lazyManager(ChunkManagerEntrypoint):
@@ -34,20 +35,29 @@ class B2lazyManager(ChunkManagerEntrypoint):
     def normalize_chunks(self, chunks, shape=None, limit=None, dtype=None, previous_chunks=None):
         if shape is None:
             return chunks
-        if previous_chunks is not None and (chunks is None or chunks == {} or chunks == "auto"):
-            return tuple(tuple(c) for c in previous_chunks)
-        return _normalized(_sizes(chunks, shape), shape)
+        return _xarray_open.normalize(chunks, shape, previous_chunks)
 
     def from_array(self, data, chunks, **kwargs):
-        """`data` (a NumPy array, or xarray's lazily indexed backend array: read now) as an
-        in-memory compressed b2lazy array in `chunks`."""
+        """`data` as a lazy b2lazy Array in `chunks`: xarray's lazily indexed backend
+        arrays read nothing now (_xarray_open.py); NumPy arrays become an in-memory
+        compressed array. Values b2lazy does not hold (datetimes, strings) are read now and
+        stay NumPy arrays."""
+        try:
+            lazy = _xarray_open.lazy_variable(data, chunks)
+        except _xarray_open.Unsupported:
+            return np.asarray(data)
+        if lazy is not None:
+            return lazy
         values = np.asarray(data)
+        if values.dtype.name not in b2lazy._SUPPORTED_DTYPES:
+            return values
         if values.ndim == 0:
             return b2lazy.asarray(values)
         return b2lazy.asarray(values, chunks=_sizes(chunks, values.shape))
 
     def rechunk(self, data, chunks, **kwargs):
-        return data  # the evaluation chooses its chunks
+        """`data` in other chunks (b2lazy.rechunk; nothing is evaluated)."""
+        return _xarray_open.in_chunks(data, chunks, "rechunk")
 
     def compute(self, *data, **kwargs):
         return tuple(d.to_numpy() if isinstance(d, Array) else np.asarray(d) for d in data)

@@ -23,5 +23,7 @@ void run_interruptible(const std::function<void()>& fn);
 void bind_einsum_pad(nb::module_& m);
 // Moving (rolling) reductions (b2lazy/rolling.hpp).
 void bind_rolling(nb::module_& m);
+// The chunks a rechunk decides without planning (b2lazy/plan.hpp), for xarray's chunks.
+void bind_xarray_open(nb::module_& m);
 
 }  // namespace b2lazy_py

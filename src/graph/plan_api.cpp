@@ -1,11 +1,14 @@
 // The public plan API (b2lazy/plan.hpp): building a plan and executing it, whole or by
 // ranges of tasks.
+#include <algorithm>
+
 #include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
 #include "b2lazy/plan.hpp"
 #include "exec/executor.hpp"
 #include "exec/stage_results.hpp"
 #include "graph/run_compute.hpp"
+#include "plan/chunking.hpp"
 #include "plan/memory.hpp"
 #include "plan/tasks.hpp"
 #include "b2lazy/driver.hpp"
@@ -18,6 +21,14 @@ Array with_stats(Array a, Stats s);
 Plan make_plan(const Array& a, const ComputeOptions& opts, PlanTarget target, Context* ctx) {
   auto own = own_context(ctx);
   return build_plan(a.node(), opts, target, ctx->nthreads());
+}
+
+Shape requested_output_chunks(const Array& a) {
+  const NodePtr& root = a.node();
+  Shape chunks = requested_chunks_of(root);  // as build_plan takes them (then chosen: kept as they are)
+  for (size_t d = 0; d < chunks.size(); ++d)
+    chunks[d] = std::clamp<int64_t>(chunks[d], 1, std::max<int64_t>(1, root->shape()[d]));
+  return chunks;
 }
 
 Stats execute(const Plan& plan, void* out, int64_t first_task, int64_t last_task, const EvalOptions& opts,

@@ -1,5 +1,9 @@
 // The HDF5 driver (b2lazy/driver.hpp): datasets of HDF5 files, "f.h5#/group/x" (or
-// "hdf5:f.h5#/group/x"; no key: the file's only dataset), read by H5Source. Read-only.
+// "hdf5:f.h5#/group/x", also for files without an HDF5 suffix; no key: the file's only
+// dataset; netCDF-4 "f.nc#/group/x"), read by H5Source. Read-only.
+#include <filesystem>
+#include <system_error>
+
 #include "b2lazy/driver.hpp"
 #include "io/hdf5/h5_source.hpp"
 #include "io/member_url.hpp"
@@ -7,7 +11,8 @@
 namespace b2lazy {
 
 namespace {
-const std::vector<std::string> kSuffixes = {".h5", ".hdf5", ".he5"};
+// netCDF-4 files are HDF5 files (a netCDF-3 ".nc" is not: the open says so).
+const std::vector<std::string> kSuffixes = {".h5", ".hdf5", ".he5", ".nc", ".nc4"};
 }  // namespace
 
 Driver hdf5_driver() {
@@ -19,6 +24,13 @@ Driver hdf5_driver() {
   d.recognizes = [](const std::string& url) { return !split_member(url, kSuffixes).second.empty(); };
   d.open = [](const std::string& url) -> NodePtr {
     auto [path, key] = split_member(url, kSuffixes);
+    // "hdf5:run.cdf#/x": a file named without an HDF5 suffix (netCDF-4 files often are)
+    // holds its dataset after the last '#', when what precedes it is a file.
+    std::error_code ec;
+    if (const size_t hash = url.rfind('#'); key.empty() && hash != std::string::npos && hash > 0 &&
+                                             !std::filesystem::is_regular_file(url, ec) &&
+                                             std::filesystem::is_regular_file(url.substr(0, hash), ec))
+      path = url.substr(0, hash), key = url.substr(hash + 1);
     return H5Source::open(path, key);
   };
   return d;
