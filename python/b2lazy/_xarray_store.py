@@ -1,0 +1,221 @@
+"""The xarray chunk manager's ``store``: what ``Dataset.to_zarr`` and ``to_netcdf`` call
+with the b2lazy variables (sources) and the arrays xarray created for them (targets:
+zarr-python arrays with xarray's metadata and encoding, or netCDF variables).
+
+A Zarr target in a local directory whose codecs b2lazy encodes (bytes, then zstd or
+blosc, or nothing) is written by the engine itself: the part of the region made of whole
+stored chunks is evaluated in the target's chunks, in parallel within the memory budget,
+each chunk encoded with the target's codecs and fill value into a temporary file beside its
+key and all renamed into place once every chunk is written (src/io/zarr/zarr_region_sink):
+an evaluation that fails leaves the array as it was. Chunks only partly inside the region
+(an append that starts inside a chunk, a region with safe_chunks=False) are merged by
+zarr-python; other targets are written by slabs of whole target chunks (b2lazy.store)."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+
+import numpy as np
+
+from . import _store
+
+__all__ = []
+
+# Options of xarray's chunkmanager_store_kwargs that b2lazy takes.
+_OPTIONS = {"nthreads", "max_memory"}
+
+
+def _b2():
+    import b2lazy
+    return b2lazy
+
+
+def store(sources, targets, regions=None, lock=None, compute=True, flush=True, **kwargs):
+    """Each source written into its target (the chunk manager's ``store``).
+
+    compute=False (``to_zarr(..., compute=False)``) returns a ``dask.delayed`` object that
+    writes when computed, which is what xarray's delayed close expects."""
+    extra = set(kwargs) - _OPTIONS
+    if extra:
+        raise TypeError(f"store (to_zarr / to_netcdf) on b2lazy arrays: unsupported options {sorted(extra)} "
+                        f"(chunkmanager_store_kwargs takes {sorted(_OPTIONS)})")
+    regions = list(regions) if regions is not None else [None] * len(sources)
+    if not (len(sources) == len(targets) == len(regions)):
+        raise ValueError(f"store: {len(sources)} sources, {len(targets)} targets and {len(regions)} regions")
+
+    def write():
+        for src, tgt, region in zip(sources, targets, regions):
+            _store_one(src, tgt, region, lock, kwargs.get("nthreads"), kwargs.get("max_memory"))
+
+    if compute:
+        write()
+        return None
+    try:
+        import dask
+    except ImportError as e:  # xarray's delayed close needs dask too
+        raise NotImplementedError("to_zarr(compute=False) on b2lazy arrays returns a dask.delayed object: "
+                                  "install dask, or write with compute=True") from e
+    return dask.delayed(write, pure=False)()
+
+
+def _name(tgt):
+    """The variable's name in messages: the Zarr array's path, or the netCDF variable's."""
+    for attr in ("path", "variable_name", "name"):
+        v = getattr(tgt, attr, None)
+        if isinstance(v, str) and v:
+            return v
+    return type(tgt).__name__
+
+
+@contextlib.contextmanager
+def _naming(tgt):
+    """Errors of one variable's write say which variable (the engine's name the chunk)."""
+    try:
+        yield
+    except Exception as e:
+        msg = f"writing variable {_name(tgt)!r}: {e}"
+        try:
+            err = type(e)(msg)
+        except Exception:
+            raise RuntimeError(msg) from e
+        raise err from e
+
+
+def _store_one(src, tgt, region, lock, nthreads, max_memory):
+    b2 = _b2()
+    with _naming(tgt):
+        src = b2.asarray(src)
+        dtype = np.dtype(getattr(tgt, "dtype", src.dtype))
+        if src.dtype != dtype:
+            src = src.astype(dtype)
+        place = _store._region_offsets(region, tuple(tgt.shape), src.shape)
+        if src.ndim == 0 or src.size == 0:
+            with lock if lock else contextlib.nullcontext():
+                tgt[place if place else ()] = src.to_numpy()
+            return
+        native = _native_zarr(tgt)
+        if native is None:
+            _store.store(src, _Chunked(tgt), regions=place, lock=lock, nthreads=nthreads, max_memory=max_memory)
+            return
+        path, codec, empty = native
+        chunks = tuple(int(c) for c in tgt.chunks)
+        pieces = _pieces(place, chunks, tuple(tgt.shape))
+        inner = [p for p, whole in pieces if whole]
+        edges = [p for p, whole in pieces if not whole]
+        # Several pieces of a source with stages (reductions) compute them once.
+        with _store._staged(src) if edges else contextlib.nullcontext(src) as x:
+            for box in inner:  # (at most one)
+                offset = ",".join(str(b.start) for b in box)
+                sl = _within(place, box)
+                part = x if all(s == slice(0, n) for s, n in zip(sl, x.shape)) else x[sl]
+                part.compute(urlpath=f"zarr-region:{path}?offset={offset}&codec={codec}&empty={int(empty)}",
+                             chunks=chunks, nthreads=nthreads, max_memory=max_memory)
+            for box in edges:
+                _store.store(x[_within(place, box)], tgt, regions=box, lock=lock, nthreads=nthreads,
+                             max_memory=max_memory)
+
+
+def _within(place, box):
+    """`box` (target slices inside `place`) as slices of the source written at `place`."""
+    return tuple(slice(b.start - p.start, b.stop - p.start) for b, p in zip(box, place))
+
+
+def _pieces(place, chunks, shape):
+    """`place` cut at the target's chunk boundaries into at most 3 segments per axis: the
+    part inside it made of whole chunks (or ending at the array's end), and the partial
+    chunks before and after. Returns (box, whole) for each non-empty product of segments;
+    every target chunk lies in one box, so it is written once."""
+    axes = []
+    for p, c, n in zip(place, chunks, shape):
+        lo = -(-p.start // c) * c
+        hi = p.stop if p.stop == n else p.stop // c * c
+        if lo >= hi:
+            axes.append([(p, False)])
+            continue
+        segs = [(slice(p.start, lo), False)] if p.start < lo else []
+        segs.append((slice(lo, hi), True))
+        if hi < p.stop:
+            segs.append((slice(hi, p.stop), False))
+        axes.append(segs)
+    return [(tuple(s for s, _ in combo), all(w for _, w in combo)) for combo in itertools.product(*axes)]
+
+
+def _codec_v3(codecs):
+    """The zarr-region codec text for a v3 array's codecs, or None when b2lazy does not
+    write them (sharding, transpose, filters, checksummed zstd, gzip...)."""
+    ds = [c.to_dict() for c in codecs]
+    if not ds or ds[0].get("name") != "bytes":
+        return None
+    rest = ds[1:]
+    if not rest:
+        return "none"
+    if len(rest) != 1:
+        return None
+    return _compressor(rest[0].get("name"), rest[0].get("configuration") or {})
+
+
+def _compressor(name, conf):
+    if name == "zstd" and not conf.get("checksum", False):
+        return f"zstd:{int(conf.get('level', 0))}"
+    if name == "blosc":
+        cname = str(conf.get("cname", "lz4"))
+        shuffle = conf.get("shuffle", 1)
+        shuffle = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}.get(shuffle, shuffle)
+        if cname in ("lz4", "lz4hc", "zlib", "zstd") and shuffle in (0, 1):
+            return f"blosc:{cname}:{int(conf.get('clevel', 5))}:{int(shuffle)}"
+    return None
+
+
+def _native_zarr(tgt):
+    """(array directory, codec text, write empty chunks) when b2lazy writes into `tgt`'s
+    chunk files itself: a zarr-python array in a local directory store, C order, with
+    codecs b2lazy encodes as zarr-python does. None otherwise."""
+    try:
+        import zarr
+        from zarr.storage import LocalStore
+    except ImportError:
+        return None
+    if not isinstance(tgt, zarr.Array) or not isinstance(tgt.store, LocalStore):
+        return None
+    meta = tgt.metadata
+    if meta.zarr_format == 3:
+        codec = _codec_v3(meta.codecs)
+        if getattr(meta, "storage_transformers", ()):
+            return None
+    else:
+        if meta.filters or getattr(meta, "order", "C") != "C":
+            return None
+        comp = meta.compressor
+        codec = "none" if comp is None else _compressor(comp.codec_id, comp.get_config())
+    if codec is None:
+        return None
+    path = os.path.join(os.fspath(tgt.store.root), *[p for p in tgt.path.split("/") if p])
+    empty = bool(tgt.config.write_empty_chunks) or meta.fill_value is None
+    return os.path.abspath(path), codec, empty
+
+
+class _Chunked:
+    """A target seen with its storage chunks (netCDF variables through xarray's wrappers
+    do not show them), so that slabs are whole chunks of the file."""
+
+    def __init__(self, tgt):
+        self._t = tgt
+        self.shape = tuple(tgt.shape)
+        self.chunks = _target_chunks(tgt)
+
+    def __setitem__(self, key, value):
+        self._t[key] = value
+
+
+def _target_chunks(tgt):
+    c = getattr(tgt, "chunks", None)
+    if c is not None:
+        return c
+    try:
+        var = tgt.get_array()  # xarray's netCDF4 / h5netcdf array wrappers
+    except Exception:
+        return None
+    c = var.chunking() if hasattr(var, "chunking") else getattr(var, "chunks", None)  # netCDF4 / h5netcdf
+    return tuple(c) if isinstance(c, (list, tuple)) else None
