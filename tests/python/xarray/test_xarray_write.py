@@ -1,0 +1,347 @@
+"""Writing b2lazy-backed Datasets (issue #38, item 4): to_zarr through the chunk manager's
+store into the arrays xarray created (byte for byte what xarray on Dask writes where the
+codecs match: zstd and uncompressed), appends, regions, compute=False, a stored re-chunk,
+failures that leave the store as it was, and to_netcdf; values against xarray on NumPy."""
+import os
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import examples
+
+xr = pytest.importorskip("xarray")
+zarr = pytest.importorskip("zarr")
+pytest.importorskip("dask")
+
+import b2lazy  # noqa: E402
+from b2lazy import _xarray_store  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::RuntimeWarning")
+
+
+def dataset(shape=(10, 6, 8), nan_rows=(), dtype="float32", seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape).astype(dtype)
+    for r in nan_rows:
+        a[r] = np.nan
+    dims = ("time", "lat", "lon")[:len(shape)]
+    return xr.Dataset({"t": (dims, a, {"units": "K"})}, coords={"time": np.arange(shape[0])})
+
+
+def files(root):
+    """{relative path: bytes} of every file under root."""
+    out = {}
+    for d, _, names in os.walk(root):
+        for n in names:
+            p = os.path.join(d, n)
+            with open(p, "rb") as f:
+                out[os.path.relpath(p, root)] = f.read()
+    return out
+
+
+def assert_same_files(a, b):
+    fa, fb = files(a), files(b)
+    assert sorted(fa) == sorted(fb)
+    for k in fa:
+        assert fa[k] == fb[k], k
+
+
+def write_both(tmp_path, ds, chunks, write):
+    """write(ds chunked on Dask / on b2lazy, path) for both; the two store paths."""
+    out = []
+    for kind in ("dask", "b2lazy"):
+        c = ds.chunk(chunks, chunked_array_type=kind)
+        if kind == "b2lazy":
+            assert isinstance(c.t.data, b2lazy.Array)
+        p = str(tmp_path / f"{kind}.zarr")
+        write(c, p)
+        out.append(p)
+    return out
+
+
+@pytest.mark.parametrize("compressors", ["default", "zstd5", "none"])
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_to_zarr_bytes_equal_dask(tmp_path, fmt, compressors):
+    ds = dataset(nan_rows=(4, 5, 6, 7))  # one chunk all NaN (the fill value): left out by both
+    enc = {"chunks": (4, 3, 8)}
+    if compressors == "zstd5":
+        enc["compressors"] = [zarr.codecs.ZstdCodec(level=5) if fmt == 3 else _numcodecs().Zstd(level=5)]
+    elif compressors == "none":
+        enc["compressors"] = None
+    dk, bk = write_both(tmp_path, ds, {"time": 4, "lat": 3},
+                        lambda c, p: c.to_zarr(p, mode="w", zarr_format=fmt, encoding={"t": dict(enc)}))
+    xr.testing.assert_identical(xr.open_zarr(bk).load(), ds)
+    if fmt == 2 and compressors == "default":  # blosc: b2lazy's own encoder, not byte for byte c-blosc's
+        assert sorted(files(dk)) == sorted(files(bk))
+        assert files(dk)[".zmetadata"] == files(bk)[".zmetadata"]
+    else:
+        assert_same_files(dk, bk)
+
+
+def _numcodecs():
+    return pytest.importorskip("numcodecs")
+
+
+@examples(25)
+@given(shape=st.lists(st.integers(1, 9), min_size=1, max_size=3), data=st.data())
+def test_to_zarr_bytes_equal_dask_hypothesis(tmp_path_factory, shape, data):
+    """Random shapes, evaluation chunks = stored chunks, a NaN slab (fill value) sometimes."""
+    chunks = tuple(data.draw(st.integers(1, n)) for n in shape)
+    nan = data.draw(st.sampled_from([(), (0,), (slice(0, chunks[0]),)]))
+    ds = dataset(tuple(shape), nan_rows=nan, dtype=data.draw(st.sampled_from(["float32", "float64"])))
+    dims = ds.t.dims
+    tmp = tmp_path_factory.mktemp("w")
+    dk, bk = write_both(tmp, ds, dict(zip(dims, chunks)),
+                        lambda c, p: c.to_zarr(p, mode="w", encoding={"t": {"chunks": chunks}}))
+    assert_same_files(dk, bk)
+    np.testing.assert_array_equal(xr.open_zarr(bk).t.values, ds.t.values)
+
+
+def test_derived_variable_and_groups(tmp_path):
+    """The standardised anomaly (stages: mean, std) into a group, with a second variable."""
+    ds = dataset((12, 5, 4))
+    ref = ((ds.t - ds.t.mean("time")) / ds.t.std("time")).to_dataset(name="z")
+    ref["w"] = ds.t * 2
+
+    def write(c, p):
+        z = ((c.t - c.t.mean("time")) / c.t.std("time")).to_dataset(name="z")
+        z["w"] = c.t * 2
+        z.to_zarr(p, mode="w", group="g/h", encoding={"z": {"chunks": (4, 5, 4)}, "w": {"chunks": (4, 5, 4)}})
+    dk, bk = write_both(tmp_path, ds, {"time": 4}, write)
+    got = xr.open_zarr(bk, group="g/h").load()
+    xr.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+    assert sorted(files(dk)) == sorted(files(bk))
+    w = [k for k in files(dk) if "/w/" in k or k.endswith("zarr.json")]
+    for k in w:  # elementwise: bit-equal values, so equal bytes
+        assert files(dk)[k] == files(bk)[k], k
+
+
+@pytest.mark.parametrize("first", [4, 6])  # an append at a chunk boundary, and inside a chunk
+def test_append_dim(tmp_path, first):
+    ds = dataset((14, 3, 4))
+
+    def write(c, p):
+        c.isel(time=slice(0, first)).to_zarr(p, mode="w", encoding={"t": {"chunks": (4, 3, 4)}})
+        c.isel(time=slice(first, 14)).to_zarr(p, mode="a", append_dim="time")
+    dk, bk = write_both(tmp_path, ds, {"time": 4}, write)
+    xr.testing.assert_identical(xr.open_zarr(bk).load(), ds)
+    assert_same_files(dk, bk)
+
+
+def test_mode_a_adds_a_variable(tmp_path):
+    ds = dataset((8, 3, 4))
+
+    def write(c, p):
+        c.to_zarr(p, mode="w")
+        (c.t + 1).to_dataset(name="u").to_zarr(p, mode="a")
+    dk, bk = write_both(tmp_path, ds, {"time": 4}, write)
+    got = xr.open_zarr(bk).load()
+    np.testing.assert_array_equal(got.u.values, ds.t.values + 1)
+    assert_same_files(dk, bk)
+
+
+def test_region_writes_and_compute_false(tmp_path):
+    ds = dataset((12, 3, 4))
+
+    def write(c, p):
+        d = c.to_zarr(p, mode="w", compute=False)  # metadata only
+        assert type(d).__name__ == "Delayed"
+        assert not [k for k in files(p) if k.startswith("t/c")]
+        c.isel(time=slice(4, 12)).to_zarr(p, region={"time": slice(4, 12)})
+        c.isel(time=slice(0, 4)).to_zarr(p, region="auto")
+    dk, bk = write_both(tmp_path, ds, {"time": 4}, write)
+    xr.testing.assert_identical(xr.open_zarr(bk).load(), ds)
+    assert_same_files(dk, bk)
+
+
+def test_compute_false_delayed_writes(tmp_path):
+    ds = dataset((8, 3, 4))
+    dk, bk = write_both(tmp_path, ds, {"time": 4}, lambda c, p: c.to_zarr(p, mode="w", compute=False).compute())
+    xr.testing.assert_identical(xr.open_zarr(bk).load(), ds)
+    assert_same_files(dk, bk)
+
+
+def test_misaligned_region_refused_as_xarray_does(tmp_path):
+    ds = dataset((12, 3, 4))
+    c = ds.chunk({"time": 4}, chunked_array_type="b2lazy")
+    p = str(tmp_path / "x.zarr")
+    c.to_zarr(p, mode="w", compute=False)
+    with pytest.raises(ValueError, match="safe_chunks"):
+        c.isel(time=slice(1, 7)).chunk({"time": 3}, chunked_array_type="b2lazy").to_zarr(
+            p, region={"time": slice(1, 7)})
+
+
+@examples(20)
+@given(data=st.data())
+def test_region_safe_chunks_false_any_alignment(tmp_path_factory, data):
+    """Regions anywhere (safe_chunks=False): partial chunks merged once, values exact,
+    the rest of the array kept."""
+    n, c = data.draw(st.integers(2, 20)), data.draw(st.integers(1, 6))
+    lo = data.draw(st.integers(0, n - 1))
+    hi = data.draw(st.integers(lo + 1, n))
+    ds = dataset((n, 3, 2))
+    p = str(tmp_path_factory.mktemp("r") / "x.zarr")
+    ds.chunk({"time": c}, chunked_array_type="b2lazy").to_zarr(p, mode="w")
+    piece = (ds.isel(time=slice(lo, hi)) * 10).chunk({"time": data.draw(st.integers(1, 5))},
+                                                       chunked_array_type="b2lazy")
+    piece.drop_vars("time").to_zarr(p, region={"time": slice(lo, hi)}, safe_chunks=False)
+    ref = ds.t.values.copy()
+    ref[lo:hi] *= 10
+    np.testing.assert_array_equal(xr.open_zarr(p).t.values, ref)
+
+
+@examples(50)
+@given(data=st.data())
+def test_pieces_cover_each_chunk_once(data):
+    nd = data.draw(st.integers(1, 3))
+    shape = tuple(data.draw(st.integers(1, 12)) for _ in range(nd))
+    chunks = tuple(data.draw(st.integers(1, 5)) for _ in range(nd))
+    place = []
+    for n in shape:
+        lo = data.draw(st.integers(0, n - 1))
+        place.append(slice(lo, data.draw(st.integers(lo + 1, n))))
+    pieces = _xarray_store._pieces(tuple(place), chunks, shape)
+    cover = np.zeros(shape, int)
+    owner = {}
+    for i, (box, whole) in enumerate(pieces):
+        cover[box] += 1
+        for idx in np.ndindex(*[-(-(b.stop - b.start) // 1) for b in box]):
+            chunk = tuple((b.start + j) // c for b, j, c in zip(box, idx, chunks))
+            assert owner.setdefault(chunk, i) == i  # a target chunk belongs to one piece
+        if whole:
+            for b, c, n in zip(box, chunks, shape):
+                assert b.start % c == 0 and (b.stop % c == 0 or b.stop == n)
+    assert sum(w for _, w in pieces) <= 1
+    expect = np.zeros(shape, int)
+    expect[tuple(place)] = 1
+    np.testing.assert_array_equal(cover, expect)
+
+
+def test_stored_rechunk_writes_each_chunk_once(tmp_path, monkeypatch):
+    """encoding chunks unlike the evaluation's: with safe_chunks=False b2lazy writes each
+    stored chunk once (the engine evaluates in the stored chunks), where Dask's
+    overlapping writes may lose values."""
+    ds = dataset((10, 6, 8))
+    c = ds.chunk({"time": 4}, chunked_array_type="b2lazy")
+    p = str(tmp_path / "x.zarr")
+    seen = []
+    orig = _xarray_store._store_one
+
+    def spy(src, tgt, region, *a):
+        seen.append(tuple(tgt.chunks))
+        return orig(src, tgt, region, *a)
+    monkeypatch.setattr(_xarray_store, "_store_one", spy)
+    c.to_zarr(p, mode="w", encoding={"t": {"chunks": (3, 4, 8)}}, safe_chunks=False)
+    assert seen == [(3, 4, 8)]
+    np.testing.assert_array_equal(xr.open_zarr(p).t.values, ds.t.values)
+    keys = sorted(k for k in files(p) if k.startswith("t/c/"))
+    assert keys == [f"t/c/{i}/{j}/0" for i in range(4) for j in range(2)]
+
+
+def test_partial_chunks_merged_once_by_zarr(tmp_path, monkeypatch):
+    """An append starting inside a chunk: that chunk is the only one zarr-python writes
+    (merging the old values), the rest by the native writer; every chunk once."""
+    ds = dataset((14, 3, 4))
+    c = ds.chunk({"time": 4}, chunked_array_type="b2lazy")
+    p = str(tmp_path / "x.zarr")
+    c.isel(time=slice(0, 6)).to_zarr(p, mode="w", encoding={"t": {"chunks": (4, 3, 4)}})
+    writes = []
+    orig = zarr.Array.__setitem__
+
+    def spy(self, key, value):
+        if self.path == "t":
+            writes.append(key)
+        return orig(self, key, value)
+    monkeypatch.setattr(zarr.Array, "__setitem__", spy)
+    c.isel(time=slice(6, 14)).to_zarr(p, mode="a", append_dim="time")
+    assert [k[0] for k in writes] == [slice(6, 8)]
+    np.testing.assert_array_equal(xr.open_zarr(p).t.values, ds.t.values)
+
+
+def test_failed_chunk_leaves_the_array_as_it_was(tmp_path):
+    """A chunk whose evaluation fails: an error naming the variable, no chunk of that write
+    in place, no temporary left behind."""
+    ds = dataset((12, 3, 4))
+    p = str(tmp_path / "x.zarr")
+    ds.chunk({"time": 4}, chunked_array_type="b2lazy").to_zarr(p, mode="w")
+    before = files(p)
+    src = b2lazy.asarray(ds.t.values)
+
+    def block(inputs, out, offset):
+        if offset[0] >= 8:
+            raise RuntimeError("bad block")
+        out[...] = inputs[0] + 1
+    bad = b2lazy.lazyudf(block, [src], src.dtype, shape=src.shape, name="bad")
+    d = xr.Dataset({"t": (ds.t.dims, bad)})
+    with pytest.raises(Exception, match="'t'") as e:
+        d.to_zarr(p, region={"time": slice(0, 12)}, mode="r+")
+    assert "bad block" in str(e.value)
+    assert files(p) == before
+
+
+def test_other_stores_and_codecs_fall_back(tmp_path):
+    """Targets b2lazy does not write itself (an in-memory store, sharded, gzip): through
+    zarr-python, values equal."""
+    ds = dataset((10, 6, 8))
+    c = ds.chunk({"time": 4}, chunked_array_type="b2lazy")
+    m = zarr.storage.MemoryStore()
+    c.to_zarr(m, mode="w")
+    np.testing.assert_array_equal(xr.open_zarr(m).t.values, ds.t.values)
+    p = str(tmp_path / "s.zarr")
+    c.to_zarr(p, mode="w", encoding={"t": {"chunks": (2, 3, 8), "shards": (4, 6, 8)}})
+    np.testing.assert_array_equal(xr.open_zarr(p).t.values, ds.t.values)
+    p = str(tmp_path / "g.zarr")
+    c.to_zarr(p, mode="w", encoding={"t": {"compressors": [zarr.codecs.GzipCodec()]}})
+    np.testing.assert_array_equal(xr.open_zarr(p).t.values, ds.t.values)
+
+
+def test_native_target_detection(tmp_path):
+    z = zarr.create_array(str(tmp_path / "a.zarr"), shape=(4,), chunks=(2,), dtype="f4")
+    assert _xarray_store._native_zarr(z)[1:] == ("zstd:0", False)
+    z = zarr.create_array(str(tmp_path / "b.zarr"), shape=(4,), chunks=(2,), dtype="f4",
+                          compressors=[zarr.codecs.ZstdCodec(level=3, checksum=True)])
+    assert _xarray_store._native_zarr(z) is None
+    assert _xarray_store._native_zarr(np.zeros(3)) is None
+
+
+def test_fill_value_zero_and_integers(tmp_path):
+    """Chunks equal to the fill value (0, or an integer's) are left out as zarr-python does."""
+    a = np.zeros((8, 4), "int16")
+    a[4:] = 3
+    ds = xr.Dataset({"t": (("time", "x"), a)})
+    dk, bk = write_both(tmp_path, ds, {"time": 2},
+                        lambda c, p: c.to_zarr(p, mode="w", encoding={"t": {"fill_value": 3}}))
+    assert_same_files(dk, bk)
+    f = dataset((8, 2)).t.values * 0
+    f[:2] = -0.0  # not the fill value 0.0, bit for bit: written
+    ds = xr.Dataset({"t": (("time", "x"), f)})
+    dk, bk = write_both(tmp_path / "f", ds, {"time": 2},
+                        lambda c, p: c.to_zarr(p, mode="w", encoding={"t": {"fill_value": 0.0}}))
+    assert_same_files(dk, bk)
+
+
+def test_store_options(tmp_path):
+    ds = dataset((8, 3, 4))
+    c = ds.chunk({"time": 4}, chunked_array_type="b2lazy")
+    c.to_zarr(str(tmp_path / "a.zarr"), chunkmanager_store_kwargs={"max_memory": 64 << 20, "nthreads": 1})
+    np.testing.assert_array_equal(xr.open_zarr(str(tmp_path / "a.zarr")).t.values, ds.t.values)
+    with pytest.raises(TypeError, match="unsupported options"):
+        c.to_zarr(str(tmp_path / "b.zarr"), chunkmanager_store_kwargs={"bogus": 1})
+
+
+@pytest.mark.parametrize("engine", ["h5netcdf", "netcdf4"])
+def test_to_netcdf(tmp_path, engine):
+    pytest.importorskip(engine if engine == "h5netcdf" else "netCDF4")
+    ds = dataset((12, 5, 4), nan_rows=(3,))
+    ref = ((ds.t - ds.t.mean("time")) / ds.t.std("time")).to_dataset(name="z")
+    c = ds.chunk({"time": 4}, chunked_array_type="b2lazy")
+    z = ((c.t - c.t.mean("time")) / c.t.std("time")).to_dataset(name="z")
+    assert isinstance(z.z.data, b2lazy.Array)
+    enc = {"z": {"chunksizes": (4, 5, 4), "zlib": True} if engine == "netcdf4" else
+           {"chunksizes": (4, 5, 4), "compression": "gzip"}}
+    p = str(tmp_path / "z.nc")
+    z.to_netcdf(p, engine=engine, encoding=enc)
+    with xr.open_dataset(p, engine=engine) as got:
+        xr.testing.assert_allclose(got.load(), ref, rtol=1e-5, atol=1e-6)
