@@ -87,7 +87,8 @@ def _store_one(src, tgt, region, lock, nthreads, max_memory):
     b2 = _b2()
     with _naming(tgt):
         src = b2.asarray(src)
-        dtype = np.dtype(getattr(tgt, "dtype", src.dtype))
+        # (in native byte order: the target's codecs or zarr-python store it as they say)
+        dtype = np.dtype(getattr(tgt, "dtype", src.dtype)).newbyteorder("=")
         if src.dtype != dtype:
             src = src.astype(dtype)
         place = _store._region_offsets(region, tuple(tgt.shape), src.shape)

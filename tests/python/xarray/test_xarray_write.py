@@ -345,3 +345,42 @@ def test_to_netcdf(tmp_path, engine):
     z.to_netcdf(p, engine=engine, encoding=enc)
     with xr.open_dataset(p, engine=engine) as got:
         xr.testing.assert_allclose(got.load(), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_cf_encoded_int16_bytes_equal_dask(tmp_path):
+    """scale_factor / add_offset / _FillValue packing (xarray encodes the b2lazy variable
+    lazily before store): the same int16 chunks as Dask's."""
+    rng = np.random.default_rng(1)
+    a = (rng.standard_normal((12, 4)) * 10 + 280).astype("float32")
+    a[2, 1] = np.nan
+    ds = xr.Dataset({"t": (("time", "x"), a)},
+                    coords={"time": np.datetime64("2000-01-01") + np.arange(12).astype("timedelta64[D]")})
+    enc = {"t": {"dtype": "int16", "scale_factor": 0.01, "add_offset": 280.0, "_FillValue": -32768}}
+    dk, bk = write_both(tmp_path, ds, {"time": 4}, lambda c, p: c.to_zarr(p, mode="w", encoding=enc))
+    assert_same_files(dk, bk)
+    np.testing.assert_allclose(xr.open_zarr(bk).t.values, a, atol=0.006)
+
+
+def test_write_empty_chunks(tmp_path):
+    ds = dataset((8, 3, 4), nan_rows=(0, 1, 2, 3))
+    dk, bk = write_both(tmp_path, ds, {"time": 4}, lambda c, p: c.to_zarr(p, mode="w", write_empty_chunks=True))
+    assert "t/c/0/0/0" in files(bk)
+    assert_same_files(dk, bk)
+
+
+def test_region_sink_refuses_bad_regions(tmp_path):
+    z = zarr.create_array(str(tmp_path / "a.zarr"), shape=(10, 4), chunks=(4, 4), dtype="f4")
+    d = os.path.abspath(str(tmp_path / "a.zarr"))
+    x = b2lazy.ones((4, 4), dtype="float32")
+    for url, words in [(f"{d}?offset=2,0&codec=zstd:0&empty=0", ["whole chunks", "(2, 0)"]),
+                       (f"{d}?offset=8,0&codec=zstd:0&empty=0", ["whole chunks"]),
+                       (f"{d}?offset=0,0&codec=blosc:lz4:5:1&empty=0", ["zstd"]),
+                       (f"{d}?offset=0&codec=zstd:0&empty=0", ["does not match"])]:
+        with pytest.raises(ValueError) as e:
+            x.compute(urlpath="zarr-region:" + url, chunks=(4, 4))
+        for w in words:
+            assert w in str(e.value), (w, str(e.value))
+    with pytest.raises(ValueError, match="float64 values into a float32 array"):
+        b2lazy.ones((4, 4)).compute(urlpath=f"zarr-region:{d}?offset=0,0&codec=zstd:0&empty=0", chunks=(4, 4))
+    assert sorted(os.listdir(d)) == ["zarr.json"]
+    assert z[:].sum() == 0
