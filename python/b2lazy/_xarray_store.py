@@ -13,6 +13,7 @@ zarr-python; other targets are written by slabs of whole target chunks (b2lazy.s
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import itertools
 import os
@@ -98,7 +99,8 @@ def _store_one(src, tgt, region, lock, nthreads, max_memory):
             return
         native = _native_zarr(tgt)
         if native is None:
-            _store.store(src, _Chunked(tgt), regions=place, lock=lock, nthreads=nthreads, max_memory=max_memory)
+            with _store._staged(src) as x:
+                _write_slabs(x, tgt, place, lock, nthreads, max_memory)
             return
         path, codec, empty = native
         chunks = tuple(int(c) for c in tgt.chunks)
@@ -114,8 +116,7 @@ def _store_one(src, tgt, region, lock, nthreads, max_memory):
                 part.compute(urlpath=f"zarr-region:{path}?offset={offset}&codec={codec}&empty={int(empty)}",
                              chunks=chunks, nthreads=nthreads, max_memory=max_memory)
             for box in edges:
-                _store.store(x[_within(place, box)], tgt, regions=box, lock=lock, nthreads=nthreads,
-                             max_memory=max_memory)
+                _write_slabs(x[_within(place, box)], tgt, box, lock, nthreads, max_memory)
 
 
 def _within(place, box):
@@ -197,17 +198,35 @@ def _native_zarr(tgt):
     return os.path.abspath(path), codec, empty
 
 
-class _Chunked:
-    """A target seen with its storage chunks (netCDF variables through xarray's wrappers
-    do not show them), so that slabs are whole chunks of the file."""
+def _write_slabs(x, tgt, place, lock, nthreads, max_memory):
+    """`x` (its stages computed) written at `place` of `tgt` with ``tgt[...] = values`` by
+    slabs of whole target chunks (about _store.SLAB_BYTES each), the next slab evaluated by
+    the engine while this one is written (netCDF compresses under its lock, on one
+    thread): at most two slabs in memory."""
+    chunks = _store._target_chunks(_Chunks(tgt), x.shape)
+    chunks = chunks or tuple(max(1, int(c)) for c in _b2()._face.plan_chunks(x))
+    boxes = list(_store._slabs(x.shape, chunks, x.dtype.itemsize, _store.SLAB_BYTES))
+    guard = lock if lock else contextlib.nullcontext()
+
+    def values(box):
+        return x[box].to_numpy(nthreads=nthreads, max_memory=max_memory)
+    with concurrent.futures.ThreadPoolExecutor(1) as ahead:
+        pending = ahead.submit(values, boxes[0]) if boxes else None
+        for k, box in enumerate(boxes):
+            v = pending.result()
+            pending = ahead.submit(values, boxes[k + 1]) if k + 1 < len(boxes) else None
+            dest = tuple(slice(p.start + b.start, p.start + b.stop) for p, b in zip(place, box))
+            with guard:
+                tgt[dest] = v
+            del v
+
+
+class _Chunks:
+    """What _store._target_chunks looks at: the target's storage chunks (xarray's netCDF
+    wrappers do not show their variable's)."""
 
     def __init__(self, tgt):
-        self._t = tgt
-        self.shape = tuple(tgt.shape)
         self.chunks = _target_chunks(tgt)
-
-    def __setitem__(self, key, value):
-        self._t[key] = value
 
 
 def _target_chunks(tgt):
