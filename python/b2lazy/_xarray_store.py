@@ -7,15 +7,15 @@ blosc, or nothing) is written by the engine itself: the part of the region made 
 stored chunks is evaluated in the target's chunks, in parallel within the memory budget,
 each chunk encoded with the target's codecs and fill value into a temporary file beside its
 key and all renamed into place once every chunk is written (src/io/zarr/zarr_region_sink):
-an evaluation that fails leaves the array as it was. Chunks only partly inside the region
-(an append that starts inside a chunk, a region with safe_chunks=False) are merged by
-zarr-python; other targets are written by slabs of whole target chunks (b2lazy.store)."""
+each chunk written once, and an evaluation that fails leaves the array as it was. Chunks
+only partly inside the region (an append that starts inside a chunk, a region with
+safe_chunks=False) are evaluated whole, the source laid over the array's old values.
+Other targets are written by slabs of whole storage chunks."""
 
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import itertools
 import os
 
 import numpy as np
@@ -104,44 +104,27 @@ def _store_one(src, tgt, region, lock, nthreads, max_memory):
             return
         path, codec, empty = native
         chunks = tuple(int(c) for c in tgt.chunks)
-        pieces = _pieces(place, chunks, tuple(tgt.shape))
-        inner = [p for p, whole in pieces if whole]
-        edges = [p for p, whole in pieces if not whole]
-        # Several pieces of a source with stages (reductions) compute them once.
-        with _store._staged(src) if edges else contextlib.nullcontext(src) as x:
-            for box in inner:  # (at most one)
-                offset = ",".join(str(b.start) for b in box)
-                sl = _within(place, box)
-                part = x if all(s == slice(0, n) for s, n in zip(sl, x.shape)) else x[sl]
-                part.compute(urlpath=f"zarr-region:{path}?offset={offset}&codec={codec}&empty={int(empty)}",
-                             chunks=chunks, nthreads=nthreads, max_memory=max_memory)
-            for box in edges:
-                _write_slabs(x[_within(place, box)], tgt, box, lock, nthreads, max_memory)
+        whole = _whole_chunks(place, chunks, tuple(tgt.shape))
+        if whole != place:
+            # Chunks the region covers in part keep the rest of their values: the source
+            # laid over the array's own (read natively; a temporary file replaces a chunk only
+            # at the end, so the reads see the old values), and every chunk written whole.
+            old = b2.open("zarr:" + path)[whole]
+            src = b2._assigned(old, _within(whole, place), src)
+        offset = ",".join(str(b.start) for b in whole)
+        src.compute(urlpath=f"zarr-region:{path}?offset={offset}&codec={codec}&empty={int(empty)}",
+                    chunks=chunks, nthreads=nthreads, max_memory=max_memory)
+
+
+def _whole_chunks(place, chunks, shape):
+    """The smallest box of whole target chunks (the last one ending at the array's end)
+    holding `place`."""
+    return tuple(slice(p.start // c * c, min(n, -(-p.stop // c) * c)) for p, c, n in zip(place, chunks, shape))
 
 
 def _within(place, box):
     """`box` (target slices inside `place`) as slices of the source written at `place`."""
     return tuple(slice(b.start - p.start, b.stop - p.start) for b, p in zip(box, place))
-
-
-def _pieces(place, chunks, shape):
-    """`place` cut at the target's chunk boundaries into at most 3 segments per axis: the
-    part inside it made of whole chunks (or ending at the array's end), and the partial
-    chunks before and after. Returns (box, whole) for each non-empty product of segments;
-    every target chunk lies in one box, so it is written once."""
-    axes = []
-    for p, c, n in zip(place, chunks, shape):
-        lo = -(-p.start // c) * c
-        hi = p.stop if p.stop == n else p.stop // c * c
-        if lo >= hi:
-            axes.append([(p, False)])
-            continue
-        segs = [(slice(p.start, lo), False)] if p.start < lo else []
-        segs.append((slice(lo, hi), True))
-        if hi < p.stop:
-            segs.append((slice(hi, p.stop), False))
-        axes.append(segs)
-    return [(tuple(s for s, _ in combo), all(w for _, w in combo)) for combo in itertools.product(*axes)]
 
 
 def _codec_v3(codecs):
