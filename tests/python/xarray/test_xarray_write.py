@@ -390,3 +390,25 @@ def test_partial_region_reads_only_the_chunks_it_covers_in_part(tmp_path):
                     chunks=(4, 10, 10))
     assert r.stats["chunks_decompressed"]["total"] == 1
     np.testing.assert_array_equal(z[:, 0, 0], [1] * 5 + [2] * 35)
+
+
+@examples(20)
+@given(data=st.data())
+def test_stored_rechunk_bytes_equal_dask_on_the_stored_chunks(tmp_path_factory, data):
+    """Evaluation chunks unlike the stored ones (safe_chunks=False; align_chunks=True
+    rechunks first): the store equals what Dask writes when its chunks are the stored ones."""
+    shape = tuple(data.draw(st.integers(1, 10)) for _ in range(2))
+    enc = tuple(data.draw(st.integers(1, n)) for n in shape)
+    ev = tuple(data.draw(st.integers(1, n)) for n in shape)
+    ds = dataset(shape)
+    tmp = tmp_path_factory.mktemp("rc")
+    ref = str(tmp / "dask.zarr")
+    ds.chunk(dict(zip(ds.t.dims, enc))).to_zarr(ref, mode="w", encoding={"t": {"chunks": enc}})
+    how = data.draw(st.sampled_from([{"safe_chunks": False}, {"align_chunks": True}]))
+    got = str(tmp / "b2lazy.zarr")
+    # (align_chunks rechunks with Variable.chunk(), which takes xarray's default chunk
+    # manager, Dask, unless the option names b2lazy)
+    with xr.set_options(chunk_manager="b2lazy"):
+        ds.chunk(dict(zip(ds.t.dims, ev)), chunked_array_type="b2lazy").to_zarr(
+            got, mode="w", encoding={"t": {"chunks": enc}}, **how)
+    assert_same_files(ref, got)
