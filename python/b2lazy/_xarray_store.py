@@ -162,7 +162,7 @@ def _native_zarr(tgt):
         from zarr.storage import LocalStore
     except ImportError:
         return None
-    if not isinstance(tgt, zarr.Array) or not isinstance(tgt.store, LocalStore):
+    if not isinstance(tgt, zarr.Array) or not isinstance(getattr(tgt, "store", None), LocalStore):
         return None
     meta = tgt.metadata
     if meta.zarr_format == 3:
@@ -177,7 +177,8 @@ def _native_zarr(tgt):
     if codec is None:
         return None
     path = os.path.join(os.fspath(tgt.store.root), *[p for p in tgt.path.split("/") if p])
-    empty = bool(tgt.config.write_empty_chunks) or meta.fill_value is None
+    # (zarr-python compares chunks with the fill value, 0 when the metadata has none)
+    empty = bool(getattr(getattr(tgt, "config", None), "write_empty_chunks", False))
     return os.path.abspath(path), codec, empty
 
 

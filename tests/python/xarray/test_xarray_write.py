@@ -412,3 +412,19 @@ def test_stored_rechunk_bytes_equal_dask_on_the_stored_chunks(tmp_path_factory, 
         ds.chunk(dict(zip(ds.t.dims, ev)), chunked_array_type="b2lazy").to_zarr(
             got, mode="w", encoding={"t": {"chunks": enc}}, **how)
     assert_same_files(ref, got)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float16", "complex64", "complex128"])
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_dtypes_bytes_equal_dask(tmp_path, dtype, fmt):
+    """Every dtype, a chunk of zeros (the fill value, or v2's null one): the same files."""
+    rng = np.random.default_rng(2)
+    a = (rng.standard_normal((9, 5)) * 3)
+    a = a > 0 if dtype == "bool" else (a + 1j * a if dtype.startswith("complex") else a).astype(dtype)
+    a[0:4] = 0
+    ds = xr.Dataset({"t": (("time", "x"), a)})
+    comp = [zarr.codecs.ZstdCodec(level=1) if fmt == 3 else _numcodecs().Zstd(level=1)]
+    dk, bk = write_both(tmp_path, ds, {"time": 4},
+                        lambda c, p: c.to_zarr(p, mode="w", zarr_format=fmt, encoding={"t": {"compressors": comp}}))
+    np.testing.assert_array_equal(xr.open_zarr(bk).t.values, a)
+    assert_same_files(dk, bk)
