@@ -428,3 +428,15 @@ def test_dtypes_bytes_equal_dask(tmp_path, dtype, fmt):
                         lambda c, p: c.to_zarr(p, mode="w", zarr_format=fmt, encoding={"t": {"compressors": comp}}))
     np.testing.assert_array_equal(xr.open_zarr(bk).t.values, a)
     assert_same_files(dk, bk)
+
+
+def test_rewrite_in_place_reads_the_old_values(tmp_path):
+    """A variable rewritten from its own stored values (reversed along time): every chunk
+    is evaluated from the old values, as the new ones replace them only at the end."""
+    ds = dataset((16, 3, 4))
+    p = str(tmp_path / "x.zarr")
+    ds.chunk({"time": 4}, chunked_array_type="b2lazy").to_zarr(p, mode="w")
+    t = b2lazy.open("zarr:" + os.path.join(p, "t"))
+    rev = xr.Dataset({"t": (ds.t.dims, t[::-1] + 1)})
+    rev.to_zarr(p, mode="r+", region={"time": slice(0, 16)})
+    np.testing.assert_array_equal(xr.open_zarr(p).t.values, ds.t.values[::-1] + 1)
