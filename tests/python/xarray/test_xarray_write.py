@@ -440,3 +440,16 @@ def test_rewrite_in_place_reads_the_old_values(tmp_path):
     rev = xr.Dataset({"t": (ds.t.dims, t[::-1] + 1)})
     rev.to_zarr(p, mode="r+", region={"time": slice(0, 16)})
     np.testing.assert_array_equal(xr.open_zarr(p).t.values, ds.t.values[::-1] + 1)
+
+
+def test_datatree_and_chunks_larger_than_the_array(tmp_path):
+    ds = xr.Dataset({"t": (("time", "x"), np.arange(50, dtype="f4").reshape(10, 5))})
+    tree = xr.DataTree.from_dict({"/a": ds, "/b/c": ds * 2})
+    out = []
+    for kind in ("dask", "b2lazy"):
+        p = str(tmp_path / f"{kind}.zarr")
+        tree.chunk({"time": 5}, chunked_array_type=kind).to_zarr(p, mode="w")
+        ds.chunk({"time": 10}, chunked_array_type=kind).to_zarr(p, group="big", encoding={"t": {"chunks": (16, 8)}})
+        out.append(p)
+    assert_same_files(*out)
+    xr.testing.assert_identical(xr.open_datatree(out[1], engine="zarr")["b/c"].to_dataset().load(), ds * 2)
