@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import mmap
 import os
 
 import numpy as np
@@ -99,8 +100,10 @@ def _store_one(src, tgt, region, lock, nthreads, max_memory):
             return
         native = _native_zarr(tgt)
         if native is None:
-            with _store._staged(src) as x:
-                _write_slabs(x, tgt, place, lock, nthreads, max_memory)
+            if src.plan().stages:
+                _write_by_tasks(src, tgt, place, lock, nthreads, max_memory)
+            else:
+                _write_slabs(src, tgt, place, lock, nthreads, max_memory)
             return
         path, codec, empty = native
         chunks = tuple(int(c) for c in tgt.chunks)
@@ -203,6 +206,53 @@ def _write_slabs(x, tgt, place, lock, nthreads, max_memory):
             with guard:
                 tgt[dest] = v
             del v
+
+
+def _write_by_tasks(x, tgt, place, lock, nthreads, max_memory):
+    """`x`, whose plan computes stages (reductions), written by slabs of whole rows: one
+    plan, its stages computed once and kept by it, its tasks run a slab at a time into an
+    anonymous mapping of x's size whose pages are given back once the slab is written (the
+    next slab computed meanwhile), so memory stays about two slabs."""
+    b2 = _b2()
+    chunks = _store._target_chunks(_Chunks(tgt), x.shape)
+    row_bytes = int(np.prod(x.shape[1:], dtype=np.int64)) * x.dtype.itemsize
+    rows = chunks[0] if chunks else max(1, int(b2._face.plan_chunks(x)[0]))
+    if rows * row_bytes > _store.SLAB_BYTES:  # (storage chunks this tall: merged by the library)
+        rows = max(1, _store.SLAB_BYTES // max(1, row_bytes))
+    plan = x.plan(chunks=(rows,) + tuple(x.shape[1:]), nthreads=nthreads, max_memory=max_memory)
+    per_task = max(1, rows * row_bytes)
+    # Tasks run output chunks [first, last) in order: chunk i is rows i * rows onwards.
+    tasks = [t["chunks"] for t in plan.tasks]
+    ends = [b for _, b in tasks]
+    slabs, first = [], 0  # (first task, last task + 1), about SLAB_BYTES each
+    for i in range(len(ends)):
+        if i + 1 == len(ends) or (ends[i] - tasks[first][0]) * per_task >= _store.SLAB_BYTES:
+            slabs.append((first, i + 1))
+            first = i + 1
+    mem = mmap.mmap(-1, max(1, x.size * x.dtype.itemsize))
+    out = np.frombuffer(mem, dtype=x.dtype, count=x.size).reshape(x.shape)
+    guard = lock if lock else contextlib.nullcontext()
+
+    def run(slab):
+        plan.execute(out, first_task=slab[0], last_task=slab[1])
+        return tasks[slab[0]][0] * rows, min(x.shape[0], ends[slab[1] - 1] * rows)
+    page = mmap.PAGESIZE
+    try:
+        with concurrent.futures.ThreadPoolExecutor(1) as ahead:
+            pending = ahead.submit(run, slabs[0]) if slabs else None
+            for k in range(len(slabs)):
+                r0, r1 = pending.result()
+                pending = ahead.submit(run, slabs[k + 1]) if k + 1 < len(slabs) else None
+                dest = (slice(place[0].start + r0, place[0].start + r1),) + tuple(place[1:])
+                with guard:
+                    tgt[dest] = out[r0:r1]
+                lo, hi = -(-r0 * row_bytes // page) * page, r1 * row_bytes // page * page
+                if hi > lo:  # (pages shared with the next slab stay)
+                    mem.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+    finally:
+        del out
+        with contextlib.suppress(BufferError):  # (a view still held: freed with it)
+            mem.close()
 
 
 class _Chunks:

@@ -483,3 +483,28 @@ def test_blosc_chunks_as_c_blosc_writes_them(tmp_path_factory, data):
     np.testing.assert_array_equal(np.frombuffer(codec.decode(got), dtype), a)
     if (cname, clevel) in (("lz4", 5), ("lz4", 0)):
         assert got == codec.encode(a)
+
+
+@examples(15)
+@given(data=st.data())
+def test_to_netcdf_by_small_slabs(tmp_path_factory, data):
+    """Sources with stages (anomalies) written to netCDF by many small slabs (the plan's
+    stages computed once, the pages of written slabs given back): values as xarray on NumPy."""
+    pytest.importorskip("h5netcdf")
+    from b2lazy import _store
+    shape = (data.draw(st.integers(1, 30)), data.draw(st.integers(1, 40)), data.draw(st.integers(1, 5)))
+    ds = dataset(shape)
+    chunk = tuple(data.draw(st.integers(1, n)) for n in shape)
+    slab = data.draw(st.sampled_from([1, 4096, 10000]))
+    ref = (ds.t - ds.t.mean("time")).to_dataset(name="z")
+    c = ds.chunk({"time": max(1, shape[0] // 2)}, chunked_array_type="b2lazy")
+    z = (c.t - c.t.mean("time")).to_dataset(name="z")
+    p = str(tmp_path_factory.mktemp("nc") / "z.nc")
+    old = _store.SLAB_BYTES
+    _store.SLAB_BYTES = slab
+    try:
+        z.to_netcdf(p, engine="h5netcdf", encoding={"z": {"chunksizes": chunk}})
+    finally:
+        _store.SLAB_BYTES = old
+    with xr.open_dataset(p, engine="h5netcdf") as got:
+        np.testing.assert_allclose(got.z.values, ref.z.values, rtol=1e-5, atol=1e-5)
