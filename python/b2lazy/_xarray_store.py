@@ -130,7 +130,7 @@ def _within(place, box):
     return tuple(slice(b.start - p.start, b.stop - p.start) for b, p in zip(box, place))
 
 
-def _codec_v3(codecs):
+def _codec_v3(codecs, itemsize):
     """The zarr-region codec text for a v3 array's codecs, or None when b2lazy does not
     write them (sharding, transpose, filters, checksummed zstd, gzip...)."""
     ds = [c.to_dict() for c in codecs]
@@ -141,17 +141,20 @@ def _codec_v3(codecs):
         return "none"
     if len(rest) != 1:
         return None
-    return _compressor(rest[0].get("name"), rest[0].get("configuration") or {})
+    return _compressor(rest[0].get("name"), rest[0].get("configuration") or {}, itemsize)
 
 
-def _compressor(name, conf):
+def _compressor(name, conf, itemsize):
+    """The codec text for a compressor's configuration (Blosc: C-Blosc's automatic blocks
+    and the items' own size, as b2lazy writes them), or None."""
     if name == "zstd" and not conf.get("checksum", False):
         return f"zstd:{int(conf.get('level', 0))}"
     if name == "blosc":
         cname = str(conf.get("cname", "lz4"))
         shuffle = conf.get("shuffle", 1)
         shuffle = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}.get(shuffle, shuffle)
-        if cname in ("lz4", "lz4hc", "zlib", "zstd") and shuffle in (0, 1):
+        if (cname in ("lz4", "lz4hc", "zlib", "zstd") and shuffle in (0, 1) and not conf.get("blocksize")
+                and conf.get("typesize") in (None, itemsize)):
             return f"blosc:{cname}:{int(conf.get('clevel', 5))}:{int(shuffle)}"
     return None
 
@@ -169,14 +172,14 @@ def _native_zarr(tgt):
         return None
     meta = tgt.metadata
     if meta.zarr_format == 3:
-        codec = _codec_v3(meta.codecs)
+        codec = _codec_v3(meta.codecs, np.dtype(tgt.dtype).itemsize)
         if getattr(meta, "storage_transformers", ()):
             return None
     else:
         if meta.filters or getattr(meta, "order", "C") != "C":
             return None
         comp = meta.compressor
-        codec = "none" if comp is None else _compressor(comp.codec_id, comp.get_config())
+        codec = "none" if comp is None else _compressor(comp.codec_id, comp.get_config(), np.dtype(tgt.dtype).itemsize)
     if codec is None:
         return None
     path = os.path.join(os.fspath(tgt.store.root), *[p for p in tgt.path.split("/") if p])

@@ -536,3 +536,12 @@ def test_to_netcdf_by_small_slabs(tmp_path_factory, data):
         _store.SLAB_BYTES = old
     with xr.open_dataset(p, engine="h5netcdf") as got:
         np.testing.assert_allclose(got.z.values, ref.z.values, rtol=1e-5, atol=1e-5)
+
+
+def test_blosc_with_a_forced_blocksize_falls_back(tmp_path):
+    z = zarr.create_array(str(tmp_path / "a.zarr"), shape=(4,), chunks=(2,), dtype="f4",
+                          compressors=[zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle", blocksize=4096)])
+    assert _xarray_store._native_zarr(z) is None
+    z = zarr.create_array(str(tmp_path / "b.zarr"), shape=(4,), chunks=(2,), dtype="f4",
+                          compressors=[zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle")])
+    assert _xarray_store._native_zarr(z)[1] == "blosc:lz4:5:1"
