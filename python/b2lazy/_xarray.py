@@ -17,6 +17,7 @@ import b2lazy
 
 from . import Array
 from . import _xarray_open
+from . import _xarray_store
 from ._xarray_chunks import sizes as _sizes
 
 
@@ -94,23 +95,5 @@ class B2lazyManager(ChunkManagerEntrypoint):
                               name=getattr(func, "__name__", "apply_ufunc"))
 
     def store(self, sources, targets, **kwargs):
-        """Each source written into its target (to_zarr) slab by slab along the first axis,
-        a slab of about 64 MiB evaluated at a time."""
-        regions = kwargs.get("regions") or [None] * len(sources)
-        for src, tgt, region in zip(sources, targets, regions):
-            if src.ndim == 0:
-                tgt[...] = src.to_numpy()
-                continue
-            row = max(1, src.size // max(1, src.shape[0]) * src.dtype.itemsize)
-            step = max(1, (64 << 20) // row)
-            for i in range(0, src.shape[0], step):
-                sl = slice(i, min(src.shape[0], i + step))
-                where = (sl,) if region is None else _within(region, sl)
-                tgt[where] = src[sl].to_numpy()
-
-
-def _within(region, sl):
-    """`sl` (along the first axis of a source) inside the target's `region`."""
-    first = region[0]
-    start = (first.start or 0) + sl.start
-    return (slice(start, start + sl.stop - sl.start),) + tuple(region[1:])
+        """Each source written into its target (to_zarr, to_netcdf): b2lazy/_xarray_store.py."""
+        return _xarray_store.store(sources, targets, **kwargs)

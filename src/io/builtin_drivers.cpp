@@ -6,6 +6,7 @@ namespace b2lazy {
 
 Driver b2nd_driver();  // storage/b2nd_driver.cpp
 Driver zarr_driver();  // io/zarr/zarr_driver.cpp
+Driver zarr_region_driver();  // io/zarr/zarr_region_sink.cpp
 Driver b2z_driver();   // io/b2z/b2z_driver.cpp
 Driver hdf5_driver();  // io/hdf5/h5_driver.cpp
 
@@ -13,6 +14,7 @@ std::vector<Driver> builtin_drivers() {
   std::vector<Driver> ds;
   ds.push_back(b2nd_driver());
   ds.push_back(zarr_driver());
+  ds.push_back(zarr_region_driver());
   ds.push_back(b2z_driver());
   ds.push_back(hdf5_driver());
   return ds;

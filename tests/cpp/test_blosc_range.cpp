@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -95,6 +96,9 @@ TEST(BloscRange, DamagedBuffersAreErrorsNamingTheFile) {
   std::fill_n(wild.begin() + 20, 4, uint8_t{0xff});
   fails(wild, n, "outside");
   std::vector<uint8_t> garbage = good;  // block 0's stream claiming more bytes than it has
-  std::fill_n(garbage.begin() + 32, 4, uint8_t{0x7f});
+  uint32_t first = 0;                    // (where block 0 starts: its stream's size)
+  std::memcpy(&first, garbage.data() + 16, 4);
+  ASSERT_LT(size_t(first) + 4, garbage.size());
+  std::fill_n(garbage.begin() + first, 4, uint8_t{0x7f});
   fails(garbage, n, "decompress");
 }

@@ -101,16 +101,21 @@ std::string AssignNode::describe() const {
 }
 
 std::vector<Region> AssignNode::input_regions(const Region& region) const {
+  const Region none{Shape(axes_.size(), 0), Shape(axes_.size(), 1), Shape(axes_.size(), 0)};
   KeyMeet m;
-  if (region.size() && key_meets(axes_, region, m)) return {region, m.value_region()};
-  return {region, Region{Shape(axes_.size(), 0), Shape(axes_.size(), 1), Shape(axes_.size(), 0)}};
+  if (region.size() && key_meets(axes_, region, m))  // old values read only where the value leaves some
+    return {m.count == region.count ? none : region, m.value_region()};
+  return {region, none};
 }
 
 void AssignNode::fill(const Region& region, void* out, ThreadState& ts) const {
   if (region.size() == 0) return;
-  inputs()[0]->pull(region, out, ts);
   KeyMeet m;
-  if (!key_meets(axes_, region, m)) return;
+  const bool meets = key_meets(axes_, region, m);
+  // A region the value covers whole reads nothing of x (to_zarr into a region of an
+  // existing array reads only the chunks it covers in part).
+  if (!meets || m.count != region.count) inputs()[0]->pull(region, out, ts);
+  if (!meets) return;
   const Region v = m.value_region();
   const size_t isz = itemsize(dtype());
   ScratchScope scope(ts.scratch);
