@@ -21,5 +21,7 @@ void bind_statistics(nb::module_& m);
 void run_interruptible(const std::function<void()>& fn);
 // einsum, pad and rechunk (b2lazy/einsum.hpp, b2lazy/pad.hpp).
 void bind_einsum_pad(nb::module_& m);
+// segment_reduce (b2lazy/groupby.hpp).
+void bind_groupby(nb::module_& m);
 
 }  // namespace b2lazy_py

@@ -919,6 +919,7 @@ NB_MODULE(_core, m) {
   b2lazy_py::bind_udf(m);
   b2lazy_py::bind_statistics(m);
   b2lazy_py::bind_einsum_pad(m);
+  b2lazy_py::bind_groupby(m);
   m.def("cancel_at_exit", [](double timeout_seconds) {
     g_exiting_thread = std::this_thread::get_id();
     g_exiting = true;

@@ -112,6 +112,8 @@ void namespace_functions(std::map<std::string, Function>& m);
 void statistics_functions(std::map<std::string, Function>& m);
 // Adds einsum, pad and rechunk (functions_einsum_pad.cpp) to `m`.
 void einsum_pad_functions(std::map<std::string, Function>& m);
+// Adds segment_reduce (functions_groupby.cpp) to `m`.
+void groupby_functions(std::map<std::string, Function>& m);
 // Methods (a.sum(...)): the function called with the array as first argument.
 bool is_method(const std::string& name);
 

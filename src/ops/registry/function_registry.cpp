@@ -197,6 +197,13 @@ void einsum_pad_rechunk(std::vector<FunctionInfo>& out) {
                       "x's dtype"));
 }
 
+// Issue #38's segment reduction (b2lazy/groupby.hpp, src/ops/segment/): a reduction by
+// group codes along one axis, the kernel families folded per group.
+void groupby(std::vector<FunctionInfo>& out) {
+  out.push_back(entry("segment_reduce", F::Holistic, "x, codes, /, func, *, ngroups=None, axis=-1, ddof=0",
+                      "func's reduction's (NumPy's); min, max, first, last with an empty group: floating"));
+}
+
 std::vector<FunctionInfo> build() {
   std::vector<FunctionInfo> out;
   elementwise(out);
@@ -206,6 +213,7 @@ std::vector<FunctionInfo> build() {
   creation(out);
   statistics(out);
   einsum_pad_rechunk(out);
+  groupby(out);
   return out;
 }
 
