@@ -68,8 +68,8 @@ def segment_reduce(x, codes, /, func, *, ngroups, axis, ddof):
     array([[ 4.,  6.],
            [14., 16.]])
     >>> bl.segment_reduce(x, [2, 2, 0, 0, 0], "mean", ngroups=4).to_numpy()
-    array([[ 4. ,  nan,  1.5,  nan],
-           [ 9. ,  nan,  6.5,  nan]])
+    array([[4. , nan, 1.5, nan],
+           [9. , nan, 6.5, nan]])
     >>> bl.segment_reduce(x, [0, 0, 1, 1, 1], "max", axis=1).to_numpy()
     array([[ 2.,  5.],
            [ 7., 10.]])

@@ -610,6 +610,8 @@ TABLE = _elementwise_cases() + [
     ("pad(x, ((1, 2), (0, 3)), 'reflect') + 1", lambda o: bl.pad(o.x, ((1, 2), (0, 3)), "reflect") + 1),
     ("rechunk(s3, (1, None, 'auto')) * 2", lambda o: bl.rechunk(o.s3, (1, None, "auto")) * 2),
     ("sliding_window_view(s3, (3, 2), axis=(2, 0))", lambda o: bl.sliding_window_view(o.s3, (3, 2), axis=(2, 0))),
+    ("segment_reduce(s3, [0, 1, -1, 0], 'mean', axis=2, ngroups=3)",
+     lambda o: bl.segment_reduce(o.s3, [0, 1, -1, 0], "mean", axis=2, ngroups=3)),
 ]
 
 _CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")

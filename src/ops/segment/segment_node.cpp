@@ -91,8 +91,9 @@ size_t SegmentReduceNode::slab_bytes(size_t max_memory, int nworkers) const {
 
 // Slabs never cross a multiple of `unit` rows: whole storage chunks (as many as fit the
 // budget, at least one: a chunk cut in two is decompressed twice), or single chunks cut to
-// the budget when the source reads row ranges alone. A computed input (no storage) is
-// pulled in runs of needed rows only, nothing computed for rows no group here needs.
+// the budget when the source reads row ranges alone; a gap of unneeded rows into another
+// chunk starts a new slab (the chunks between are not read). A computed input (no
+// storage) is pulled in runs of needed rows only, nothing computed for rows not needed.
 std::vector<SegmentReduceNode::Slab> SegmentReduceNode::slabs(const Region& region, size_t slab_bytes) const {
   const int64_t row_bytes = std::max<int64_t>(1, region.size() / std::max<int64_t>(1, region.count[axis_]) *
                                                      static_cast<int64_t>(itemsize(inputs()[0]->dtype())));
@@ -114,7 +115,9 @@ std::vector<SegmentReduceNode::Slab> SegmentReduceNode::slabs(const Region& regi
     if (!out.empty()) {
       Slab& s = out.back();
       const bool same_unit = unit == 0 || i / unit == s.lo / unit;
-      if (same_unit && i - s.lo < most && !(gaps_split && i != s.hi)) {
+      // a gap into another chunk: those between are not read (nor the rows, when computed)
+      const bool gap = i != s.hi && (gaps_split || i / align_ != (s.hi - 1) / align_);
+      if (same_unit && i - s.lo < most && !gap) {
         s.hi = i + 1;
         continue;
       }
