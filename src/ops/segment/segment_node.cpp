@@ -264,12 +264,14 @@ int64_t SegmentReduceNode::fill_bytes(const Region& region, const MemoryModel& m
   const std::vector<Slab> parts = slabs(region, slab_bytes(m.max_memory(), m.nworkers()));
   int64_t acc = sat_mul(region.size(), 24);  // the partials (moments: three per output)
   if (parts.empty()) return acc;
+  bool outer = false;  // axes before the grouped one longer than 1: runs are copied out
+  for (size_t d = 0; d < axis_; ++d) outer = outer || region.count[d] > 1;
   int64_t one = 0;
   for (const Slab& s : parts) {  // the largest slab
     const Region in = slab_region(region, s);
     int64_t b = m.in_place(input, in) ? 0 : MemoryModel::region_bytes(input, in);
     if (input.dtype() != acc_) b = sat_add(b, sat_mul(in.size(), static_cast<int64_t>(itemsize(acc_))));
-    b = sat_add(b, sat_mul(in.size(), static_cast<int64_t>(itemsize(acc_))));  // a run made contiguous
+    if (outer) b = sat_add(b, sat_mul(in.size(), static_cast<int64_t>(itemsize(acc_))));
     one = std::max(one, sat_add(b, m.pull_bytes(input, in)));
   }
   one = sat_add(one, acc);
