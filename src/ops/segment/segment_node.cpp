@@ -1,6 +1,7 @@
 #include "ops/segment/segment_node.hpp"
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -47,9 +48,34 @@ SegmentReduceNode::SegmentReduceNode(NodePtr input, size_t axis, std::shared_ptr
       axis_(axis), codes_(std::move(codes)), fold_(fold), r_(r), acc_(acc), correction_(correction),
       empty_nan_(empty_nan), name_(std::move(name)) {
   if (const Node* src = aligned_storage_source(input)) {
-    align_ = src->storage_grid()->chunks()[axis];
+    in_chunks_ = src->storage_grid()->chunks();
+    align_ = in_chunks_[axis];
     range_reads_ = src->reads_ranges();
   }
+  sorted_ = true;
+  int64_t prev = -1;
+  for (int64_t c : codes_->code) {
+    if (c < 0) continue;
+    sorted_ = sorted_ && c >= prev;
+    prev = c;
+  }
+}
+
+Shape SegmentReduceNode::preferred_chunks() const {
+  Shape c = shape();
+  for (size_t d = 0; d < c.size(); ++d)
+    if (d != axis_ && !in_chunks_.empty()) c[d] = std::max<int64_t>(1, std::min(in_chunks_[d], c[d]));
+  const int64_t group_bytes = std::max<int64_t>(1, prod(c) / std::max<int64_t>(1, c[axis_]) *
+                                                       static_cast<int64_t>(itemsize(dtype())));
+  if (sorted_) c[axis_] = std::clamp<int64_t>((int64_t(4) << 20) / group_bytes, 1, std::max<int64_t>(1, c[axis_]));
+  return shrink_chunks(c, itemsize(dtype()), size_t(32) << 20);
+}
+
+Shape SegmentReduceNode::kept_chunks(const Shape& box, size_t, size_t most_bytes) const {
+  Shape c = preferred_chunks();
+  for (size_t d = 0; d < c.size() && d < box.size(); ++d) c[d] = std::max<int64_t>(1, std::min(c[d], box[d]));
+  if (!sorted_) return c;  // (fills_whole_box: fewer groups per piece would read as much input each)
+  return shrink_chunks(c, itemsize(dtype()), most_bytes);
 }
 
 std::string SegmentReduceNode::describe() const {

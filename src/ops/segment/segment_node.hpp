@@ -39,6 +39,15 @@ class SegmentReduceNode : public Node {
   std::vector<Region> pull_pieces(const Region& region, size_t input, size_t worker_bytes) const override;
   bool cacheable() const override { return true; }
   int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
+  // Output chunks whole along the other axes where the input's chunks are (a split there
+  // reads every input chunk again per piece: a climatology over 16 tiles kept the whole
+  // input in memory), and along the groups: all of them, or for sorted codes (resample)
+  // about 4 MiB of groups, each such chunk reading its own rows.
+  Shape preferred_chunks() const override;
+  Shape kept_chunks(const Shape& box, size_t target_bytes, size_t most_bytes) const override;
+  // Unsorted codes (a climatology): a kept result is filled in one region, its slabs
+  // spread over the workers; tiles of a few groups would each read most of the input.
+  bool fills_whole_box() const override { return !sorted_; }
 
   size_t axis() const { return axis_; }
 
@@ -68,6 +77,8 @@ class SegmentReduceNode : public Node {
   std::string name_;
   int64_t align_ = 0;        // the input's storage chunk length along the axis (0: none)
   bool range_reads_ = false;  // that source reads row ranges of a chunk alone
+  Shape in_chunks_;           // that source's chunks (empty: none)
+  bool sorted_ = false;       // codes never decrease (dropped ones aside): contiguous groups
 };
 
 }  // namespace b2lazy
