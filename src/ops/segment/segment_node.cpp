@@ -22,6 +22,7 @@ namespace b2lazy {
 
 namespace {
 constexpr size_t kSlabBytes = size_t(4) << 20;
+constexpr size_t kPieceBytes = size_t(1) << 20;  // converted values fed to a kernel at once
 }  // namespace
 
 SegmentCodes::SegmentCodes(std::vector<int64_t> codes, int64_t ngroups)
@@ -199,45 +200,49 @@ void SegmentReduceNode::fill(const Region& region, void* out, ThreadState& ts) c
   dispatch_computing(acc_, [&]<class A>(A*) {
     using Kernel = reduction::Kernel<A>;
     using Set = std::vector<std::unique_ptr<Kernel>>;  // per local group, made when first fed
+    // Runs of equal codes are fed to their group's kernel in pieces of at most
+    // kPieceBytes of accumulator values, converted (and made contiguous when axes before
+    // the grouped one are longer than 1) piece by piece: a slab is never held converted.
+    const int64_t piece_rows = std::max<int64_t>(1, static_cast<int64_t>(kPieceBytes / sizeof(A)) / std::max<int64_t>(1, per_group));
+    const bool convert = input.dtype() != acc_;
     auto consume = [&](Set& set, const Slab& s, ThreadState& t) {
       ScratchScope scope(t.scratch);
       const Region in = slab_region(region, s);
-      const int64_t m = in.size();
       const void* raw = input.pull_view(in, t);
       if (!raw) {
-        void* buf = scope.alloc(static_cast<size_t>(m) * isz);
+        void* buf = scope.alloc(static_cast<size_t>(in.size()) * isz);
         input.pull(in, buf, t);
         raw = buf;
       }
-      const A* x = static_cast<const A*>(raw);
-      if (input.dtype() != acc_) {
-        A* conv = scope.alloc_n<A>(static_cast<size_t>(m));
-        const void* src[1] = {raw};
-        kernels::lookup_cast(input.dtype(), acc_)(conv, src, m);
-        x = conv;
-      }
-      A* run_buf = nullptr;  // a run's rows made contiguous, when axes before the axis are > 1
-      const Shape in_strides = byte_strides(in.count, sizeof(A));
+      const size_t piece_n = static_cast<size_t>(std::min(piece_rows, s.hi - s.lo) * per_group);
+      A* conv = convert ? scope.alloc_n<A>(piece_n) : nullptr;
+      char* gathered = outer > 1 ? static_cast<char*>(scope.alloc(piece_n * isz)) : nullptr;
+      const Shape in_strides = byte_strides(in.count, isz);
       for (int64_t i = s.lo; i < s.hi;) {
         const int64_t c = code[static_cast<size_t>(i)];
         int64_t e = i + 1;
         while (e < s.hi && code[static_cast<size_t>(e)] == c) ++e;
         const int64_t j = local_group(region, c);
-        if (j >= 0) {
+        for (int64_t p = i; j >= 0 && p < e; p += piece_rows) {
           Region sub = in;
-          sub.start[a] = i;
-          sub.count[a] = e - i;
-          const A* px = x + (i - s.lo) * inner;
-          if (outer > 1) {
-            if (!run_buf) run_buf = scope.alloc_n<A>(static_cast<size_t>(m));
-            const Shape dst = byte_strides(sub.count, sizeof(A));
-            copy_strided(nd, sub.count.data(), reinterpret_cast<const char*>(px), in_strides.data(),
-                         reinterpret_cast<char*>(run_buf), dst.data(), sizeof(A));
-            px = run_buf;
+          sub.start[a] = p;
+          sub.count[a] = std::min(piece_rows, e - p);
+          const int64_t m = sub.size();
+          const char* px = static_cast<const char*>(raw) + (p - s.lo) * inner * static_cast<int64_t>(isz);
+          if (gathered) {
+            const Shape dst = byte_strides(sub.count, isz);
+            copy_strided(nd, sub.count.data(), px, in_strides.data(), gathered, dst.data(), isz);
+            px = gathered;
+          }
+          const A* x = reinterpret_cast<const A*>(px);
+          if (convert) {
+            const void* src[1] = {px};
+            kernels::lookup_cast(input.dtype(), acc_)(conv, src, m);
+            x = conv;
           }
           auto& k = set[static_cast<size_t>(j)];
           if (!k) k = make<A>(per_group, group_of(j));
-          k->consume(px, sub, red);
+          k->consume(x, sub, red);
         }
         i = e;
       }
@@ -290,14 +295,11 @@ int64_t SegmentReduceNode::fill_bytes(const Region& region, const MemoryModel& m
   const std::vector<Slab> parts = slabs(region, slab_bytes(m.max_memory(), m.nworkers()));
   int64_t acc = sat_mul(region.size(), 24);  // the partials (moments: three per output)
   if (parts.empty()) return acc;
-  bool outer = false;  // axes before the grouped one longer than 1: runs are copied out
-  for (size_t d = 0; d < axis_; ++d) outer = outer || region.count[d] > 1;
   int64_t one = 0;
-  for (const Slab& s : parts) {  // the largest slab
+  for (const Slab& s : parts) {  // the largest slab, and its pieces converted / gathered
     const Region in = slab_region(region, s);
     int64_t b = m.in_place(input, in) ? 0 : MemoryModel::region_bytes(input, in);
-    if (input.dtype() != acc_) b = sat_add(b, sat_mul(in.size(), static_cast<int64_t>(itemsize(acc_))));
-    if (outer) b = sat_add(b, sat_mul(in.size(), static_cast<int64_t>(itemsize(acc_))));
+    b = sat_add(b, 2 * static_cast<int64_t>(kPieceBytes));
     one = std::max(one, sat_add(b, m.pull_bytes(input, in)));
   }
   one = sat_add(one, acc);

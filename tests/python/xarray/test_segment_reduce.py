@@ -212,3 +212,26 @@ def test_anomaly_is_one_plan(stored):
     assert r.stats["chunks_decompressed"]["total"] <= 2 * -(-x.shape[0] // 24)
     want = x - oracle(x.astype(np.float64), codes, "mean", 12, 0, 0)[codes]
     np.testing.assert_allclose(r.to_numpy(), want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int16"])
+def test_long_runs_fed_in_pieces(dtype):
+    """Runs longer than a converted piece (1 MiB of accumulators), with axes before the
+    grouped one (each piece gathered): the same as NumPy."""
+    x = (np.random.default_rng(5).standard_normal((3, 700, 200)) * 100).astype(dtype)
+    codes = np.arange(700) // 350
+    codes[10:20] = -1
+    for func in ("mean", "var", "max", "last"):
+        got = bl.segment_reduce(bl.asarray(x, chunks=(2, 300, 150)), codes, func, axis=1).to_numpy()
+        want = oracle(x, codes, func, 2, 1, 0)
+        np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == "float32" else 1e-9, atol=1e-4)
+
+
+def test_climatology_within_a_small_budget(stored):
+    x, p = stored
+    codes = month_codes(x.shape[0])
+    t = bl.open(p)
+    r = (t - bl.take(bl.segment_reduce(t, codes, "mean", axis=0), codes, axis=0)).compute(max_memory=8 << 20)
+    assert r.stats["peak_scratch_bytes"] <= 8 << 20
+    want = x - oracle(x.astype(np.float64), codes, "mean", 12, 0, 0)[codes]
+    np.testing.assert_allclose(r.to_numpy(), want, rtol=1e-4, atol=1e-5)
