@@ -37,7 +37,7 @@ def segment_nodes(a):
 GROUPINGS = [lambda a: a.groupby("time.month"), lambda a: a.groupby("time.season"),
              lambda a: a.groupby("time.dayofyear"), lambda a: a.resample(time="1D"),
              lambda a: a.resample(time="1MS"), lambda a: a.resample(time="7D"), lambda a: a.resample(time="3D"),
-             lambda a: a.groupby_bins("aux", [-1, 5, 40, 41, 100, 200])]  # empty and dropped bins
+             lambda a: a.groupby_bins("aux", [5, 40, 41, 60, 200])]  # aux <= 5: dropped (-1); (41, 60] sometimes empty
 REDUCTIONS = [lambda g: g.mean(), lambda g: g.sum(), lambda g: g.min(), lambda g: g.max(), lambda g: g.std(),
               lambda g: g.var(ddof=1), lambda g: g.count(), lambda g: g.prod(), lambda g: g.median(),
               lambda g: g.first(), lambda g: g.last(), lambda g: g.mean(skipna=False), lambda g: g.sum(min_count=3),
