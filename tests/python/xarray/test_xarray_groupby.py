@@ -110,6 +110,10 @@ def test_dataset_and_other_dims():
     assert all(isinstance(v.data, bl.Array) for v in got.data_vars.values())
     xr.testing.assert_allclose(got.compute(), want, rtol=2e-5)
     xr.testing.assert_allclose(dsb.resample(time="1MS").max().compute(), dsn.resample(time="1MS").max())
+    # the grouped dimension not first
+    tbt, tnt = tb.transpose("lat", "time", "lon"), tn.transpose("lat", "time", "lon")
+    same(tbt.groupby("time.month").var(ddof=1), tnt.groupby("time.month").var(ddof=1))
+    same(tbt.resample(time="5D").last(), tnt.resample(time="5D").last())
     # reductions over more than the grouped dimension: xarray's own per-group path
     xr.testing.assert_allclose(tb.groupby("time.month").mean(["time", "lat"]).compute(),
                                tn.groupby("time.month").mean(["time", "lat"]), rtol=2e-5)
