@@ -1962,8 +1962,7 @@ from ._einsum_pad import __all__ as _einsum_pad_all  # noqa: E402
 from ._groupby import *  # noqa: E402,F401,F403
 from ._groupby import __all__ as _groupby_all  # noqa: E402
 
-if "xarray" in sys.modules:  # else when xarray loads the chunk manager (_xarray.py)
-    _groupby._install_xarray_groupby()
+_groupby._install_when_xarray_imports()  # xarray's groupby reductions of b2lazy objects: segment_reduce
 from ._wrapping import from_array  # noqa: E402,F401
 
 _wrapping.install_blosc2_chunks(Array)  # after Array.chunks exists (it wraps that property)

@@ -5,6 +5,8 @@ that sends xarray's groupby reductions of b2lazy-backed objects to it
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from . import Array, _core, asarray
@@ -242,3 +244,36 @@ def _install_xarray_groupby():
 def _holds_b2lazy(obj):
     variables = obj.data_vars.values() if hasattr(obj, "data_vars") else [obj]
     return any(isinstance(v.variable._data, Array) for v in variables)
+
+
+class _AfterXarrayGroupby:
+    """A meta path finder that installs the hook right after xarray.core.groupby is
+    imported (b2lazy imported first; xarray may never load the chunk manager when the
+    user wraps b2lazy Arrays in DataArrays directly)."""
+
+    name = "xarray.core.groupby"
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self.name:
+            return None
+        import importlib.util
+
+        sys.meta_path.remove(self)  # one use: find the real spec without this finder
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_then_install(module):
+            exec_module(module)
+            _install_xarray_groupby()
+
+        spec.loader.exec_module = exec_then_install
+        return spec
+
+
+def _install_when_xarray_imports():
+    if "xarray.core.groupby" in sys.modules:
+        _install_xarray_groupby()
+    elif not any(isinstance(f, _AfterXarrayGroupby) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterXarrayGroupby())

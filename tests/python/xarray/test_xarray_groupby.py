@@ -150,3 +150,18 @@ def test_other_array_types_keep_xarray_reduce():
         assert G._installed
     finally:
         wrapper.__kwdefaults__["_original"] = original
+
+
+@pytest.mark.parametrize("first", ["b2lazy", "xarray"])
+def test_hook_whatever_the_import_order(first):
+    """b2lazy imported before xarray (the chunk manager never loaded) or after it."""
+    import subprocess
+    import sys
+
+    other = "xarray" if first == "b2lazy" else "b2lazy"
+    code = (f"import {first}, {other}\nimport numpy as np, pandas as pd, xarray as xr, b2lazy as bl\n"
+            "t = xr.DataArray(bl.asarray(np.ones((60, 3), np.float32)), dims=('time', 'x'),\n"
+            "                 coords={'time': pd.date_range('2000-01-01', periods=60)})\n"
+            "m = t.groupby('time.month').mean()\n"
+            "assert 'segment_reduce(' in m.data.explain(), m.data.explain()\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
