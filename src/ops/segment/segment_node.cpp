@@ -52,6 +52,8 @@ SegmentReduceNode::SegmentReduceNode(NodePtr input, size_t axis, std::shared_ptr
     in_chunks_ = src->storage_grid()->chunks();
     align_ = in_chunks_[axis];
     range_reads_ = src->reads_ranges();
+  } else if (const Shape pc = inputs()[0]->preferred_chunks(); pc.size() == inputs()[0]->ndim()) {
+    align_ = pc[axis];  // a computed input's own chunks (a segment reduction's: coarsen in stages)
   }
   sorted_ = true;
   int64_t prev = -1;
@@ -68,7 +70,11 @@ Shape SegmentReduceNode::preferred_chunks() const {
     if (d != axis_ && !in_chunks_.empty()) c[d] = std::max<int64_t>(1, std::min(in_chunks_[d], c[d]));
   const int64_t group_bytes = std::max<int64_t>(1, prod(c) / std::max<int64_t>(1, c[axis_]) *
                                                        static_cast<int64_t>(itemsize(dtype())));
-  if (sorted_) c[axis_] = std::clamp<int64_t>((int64_t(4) << 20) / group_bytes, 1, std::max<int64_t>(1, c[axis_]));
+  // Split along sorted groups only where the input is stored in chunks along the axis: a
+  // piece then reads its own chunks (a computed input or one whole along the axis would be
+  // pulled whole by every piece).
+  if (sorted_ && align_ > 0 && align_ < inputs()[0]->shape()[axis_])
+    c[axis_] = std::clamp<int64_t>((int64_t(4) << 20) / group_bytes, 1, std::max<int64_t>(1, c[axis_]));
   return shrink_chunks(c, itemsize(dtype()), size_t(32) << 20);
 }
 

@@ -41,8 +41,9 @@ class SegmentReduceNode : public Node {
   int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
   // Output chunks whole along the other axes where the input's chunks are (a split there
   // reads every input chunk again per piece: a climatology over 16 tiles kept the whole
-  // input in memory), and along the groups: all of them, or for sorted codes (resample)
-  // about 4 MiB of groups, each such chunk reading its own rows.
+  // input in memory), and along the groups: all of them, or for sorted codes over an
+  // input stored in chunks along the axis (resample) about 4 MiB of groups, each such
+  // chunk reading its own rows; at most 32 MiB.
   Shape preferred_chunks() const override;
   Shape kept_chunks(const Shape& box, size_t target_bytes, size_t most_bytes) const override;
   // Unsorted codes (a climatology): a kept result is filled in one region, its slabs
