@@ -214,68 +214,6 @@ def _segment_groupby_reduce(gb, func, dim, axis, keep_attrs, kwargs):
     return xr.Dataset(out, coords=coords, attrs=obj.attrs if keep_attrs else None)
 
 
-# coarsen: xarray reshapes each coarsened dimension into (groups, window) and reduces the
-# window axes. On b2lazy that reshaped input is cut into slabs along the window axes,
-# each re-reading the same stored chunks (era t, coarsen(time=4, lat=2): 2920 chunk
-# reads for 61 chunks, 25 s). As segment reductions (codes i // window, one dimension
-# after the other) each output region reads its rows once. Reductions that fold stage by
-# stage only: sum, prod, min, max, any, all; mean as a sum over a count; count.
-_COARSEN_STAGES = {"sum": ("sum", "sum"), "nansum": ("nansum", "sum"), "prod": ("prod", "prod"),
-                   "nanprod": ("nanprod", "prod"), "min": ("min", "min"), "nanmin": ("nanmin", "nanmin"),
-                   "max": ("max", "max"), "nanmax": ("nanmax", "nanmax"), "any": ("any", "any"),
-                   "all": ("all", "all"), "count": ("count", "sum")}
-
-
-def _coarsen_codes(n, window, boundary, side):
-    if boundary == "exact" and n % window:
-        return None  # (xarray's own coarsen says why)
-    if boundary not in ("exact", "trim") or side not in ("left", "right"):
-        return None
-    skip = n % window if side == "right" else 0
-    codes = (np.arange(n) - skip) // window
-    codes[np.arange(n) < skip] = -1
-    codes[codes >= n // window] = -1
-    return codes
-
-
-def _staged(data, stages, fname):
-    first, then = _COARSEN_STAGES[fname]
-    for i, (axis, codes) in enumerate(stages):
-        data = segment_reduce(data, codes, first if i == 0 else then, ngroups=int(codes.max()) + 1, axis=axis)
-    return data
-
-
-def _segment_coarsen(var, windows, func, boundary, side, kwargs):
-    """Variable.coarsen of b2lazy data as segment reductions, or None (xarray's path)."""
-    kwargs = dict(kwargs)
-    skipna = kwargs.pop("skipna", None)
-    if kwargs:
-        return None
-    fname = _segment_func(func, var.dtype, skipna)
-    windows = {k: v for k, v in windows.items() if k in var.dims}
-    if fname is None or not windows:
-        return None
-    b = boundary if isinstance(boundary, dict) else dict.fromkeys(windows, boundary)
-    sd = side if isinstance(side, dict) else dict.fromkeys(windows, side)
-    stages = []
-    for dim, w in windows.items():
-        codes = _coarsen_codes(var.sizes[dim], int(w), b.get(dim, "exact"), sd.get(dim, "left"))
-        if codes is None or codes.max(initial=-1) < 0:
-            return None
-        stages.append((var.get_axis_num(dim), codes))
-    x = var.data
-    if fname in ("mean", "nanmean"):
-        if fname == "mean":
-            size = int(np.prod([int(w) for w in windows.values()]))
-            return (_staged(x.astype(np.float64), stages, "sum") / size).astype(
-                x.dtype if x.dtype.kind == "f" else np.float64)
-        total = _staged(x.astype(np.float64), stages, "nansum")
-        return (total / _staged(x, stages, "count")).astype(x.dtype if x.dtype.kind == "f" else np.float64)
-    if fname not in _COARSEN_STAGES:
-        return None
-    return _staged(x, stages, fname)
-
-
 def _install_xarray_groupby():
     """Wraps xarray's GroupBy.reduce (DataArray and Dataset groupbys; resample's reduce
     calls it) so that an object backed by b2lazy Arrays is reduced by segment_reduce.
@@ -300,23 +238,6 @@ def _install_xarray_groupby():
         reduce.__doc__ = original.__doc__
         reduce.__wrapped__ = original
         cls.reduce = reduce
-    from xarray.core.variable import Variable
-
-    original_coarsen = Variable.coarsen
-
-    def coarsen(self, windows, func, boundary="exact", side="left", keep_attrs=None, **kwargs):
-        if isinstance(self._data, Array) and not isinstance(func, str):
-            from xarray.core.options import _get_keep_attrs
-
-            data = _segment_coarsen(self, windows, func, boundary, side, kwargs)
-            if data is not None:
-                keep = _get_keep_attrs(default=True) if keep_attrs is None else keep_attrs
-                return self._replace(data=data, attrs=self.attrs if keep else None)
-        return original_coarsen(self, windows, func, boundary, side, keep_attrs, **kwargs)
-
-    coarsen.__doc__ = original_coarsen.__doc__
-    coarsen.__wrapped__ = original_coarsen
-    Variable.coarsen = coarsen
     _installed = True
 
 

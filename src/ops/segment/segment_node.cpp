@@ -52,8 +52,6 @@ SegmentReduceNode::SegmentReduceNode(NodePtr input, size_t axis, std::shared_ptr
     in_chunks_ = src->storage_grid()->chunks();
     align_ = in_chunks_[axis];
     range_reads_ = src->reads_ranges();
-  } else if (const Shape pc = inputs()[0]->preferred_chunks(); pc.size() == inputs()[0]->ndim()) {
-    align_ = pc[axis];  // a computed input's own chunks (a segment reduction's: coarsen in stages)
   }
   sorted_ = true;
   int64_t prev = -1;
