@@ -176,6 +176,7 @@ def _segment_groupby_reduce(gb, func, dim, axis, keep_attrs, kwargs):
     obj = gb._obj
     kwargs = dict(kwargs)
     skipna = kwargs.pop("skipna", None)
+    numeric_only = kwargs.pop("numeric_only", False)  # (Datasets: non-numeric variables dropped)
     (grouper,) = gb.groupers
     codes = np.asarray(grouper.codes.values, dtype=np.int64)
     full_index = grouper.full_index
@@ -207,6 +208,8 @@ def _segment_groupby_reduce(gb, func, dim, axis, keep_attrs, kwargs):
         return xr.DataArray(v, coords=coords, name=obj.name)
     out = {}
     for k, var in obj.data_vars.items():
+        if numeric_only and var.dtype.kind not in "biufc":
+            continue
         v = reduce_var(var.variable)
         if v is None:
             return None
