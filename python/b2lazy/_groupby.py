@@ -241,6 +241,23 @@ def _install_xarray_groupby():
         reduce.__doc__ = original.__doc__
         reduce.__wrapped__ = original
         cls.reduce = reduce
+    # Groupby arithmetic (t.groupby("time.month") - clim): xarray chunks an in-memory
+    # `other` with the default chunk manager (Dask) before indexing it by the codes, and
+    # b2lazy - Dask fails. For a b2lazy-backed object it is made a b2lazy array instead, so
+    # the result is one b2lazy graph (other[codes] a lazy take).
+    original_binary_op = xg.GroupBy._binary_op
+
+    def _binary_op(self, other, f, reflexive=False):
+        import xarray as xr
+
+        if (_holds_b2lazy(self._original_obj) and isinstance(other, (xr.DataArray, xr.Dataset))
+                and not other.chunks):
+            other = other.chunk(dict(other.sizes), chunked_array_type="b2lazy")
+        return original_binary_op(self, other, f, reflexive)
+
+    _binary_op.__doc__ = original_binary_op.__doc__
+    _binary_op.__wrapped__ = original_binary_op
+    xg.GroupBy._binary_op = _binary_op
     _installed = True
 
 
