@@ -18,6 +18,7 @@
 #include "b2lazy/ops.hpp"
 #include "b2lazy/random.hpp"
 #include "b2lazy/rolling.hpp"
+#include "b2lazy/groupby.hpp"
 #include "b2lazy/pad.hpp"
 #include "b2lazy/stats.hpp"
 #include "b2lazy/udf.hpp"

@@ -1961,6 +1961,10 @@ from ._einsum_pad import *  # noqa: E402,F401,F403
 from ._einsum_pad import __all__ as _einsum_pad_all  # noqa: E402
 from ._rolling import *  # noqa: E402,F401,F403
 from ._rolling import __all__ as _rolling_all  # noqa: E402
+from ._groupby import *  # noqa: E402,F401,F403
+from ._groupby import __all__ as _groupby_all  # noqa: E402
+
+_groupby._install_when_xarray_imports()  # xarray's groupby reductions of b2lazy objects: segment_reduce
 from ._wrapping import from_array  # noqa: E402,F401
 
 _wrapping.install_blosc2_chunks(Array)  # after Array.chunks exists (it wraps that property)
@@ -1969,6 +1973,7 @@ __all__ += _store.__all__ + _blocks_all + ["from_array"]
 e, pi, inf, nan = float(np.e), float(np.pi), float("inf"), float("nan")
 newaxis = None
 __all__ += (_creation_all + _manipulation_all + _sorting_all + _statistics_all + _einsum_pad_all + _rolling_all +
+            _groupby_all +
             ["can_cast", "finfo", "iinfo", "isdtype", "result_type", "e", "pi", "inf", "nan", "newaxis",
              "__array_namespace_info__", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
              "uint32", "uint64", "float32", "float64", "complex64", "complex128"])

@@ -26,6 +26,9 @@ class B2lazyManager(ChunkManagerEntrypoint):
 
     def __init__(self):
         self.array_cls = Array
+        from ._groupby import _install_xarray_groupby
+
+        _install_xarray_groupby()  # groupby / resample reductions of b2lazy objects: segment_reduce
 
     def is_chunked_array(self, data):
         return isinstance(data, Array)

@@ -25,5 +25,7 @@ void bind_einsum_pad(nb::module_& m);
 void bind_rolling(nb::module_& m);
 // The chunks a rechunk decides without planning (b2lazy/plan.hpp), for xarray's chunks.
 void bind_xarray_open(nb::module_& m);
+// segment_reduce (b2lazy/groupby.hpp).
+void bind_groupby(nb::module_& m);
 
 }  // namespace b2lazy_py

@@ -289,6 +289,7 @@ Map build() {
   statistics_functions(m);
   einsum_pad_functions(m);
   rolling_functions(m);
+  groupby_functions(m);
   // One implementation per registry entry, under its name and its aliases.
   for (const FunctionInfo& f : function_registry()) {
     if (!m.count(f.name)) throw std::logic_error("expression function '" + f.name + "' is not implemented");

@@ -114,6 +114,8 @@ void statistics_functions(std::map<std::string, Function>& m);
 void einsum_pad_functions(std::map<std::string, Function>& m);
 // Adds issue #38's moving_reduce (functions_rolling.cpp) to `m`.
 void rolling_functions(std::map<std::string, Function>& m);
+// Adds segment_reduce (functions_groupby.cpp) to `m`.
+void groupby_functions(std::map<std::string, Function>& m);
 // Methods (a.sum(...)): the function called with the array as first argument.
 bool is_method(const std::string& name);
 

@@ -191,6 +191,11 @@ std::vector<Case> cases() {
          o.axis = std::vector<int>{-1};
          return var(sliding_window_view(x[0], {4}, std::vector<int>{0}), o);
        }},
+      {"segment_reduce interleaved", {{13, 7}},
+       [](V x) { return segment_reduce(x[0], {0, 2, 1, 0, 2, 1, -1, 3, 4, 4, 0, 1, 2}, "nanvar", {.axis = 0, .ngroups = 5}); }},
+      {"segment_reduce contiguous", {{5, 11, 3}},
+       [](V x) { return segment_reduce(x[0] * 2.0, {0, 0, 0, 1, 1, 2, 3, 3, 3, 3, -1}, "mean", {.axis = 1}); }},
+      {"segment_reduce last", {{6, 9}}, [](V x) { return segment_reduce(x[0], {2, 2, 0, 1, 0, 1, 2, 0, 0}, "last"); }},
       {"einsum batched", {{3, 4, 5, 6}, {3, 6, 5, 2}}, [](V x) { return einsum("bijk,bkjl->bli", {x[0], x[1]}); }},
   };
 }

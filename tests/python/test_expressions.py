@@ -612,6 +612,8 @@ TABLE = _elementwise_cases() + [
     ("sliding_window_view(s3, (3, 2), axis=(2, 0))", lambda o: bl.sliding_window_view(o.s3, (3, 2), axis=(2, 0))),
     ("moving_reduce(s3, 3, 'std', axis=0, center=True, min_periods=2, ddof=1)",
      lambda o: bl.moving_reduce(o.s3, 3, "std", axis=0, center=True, min_periods=2, ddof=1)),
+    ("segment_reduce(s3, [0, 1, -1, 0], 'mean', axis=2, ngroups=3)",
+     lambda o: bl.segment_reduce(o.s3, [0, 1, -1, 0], "mean", axis=2, ngroups=3)),
 ]
 
 _CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")

@@ -29,6 +29,7 @@ REQUIRED = {
     "subscripts": ("'i,i'", lambda o: "i,i"), "operands": (None, None), "pad_width": ("1", lambda o: 1),
     "window_shape": ("(2, 2)", lambda o: (2, 2)),
     "window": ("2", lambda o: 2),
+    "codes": ("[1, 0, -1, 1]", lambda o: [1, 0, -1, 1]), "func": ("'nanmean'", lambda o: "nanmean"),
 }
 # Functions whose defaults need an argument of another kind to run at all.
 ROW = {"x": ("a[0]", lambda o: o["a"][0])}

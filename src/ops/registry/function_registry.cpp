@@ -204,6 +204,13 @@ void rolling(std::vector<FunctionInfo>& out) {
                       "float64 for integer input and for count, else x's floating dtype"));
 }
 
+// Issue #38's segment reduction (b2lazy/groupby.hpp, src/ops/segment/): a reduction by
+// group codes along one axis, the kernel families folded per group.
+void groupby(std::vector<FunctionInfo>& out) {
+  out.push_back(entry("segment_reduce", F::Holistic, "x, codes, /, func, *, ngroups=None, axis=-1, ddof=0",
+                      "func's reduction's (NumPy's); min, max, first, last with an empty group: floating"));
+}
+
 std::vector<FunctionInfo> build() {
   std::vector<FunctionInfo> out;
   elementwise(out);
@@ -214,6 +221,7 @@ std::vector<FunctionInfo> build() {
   statistics(out);
   einsum_pad_rechunk(out);
   rolling(out);
+  groupby(out);
   return out;
 }
 
