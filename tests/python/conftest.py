@@ -38,6 +38,12 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
+# netCDF4-python, when imported, points HDF5_PLUGIN_PATH at its own filter plugins for every
+# libhdf5 in the process and for the rest of the session (only when the variable is unset):
+# h5py then loads netCDF4's Blosc plugin instead of hdf5plugin's and refuses to write with it.
+# Set (empty, as if unset) for the whole session, netCDF4 leaves it alone.
+os.environ.setdefault("HDF5_PLUGIN_PATH", "")
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings

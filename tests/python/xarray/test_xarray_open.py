@@ -30,22 +30,6 @@ DIMS = ("time", "y", "x")
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # (zarr's consolidated-metadata note)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def netcdf4_leaves_the_hdf5_plugin_path_alone():
-    """netCDF4-python, when imported, points HDF5_PLUGIN_PATH at its own plugins, for
-    every libhdf5 in the process (h5py's, b2lazy's) and for the rest of the session:
-    formats/test_hdf5.py then finds filters it expects to be missing. Set (empty, as if
-    unset) while this module runs, netCDF4 leaves it alone."""
-    if "HDF5_PLUGIN_PATH" in os.environ:
-        yield
-        return
-    os.environ["HDF5_PLUGIN_PATH"] = ""
-    try:
-        yield
-    finally:
-        os.environ.pop("HDF5_PLUGIN_PATH", None)
-
-
 def write(ds, path, fmt, encoding=None, **kw):
     """`ds` stored as `fmt` at `path` (no suffix); (path, engine) to open it with."""
     if fmt.startswith("zarr"):
