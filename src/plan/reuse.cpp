@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 
 namespace b2lazy {
@@ -218,7 +219,13 @@ class Walker {
     for (size_t i = 0; i < ins.size() && i < n->inputs().size(); ++i) {
       const auto pieces = ps_.worker_bytes ? n->pull_pieces(r, i, ps_.worker_bytes) : std::vector<Region>{};
       if (pieces.empty()) walk(n->inputs()[i], ins[i]);
-      for (const Region& p : pieces) walk(n->inputs()[i], p);
+      for (const Region& p : pieces) {
+        // Each piece is a pull of its own: what it asks below is asked again by the next
+        // (a reduction's slabs each pull the same mean(u) they subtract).
+        auto outer = std::exchange(seen_, {});
+        walk(n->inputs()[i], p);
+        seen_ = std::move(outer);
+      }
     }
   }
 
