@@ -186,7 +186,7 @@ class Walker {
     std::vector<Region>& seen = seen_[n.get()];
     if (std::find(seen.begin(), seen.end(), r) != seen.end()) return;
     seen.push_back(r);
-    if (u_.candidate(*n)) {
+    if (u_.candidate(*n) && !(stage_pass_ && !n->decompresses())) {
       auto [it, fresh] = frontier.try_emplace(n.get());
       Requests& q = it->second;
       const Region c = n->computed_region(r);
@@ -205,6 +205,9 @@ class Walker {
       std::vector<int64_t> key(r.start);
       key.insert(key.end(), r.step.begin(), r.step.end());
       key.insert(key.end(), r.count.begin(), r.count.end());
+      // (A stage's pass is counted in what the source costs, not replayed through a window
+      // with the tasks' pulls: it runs before them.)
+      if (stage_pass_) return;
       q.repeated = !q.asked.insert(std::move(key)).second || q.repeated;
       q.regions.push_back(r);
       q.units.push_back(unit_);
@@ -229,6 +232,16 @@ class Walker {
     }
   }
 
+  // What the pass computing `box` of `n` once pulls of the stored sources below it (each
+  // decompressed again by that pass): computed nodes on the way are looked through, their
+  // own plan decides them.
+  void walk_stage_pass(const NodePtr& n, const Box& box, int64_t unit) {
+    start_unit(unit);
+    stage_pass_ = true;
+    descend(n, Region::from_box(box));
+    stage_pass_ = false;
+  }
+
   // The frontier node to decide next: the first in topological order, so every request
   // from its consumers (looked through or not) has arrived. Null when none is left.
   Requests* next() {
@@ -243,6 +256,7 @@ class Walker {
   const Unsettled& u_;
   std::unordered_map<const Node*, std::vector<Region>> seen_;
   int64_t unit_ = 0;
+  bool stage_pass_ = false;
   using Ranked = std::pair<size_t, const Node*>;
   std::priority_queue<Ranked, std::vector<Ranked>, std::greater<Ranked>> order_;
 };
@@ -281,19 +295,17 @@ std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, 
     const Node& node = *q->node;
     const int64_t isz = static_cast<int64_t>(itemsize(node.dtype()));
     const bool promoted = u.promoted.count(&node) > 0;
-    ReusedNode r{q->node, q->bbox, q->regions.front().count, 0, 0, !node.cacheable() && !promoted};
-    // Keeping a source saves decompressing it again, but its copy is filled and touched
-    // for the first time (fresh pages: 0.03-0.8 s per 363 MiB here, as much as a zstd
-    // decompression of it, 0.21 s a core) and held: worth it when the tasks would
-    // decompress it three times or more, not for one decompression saved (the covariance
-    // of two time-chunked variables kept both, 726 MiB, to read each chunk once, not twice).
+    const Shape request = q->regions.empty() ? q->bbox.shape() : q->regions.front().count;
+    ReusedNode r{q->node, q->bbox, request, 0, 0, !node.cacheable() && !promoted};
+    // A source the passes would decompress twice or more is a candidate: read through a
+    // window of its blocks, or kept (the stages pass decides, build.cpp).
     if (r.source) {
       r.pulled = sat_cast(static_cast<double>(q->decompressed) * scale);
       r.asked = sat_cast(static_cast<double>(q->total) * static_cast<double>(isz) * scale);
       r.once = node.decompressed_bytes(Region::from_box(q->bbox));
-      if (r.once > 0 && r.pulled / 3 >= r.once) {
+      if (r.once > 0 && r.pulled / 2 >= r.once) {
         // Every chunk walked, in order: their pulls replayed through windows of blocks.
-        if (stride == 1) r.window = choose_window(node, q->regions, q->units, ps.nworkers);
+        if (stride == 1 && !q->regions.empty()) r.window = choose_window(node, q->regions, q->units, ps.nworkers);
         reused.push_back(std::move(r));
       }
       continue;
@@ -308,6 +320,9 @@ std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, 
       r.own_chunks = whole || wider;
       r.pulled = sat_mul(std::max(q->total, wider ? q->computed : 0), isz);
       r.once = sat_mul(r.box.size(), isz);
+      // Its pass reads the sources below it once more: a source the tasks read too is
+      // read by both, which the decision to keep it weighs.
+      w.walk_stage_pass(q->node, r.box, n + static_cast<int64_t>(reused.size()));
       reused.push_back(std::move(r));
     } else {
       std::vector<Region> regions = std::move(q->regions);

@@ -56,7 +56,7 @@ bool reuse_candidate(const Node& n);
 // with sharing below them (or along 4 or more) are candidates too, always computed once:
 // without it `e = e[::-1] + e`, repeated, pulls the innermost node 2**depth times. A cacheable node is reused when the regions asked of it
 // overlap (more elements asked than its bounding box holds); a source when the chunks
-// would decompress at least three times what decompressing its bounding box once costs.
+// would decompress at least twice what decompressing its bounding box once costs.
 // Nodes not reused are looked through, to find reuse deeper down; nodes are decided in
 // topological order (consumers first), so a node is decided once every request has
 // reached it. Decided nodes, and subgraphs with nothing left to plan, are skipped. Each
