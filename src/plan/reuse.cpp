@@ -60,6 +60,9 @@ struct Unsettled {
   std::unordered_map<const Node*, size_t> rank;
   std::unordered_set<const Node*> promoted;
   bool any_cacheable_below_root = false;
+  // Nodes with a stored source (not settled) below them, or one themselves: a stage's
+  // pass is walked down only through these.
+  std::unordered_set<const Node*> reach_sources;
   bool candidate(const Node& n) const { return reuse_candidate(n) || promoted.count(&n); }
 };
 
@@ -160,6 +163,12 @@ Unsettled unsettled_part(const Node& root, PlanningState& ps) {
       if (u.candidate(*n) && (n != &root || n->cacheable())) u.any_cacheable_below_root = true;
     }
   }
+  for (const Node* n : post) {  // inputs first
+    if (!unsettled.count(n)) continue;
+    bool reach = n->decompresses();
+    for (auto& in : n->inputs()) reach = reach || u.reach_sources.count(in.get());
+    if (reach) u.reach_sources.insert(n);
+  }
   std::vector<const Node*> order;
   for (const Node* n : post)
     if (unsettled.count(n)) order.push_back(n);
@@ -186,7 +195,10 @@ class Walker {
     std::vector<Region>& seen = seen_[n.get()];
     if (std::find(seen.begin(), seen.end(), r) != seen.end()) return;
     seen.push_back(r);
-    if (u_.candidate(*n) && !(stage_pass_ && !n->decompresses())) {
+    // A stage's pass stops at the computed nodes it pulls: computed once too, each counts
+    // its own pass (walking through them would walk nested stages once per level above).
+    if (stage_pass_ && ((u_.candidate(*n) && !n->decompresses()) || !u_.reach_sources.count(n.get()))) return;
+    if (u_.candidate(*n)) {
       auto [it, fresh] = frontier.try_emplace(n.get());
       Requests& q = it->second;
       const Region c = n->computed_region(r);
@@ -233,8 +245,7 @@ class Walker {
   }
 
   // What the pass computing `box` of `n` once pulls of the stored sources below it (each
-  // decompressed again by that pass): computed nodes on the way are looked through, their
-  // own plan decides them.
+  // decompressed again by that pass), up to the computed nodes it pulls.
   void walk_stage_pass(const NodePtr& n, const Box& box, int64_t unit) {
     start_unit(unit);
     stage_pass_ = true;
