@@ -147,17 +147,17 @@ constexpr int64_t kConvertBytes = int64_t(1) << 20;
 
 // Along which axis, and how many of its rows at a time, a slab is converted and folded:
 // its first axis longer than 1, when reduced (then a run of its rows is contiguous in the
-// slab and a slab of its own); rows 0: the slab whole. Moments fold a slab in two passes
-// and merge it into every output (an O(outputs) step): whole slabs, or each 1 MiB piece of
-// a (24, 181, 360) slab, two rows, would pay that step for two values per output.
+// slab and a slab of its own); rows 0: the slab whole. Moments fold a piece in two passes
+// and merge it into every output (an O(outputs) step): in pieces of 8 MiB, as 1 MiB pieces
+// of a (24, 181, 360) slab, two rows, would pay that step for two values per output.
 std::pair<size_t, int64_t> ReduceNode::convert_rows(const Region& slab) const {
-  if (r_ == Reduction::Var || r_ == Reduction::Std || r_ == Reduction::NanVar || r_ == Reduction::NanStd)
-    return {slab.ndim(), 0};
+  const bool moments = r_ == Reduction::Var || r_ == Reduction::Std || r_ == Reduction::NanVar || r_ == Reduction::NanStd;
+  const int64_t piece = moments ? 8 * kConvertBytes : kConvertBytes;
   size_t d = 0;
   while (d < slab.ndim() && slab.count[d] == 1) ++d;
   if (d == slab.ndim() || !ax_.reduced[d] || slab.size() == 0) return {d, 0};
   const int64_t row = (slab.size() / slab.count[d]) * static_cast<int64_t>(itemsize(acc_));
-  const int64_t rows = std::max<int64_t>(1, kConvertBytes / std::max<int64_t>(1, row));
+  const int64_t rows = std::max<int64_t>(1, piece / std::max<int64_t>(1, row));
   return {d, rows >= slab.count[d] ? 0 : rows};
 }
 
