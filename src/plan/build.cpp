@@ -45,6 +45,9 @@ NodePtr slice_to(const NodePtr& node, const Box& box) {
   return std::make_shared<SliceNode>(node, axes, out_to_in, box.shape());
 }
 
+// A source copy this small is kept whenever the passes would decompress it twice or more.
+constexpr int64_t kSmallKept = int64_t(8) << 20;
+
 // A fill group is a band the re-pack streams through: decompress the storage chunks it
 // covers, compress its tiles. Above this it is no faster, only a higher peak (a 128 MiB
 // band of (2048, 256) tiles over 256-row strips re-packed as fast as a 64 MiB one).
@@ -174,6 +177,19 @@ class Builder {
     const size_t isz = itemsize(r.node->dtype());
     s.bytes = r.box.size() * static_cast<int64_t>(isz);
     if (read_through_window(r, s)) return;
+    // Keeping a source saves decompressing it again, but its copy is filled and touched
+    // for the first time (fresh pages: 0.03-0.8 s per 363 MiB measured here, as much as a
+    // zstd decompression of it, 0.21 s on one core) and held: worth it when the passes
+    // would decompress it three times or more, not for one decompression saved (the
+    // covariance of two time-chunked variables kept both, 726 MiB, to read each chunk
+    // once instead of twice, and was slower for it). A small copy (under 8 MiB) stays in
+    // the caches and costs next to nothing: kept from twice.
+    if (r.source && r.pulled / 3 < r.once && s.bytes >= kSmallKept) {
+      p_.passes.push_back("reuse: " + r.node->describe() + " not kept (the passes would decompress " +
+                          format_bytes(r.pulled) + ", once: " + format_bytes(r.once) +
+                          "; decompressing it again costs less than filling and holding a copy)");
+      return;
+    }
     // Where it is kept: dense while the budget lasts (optimistic: the projection of the
     // whole plan then spills or drops the largest kept stage while it is over max_memory,
     // spill_until_it_fits); else compressed in memory within half the budget (counted

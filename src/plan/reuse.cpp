@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 
 namespace b2lazy {
@@ -59,6 +60,9 @@ struct Unsettled {
   std::unordered_map<const Node*, size_t> rank;
   std::unordered_set<const Node*> promoted;
   bool any_cacheable_below_root = false;
+  // Nodes with a stored source (not settled) below them, or one themselves: a stage's
+  // pass is walked down only through these.
+  std::unordered_set<const Node*> reach_sources;
   bool candidate(const Node& n) const { return reuse_candidate(n) || promoted.count(&n); }
 };
 
@@ -159,6 +163,12 @@ Unsettled unsettled_part(const Node& root, PlanningState& ps) {
       if (u.candidate(*n) && (n != &root || n->cacheable())) u.any_cacheable_below_root = true;
     }
   }
+  for (const Node* n : post) {  // inputs first
+    if (!unsettled.count(n)) continue;
+    bool reach = n->decompresses();
+    for (auto& in : n->inputs()) reach = reach || u.reach_sources.count(in.get());
+    if (reach) u.reach_sources.insert(n);
+  }
   std::vector<const Node*> order;
   for (const Node* n : post)
     if (unsettled.count(n)) order.push_back(n);
@@ -185,6 +195,9 @@ class Walker {
     std::vector<Region>& seen = seen_[n.get()];
     if (std::find(seen.begin(), seen.end(), r) != seen.end()) return;
     seen.push_back(r);
+    // A stage's pass stops at the computed nodes it pulls: computed once too, each counts
+    // its own pass (walking through them would walk nested stages once per level above).
+    if (stage_pass_ && ((u_.candidate(*n) && !n->decompresses()) || !u_.reach_sources.count(n.get()))) return;
     if (u_.candidate(*n)) {
       auto [it, fresh] = frontier.try_emplace(n.get());
       Requests& q = it->second;
@@ -204,6 +217,9 @@ class Walker {
       std::vector<int64_t> key(r.start);
       key.insert(key.end(), r.step.begin(), r.step.end());
       key.insert(key.end(), r.count.begin(), r.count.end());
+      // (A stage's pass is counted in what the source costs, not replayed through a window
+      // with the tasks' pulls: it runs before them.)
+      if (stage_pass_) return;
       q.repeated = !q.asked.insert(std::move(key)).second || q.repeated;
       q.regions.push_back(r);
       q.units.push_back(unit_);
@@ -218,8 +234,23 @@ class Walker {
     for (size_t i = 0; i < ins.size() && i < n->inputs().size(); ++i) {
       const auto pieces = ps_.worker_bytes ? n->pull_pieces(r, i, ps_.worker_bytes) : std::vector<Region>{};
       if (pieces.empty()) walk(n->inputs()[i], ins[i]);
-      for (const Region& p : pieces) walk(n->inputs()[i], p);
+      for (const Region& p : pieces) {
+        // Each piece is a pull of its own: what it asks below is asked again by the next
+        // (a reduction's slabs each pull the same mean(u) they subtract).
+        auto outer = std::exchange(seen_, {});
+        walk(n->inputs()[i], p);
+        seen_ = std::move(outer);
+      }
     }
+  }
+
+  // What the pass computing `box` of `n` once pulls of the stored sources below it (each
+  // decompressed again by that pass), up to the computed nodes it pulls.
+  void walk_stage_pass(const NodePtr& n, const Box& box, int64_t unit) {
+    start_unit(unit);
+    stage_pass_ = true;
+    descend(n, Region::from_box(box));
+    stage_pass_ = false;
   }
 
   // The frontier node to decide next: the first in topological order, so every request
@@ -236,6 +267,7 @@ class Walker {
   const Unsettled& u_;
   std::unordered_map<const Node*, std::vector<Region>> seen_;
   int64_t unit_ = 0;
+  bool stage_pass_ = false;
   using Ranked = std::pair<size_t, const Node*>;
   std::priority_queue<Ranked, std::vector<Ranked>, std::greater<Ranked>> order_;
 };
@@ -274,14 +306,17 @@ std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, 
     const Node& node = *q->node;
     const int64_t isz = static_cast<int64_t>(itemsize(node.dtype()));
     const bool promoted = u.promoted.count(&node) > 0;
-    ReusedNode r{q->node, q->bbox, q->regions.front().count, 0, 0, !node.cacheable() && !promoted};
-    if (r.source) {  // keeping it saves decompression: worth it at twice the cost or more
+    const Shape request = q->regions.empty() ? q->bbox.shape() : q->regions.front().count;
+    ReusedNode r{q->node, q->bbox, request, 0, 0, !node.cacheable() && !promoted};
+    // A source the passes would decompress twice or more is a candidate: read through a
+    // window of its blocks, or kept (the stages pass decides, build.cpp).
+    if (r.source) {
       r.pulled = sat_cast(static_cast<double>(q->decompressed) * scale);
       r.asked = sat_cast(static_cast<double>(q->total) * static_cast<double>(isz) * scale);
       r.once = node.decompressed_bytes(Region::from_box(q->bbox));
       if (r.once > 0 && r.pulled / 2 >= r.once) {
         // Every chunk walked, in order: their pulls replayed through windows of blocks.
-        if (stride == 1) r.window = choose_window(node, q->regions, q->units, ps.nworkers);
+        if (stride == 1 && !q->regions.empty()) r.window = choose_window(node, q->regions, q->units, ps.nworkers);
         reused.push_back(std::move(r));
       }
       continue;
@@ -296,6 +331,9 @@ std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, 
       r.own_chunks = whole || wider;
       r.pulled = sat_mul(std::max(q->total, wider ? q->computed : 0), isz);
       r.once = sat_mul(r.box.size(), isz);
+      // Its pass reads the sources below it once more: a source the tasks read too is
+      // read by both, which the decision to keep it weighs.
+      w.walk_stage_pass(q->node, r.box, n + static_cast<int64_t>(reused.size()));
       reused.push_back(std::move(r));
     } else {
       std::vector<Region> regions = std::move(q->regions);

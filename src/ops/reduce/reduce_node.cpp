@@ -118,6 +118,49 @@ Region ReduceNode::Slabs::at(int64_t i) const {
   return s;
 }
 
+std::vector<Region> ReduceNode::Slabs::grouped(int64_t most) const {
+  std::vector<Region> out;
+  if (count_ <= most) {
+    for (int64_t i = 0; i < count_; ++i) out.push_back(at(i));
+    return out;
+  }
+  size_t d = in_.ndim();  // the cut axis: the innermost one in pieces (at() varies it fastest)
+  for (size_t e = in_.ndim(); e-- > 0 && d == in_.ndim();)
+    if (npieces_[e] > 1) d = e;
+  const int64_t along = npieces_[d], outer = count_ / along;
+  if (outer >= most) return out;
+  const int64_t per = ceil_div(along, std::max<int64_t>(1, most / outer));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < along; k += per) {
+      Region r = at(o * along + k);
+      const Region last = at(o * along + std::min(along, k + per) - 1);
+      r.count[d] = last.start[d] + last.count[d] - r.start[d];
+      out.push_back(std::move(r));
+    }
+  return out;
+}
+
+namespace {
+// A slab is converted to the accumulator's type in pieces of about this many bytes.
+constexpr int64_t kConvertBytes = int64_t(1) << 20;
+}  // namespace
+
+// Along which axis, and how many of its rows at a time, a slab is converted and folded:
+// its first axis longer than 1, when reduced (then a run of its rows is contiguous in the
+// slab and a slab of its own); rows 0: the slab whole. Moments fold a piece in two passes
+// and merge it into every output (an O(outputs) step): in pieces of 8 MiB, as 1 MiB pieces
+// of a (24, 181, 360) slab, two rows, would pay that step for two values per output.
+std::pair<size_t, int64_t> ReduceNode::convert_rows(const Region& slab) const {
+  const bool moments = r_ == Reduction::Var || r_ == Reduction::Std || r_ == Reduction::NanVar || r_ == Reduction::NanStd;
+  const int64_t piece = moments ? 8 * kConvertBytes : kConvertBytes;
+  size_t d = 0;
+  while (d < slab.ndim() && slab.count[d] == 1) ++d;
+  if (d == slab.ndim() || !ax_.reduced[d] || slab.size() == 0) return {d, 0};
+  const int64_t row = (slab.size() / slab.count[d]) * static_cast<int64_t>(itemsize(acc_));
+  const int64_t rows = std::max<int64_t>(1, piece / std::max<int64_t>(1, row));
+  return {d, rows >= slab.count[d] ? 0 : rows};
+}
+
 // What a read thinner than this along input axis d decompresses anyway (a block).
 int64_t ReduceNode::block_extent(size_t d) const {
   return range_reads_ && d < blocks_.size() ? std::max<int64_t>(1, blocks_[d]) : 1;
@@ -253,6 +296,53 @@ bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, si
 }
 
 namespace {
+// Pieces a planner walks per pull: enough to see a node pulled by every slab, few enough
+// that planning a huge reduction does not walk the graph once per slab.
+constexpr int64_t kMostPieces = 64;
+}  // namespace
+
+std::vector<Region> ReduceNode::pull_pieces(const Region& region, size_t, size_t worker_bytes) const {
+  if (region.size() == 0) return {};
+  const size_t sb = std::min(kSlabBytes, std::max<size_t>(size_t(256) << 10, worker_bytes / 16));
+  const Pieces p = split_pieces(region, sb);
+  std::vector<Region> parts;
+  if (p.rows == 0) {
+    parts.push_back(region);
+  } else {  // as split_kept cuts it (rows, then columns)
+    for (int64_t r0 = 0; r0 < region.count[p.o];) {
+      Region sub = region;
+      sub.start[p.o] = region.start[p.o] + r0 * region.step[p.o];
+      sub.count[p.o] = piece_len(sub.start[p.o], p.rows, p.al, region.count[p.o] - r0);
+      r0 += sub.count[p.o];
+      if (p.cols == 0) {
+        parts.push_back(sub);
+        continue;
+      }
+      for (int64_t c0 = 0; c0 < sub.count[p.l];) {
+        Region part = sub;
+        part.start[p.l] = sub.start[p.l] + c0 * sub.step[p.l];
+        part.count[p.l] = piece_len(part.start[p.l], p.cols, p.cal, sub.count[p.l] - c0);
+        c0 += part.count[p.l];
+        parts.push_back(std::move(part));
+      }
+    }
+  }
+  if (static_cast<int64_t>(parts.size()) > kMostPieces) return {};
+  std::vector<Region> out;
+  const int64_t each = std::max<int64_t>(1, kMostPieces / static_cast<int64_t>(parts.size()));
+  for (const Region& part : parts) {
+    const Region in = widen(part);
+    const Slabs s = slabs(in, sb);
+    if (in.size() == 0 || s.size() == 0) continue;
+    std::vector<Region> g = s.grouped(each);
+    if (g.empty()) return {};
+    for (Region& r : g) out.push_back(std::move(r));
+  }
+  if (out.size() == 1) return {};  // one slab: the whole region
+  return out;
+}
+
+namespace {
 // Strides of the flat index in the reduced sub-space of the input (argmin/argmax).
 Shape reduced_strides(const Shape& in, const std::vector<bool>& reduced) {
   Shape rst(in.size(), 0);
@@ -287,14 +377,27 @@ void ReduceNode::fold_input(const Region& in, int64_t nout, ThreadState& ts, Use
         input.pull(slab, buf, t);
         raw = buf;
       }
-      const A* x = static_cast<const A*>(raw);
-      if (input.dtype() != acc_) {
-        void* conv = scope.alloc(m * sizeof(A));
+      if (input.dtype() == acc_) return k.consume(static_cast<const A*>(raw), slab, ax_.reduced);
+      // Converted to the accumulator's type a few rows at a time (float32 -> float64 of a
+      // whole slab would double its memory, and leave the cache before it is folded).
+      const auto cast = kernels::lookup_cast(input.dtype(), acc_);
+      const auto [d, rows] = convert_rows(slab);
+      const int64_t per_row = d < slab.ndim() ? m / slab.count[d] : m;
+      A* conv = static_cast<A*>(scope.alloc(static_cast<size_t>(rows ? rows * per_row : m) * sizeof(A)));
+      const size_t in_row = static_cast<size_t>(per_row) * itemsize(input.dtype());
+      if (rows == 0) {
         const void* src[1] = {raw};
-        kernels::lookup_cast(input.dtype(), acc_)(conv, src, m);
-        x = static_cast<const A*>(conv);
+        cast(conv, src, m);
+        return k.consume(conv, slab, ax_.reduced);
       }
-      k.consume(x, slab, ax_.reduced);
+      for (int64_t r0 = 0; r0 < slab.count[d]; r0 += rows) {
+        Region sub = slab;
+        sub.start[d] = slab.start[d] + r0;  // (a reduced axis: step 1)
+        sub.count[d] = std::min(rows, slab.count[d] - r0);
+        const void* src[1] = {static_cast<const char*>(raw) + static_cast<size_t>(r0) * in_row};
+        cast(conv, src, sub.size());
+        k.consume(conv, sub, ax_.reduced);
+      }
     };
     std::unique_ptr<Kernel> main = reduction::make_kernel<A>(args);
     const bool fork = ts.can_fork && ts.eval && nparts > 1 && ts.eval->nworkers() > 1;
@@ -399,7 +502,11 @@ int64_t ReduceNode::fill_bytes(const Region& region, const MemoryModel& m) const
   if (in.size() == 0 || parts.size() == 0) return 0;
   const Region slab = parts.at(0);  // the first slab is a whole one
   int64_t one = m.in_place(input, slab) ? 0 : MemoryModel::region_bytes(input, slab);
-  if (input.dtype() != acc_) one = sat_add(one, sat_mul(slab.size(), static_cast<int64_t>(itemsize(acc_))));
+  if (input.dtype() != acc_) {
+    const auto [d, rows] = convert_rows(slab);
+    const int64_t converted = rows ? rows * (slab.size() / slab.count[d]) : slab.size();
+    one = sat_add(one, sat_mul(converted, static_cast<int64_t>(itemsize(acc_))));
+  }
   one = sat_add(sat_add(one, m.pull_bytes(input, slab)), sat_mul(r.size(), 24));  // the accumulators (moments, indices)
   if (p.rows != 0) return m.spread(sat_add(held, one));  // pieces go to the workers, each folds its own slabs
   return parts.size() > 1 ? m.spread(one) : one;

@@ -5,6 +5,7 @@
 //   integer sums and products in int64 / uint64 (wrapping, as NumPy); slabs are summed
 //   sequentially and combined in order; variance merges slabs with Chan's formula.
 #pragma once
+#include <utility>
 #include <vector>
 
 #include "b2lazy/array.hpp"
@@ -22,6 +23,10 @@ class ReduceNode : public Node {
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
+  // The slabs fill(region) pulls its input in, one fill each: a node below that every
+  // slab asks the same part of (mean(u) under mean(u - mean(u))) is then seen as pulled
+  // again and again, and computed once. At most kMostPieces (consecutive slabs grouped).
+  std::vector<Region> pull_pieces(const Region& region, size_t input, size_t worker_bytes) const override;
   bool cacheable() const override { return true; }
   // One slab (and its conversion to the accumulator) and its pull, on every worker the
   // slabs are spread over; a region whose thinnest slab is over budget, by its first piece.
@@ -48,6 +53,9 @@ class ReduceNode : public Node {
     Slabs(Region in, Shape piece, const std::vector<bool>& reduced);
     int64_t size() const { return count_; }
     Region at(int64_t i) const;
+    // The slabs in order, consecutive ones along the cut axis merged into at most `most`
+    // regions (empty when even one region per position on the outer axes is too many).
+    std::vector<Region> grouped(int64_t most) const;
 
    private:
     Region in_;
@@ -73,6 +81,9 @@ class ReduceNode : public Node {
   // The first piece of `region` (the largest).
   Region first_piece(const Region& region, const Pieces& p) const;
   size_t slab_bytes(size_t max_memory, int nworkers) const;
+  // Along which axis, and how many rows at a time, a slab is converted to the accumulator
+  // (rows 0: whole).
+  std::pair<size_t, int64_t> convert_rows(const Region& slab) const;
   // The kernel arguments for an output region of `nout` outputs.
   reduction::KernelArgs kernel_args(int64_t nout) const;
   template <class Use>
