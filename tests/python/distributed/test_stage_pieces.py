@@ -113,8 +113,10 @@ def test_a_scalar_reduction_folds_over_the_input_and_a_kept_source_splits_by_chu
     a = bl.asarray(x, chunks=(50, 300))
     got, splits, stats = _in_pieces(bl.sum(a) + a, 2)
     np.testing.assert_allclose(got, x.sum() + x, rtol=1e-12)
-    assert splits == [(4, True)]  # 8 input chunks folded in 4 parts
-    assert stats["stages_reused"] == 1 and stats["cache_misses"] == 0  # the reader computed nothing
+    # the source, read twice and under 8 MiB, is kept (4 ranges of its chunks); the sum's
+    # 8 input chunks folded in 4 parts
+    assert splits == [(4, False), (4, True)], splits
+    assert stats["stages_reused"] == 2 and stats["cache_misses"] == 0  # the reader computed nothing
     got, splits, _ = _in_pieces(bl.cumsum(a, axis=0) * 2, 3, tmp_path, chunks=(50, 100))
     np.testing.assert_allclose(got, np.cumsum(x, axis=0) * 2, rtol=1e-12)
     assert splits[0][0] == 6 and not splits[0][1], splits  # the source kept: 6 ranges of its 8 chunks
@@ -148,7 +150,8 @@ def test_stages_that_depend_on_stages_and_a_spilled_stage(tmp_path):
 def test_missing_foreign_and_unimported_pieces_are_refused():
     x = np.random.default_rng(1).random((200, 30))
     a = bl.asarray(x, chunks=(20, 30))
-    p = (bl.sum(a) + a).plan(nthreads=1)
+    b = bl.asarray(x[::-1].copy(), chunks=(20, 30))  # (a source read once: not kept, one stage)
+    p = (bl.sum(a) + b).plan(nthreads=1)
     n, folds = _core.split_stage(p._p, 0, 2)
     pieces = [_core.compute_stage_piece(p._p, 0, k, 2, "", p._ctx)[0] for k in range(n)]
     with pytest.raises(ValueError, match="3 of its 4 pieces given"):
