@@ -2003,6 +2003,11 @@ for _name in [n for e in _registry.ENTRIES.values() if e["method"] for n in [e["
         setattr(Array, _name, _method(globals()[_name]))
 del _name, _f, _wrapped
 
+# NumPy's ndarray methods xarray calls by name (round(decimals), conj, real, imag, argsort).
+from ._ndarray_methods import attach as _attach_ndarray_methods  # noqa: E402
+
+_attach_ndarray_methods(Array)
+
 
 def __getattr__(name):
     # b2lazy.bool is the bool dtype; a module global named bool would shadow Python's
