@@ -1508,14 +1508,14 @@ def median(x, /, axis, *, keepdims):
 
 
 @_registered
-def quantile(x, q, /, axis, *, method, keepdims):
+def quantile(x, /, q, axis, *, method, keepdims):
     """Lazy q-th quantile(s), 0 <= q <= 1, over `axis`, as np.quantile (methods 'linear',
     'lower', 'higher', 'nearest', 'midpoint')."""
     return _holistic("quantile", q, x, axis, keepdims, method)
 
 
 @_registered
-def percentile(x, q, /, axis, *, method, keepdims):
+def percentile(x, /, q, axis, *, method, keepdims):
     """Lazy q-th percentile(s), 0 <= q <= 100, over `axis`, as np.percentile."""
     return _holistic("percentile", q, x, axis, keepdims, method)
 

@@ -1,6 +1,6 @@
 """The graphs xarray builds on b2lazy arrays (issue #38, item 3): where, isnull/notnull
 masks, astype, transpose, isel/sel, concat/stack/broadcast_like, weighted, std/var/mean as
-xarray emits them (skipna, ddof), cov/corr, round, real/imag/conj — each stays a lazy b2lazy
+xarray emits them (skipna, ddof), quantile (q by keyword), cov/corr, round, real/imag/conj — each stays a lazy b2lazy
 graph (no EagerEvaluationWarning: made an error here) and equals xarray on NumPy, over
 random time chunkings and NaN layouts."""
 import warnings
@@ -61,6 +61,8 @@ GRAPHS = {
     "covariance": lambda d: ((d.u - d.u.mean("time")) * (d.v - d.v.mean("time"))).mean("time"),
     "xr.cov": lambda d: xr.cov(d.u, d.v, dim="time"),
     "xr.corr": lambda d: xr.corr(d.u, d.v, dim="time"),
+    "quantile": lambda d: d.t.quantile([0.1, 0.5], dim="time"),
+    "quantile-noskip": lambda d: d.u.quantile(0.9, dim="time", skipna=False),
     "round": lambda d: d.t.round(1),
     "round-negative": lambda d: d.t.round(-1),
     "conj": lambda d: d.u.conj(),
@@ -133,3 +135,15 @@ def test_argsort_as_numpy():
     xr.testing.assert_equal(da.chunk(chunked_array_type="b2lazy").argsort().compute(), da.argsort())
     with pytest.raises(ValueError, match="Array.argsort: kind"):
         x.argsort(kind="bogus")
+
+
+def test_quantile_q_by_keyword_as_numpy():
+    a = np.random.default_rng(2).standard_normal((9, 4))
+    a[1, 2] = np.nan
+    x = b2lazy.asarray(a, chunks=(3, 4))
+    for name in ("quantile", "nanquantile", "percentile", "nanpercentile"):
+        q = [10, 50] if "percentile" in name else [0.1, 0.5]
+        got = getattr(b2lazy, name)(x, q=q, axis=0).to_numpy()
+        np.testing.assert_allclose(got, getattr(np, name)(a, q=q, axis=0), equal_nan=True)
+        np.testing.assert_allclose(getattr(b2lazy, name)(x, q, 0).to_numpy(), getattr(np, name)(a, q, 0),
+                                   equal_nan=True)
