@@ -90,7 +90,8 @@ def _rss():
 
 def run_one(spec):
     """Runs one (workload, engine) on one dataset; returns {"seconds", "open_seconds",
-    "peak_bytes"} (and saves the result's values to spec["save"] when given)."""
+    "peak_bytes", "cpu_seconds" (user + system, all threads: less sensitive to a busy
+    machine than the wall time), "load" (1-minute load average at the start)} (and saves the result's values to spec["save"] when given)."""
     import numpy as np
     import xarray as xr
     import dask
@@ -117,11 +118,14 @@ def _timed(spec, np, xr):
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")  # the high-water mark restarts at the RSS now
         base = _rss()["VmRSS"]
+        load = os.getloadavg()[0]
+        c0 = os.times()
         t0 = time.perf_counter()
         exec(OPEN[engine], env)
         t1 = time.perf_counter()
         exec(WORKLOADS[spec["workload"]][1], env)
         t2 = time.perf_counter()
+        c1 = os.times()
         peak = _rss()["VmHWM"] - base
         if spec.get("save"):
             r = env["r"]
@@ -131,7 +135,8 @@ def _timed(spec, np, xr):
                 np.save(spec["save"], np.asarray(r.values if hasattr(r, "values") else r))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return {"seconds": t2 - t0, "open_seconds": t1 - t0, "peak_bytes": max(0, peak)}
+    return {"seconds": t2 - t0, "open_seconds": t1 - t0, "peak_bytes": max(0, peak),
+            "cpu_seconds": (c1.user - c0.user) + (c1.system - c0.system), "load": load}
 
 
 def run_fresh(spec, timeout):
@@ -326,6 +331,8 @@ def main(argv=None):
     ap.add_argument("--out", default=None, help="JSON results (e.g. bench/RESULTS-xarray.json)")
     ap.add_argument("--plot", default=None, help="PNG of time and peak per workload (e.g. bench/xarray.png)")
     ap.add_argument("--md", default=None, help="write the markdown tables here too")
+    ap.add_argument("--merge", nargs="*", default=None, metavar="JSON",
+                    help="no runs: join earlier --out files (datasets run with different --reps) into --out/--plot/--md")
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(run_one(json.loads(args.child))))
@@ -337,7 +344,45 @@ def main(argv=None):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def _report(args, results, notes, info, reps, workloads):
+    md = "\n\n".join(table(n, rows, [e for e in ENGINES if any(e in r for r in rows.values())])
+                     for n, rows in results.items())
+    loads = [r["load"] for rows in results.values() for res in rows.values() for r in res.values() if "load" in r]
+    md += "\n\nCells: median time / peak RSS growth (from after the imports, opening included)." \
+          + (f" Load average during the runs: {min(loads):.1f} to {max(loads):.1f} on {os.cpu_count()} cores"
+             f" (CPU seconds per run are in the JSON)." if loads else "") \
+          + "".join(f"\n{n}." for n in notes)
+    print(md)
+    if args.md:
+        with open(args.md, "w") as f:
+            f.write(md + "\n")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"machine": info, "reps": reps, "nthreads": NTHREADS, "notes": notes,
+                       "workloads": {w: WORKLOADS[w][0] for w in workloads}, "results": results,
+                       "markdown": md}, f, indent=1)
+    if args.plot:
+        plot(results, args.plot)
+    return 0
+
+
+def _merge(args):
+    results, notes, reps, info = {}, [], {}, None
+    for path in args.merge:
+        with open(path) as f:
+            got = json.load(f)
+        info = info or got["machine"]
+        results.update(got["results"])
+        notes += got.get("notes", [])
+        for name in got["results"]:
+            reps[name] = got["reps"] if not isinstance(got["reps"], dict) else got["reps"].get(name)
+    workloads = [w for w in WORKLOADS if any(w in rows for rows in results.values())]
+    return _report(args, results, notes, info, reps, workloads)
+
+
 def _main(args, scratch):
+    if args.merge:
+        return _merge(args)
     if args.quick:
         datasets = list(make_small(os.path.join(scratch, "data")))
         reps = 1
@@ -382,6 +427,8 @@ def _main(args, scratch):
                     res = {"seconds": statistics.median(r["seconds"] for r in ok),
                            "open_seconds": statistics.median(r["open_seconds"] for r in ok),
                            "peak_mib": max(r["peak_bytes"] for r in ok) / 2**20,
+                           "cpu_seconds": statistics.median(r["cpu_seconds"] for r in ok),
+                           "load": max(r["load"] for r in ok),
                            "runs": [round(r["seconds"], 3) for r in ok]}
                 rows[w][e] = res
             ref = saved.get(ref_engine)
@@ -399,23 +446,8 @@ def _main(args, scratch):
                 if os.path.exists(f):
                     os.remove(f)
             print(f"{w:14s} " + "  ".join(f"{e}: {cell(rows[w][e])}" for e in engines), flush=True)
-    md = "\n\n".join(table(n, rows, [e for e in ENGINES if any(e in r for r in rows.values())])
-                     for n, rows in results.items())
-    md += "\n\nCells: median time / peak RSS growth (from after the imports, opening included)." \
-          + "".join(f"\n{n}." for n in notes)
     print(f"# load after: {os.getloadavg()}\n")
-    print(md)
-    if args.md:
-        with open(args.md, "w") as f:
-            f.write(md + "\n")
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"machine": info, "reps": reps, "nthreads": NTHREADS, "notes": notes,
-                       "workloads": {w: WORKLOADS[w][0] for w in workloads}, "results": results,
-                       "markdown": md}, f, indent=1)
-    if args.plot:
-        plot(results, args.plot)
-    return 0
+    return _report(args, results, notes, info, reps, workloads)
 
 
 if __name__ == "__main__":

@@ -43,6 +43,9 @@ def test_quick_in_process_all_workloads(tmp_path):
     assert png.stat().st_size > 0
     assert "| workload |" in md.read_text()
     assert not [p for p in os.listdir(tmp_path) if p.startswith("bench-xarray-")]  # scratch removed
+    merged = tmp_path / "m.md"  # --merge re-renders earlier results (datasets run separately)
+    assert bench.main(["--merge", str(out), "--md", str(merged), "--scratch", str(tmp_path)]) == 0
+    assert merged.read_text() == md.read_text()
 
 
 def test_fresh_processes_and_failures_are_recorded(tmp_path):
