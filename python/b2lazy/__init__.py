@@ -1959,6 +1959,8 @@ from ._statistics import *  # noqa: E402,F401,F403
 from ._statistics import __all__ as _statistics_all  # noqa: E402
 from ._einsum_pad import *  # noqa: E402,F401,F403
 from ._einsum_pad import __all__ as _einsum_pad_all  # noqa: E402
+from ._gradient import *  # noqa: E402,F401,F403
+from ._gradient import __all__ as _gradient_all  # noqa: E402
 from ._wrapping import from_array  # noqa: E402,F401
 
 _wrapping.install_blosc2_chunks(Array)  # after Array.chunks exists (it wraps that property)
@@ -1966,7 +1968,7 @@ __all__ += _store.__all__ + _blocks_all + ["from_array"]
 
 e, pi, inf, nan = float(np.e), float(np.pi), float("inf"), float("nan")
 newaxis = None
-__all__ += (_creation_all + _manipulation_all + _sorting_all + _statistics_all + _einsum_pad_all +
+__all__ += (_creation_all + _manipulation_all + _sorting_all + _statistics_all + _einsum_pad_all + _gradient_all +
             ["can_cast", "finfo", "iinfo", "isdtype", "result_type", "e", "pi", "inf", "nan", "newaxis",
              "__array_namespace_info__", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
              "uint32", "uint64", "float32", "float64", "complex64", "complex128"])

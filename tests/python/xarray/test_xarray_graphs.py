@@ -1,6 +1,6 @@
 """The graphs xarray builds on b2lazy arrays (issue #38, item 3): where, isnull/notnull
 masks, astype, transpose, isel/sel, concat/stack/broadcast_like, weighted, std/var/mean as
-xarray emits them (skipna, ddof), quantile (q by keyword), cov/corr, round, real/imag/conj — each stays a lazy b2lazy
+xarray emits them (skipna, ddof), quantile (q by keyword), differentiate (gradient), cov/corr, round, real/imag/conj — each stays a lazy b2lazy
 graph (no EagerEvaluationWarning: made an error here) and equals xarray on NumPy, over
 random time chunkings and NaN layouts."""
 import warnings
@@ -63,6 +63,8 @@ GRAPHS = {
     "xr.corr": lambda d: xr.corr(d.u, d.v, dim="time"),
     "quantile": lambda d: d.t.quantile([0.1, 0.5], dim="time"),
     "quantile-noskip": lambda d: d.u.quantile(0.9, dim="time", skipna=False),
+    "differentiate-lat": lambda d: d.t.differentiate("lat"),
+    "differentiate-time": lambda d: d.u.differentiate("time", edge_order=2),
     "round": lambda d: d.t.round(1),
     "round-negative": lambda d: d.t.round(-1),
     "conj": lambda d: d.u.conj(),
@@ -147,3 +149,50 @@ def test_quantile_q_by_keyword_as_numpy():
         np.testing.assert_allclose(got, getattr(np, name)(a, q=q, axis=0), equal_nan=True)
         np.testing.assert_allclose(getattr(b2lazy, name)(x, q, 0).to_numpy(), getattr(np, name)(a, q, 0),
                                    equal_nan=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=st.lists(st.integers(1, 7), min_size=1, max_size=3), seed=st.integers(0, 2**16),
+       edge_order=st.sampled_from([1, 2]), dtype=st.sampled_from(["f8", "f4", "i8"]),
+       spacing=st.sampled_from(["none", "scalar", "coords", "uniform-coords"]), data=st.data())
+def test_gradient_as_numpy(shape, seed, edge_order, dtype, spacing, data):
+    rng = np.random.default_rng(seed)
+    a = (rng.standard_normal(shape) * 10).astype(dtype)
+    chunks = tuple(data.draw(st.integers(1, n)) for n in shape)
+    x = b2lazy.asarray(a, chunks=chunks)
+    axis = data.draw(st.sampled_from([None] + list(range(-len(shape), len(shape)))))
+    axes = list(range(len(shape))) if axis is None else [axis % len(shape)]
+    args = {"none": [], "scalar": [0.5],
+            "coords": [np.cumsum(rng.uniform(0.1, 2.0, shape[ax])) for ax in axes],
+            "uniform-coords": [np.arange(shape[ax]) * 3.0 for ax in axes]}[spacing]
+    if min(shape[ax] for ax in axes) < edge_order + 1:
+        with pytest.raises((ValueError, IndexError)):  # NumPy's IndexError on 1 coordinate
+            np.gradient(a, *args, axis=axis, edge_order=edge_order)
+        with pytest.raises(ValueError, match="gradient: axis"):
+            b2lazy.gradient(x, *args, axis=axis, edge_order=edge_order)
+        return
+    ref = np.gradient(a, *args, axis=axis, edge_order=edge_order)
+    got = b2lazy.gradient(x, *args, axis=axis, edge_order=edge_order)
+    via_numpy = np.gradient(x, *args, axis=axis, edge_order=edge_order)  # the protocol, lazy too
+    ref = list(ref) if isinstance(ref, (list, tuple)) else [ref]
+    for g in (got, via_numpy):
+        g = list(g) if isinstance(g, tuple) else [g]
+        assert len(g) == len(ref)
+        for gi, ri in zip(g, ref):
+            assert isinstance(gi, b2lazy.Array) and gi.dtype == ri.dtype
+            tol = 1e-4 if dtype == "f4" else 1e-10
+            np.testing.assert_allclose(gi.to_numpy(), ri, rtol=tol, atol=tol * 10)
+
+
+def test_gradient_bad_input():
+    x = b2lazy.asarray(np.arange(6.0).reshape(2, 3))
+    with pytest.raises(ValueError, match="gradient: edge_order"):
+        b2lazy.gradient(x, edge_order=3)
+    with pytest.raises(ValueError, match="gradient: axis 2 is out of bounds"):
+        b2lazy.gradient(x, axis=2)
+    with pytest.raises(TypeError, match="gradient: give no spacing, one scalar, or one per axis"):
+        b2lazy.gradient(x, [0, 1], [0, 1, 2], [1])
+    with pytest.raises(ValueError, match="gradient: coordinates of length 2 for axis 1"):
+        b2lazy.gradient(x, [0.0, 1.0], axis=1)
+    with pytest.raises(ValueError, match="at least one dimension"):
+        b2lazy.gradient(b2lazy.asarray(1.0))
