@@ -245,6 +245,8 @@ def cell(res):
     if "error" in res:
         return "fails: " + res["error"].replace("|", "\\|")[:120]
     text = f"{res['seconds']:.2f} s / {res['peak_mib']:.0f} MiB"
+    if "cpu_seconds" in res:
+        text += f" (cpu {res['cpu_seconds']:.1f} s)"
     if res.get("check", "ok") not in ("ok", "reference"):
         text += f" ({res['check']})"
     return text
@@ -348,9 +350,10 @@ def _report(args, results, notes, info, reps, workloads):
     md = "\n\n".join(table(n, rows, [e for e in ENGINES if any(e in r for r in rows.values())])
                      for n, rows in results.items())
     loads = [r["load"] for rows in results.values() for res in rows.values() for r in res.values() if "load" in r]
-    md += "\n\nCells: median time / peak RSS growth (from after the imports, opening included)." \
+    md += "\n\nCells: median time / peak RSS growth (from after the imports, opening included)" \
+          " (CPU seconds of the process, all threads)." \
           + (f" Load average during the runs: {min(loads):.1f} to {max(loads):.1f} on {os.cpu_count()} cores"
-             f" (CPU seconds per run are in the JSON)." if loads else "") \
+             "." if loads else "") \
           + "".join(f"\n{n}." for n in notes)
     print(md)
     if args.md:
