@@ -91,7 +91,8 @@ def _rss():
 def run_one(spec):
     """Runs one (workload, engine) on one dataset; returns {"seconds", "open_seconds",
     "peak_bytes", "cpu_seconds" (user + system, all threads: less sensitive to a busy
-    machine than the wall time), "load" (1-minute load average at the start)} (and saves the result's values to spec["save"] when given)."""
+    machine than the wall time), "load" (1-minute load average at the start)}; saves the
+    result's values to spec["save"] when given."""
     import numpy as np
     import xarray as xr
     import dask
@@ -334,7 +335,8 @@ def main(argv=None):
     ap.add_argument("--plot", default=None, help="PNG of time and peak per workload (e.g. bench/xarray.png)")
     ap.add_argument("--md", default=None, help="write the markdown tables here too")
     ap.add_argument("--merge", nargs="*", default=None, metavar="JSON",
-                    help="no runs: join earlier --out files (datasets run with different --reps) into --out/--plot/--md")
+                    help="no runs: join earlier --out files (datasets run with different --reps) "
+                         "into --out/--plot/--md")
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(run_one(json.loads(args.child))))

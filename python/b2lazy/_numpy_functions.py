@@ -258,7 +258,9 @@ def _round(f, a, decimals=0):
     if decimals == 0:
         return bl.round(a)
     if a.dtype.kind not in "fc":
-        raise _Eager("round with decimals on integers is not lazy")
+        if decimals > 0:
+            return a  # NumPy returns the integers unchanged
+        raise _Eager("round with negative decimals on integers is not lazy")
     if decimals > 0:  # as NumPy: rint(a * 10**d) / 10**d, or rint(a / 10**-d) * 10**-d
         scale = 10.0 ** decimals
         return (bl.round(a * scale) / scale).astype(a.dtype)

@@ -1,8 +1,9 @@
 """The graphs xarray builds on b2lazy arrays (issue #38, item 3): where, isnull/notnull
 masks, astype, transpose, isel/sel, concat/stack/broadcast_like, weighted, std/var/mean as
-xarray emits them (skipna, ddof), quantile (q by keyword), differentiate (gradient), cov/corr, round, real/imag/conj — each stays a lazy b2lazy
-graph (no EagerEvaluationWarning: made an error here) and equals xarray on NumPy, over
-random time chunkings and NaN layouts."""
+xarray emits them (skipna, ddof), quantile (q by keyword), differentiate (gradient),
+cov/corr, round, real/imag/conj — each stays a lazy b2lazy graph (no
+EagerEvaluationWarning: made an error here) and equals xarray on NumPy, over random time
+chunkings and NaN layouts."""
 import warnings
 
 import numpy as np
@@ -106,6 +107,10 @@ def test_round_as_numpy():
     assert b2lazy.asarray(f).round(2).dtype == np.float32
     i = np.array([15, -25, 7])
     np.testing.assert_array_equal(b2lazy.asarray(i).round(2).to_numpy(), i.round(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", b2lazy.EagerEvaluationWarning)
+        np.testing.assert_array_equal(np.round(b2lazy.asarray(i), 2).to_numpy(), np.round(i, 2))
+        np.testing.assert_array_equal(np.round(x, 1).to_numpy(), np.round(a, 1))
     with pytest.raises(NotImplementedError, match="Array.round: decimals=-1 on int64"):
         b2lazy.asarray(i).round(-1)
     with pytest.raises(TypeError, match="Array.round: decimals must be an int"):
