@@ -335,8 +335,8 @@ def main(argv=None):
     ap.add_argument("--plot", default=None, help="PNG of time and peak per workload (e.g. bench/xarray.png)")
     ap.add_argument("--md", default=None, help="write the markdown tables here too")
     ap.add_argument("--merge", nargs="*", default=None, metavar="JSON",
-                    help="no runs: join earlier --out files (datasets run with different --reps) "
-                         "into --out/--plot/--md")
+                    help="no runs: join earlier --out files (datasets run with different --reps; "
+                         "a later file's rows replace an earlier one's) into --out/--plot/--md")
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(run_one(json.loads(args.child))))
@@ -377,7 +377,8 @@ def _merge(args):
         with open(path) as f:
             got = json.load(f)
         info = info or got["machine"]
-        results.update(got["results"])
+        for name, rows in got["results"].items():  # later files replace earlier rows
+            results.setdefault(name, {}).update(rows)
         notes += got.get("notes", [])
         for name in got["results"]:
             reps[name] = got["reps"] if not isinstance(got["reps"], dict) else got["reps"].get(name)
