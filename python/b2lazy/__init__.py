@@ -1508,14 +1508,14 @@ def median(x, /, axis, *, keepdims):
 
 
 @_registered
-def quantile(x, q, /, axis, *, method, keepdims):
+def quantile(x, /, q, axis, *, method, keepdims):
     """Lazy q-th quantile(s), 0 <= q <= 1, over `axis`, as np.quantile (methods 'linear',
     'lower', 'higher', 'nearest', 'midpoint')."""
     return _holistic("quantile", q, x, axis, keepdims, method)
 
 
 @_registered
-def percentile(x, q, /, axis, *, method, keepdims):
+def percentile(x, /, q, axis, *, method, keepdims):
     """Lazy q-th percentile(s), 0 <= q <= 100, over `axis`, as np.percentile."""
     return _holistic("percentile", q, x, axis, keepdims, method)
 
@@ -1965,6 +1965,8 @@ from ._groupby import *  # noqa: E402,F401,F403
 from ._groupby import __all__ as _groupby_all  # noqa: E402
 
 _groupby._install_when_xarray_imports()  # xarray's groupby reductions of b2lazy objects: segment_reduce
+from ._gradient import *  # noqa: E402,F401,F403
+from ._gradient import __all__ as _gradient_all  # noqa: E402
 from ._wrapping import from_array  # noqa: E402,F401
 
 _wrapping.install_blosc2_chunks(Array)  # after Array.chunks exists (it wraps that property)
@@ -1973,7 +1975,7 @@ __all__ += _store.__all__ + _blocks_all + ["from_array"]
 e, pi, inf, nan = float(np.e), float(np.pi), float("inf"), float("nan")
 newaxis = None
 __all__ += (_creation_all + _manipulation_all + _sorting_all + _statistics_all + _einsum_pad_all + _rolling_all +
-            _groupby_all +
+            _groupby_all + _gradient_all +
             ["can_cast", "finfo", "iinfo", "isdtype", "result_type", "e", "pi", "inf", "nan", "newaxis",
              "__array_namespace_info__", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
              "uint32", "uint64", "float32", "float64", "complex64", "complex128"])
@@ -2009,6 +2011,11 @@ for _name in [n for e in _registry.ENTRIES.values() if e["method"] for n in [e["
     if _name not in Array.__dict__:  # Array's own (astype, reshape, flatten, nonzero) stay
         setattr(Array, _name, _method(globals()[_name]))
 del _name, _f, _wrapped
+
+# NumPy's ndarray methods xarray calls by name (round(decimals), conj, real, imag, argsort).
+from ._ndarray_methods import attach as _attach_ndarray_methods  # noqa: E402
+
+_attach_ndarray_methods(Array)
 
 
 def __getattr__(name):

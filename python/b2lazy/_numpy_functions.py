@@ -247,13 +247,20 @@ def _flatnonzero(f, a):
     return _bl().nonzero(_bl().reshape(a, (-1,)))[0]
 
 
+def _gradient(fn, *varargs, f, axis=None, edge_order=1):
+    # (the protocol passes NumPy's `f` by keyword and the spacings positionally)
+    return fn(f, *varargs, axis=axis, edge_order=edge_order)
+
+
 def _round(f, a, decimals=0):
     bl = _bl()
     a = _asarray(a)
     if decimals == 0:
         return bl.round(a)
     if a.dtype.kind not in "fc":
-        raise _Eager("round with decimals on integers is not lazy")
+        if decimals > 0:
+            return a  # NumPy returns the integers unchanged
+        raise _Eager("round with negative decimals on integers is not lazy")
     if decimals > 0:  # as NumPy: rint(a * 10**d) / 10**d, or rint(a / 10**-d) * 10**-d
         scale = 10.0 ** decimals
         return (bl.round(a * scale) / scale).astype(a.dtype)
@@ -513,6 +520,7 @@ FUNCTIONS = {
     "meshgrid": ("meshgrid", _meshgrid),
     # names b2lazy added later (looked up at call time; NumPy's keywords passed on as given)
     "pad": ("pad", lambda f, array, pad_width, mode="constant", **kw: f(array, pad_width, mode=mode, **kw)),
+    "gradient": ("gradient", _gradient),
     "isin": ("isin", lambda f, element, test_elements, **kw: f(element, test_elements, **kw)),
     "digitize": ("digitize", lambda f, x, bins, right=False: f(x, bins, right=right)),
     "bincount": ("bincount", lambda f, x, /, weights=None, minlength=0: f(x, weights=weights, minlength=minlength)),

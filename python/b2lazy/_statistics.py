@@ -83,7 +83,7 @@ def nanmedian(x, /, axis, *, keepdims):
 
 
 @_registered
-def nanquantile(x, q, /, axis, *, method, keepdims):
+def nanquantile(x, /, q, axis, *, method, keepdims):
     """The q-th quantile(s), 0 <= q <= 1, over `axis` leaving NaNs out, as
     :func:`numpy.nanquantile`; lazy.
 
@@ -115,7 +115,7 @@ def nanquantile(x, q, /, axis, *, method, keepdims):
 
 
 @_registered
-def nanpercentile(x, q, /, axis, *, method, keepdims):
+def nanpercentile(x, /, q, axis, *, method, keepdims):
     """The q-th percentile(s), 0 <= q <= 100, over `axis` leaving NaNs out, as
     :func:`numpy.nanpercentile`; lazy.
 

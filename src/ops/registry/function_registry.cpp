@@ -88,11 +88,11 @@ void reductions_of(std::vector<FunctionInfo>& out) {
   }
   const char* q = "float64 (x's float type for float32)";
   out.push_back(entry("median", F::Holistic, "x, /, axis=None, *, keepdims=False", q));
-  out.push_back(entry("quantile", F::Holistic, "x, q, /, axis=None, *, method='linear', keepdims=False", q));
+  out.push_back(entry("quantile", F::Holistic, "x, /, q, axis=None, *, method='linear', keepdims=False", q));
   out.push_back(entry("sort", F::Holistic, "x, /, *, axis=-1, descending=False, stable=True", "x's dtype"));
   out.push_back(entry("argsort", F::Holistic, "x, /, *, axis=-1, descending=False, stable=True", "int64"));
   out.push_back(entry("searchsorted", F::Holistic, "x1, x2, /, *, side='left', sorter=None", "int64"));
-  out.push_back(entry("percentile", F::Holistic, "x, q, /, axis=None, *, method='linear', keepdims=False", q));
+  out.push_back(entry("percentile", F::Holistic, "x, /, q, axis=None, *, method='linear', keepdims=False", q));
   const char* scan = "dtype if given, else sum's / prod's rule";
   out.push_back(entry("cumsum", F::Scan, "x, axis=None, dtype=None", scan, {}, true));
   out.push_back(entry("cumprod", F::Scan, "x, axis=None, dtype=None", scan, {}, true));
@@ -168,8 +168,8 @@ void creation(std::vector<FunctionInfo>& out) {
 void statistics(std::vector<FunctionInfo>& out) {
   const char* q = "float64 (x's float type for float32)";
   out.push_back(entry("nanmedian", F::Holistic, "x, /, axis=None, *, keepdims=False", q));
-  out.push_back(entry("nanquantile", F::Holistic, "x, q, /, axis=None, *, method='linear', keepdims=False", q));
-  out.push_back(entry("nanpercentile", F::Holistic, "x, q, /, axis=None, *, method='linear', keepdims=False", q));
+  out.push_back(entry("nanquantile", F::Holistic, "x, /, q, axis=None, *, method='linear', keepdims=False", q));
+  out.push_back(entry("nanpercentile", F::Holistic, "x, /, q, axis=None, *, method='linear', keepdims=False", q));
   out.push_back(entry("isin", F::Index, "element, test_elements, *, assume_unique=False, invert=False", "bool"));
   out.push_back(entry("digitize", F::Index, "x, bins, right=False", "int64"));
   out.push_back(entry("bincount", F::Holistic, "x, /, weights=None, minlength=0", "int64 (float64 with weights)"));
