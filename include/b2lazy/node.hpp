@@ -126,6 +126,10 @@ class Node {
   // Does this node read compressed storage itself (b2nd sources)? The cost model then
   // weighs decompressing what several tasks pull again against keeping it once.
   virtual bool decompresses() const { return false; }
+  // What decompressing a byte costs next to zstd or Blosc (1): Deflate is about 3x slower
+  // (543 against 1684 MB/s on one core, the same float32 data), so a source read twice is
+  // worth keeping when it is slow to decode (plan/build.cpp).
+  virtual double decode_cost() const { return 1.0; }
   // Bytes fill(region) decompresses (whole chunks, or the item ranges of partial reads).
   virtual int64_t decompressed_bytes(const Region& /*region*/) const { return 0; }
   // A source that can read through a window of decompressed blocks (Plan::windows): the

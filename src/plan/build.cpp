@@ -183,8 +183,10 @@ class Builder {
     // would decompress it three times or more, not for one decompression saved (the
     // covariance of two time-chunked variables kept both, 726 MiB, to read each chunk
     // once instead of twice, and was slower for it). A small copy (under 8 MiB) stays in
-    // the caches and costs next to nothing: kept from twice.
-    if (r.source && r.pulled / 3 < r.once && s.bytes >= kSmallKept) {
+    // the caches and costs next to nothing: kept from twice; so is a source slow to
+    // decode (Deflate: a second decompression costs 3x a zstd one, more than the copy).
+    const int64_t reads = r.node->decode_cost() > 1.5 ? 2 : 3;
+    if (r.source && r.pulled / reads < r.once && s.bytes >= kSmallKept) {
       p_.passes.push_back("reuse: " + r.node->describe() + " not kept (the passes would decompress " +
                           format_bytes(r.pulled) + ", once: " + format_bytes(r.once) +
                           "; decompressing it again costs less than filling and holding a copy)");

@@ -249,6 +249,13 @@ void un_blosc2(const uint8_t* src, size_t n, Target t, const std::string& where,
 
 }  // namespace
 
+double decode_cost(const std::vector<Filter>& pipeline) {
+  if (!decodes(pipeline)) return 3.0;
+  for (const Filter& f : pipeline)
+    if (f.id == kDeflate) return 3.0;
+  return 1.0;
+}
+
 bool decodes(const std::vector<Filter>& pipeline) {
   int compressors = 0;
   for (const Filter& f : pipeline) compressors += is_compressor(f.id);

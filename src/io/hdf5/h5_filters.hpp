@@ -23,6 +23,8 @@ struct Filter {
 // that the size of every step's output is known before it is decoded: a damaged header
 // cannot make a step allocate more than the chunk's values plus a checksum.)
 bool decodes(const std::vector<Filter>& pipeline);
+// Node::decode_cost of a pipeline: Deflate, or filters libhdf5 decodes for b2lazy, are slow.
+double decode_cost(const std::vector<Filter>& pipeline);
 
 // The most bytes a stored chunk of `raw` bytes of values may take (a compressor's
 // overhead on incompressible data, a Blosc2 frame's header): more is damage.

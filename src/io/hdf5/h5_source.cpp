@@ -442,6 +442,8 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
   finish_unit(id, dst, ts);
 }
 
+double H5Source::decode_cost() const { return chunked_ ? h5::decode_cost(filters_) : 1.0; }
+
 void H5Source::check_unchanged() const {
   struct stat st;
   if (::fstat(fd_, &st) != 0 || !(FileStamp::of(st) == stamp_))

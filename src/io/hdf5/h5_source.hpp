@@ -25,6 +25,7 @@ class H5Source : public UnitSource {
   static std::shared_ptr<H5Source> open(const std::string& path, const std::string& dataset);
   ~H5Source() override;
   std::string kind() const override { return "hdf5"; }
+  double decode_cost() const override;
   std::string describe() const override;
   std::string source_name() const override { return name_; }
   bool stored_info(StorageInfo& out) const override;

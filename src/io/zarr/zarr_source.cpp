@@ -222,6 +222,16 @@ ZarrSource::~ZarrSource() {
   if (dirfd_ >= 0) ::close(dirfd_);
 }
 
+double ZarrSource::decode_cost() const {
+  const auto deflate = [](const zarr::Pipeline& p) {
+    for (const zarr::BytesCodec& c : p.bytes_codecs)
+      if (c.kind == zarr::BytesCodec::Kind::Deflate) return true;
+    return false;
+  };
+  const zarr::Pipeline& p = meta_.codecs;
+  return deflate(p) || (p.sharding && deflate(p.sharding->codecs)) ? 3.0 : 1.0;
+}
+
 std::string ZarrSource::describe() const {
   return "zarr v" + std::to_string(meta_.version) + " '" + name_ + "' " + shape_str(shape()) + " " +
          dtype_name(dtype()) + " chunks=" + shape_str(read_grid_.chunks()) +

@@ -28,6 +28,7 @@ class ZarrSource : public UnitSource {
   ~ZarrSource() override;
 
   std::string kind() const override { return "zarr"; }
+  double decode_cost() const override;
   std::string describe() const override;
   std::string source_name() const override { return name_; }
   // (The read unit, UnitSource's grid: chunks, or inner chunks when shards are read by parts.)
