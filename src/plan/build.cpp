@@ -14,6 +14,7 @@
 #include "exec/stage_results.hpp"
 #include "ops/shape/slice_node.hpp"
 #include "plan/chunking.hpp"
+#include "plan/follow_layout.hpp"
 #include "plan/format.hpp"
 #include "plan/layout.hpp"
 #include "plan/memory.hpp"
@@ -443,6 +444,47 @@ Plan plan_on(const NodePtr& root, const ComputeOptions& opts, PlanTarget target,
   return p;
 }
 
+// Bytes of stored sources the plan holds decompressed: kept by the stages or in windows
+// of decompressed blocks.
+int64_t kept_sources(const Plan& p) {
+  int64_t k = 0;
+  for (const PlanStage& s : p.stages)
+    if (s.source) k = sat_add(k, kept_in_memory(s));
+  for (const PlanWindow& w : p.windows) k = sat_add(k, w.bytes);
+  return k;
+}
+
+// A layout the planner chose by shape alone (no chunks asked for, no product's tiles,
+// no stored operand of the output's shape, no node's preferred chunks) that keeps a
+// stored source in memory or reads it more than once: an output split along an axis the
+// source's chunks cover whole (a reduction's lon, a coarsening's lat) has each output
+// chunk pull all of it. Layouts split along one axis, aligned to the source chunks, or
+// one output chunk when small, are planned too; the one keeping least of the sources, then
+// reading least, wins if it keeps less and reads no more (within 1/8), or keeps no more
+// and reads clearly less, and fits max_memory.
+Plan follow_sources(const NodePtr& root, const ComputeOptions& opts, PlanTarget target, int nworkers, Plan p) {
+  const int64_t kept = kept_sources(p);
+  const int64_t once = sources_bytes(*root);
+  if (kept <= 0 && read_cost(p) <= once + once / 8) return p;
+  const size_t isz = itemsize(root->dtype());
+  const int64_t target_items =
+      std::max<int64_t>(1, static_cast<int64_t>(chunk_target_bytes(*root, opts.max_memory, nworkers) / isz));
+  const int64_t whole_items = static_cast<int64_t>((size_t(8) << 20) / isz);
+  const int64_t reads = read_cost(p);
+  std::optional<Plan> best;
+  for (const Shape& cand : follow_source_layouts(root, target_items, whole_items)) {
+    if (cand == p.chunks) continue;
+    Shape blocks = target == PlanTarget::Compressed ? fitted_blocks(cand, isz) : Shape{};
+    Plan q = plan_on(root, opts, target, nworkers, cand, blocks, " (split along the sources' chunked axes)");
+    if (static_cast<size_t>(q.projected_peak) > opts.max_memory) continue;
+    const int64_t k = kept_sources(q), r = read_cost(q);
+    const bool keeps_less = k < kept && r <= reads + reads / 8, reads_less = k <= kept && r < reads - reads / 8;
+    if (!keeps_less && !reads_less) continue;
+    if (!best || k < kept_sources(*best) || (k == kept_sources(*best) && r < read_cost(*best))) best = std::move(q);
+  }
+  return best ? std::move(*best) : std::move(p);
+}
+
 }  // namespace
 
 Plan build_plan(const NodePtr& root, const ComputeOptions& given, PlanTarget target, int nworkers) {
@@ -456,6 +498,14 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& given, PlanTarget tar
     }
   auto [chunks, blocks] = output_layout(root, opts, target, nworkers);
   Plan p = plan_on(root, opts, target, nworkers, chunks, blocks, "");
+  const bool by_shape = opts.chunks.empty() && opts.shards.empty() && opts.blocks.empty() &&
+                        preferred_chunks_of(root).empty() &&
+                        (target == PlanTarget::Dense || (product_chunks_of(root).empty() && !aligned_storage_source(root)));
+  if (by_shape && p.nchunks > 0 && !p.block_major) {
+    p = follow_sources(root, opts, target, nworkers, std::move(p));
+    chunks = p.chunks;
+    blocks = p.blocks;
+  }
   // max_memory is a limit: unless the caller chose the chunks, halve the output chunks'
   // leading axes (storage chunks whose blocks keep C order are then read by blocks) until
   // the plan fits, down to 64 KiB; a plan that still does not fit is refused before it

@@ -1,0 +1,19 @@
+// Output layouts that follow the stored sources' chunked axes: a reduction's output split
+// along an axis its sources' chunks cover whole (lon of a time-chunked field) makes every
+// output chunk pull every source chunk, so the plan keeps the whole source or decompresses
+// it once per output chunk; split along the axis that follows the sources' chunked one
+// (time through a coarsening reshape), or not split at all when the output is small, each
+// source chunk is read by one output chunk.
+#pragma once
+#include <vector>
+
+#include "b2lazy/node.hpp"
+
+namespace b2lazy {
+
+// Candidate output chunk shapes of `root` of about `target_items` elements: the whole
+// output when it holds at most `whole_items`, and for each axis a split along it alone,
+// its extent lowered (by at most half) to one whose boundaries cut no source chunk.
+std::vector<Shape> follow_source_layouts(const NodePtr& root, int64_t target_items, int64_t whole_items);
+
+}  // namespace b2lazy
