@@ -120,4 +120,22 @@ bool next_segment(std::vector<size_t>& k, const AxisSegments& segs) {
   return false;
 }
 
+Region unit_along(const Region& r, int axis) {
+  const size_t k = static_cast<size_t>(axis);
+  const Box b = r.bounds();
+  Region u = r;
+  u.start[k] = b.start[k];
+  u.step[k] = 1;
+  u.count[k] = b.stop[k] - b.start[k];
+  return u;
+}
+
+void pick_along(const Region& r, const Region& u, int axis, const void* dense, void* out, size_t itemsize) {
+  const size_t k = static_cast<size_t>(axis);
+  Shape ss = byte_strides(u.count, itemsize), ds = byte_strides(r.count, itemsize);
+  const char* first = static_cast<const char*>(dense) + (r.start[k] - u.start[k]) * ss[k];
+  ss[k] *= r.step[k];
+  copy_strided(r.ndim(), r.count.data(), first, ss.data(), static_cast<char*>(out), ds.data(), itemsize);
+}
+
 }  // namespace b2lazy

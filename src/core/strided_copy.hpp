@@ -33,4 +33,10 @@ AxisSegments split_region(const Region& region, const Shape& cells);
 // axis, all 0 at first) and returns false once every combination has been visited.
 bool next_segment(std::vector<size_t>& k, const AxisSegments& segs);
 
+// `r` with unit steps along `axis` over its bounds there, other axes as requested: a node
+// that computes along the axis (a scan, a moving window) fills that densely, then
+// pick_along() copies the indices `r` asks for from `dense` (laid out as `u`) into `out`.
+Region unit_along(const Region& r, int axis);
+void pick_along(const Region& r, const Region& u, int axis, const void* dense, void* out, size_t itemsize);
+
 }  // namespace b2lazy

@@ -246,16 +246,6 @@ void run(const MovingSpec& sp, DType acc, DType rt, const Block& b, Scratch& scr
     }
 }
 
-// `r` with unit steps along `axis` over its bounds there (filled densely, then picked).
-Region unit_along(const Region& r, int axis) {
-  const size_t k = static_cast<size_t>(axis);
-  const Box b = r.bounds();
-  Region u = r;
-  u.start[k] = b.start[k];
-  u.step[k] = 1;
-  u.count[k] = b.stop[k] - b.start[k];
-  return u;
-}
 
 const char* op_word(MovingOp op) { return moving_op_name(op); }
 
@@ -363,10 +353,7 @@ void MovingNode::fill(const Region& region, void* out, ThreadState& ts) const {
   ScratchScope scope(ts.scratch);
   char* dense = static_cast<char*>(scope.alloc(static_cast<size_t>(u.size()) * isz));
   fill_unit(u, dense, ts);
-  Shape ss = byte_strides(u.count, isz), ds = byte_strides(region.count, isz);
-  const char* first = dense + (region.start[k] - u.start[k]) * ss[k];
-  ss[k] *= region.step[k];
-  copy_strided(region.ndim(), region.count.data(), first, ss.data(), static_cast<char*>(out), ds.data(), isz);
+  pick_along(region, u, spec_.axis, dense, out, isz);
 }
 
 void MovingNode::fill_unit(const Region& u, void* out, ThreadState& ts) const {

@@ -157,25 +157,6 @@ Shape with_axis(Shape s, int axis, int64_t v) {
   return s;
 }
 
-// `r` with unit steps along `axis` over its bounds there, other axes as requested: a scan
-// fills that densely, then pick_along() takes the indices asked for.
-Region unit_along(const Region& r, int axis) {
-  const size_t k = static_cast<size_t>(axis);
-  const Box b = r.bounds();
-  Region u = r;
-  u.start[k] = b.start[k];
-  u.step[k] = 1;
-  u.count[k] = b.stop[k] - b.start[k];
-  return u;
-}
-void pick_along(const Region& r, const Region& u, int axis, const void* dense, void* out, size_t isz) {
-  const size_t k = static_cast<size_t>(axis);
-  Shape ss = byte_strides(u.count, isz), ds = byte_strides(r.count, isz);
-  const char* first = static_cast<const char*>(dense) + (r.start[k] - u.start[k]) * ss[k];
-  ss[k] *= r.step[k];
-  copy_strided(r.ndim(), r.count.data(), first, ss.data(), static_cast<char*>(out), ds.data(), isz);
-}
-
 }  // namespace
 
 // ---- SegmentTotals ---------------------------------------------------------------------
