@@ -113,7 +113,9 @@ using Operand = std::variant<Array, Scalar>;
 
 // Sources. open() reads any registered format (b2lazy/driver.hpp): a b2nd file or sparse
 // directory, a Zarr v2/v3 array ("x.zarr", "zarr:PATH"), chosen by scheme, suffix or content.
-Array open(const std::string& urlpath);
+// Remote URLs (https://, s3://, gs://, and schemes registered with register_store) are read
+// through their store, reached with `storage` (b2lazy/byte_store.hpp).
+Array open(const std::string& urlpath, const StoreOptions& storage = {});
 // What a stored array holds, from its metadata (b2lazy info).
 StorageInfo storage_info(const std::string& urlpath);
 // The same for an array opened from or computed into storage (read from that array, not

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "b2lazy/box.hpp"
+#include "b2lazy/byte_store.hpp"
 
 namespace b2lazy {
 
@@ -64,6 +65,8 @@ struct ComputeOptions : EvalOptions {
   // Zarr targets: shards, each holding whole `chunks` (sharding_indexed); empty: none.
   Shape shards;
   CParams cparams;
+  // How to reach a remote urlpath ("s3://bucket/x.zarr"): b2lazy/byte_store.hpp.
+  StoreOptions storage;
 };
 
 }  // namespace b2lazy

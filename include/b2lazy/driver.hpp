@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "b2lazy/byte_store.hpp"
 #include "b2lazy/context.hpp"
 #include "b2lazy/dtype.hpp"
 #include "b2lazy/node.hpp"
@@ -80,6 +81,12 @@ struct Driver {
   // A sink writing chunks into another sink's staging_path() (a worker of a distributed
   // compute); never finished. Empty: the format takes one writer only.
   std::function<std::unique_ptr<Sink>(const SinkSpec&, const std::string& staging)> create_part;
+  // Remote URLs (b2lazy/byte_store.hpp): the same three over a store whose root is the
+  // array's URL (a b2nd file: the object at key ""; a Zarr array: the keys under it). Empty:
+  // the format reads local paths only, and a remote URL naming it is an IOError saying so.
+  std::function<bool(const StorePtr& store)> recognizes_in_store;
+  std::function<NodePtr(const StorePtr& store)> open_in_store;
+  std::function<std::unique_ptr<Sink>(const SinkSpec&, const StorePtr& store)> create_in_store;
 };
 
 // Adds a driver, or replaces the one of the same name. Thread-safe.
@@ -91,11 +98,15 @@ std::vector<std::string> driver_names();
 // ("zarr:x", "zarr://x", also "file://x"), else a registered suffix of the path, else the
 // driver that recognizes what is there, else the default (b2nd). `for_writing` consults
 // recognition only when something is at the path.
+// A remote URL (is_remote_url) resolves to its store, opened with `storage`, and the driver
+// named by the URL path's suffix, else the one recognizing what the store holds (reading),
+// else b2nd (writing).
 struct Resolved {
   std::shared_ptr<const Driver> driver;
   std::string path;
+  StorePtr store;  // remote URLs only
 };
-Resolved resolve_url(const std::string& url, bool for_writing);
+Resolved resolve_url(const std::string& url, bool for_writing, const StoreOptions& storage = {});
 
 // The sink compute() writes into for `spec` (spec.path: the URL as given).
 std::unique_ptr<Sink> create_sink(SinkSpec spec);

@@ -89,8 +89,54 @@ std::vector<std::string> driver_names() {
   return names;
 }
 
-Resolved resolve_url(const std::string& url, bool for_writing) {
+namespace {
+
+// The path of a remote URL, for its suffix: "s3://b/x.zarr/?q" -> "/x.zarr".
+std::string remote_path(const std::string& url) {
+  const auto start = url.find("://");
+  std::string p = start == std::string::npos ? url : url.substr(start + 3);
+  p = p.substr(0, p.find_first_of("?#"));
+  const auto slash = p.find('/');
+  p = slash == std::string::npos ? std::string() : p.substr(slash);
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p;
+}
+
+Resolved resolve_remote(const std::string& url, bool for_writing, const StoreOptions& storage,
+                        const std::vector<std::shared_ptr<const Driver>>& ds) {
+  Resolved r{nullptr, url, open_store(url, storage)};
+  auto usable = [&](const Driver& d) { return for_writing ? bool(d.create_in_store) : bool(d.open_in_store); };
+  const std::string low = lower(remote_path(url));
+  for (const auto& d : ds)
+    for (const auto& suf : d->suffixes)
+      if (ends_with(low, lower(suf))) {
+        if (!usable(*d))
+          throw IOError("'" + url + "': b2lazy " + (for_writing ? "writes " : "reads ") + d->name +
+                        " from local paths only");
+        r.driver = d;
+        return r;
+      }
+  if (!for_writing) {
+    for (const auto& d : ds)
+      if (d->recognizes_in_store && d->recognizes_in_store(r.store)) {
+        r.driver = d;
+        return r;
+      }
+    throw IOError("'" + url + "': no array found there (no format b2lazy reads remotely recognizes it)");
+  }
+  for (const auto& d : ds)
+    if (d->name == "b2nd" && d->create_in_store) {
+      r.driver = d;
+      return r;
+    }
+  throw IOError("'" + url + "': b2lazy cannot write there (name the format with a suffix: .zarr, .b2nd)");
+}
+
+}  // namespace
+
+Resolved resolve_url(const std::string& url, bool for_writing, const StoreOptions& storage) {
   const auto ds = snapshot();
+  if (is_remote_url(url)) return resolve_remote(url, for_writing, storage, ds);
   auto by_name = [&](const std::string& name) -> std::shared_ptr<const Driver> {
     for (const auto& d : ds)
       if (d->name == name) return d;
@@ -132,8 +178,9 @@ std::unique_ptr<Sink> create_sink(SinkSpec spec) {
     r = resolve_url("b2nd:memory", true);  // in memory: b2nd
     r.path.clear();
   } else {
-    r = resolve_url(spec.path, true);
+    r = resolve_url(spec.path, true, spec.options ? spec.options->storage : StoreOptions{});
   }
+  if (r.store) return r.driver->create_in_store(spec, r.store);
   if (!r.driver->create)
     throw IOError("cannot write output '" + spec.path + "': b2lazy reads " + r.driver->name + " but does not write it");
   spec.path = r.path;
@@ -141,8 +188,8 @@ std::unique_ptr<Sink> create_sink(SinkSpec spec) {
 }
 
 std::unique_ptr<Sink> create_part_sink(SinkSpec spec, const std::string& staging) {
-  Resolved r = resolve_url(spec.path, true);
-  if (!r.driver->create_part)
+  Resolved r = resolve_url(spec.path, true, spec.options ? spec.options->storage : StoreOptions{});
+  if (r.store || !r.driver->create_part)
     throw ValueError("'" + spec.path + "': " + r.driver->name + " outputs take one writer; send its chunks to the committer");
   spec.path = r.path;
   return r.driver->create_part(spec, staging);

@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "b2lazy/array.hpp"
 #include "b2lazy/byte_store.hpp"
+#include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
 #include "test_util.hpp"
 
@@ -70,6 +72,38 @@ TEST(ByteStore, SchemesAreRegistered) {
   register_store("memtest", [](const std::string& url, const StoreOptions&) { return open_store("/tmp/" + url.substr(10)); });
   EXPECT_TRUE(is_remote_url("memtest://x"));
   EXPECT_EQ(open_store("memtest://x")->root(), "/tmp/x");
+}
+
+}  // namespace
+}  // namespace b2lazy
+
+namespace b2lazy {
+namespace {
+
+// A remote URL resolves to its store and the driver its suffix names; a format without
+// store support says so instead of reading the URL as a local path.
+TEST(ByteStore, RemoteUrlsResolveToAStoreAndADriver) {
+  const auto dir = test::temp_dir("store_resolve");
+  register_store("resolvetest", [dir](const std::string& url, const StoreOptions&) {
+    return open_store((dir / url.substr(std::string("resolvetest://").size())).string());
+  });
+  Driver d;
+  d.name = "storetestformat";
+  d.suffixes = {".stf"};
+  d.open = [](const std::string&) -> NodePtr { throw IOError("local"); };
+  d.open_in_store = [](const StorePtr& s) -> NodePtr { throw IOError("in store " + s->root()); };
+  register_driver(d);
+  const Resolved r = resolve_url("resolvetest://bucket/x.stf", false);
+  ASSERT_TRUE(r.store);
+  EXPECT_EQ(r.driver->name, "storetestformat");
+  EXPECT_EQ(r.store->root(), (dir / "bucket/x.stf").string());
+  try {
+    open("resolvetest://bucket/x.stf");
+    FAIL();
+  } catch (const IOError& e) {
+    EXPECT_EQ(std::string(e.what()), "in store " + (dir / "bucket/x.stf").string());
+  }
+  EXPECT_THROW(resolve_url("resolvetest://bucket/x.unknownsuffix", false), IOError);  // nothing recognizes it
 }
 
 }  // namespace
