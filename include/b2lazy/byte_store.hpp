@@ -14,7 +14,9 @@
 
 namespace b2lazy {
 
-// Bytes [offset, offset + length) of an object; length < 0: to its end.
+// Bytes [offset, offset + length) of an object; length < 0: to its end. offset < 0: the
+// object's last -offset bytes (HTTP's "bytes=-N"; length ignored) — a shard index stored
+// at the end is read without first asking the shard's size.
 struct ByteRange {
   int64_t offset = 0;
   int64_t length = -1;

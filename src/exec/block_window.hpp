@@ -27,6 +27,11 @@ class BlockWindow {
   // Block `key`, made by `make(dst)` (block_bytes into dst) when it is not kept: one
   // caller makes it, concurrent callers of the same key wait for that one.
   Block get(int64_t key, const std::function<void(void*)>& make);
+  // Is block `key` kept (or being made) now? (A remote source fetches only the others.)
+  bool contains(int64_t key) {
+    std::lock_guard<std::mutex> g(mu_);
+    return slots_.count(key) > 0;
+  }
   int64_t hits() const { return hits_; }
   int64_t misses() const { return misses_; }
 

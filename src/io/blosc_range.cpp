@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <vector>
 
 #include "b2lazy/error.hpp"
 #include "exec/scratch.hpp"
@@ -30,104 +29,167 @@ void put32(uint8_t* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
 }
 
-void pread_all(const BloscRangeRead& in, int64_t at, int64_t len, void* dst) {
-  if (at < 0 || len < 0 || at > in.size || len > in.size - at)
-    throw IOError("'" + in.where + "': Blosc: a block lies outside the buffer (a damaged file)");
-  auto* p = static_cast<uint8_t*>(dst);
-  for (int64_t done = 0; done < len;) {
-    const ssize_t r = ::pread(in.fd, p + done, static_cast<size_t>(len - done), in.offset + at + done);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw IOError("'" + in.where + "': cannot read (" + std::strerror(errno) + ")");
-    if (r == 0) throw IOError("'" + in.where + "': shorter than expected (changed while read?)");
-    done += r;
-  }
-}
-
-[[noreturn]] void damaged(const BloscRangeRead& in, const std::string& what) {
-  throw IOError("'" + in.where + "': Blosc: " + what);
-}
-
 // Items [start, start + n) of the Blosc buffer `chunk` (`cbytes` long), one getitem per
 // block (C-Blosc2 3.3.5 returns wrong values for a range across several blocks when one
 // of them is a run-length "special" block, as for b2nd chunks).
-void getitems(const BloscRangeRead& in, const uint8_t* chunk, int32_t cbytes, int64_t start, int64_t n,
-              int64_t block_items, void* dst, ThreadState& ts) {
+void getitems(const BloscRangePlan& plan, const uint8_t* chunk, int32_t cbytes, int64_t start, int64_t n,
+              int64_t block_items, size_t isz, void* dst, ThreadState& ts) {
   static const char key = 0;  // this reader's own decompression context per worker
   blosc2_context* dctx = ts.dctx_for(&key, nullptr, 1);
   for (int64_t i = start; i < start + n;) {
     const int64_t e = std::min(start + n, (i / block_items + 1) * block_items);
-    const int64_t want = (e - i) * static_cast<int64_t>(in.itemsize);
+    const int64_t want = (e - i) * static_cast<int64_t>(isz);
     const int rc = blosc2_getitem_ctx(dctx, chunk, cbytes, static_cast<int>(i), static_cast<int>(e - i),
-                                      static_cast<char*>(dst) + (i - start) * static_cast<int64_t>(in.itemsize),
+                                      static_cast<char*>(dst) + (i - start) * static_cast<int64_t>(isz),
                                       static_cast<int32_t>(want));
-    if (rc != want) damaged(in, "cannot decompress" + std::string(rc < 0 ? std::string(" (") + print_error(rc) + ")" : ""));
+    if (rc != want)
+      throw IOError("'" + plan.where() + "': Blosc: cannot decompress" +
+                    std::string(rc < 0 ? std::string(" (") + print_error(rc) + ")" : ""));
     i = e;
   }
 }
 
 }  // namespace
 
-int64_t read_blosc_range(const BloscRangeRead& in, int64_t start, int64_t n, void* dst, ThreadState& ts) {
-  if (n <= 0) return 0;
-  const int64_t isz = static_cast<int64_t>(in.itemsize);
-  uint8_t h[kHeader];
-  if (in.size < static_cast<int64_t>(kHeader)) damaged(in, "not a Blosc buffer (too short)");
-  pread_all(in, 0, kHeader, h);
-  const int64_t nbytes = get32(h + 4), blocksize = get32(h + 8), cbytes = get32(h + 12);
-  if (nbytes != in.expected_bytes)
-    damaged(in, "holds " + std::to_string(nbytes) + " bytes, expected " + std::to_string(in.expected_bytes));
-  if (cbytes > in.size || cbytes < static_cast<int64_t>(kHeader))
-    damaged(in, "truncated: " + std::to_string(in.size) + " of " + std::to_string(cbytes) + " bytes");
-  if (start < 0 || (start + n) * isz > nbytes) damaged(in, "a range beyond the chunk");
+BloscRangePlan::BloscRangePlan(int64_t size, int64_t expected_bytes, size_t itemsize, std::string where, int64_t start,
+                               int64_t n, void* direct, Alloc alloc)
+    : size_(size), expected_(expected_bytes), start_(start), n_(n), isz_(itemsize), where_(std::move(where)),
+      direct_(direct), alloc_(std::move(alloc)) {
+  if (n_ <= 0) {
+    step_ = Step::Done;
+    return;
+  }
+  if (size_ >= 0 && size_ < static_cast<int64_t>(kHeader)) damaged("not a Blosc buffer (too short)");
+  want(0, kHeader, header_);
+}
+
+uint8_t* BloscRangePlan::buffer(size_t n) {
+  if (alloc_) return alloc_(n);
+  owned_.emplace_back(n);
+  return owned_.back().data();
+}
+
+void BloscRangePlan::damaged(const std::string& what) const { throw IOError("'" + where_ + "': Blosc: " + what); }
+
+void BloscRangePlan::want(int64_t at, int64_t len, uint8_t* dst) {
+  const int64_t end = cbytes_ > 0 ? cbytes_ : size_;  // (the buffer's end, once known)
+  if (at < 0 || len < 0 || (end >= 0 && (at > end || len > end - at)))
+    damaged("a block lies outside the buffer (a damaged file)");
+  wants_.push_back({at, len, dst});
+}
+
+void BloscRangePlan::advance() {
+  wants_.clear();
+  switch (step_) {
+    case Step::Header: after_header(); break;
+    case Step::Table: after_table(); break;
+    default: step_ = Step::Done;
+  }
+}
+
+void BloscRangePlan::after_header() {
+  const uint8_t* h = header_;
+  nbytes_ = get32(h + 4), blocksize_ = get32(h + 8);
+  const int64_t cbytes = get32(h + 12);
+  const int64_t isz = static_cast<int64_t>(isz_);
+  if (nbytes_ != expected_)
+    damaged("holds " + std::to_string(nbytes_) + " bytes, expected " + std::to_string(expected_));
+  if ((size_ >= 0 && cbytes > size_) || cbytes < static_cast<int64_t>(kHeader))
+    damaged("truncated: " + std::to_string(size_) + " of " + std::to_string(cbytes) + " bytes");
+  cbytes_ = cbytes;
+  if (start_ < 0 || (start_ + n_) * isz > nbytes_) damaged("a range beyond the chunk");
   if (h[2] & kMemcpyed && h[0] <= 2) {  // stored as it is after the header
-    pread_all(in, static_cast<int64_t>(kHeader) + start * isz, n * isz, dst);
-    return n * isz;
+    read_ = step_ = Step::Run;
+    data_ = direct_ ? static_cast<uint8_t*>(direct_) : buffer(static_cast<size_t>(n_ * isz));
+    want(static_cast<int64_t>(kHeader) + start_ * isz, n_ * isz, data_);
+    return;
   }
-  ScratchScope scope(ts.scratch);
-  const int64_t block_items = blocksize / isz;
-  if (h[0] > 2 || (h[2] & kExtendedHeader) == kExtendedHeader || blocksize <= 0 || blocksize % isz != 0) {
+  block_items_ = blocksize_ / isz;
+  if (h[0] > 2 || (h[2] & kExtendedHeader) == kExtendedHeader || blocksize_ <= 0 || blocksize_ % isz != 0) {
     // A later format (or an odd block size): the whole buffer, then the items asked for.
-    auto* chunk = scope.alloc_n<uint8_t>(static_cast<size_t>(cbytes));
-    pread_all(in, 0, cbytes, chunk);
-    if (block_items <= 0) damaged(in, "a block smaller than an item");
-    getitems(in, chunk, static_cast<int32_t>(cbytes), start, n, block_items, dst, ts);
-    return std::min(nbytes, ((start + n - 1) / block_items - start / block_items + 1) * blocksize);
+    if (block_items_ <= 0) damaged("a block smaller than an item");
+    read_ = step_ = Step::Whole;
+    data_ = buffer(static_cast<size_t>(cbytes_));
+    want(0, cbytes_, data_);
+    return;
   }
+  nblocks_ = (nbytes_ + blocksize_ - 1) / blocksize_;
+  if (static_cast<int64_t>(kHeader) + 4 * nblocks_ > cbytes_) damaged("truncated block table");
+  step_ = Step::Table;
+  table_ = buffer(static_cast<size_t>(4 * nblocks_));
+  want(kHeader, 4 * nblocks_, table_);
+}
+
+void BloscRangePlan::after_table() {
   // The header, the block starts, then the blocks touched, packed after them: a smaller
   // Blosc buffer whose untouched blocks are never read.
-  const int64_t nblocks = (nbytes + blocksize - 1) / blocksize, table = static_cast<int64_t>(kHeader) + 4 * nblocks;
-  if (table > cbytes) damaged(in, "truncated block table");
-  std::vector<uint8_t> starts_raw(static_cast<size_t>(4 * nblocks));
-  pread_all(in, kHeader, 4 * nblocks, starts_raw.data());
-  std::vector<int64_t> starts(static_cast<size_t>(nblocks)), sorted;
-  for (int64_t b = 0; b < nblocks; ++b) {
-    starts[static_cast<size_t>(b)] = get32(starts_raw.data() + 4 * b);
-    if (starts[static_cast<size_t>(b)] < table || starts[static_cast<size_t>(b)] >= cbytes)
-      damaged(in, "block " + std::to_string(b) + " starts outside the buffer");
+  const int64_t table = static_cast<int64_t>(kHeader) + 4 * nblocks_;
+  std::vector<int64_t> starts(static_cast<size_t>(nblocks_));
+  for (int64_t b = 0; b < nblocks_; ++b) {
+    starts[static_cast<size_t>(b)] = get32(table_ + 4 * b);
+    if (starts[static_cast<size_t>(b)] < table || starts[static_cast<size_t>(b)] >= cbytes_)
+      damaged("block " + std::to_string(b) + " starts outside the buffer");
   }
-  sorted = starts;
+  std::vector<int64_t> sorted = starts;
   std::sort(sorted.begin(), sorted.end());
   // A block ends where the next one (in the file's order) starts, or at cbytes.
   auto end_of = [&](int64_t s) {
     auto it = std::upper_bound(sorted.begin(), sorted.end(), s);
-    return it == sorted.end() ? cbytes : *it;
+    return it == sorted.end() ? cbytes_ : *it;
   };
-  const int64_t b0 = start / block_items, b1 = (start + n - 1) / block_items;
-  int64_t packed = table;
-  for (int64_t b = b0; b <= b1; ++b) packed += end_of(starts[static_cast<size_t>(b)]) - starts[static_cast<size_t>(b)];
-  auto* chunk = scope.alloc_n<uint8_t>(static_cast<size_t>(packed));
-  std::memcpy(chunk, h, kHeader);
-  put32(chunk + 12, static_cast<uint32_t>(packed));
+  b0_ = start_ / block_items_, b1_ = (start_ + n_ - 1) / block_items_;
+  packed_ = table;
+  for (int64_t b = b0_; b <= b1_; ++b) packed_ += end_of(starts[static_cast<size_t>(b)]) - starts[static_cast<size_t>(b)];
+  data_ = buffer(static_cast<size_t>(packed_));
+  std::memcpy(data_, header_, kHeader);
+  put32(data_ + 12, static_cast<uint32_t>(packed_));
+  for (int64_t b = 0; b < nblocks_; ++b) put32(data_ + kHeader + 4 * b, static_cast<uint32_t>(table));  // (never read)
   int64_t at = table;
-  for (int64_t b = 0; b < nblocks; ++b) put32(chunk + kHeader + 4 * b, static_cast<uint32_t>(table));  // (never read)
-  for (int64_t b = b0; b <= b1; ++b) {
+  for (int64_t b = b0_; b <= b1_; ++b) {
     const int64_t s = starts[static_cast<size_t>(b)], len = end_of(s) - s;
-    pread_all(in, s, len, chunk + at);
-    put32(chunk + kHeader + 4 * b, static_cast<uint32_t>(at));
+    put32(data_ + kHeader + 4 * b, static_cast<uint32_t>(at));
+    // Blocks stored one after another are one read.
+    if (!wants_.empty() && wants_.back().at + wants_.back().len == s) wants_.back().len += len;
+    else want(s, len, data_ + at);
     at += len;
   }
-  getitems(in, chunk, static_cast<int32_t>(packed), start, n, block_items, dst, ts);
-  return std::min(nbytes - b0 * blocksize, (b1 - b0 + 1) * blocksize);
+  read_ = step_ = Step::Blocks;
+}
+
+int64_t BloscRangePlan::decode(void* dst, ThreadState& ts) {
+  if (n_ <= 0) return 0;
+  if (step_ != Step::Done || !wants_.empty()) throw std::logic_error("BloscRangePlan::decode before its reads");
+  const int64_t isz = static_cast<int64_t>(isz_);
+  switch (read_) {
+    case Step::Run:
+      if (dst != data_) std::memcpy(dst, data_, static_cast<size_t>(n_ * isz));
+      return n_ * isz;
+    case Step::Whole:
+      getitems(*this, data_, static_cast<int32_t>(cbytes_), start_, n_, block_items_, isz_, dst, ts);
+      return std::min(nbytes_, ((start_ + n_ - 1) / block_items_ - start_ / block_items_ + 1) * blocksize_);
+    default:
+      getitems(*this, data_, static_cast<int32_t>(packed_), start_, n_, block_items_, isz_, dst, ts);
+      return std::min(nbytes_ - b0_ * blocksize_, (b1_ - b0_ + 1) * blocksize_);
+  }
+}
+
+int64_t read_blosc_range(const BloscRangeRead& in, int64_t start, int64_t n, void* dst, ThreadState& ts) {
+  if (n <= 0) return 0;
+  ScratchScope scope(ts.scratch);
+  BloscRangePlan plan(in.size, in.expected_bytes, in.itemsize, in.where, start, n, dst,
+                      [&](size_t bytes) { return scope.alloc_n<uint8_t>(bytes); });
+  while (!plan.wants().empty()) {
+    for (const auto& w : plan.wants())
+      for (int64_t done = 0; done < w.len;) {
+        const ssize_t r = ::pread(in.fd, w.dst + done, static_cast<size_t>(w.len - done), in.offset + w.at + done);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) throw IOError("'" + in.where + "': cannot read (" + std::strerror(errno) + ")");
+        if (r == 0) throw IOError("'" + in.where + "': shorter than expected (changed while read?)");
+        done += r;
+      }
+    plan.advance();
+  }
+  return plan.decode(dst, ts);
 }
 
 }  // namespace b2lazy

@@ -122,6 +122,38 @@ void UnitSource::fill(const Region& region, void* out, ThreadState& ts) const {
   }
 }
 
+void UnitSource::planned_reads(const Region& region, ThreadState& ts, std::vector<UnitRead>& out) const {
+  // (fill()'s choices, in its order; a change there is a change here)
+  if (region.size() == 0) return;
+  const size_t nd = ndim();
+  if (nd == 0) {
+    out.push_back({0});
+    return;
+  }
+  BlockWindow* window = ts.eval ? ts.eval->block_window(this) : nullptr;
+  const Shape& ushape = read_grid_.chunks();
+  const AxisSegments per_axis = split_region(region, ushape);
+  std::vector<size_t> k(nd, 0);
+  Shape coords(nd), count(nd);
+  while (true) {
+    for (size_t d = 0; d < nd; ++d) coords[d] = per_axis[d][k[d]].cell;
+    const int64_t id = read_grid_.chunk_id(coords);
+    if (window) {
+      if (!window->contains(id)) out.push_back({id});
+    } else {
+      const Box cbox = read_grid_.chunk_box(id);
+      if (region.unit_steps() && region.bounds() == cbox && cbox.shape() == ushape) {
+        out.push_back({id});
+        return;
+      }
+      const int64_t first = unit_ranges() ? segment_run(region, per_axis, k, ushape, count) : -1;
+      if (first >= 0) out.push_back({id, first, prod(count)});
+      else out.push_back({id});
+    }
+    if (!next_segment(k, per_axis)) return;
+  }
+}
+
 int64_t UnitSource::decompressed_bytes(const Region& region) const {
   if (region.size() == 0) return 0;
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));

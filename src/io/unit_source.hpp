@@ -24,6 +24,16 @@ class UnitSource : public Node {
   // format allows it.
   bool reads_ranges() const override { return unit_ranges(); }
 
+  // A read fill() makes: unit `id` whole (n < 0), or items [start, start + n) of its C
+  // order (read_unit_range).
+  struct UnitRead {
+    int64_t id;
+    int64_t start = 0, n = -1;
+  };
+  // The reads fill(region) makes, in its order, but those of units the plan's window
+  // keeps now: a remote source fetches them all at once before fill() asks for each.
+  void planned_reads(const Region& region, ThreadState& ts, std::vector<UnitRead>& out) const;
+
  protected:
   // Unit `id` of read_grid_, whole (padded to the unit's shape at the array's edges) into
   // `dst`; counts what it decodes in ts.

@@ -137,7 +137,13 @@ class LocalStore final : public ByteStore {
            std::to_string(s.mtime_ns);
   }
 
-  std::vector<uint8_t> read_range(int fd, const std::string& path, int64_t size, const ByteRange& r) {
+  std::vector<uint8_t> read_range(int fd, const std::string& path, int64_t size, ByteRange r) {
+    if (r.offset < 0) {  // the last -offset bytes
+      if (-r.offset > size)
+        throw IOError("'" + path + "': its last " + std::to_string(-r.offset) + " bytes asked, it has " +
+                      std::to_string(size));
+      r = {size + r.offset, -r.offset};
+    }
     const int64_t len = r.length < 0 ? size - r.offset : r.length;
     if (r.offset < 0 || len < 0 || r.offset + len > size)
       throw IOError("'" + path + "': bytes [" + std::to_string(r.offset) + ", " +

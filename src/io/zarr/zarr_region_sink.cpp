@@ -1,6 +1,7 @@
 #include "io/zarr/zarr_region_sink.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>

@@ -62,6 +62,63 @@ zarr::BytesCodec compressor(const CParams& c) {
 
 }  // namespace
 
+namespace zarr {
+
+Metadata output_metadata(const SinkSpec& spec, const std::string& name) {
+  const ComputeOptions& o = *spec.options;
+  Metadata meta;
+  if (o.contiguous.value_or(false))
+    throw ValueError("compute: a Zarr array is a directory; contiguous=True applies to b2nd outputs ('" + name + "')");
+  meta.version = 3;
+  meta.shape = spec.shape;
+  meta.dtype = spec.dtype;
+  meta.chunks = spec.chunks;  // the shards, when sharded (the plan's output chunks)
+  Pipeline inner;
+  inner.bytes_codecs.push_back(compressor(o.cparams));
+  if (!o.shards.empty()) {
+    if (o.shards.size() != spec.shape.size())
+      throw ValueError("compute: shards " + shape_str(o.shards) + " do not match shape " + shape_str(spec.shape));
+    if (o.chunks.empty())
+      throw ValueError("compute: shards " + shape_str(o.shards) + " need chunks: the inner chunks, dividing the shards");
+    for (size_t d = 0; d < o.shards.size(); ++d)
+      if (o.chunks[d] <= 0 || o.shards[d] % o.chunks[d] != 0)
+        throw ValueError("compute: shards " + shape_str(o.shards) + " are not multiples of chunks " + shape_str(o.chunks));
+    auto s = std::make_shared<Sharding>();
+    s->inner = o.chunks;
+    s->codecs = inner;
+    s->index_codecs.bytes_codecs.push_back({BytesCodec::Kind::Crc32c, "crc32c"});
+    meta.codecs.sharding = s;
+  } else {
+    meta.codecs = inner;
+  }
+  for (auto& c : meta.chunks) c = std::max<int64_t>(c, 1);
+  return meta;
+}
+
+bool encode_output_chunk(const Metadata& meta, const ChunkGrid& grid, int64_t id, const void* data,
+                         std::vector<uint8_t>& bytes) {
+  const size_t isz = itemsize(meta.dtype), nd = meta.shape.size();
+  const Box box = grid.chunk_box(id);
+  const Shape bs = box.shape();
+  const int64_t n = prod(meta.chunks);
+  const uint8_t* chunk = static_cast<const uint8_t*>(data);
+  std::vector<uint8_t> padded;
+  if (bs != meta.chunks) {  // an edge chunk: stored whole, padded with the fill value (0)
+    padded.assign(static_cast<size_t>(n) * isz, 0);
+    const Shape src = byte_strides(bs, isz), dst = byte_strides(meta.chunks, isz);
+    copy_strided(nd, bs.data(), static_cast<const char*>(data), src.data(), reinterpret_cast<char*>(padded.data()),
+                 dst.data(), isz);
+    chunk = padded.data();
+  }
+  bool all_fill = true;
+  for (int64_t k = 0; k < n && all_fill; ++k) all_fill = std::memcmp(chunk + k * isz, meta.fill, isz) == 0;
+  if (all_fill) return false;
+  encode(meta.codecs, chunk, meta.chunks, meta.dtype, bytes, meta.fill);
+  return true;
+}
+
+}  // namespace zarr
+
 ZarrSink::ZarrSink(const SinkSpec& spec) {
   init(spec);
   classify_output(final_, zarr_replace_rule());  // before anything is created
@@ -81,33 +138,8 @@ ZarrSink::ZarrSink(const SinkSpec& spec, const std::string& staging) {
 std::string ZarrSink::staging_path() const { return temp_ ? temp_->array_path() : std::string(); }
 
 void ZarrSink::init(const SinkSpec& spec) {
-  const ComputeOptions& o = *spec.options;
   final_ = strip_trailing_slashes(spec.path);
-  if (o.contiguous.value_or(false))
-    throw ValueError("compute: a Zarr array is a directory; contiguous=True applies to b2nd outputs ('" + final_ + "')");
-  meta_.version = 3;
-  meta_.shape = spec.shape;
-  meta_.dtype = spec.dtype;
-  meta_.chunks = spec.chunks;  // the shards, when sharded (the plan's output chunks)
-  zarr::Pipeline inner;
-  inner.bytes_codecs.push_back(compressor(o.cparams));
-  if (!o.shards.empty()) {
-    if (o.shards.size() != spec.shape.size())
-      throw ValueError("compute: shards " + shape_str(o.shards) + " do not match shape " + shape_str(spec.shape));
-    if (o.chunks.empty())
-      throw ValueError("compute: shards " + shape_str(o.shards) + " need chunks: the inner chunks, dividing the shards");
-    for (size_t d = 0; d < o.shards.size(); ++d)
-      if (o.chunks[d] <= 0 || o.shards[d] % o.chunks[d] != 0)
-        throw ValueError("compute: shards " + shape_str(o.shards) + " are not multiples of chunks " + shape_str(o.chunks));
-    auto s = std::make_shared<zarr::Sharding>();
-    s->inner = o.chunks;
-    s->codecs = inner;
-    s->index_codecs.bytes_codecs.push_back({zarr::BytesCodec::Kind::Crc32c, "crc32c"});
-    meta_.codecs.sharding = s;
-  } else {
-    meta_.codecs = inner;
-  }
-  for (auto& c : meta_.chunks) c = std::max<int64_t>(c, 1);
+  meta_ = zarr::output_metadata(spec, final_);
   grid_ = ChunkGrid(meta_.shape, meta_.chunks);
 }
 
@@ -140,28 +172,13 @@ void ZarrSink::write_file(const std::string& key, const uint8_t* data, size_t n)
   written_ += static_cast<int64_t>(n);
 }
 
-void ZarrSink::write_chunk(int64_t id, const void* data, ThreadState& ts) {
-  const size_t isz = itemsize(meta_.dtype), nd = meta_.shape.size();
-  const Box box = grid_.chunk_box(id);
-  const Shape bs = box.shape();
-  const int64_t n = prod(meta_.chunks);
-  const uint8_t* chunk = static_cast<const uint8_t*>(data);
-  std::vector<uint8_t> padded;
-  if (bs != meta_.chunks) {  // an edge chunk: stored whole, padded with the fill value (0)
-    padded.assign(static_cast<size_t>(n) * isz, 0);
-    const Shape src = byte_strides(bs, isz), dst = byte_strides(meta_.chunks, isz);
-    copy_strided(nd, bs.data(), static_cast<const char*>(data), src.data(), reinterpret_cast<char*>(padded.data()),
-                 dst.data(), isz);
-    chunk = padded.data();
-  }
-  bool all_fill = true;
-  for (int64_t k = 0; k < n && all_fill; ++k) all_fill = std::memcmp(chunk + k * isz, meta_.fill, isz) == 0;
-  if (all_fill) {  // left out; a part sink removes what a killed earlier attempt left there
+void ZarrSink::write_chunk(int64_t id, const void* data, ThreadState& /*ts*/) {
+  std::vector<uint8_t> bytes;
+  if (!zarr::encode_output_chunk(meta_, grid_, id, data, bytes)) {
+    // All fill: left out; a part sink removes what a killed earlier attempt left there.
     if (!temp_) ::unlinkat(dirfd_, meta_.key(grid_.chunk_coords(id)).c_str(), 0);
     return;
   }
-  std::vector<uint8_t> bytes;
-  zarr::encode(meta_.codecs, chunk, meta_.chunks, meta_.dtype, bytes, meta_.fill);
   write_file(meta_.key(grid_.chunk_coords(id)), bytes.data(), bytes.size());
 }
 

@@ -7,12 +7,23 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "b2lazy/driver.hpp"
 #include "io/zarr/metadata.hpp"
 #include "storage/output_path.hpp"
 
 namespace b2lazy {
+
+namespace zarr {
+// The v3 metadata of compute()'s output `spec` (codecs from its options; shards when
+// asked); ValueError for options a Zarr output cannot take. `name` in messages.
+Metadata output_metadata(const SinkSpec& spec, const std::string& name);
+// Output chunk `id` of `grid` (its box of the output, dense) encoded as stored: padded at
+// the edges; false (nothing encoded) when all of it is the fill value, left out then.
+bool encode_output_chunk(const Metadata& meta, const ChunkGrid& grid, int64_t id, const void* data,
+                         std::vector<uint8_t>& bytes);
+}  // namespace zarr
 
 // What a Zarr output may replace: a directory holding a Zarr array (zarr.json of an
 // array, or .zarray).

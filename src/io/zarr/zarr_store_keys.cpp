@@ -1,0 +1,489 @@
+// The byte store's reader (zarr_keys.hpp). A request costs tens of milliseconds, so a
+// fill's reads are fetched before it runs, together: each round one read_many of every
+// key's ranges (the store keeps many in flight and merges adjacent ranges of one object).
+// Whole chunks take one round; inner chunks of shards two (the shard indexes, read once
+// and cached, then the inner chunks' ranges) or one when the indexes are cached; runs of
+// Blosc chunks three (headers, block starts, the blocks the run needs). The array is taken
+// as it was when opened: its metadata is not read again, and a cached shard index is used
+// while the source lives (as zarr-python and TensorStore read an unchanging store).
+#include <algorithm>
+#include <cstring>
+#include <list>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "b2lazy/error.hpp"
+#include "exec/thread_state.hpp"
+#include "io/blosc_range.hpp"
+#include "io/zarr/zarr_keys.hpp"
+
+namespace b2lazy::zarr {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int64_t kMaxMetadata = int64_t(64) << 20;
+constexpr int64_t kIndexCacheBytes = int64_t(32) << 20;  // shard indexes kept per source
+
+std::string join(const std::string& prefix, const std::string& key) {
+  return prefix.empty() ? key : prefix + "/" + key;
+}
+
+// One round's requests: each key once, each range of it once.
+class Batch {
+ public:
+  // Where range `r` of `key` will be: (request, part).
+  std::pair<size_t, size_t> add(const std::string& key, ByteRange r) {
+    auto [it, fresh] = by_key_.try_emplace(key, requests_.size());
+    if (fresh) requests_.push_back({key, {}});
+    auto& ranges = requests_[it->second].ranges;
+    for (size_t p = 0; p < ranges.size(); ++p)
+      if (ranges[p].offset == r.offset && ranges[p].length == r.length) return {it->second, p};
+    ranges.push_back(r);
+    return {it->second, ranges.size() - 1};
+  }
+  bool empty() const { return requests_.empty(); }
+  const std::vector<ByteStore::Request>& requests() const { return requests_; }
+
+ private:
+  std::unordered_map<std::string, size_t> by_key_;
+  std::vector<ByteStore::Request> requests_;
+};
+
+class StoreKeys;
+
+// What one fill's reads fetched, for that fill (on its thread) to take.
+struct Fetched {
+  const StoreKeys* owner = nullptr;
+  std::map<std::string, std::optional<std::vector<uint8_t>>> chunks;
+  std::map<std::pair<std::string, int64_t>, std::optional<std::vector<uint8_t>>> inners;
+  std::map<std::tuple<std::string, int64_t, int64_t>, std::unique_ptr<BloscRangePlan>> runs;  // null: absent
+};
+thread_local Fetched* fetched_now = nullptr;
+
+class StoreKeys final : public KeyReader {
+ public:
+  StoreKeys(StorePtr store, std::string prefix) : store_(std::move(store)), prefix_(std::move(prefix)) {}
+
+  bool chunk(const std::string& key, std::vector<uint8_t>& out) const override {
+    std::optional<std::vector<uint8_t>> got;
+    if (Fetched* f = mine(); f && f->chunks.count(key)) {
+      got = std::move(f->chunks[key]);
+      f->chunks.erase(key);
+    } else {
+      got = store_->read_all(join(prefix_, key));
+    }
+    if (!got) return false;
+    lay_->check_stored_size(key, static_cast<int64_t>(got->size()));
+    out = std::move(*got);
+    return true;
+  }
+
+  bool inner(int64_t sid, const std::string& key, int64_t i, std::vector<uint8_t>& out, ThreadState& ts) const override {
+    if (Fetched* f = mine()) {
+      auto it = f->inners.find({key, i});
+      if (it != f->inners.end()) {
+        const bool found = it->second.has_value();
+        if (found) out = std::move(*it->second);
+        f->inners.erase(it);
+        return found;
+      }
+    }
+    auto index = cached_index(sid);
+    if (!index) {
+      auto parts = store_->read(join(prefix_, key), {index_range()});
+      if (!parts) return false;
+      index = keep_index(sid, key, (*parts)[0], ts);
+    }
+    const uint64_t off = (*index)[2 * i], len = (*index)[2 * i + 1];
+    if (off == kMissing && len == kMissing) return false;
+    auto parts = store_->read(join(prefix_, key), {ByteRange{static_cast<int64_t>(off), static_cast<int64_t>(len)}});
+    if (!parts) throw IOError("'" + lay_->where(key) + "': the shard disappeared while it was read");
+    out = std::move((*parts)[0]);
+    return true;
+  }
+
+  bool run(const std::string& key, int64_t start, int64_t n, void* dst, int64_t& decoded, ThreadState& ts) const override {
+    if (Fetched* f = mine()) {
+      auto it = f->runs.find({key, start, n});
+      if (it != f->runs.end()) {
+        auto plan = std::move(it->second);
+        f->runs.erase(it);
+        if (!plan) return false;
+        decoded = plan->decode(dst, ts);
+        return true;
+      }
+    }
+    BloscRangePlan plan = new_plan(key, start, n, dst);
+    while (!plan.wants().empty()) {
+      std::vector<ByteRange> ranges;
+      for (const auto& w : plan.wants()) ranges.push_back({w.at, w.len});
+      auto parts = store_->read(join(prefix_, key), ranges);
+      if (!parts) return false;
+      for (size_t k = 0; k < ranges.size(); ++k) std::memcpy(plan.wants()[k].dst, (*parts)[k].data(), (*parts)[k].size());
+      plan.advance();
+    }
+    decoded = plan.decode(dst, ts);
+    return true;
+  }
+
+  void around_fill(const std::function<std::vector<KeyRead>()>& reads, const std::function<void()>& fill,
+                   ThreadState& ts) const override {
+    Fetched f;
+    f.owner = this;
+    fetch(reads(), f, ts);
+    struct Scope {
+      Fetched* before;
+      explicit Scope(Fetched* now) : before(fetched_now) { fetched_now = now; }
+      ~Scope() { fetched_now = before; }
+    } scope(&f);
+    fill();
+  }
+
+  int64_t stored_bytes() const override {
+    int64_t total = 0;
+    for (const ObjectInfo& o : store_->list(prefix_.empty() ? "" : prefix_ + "/")) total += std::max<int64_t>(0, o.size);
+    return total;
+  }
+
+  // Shard indexes read from the store (each once while it stays cached).
+  int64_t index_reads() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return index_reads_;
+  }
+
+ private:
+  Fetched* mine() const { return fetched_now && fetched_now->owner == this ? fetched_now : nullptr; }
+
+  ByteRange index_range() const {
+    const Sharding& s = *lay_->meta->codecs.sharding;
+    const int64_t ib = s.index_bytes(prod(lay_->per_shard));
+    return s.index_at_end ? ByteRange{-ib, ib} : ByteRange{0, ib};
+  }
+
+  BloscRangePlan new_plan(const std::string& key, int64_t start, int64_t n, void* direct) const {
+    const size_t isz = itemsize(lay_->meta->dtype);
+    return BloscRangePlan(-1, prod(lay_->unit) * static_cast<int64_t>(isz), isz, lay_->where(key), start, n, direct);
+  }
+
+  std::shared_ptr<const std::vector<uint64_t>> cached_index(int64_t sid) const {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = indexes_.find(sid);
+    if (it == indexes_.end()) return nullptr;
+    lru_.splice(lru_.begin(), lru_, it->second.second);
+    return it->second.first;
+  }
+
+  // The index bytes of shard `key` decoded, checked and cached (the least recently used
+  // dropped beyond kIndexCacheBytes).
+  std::shared_ptr<const std::vector<uint64_t>> keep_index(int64_t sid, const std::string& key,
+                                                           const std::vector<uint8_t>& bytes, ThreadState& ts) const {
+    const Sharding& s = *lay_->meta->codecs.sharding;
+    auto v = decode_index(s, bytes.data(), bytes.size(), prod(lay_->per_shard), lay_->where(key), ts);
+    lay_->check_index(v, -1, key);
+    auto index = std::make_shared<const std::vector<uint64_t>>(std::move(v));
+    const int64_t cost = static_cast<int64_t>(index->size() * 8);
+    std::lock_guard<std::mutex> g(mu_);
+    ++index_reads_;
+    if (auto it = indexes_.find(sid); it != indexes_.end()) {
+      lru_.erase(it->second.second);
+      cached_bytes_ -= static_cast<int64_t>(it->second.first->size() * 8);
+      indexes_.erase(it);
+    }
+    lru_.push_front(sid);
+    indexes_[sid] = {index, lru_.begin()};
+    cached_bytes_ += cost;
+    while (cached_bytes_ > kIndexCacheBytes && lru_.size() > 1) {
+      auto old = indexes_.find(lru_.back());
+      cached_bytes_ -= static_cast<int64_t>(old->second.first->size() * 8);
+      indexes_.erase(old);
+      lru_.pop_back();
+    }
+    return index;
+  }
+
+  // Every read of `reads` fetched into `f`, in rounds of one read_many each.
+  void fetch(const std::vector<KeyRead>& reads, Fetched& f, ThreadState& ts) const {
+    struct Job {
+      const KeyRead* r;
+      std::shared_ptr<const std::vector<uint64_t>> index;  // Inner: once known
+      std::unique_ptr<BloscRangePlan> plan;                // Run
+      bool done = false;
+      std::vector<std::pair<size_t, size_t>> at;  // this round's parts
+    };
+    std::vector<Job> jobs;
+    jobs.reserve(reads.size());
+    for (const KeyRead& r : reads) {
+      Job j{&r};
+      if (r.kind == KeyRead::Kind::Run) {
+        if (f.runs.count({r.key, r.start, r.n})) continue;
+        j.plan = std::make_unique<BloscRangePlan>(new_plan(r.key, r.start, r.n, nullptr));
+      } else if (r.kind == KeyRead::Kind::Inner) {
+        if (f.inners.count({r.key, r.inner})) continue;
+        j.index = cached_index(r.shard);
+      } else if (f.chunks.count(r.key)) {
+        continue;
+      }
+      jobs.push_back(std::move(j));
+    }
+    while (true) {
+      Batch batch;
+      for (Job& j : jobs) {
+        j.at.clear();
+        if (j.done) continue;
+        const KeyRead& r = *j.r;
+        const std::string key = join(prefix_, r.key);
+        if (r.kind == KeyRead::Kind::Chunk) {
+          j.at.push_back(batch.add(key, {0, -1}));
+        } else if (r.kind == KeyRead::Kind::Inner) {
+          if (!j.index) {
+            j.at.push_back(batch.add(key, index_range()));
+            continue;
+          }
+          const uint64_t off = (*j.index)[2 * r.inner], len = (*j.index)[2 * r.inner + 1];
+          if (off == kMissing && len == kMissing) {
+            f.inners[{r.key, r.inner}] = std::nullopt;
+            j.done = true;
+          } else {
+            j.at.push_back(batch.add(key, {static_cast<int64_t>(off), static_cast<int64_t>(len)}));
+          }
+        } else {
+          for (const auto& w : j.plan->wants()) j.at.push_back(batch.add(key, {w.at, w.len}));
+          if (j.at.empty()) {  // (nothing to read: an empty run)
+            f.runs[{r.key, r.start, r.n}] = std::move(j.plan);
+            j.done = true;
+          }
+        }
+      }
+      if (batch.empty()) return;
+      std::vector<std::optional<ByteStore::Parts>> got = store_->read_many(batch.requests());
+      if (got.size() != batch.requests().size()) throw IOError("'" + lay_->name + "': the store answered " +
+                                                                std::to_string(got.size()) + " of " +
+                                                                std::to_string(batch.requests().size()) + " requests");
+      for (Job& j : jobs) {
+        if (j.done || j.at.empty()) continue;
+        const KeyRead& r = *j.r;
+        std::optional<ByteStore::Parts>& res = got[j.at[0].first];
+        if (r.kind == KeyRead::Kind::Chunk) {
+          if (res) f.chunks[r.key] = (*res)[j.at[0].second];  // (copied: a range asked twice)
+          else f.chunks[r.key] = std::nullopt;
+          j.done = true;
+        } else if (r.kind == KeyRead::Kind::Inner) {
+          if (!res) {  // no shard: all fill (nothing cached, so a shard written later is read)
+            f.inners[{r.key, r.inner}] = std::nullopt;
+            j.done = true;
+          } else if (!j.index) {
+            j.index = cached_index(r.shard);  // (another job of this round may have decoded it)
+            if (!j.index) j.index = keep_index(r.shard, r.key, (*res)[j.at[0].second], ts);
+          } else {
+            f.inners[{r.key, r.inner}] = (*res)[j.at[0].second];
+            j.done = true;
+          }
+        } else {
+          if (!res) {
+            f.runs[{r.key, r.start, r.n}] = nullptr;
+            j.done = true;
+            continue;
+          }
+          const auto& wants = j.plan->wants();
+          for (size_t k = 0; k < wants.size(); ++k) {
+            const auto& part = (*res)[j.at[k].second];
+            if (static_cast<int64_t>(part.size()) != wants[k].len)
+              throw IOError("'" + lay_->where(r.key) + "': the store returned " + std::to_string(part.size()) + " of " +
+                            std::to_string(wants[k].len) + " bytes");
+            std::memcpy(wants[k].dst, part.data(), part.size());
+          }
+          j.plan->advance();
+          if (j.plan->wants().empty()) {
+            f.runs[{r.key, r.start, r.n}] = std::move(j.plan);
+            j.done = true;
+          }
+        }
+      }
+    }
+  }
+
+  StorePtr store_;
+  std::string prefix_;
+  mutable std::mutex mu_;
+  mutable std::unordered_map<int64_t, std::pair<std::shared_ptr<const std::vector<uint64_t>>, std::list<int64_t>::iterator>>
+      indexes_;
+  mutable std::list<int64_t> lru_;  // most recent first
+  mutable int64_t cached_bytes_ = 0, index_reads_ = 0;
+};
+
+// --- metadata ------------------------------------------------------------------------------
+
+// Whole objects `keys` of `store`, in one read_many.
+std::vector<std::optional<ByteStore::Parts>> whole_objects(const StorePtr& store, const std::vector<std::string>& keys) {
+  std::vector<ByteStore::Request> requests;
+  for (const std::string& k : keys) requests.push_back({k, {ByteRange{0, -1}}});
+  auto got = store->read_many(requests);
+  if (got.size() != keys.size())
+    throw IOError("'" + store->root() + "': the store answered " + std::to_string(got.size()) + " of " +
+                  std::to_string(keys.size()) + " requests");
+  return got;
+}
+
+std::optional<std::string> text_of(const std::optional<ByteStore::Parts>& got, const StorePtr& store,
+                                   const std::string& key) {
+  if (!got) return std::nullopt;
+  const auto& b = (*got)[0];
+  if (static_cast<int64_t>(b.size()) > kMaxMetadata)
+    throw IOError("'" + store->url_of(key) + "': " + std::to_string(b.size()) + " bytes is too large for metadata");
+  return std::string(b.begin(), b.end());
+}
+
+json parse_json(const std::string& text, const std::string& url) {
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    throw IOError("'" + url + "': not valid JSON (" + e.what() + ")");
+  }
+}
+
+bool node_is(const json& j, const char* type) {
+  if (!j.is_object()) return false;
+  const auto it = j.find("node_type");
+  return it != j.end() && it->is_string() && it->get_ref<const std::string&>() == type;
+}
+
+// The arrays a group's consolidated metadata lists, for messages: "a, b/c".
+std::string arrays_listed(const json& members, int version) {
+  std::string s;
+  if (!members.is_object()) return s;
+  for (auto it = members.begin(); it != members.end(); ++it) {
+    std::string name = it.key();
+    if (version == 3) {
+      if (!node_is(it.value(), "array")) continue;
+    } else {
+      const std::string tail = "/.zarray";
+      if (name.size() <= tail.size() || name.compare(name.size() - tail.size(), tail.size(), tail) != 0) continue;
+      name.resize(name.size() - tail.size());
+    }
+    s += (s.empty() ? "" : ", ") + name;
+  }
+  return s;
+}
+
+[[noreturn]] void group_not_array(const std::string& url, const std::string& arrays) {
+  throw IOError("'" + url + "' is a Zarr group, not an array: name an array inside it" +
+                (arrays.empty() ? std::string() : " (its arrays: " + arrays + ")"));
+}
+
+// The metadata objects at a store's root (zarr.json, .zarray, .zgroup), read in one batch.
+// Recognising a remote URL reads them, then opening it: the second takes what the first
+// read (a few stores remembered, by the store object, each for one open).
+std::vector<std::optional<ByteStore::Parts>> root_metadata(const StorePtr& store) {
+  static std::mutex mu;
+  static std::list<std::pair<std::weak_ptr<ByteStore>, std::vector<std::optional<ByteStore::Parts>>>> recent;
+  {
+    std::lock_guard<std::mutex> g(mu);
+    for (auto it = recent.begin(); it != recent.end(); ++it)
+      if (it->first.lock() == store) {
+        auto got = std::move(it->second);
+        recent.erase(it);
+        return got;
+      }
+  }
+  auto got = whole_objects(store, {"zarr.json", ".zarray", ".zgroup"});
+  std::lock_guard<std::mutex> g(mu);
+  recent.emplace_front(store, got);
+  while (recent.size() > 8) recent.pop_back();
+  for (auto it = recent.begin(); it != recent.end();)
+    it = it->first.expired() ? recent.erase(it) : std::next(it);
+  return got;
+}
+
+// The metadata of the array at the store's root `prefix`, read in one batch; or of the
+// group's member (from its consolidated metadata, when given).
+Metadata read_metadata(const StorePtr& store, const std::string& prefix) {
+  const std::string v3 = join(prefix, "zarr.json"), v2 = join(prefix, ".zarray");
+  std::vector<std::optional<ByteStore::Parts>> got;
+  if (prefix.empty()) got = root_metadata(store);
+  else got = whole_objects(store, {v3, v2});
+  if (auto t = text_of(got[0], store, v3)) {
+    const json j = parse_json(*t, store->url_of(v3));
+    if (node_is(j, "group")) {
+      std::string arrays;
+      if (j.contains("consolidated_metadata")) {
+        const json& cm = j["consolidated_metadata"];
+        if (cm.is_object() && cm.contains("metadata")) arrays = arrays_listed(cm["metadata"], 3);
+      }
+      group_not_array(store->url_of(prefix), arrays);
+    }
+    return parse_metadata(*t, 3, store->url_of(v3));
+  }
+  if (auto t = text_of(got[1], store, v2)) return parse_metadata(*t, 2, store->url_of(v2));
+  const auto group = whole_objects(store, {join(prefix, ".zmetadata"), join(prefix, ".zgroup")});
+  if (group.size() == 2 && group[0]) {
+    const std::string zm = join(prefix, ".zmetadata");
+    const json j = parse_json(*text_of(group[0], store, zm), store->url_of(zm));
+    std::string arrays;
+    if (j.is_object() && j.contains("metadata")) arrays = arrays_listed(j["metadata"], 2);
+    group_not_array(store->url_of(prefix), arrays);
+  }
+  if (group.size() == 2 && group[1]) group_not_array(store->url_of(prefix), std::string());
+  throw IOError("cannot open '" + store->url_of(prefix) + "' as a Zarr array: it has no zarr.json or .zarray");
+}
+
+// Member `member`'s metadata from the consolidated metadata of the group at the store's
+// root (v3: zarr.json's consolidated_metadata; v2: .zmetadata), read in one batch; nullopt
+// when the group has none (or does not list it).
+std::optional<Metadata> consolidated_member(const StorePtr& store, const std::string& member) {
+  const auto got = whole_objects(store, {"zarr.json", ".zmetadata"});
+  if (auto t = text_of(got[0], store, "zarr.json")) {
+    const json j = parse_json(*t, store->url_of("zarr.json"));
+    if (j.is_object() && j.contains("consolidated_metadata")) {
+      const json& cm = j["consolidated_metadata"];
+      if (cm.is_object() && cm.contains("metadata") && cm["metadata"].is_object() && cm["metadata"].contains(member)) {
+        const json& m = cm["metadata"][member];
+        if (node_is(m, "group")) group_not_array(store->url_of(member), std::string());
+        return parse_metadata(m.dump(), 3, store->url_of("zarr.json") + " (consolidated: " + member + ")");
+      }
+    }
+  }
+  if (auto t = text_of(got[1], store, ".zmetadata")) {
+    const json j = parse_json(*t, store->url_of(".zmetadata"));
+    const std::string k = member + "/.zarray";
+    if (j.is_object() && j.contains("metadata") && j["metadata"].is_object() && j["metadata"].contains(k))
+      return parse_metadata(j["metadata"][k].dump(), 2, store->url_of(".zmetadata") + " (" + k + ")");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::unique_ptr<KeyReader> open_store_keys(const StorePtr& store, const std::string& member_in, Metadata& meta) {
+  std::string member = member_in;
+  while (!member.empty() && member.front() == '/') member.erase(0, 1);
+  while (!member.empty() && member.back() == '/') member.pop_back();
+  std::optional<Metadata> m;
+  if (!member.empty()) m = consolidated_member(store, member);
+  meta = m ? std::move(*m) : read_metadata(store, member);
+  return std::make_unique<StoreKeys>(store, member);
+}
+
+std::unique_ptr<KeyReader> store_keys(const StorePtr& store, const std::string& prefix) {
+  return std::make_unique<StoreKeys>(store, prefix);
+}
+
+bool store_holds_zarr(const StorePtr& store) {
+  try {
+    const auto got = root_metadata(store);
+    for (const auto& g : got)
+      if (g) return true;
+  } catch (const Error&) {
+  }
+  return false;
+}
+
+int64_t store_index_reads(const KeyReader& keys) {
+  const auto* s = dynamic_cast<const StoreKeys*>(&keys);
+  return s ? s->index_reads() : 0;
+}
+
+}  // namespace b2lazy::zarr
