@@ -23,6 +23,8 @@ class BloscRangePlan {
   // when they can be read as they are (a buffer stored uncompressed), or null.
   BloscRangePlan(int64_t size, int64_t expected_bytes, size_t itemsize, std::string where, int64_t start, int64_t n,
                  void* direct = nullptr, Alloc alloc = {});
+  BloscRangePlan(const BloscRangePlan&) = delete;  // (its reads point into it)
+  BloscRangePlan& operator=(const BloscRangePlan&) = delete;
   // A read the plan waits for: bytes [at, at + len) of the buffer into dst.
   struct Want {
     int64_t at, len;

@@ -117,16 +117,16 @@ class StoreKeys final : public KeyReader {
         return true;
       }
     }
-    BloscRangePlan plan = new_plan(key, start, n, dst);
-    while (!plan.wants().empty()) {
+    const auto plan = new_plan(key, start, n, dst);
+    while (!plan->wants().empty()) {
       std::vector<ByteRange> ranges;
-      for (const auto& w : plan.wants()) ranges.push_back({w.at, w.len});
+      for (const auto& w : plan->wants()) ranges.push_back({w.at, w.len});
       auto parts = store_->read(join(prefix_, key), ranges);
       if (!parts) return false;
-      for (size_t k = 0; k < ranges.size(); ++k) std::memcpy(plan.wants()[k].dst, (*parts)[k].data(), (*parts)[k].size());
-      plan.advance();
+      for (size_t k = 0; k < ranges.size(); ++k) std::memcpy(plan->wants()[k].dst, (*parts)[k].data(), (*parts)[k].size());
+      plan->advance();
     }
-    decoded = plan.decode(dst, ts);
+    decoded = plan->decode(dst, ts);
     return true;
   }
 
@@ -164,9 +164,11 @@ class StoreKeys final : public KeyReader {
     return s.index_at_end ? ByteRange{-ib, ib} : ByteRange{0, ib};
   }
 
-  BloscRangePlan new_plan(const std::string& key, int64_t start, int64_t n, void* direct) const {
+  // (On the heap: its reads point into it.)
+  std::unique_ptr<BloscRangePlan> new_plan(const std::string& key, int64_t start, int64_t n, void* direct) const {
     const size_t isz = itemsize(lay_->meta->dtype);
-    return BloscRangePlan(-1, prod(lay_->unit) * static_cast<int64_t>(isz), isz, lay_->where(key), start, n, direct);
+    return std::make_unique<BloscRangePlan>(-1, prod(lay_->unit) * static_cast<int64_t>(isz), isz, lay_->where(key),
+                                            start, n, direct);
   }
 
   std::shared_ptr<const std::vector<uint64_t>> cached_index(int64_t sid) const {
@@ -220,7 +222,7 @@ class StoreKeys final : public KeyReader {
       Job j{&r};
       if (r.kind == KeyRead::Kind::Run) {
         if (f.runs.count({r.key, r.start, r.n})) continue;
-        j.plan = std::make_unique<BloscRangePlan>(new_plan(r.key, r.start, r.n, nullptr));
+        j.plan = new_plan(r.key, r.start, r.n, nullptr);
       } else if (r.kind == KeyRead::Kind::Inner) {
         if (f.inners.count({r.key, r.inner})) continue;
         j.index = cached_index(r.shard);
