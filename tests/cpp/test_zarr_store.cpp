@@ -6,6 +6,7 @@
 // nothing that looks like an array left when writing fails.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -263,4 +264,38 @@ TEST(ZarrStore, AFailedOutputLeavesNoArray) {
   o.urlpath = s.url("other.zarr");
   EXPECT_THROW(arange(1, 5, 1, DType::F64, {2, 2}).compute(o), IOError);
   EXPECT_TRUE(fs::exists(s.dir / "other.zarr" / "notes.txt"));
+}
+
+// xarray's region writes (zarr-region: URLs) into an array in a store: chunks spooled
+// locally, uploaded at finish; a cancelled evaluation leaves the array as it was.
+TEST(ZarrStore, RegionWritesIntoAnArrayInAStore) {
+  StoreDir s("zarr_store_region");
+  ComputeOptions o;
+  o.urlpath = s.url("r.zarr");
+  o.chunks = {4, 4};
+  o.cparams.compressor = "zstd";
+  o.cparams.clevel = 3;
+  arange(0, 40, 1, DType::F64, {10, 4}).compute(o);
+  Context ctx(2);
+  auto region = [&](const Array& x, const std::atomic<bool>* cancel, std::function<void(int64_t, int64_t)> progress) {
+    ComputeOptions r;
+    r.urlpath = "zarr-region:" + s.url("r.zarr") + "?offset=4,0&codec=zstd:3&empty=0";
+    r.chunks = {4, 4};
+    r.cancel = cancel;
+    r.progress = std::move(progress);
+    return x.compute(r, &ctx);
+  };
+  std::atomic<bool> cancel{false};
+  EXPECT_THROW(region(full({6, 4}, 7.0, DType::F64), &cancel, [&](int64_t done, int64_t) { cancel = done >= 1; }),
+               Cancelled);
+  auto v = open(s.url("r.zarr")).to_vector();
+  for (int i = 0; i < 40; ++i) ASSERT_EQ(v[i], i);
+  s.log->clear();
+  region(arange(0, 24, 1, DType::F64, {6, 4}) * -1.0, nullptr, {});
+  EXPECT_EQ(s.log->writes.size(), 2u);  // chunks (1, 0) and (2, 0): nothing else
+  v = open(s.url("r.zarr")).to_vector();
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(v[i], i < 16 ? i : -(i - 16)) << i;
+  region(zeros({6, 4}, DType::F64), nullptr, {});  // all fill: the chunks' objects removed
+  EXPECT_FALSE(fs::exists(s.dir / "r.zarr" / "c" / "1" / "0"));
+  EXPECT_EQ(open(s.url("r.zarr")).to_vector()[17], 0.0);
 }

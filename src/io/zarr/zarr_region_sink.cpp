@@ -4,10 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <exception>
+#include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "b2lazy/error.hpp"
 #include "core/strided_copy.hpp"
@@ -99,7 +103,12 @@ ZarrRegionSink::ZarrRegionSink(const SinkSpec& spec) {
       throw ValueError("'" + url + "': unknown parameter '" + k + "'");
     }
   }
-  meta_ = ZarrSource::open(dir_)->metadata();
+  if (is_remote_url(dir_)) {
+    store_ = open_store(dir_, spec.options ? spec.options->storage : StoreOptions{});
+    meta_ = ZarrSource::open(store_)->metadata();
+  } else {
+    meta_ = ZarrSource::open(dir_)->metadata();
+  }
   apply_codec(meta_.codecs, codec, url);
   const size_t nd = meta_.shape.size();
   if (spec.dtype != meta_.dtype)
@@ -122,7 +131,13 @@ ZarrRegionSink::ZarrRegionSink(const SinkSpec& spec) {
     first_[d] = offset[d] / meta_.chunks[d];
   }
   grid_ = ChunkGrid(spec.shape, meta_.chunks);
-  if ((dirfd_ = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+  if (store_) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "b2lazy-region-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw IOError("cannot write into '" + dir_ + "': no spool directory (" + std::strerror(errno) + ")");
+    spool_ = tmpl;
+  }
+  const std::string& local = store_ ? spool_ : dir_;
+  if ((dirfd_ = ::open(local.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
     throw IOError("cannot write into '" + dir_ + "' (" + std::strerror(errno) + ")");
   suffix_ = ".b2lazy-" + std::to_string(::getpid()) + "-" + std::to_string(reinterpret_cast<uintptr_t>(this));
 }
@@ -131,6 +146,10 @@ ZarrRegionSink::~ZarrRegionSink() {
   if (!committed_)
     for (const auto& s : staged_) ::unlinkat(dirfd_, s.first.c_str(), 0);
   if (dirfd_ >= 0) ::close(dirfd_);
+  if (!spool_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(spool_, ec);
+  }
 }
 
 void ZarrRegionSink::fail(const std::string& key, const std::string& what) const {
@@ -208,7 +227,51 @@ void ZarrRegionSink::write_chunk(int64_t id, const void* data, ThreadState& /*ts
   write_temp(key, bytes);
 }
 
+void ZarrRegionSink::upload_staged() {
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  std::exception_ptr failure;
+  auto upload = [&] {
+    for (size_t i = next++; i < staged_.size(); i = next++) {
+      try {
+        const auto& [temp, key] = staged_[i];
+        const int fd = ::openat(dirfd_, temp.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) fail(key, "cannot read its spooled chunk");
+        struct stat st;
+        std::vector<uint8_t> bytes;
+        bool ok = ::fstat(fd, &st) == 0;
+        if (ok) bytes.resize(static_cast<size_t>(st.st_size));
+        for (size_t done = 0; ok && done < bytes.size();) {
+          const ssize_t r = ::pread(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+          if (r < 0 && errno == EINTR) continue;
+          ok = r > 0;
+          done += ok ? static_cast<size_t>(r) : 0;
+        }
+        ::close(fd);
+        if (!ok) fail(key, "cannot read its spooled chunk");
+        store_->write(key, bytes.data(), bytes.size());
+      } catch (...) {
+        std::lock_guard<std::mutex> g(mu);
+        if (!failure) failure = std::current_exception();
+        next = staged_.size();  // (the rest is not sent)
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  const size_t n = std::min<size_t>(16, staged_.size());
+  for (size_t t = 1; t < n; ++t) threads.emplace_back(upload);
+  upload();
+  for (auto& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+  for (const std::string& key : emptied_) store_->remove(key);
+}
+
 NodePtr ZarrRegionSink::finish() {
+  if (store_) {
+    upload_staged();
+    committed_ = true;
+    return ZarrSource::open(store_);
+  }
   for (const auto& [temp, key] : staged_)
     if (::renameat(dirfd_, temp.c_str(), dirfd_, key.c_str()) != 0) fail(key, "cannot move it into place");
   committed_ = true;
@@ -221,7 +284,11 @@ Driver zarr_region_driver() {
   Driver d;
   d.name = "zarr region";
   d.schemes = {"zarr-region"};
-  d.open = [](const std::string& path) -> NodePtr { return ZarrSource::open(path.substr(0, path.rfind('?'))); };
+  d.open = [](const std::string& path) -> NodePtr {
+    const std::string dir = path.substr(0, path.rfind('?'));
+    if (is_remote_url(dir)) return ZarrSource::open(open_store(dir));
+    return ZarrSource::open(dir);
+  };
   d.create = [](const SinkSpec& s) -> std::unique_ptr<Sink> { return std::make_unique<ZarrRegionSink>(s); };
   return d;
 }
