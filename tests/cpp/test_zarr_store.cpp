@@ -140,6 +140,18 @@ TEST(ZarrStore, AShardIndexIsReadOnce) {
   EXPECT_EQ(zarr::store_index_reads(src.keys()), 4);  // every shard, once
 }
 
+// A store without suffix ranges ("bytes=-N"): a shard's size is asked, then its index.
+TEST(ZarrStore, ShardIndexesAtTheEndWithoutSuffixRanges) {
+  StoreDir s("zarr_store_nosuffix");
+  s.log->refuse_suffix_ranges = true;
+  local_array(s.dir / "s.zarr", {16, 16}, {4, 4}, "zstd", {8, 8});
+  const Array a = open(s.url("s.zarr"));
+  EXPECT_EQ(a.to_vector(), open((s.dir / "s.zarr").string()).to_vector());
+  EXPECT_EQ(zarr::store_index_reads(dynamic_cast<const ZarrSource&>(*a.node()).keys()), 4);
+  const Array b = open(s.url("s.zarr"));  // (the fallback taken straight away, outside a fill too)
+  EXPECT_EQ((b[{Index::at(9), Index::at(13)}]).to_vector(), std::vector<double>{1 + 9 * 16 + 13});
+}
+
 TEST(ZarrStore, ABloscRunReadsTheBlocksItNeeds) {
   StoreDir s("zarr_store_blosc");
   // One chunk of 64 x 4096 float64 (2 MiB): Blosc blocks of a few rows each.

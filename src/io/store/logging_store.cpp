@@ -43,6 +43,10 @@ class LoggingStore final : public ByteStore {
  private:
   void record(const std::vector<Request>& requests) {
     std::lock_guard<std::mutex> g(log_->mu);
+    if (log_->refuse_suffix_ranges)
+      for (const auto& r : requests)
+        for (const auto& x : r.ranges)
+          if (x.offset < 0) throw ValueError("'" + url_of(r.key) + "': bad byte range (a suffix, for tests)");
     log_->batches.push_back(requests);
   }
   StorePtr inner_;

@@ -18,6 +18,7 @@ struct StoreLog {
   std::vector<Batch> batches;
   std::vector<std::string> writes, removes;  // keys, in order
   int64_t fail_writes_after = -1;            // >= 0: writes after that many throw IOError
+  bool refuse_suffix_ranges = false;         // as a store without "bytes=-N": ValueError
   void clear() {
     std::lock_guard<std::mutex> g(mu);
     batches.clear(), writes.clear(), removes.clear();

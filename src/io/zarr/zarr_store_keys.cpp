@@ -7,6 +7,7 @@
 // as it was when opened: its metadata is not read again, and a cached shard index is used
 // while the source lives (as zarr-python and TensorStore read an unchanging store).
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <list>
 #include <map>
@@ -94,7 +95,20 @@ class StoreKeys final : public KeyReader {
     }
     auto index = cached_index(sid);
     if (!index) {
-      auto parts = store_->read(join(prefix_, key), {index_range()});
+      std::optional<ByteStore::Parts> parts;
+      if (suffix_ranges_) {
+        try {
+          parts = store_->read(join(prefix_, key), {index_range(-1)});
+        } catch (const ValueError&) {
+          if (!index_at_end()) throw;
+          suffix_ranges_ = false;  // (a store without suffix ranges: the shard's size first)
+        }
+      }
+      if (!suffix_ranges_) {
+        const int64_t size = shard_size(key);
+        if (size < 0) return false;
+        parts = store_->read(join(prefix_, key), {index_range(size)});
+      }
       if (!parts) return false;
       index = keep_index(sid, key, (*parts)[0], ts);
     }
@@ -158,10 +172,26 @@ class StoreKeys final : public KeyReader {
  private:
   Fetched* mine() const { return fetched_now && fetched_now->owner == this ? fetched_now : nullptr; }
 
-  ByteRange index_range() const {
+  bool index_at_end() const { return lay_->meta->codecs.sharding->index_at_end; }
+
+  // Where a shard's index is: at its start, or its last bytes (a suffix range, or from
+  // the shard's `size` when known).
+  ByteRange index_range(int64_t size) const {
     const Sharding& s = *lay_->meta->codecs.sharding;
     const int64_t ib = s.index_bytes(prod(lay_->per_shard));
-    return s.index_at_end ? ByteRange{-ib, ib} : ByteRange{0, ib};
+    if (!s.index_at_end) return {0, ib};
+    return size >= 0 ? ByteRange{size - ib, ib} : ByteRange{-ib, ib};
+  }
+
+  // The size of shard `key` (a stat), -1 when it is absent; IOError when it cannot hold its index.
+  int64_t shard_size(const std::string& key) const {
+    const auto info = store_->stat(join(prefix_, key));
+    if (!info) return -1;
+    const int64_t ib = lay_->meta->codecs.sharding->index_bytes(prod(lay_->per_shard));
+    if (info->size < ib)
+      throw IOError("'" + lay_->where(key) + "': shard of " + std::to_string(info->size) +
+                    " bytes is shorter than its index (" + std::to_string(ib) + " bytes)");
+    return info->size;
   }
 
   // (On the heap: its reads point into it.)
@@ -213,6 +243,7 @@ class StoreKeys final : public KeyReader {
       const KeyRead* r;
       std::shared_ptr<const std::vector<uint64_t>> index;  // Inner: once known
       std::unique_ptr<BloscRangePlan> plan;                // Run
+      int64_t shard_size = -1;                             // Inner, stores without suffix ranges
       bool done = false;
       std::vector<std::pair<size_t, size_t>> at;  // this round's parts
     };
@@ -233,6 +264,7 @@ class StoreKeys final : public KeyReader {
     }
     while (true) {
       Batch batch;
+      bool suffixes = false;  // a suffix range is asked in this round
       for (Job& j : jobs) {
         j.at.clear();
         if (j.done) continue;
@@ -242,7 +274,16 @@ class StoreKeys final : public KeyReader {
           j.at.push_back(batch.add(key, {0, -1}));
         } else if (r.kind == KeyRead::Kind::Inner) {
           if (!j.index) {
-            j.at.push_back(batch.add(key, index_range()));
+            if (!suffix_ranges_ && index_at_end() && j.shard_size < 0) {
+              j.shard_size = shard_size(r.key);
+              if (j.shard_size < 0) {  // no shard
+                f.inners[{r.key, r.inner}] = std::nullopt;
+                j.done = true;
+                continue;
+              }
+            }
+            j.at.push_back(batch.add(key, index_range(j.shard_size)));
+            if (index_at_end() && j.shard_size < 0) suffixes = true;
             continue;
           }
           const uint64_t off = (*j.index)[2 * r.inner], len = (*j.index)[2 * r.inner + 1];
@@ -261,7 +302,15 @@ class StoreKeys final : public KeyReader {
         }
       }
       if (batch.empty()) return;
-      std::vector<std::optional<ByteStore::Parts>> got = store_->read_many(batch.requests());
+      std::vector<std::optional<ByteStore::Parts>> got;
+      try {
+        got = store_->read_many(batch.requests());
+      } catch (const ValueError&) {
+        // A store that takes no suffix ranges (bytes=-N): shard sizes asked first, again.
+        if (!suffixes || !suffix_ranges_) throw;
+        suffix_ranges_ = false;
+        continue;
+      }
       if (got.size() != batch.requests().size()) throw IOError("'" + lay_->name + "': the store answered " +
                                                                 std::to_string(got.size()) + " of " +
                                                                 std::to_string(batch.requests().size()) + " requests");
@@ -315,6 +364,7 @@ class StoreKeys final : public KeyReader {
       indexes_;
   mutable std::list<int64_t> lru_;  // most recent first
   mutable int64_t cached_bytes_ = 0, index_reads_ = 0;
+  mutable std::atomic<bool> suffix_ranges_{true};  // until the store refuses one
 };
 
 // --- metadata ------------------------------------------------------------------------------
