@@ -157,10 +157,20 @@ class StoreKeys final : public KeyReader {
     fill();
   }
 
+  // (A listing, once: repr and info ask for it.)
   int64_t stored_bytes() const override {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      if (stored_bytes_ >= 0) return stored_bytes_;
+    }
     int64_t total = 0;
-    for (const ObjectInfo& o : store_->list(prefix_.empty() ? "" : prefix_ + "/")) total += std::max<int64_t>(0, o.size);
-    return total;
+    try {
+      for (const ObjectInfo& o : store_->list(prefix_.empty() ? "" : prefix_ + "/")) total += std::max<int64_t>(0, o.size);
+    } catch (const Error&) {  // a store without listing (HTTP): not known
+      total = 0;
+    }
+    std::lock_guard<std::mutex> g(mu_);
+    return stored_bytes_ = total;
   }
 
   // Shard indexes read from the store (each once while it stays cached).
@@ -262,6 +272,7 @@ class StoreKeys final : public KeyReader {
       }
       jobs.push_back(std::move(j));
     }
+    bool without_suffixes = false;  // a round was asked again without suffix ranges
     while (true) {
       Batch batch;
       bool suffixes = false;  // a suffix range is asked in this round
@@ -307,8 +318,10 @@ class StoreKeys final : public KeyReader {
         got = store_->read_many(batch.requests());
       } catch (const ValueError&) {
         // A store that takes no suffix ranges (bytes=-N): shard sizes asked first, again.
-        if (!suffixes || !suffix_ranges_) throw;
+        // (Once: another worker may have found it out meanwhile.)
+        if (!suffixes || without_suffixes) throw;
         suffix_ranges_ = false;
+        without_suffixes = true;
         continue;
       }
       if (got.size() != batch.requests().size()) throw IOError("'" + lay_->name + "': the store answered " +
@@ -363,7 +376,7 @@ class StoreKeys final : public KeyReader {
   mutable std::unordered_map<int64_t, std::pair<std::shared_ptr<const std::vector<uint64_t>>, std::list<int64_t>::iterator>>
       indexes_;
   mutable std::list<int64_t> lru_;  // most recent first
-  mutable int64_t cached_bytes_ = 0, index_reads_ = 0;
+  mutable int64_t cached_bytes_ = 0, index_reads_ = 0, stored_bytes_ = -1;
   mutable std::atomic<bool> suffix_ranges_{true};  // until the store refuses one
 };
 
