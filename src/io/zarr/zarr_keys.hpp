@@ -63,7 +63,7 @@ class KeyReader {
   // ahead). The local reader checks the metadata file around it.
   virtual void around_fill(const std::function<std::vector<KeyRead>()>& reads, const std::function<void()>& fill,
                            ThreadState& ts) const = 0;
-  // The stored bytes of the array's objects (info's cbytes).
+  // The stored bytes of the array's objects (info's cbytes); 0 when not known.
   virtual int64_t stored_bytes() const = 0;
 
  protected:

@@ -157,21 +157,9 @@ class StoreKeys final : public KeyReader {
     fill();
   }
 
-  // (A listing, once: repr and info ask for it.)
-  int64_t stored_bytes() const override {
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      if (stored_bytes_ >= 0) return stored_bytes_;
-    }
-    int64_t total = 0;
-    try {
-      for (const ObjectInfo& o : store_->list(prefix_.empty() ? "" : prefix_ + "/")) total += std::max<int64_t>(0, o.size);
-    } catch (const Error&) {  // a store without listing (HTTP): not known
-      total = 0;
-    }
-    std::lock_guard<std::mutex> g(mu_);
-    return stored_bytes_ = total;
-  }
+  // Not known: listing a remote array's objects (millions of chunks, pages of 1000) is no
+  // price for a repr or info.
+  int64_t stored_bytes() const override { return 0; }
 
   // Shard indexes read from the store (each once while it stays cached).
   int64_t index_reads() const {
@@ -376,7 +364,7 @@ class StoreKeys final : public KeyReader {
   mutable std::unordered_map<int64_t, std::pair<std::shared_ptr<const std::vector<uint64_t>>, std::list<int64_t>::iterator>>
       indexes_;
   mutable std::list<int64_t> lru_;  // most recent first
-  mutable int64_t cached_bytes_ = 0, index_reads_ = 0, stored_bytes_ = -1;
+  mutable int64_t cached_bytes_ = 0, index_reads_ = 0;
   mutable std::atomic<bool> suffix_ranges_{true};  // until the store refuses one
 };
 
