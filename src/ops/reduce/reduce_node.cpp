@@ -18,6 +18,7 @@
 #include "ops/reduce/kernels/make.hpp"
 #include "plan/chunking.hpp"
 #include "plan/memory.hpp"
+#include "plan/source_alignment.hpp"
 
 namespace b2lazy {
 
@@ -36,7 +37,25 @@ ReduceNode::ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bo
     align_ = src->storage_grid()->chunks();
     range_reads_ = src->reads_ranges();
     blocks_ = src->storage_blocks();
+  } else if (SourceAlignment a = source_alignment(input); a.source && chunk_deep_affordable(*a.source)) {
+    align_ = std::move(a.align);  // through a reshape (coarsen) or a slice: whole chunks, read once
   }
+}
+
+namespace {
+// A chunk of a source that decompresses whole chunks (Zarr, HDF5) at most this big is
+// pulled whole by one slab (so it is decompressed once, with nothing kept); a bigger
+// one, or one of a source that reads ranges of its blocks, is left to the planner's
+// window of decompressed blocks, which keeps memory bounded.
+constexpr int64_t kMostChunkDeepBytes = int64_t(32) << 20;
+}  // namespace
+
+bool ReduceNode::chunk_deep_affordable(const Node& src) {
+  if (src.reads_ranges() || !src.storage_grid()) return false;
+  const Shape& c = src.storage_grid()->chunks();
+  int64_t items = 1;
+  for (size_t d = 0; d < c.size(); ++d) items = sat_mul(items, std::min(c[d], src.shape()[d]));
+  return sat_mul(items, static_cast<int64_t>(itemsize(src.dtype()))) <= kMostChunkDeepBytes;
 }
 
 std::string ReduceNode::kind() const { return reduction_name(r_); }

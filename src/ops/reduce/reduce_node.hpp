@@ -66,6 +66,8 @@ class ReduceNode : public Node {
   // May slabs of widened region `in` cut along reduced axis `d` be thinner than a storage
   // chunk (each one C-order range of the chunks it touches, read alone)?
   bool thin_reads(const Region& in, size_t d) const;
+  // Is a slab one chunk of `src` deep small enough to align to (seen through a reshape)?
+  static bool chunk_deep_affordable(const Node& src);
   bool split_kept(const Region& region, void* out, ThreadState& ts, size_t slab_bytes) const;
   // split_kept's pieces: `rows` of output axis `o` per piece (ending on multiples of `al`
   // when aligned), and when even that is over budget `cols` of the last output axis `l`
