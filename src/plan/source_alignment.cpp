@@ -105,6 +105,11 @@ SourceAlignment alignment_rec(const NodePtr& n, int depth) {
     if (in.source) in.align = through_reshape(n->inputs()[0]->shape(), n->shape(), in.align);
     return in;
   }
+  if (n->is_elementwise()) {  // (xarray's skipna sum: where(isnan(x), 0, x) of the reshape)
+    for (const NodePtr& in : n->inputs())
+      if (in->shape() == n->shape())
+        if (SourceAlignment a = alignment_rec(in, depth + 1); a.source) return a;
+  }
   return {};
 }
 

@@ -39,6 +39,7 @@ ReduceNode::ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bo
     blocks_ = src->storage_blocks();
   } else if (SourceAlignment a = source_alignment(input); a.source && chunk_deep_affordable(*a.source)) {
     align_ = std::move(a.align);  // through a reshape (coarsen) or a slice: whole chunks, read once
+    reshaped_ = true;
   }
 }
 
@@ -206,9 +207,17 @@ ReduceNode::Pieces ReduceNode::split_pieces(const Region& region, size_t slab_by
         static_cast<size_t>(in.size() / in.count[d] * deep) * isz <= slab_bytes)
       return p;
   }
-  int64_t thin = 1;  // elements of the thinnest slab per output element (chunk-deep)
+  // Elements of the thinnest slab per output element (chunk-deep). Through a reshape, the
+  // reduced axes inside the first kept one are whole: a slab cutting them (a 48-day
+  // coarsening's first 24 days of each window) is strided over the source, and the
+  // reshape pulls the rows around it, reading each chunk twice.
+  size_t first_kept = 0;
+  while (first_kept < ax_.reduced.size() && (ax_.reduced[first_kept] || input.shape()[first_kept] == 1)) ++first_kept;
+  int64_t thin = 1;
   for (size_t d = 0; d < ax_.reduced.size(); ++d)
-    if (ax_.reduced[d]) thin *= std::min<int64_t>(input.shape()[d], align_[d] > 0 ? align_[d] : 1);
+    if (ax_.reduced[d])
+      thin *= std::min<int64_t>(input.shape()[d], reshaped_ && d > first_kept ? input.shape()[d]
+                                                   : align_[d] > 0 ? align_[d] : 1);
   if (static_cast<size_t>(region.size() * thin) * isz <= slab_bytes) return p;
   size_t o = 0;
   while (o < region.ndim() && region.count[o] == 1) ++o;

@@ -96,6 +96,7 @@ class ReduceNode : public Node {
   double correction_;
   Shape align_;                // per input axis: storage chunk length to align slabs to (0: none)
   bool range_reads_ = false;   // that source decompresses row ranges of a chunk alone
+  bool reshaped_ = false;      // align_ seen through a reshape (or slice) of the source
   Shape blocks_;               // that source's blocks (what a range read decompresses), or empty
 };
 
