@@ -44,15 +44,14 @@ ReduceNode::ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bo
 }
 
 namespace {
-// A chunk of a source that decompresses whole chunks (Zarr, HDF5) at most this big is
-// pulled whole by one slab (so it is decompressed once, with nothing kept); a bigger
-// one, or one of a source that reads ranges of its blocks, is left to the planner's
-// window of decompressed blocks, which keeps memory bounded.
+// A source chunk at most this big is pulled whole by one slab seen through a reshape (so
+// it is decompressed once, with nothing kept); a bigger one is left to the planner's
+// window of decompressed blocks (or reads of its blocks), which keeps memory bounded.
 constexpr int64_t kMostChunkDeepBytes = int64_t(32) << 20;
 }  // namespace
 
 bool ReduceNode::chunk_deep_affordable(const Node& src) {
-  if (src.reads_ranges() || !src.storage_grid()) return false;
+  if (!src.storage_grid()) return false;
   const Shape& c = src.storage_grid()->chunks();
   int64_t items = 1;
   for (size_t d = 0; d < c.size(); ++d) items = sat_mul(items, std::min(c[d], src.shape()[d]));
