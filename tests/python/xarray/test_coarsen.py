@@ -96,3 +96,16 @@ def test_each_chunk_decompressed_once_nothing_kept(tmp_path, case, budget):
     assert s["chunks_decompressed"][path] == SHAPE[0] // CHUNKS[0], s
     assert s["max_decompressions_per_chunk"][path] == 1, s
     assert s["sources_kept"] == 0 and s["window_hits"] == 0, s
+
+
+def test_chunks_too_big_for_the_budget_are_not_pulled_whole(tmp_path):
+    # 2.6 MiB chunks at 8 MiB on 2 workers: a slab one chunk deep would not fit beside the
+    # chunk decompressed, so the slabs stay thin and the plan stays within the budget.
+    shape = (96, 60, 120)
+    write_era(str(tmp_path / "era.zarr"), shape, shape)
+    lazy, eager = open_both(str(tmp_path / "era.zarr"))
+    a = lazy.t.coarsen(time=4, lat=2, lon=2).mean().data
+    r = a.compute(nthreads=2, max_memory=8 * MiB)
+    np.testing.assert_allclose(r.to_numpy(), eager.t.coarsen(time=4, lat=2, lon=2).mean().values, rtol=1e-5)
+    assert r.stats["projected_peak_bytes"] <= 8 * MiB, r.stats
+    assert r.stats["peak_scratch_bytes"] <= r.stats["projected_peak_bytes"] + 2 * MiB, r.stats
