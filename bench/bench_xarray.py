@@ -62,6 +62,8 @@ WORKLOADS = {
                     "t = ds.t; r = t.where(t > 290).count('time').compute()"),
     "where-mean": ("t.where(t > 290).mean('time')  (skipna: nanmean)",
                    "t = ds.t; r = t.where(t > 290).mean('time').compute()"),
+    "coarsen": ("t.coarsen(time=4, lat=2, lon=2, boundary='trim').mean()",
+                "r = ds.t.coarsen(time=4, lat=2, lon=2, boundary='trim').mean().compute()"),
     "covariance": ("((u - u.mean('time')) * (v - v.mean('time'))).mean('time')",
                    "u, v = ds.u, ds.v; r = ((u - u.mean('time')) * (v - v.mean('time'))).mean('time').compute()"),
     "write": ("standardised anomaly .to_zarr()",

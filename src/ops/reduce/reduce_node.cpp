@@ -18,12 +18,19 @@
 #include "ops/reduce/kernels/make.hpp"
 #include "plan/chunking.hpp"
 #include "plan/memory.hpp"
+#include "plan/source_alignment.hpp"
 
 namespace b2lazy {
 
 namespace {
 
 constexpr size_t kSlabBytes = size_t(4) << 20;
+
+// max_memory per worker of the evaluation (no evaluation: no limit).
+size_t worker_budget(const ThreadState& ts) {
+  return ts.eval ? ts.eval->max_memory / static_cast<size_t>(std::max(1, ts.eval->nworkers()))
+                 : std::numeric_limits<size_t>::max();
+}
 
 }  // namespace
 
@@ -36,7 +43,24 @@ ReduceNode::ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bo
     align_ = src->storage_grid()->chunks();
     range_reads_ = src->reads_ranges();
     blocks_ = src->storage_blocks();
+  } else if (SourceAlignment a = source_alignment(input); a.source) {
+    align_ = std::move(a.align);  // through a reshape (coarsen) or a slice: whole chunks, read once
+    reshaped_ = true;
+    const Shape& c = a.source->storage_grid()->chunks();
+    int64_t items = 1;
+    for (size_t d = 0; d < c.size(); ++d) items = sat_mul(items, std::min(c[d], a.source->shape()[d]));
+    chunk_bytes_ = sat_mul(items, static_cast<int64_t>(itemsize(a.source->dtype())));
   }
+  unaligned_.assign(input->ndim(), 0);
+}
+
+// A slab one chunk deep seen through a reshape holds about twice a chunk on its worker
+// (the slab and the chunk decompressed): under three chunks a worker, the planner's
+// window of decompressed blocks keeps memory bounded instead.
+const Shape& ReduceNode::aligned(size_t worker_bytes) const {
+  if (!reshaped_ || sat_mul(chunk_bytes_, 3) <= static_cast<int64_t>(std::min<size_t>(worker_bytes, std::numeric_limits<int64_t>::max())))
+    return align_;
+  return unaligned_;
 }
 
 std::string ReduceNode::kind() const { return reduction_name(r_); }
@@ -64,7 +88,8 @@ bool ReduceNode::thin_reads(const Region& in, size_t d) const {
 
 // Split the widened region along reduced axes into slabs of about `slab_bytes`,
 // innermost reduced axes whole first, cut at storage-chunk boundaries when known.
-ReduceNode::Slabs ReduceNode::slabs(const Region& in, size_t slab_bytes) const {
+ReduceNode::Slabs ReduceNode::slabs(const Region& in, size_t slab_bytes, size_t worker_bytes) const {
+  const Shape& align = aligned(worker_bytes);
   const size_t n = in.ndim();
   const int64_t isz = static_cast<int64_t>(itemsize(inputs()[0]->dtype()));
   int64_t kept = 1;
@@ -88,8 +113,8 @@ ReduceNode::Slabs ReduceNode::slabs(const Region& in, size_t slab_bytes) const {
     int64_t p = std::max<int64_t>(1, room / acc);
     // Slabs end on storage chunks (a cut chunk is decompressed twice), unless a thinner
     // slab is read alone: then a chunk-deep slab over budget is not worth its memory.
-    if (align_[d] > 0 && !(align_[d] > p && thin_reads(in, d)))
-      p = std::max<int64_t>(align_[d], p / align_[d] * align_[d]);
+    if (align[d] > 0 && !(align[d] > p && thin_reads(in, d)))
+      p = std::max<int64_t>(align[d], p / align[d] * align[d]);
     else if (const int64_t bd = block_extent(d); bd > 1)  // thin slabs: whole blocks deep
       p = std::max<int64_t>(bd, p / bd * bd);
     piece[d] = std::min(p, in.count[d]);
@@ -173,8 +198,9 @@ int64_t ReduceNode::block_extent(size_t d) const {
 // and so does the next one (sum(a3, axis=1) over (n, 4, 16) column strips read each
 // block 8 times in 64-row pieces). A piece of whole blocks still over budget is cut
 // along the last output axis too, at the input's block (or chunk) boundaries there.
-ReduceNode::Pieces ReduceNode::split_pieces(const Region& region, size_t slab_bytes) const {
+ReduceNode::Pieces ReduceNode::split_pieces(const Region& region, size_t slab_bytes, size_t worker_bytes) const {
   Pieces p;
+  const Shape& align = aligned(worker_bytes);
   const Node& input = *inputs()[0];
   const size_t isz = itemsize(input.dtype());
   {  // Slabs one block thin along the first axis that is not 1, read alone: bytes per
@@ -187,9 +213,18 @@ ReduceNode::Pieces ReduceNode::split_pieces(const Region& region, size_t slab_by
         static_cast<size_t>(in.size() / in.count[d] * deep) * isz <= slab_bytes)
       return p;
   }
-  int64_t thin = 1;  // elements of the thinnest slab per output element (chunk-deep)
+  // Elements of the thinnest slab per output element (chunk-deep). Through a reshape, the
+  // reduced axes inside the first kept one are whole: a slab cutting them (a 48-day
+  // coarsening's first 24 days of each window) is strided over the source, and the
+  // reshape pulls the rows around it, reading each chunk twice.
+  size_t first_kept = 0;
+  while (first_kept < ax_.reduced.size() && (ax_.reduced[first_kept] || input.shape()[first_kept] == 1)) ++first_kept;
+  int64_t thin = 1;
   for (size_t d = 0; d < ax_.reduced.size(); ++d)
-    if (ax_.reduced[d]) thin *= std::min<int64_t>(input.shape()[d], align_[d] > 0 ? align_[d] : 1);
+    if (ax_.reduced[d])
+      thin *= std::min<int64_t>(input.shape()[d], reshaped_ && align[d] > 0 && d > first_kept ? input.shape()[d]
+                                                  : align[d] > 0                                ? align[d]
+                                                                                                : 1);
   if (static_cast<size_t>(region.size() * thin) * isz <= slab_bytes) return p;
   size_t o = 0;
   while (o < region.ndim() && region.count[o] == 1) ++o;
@@ -198,7 +233,7 @@ ReduceNode::Pieces ReduceNode::split_pieces(const Region& region, size_t slab_by
   if (in_axis < 0) return p;
   const int64_t per_row = region.size() / region.count[o];
   int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(slab_bytes / isz) / std::max<int64_t>(per_row * thin, 1));
-  int64_t al = align_[static_cast<size_t>(in_axis)];
+  int64_t al = align[static_cast<size_t>(in_axis)];
   // Pieces thinner than a chunk cost no extra decompression when the source reads row
   // ranges alone (of whole blocks); then a chunk-deep piece far over budget is not worth
   // its memory.
@@ -217,7 +252,7 @@ ReduceNode::Pieces ReduceNode::split_pieces(const Region& region, size_t slab_by
     const int64_t per_col = p.rows * (per_row / std::max<int64_t>(1, region.count[l])) * thin;
     int64_t cols = std::max<int64_t>(1, static_cast<int64_t>(slab_bytes / isz) / std::max<int64_t>(per_col, 1));
     const size_t ia = static_cast<size_t>(il);
-    int64_t cal = range_reads_ && !blocks_.empty() ? blocks_[ia] : align_[ia];
+    int64_t cal = range_reads_ && !blocks_.empty() ? blocks_[ia] : align[ia];
     if (cal > 0) cols = std::max(cal, cols / cal * cal);
     if (cols < region.count[l]) p.l = l, p.cols = cols, p.cal = cal;
   }
@@ -244,8 +279,9 @@ Region ReduceNode::first_piece(const Region& region, const Pieces& p) const {
   return r;
 }
 
-bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, size_t slab_bytes) const {
-  const Pieces p = split_pieces(region, slab_bytes);
+bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, size_t slab_bytes,
+                            size_t worker_bytes) const {
+  const Pieces p = split_pieces(region, slab_bytes, worker_bytes);
   if (p.rows == 0) return false;
   const size_t o = p.o;
   struct Piece {
@@ -304,7 +340,7 @@ constexpr int64_t kMostPieces = 64;
 std::vector<Region> ReduceNode::pull_pieces(const Region& region, size_t, size_t worker_bytes) const {
   if (region.size() == 0) return {};
   const size_t sb = std::min(kSlabBytes, std::max<size_t>(size_t(256) << 10, worker_bytes / 16));
-  const Pieces p = split_pieces(region, sb);
+  const Pieces p = split_pieces(region, sb, worker_bytes);
   std::vector<Region> parts;
   if (p.rows == 0) {
     parts.push_back(region);
@@ -332,7 +368,7 @@ std::vector<Region> ReduceNode::pull_pieces(const Region& region, size_t, size_t
   const int64_t each = std::max<int64_t>(1, kMostPieces / static_cast<int64_t>(parts.size()));
   for (const Region& part : parts) {
     const Region in = widen(part);
-    const Slabs s = slabs(in, sb);
+    const Slabs s = slabs(in, sb, worker_bytes);
     if (in.size() == 0 || s.size() == 0) continue;
     std::vector<Region> g = s.grouped(each);
     if (g.empty()) return {};
@@ -362,7 +398,7 @@ template <class Use>
 void ReduceNode::fold_input(const Region& in, int64_t nout, ThreadState& ts, Use&& use) const {
   const Node& input = *inputs()[0];
   const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
-  const Slabs parts = slabs(in, slab_bytes);  // one at a time: never listed (a huge input has many)
+  const Slabs parts = slabs(in, slab_bytes, worker_budget(ts));  // one at a time: never listed (a huge input has many)
   const int64_t nparts = in.size() ? parts.size() : 0;
   const reduction::KernelArgs args = kernel_args(nout);
   // Accumulate in acc_'s C++ type; the slab is converted to it first.
@@ -422,7 +458,7 @@ void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
   const int64_t nout = region.size();
   if (nout == 0) return;
   const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
-  if (split_kept(region, out, ts, slab_bytes)) return;
+  if (split_kept(region, out, ts, slab_bytes, worker_budget(ts))) return;
   fold_input(widen(region), nout, ts, [&](const auto& k) { k.finalize(out, dtype()); });
 }
 
@@ -433,7 +469,8 @@ Node::FoldAxis ReduceNode::fold_axis(const Region& region) const {
   const Shape& in = inputs()[0]->shape();
   for (size_t d = 0; d < ax_.reduced.size(); ++d)
     if (ax_.reduced[d] && in[d] > 1) {
-      if (region.size() == 0 || split_pieces(region, kSlabBytes).rows != 0) return f;
+      if (region.size() == 0 || split_pieces(region, kSlabBytes, std::numeric_limits<size_t>::max()).rows != 0)
+        return f;
       f.axis = static_cast<int>(d);
       f.extent = in[d];
       f.align = align_[d] > 0 ? align_[d] : 1;
@@ -493,12 +530,13 @@ int64_t ReduceNode::fill_bytes(const Region& region, const MemoryModel& m) const
   if (region.size() == 0) return 0;
   const Node& input = *inputs()[0];
   const size_t sb = slab_bytes(m.max_memory(), m.nworkers());
-  const Pieces p = split_pieces(region, sb);
+  const size_t wb = m.max_memory() / static_cast<size_t>(std::max(1, m.nworkers()));
+  const Pieces p = split_pieces(region, sb, wb);
   const Region r = first_piece(region, p);
   int64_t held = 0;  // a piece of columns is reduced into scratch, then copied out
   if (p.cols) held = MemoryModel::region_bytes(*this, r);
   const Region in = widen(r);
-  const Slabs parts = slabs(in, sb);
+  const Slabs parts = slabs(in, sb, wb);
   if (in.size() == 0 || parts.size() == 0) return 0;
   const Region slab = parts.at(0);  // the first slab is a whole one
   int64_t one = m.in_place(input, slab) ? 0 : MemoryModel::region_bytes(input, slab);

@@ -62,11 +62,16 @@ class ReduceNode : public Node {
     Shape piece_, npieces_;  // slab extent and number of slabs per axis
     int64_t count_;
   };
-  Slabs slabs(const Region& in, size_t slab_bytes) const;
+  // `worker_bytes` (max_memory / workers) decides whether slabs follow source chunks seen
+  // through a reshape (aligned()).
+  Slabs slabs(const Region& in, size_t slab_bytes, size_t worker_bytes) const;
   // May slabs of widened region `in` cut along reduced axis `d` be thinner than a storage
   // chunk (each one C-order range of the chunks it touches, read alone)?
   bool thin_reads(const Region& in, size_t d) const;
-  bool split_kept(const Region& region, void* out, ThreadState& ts, size_t slab_bytes) const;
+  // align_, or none when it was seen through a reshape and a slab one source chunk deep
+  // does not fit `worker_bytes` (then the planner's window of blocks bounds memory).
+  const Shape& aligned(size_t worker_bytes) const;
+  bool split_kept(const Region& region, void* out, ThreadState& ts, size_t slab_bytes, size_t worker_bytes) const;
   // split_kept's pieces: `rows` of output axis `o` per piece (ending on multiples of `al`
   // when aligned), and when even that is over budget `cols` of the last output axis `l`
   // (multiples of `cal`); rows 0: the region is reduced whole, cols 0: whole rows.
@@ -74,7 +79,7 @@ class ReduceNode : public Node {
     size_t o = 0, l = 0;
     int64_t rows = 0, al = 0, cols = 0, cal = 0;
   };
-  Pieces split_pieces(const Region& region, size_t slab_bytes) const;
+  Pieces split_pieces(const Region& region, size_t slab_bytes, size_t worker_bytes) const;
   // The input's block extent along input axis `d` when it reads ranges (else 1): what a
   // thinner read decompresses anyway.
   int64_t block_extent(size_t d) const;
@@ -94,6 +99,9 @@ class ReduceNode : public Node {
   double correction_;
   Shape align_;                // per input axis: storage chunk length to align slabs to (0: none)
   bool range_reads_ = false;   // that source decompresses row ranges of a chunk alone
+  bool reshaped_ = false;      // align_ seen through a reshape (or slice) of the source
+  int64_t chunk_bytes_ = 0;    // then: the bytes of one source chunk
+  Shape unaligned_;            // zeros
   Shape blocks_;               // that source's blocks (what a range read decompresses), or empty
 };
 
