@@ -4,6 +4,7 @@
 // nodes in execution order, each planned on its own grid) -> tasks (groups of output
 // chunks with their projected memory and source bytes).
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <set>
 
@@ -19,6 +20,7 @@
 #include "plan/layout.hpp"
 #include "plan/memory.hpp"
 #include "plan/reuse.hpp"
+#include "plan/siblings.hpp"
 #include "plan/carry.hpp"
 #include "plan/tasks.hpp"
 
@@ -153,6 +155,8 @@ class Builder {
     compressed_left_ = mm / 2;
     ps_.worker_bytes = p.options.max_memory / static_cast<size_t>(std::max(1, p.nworkers));
     ps_.nworkers = std::max(1, p.nworkers);
+    for (const PlanSiblings& g : p.siblings)
+      for (size_t i = 1; i < g.members.size(); ++i) ps_.followers.insert(g.members[i].get());
   }
 
   // The reuse and stages passes for `root` evaluated on `grid`: its computed-once nodes,
@@ -433,6 +437,11 @@ Plan plan_on(const NodePtr& root, const ComputeOptions& opts, PlanTarget target,
                      (p.blocks.empty() ? "" : ", blocks " + shape_str(p.blocks)) +
                      (p.block_major ? ", filled in Blosc2's block order" : "") + note);
   // pulls, reuse, stages
+  if (p.nchunks > 0 && !p.block_major && !std::getenv("B2LAZY_NO_LOCKSTEP")) p.siblings = find_siblings(root);
+  for (const PlanSiblings& g : p.siblings)
+    p.passes.push_back("siblings: " + std::to_string(g.members.size()) + " reductions (" + g.members[0]->kind() +
+                       ", ...) folded in lockstep over " + std::to_string(g.shared.size()) +
+                       " shared source(s), each slab decompressed once");
   Builder b(p);
   if (p.nchunks > 0 && !p.block_major) b.plan_stages(root, grid);
   p.plan_visits = b.visits();
