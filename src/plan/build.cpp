@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <optional>
 #include <set>
+#include <unordered_set>
 
 #include "b2lazy/array.hpp"
 #include "b2lazy/checked.hpp"
@@ -417,6 +418,21 @@ void spill_until_it_fits(Plan& p) {
   }
 }
 
+// Siblings fold in lockstep when they are asked alike: all computed once as stages (in
+// one stage's pass), or all pulled by the tasks. A stage folding a sibling the tasks pull
+// (or the reverse) would fold it for regions nobody asks.
+void keep_siblings_alike(Plan& p) {
+  std::unordered_set<const Node*> staged;
+  for (const PlanStage& s : p.stages) staged.insert(s.node.get());
+  std::vector<PlanSiblings> kept;
+  for (PlanSiblings& g : p.siblings) {
+    const bool first = staged.count(g.members[0].get()) > 0;
+    std::erase_if(g.members, [&](const NodePtr& m) { return (staged.count(m.get()) > 0) != first; });
+    if (g.members.size() >= 2) kept.push_back(std::move(g));
+  }
+  p.siblings = std::move(kept);
+}
+
 // The passes after the layout, for output chunks `chunks` (and blocks `blocks`).
 Plan plan_on(const NodePtr& root, const ComputeOptions& opts, PlanTarget target, int nworkers, Shape chunks,
              Shape blocks, const std::string& note) {
@@ -438,12 +454,13 @@ Plan plan_on(const NodePtr& root, const ComputeOptions& opts, PlanTarget target,
                      (p.block_major ? ", filled in Blosc2's block order" : "") + note);
   // pulls, reuse, stages
   if (p.nchunks > 0 && !p.block_major && !std::getenv("B2LAZY_NO_LOCKSTEP")) p.siblings = find_siblings(root);
+  Builder b(p);
+  if (p.nchunks > 0 && !p.block_major) b.plan_stages(root, grid);
+  keep_siblings_alike(p);
   for (const PlanSiblings& g : p.siblings)
     p.passes.push_back("siblings: " + std::to_string(g.members.size()) + " reductions (" + g.members[0]->kind() +
                        ", ...) folded in lockstep over " + std::to_string(g.shared.size()) +
                        " shared source(s), each slab decompressed once");
-  Builder b(p);
-  if (p.nchunks > 0 && !p.block_major) b.plan_stages(root, grid);
   p.plan_visits = b.visits();
   plan_carries(p);
   // tasks, with projected memory and source bytes; the projected peak

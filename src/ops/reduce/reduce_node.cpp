@@ -612,11 +612,12 @@ bool ReduceNode::fill_siblings(SiblingGroup& g, const Region& region, void* out,
   std::vector<const ReduceNode*> members;
   size_t me = g.members.size(), waiting = 0;
   for (const Node* m : g.members) {
+    if (m != this && ts.eval && ts.eval->materialized.count(m)) continue;  // computed already (a stage)
     if (m == this) me = members.size();
     else waiting += static_cast<size_t>(region.size()) * itemsize(m->dtype());
     members.push_back(static_cast<const ReduceNode*>(m));  // (the same lockstep_key: reductions)
   }
-  if (me == members.size() || !g.reserve(waiting)) return false;
+  if (me == members.size() || members.size() < 2 || !g.reserve(waiting)) return false;
   std::vector<std::vector<uint8_t>> values(members.size());
   std::vector<char*> outs(members.size());
   for (size_t j = 0; j < members.size(); ++j) {
