@@ -4,7 +4,6 @@
 // nodes in execution order, each planned on its own grid) -> tasks (groups of output
 // chunks with their projected memory and source bytes).
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 #include <set>
 #include <unordered_set>
@@ -453,7 +452,7 @@ Plan plan_on(const NodePtr& root, const ComputeOptions& opts, PlanTarget target,
                      (p.blocks.empty() ? "" : ", blocks " + shape_str(p.blocks)) +
                      (p.block_major ? ", filled in Blosc2's block order" : "") + note);
   // pulls, reuse, stages
-  if (p.nchunks > 0 && !p.block_major && !std::getenv("B2LAZY_NO_LOCKSTEP")) p.siblings = find_siblings(root);
+  if (p.nchunks > 0 && !p.block_major) p.siblings = find_siblings(root);
   Builder b(p);
   if (p.nchunks > 0 && !p.block_major) b.plan_stages(root, grid);
   keep_siblings_alike(p);
