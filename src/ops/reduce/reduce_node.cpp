@@ -12,6 +12,7 @@
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
 #include "exec/eval_state.hpp"
+#include "exec/sibling_group.hpp"
 #include "exec/scratch.hpp"
 #include "exec/thread_pool.hpp"
 #include "exec/thread_state.hpp"
@@ -279,16 +280,8 @@ Region ReduceNode::first_piece(const Region& region, const Pieces& p) const {
   return r;
 }
 
-bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, size_t slab_bytes,
-                            size_t worker_bytes) const {
-  const Pieces p = split_pieces(region, slab_bytes, worker_bytes);
-  if (p.rows == 0) return false;
+std::vector<ReduceNode::Piece> ReduceNode::cut(const Region& region, const Pieces& p) const {
   const size_t o = p.o;
-  struct Piece {
-    Region part;
-    int64_t offset;  // of the piece's first element in `out` (elements)
-    bool whole;      // whole rows: contiguous in `out`, filled in place
-  };
   std::vector<Piece> pieces;  // (few: each is about a slab)
   const int64_t per_row = region.size() / region.count[o];
   for (int64_t r0 = 0; r0 < region.count[o];) {
@@ -309,14 +302,22 @@ bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, si
     }
     r0 += sub.count[o];
   }
+  return pieces;
+}
+
+bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, size_t slab_bytes,
+                            size_t worker_bytes) const {
+  const Pieces p = split_pieces(region, slab_bytes, worker_bytes);
+  if (p.rows == 0) return false;
+  const std::vector<Piece> pieces = cut(region, p);
   char* dst = static_cast<char*>(out);
   const size_t osz = itemsize(dtype());
   const Shape out_strides = byte_strides(region.count, osz);
   auto run = [&](const Piece& pc, ThreadState& t) {
-    if (pc.whole) return fill(pc.part, dst + pc.offset * static_cast<int64_t>(osz), t);
+    if (pc.whole) return fill_alone(pc.part, dst + pc.offset * static_cast<int64_t>(osz), t);
     ScratchScope scope(t.scratch);  // a piece of columns, reduced into scratch and copied into its place
     char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(pc.part.size()) * osz));
-    fill(pc.part, buf, t);
+    fill_alone(pc.part, buf, t);
     const Shape bs = byte_strides(pc.part.count, osz);
     copy_strided(pc.part.ndim(), pc.part.count.data(), buf, bs.data(), dst + pc.offset * static_cast<int64_t>(osz),
                  out_strides.data(), osz);
@@ -392,11 +393,44 @@ Shape reduced_strides(const Shape& in, const std::vector<bool>& reduced) {
 }
 }  // namespace
 
+template <class A>
+void ReduceNode::consume_slab(reduction::Kernel<A>& k, const Region& slab, ThreadState& t) const {
+  const Node& input = *inputs()[0];
+  ScratchScope scope(t.scratch);
+  const int64_t m = slab.size();
+  const void* raw = input.pull_view(slab, t);  // zero-copy when the input holds it densely
+  if (!raw) {
+    void* buf = scope.alloc(m * itemsize(input.dtype()));
+    input.pull(slab, buf, t);
+    raw = buf;
+  }
+  if (input.dtype() == acc_) return k.consume(static_cast<const A*>(raw), slab, ax_.reduced);
+  // Converted to the accumulator's type a few rows at a time (float32 -> float64 of a
+  // whole slab would double its memory, and leave the cache before it is folded).
+  const auto cast = kernels::lookup_cast(input.dtype(), acc_);
+  const auto [d, rows] = convert_rows(slab);
+  const int64_t per_row = d < slab.ndim() ? m / slab.count[d] : m;
+  A* conv = static_cast<A*>(scope.alloc(static_cast<size_t>(rows ? rows * per_row : m) * sizeof(A)));
+  const size_t in_row = static_cast<size_t>(per_row) * itemsize(input.dtype());
+  if (rows == 0) {
+    const void* src[1] = {raw};
+    cast(conv, src, m);
+    return k.consume(conv, slab, ax_.reduced);
+  }
+  for (int64_t r0 = 0; r0 < slab.count[d]; r0 += rows) {
+    Region sub = slab;
+    sub.start[d] = slab.start[d] + r0;  // (a reduced axis: step 1)
+    sub.count[d] = std::min(rows, slab.count[d] - r0);
+    const void* src[1] = {static_cast<const char*>(raw) + static_cast<size_t>(r0) * in_row};
+    cast(conv, src, sub.size());
+    k.consume(conv, sub, ax_.reduced);
+  }
+}
+
 // Folds input region `in` (widened from an output region of `nout` elements) in slabs,
 // spread over the workers when `ts` may fork, and hands the Folder<A> to use(folder).
 template <class Use>
 void ReduceNode::fold_input(const Region& in, int64_t nout, ThreadState& ts, Use&& use) const {
-  const Node& input = *inputs()[0];
   const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
   const Slabs parts = slabs(in, slab_bytes, worker_budget(ts));  // one at a time: never listed (a huge input has many)
   const int64_t nparts = in.size() ? parts.size() : 0;
@@ -404,37 +438,7 @@ void ReduceNode::fold_input(const Region& in, int64_t nout, ThreadState& ts, Use
   // Accumulate in acc_'s C++ type; the slab is converted to it first.
   dispatch_computing(acc_, [&]<class A>(A*) {
     using Kernel = reduction::Kernel<A>;
-    auto consume = [&](Kernel& k, const Region& slab, ThreadState& t) {
-      ScratchScope scope(t.scratch);
-      const int64_t m = slab.size();
-      const void* raw = input.pull_view(slab, t);  // zero-copy when the input holds it densely
-      if (!raw) {
-        void* buf = scope.alloc(m * itemsize(input.dtype()));
-        input.pull(slab, buf, t);
-        raw = buf;
-      }
-      if (input.dtype() == acc_) return k.consume(static_cast<const A*>(raw), slab, ax_.reduced);
-      // Converted to the accumulator's type a few rows at a time (float32 -> float64 of a
-      // whole slab would double its memory, and leave the cache before it is folded).
-      const auto cast = kernels::lookup_cast(input.dtype(), acc_);
-      const auto [d, rows] = convert_rows(slab);
-      const int64_t per_row = d < slab.ndim() ? m / slab.count[d] : m;
-      A* conv = static_cast<A*>(scope.alloc(static_cast<size_t>(rows ? rows * per_row : m) * sizeof(A)));
-      const size_t in_row = static_cast<size_t>(per_row) * itemsize(input.dtype());
-      if (rows == 0) {
-        const void* src[1] = {raw};
-        cast(conv, src, m);
-        return k.consume(conv, slab, ax_.reduced);
-      }
-      for (int64_t r0 = 0; r0 < slab.count[d]; r0 += rows) {
-        Region sub = slab;
-        sub.start[d] = slab.start[d] + r0;  // (a reduced axis: step 1)
-        sub.count[d] = std::min(rows, slab.count[d] - r0);
-        const void* src[1] = {static_cast<const char*>(raw) + static_cast<size_t>(r0) * in_row};
-        cast(conv, src, sub.size());
-        k.consume(conv, sub, ax_.reduced);
-      }
-    };
+    auto consume = [&](Kernel& k, const Region& slab, ThreadState& t) { consume_slab<A>(k, slab, t); };
     std::unique_ptr<Kernel> main = reduction::make_kernel<A>(args);
     const bool fork = ts.can_fork && ts.eval && nparts > 1 && ts.eval->nworkers() > 1;
     if (!fork) {
@@ -455,6 +459,13 @@ void ReduceNode::fold_input(const Region& in, int64_t nout, ThreadState& ts, Use
 }
 
 void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
+  if (region.size() == 0) return;
+  if (SiblingGroup* g = ts.eval ? ts.eval->sibling_group(this) : nullptr)
+    if (g->take(this, region, out) || fill_siblings(*g, region, out, ts)) return;
+  fill_alone(region, out, ts);
+}
+
+void ReduceNode::fill_alone(const Region& region, void* out, ThreadState& ts) const {
   const int64_t nout = region.size();
   if (nout == 0) return;
   const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
@@ -548,6 +559,146 @@ int64_t ReduceNode::fill_bytes(const Region& region, const MemoryModel& m) const
   one = sat_add(sat_add(one, m.pull_bytes(input, slab)), sat_mul(r.size(), 24));  // the accumulators (moments, indices)
   if (p.rows != 0) return m.spread(sat_add(held, one));  // pieces go to the workers, each folds its own slabs
   return parts.size() > 1 ? m.spread(one) : one;
+}
+
+// ---------------------------------------------------------------- siblings in lockstep
+
+std::string ReduceNode::lockstep_key() const {
+  std::string k = "reduce|" + shape_str(inputs()[0]->shape()) + "|" + shape_str(shape()) + "|";
+  for (bool r : ax_.reduced) k += r ? '1' : '0';
+  k += ax_.keepdims ? "|k|" : "||";
+  return k + shape_str(align_) + (range_reads_ ? "|r|" : "||") + shape_str(blocks_);
+}
+
+template <class A>
+struct ReduceNode::FolderOf final : ReduceNode::Folder {
+  FolderOf(const ReduceNode& n, int64_t nout) : node(n), k(reduction::make_kernel<A>(n.kernel_args(nout))) {}
+  void consume(const Region& slab, ThreadState& t) override { node.consume_slab<A>(*k, slab, t); }
+  void merge(Folder& other) override { k->merge(*static_cast<FolderOf&>(other).k); }
+  void finish(void* out) const override { k->finalize(out, node.dtype()); }
+  const ReduceNode& node;
+  std::unique_ptr<reduction::Kernel<A>> k;
+};
+
+std::unique_ptr<ReduceNode::Folder> ReduceNode::make_folder(int64_t nout) const {
+  std::unique_ptr<Folder> f;
+  dispatch_computing(acc_, [&]<class A>(A*) { f = std::make_unique<FolderOf<A>>(*this, nout); });
+  return f;
+}
+
+namespace {
+// The region of `target` that pulling `region` of `n` asks, through the first path to it.
+bool region_below(const Node& n, const Region& region, const Node* target, Region& out, int depth = 0) {
+  if (&n == target) {
+    out = region;
+    return true;
+  }
+  if (depth > 256 || n.decompresses()) return false;
+  const std::vector<Region> ins = n.input_regions(region);
+  for (size_t i = 0; i < ins.size() && i < n.inputs().size(); ++i)
+    if (region_below(*n.inputs()[i], ins[i], target, out, depth + 1)) return true;
+  return false;
+}
+}  // namespace
+
+void ReduceNode::fold_lockstep(const SiblingGroup& g, const std::vector<const ReduceNode*>& members, const Region& in,
+                               int64_t nout, const std::vector<char*>& outs, ThreadState& ts) const {
+  const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
+  const Slabs parts = slabs(in, slab_bytes, worker_budget(ts));
+  const int64_t nparts = in.size() ? parts.size() : 0;
+  using Folders = std::vector<std::unique_ptr<Folder>>;
+  auto make = [&] {
+    Folders f;
+    for (const ReduceNode* m : members) f.push_back(m->make_folder(nout));
+    return f;
+  };
+  auto consume = [&](Folders& f, const Region& slab, ThreadState& t) {
+    ScratchScope scope(t.scratch);
+    std::vector<std::unique_ptr<LendScope>> lent;  // (declared after scope: unlent first)
+    for (const NodePtr& src : g.shared) {
+      Region r;
+      if (!t.nodes || !region_below(*inputs()[0], slab, src.get(), r) || r.size() == 0) continue;
+      const void* v = src->pull_view(r, t);
+      if (!v) {
+        void* buf = scope.alloc(static_cast<size_t>(r.size()) * itemsize(src->dtype()));
+        src->pull(r, buf, t);
+        v = buf;
+      }
+      lent.push_back(std::make_unique<LendScope>(t, src.get(), r, v));
+    }
+    for (auto& one : f) one->consume(slab, t);
+  };
+  Folders main = make();
+  const bool fork = ts.can_fork && ts.eval && nparts > 1 && ts.eval->nworkers() > 1;
+  if (!fork) {
+    for (int64_t i = 0; i < nparts; ++i) consume(main, parts.at(i), ts);
+  } else {
+    EvalState& ev = *ts.eval;
+    std::vector<Folders> partial(static_cast<size_t>(std::min<int64_t>(nparts, ev.nworkers())));
+    ev.parallel_for(nparts, [&](int64_t i, int w, ThreadState& wts) {
+      Folders& f = partial[static_cast<size_t>(w)];
+      if (f.empty()) f = make();
+      consume(f, parts.at(i), wts);
+    });
+    for (Folders& f : partial)
+      for (size_t j = 0; j < f.size(); ++j) main[j]->merge(*f[j]);
+  }
+  for (size_t j = 0; j < main.size(); ++j) main[j]->finish(outs[j]);
+}
+
+bool ReduceNode::fill_siblings(SiblingGroup& g, const Region& region, void* out, ThreadState& ts) const {
+  std::vector<const ReduceNode*> members;
+  size_t me = g.members.size(), waiting = 0;
+  for (const Node* m : g.members) {
+    if (m != this && ts.eval && ts.eval->materialized.count(m)) continue;  // computed already (a stage)
+    if (m == this) me = members.size();
+    else waiting += static_cast<size_t>(region.size()) * itemsize(m->dtype());
+    members.push_back(static_cast<const ReduceNode*>(m));  // (the same lockstep_key: reductions)
+  }
+  if (me == members.size() || members.size() < 2 || !g.reserve(waiting)) return false;
+  std::vector<std::vector<uint8_t>> values(members.size());
+  std::vector<char*> outs(members.size());
+  for (size_t j = 0; j < members.size(); ++j) {
+    if (j == me) {
+      outs[j] = static_cast<char*>(out);
+      continue;
+    }
+    values[j].resize(static_cast<size_t>(region.size()) * itemsize(members[j]->dtype()));
+    outs[j] = reinterpret_cast<char*>(values[j].data());
+  }
+  try {
+    const size_t sb = ts.eval ? slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
+    const Pieces p = split_pieces(region, sb, worker_budget(ts));
+    if (p.rows == 0) {
+      fold_lockstep(g, members, widen(region), region.size(), outs, ts);
+    } else {  // as split_kept: pieces (each over budget whole), each folded in lockstep
+      const std::vector<Piece> pieces = cut(region, p);
+      auto run = [&](const Piece& pc, ThreadState& t) {
+        ScratchScope scope(t.scratch);
+        std::vector<char*> bufs(members.size());
+        for (size_t j = 0; j < members.size(); ++j)
+          bufs[j] = static_cast<char*>(scope.alloc(static_cast<size_t>(pc.part.size()) * itemsize(members[j]->dtype())));
+        fold_lockstep(g, members, widen(pc.part), pc.part.size(), bufs, t);
+        for (size_t j = 0; j < members.size(); ++j) {
+          const size_t osz = itemsize(members[j]->dtype());
+          const Shape bs = byte_strides(pc.part.count, osz), os = byte_strides(region.count, osz);
+          copy_strided(pc.part.ndim(), pc.part.count.data(), bufs[j], bs.data(),
+                       outs[j] + pc.offset * static_cast<int64_t>(osz), os.data(), osz);
+        }
+      };
+      if (ts.can_fork && ts.eval && ts.eval->nworkers() > 1 && pieces.size() > 1)
+        ts.eval->parallel_for(static_cast<int64_t>(pieces.size()),
+                              [&](int64_t i, int, ThreadState& wts) { run(pieces[static_cast<size_t>(i)], wts); });
+      else
+        for (const Piece& pc : pieces) run(pc, ts);
+    }
+  } catch (...) {
+    g.release(waiting);
+    throw;
+  }
+  for (size_t j = 0; j < members.size(); ++j)
+    if (j != me) g.put(members[j], region, std::move(values[j]));
+  return true;
 }
 
 }  // namespace b2lazy
