@@ -1,6 +1,6 @@
 """numpy.linalg on b2lazy arrays: the norms (vector, Frobenius, 1 and inf; lazily), chained
-and repeated products, and the Array API's products; the decompositions and solvers stay
-NumPy's (eager). Part of the table behind Array.__array_function__.
+and repeated products, the Array API's products, and lstsq of a NumPy matrix against lazy
+right-hand sides (xarray's polyfit); the decompositions and other solvers stay NumPy's (eager). Part of the table behind Array.__array_function__.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 
-from ._numpy_protocol import _Eager, _asarray, _bl
+from ._numpy_protocol import _Eager, _asarray, _bl, _is_b2lazy
 
 def _floating(x):
     """x as NumPy's norms take it: integers and bools as float64, floats and complex as they are."""
@@ -108,6 +108,37 @@ def _matrix_power(f, a, n):
     return r
 
 
+def _lstsq(f, a, b, rcond=None):
+    """numpy.linalg.lstsq(a, b) for a small NumPy `a` (M, N) and a lazy `b` (M,) or (M, K):
+    the solution is pinv(a) @ b (a's SVD, NumPy's rank cut-off), a lazy product; the
+    residuals (lazy) as NumPy gives them: squared 2-norms of b - a @ x when a has full
+    column rank and M > N, else empty. xarray's polyfit calls it this way."""
+    if _is_b2lazy(a) or not _is_b2lazy(b):
+        raise _Eager("lstsq is lazy for a NumPy coefficient matrix and lazy right-hand sides only")
+    a = np.asarray(a)
+    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
+        raise _Eager(f"lstsq of shapes {a.shape} and {b.shape}")  # NumPy's own error message
+    m, n = a.shape
+    dtype = np.result_type(a.dtype, b.dtype, np.float32)  # NumPy's: floating, at least a's
+    a = a.astype(dtype)
+    s = np.linalg.svd(a, compute_uv=False)
+    if rcond is None:
+        rcond = np.finfo(dtype).eps * max(m, n)
+    cutoff = rcond * (s.max() if s.size else 0.0)
+    rank = int(np.count_nonzero(s > cutoff))
+    pinv = np.linalg.pinv(a, rcond=rcond)
+    bl = _bl()
+    x = f(pinv, bl.astype(b, dtype))
+    if rank == n and m > n:
+        r = bl.astype(b, dtype) - f(a, x)
+        resid = bl.sum(bl.real(r * bl.conj(r)) if dtype.kind == "c" else r * r, axis=0)
+        if b.ndim == 1:
+            resid = bl.reshape(resid, (1,))
+    else:
+        resid = np.empty((0,), dtype=np.finfo(dtype).dtype)
+    return x, resid, rank, s
+
+
 # numpy.linalg name -> (b2lazy function name, adapter), as FUNCTIONS.
 LINALG = {
     "norm": ("sqrt", _norm), "vector_norm": ("sqrt", _linalg_vector_norm),
@@ -118,5 +149,5 @@ LINALG = {
     "matrix_transpose": ("matrix_transpose", lambda f, x: f(x)),
     "trace": ("trace", lambda f, x, *, offset=0, dtype=None: f(x, offset=offset, dtype=dtype)),
     "diagonal": ("diagonal", lambda f, x, *, offset=0: f(x, offset=offset)),
-    "multi_dot": ("matmul", _multi_dot), "matrix_power": ("matmul", _matrix_power),
+    "multi_dot": ("matmul", _multi_dot), "lstsq": ("matmul", _lstsq), "matrix_power": ("matmul", _matrix_power),
 }
