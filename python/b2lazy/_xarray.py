@@ -29,6 +29,9 @@ class B2lazyManager(ChunkManagerEntrypoint):
         from ._groupby import _install_xarray_groupby
 
         _install_xarray_groupby()  # groupby / resample reductions of b2lazy objects: segment_reduce
+        from ._xarray_fill import _install_xarray_fill
+
+        _install_xarray_fill()  # ffill / bfill of b2lazy arrays: a lazy forward-fill scan
 
     def is_chunked_array(self, data):
         return isinstance(data, Array)
