@@ -32,6 +32,9 @@ class B2lazyManager(ChunkManagerEntrypoint):
         from ._xarray_fill import _install_xarray_fill
 
         _install_xarray_fill()  # ffill / bfill of b2lazy arrays: a lazy forward-fill scan
+        from ._xarray_idx import _install_xarray_idxminmax
+
+        _install_xarray_idxminmax()  # idxmin / idxmax: the coordinate looked up by the lazy argmin / argmax
 
     def is_chunked_array(self, data):
         return isinstance(data, Array)
