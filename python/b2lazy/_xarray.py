@@ -35,6 +35,9 @@ class B2lazyManager(ChunkManagerEntrypoint):
         from ._xarray_idx import _install_xarray_idxminmax
 
         _install_xarray_idxminmax()  # idxmin / idxmax: the coordinate looked up by the lazy argmin / argmax
+        from ._xarray_weighted import _install_xarray_weighted
+
+        _install_xarray_weighted()  # weighted(w): lazy weights checked for NaN when evaluated, as Dask's
 
     def is_chunked_array(self, data):
         return isinstance(data, Array)
