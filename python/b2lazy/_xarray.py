@@ -34,7 +34,7 @@ class B2lazyManager(ChunkManagerEntrypoint):
         _install_xarray_fill()  # ffill / bfill of b2lazy arrays: a lazy forward-fill scan
         from ._xarray_idx import _install_xarray_idxminmax
 
-        _install_xarray_idxminmax()  # idxmin / idxmax: the coordinate looked up by the lazy argmin / argmax
+        _install_xarray_idxminmax()  # idxmin / idxmax (the coordinate looked up lazily), vectorized isel
         from ._xarray_weighted import _install_xarray_weighted
 
         _install_xarray_weighted()  # weighted(w): lazy weights checked for NaN when evaluated, as Dask's

@@ -1,4 +1,12 @@
-"""xarray's idxmin / idxmax on b2lazy arrays. xarray computes argmin / argmax on the data
+"""xarray's vectorized indexing and idxmin / idxmax on b2lazy arrays.
+
+Vectorized indexing (``isel`` with DataArray indexers that share a new dimension): xarray
+wraps arrays with ``__array_namespace__`` in its ArrayApiIndexingAdapter, which refuses
+vectorized keys. Wrapping its _vindex_get: a b2lazy array indexed by NumPy integer arrays
+goes through b2lazy's own fancy indexing (lazy), with the axes moved as xarray's NumPy
+adapter moves them; lazy (b2lazy) indexers stay refused, with what to do instead.
+
+idxmin / idxmax: xarray computes argmin / argmax on the data
 (lazy here) and indexes the coordinate with the result; for chunked data it makes the
 coordinate a chunked array and indexes it vectorized, which b2lazy's indexing adapter
 refuses (and a datetime coordinate, which b2lazy does not hold, stays NumPy and cannot be
@@ -63,9 +71,22 @@ def _calc_idxminmax(original, *, array, func, dim=None, skipna=None, fill_value=
     return res
 
 
+def _vindex_get(original, adapter, indexer):
+    if not isinstance(adapter.array, Array):
+        return original(adapter, indexer)
+    key = indexer.tuple
+    if any(isinstance(k, Array) for k in key):
+        raise TypeError("vectorized indexing of a b2lazy array by lazy (b2lazy) indexers is not supported: "
+                        "call .compute() on the indexers first")
+    from xarray.core.nputils import NumpyVIndexAdapter
+
+    return NumpyVIndexAdapter(adapter.array)[key]
+
+
 def _install_xarray_idxminmax():
-    """xarray's idxmin / idxmax of b2lazy-backed objects go through _calc_idxminmax above;
-    others reach xarray's untouched."""
+    """xarray's idxmin / idxmax of b2lazy-backed objects go through _calc_idxminmax above,
+    vectorized indexing of b2lazy arrays through _vindex_get; others reach xarray's
+    untouched."""
     global _installed
     if _installed:
         return
@@ -77,4 +98,13 @@ def _install_xarray_idxminmax():
         return _calc_idxminmax(original, **kwargs)
 
     computation._calc_idxminmax = calc
+
+    from xarray.core.indexing import ArrayApiIndexingAdapter
+
+    vindex = ArrayApiIndexingAdapter._vindex_get
+
+    def _vindex(self, indexer, _original=vindex):
+        return _vindex_get(_original, self, indexer)
+
+    ArrayApiIndexingAdapter._vindex_get = _vindex
     _installed = True
