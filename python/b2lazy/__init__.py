@@ -289,13 +289,13 @@ class Array:
     """
 
     __array_priority__ = 100  # NumPy defers mixed operators to us
+    _byteorder = None  # astype to a non-native order ('>f4'): reported, values held native
 
     def __init__(self, core, stats=None):
         self._a = core
         self.stats = stats
         self._call = None  # the namespace call that made it (b2lazy/_serial.py), if any
         self._writable = None  # opened with mode="r+": its path, where x[key] = value writes
-        self._byteorder = None  # astype to a non-native order ('>f4'): reported, values native
 
     # --- saving and shipping (issue #14) --------------------------------------------
     def save(self, urlpath, inline_limit=None):

@@ -9,7 +9,8 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from conftest import examples
+from hypothesis import given
 from hypothesis import strategies as st
 
 xr = pytest.importorskip("xarray")
@@ -87,7 +88,7 @@ def test_out_is_taken_where_numpy_takes_it():
         b2lazy.flip(x, out=None)  # NumPy's flip takes no out either
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(m=st.integers(1, 9), n=st.integers(1, 4), k=st.sampled_from([None, 1, 3]), seed=st.integers(0, 2**16),
        dtype=st.sampled_from(["f4", "f8"]), rcond=st.sampled_from([None, 1e-3]), rank_deficient=st.booleans())
 def test_lstsq_numpy_matrix_lazy_rhs_as_numpy(m, n, k, seed, dtype, rcond, rank_deficient):
@@ -199,7 +200,7 @@ def test_to_netcdf_big_endian_values(tmp_path):
 bn = pytest.importorskip("bottleneck")  # xarray's NumPy ffill (the oracle)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(60)
 @given(shape=st.lists(st.integers(1, 9), min_size=1, max_size=3), seed=st.integers(0, 2**16),
        nan_frac=st.sampled_from([0.0, 0.3, 0.8, 1.0]), limit=st.sampled_from([None, 0, 1, 2, 5]),
        dtype=st.sampled_from(["f4", "f8", "f2"]), data=st.data())
@@ -240,21 +241,11 @@ FILLS = {
 }
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(30)
 @given(name=st.sampled_from(sorted(FILLS)), chunk=st.integers(1, NT), seed=st.integers(0, 2**16),
        nan_frac=st.sampled_from([0.1, 0.6, 0.95]))
-def test_ffill_bfill_over_chunkings(name, chunk, seed, nan_frac):
-    count = {"n": 0}  # (hypothesis: no function-scoped fixture)
-    original = _core.to_numpy
-
-    def counting(*args, **kwargs):
-        count["n"] += 1
-        return original(*args, **kwargs)
-    _core.to_numpy = counting
-    try:
-        lazy_and_equal(FILLS[name], dataset(seed, nan_frac), {"time": chunk, "lon": 2}, count, rtol=0, atol=0)
-    finally:
-        _core.to_numpy = original
+def test_ffill_bfill_over_chunkings(name, chunk, seed, nan_frac, evaluations):
+    lazy_and_equal(FILLS[name], dataset(seed, nan_frac), {"time": chunk, "lon": 2}, evaluations, rtol=0, atol=0)
 
 
 # --- 3. idxmin / idxmax -----------------------------------------------------------------------
