@@ -128,15 +128,36 @@ def _lstsq(f, a, b, rcond=None):
     rank = int(np.count_nonzero(s > cutoff))
     pinv = np.linalg.pinv(a, rcond=rcond)
     bl = _bl()
-    x = f(pinv, bl.astype(b, dtype))
+    y = _unflattened(b, m)
+    if y is not None:  # products over the N-d array: reshaping them back (xarray does) is free
+        y = bl.astype(y, dtype)
+        x_nd = bl.tensordot(pinv, y, axes=1)
+        x = bl.reshape(x_nd, (n, -1))
+        r = y - bl.tensordot(a, x_nd, axes=1)
+    else:
+        x = f(pinv, bl.astype(b, dtype))
     if rank == n and m > n:
-        r = bl.astype(b, dtype) - f(a, x)
+        if y is None:
+            r = bl.astype(b, dtype) - f(a, x)
         resid = bl.sum(bl.real(r * bl.conj(r)) if dtype.kind == "c" else r * r, axis=0)
-        if b.ndim == 1:
-            resid = bl.reshape(resid, (1,))
+        resid = bl.reshape(resid, (1,) if b.ndim == 1 else (-1,))
     else:
         resid = np.empty((0,), dtype=np.finfo(dtype).dtype)
     return x, resid, rank, s
+
+
+def _unflattened(b, m):
+    """The N-d lazy array `b` was reshaped from when b is reshape(y, (m, -1)) (xarray's
+    polyfit flattens its right-hand sides so): a product of the flattened array read
+    back in its N-d shape pulls the product once per reshaped piece, which re-reads the
+    whole contraction axis each time; over `y` itself it is one pass. None otherwise."""
+    call = getattr(b, "_call", None)
+    if b.ndim != 2 or not call or call[1] is not None or call[0][0] != "reshape":
+        return None
+    y = call[0][1][0] if call[0][1] else None
+    if not _is_b2lazy(y) or y.ndim < 3 or y.shape[0] != m or int(np.prod(y.shape[1:])) != b.shape[1]:
+        return None
+    return y
 
 
 # numpy.linalg name -> (b2lazy function name, adapter), as FUNCTIONS.

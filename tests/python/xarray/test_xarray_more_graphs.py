@@ -89,18 +89,22 @@ def test_out_is_taken_where_numpy_takes_it():
 
 
 @examples(40)
-@given(m=st.integers(1, 9), n=st.integers(1, 4), k=st.sampled_from([None, 1, 3]), seed=st.integers(0, 2**16),
+@given(m=st.integers(1, 9), n=st.integers(1, 4), k=st.sampled_from([None, 1, 3, (2, 3)]), seed=st.integers(0, 2**16),
        dtype=st.sampled_from(["f4", "f8"]), rcond=st.sampled_from([None, 1e-3]), rank_deficient=st.booleans())
 def test_lstsq_numpy_matrix_lazy_rhs_as_numpy(m, n, k, seed, dtype, rcond, rank_deficient):
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((m, n))
     if rank_deficient and n > 1:
         a[:, -1] = a[:, 0]
-    b = rng.standard_normal((m,) if k is None else (m, k)).astype(dtype)
+    nd = isinstance(k, tuple)  # b flattened from an N-d array, as xarray's polyfit does
+    b = rng.standard_normal((m,) if k is None else (m, *k) if nd else (m, k)).astype(dtype)
+    lazy_b = b2lazy.asarray(b, chunks=(max(1, m // 2),) + b.shape[1:])
+    if nd:
+        b, lazy_b = b.reshape(m, -1), lazy_b.reshape(m, -1)
     ref = np.linalg.lstsq(a, b, rcond=rcond)
     with warnings.catch_warnings():
         warnings.simplefilter("error", b2lazy.EagerEvaluationWarning)
-        got = np.linalg.lstsq(a, b2lazy.asarray(b, chunks=(max(1, m // 2),) + b.shape[1:]), rcond=rcond)
+        got = np.linalg.lstsq(a, lazy_b, rcond=rcond)
     assert isinstance(got[0], b2lazy.Array) and got[0].dtype == ref[0].dtype and got[0].shape == ref[0].shape
     np.testing.assert_allclose(got[0].to_numpy(), ref[0], rtol=1e-6, atol=1e-8)
     resid = got[1].to_numpy() if isinstance(got[1], b2lazy.Array) else got[1]
