@@ -201,7 +201,9 @@ def test_to_netcdf_big_endian_values(tmp_path):
 
 
 # --- 4. ffill / bfill --------------------------------------------------------------------------
-bn = pytest.importorskip("bottleneck")  # xarray's NumPy ffill (the oracle)
+def _bottleneck():
+    """xarray's NumPy ffill (the oracle): bottleneck 1.x."""
+    return pytest.importorskip("bottleneck")
 
 
 @examples(60)
@@ -211,6 +213,7 @@ bn = pytest.importorskip("bottleneck")  # xarray's NumPy ffill (the oracle)
 def test_forward_fill_as_bottleneck_push(shape, seed, nan_frac, limit, dtype, data):
     from b2lazy._xarray_fill import forward_fill
 
+    bn = _bottleneck()
     rng = np.random.default_rng(seed)
     a = rng.standard_normal(shape).astype(dtype)
     a[rng.random(a.shape) < nan_frac] = np.nan
@@ -249,6 +252,7 @@ FILLS = {
 @given(name=st.sampled_from(sorted(FILLS)), chunk=st.integers(1, NT), seed=st.integers(0, 2**16),
        nan_frac=st.sampled_from([0.1, 0.6, 0.95]))
 def test_ffill_bfill_over_chunkings(name, chunk, seed, nan_frac, evaluations):
+    _bottleneck()
     lazy_and_equal(FILLS[name], dataset(seed, nan_frac), {"time": chunk, "lon": 2}, evaluations, rtol=0, atol=0)
 
 
