@@ -612,6 +612,10 @@ NB_MODULE(_core, m) {
   m.def("scan", [](const std::string& name, const Array& x, std::optional<int> axis, nb::handle dtype,
                    bool include_initial, bool numpy_style) {
     bool prod = name == "prod";
+    if (name == "push") {  // (xarray's ffill: b2lazy/_xarray_fill.py)
+      if (!axis) throw ValueError("forward_fill: axis must be given");
+      return forward_fill(x, *axis);
+    }
     if (!prod && name != "sum") throw ValueError("unknown scan '" + name + "'");
     if (numpy_style) return prod ? cumprod(x, axis, opt_dtype(dtype)) : cumsum(x, axis, opt_dtype(dtype));
     ScanOptions o{axis, opt_dtype(dtype), include_initial};
