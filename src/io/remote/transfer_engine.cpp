@@ -193,12 +193,15 @@ class Engine {
       int running = 0;
       curl_multi_perform(multi_, &running);
       int left = 0;
+      bool finished = false;
       while (CURLMsg* m = curl_multi_info_read(multi_, &left)) {
         if (m->msg != CURLMSG_DONE) continue;
         Job* job = nullptr;
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&job));
         finish(job, m->data.result);
+        finished = true;
       }
+      if (finished && !queued_.empty()) continue;  // room was made: start the queued at once
       int timeout_ms = 1000;
       if (!delayed_.empty()) {
         const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(delayed_.top().when - Clock::now()).count();
