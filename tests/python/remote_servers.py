@@ -124,7 +124,7 @@ class NginxServer:
         conf.write_text(NGINX_CONF.format(user=user, work=self.work, host=HOST, port=self.port,
                                           tls_port=self.tls_port, root=self.root))
         self.proc = subprocess.Popen([self.nginx, "-c", str(conf), "-p", str(self.work)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_for_port(self.port, self.proc, what="nginx")
         wait_for_port(self.tls_port, self.proc, what="nginx (TLS)")
         self.url = f"http://{HOST}:{self.port}"
@@ -162,8 +162,10 @@ class MotoServer:
         for k in list(env):
             if k.startswith("AWS_"):
                 del env[k]
+        # werkzeug logs each request: to a file (a pipe nobody reads would fill and block it)
+        self.log = tempfile.NamedTemporaryFile(prefix="b2lazy_moto_", suffix=".log", delete=False)
         self.proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(self.port)],
-                                     env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                     env=env, stdout=self.log, stderr=subprocess.STDOUT)
         wait_for_port(self.port, self.proc, what="moto server")
         self.endpoint_url = f"http://{HOST}:{self.port}"
         self.key, self.secret = "testing", "testing"
@@ -202,6 +204,8 @@ class MotoServer:
 
     def stop(self):
         stop_process(self.proc)
+        self.log.close()
+        os.unlink(self.log.name)
 
 
 # ------------------------------------------------------------------------------------------
@@ -212,7 +216,7 @@ FAULTS = ("ok", "503", "429", "500", "reset", "truncate", "short_range", "stall"
 
 
 class FaultProxy:
-    """An HTTP/1.1 proxy in front of ``upstream`` (host, port), on its own thread and event
+    """An HTTP/1.1 proxy in front of ``upstream_port`` on 127.0.0.1 (nginx, or moto), on its own thread and event
     loop. Each request takes the next fault of the list given to ``set`` (then ``then``):
     "ok" (forwarded), "503"/"429"/"500" (answered here), "reset" (the connection closed with
     a TCP RST before any answer), "truncate" (the headers as sent, half the body, then the
@@ -272,11 +276,11 @@ class FaultProxy:
         self._loop.call_soon_threadsafe(close)
         self._thread.join(10)
 
-    async def _upstream(self, head: bytes) -> tuple[bytes, bytes]:
+    async def _upstream(self, head: bytes, body: bytes) -> tuple[bytes, bytes]:
         reader, writer = await asyncio.open_connection(HOST, self.upstream_port)
         lines = head.split(b"\r\n")
-        lines = [l for l in lines if not l.lower().startswith(b"connection:")]
-        writer.write(b"\r\n".join(lines[:-2]) + b"\r\nConnection: close\r\n\r\n")
+        lines = [l for l in lines if not l.lower().startswith((b"connection:", b"expect:"))]
+        writer.write(b"\r\n".join(lines[:-2]) + b"\r\nConnection: close\r\n\r\n" + body)
         await writer.drain()
         data = await reader.read()
         writer.close()
@@ -291,6 +295,15 @@ class FaultProxy:
                 except (asyncio.IncompleteReadError, ConnectionError):
                     return
                 method = head.split(b" ", 1)[0]
+                request_body = b""
+                for line in head.split(b"\r\n"):
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"expect" and b"100" in value:
+                        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                    if name.strip().lower() == b"content-length":
+                        request_body = int(value)
+                if request_body:
+                    request_body = await reader.readexactly(request_body)
                 fault = self._next_fault()
                 if self.latency:
                     await asyncio.sleep(self.latency)
@@ -305,7 +318,7 @@ class FaultProxy:
                                  f"Retry-After: 0\r\n\r\n".encode() + body)
                     await writer.drain()
                     continue
-                resp_head, body = await self._upstream(head)
+                resp_head, body = await self._upstream(head, request_body or b"")
                 lines = [l for l in resp_head.split(b"\r\n")
                          if not l.lower().startswith((b"connection:", b"keep-alive:"))]
                 if fault == "short_range" and lines[0].split(b" ")[1] == b"206" and len(body) > 1:

@@ -259,7 +259,10 @@ class Engine {
       curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(rq.body_size));
       curl_easy_setopt(e, CURLOPT_POSTFIELDS, rq.body ? reinterpret_cast<const char*>(rq.body) : empty);
       if (rq.method == "PUT") curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "PUT");
-      h = curl_slist_append(h, "Expect:");  // no 100-continue round trip
+      // No 100-continue round trip. (Not for SigV4: curl 7.88 would sign the removed
+      // header; curl then waits at most this long for the "100 Continue".)
+      if (s.aws_sigv4.empty()) h = curl_slist_append(h, "Expect:");
+      else curl_easy_setopt(e, CURLOPT_EXPECT_100_TIMEOUT_MS, 100L);
       job->link->bytes_written += static_cast<int64_t>(rq.body_size);
     } else if (rq.method != "GET") {
       curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, rq.method.c_str());
@@ -319,10 +322,11 @@ class Engine {
         delayed_.push({job->not_before, job});
         return;
       }
-      final_error = reason + " (after " + std::to_string(r.attempts) + " attempts)";
+      final_error = reason + " (after " + std::to_string(r.attempts) + (r.attempts == 1 ? " attempt)" : " attempts)");
     }
     r.error = final_error;
-    if (!final_error.empty()) r.body.clear();  // never a partial body
+    // Never a partial body; an error status's body stays (S3's <Error> says what went wrong).
+    if (!final_error.empty() && !(code == CURLE_OK && is_retryable_status(status))) r.body.clear();
     Batch* b = job->batch;
     {
       std::lock_guard<std::mutex> lock(b->mu);
