@@ -270,11 +270,17 @@ class FaultProxy:
         return self
 
     def stop(self):
-        def close():
+        async def shutdown():
             self._server.close()
-            self._loop.stop()
-        self._loop.call_soon_threadsafe(close)
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for t in tasks:  # the connections clients keep alive
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+        self._loop.close()
 
     async def _upstream(self, head: bytes, body: bytes) -> tuple[bytes, bytes]:
         reader, writer = await asyncio.open_connection(HOST, self.upstream_port)

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "b2lazy/error.hpp"
+#include "io/remote/xml_listing.hpp"
 
 namespace b2lazy::remote {
 
@@ -142,7 +143,11 @@ RemoteStore::RemoteStore(const StoreOptions& options, std::string root) : root_(
 }
 
 std::string RemoteStore::failure(const std::string& key, const HttpResponse& r) const {
-  return "'" + url_of(key) + "': " + r.what();
+  std::string m = "'" + url_of(key) + "': " + r.what();
+  // What the server said, when it says it as S3 does (<Error><Code>..<Message>..).
+  const std::string said = parse_error_body({reinterpret_cast<const char*>(r.body.data()), r.body.size()});
+  if (!said.empty()) m += " " + said;
+  return m;
 }
 
 void RemoteStore::require_success(const std::string& key, const HttpResponse& r) const {

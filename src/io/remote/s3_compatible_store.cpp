@@ -97,10 +97,7 @@ class S3CompatibleStore final : public RemoteStore {
   }
 
   std::string failure(const std::string& key, const HttpResponse& r) const override {
-    std::string m = "'" + url_of(key) + "': " + r.what();
-    const std::string_view body(reinterpret_cast<const char*>(r.body.data()), r.body.size());
-    const std::string said = parse_error_body(body);
-    if (!said.empty()) m += " " + said;
+    std::string m = RemoteStore::failure(key, r);
     if (r.status == 401 || r.status == 403) m += " (" + a_.credentials_note + ")";
     const std::string region = r.header("x-amz-bucket-region");
     if (!region.empty() && r.status != 200) m += " (the bucket is in region '" + region + "': pass region_name)";
