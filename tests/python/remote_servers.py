@@ -212,7 +212,7 @@ class MotoServer:
 # the fault-injecting proxy
 # ------------------------------------------------------------------------------------------
 
-FAULTS = ("ok", "503", "429", "500", "reset", "truncate", "short_range", "stall")
+FAULTS = ("ok", "503", "429", "500", "reset", "truncate", "short_range", "stall", "ignore_range")
 
 
 class FaultProxy:
@@ -222,7 +222,9 @@ class FaultProxy:
     a TCP RST before any answer), "truncate" (the headers as sent, half the body, then the
     connection closed), "short_range" (a 206 whose body and Content-Length are cut to half
     while Content-Range still claims the whole range), "stall" (headers, then no body
-    until the client gives up). ``latency`` seconds are added before each answer."""
+    until the client gives up), "ignore_range" (the Range header dropped: a 200 with the
+    whole object, as from a server without range support). ``latency`` seconds are added
+    before each answer."""
 
     def __init__(self, upstream_port: int):
         self.upstream_port = upstream_port
@@ -324,6 +326,8 @@ class FaultProxy:
                                  f"Retry-After: 0\r\n\r\n".encode() + body)
                     await writer.drain()
                     continue
+                if fault == "ignore_range":
+                    head = b"\r\n".join(l for l in head.split(b"\r\n") if not l.lower().startswith(b"range:"))
                 resp_head, body = await self._upstream(head, request_body or b"")
                 lines = [l for l in resp_head.split(b"\r\n")
                          if not l.lower().startswith((b"connection:", b"keep-alive:"))]

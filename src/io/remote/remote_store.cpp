@@ -238,6 +238,11 @@ std::vector<std::optional<ByteStore::Parts>> RemoteStore::read_many(const std::v
       for (const auto& s : f.slices) {
         auto [i, j] = p.pieces[s.piece];
         auto& part = (*out[i])[j];
+        if (f.slices.size() == 1 && body == r.body.data() && s.piece_at == 0 &&
+            (s.length < 0 || (s.fetch_at == 0 && s.length == body_size && requests[i].ranges[j].length == s.length))) {
+          part = std::move(r.body);  // the body is the part: no copy
+          continue;
+        }
         if (s.length < 0) {
           part.assign(body, body + body_size);
           continue;

@@ -239,6 +239,7 @@ class Engine {
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_2TLS));
     curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L << 10);  // fewer, larger reads and callbacks
     curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);  // keys with "../" are keys, not paths to tidy
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, s.connect_timeout_ms);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);

@@ -92,3 +92,12 @@ def test_latency_changes_nothing_but_time(faults, blob):
     assert s.read_many(reqs) == [[blob[i * 50_000:i * 50_000 + 20_000]] for i in range(32)]
     c = s.counters()
     assert c["requests"] == 32 and c["retries"] == 0 and c["wait_seconds"] > 0
+
+
+def test_server_ignoring_range_gives_the_slice_of_the_whole_object(faults, blob):
+    faults.set(then="ignore_range")
+    s = store(faults)
+    assert s.read("blob.bin", [(10, 1000), (SIZE - 5, -1)]) == [blob[10:1010], blob[-5:]]
+    assert s.counters()["bytes"] == 2 * SIZE  # (two fetches, each answered with everything)
+    with pytest.raises(OSError, match="past the end"):
+        s.read("blob.bin", [(SIZE - 1, 2)])

@@ -158,3 +158,33 @@ def test_bad_options_are_errors(nginx_server):
         _core.open_store(nginx_server.url, {"coalesce_gap": "-3"})
     with pytest.raises(ValueError, match="unknown URL scheme 'ftp'"):
         _core.open_store("ftp://x/y", {})
+
+
+def test_one_store_from_many_threads(nginx_server, blob):
+    from concurrent.futures import ThreadPoolExecutor
+    s = store(nginx_server, coalesce_gap="0")
+
+    def work(i):
+        o = (i * 7919) % (SIZE - 5000)
+        return s.read("blob.bin", [(o, 5000)]) == [blob[o:o + 5000]]
+
+    with ThreadPoolExecutor(8) as ex:
+        assert all(ex.map(work, range(400)))
+    assert s.counters()["requests"] == 400
+
+
+def test_a_forked_child_reads_with_its_own_engine(nginx_server, blob):
+    import multiprocessing as mp
+    s = store(nginx_server)
+    assert s.read("blob.bin", [(0, 10)]) == [blob[:10]]  # the parent's I/O thread runs
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child_read, args=(f"{nginx_server.url}/http", q))
+    p.start()
+    got = q.get(timeout=60)
+    p.join(60)
+    assert got == blob[100:200] and p.exitcode == 0
+
+
+def _child_read(url, q):
+    q.put(_core.open_store(url, {}).read("blob.bin", [(100, 100)])[0])
