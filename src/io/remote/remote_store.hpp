@@ -1,6 +1,18 @@
 // What the HTTP, S3 and GCS stores share: options read from StoreOptions, ranged reads
 // (coalesced, many in flight, each body checked against what was asked), HEAD for stat,
 // counters. A subclass says how to address an object and what a failure means.
+//
+// StoreOptions values every libcurl store takes (besides each store's credentials, see
+// aws_credentials.hpp, s3_store.cpp and gcs_store.cpp); Python's nested storage_options
+// dicts arrive flattened with '.' ({"headers": {"X-A": "1"}} -> "headers.X-A"):
+//   headers.<Name>       a header sent with every request
+//   ca_file              a CA bundle to trust (a self-signed server's certificate)
+//   verify               "false": no TLS certificate check
+//   connect_timeout      seconds (10); read_timeout: seconds without a byte (30)
+//   retry_backoff        the first retry's longest wait, doubling (0.05 s), up to
+//   retry_backoff_max    (5 s); StoreOptions::max_retries retries (8)
+//   coalesce_gap         ranges of one object this close are read as one (1 MiB)
+//   coalesce_max         the longest request; longer ranges are split (16 MiB)
 #pragma once
 #include <optional>
 #include <string>

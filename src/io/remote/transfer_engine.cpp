@@ -225,6 +225,11 @@ class Engine {
     const auto& s = job->link->settings;
     const auto& rq = job->request;
     CURL* e = take_easy();
+    if (!e) {
+      job->response.error = "libcurl could not make a handle";
+      complete(job);
+      return;
+    }
     job->easy = e;
     job->errbuf[0] = 0;
     curl_easy_setopt(e, CURLOPT_URL, rq.url.c_str());
@@ -278,7 +283,21 @@ class Engine {
     ++job->response.attempts;
     ++job->link->requests;
     ++job->link->in_flight;
-    curl_multi_add_handle(multi_, e);
+    if (curl_multi_add_handle(multi_, e) != CURLM_OK) {
+      curl_slist_free_all(job->header_list);
+      job->header_list = nullptr;
+      idle_.push_back(e);
+      --job->link->in_flight;
+      job->response.error = "libcurl could not start the request";
+      complete(job);
+    }
+  }
+
+  void complete(Job* job) {
+    Batch* b = job->batch;
+    std::lock_guard<std::mutex> lock(b->mu);
+    b->responses[job->index] = std::move(job->response);
+    if (--b->remaining == 0) b->done.notify_all();
   }
 
   void release(Job* job) {
@@ -328,12 +347,7 @@ class Engine {
     r.error = final_error;
     // Never a partial body; an error status's body stays (S3's <Error> says what went wrong).
     if (!final_error.empty() && !(code == CURLE_OK && is_retryable_status(status))) r.body.clear();
-    Batch* b = job->batch;
-    {
-      std::lock_guard<std::mutex> lock(b->mu);
-      b->responses[job->index] = std::move(r);
-      if (--b->remaining == 0) b->done.notify_all();
-    }
+    complete(job);
   }
 
   CURLM* multi_ = nullptr;
