@@ -7,7 +7,8 @@ the end of the session (conftest.py turns them into session fixtures):
   ``Authorization: Bearer good-token`` (GCS's bearer-token path, checked by nginx).
 * ``MotoServer``: moto's standalone S3 server (``python -m moto.server``), in its own process.
   ``strict=True`` makes one that checks SigV4 signatures and IAM permissions: an IAM user
-  with an access key allowed ``s3:*`` on ``private-bucket`` only is made, then
+  with an access key allowed ``s3:*`` on ``private-bucket`` only (and to assume
+  ``role_arn``, which gives temporary keys with a session token) is made, then
   authentication is switched on (moto's ``/moto-api/reset-auth``).
 * ``FaultProxy``: an asyncio HTTP proxy in front of nginx that adds latency, answers 503 or
   429, resets connections, truncates bodies or cuts them while keeping the headers
@@ -195,7 +196,17 @@ class MotoServer:
         iam.put_user_policy(UserName="reader", PolicyName="bucket", PolicyDocument=json.dumps({
             "Version": "2012-10-17",
             "Statement": [{"Effect": "Allow", "Action": "s3:*",
+                           "Resource": [f"arn:aws:s3:::{PRIVATE_BUCKET}", f"arn:aws:s3:::{PRIVATE_BUCKET}/*"]},
+                          {"Effect": "Allow", "Action": "sts:AssumeRole", "Resource": "*"}]}))
+        # a role the user may assume: temporary keys with a session token
+        role = iam.create_role(RoleName="reader-role", AssumeRolePolicyDocument=json.dumps({
+            "Version": "2012-10-17",
+            "Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}]}))
+        iam.put_role_policy(RoleName="reader-role", PolicyName="bucket", PolicyDocument=json.dumps({
+            "Version": "2012-10-17",
+            "Statement": [{"Effect": "Allow", "Action": "s3:*",
                            "Resource": [f"arn:aws:s3:::{PRIVATE_BUCKET}", f"arn:aws:s3:::{PRIVATE_BUCKET}/*"]}]}))
+        self.role_arn = role["Role"]["Arn"]
         k = iam.create_access_key(UserName="reader")["AccessKey"]
         self.key, self.secret = k["AccessKeyId"], k["SecretAccessKey"]
         self.client().create_bucket(Bucket=PRIVATE_BUCKET)

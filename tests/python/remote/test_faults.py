@@ -101,3 +101,13 @@ def test_server_ignoring_range_gives_the_slice_of_the_whole_object(faults, blob)
     assert s.counters()["bytes"] == 2 * SIZE  # (two fetches, each answered with everything)
     with pytest.raises(OSError, match="past the end"):
         s.read("blob.bin", [(SIZE - 1, 2)])
+
+
+def test_a_server_ignoring_range_on_a_huge_object_is_refused(nginx_server, faults):
+    # 65 MiB answered whole to a 10-byte read: refused before it is all in memory
+    nginx_server.put("huge/h.bin", b"\0" * (65 << 20))
+    faults.set(then="ignore_range")
+    s = _core.open_store(f"{faults.url}/huge", {})
+    with pytest.raises(OSError, match=r"huge/h\.bin': the response is larger than the \d+ bytes expected"):
+        s.read("h.bin", [(0, 10)])
+    assert s.counters()["retries"] == 0 and s.counters()["bytes"] < 65 << 20

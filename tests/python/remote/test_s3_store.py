@@ -200,3 +200,14 @@ def test_bad_s3_options(moto_s3):
         _core.open_store("s3://b/x", {"key": "AKIA"})
     with pytest.raises(ValueError, match="no bucket"):
         _core.open_store("s3:///x", {})
+
+
+def test_signed_with_a_session_token(moto_s3_strict):
+    creds = moto_s3_strict.client("sts").assume_role(RoleArn=moto_s3_strict.role_arn,
+                                                     RoleSessionName="b2lazy")["Credentials"]
+    opts = {"key": creds["AccessKeyId"], "secret": creds["SecretAccessKey"], "token": creds["SessionToken"],
+            "endpoint_url": moto_s3_strict.endpoint_url}
+    strict_roundtrip(_core.open_store(f"s3://{PRIVATE_BUCKET}", opts), "token.bin")
+    with pytest.raises(OSError, match=r"HTTP 400 InvalidToken"):
+        _core.open_store(f"s3://{PRIVATE_BUCKET}", {**opts, "token": "not-the-token"}).read("x", [(0, 1)])
+
