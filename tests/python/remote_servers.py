@@ -77,7 +77,9 @@ error_log {work}/error.log warn;
 pid {work}/nginx.pid;
 events {{ worker_connections 1024; }}
 http {{
-    access_log off;
+    # which connection served each request: tests check reuse and the protocol (HTTP/2)
+    log_format reuse '$connection $connection_requests $server_protocol $request_method $uri $status';
+    access_log {work}/access.log reuse;
     default_type application/octet-stream;
     sendfile on;
     keepalive_timeout 60;
@@ -131,6 +133,17 @@ class NginxServer:
         self.url = f"http://{HOST}:{self.port}"
         self.https_url = f"https://{HOST}:{self.tls_port}"
         return self
+
+    def access_log(self) -> list[dict]:
+        """The requests served so far: connection, its request count, protocol, method, uri,
+        status (nginx writes each line when the request is done)."""
+        out = []
+        for line in (self.work / "access.log").read_text().splitlines():
+            c, n, proto, method, rest = line.split(" ", 4)
+            uri, status = rest.rsplit(" ", 1)  # ($uri is decoded: it may hold spaces)
+            out.append({"connection": int(c), "requests": int(n), "protocol": proto, "method": method,
+                        "uri": uri, "status": int(status)})
+        return out
 
     def put(self, name: str, data: bytes) -> str:
         """Writes a file served at ``name``; returns its http:// URL."""

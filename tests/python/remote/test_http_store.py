@@ -188,3 +188,21 @@ def test_a_forked_child_reads_with_its_own_engine(nginx_server, blob):
 
 def _child_read(url, q):
     q.put(_core.open_store(url, {}).read("blob.bin", [(100, 100)])[0])
+
+
+def test_connections_are_reused_and_https_is_http2(nginx_server, blob):
+    import uuid
+    tag = uuid.uuid4().hex  # this test's requests in nginx's log, by key
+    nginx_server.put(f"http/{tag}.bin", blob[:100_000])
+    s = _core.open_store(f"{nginx_server.url}/http", {"coalesce_gap": "0"}, concurrency=4)
+    for _ in range(10):
+        s.read_many([(f"{tag}.bin", [(i * 1000, 10)]) for i in range(20)])
+    log = [r for r in nginx_server.access_log() if tag in r["uri"]]
+    assert len(log) == 200 and all(r["protocol"] == "HTTP/1.1" for r in log)
+    assert len({r["connection"] for r in log}) <= 8  # 200 requests over a few kept-alive connections
+    tls = _core.open_store(f"{nginx_server.https_url}/http", {"ca_file": nginx_server.ca_file, "coalesce_gap": "0"})
+    tls.read_many([(f"{tag}.bin", [(i * 1000, 10)]) for i in range(50)])
+    tls.read_many([(f"{tag}.bin", [(i * 1000, 10)]) for i in range(50)])
+    log = [r for r in nginx_server.access_log() if tag in r["uri"] and r["protocol"] != "HTTP/1.1"]
+    assert len(log) == 100 and all(r["protocol"] == "HTTP/2.0" for r in log)
+    assert len({r["connection"] for r in log}) <= 2  # multiplexed on one TLS connection
