@@ -1,5 +1,6 @@
 // http:// and https://: objects are URLs under the root (a b2nd file's own URL is the
-// object at key ""). Read-only, no listing (drivers use metadata: .zmetadata, zarr.json).
+// object at key ""; a root's query string, as in a presigned URL, follows every key's
+// path). Read-only, no listing (drivers use metadata: .zmetadata, zarr.json).
 #include "io/remote/remote_stores.hpp"
 
 #include "b2lazy/error.hpp"
@@ -11,7 +12,9 @@ namespace {
 
 class HttpStore final : public RemoteStore {
  public:
-  HttpStore(const std::string& url, const StoreOptions& options) : RemoteStore(options, strip_slash(url)) {
+  HttpStore(const std::string& url, const StoreOptions& options)
+      : RemoteStore(options, strip_slash(url.substr(0, url.find('?')))),
+        query_(url.find('?') == std::string::npos ? std::string() : url.substr(url.find('?'))) {
     link_.settings.follow_redirects = true;
   }
 
@@ -27,7 +30,7 @@ class HttpStore final : public RemoteStore {
   HttpRequest object_request(const std::string& method, const std::string& key) const override {
     HttpRequest rq;
     rq.method = method;
-    rq.url = key.empty() ? root() : root() + "/" + url_encode_path(key);
+    rq.url = (key.empty() ? root() : root() + "/" + url_encode_path(key)) + query_;
     return rq;
   }
 
@@ -36,6 +39,10 @@ class HttpStore final : public RemoteStore {
     while (url.size() > 8 && url.back() == '/') url.pop_back();
     return url;
   }
+
+  // A root's query (a presigned URL's signature): sent after every key's path, but not
+  // part of root() or of messages, which name no credentials.
+  std::string query_;
 };
 
 }  // namespace

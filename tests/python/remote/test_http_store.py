@@ -206,3 +206,15 @@ def test_connections_are_reused_and_https_is_http2(nginx_server, blob):
     log = [r for r in nginx_server.access_log() if tag in r["uri"] and r["protocol"] != "HTTP/1.1"]
     assert len(log) == 100 and all(r["protocol"] == "HTTP/2.0" for r in log)
     assert len({r["connection"] for r in log}) <= 2  # multiplexed on one TLS connection
+
+
+def test_root_with_a_query_string(nginx_server, blob):
+    # a presigned URL's query follows the key's path (nginx ignores it)
+    s = _core.open_store(f"{nginx_server.url}/http/?X-Amz-Signature=abc&X-Amz-Expires=60", {})
+    assert s.read("blob.bin", [(3, 4)]) == [blob[3:7]]
+    s = _core.open_store(f"{nginx_server.url}/http/blob.bin?sig=1", {})
+    assert s.read("", [(3, 4)]) == [blob[3:7]]
+    assert "sig" not in s.root
+    with pytest.raises(OSError) as e:
+        s.read("", [(SIZE, 1)])
+    assert "sig=1" not in str(e.value)
