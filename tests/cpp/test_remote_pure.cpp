@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <random>
 
+#include "b2lazy/error.hpp"
 #include "io/remote/aws_credentials.hpp"
 #include "io/remote/range_plan.hpp"
 #include "io/remote/remote_store.hpp"
+#include "io/remote/s3_compatible_store.hpp"
 #include "io/remote/transfer_engine.hpp"
 #include "io/remote/xml_listing.hpp"
 
@@ -142,6 +144,20 @@ TEST(RetryPolicy, BackoffIsJitteredExponentialAndCapped) {
 TEST(UrlEncoding, SigV4Canonical) {
   EXPECT_EQ(url_encode_path("a b/c+d/é~_.-"), "a%20b/c%2Bd/%C3%A9~_.-");
   EXPECT_EQ(url_encode_value("dir/x=y&z"), "dir%2Fx%3Dy%26z");
+}
+
+TEST(S3Addressing, PathStyleForCustomEndpointsAndDottedBuckets) {
+  EXPECT_FALSE(use_path_style("", false, "my-bucket"));
+  EXPECT_TRUE(use_path_style("", false, "my.dotted.bucket"));
+  EXPECT_TRUE(use_path_style("auto", true, "my-bucket"));
+  EXPECT_FALSE(use_path_style("virtual", true, "my-bucket"));
+  EXPECT_TRUE(use_path_style("path", false, "my-bucket"));
+  EXPECT_THROW(use_path_style("sideways", false, "b"), IOError);
+  EXPECT_EQ(bucket_url("https://s3.eu-west-1.amazonaws.com", "bkt", false), "https://bkt.s3.eu-west-1.amazonaws.com");
+  EXPECT_EQ(bucket_url("http://127.0.0.1:5000", "bkt", true), "http://127.0.0.1:5000/bkt");
+  EXPECT_EQ(split_bucket_url("s3://bkt/a/b/"), (std::pair<std::string, std::string>{"bkt", "a/b"}));
+  EXPECT_EQ(split_bucket_url("gs://bkt"), (std::pair<std::string, std::string>{"bkt", ""}));
+  EXPECT_THROW(split_bucket_url("s3:///x"), ValueError);
 }
 
 TEST(AwsFiles, IniParsed) {

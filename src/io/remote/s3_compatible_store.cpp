@@ -18,6 +18,20 @@ std::pair<std::string, std::string> split_bucket_url(const std::string& url) {
   return {bucket, prefix};
 }
 
+std::string bucket_url(const std::string& endpoint, const std::string& bucket, bool path_style) {
+  if (path_style) return endpoint + "/" + bucket;
+  const auto p = endpoint.find("://");
+  const size_t host = p == std::string::npos ? 0 : p + 3;
+  return endpoint.substr(0, host) + bucket + "." + endpoint.substr(host);
+}
+
+bool use_path_style(const std::string& style, bool custom_endpoint, const std::string& bucket) {
+  if (style == "path") return true;
+  if (style == "virtual") return false;
+  if (style.empty() || style == "auto") return custom_endpoint || bucket.find('.') != std::string::npos;
+  throw IOError("storage option addressing_style: expected path, virtual or auto, got '" + style + "'");
+}
+
 namespace {
 
 class S3CompatibleStore final : public RemoteStore {
@@ -31,10 +45,7 @@ class S3CompatibleStore final : public RemoteStore {
     for (const auto& h : a_.headers) s.headers.push_back(h);
     // The payload is not hashed (TLS protects it); curl signs this value as the payload's.
     if (!a_.sigv4.empty()) s.headers.push_back("x-amz-content-sha256: UNSIGNED-PAYLOAD");
-    const std::string scheme_end = "://";
-    const auto p = a_.endpoint.find(scheme_end);
-    base_ = a_.path_style ? a_.endpoint + "/" + a_.bucket
-                          : a_.endpoint.substr(0, p + 3) + a_.bucket + "." + a_.endpoint.substr(p + 3);
+    base_ = bucket_url(a_.endpoint, a_.bucket, a_.path_style);
   }
 
   std::vector<ObjectInfo> list(const std::string& prefix) override {

@@ -27,6 +27,13 @@ struct BucketAccess {
 // The store for `access`; options give the transfer settings (retries, timeouts, TLS).
 StorePtr make_s3_compatible_store(BucketAccess access, const StoreOptions& options);
 
+// The bucket's URL: "https://bucket.host" (virtual-hosted) or "https://host/bucket".
+std::string bucket_url(const std::string& endpoint, const std::string& bucket, bool path_style);
+// Path-style for `style` "path", virtual-hosted for "virtual"; "" or "auto": path-style for
+// a custom endpoint and for bucket names with dots (no TLS certificate covers them as
+// host names), virtual-hosted otherwise. IOError for another style.
+bool use_path_style(const std::string& style, bool custom_endpoint, const std::string& bucket);
+
 // "s3://bucket/a/b/" -> ("bucket", "a/b"); ValueError naming the URL without a bucket.
 std::pair<std::string, std::string> split_bucket_url(const std::string& url);
 

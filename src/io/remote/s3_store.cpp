@@ -18,10 +18,7 @@ StorePtr make_s3_store(const std::string& url, const StoreOptions& options) {
   b.endpoint = custom ? access.endpoint : "https://s3." + access.region + ".amazonaws.com";
   if (b.endpoint.find("://") == std::string::npos) b.endpoint = "https://" + b.endpoint;
   const std::string style = first_option(options, {"addressing_style", "config_kwargs.s3.addressing_style"});
-  if (style == "path") b.path_style = true;
-  else if (style == "virtual") b.path_style = false;
-  else if (style.empty() || style == "auto") b.path_style = custom || b.bucket.find('.') != std::string::npos;
-  else throw IOError("storage option addressing_style: expected path, virtual or auto, got '" + style + "'");
+  b.path_style = use_path_style(style, custom, b.bucket);
   if (access.anon) {
     b.credentials_note = "the request was unsigned: anon=true";
   } else if (access.key.empty()) {

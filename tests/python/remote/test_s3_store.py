@@ -211,3 +211,23 @@ def test_signed_with_a_session_token(moto_s3_strict):
     with pytest.raises(OSError, match=r"HTTP 400 InvalidToken"):
         _core.open_store(f"s3://{PRIVATE_BUCKET}", {**opts, "token": "not-the-token"}).read("x", [(0, 1)])
 
+
+
+def test_read_many_across_objects_exact_and_coalesced(moto_s3, bucket):
+    objs = {f"many/{i}": rand_bytes(200_000 + i, 10 + i) for i in range(5)}
+    client = moto_s3.client()
+    for k, v in objs.items():
+        client.put_object(Bucket=bucket, Key=k, Body=v)
+    rng = np.random.default_rng(5)
+    reqs = []
+    for _ in range(60):
+        k = f"many/{int(rng.integers(0, 5))}"
+        o = int(rng.integers(0, 190_000))
+        reqs.append((k, [(o, int(rng.integers(0, 10_000))), (o // 2, -1)]))
+    reqs.append(("many/none", [(0, 5)]))
+    s = _core.open_store(f"s3://{bucket}", moto_s3.storage_options())
+    got = s.read_many(reqs)
+    assert got[-1] is None
+    assert got[:-1] == [[objs[k][o:o + n] if n >= 0 else objs[k][o:] for o, n in r] for k, r in reqs[:-1]]
+    # the sized ranges of each object are one request (1 MiB gap); each to-the-end range one
+    assert s.counters()["requests"] == 5 + 60 + 1
