@@ -4,7 +4,8 @@ the end of the session (conftest.py turns them into session fixtures):
 * ``NginxServer``: Debian's nginx serving a temporary directory over HTTP/1.1 (Range,
   keep-alive) and HTTPS (HTTP/2, a self-signed certificate made by ``openssl`` here; its
   ``ca_file`` trusts it). ``/bearer-bucket/`` answers 401 without
-  ``Authorization: Bearer good-token`` (GCS's bearer-token path, checked by nginx).
+  ``Authorization: Bearer good-token`` (GCS's bearer-token path, checked by nginx);
+  ``/no-head/`` refuses HEAD with 405 (as a presigned GET URL does).
 * ``MotoServer``: moto's standalone S3 server (``python -m moto.server``), in its own process.
   ``strict=True`` makes one that checks SigV4 signatures and IAM permissions: an IAM user
   with an access key allowed ``s3:*`` on ``private-bucket`` only (and to assume
@@ -98,6 +99,9 @@ http {{
         location / {{ }}
         location /bearer-bucket/ {{
             if ($http_authorization != "Bearer good-token") {{ return 401; }}
+        }}
+        location /no-head/ {{
+            if ($request_method = HEAD) {{ return 405; }}
         }}
     }}
 }}

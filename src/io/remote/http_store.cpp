@@ -27,6 +27,8 @@ class HttpStore final : public RemoteStore {
   void remove(const std::string& key) override { throw IOError("'" + url_of(key) + "': HTTP stores are read-only"); }
 
  protected:
+  bool stat_by_get_when_head_refused() const override { return true; }
+
   HttpRequest object_request(const std::string& method, const std::string& key) const override {
     HttpRequest rq;
     rq.method = method;

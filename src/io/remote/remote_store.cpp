@@ -277,6 +277,21 @@ std::vector<std::optional<ByteStore::Parts>> RemoteStore::read_many(const std::v
 std::optional<ObjectInfo> RemoteStore::stat(const std::string& key) {
   auto r = std::move(perform(link_, {object_request("HEAD", key)})[0]);
   if (r.error.empty() && is_missing(r)) return std::nullopt;
+  if (r.error.empty() && (r.status == 403 || r.status == 405 || r.status == 501) && stat_by_get_when_head_refused()) {
+    HttpRequest get = object_request("GET", key);
+    get.headers.push_back("Range: bytes=0-0");
+    get.max_body = kWholeObjectLimit;
+    auto g = std::move(perform(link_, {std::move(get)}, check_body)[0]);
+    if (g.error.empty() && is_missing(g)) return std::nullopt;
+    ObjectInfo info{key, -1, g.header("etag")};
+    if (info.version.empty()) info.version = g.header("last-modified");
+    const auto cr = parse_content_range(g.header("content-range"));
+    if (g.error.empty() && g.status == 206 && cr.ok) info.size = cr.total;
+    else if (g.error.empty() && g.status == 200) info.size = static_cast<int64_t>(g.body.size());
+    else if (g.error.empty() && g.status == 416 && cr.ok) info.size = cr.total;  // empty
+    else require_success(key, g.status == 416 ? r : g);
+    return info;
+  }
   require_success(key, r);
   ObjectInfo info;
   info.key = key;

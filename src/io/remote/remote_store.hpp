@@ -49,6 +49,9 @@ class RemoteStore : public ByteStore {
  protected:
   // A request for object `key` (URL and per-request headers, no range).
   virtual HttpRequest object_request(const std::string& method, const std::string& key) const = 0;
+  // May stat fall back to a 1-byte ranged GET when HEAD is refused (403/405/501)? Yes for
+  // plain HTTP: a presigned URL is signed for GET alone; some servers lack HEAD.
+  virtual bool stat_by_get_when_head_refused() const { return false; }
   // Is this response "the object does not exist"?
   virtual bool is_missing(const HttpResponse& r) const { return r.status == 404 || r.status == 410; }
   // The message for a failed response about `key` (names the URL, the status, and what

@@ -2,6 +2,19 @@
 // with SigV4 by libcurl. Path-style addressing for custom endpoints and for bucket names
 // with dots (TLS certificates do not cover them as host names), virtual-hosted otherwise;
 // storage option addressing_style (or config_kwargs.s3.addressing_style) = path | virtual.
+//
+// Storage options (s3fs's names; boto's inside client_kwargs, flattened with '.'):
+//   key | client_kwargs.aws_access_key_id, secret | client_kwargs.aws_secret_access_key,
+//   token | client_kwargs.aws_session_token      the keys (else AWS_* variables, else files)
+//   profile                                       a profile of ~/.aws/credentials|config
+//   anon                                          "true": unsigned requests
+//   endpoint_url | client_kwargs.endpoint_url     else AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL,
+//                                                 the profile's endpoint_url
+//   region_name | client_kwargs.region_name       else AWS_REGION, AWS_DEFAULT_REGION, the
+//                                                 profile's region, us-east-1
+//   requester_pays                                "true": x-amz-request-payer: requester
+//   multipart_threshold, multipart_chunksize      bytes (32 MiB; parts of 16 MiB, >= 5 MiB)
+// and the transfer options of remote_store.hpp.
 #include "b2lazy/error.hpp"
 #include "io/remote/aws_credentials.hpp"
 #include "io/remote/remote_stores.hpp"

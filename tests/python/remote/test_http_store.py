@@ -218,3 +218,13 @@ def test_root_with_a_query_string(nginx_server, blob):
     with pytest.raises(OSError) as e:
         s.read("", [(SIZE, 1)])
     assert "sig=1" not in str(e.value)
+
+
+def test_stat_without_head(nginx_server, blob):
+    nginx_server.put("no-head/x.bin", blob[:12345])
+    nginx_server.put("no-head/empty.bin", b"")
+    s = _core.open_store(f"{nginx_server.url}/no-head", {})
+    assert s.stat("x.bin")["size"] == 12345
+    assert s.stat("empty.bin")["size"] == 0
+    assert s.stat("missing.bin") is None
+    assert s.read("x.bin", [(0, -1)]) == [blob[:12345]]
