@@ -27,5 +27,7 @@ void bind_rolling(nb::module_& m);
 void bind_xarray_open(nb::module_& m);
 // segment_reduce (b2lazy/groupby.hpp).
 void bind_groupby(nb::module_& m);
+// Byte stores (b2lazy/byte_store.hpp): open_store and the ByteStore object.
+void bind_store(nb::module_& m);
 
 }  // namespace b2lazy_py

@@ -926,6 +926,7 @@ NB_MODULE(_core, m) {
   b2lazy_py::bind_rolling(m);
   b2lazy_py::bind_xarray_open(m);
   b2lazy_py::bind_groupby(m);
+  b2lazy_py::bind_store(m);
   m.def("cancel_at_exit", [](double timeout_seconds) {
     g_exiting_thread = std::this_thread::get_id();
     g_exiting = true;
