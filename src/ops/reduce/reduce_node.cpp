@@ -33,6 +33,23 @@ size_t worker_budget(const ThreadState& ts) {
                  : std::numeric_limits<size_t>::max();
 }
 
+// The widest item a slab of `input` holds on its way in: the input's, or that of any
+// operand of the same shape under its elementwise nodes (a bool mask of float32 data pulls
+// float32 slabs four times its own size).
+size_t widest_item(const NodePtr& input) {
+  size_t widest = itemsize(input->dtype());
+  std::vector<const Node*> todo{input.get()};
+  for (int seen = 0; !todo.empty() && seen < 64; ++seen) {
+    const Node& n = *todo.back();
+    todo.pop_back();
+    widest = std::max(widest, itemsize(n.dtype()));
+    if (!n.is_elementwise()) continue;
+    for (const NodePtr& in : n.inputs())
+      if (in->shape() == input->shape()) todo.push_back(in.get());
+  }
+  return widest;
+}
+
 }  // namespace
 
 ReduceNode::ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bool keepdims, DType out,
@@ -53,6 +70,7 @@ ReduceNode::ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bo
     chunk_bytes_ = sat_mul(items, static_cast<int64_t>(itemsize(a.source->dtype())));
   }
   unaligned_.assign(input->ndim(), 0);
+  slab_item_ = widest_item(input);
 }
 
 // A slab one chunk deep seen through a reshape holds about twice a chunk on its worker
@@ -92,7 +110,7 @@ bool ReduceNode::thin_reads(const Region& in, size_t d) const {
 ReduceNode::Slabs ReduceNode::slabs(const Region& in, size_t slab_bytes, size_t worker_bytes) const {
   const Shape& align = aligned(worker_bytes);
   const size_t n = in.ndim();
-  const int64_t isz = static_cast<int64_t>(itemsize(inputs()[0]->dtype()));
+  const int64_t isz = static_cast<int64_t>(slab_item_);
   int64_t kept = 1;
   for (size_t d = 0; d < n; ++d)
     if (!ax_.reduced[d]) kept *= in.count[d];
@@ -203,7 +221,7 @@ ReduceNode::Pieces ReduceNode::split_pieces(const Region& region, size_t slab_by
   Pieces p;
   const Shape& align = aligned(worker_bytes);
   const Node& input = *inputs()[0];
-  const size_t isz = itemsize(input.dtype());
+  const size_t isz = slab_item_;
   {  // Slabs one block thin along the first axis that is not 1, read alone: bytes per
      // slab (a thinner one decompresses the whole blocks, and the next slab again).
     const Region in = widen(region);

@@ -135,6 +135,7 @@ class ReduceNode : public Node {
   bool reshaped_ = false;      // align_ seen through a reshape (or slice) of the source
   int64_t chunk_bytes_ = 0;    // then: the bytes of one source chunk
   Shape unaligned_;            // zeros
+  size_t slab_item_ = 1;       // bytes per item that slabs are sized by (widest_item)
   Shape blocks_;               // that source's blocks (what a range read decompresses), or empty
 };
 
