@@ -241,6 +241,9 @@ Array cumulative_prod(const Array& x, const ScanOptions& opts = {});
 // NumPy: axis=None scans the array flattened in C order.
 Array cumsum(const Array& x, std::optional<int> axis = {}, std::optional<DType> dtype = {});
 Array cumprod(const Array& x, std::optional<int> axis = {}, std::optional<DType> dtype = {});
+// Each NaN replaced by the last non-NaN value before it along `axis` (NaN before the first):
+// a scan, carried across chunks as the sums are. Real floating dtypes only.
+Array forward_fill(const Array& x, int axis);
 
 // Linear algebra (NumPy / Array API semantics). Products are lazy nodes: an output
 // tile pulls the K-panels of its operands it needs, multiplied by OpenBLAS for float32

@@ -126,6 +126,11 @@ class Node {
   // Does this node read compressed storage itself (b2nd sources)? The cost model then
   // weighs decompressing what several tasks pull again against keeping it once.
   virtual bool decompresses() const { return false; }
+  // Nodes with the same non-empty key fold their inputs over the same slabs (reductions
+  // over the same axes of same-shaped inputs): when their inputs read the same stored
+  // sources through elementwise nodes, they are folded in lockstep, each slab of those
+  // sources decompressed once for all of them (Plan::siblings).
+  virtual std::string lockstep_key() const { return {}; }
   // What decompressing a byte costs next to zstd or Blosc (1): Deflate is about 3x slower
   // (543 against 1684 MB/s on one core, the same float32 data), so a source read twice is
   // worth keeping when it is slow to decode (plan/build.cpp).

@@ -98,6 +98,14 @@ struct PlanWindow {
   int64_t pulled_bytes = 0, read_bytes = 0;  // the tasks' decompression without it, and with it
 };
 
+// Sibling reductions folded in lockstep while the plan executes (exec/sibling_group.hpp):
+// reductions over the same axes of same-shaped inputs that read the same stored sources
+// through elementwise nodes only; each slab of those sources is decompressed once for all.
+struct PlanSiblings {
+  std::vector<NodePtr> members;  // the first: the one whose pulls the planner counts
+  std::vector<NodePtr> shared;   // the stored sources they share
+};
+
 struct Plan {
   NodePtr root;
   PlanTarget target = PlanTarget::Compressed;
@@ -109,6 +117,7 @@ struct Plan {
   std::vector<PlanStage> stages;  // in execution order: inputs before their consumers
   std::vector<PlanTask> tasks;
   std::vector<PlanWindow> windows;  // sources read through a window of decompressed blocks
+  std::vector<PlanSiblings> siblings;  // reductions folded in lockstep
   PassMemory tasks_memory;         // the output tasks' pass
   int64_t kept_bytes = 0;          // held by the stages while the tasks run
   // The memory model's projection (src/plan/memory.hpp): the most memory the evaluation

@@ -289,6 +289,7 @@ class Array:
     """
 
     __array_priority__ = 100  # NumPy defers mixed operators to us
+    _byteorder = None  # astype to a non-native order ('>f4'): reported, values held native
 
     def __init__(self, core, stats=None):
         self._a = core
@@ -353,7 +354,8 @@ class Array:
         >>> (bl.asarray(np.arange(3)) / 2).dtype
         dtype('float64')
         """
-        return np.dtype(self._a.dtype)
+        d = np.dtype(self._a.dtype)
+        return d if self._byteorder is None else d.newbyteorder(self._byteorder)
 
     @property
     def ndim(self):
@@ -626,7 +628,7 @@ class Array:
             if bar is not None:
                 bar.close()
         self.last_stats = stats
-        return out
+        return out if self._byteorder is None else out.astype(self.dtype)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """NumPy's ufunc protocol: ``np.sin(x)``, ``np.add.reduce(x)`` on b2lazy arrays.
@@ -848,7 +850,12 @@ class Array:
         array([ 1, -2], dtype=int32)
         """
         _check_device(device, "astype")
-        dtype = _as_dtype(dtype, "astype")
+        order = _dtypes.non_native_order(dtype)
+        dtype = _as_dtype(np.dtype(dtype).newbyteorder("=") if order else dtype, "astype")
+        if order is not None:  # values stay native; the dtype reported (and written) is NumPy's
+            r = Array(self._a if dtype == np.dtype(self._a.dtype) else self._a.astype(dtype.name))
+            r._byteorder = order
+            return _serial.record(r, "astype", (self, dtype.newbyteorder(order)))
         if dtype == self.dtype:
             return self if not copy else _serial.record(Array(self._a, self.stats), "asarray", (self,))
         return _serial.record(Array(self._a.astype(dtype.name)), "astype", (self, dtype))
@@ -1797,8 +1804,11 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=N
         a = _wrapping.wrap(obj)
         return a if dtype is None else a.astype(dtype)
     arr = np.array(obj, dtype=dtype, copy=copy)
-    if arr.dtype.byteorder == ">":
-        raise TypeError(f"big-endian dtype {arr.dtype.str} is not supported")
+    if arr.dtype.byteorder == ">" and arr.dtype.name in _SUPPORTED_DTYPES:  # held in native order
+        if copy is False:
+            raise ValueError(f"asarray: big-endian {arr.dtype.str} is held in native order, which needs "
+                             f"a copy, but copy=False")
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     if arr.dtype.name not in _SUPPORTED_DTYPES:
         raise TypeError(f"unsupported dtype {arr.dtype.name} (supported: {', '.join(_SUPPORTED_DTYPES)})")
     if chunks is not None or blocks is not None:

@@ -37,9 +37,20 @@ _KINDS = {
 }
 
 
+def non_native_order(dtype):
+    """'>' or '<' when `dtype` names a byte order other than this machine's ('>f4' on
+    little-endian machines), else None."""
+    try:
+        d = np.dtype(dtype)
+    except TypeError:
+        return None
+    return d.byteorder if d.byteorder in "<>" else None
+
+
 def as_dtype(dtype, what="dtype"):
     """One of b2lazy's dtypes from anything NumPy takes as a dtype (a dtype object, a type
-    such as ``float``, a name); TypeError naming `what` for the others."""
+    such as ``float``, a name); TypeError naming `what` for the others (a non-native byte
+    order too: astype and asarray take those, see non_native_order)."""
     try:
         d = np.dtype(dtype)
     except TypeError:

@@ -1,6 +1,6 @@
 """numpy.linalg on b2lazy arrays: the norms (vector, Frobenius, 1 and inf; lazily), chained
-and repeated products, and the Array API's products; the decompositions and solvers stay
-NumPy's (eager). Part of the table behind Array.__array_function__.
+and repeated products, the Array API's products, and lstsq of a NumPy matrix against lazy
+right-hand sides (xarray's polyfit); the decompositions and other solvers stay NumPy's (eager). Part of the table behind Array.__array_function__.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 
-from ._numpy_protocol import _Eager, _asarray, _bl
+from ._numpy_protocol import _Eager, _asarray, _bl, _is_b2lazy
 
 def _floating(x):
     """x as NumPy's norms take it: integers and bools as float64, floats and complex as they are."""
@@ -108,6 +108,58 @@ def _matrix_power(f, a, n):
     return r
 
 
+def _lstsq(f, a, b, rcond=None):
+    """numpy.linalg.lstsq(a, b) for a small NumPy `a` (M, N) and a lazy `b` (M,) or (M, K):
+    the solution is pinv(a) @ b (a's SVD, NumPy's rank cut-off), a lazy product; the
+    residuals (lazy) as NumPy gives them: squared 2-norms of b - a @ x when a has full
+    column rank and M > N, else empty. xarray's polyfit calls it this way."""
+    if _is_b2lazy(a) or not _is_b2lazy(b):
+        raise _Eager("lstsq is lazy for a NumPy coefficient matrix and lazy right-hand sides only")
+    a = np.asarray(a)
+    if a.ndim != 2 or b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
+        raise _Eager(f"lstsq of shapes {a.shape} and {b.shape}")  # NumPy's own error message
+    m, n = a.shape
+    dtype = np.result_type(a.dtype, b.dtype, np.float32)  # NumPy's: floating, at least a's
+    a = a.astype(dtype)
+    s = np.linalg.svd(a, compute_uv=False)
+    if rcond is None:
+        rcond = np.finfo(dtype).eps * max(m, n)
+    cutoff = rcond * (s.max() if s.size else 0.0)
+    rank = int(np.count_nonzero(s > cutoff))
+    pinv = np.linalg.pinv(a, rcond=rcond)
+    bl = _bl()
+    y = _unflattened(b, m)
+    if y is not None:  # products over the N-d array: reshaping them back (xarray does) is free
+        y = bl.astype(y, dtype)
+        x_nd = bl.tensordot(pinv, y, axes=1)
+        x = bl.reshape(x_nd, (n, -1))
+        r = y - bl.tensordot(a, x_nd, axes=1)
+    else:
+        x = f(pinv, bl.astype(b, dtype))
+    if rank == n and m > n:
+        if y is None:
+            r = bl.astype(b, dtype) - f(a, x)
+        resid = bl.sum(bl.real(r * bl.conj(r)) if dtype.kind == "c" else r * r, axis=0)
+        resid = bl.reshape(resid, (1,) if b.ndim == 1 else (-1,))
+    else:
+        resid = np.empty((0,), dtype=np.finfo(dtype).dtype)
+    return x, resid, rank, s
+
+
+def _unflattened(b, m):
+    """The N-d lazy array `b` was reshaped from when b is reshape(y, (m, -1)) (xarray's
+    polyfit flattens its right-hand sides so): a product of the flattened array read
+    back in its N-d shape pulls the product once per reshaped piece, which re-reads the
+    whole contraction axis each time; over `y` itself it is one pass. None otherwise."""
+    call = getattr(b, "_call", None)
+    if b.ndim != 2 or not call or call[1] is not None or call[0][0] != "reshape":
+        return None
+    y = call[0][1][0] if call[0][1] else None
+    if not _is_b2lazy(y) or y.ndim < 3 or y.shape[0] != m or int(np.prod(y.shape[1:])) != b.shape[1]:
+        return None
+    return y
+
+
 # numpy.linalg name -> (b2lazy function name, adapter), as FUNCTIONS.
 LINALG = {
     "norm": ("sqrt", _norm), "vector_norm": ("sqrt", _linalg_vector_norm),
@@ -118,5 +170,5 @@ LINALG = {
     "matrix_transpose": ("matrix_transpose", lambda f, x: f(x)),
     "trace": ("trace", lambda f, x, *, offset=0, dtype=None: f(x, offset=offset, dtype=dtype)),
     "diagonal": ("diagonal", lambda f, x, *, offset=0: f(x, offset=offset)),
-    "multi_dot": ("matmul", _multi_dot), "matrix_power": ("matmul", _matrix_power),
+    "multi_dot": ("matmul", _multi_dot), "lstsq": ("matmul", _lstsq), "matrix_power": ("matmul", _matrix_power),
 }

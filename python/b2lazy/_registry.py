@@ -82,6 +82,40 @@ def _bind(name, sig, args, kwargs):
     return bound
 
 
+_NO_OUT = object()
+
+
+@functools.lru_cache(maxsize=None)
+def numpy_takes_out(name):
+    """Whether NumPy's function of this name takes ``out=`` (every ufunc does)."""
+    import numpy as np
+    f = getattr(np, name, None)
+    if f is None:
+        return False
+    if isinstance(f, np.ufunc):
+        return True
+    try:
+        return "out" in inspect.signature(f).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _pop_out(name, sig, kwargs):
+    """NumPy's ``out=`` taken from `kwargs` where NumPy takes it and the registry does not
+    (xarray passes ``out=None`` to the namespace's reductions): _NO_OUT when absent."""
+    if "out" not in kwargs or "out" in sig.parameters or not numpy_takes_out(name):
+        return _NO_OUT
+    return kwargs.pop("out")
+
+
+def _with_out(name, result, out):
+    """`result`, or written into `out` as NumPy does when one is given."""
+    if out is _NO_OUT or out is None:
+        return result
+    from ._numpy_protocol import store_out
+    return store_out(name, result, out)
+
+
 def registered(body):
     """`body` as the namespace function of its name: called through the registry's
     signature, defaults filled in; arguments that do not bind are a TypeError naming the
@@ -91,8 +125,9 @@ def registered(body):
 
     @functools.wraps(body)
     def fn(*args, **kwargs):
+        out = _pop_out(body.__name__, sig, kwargs)
         bound = _bind(body.__name__, sig, args, kwargs)
-        return body(*bound.args, **bound.kwargs)
+        return _with_out(body.__name__, body(*bound.args, **bound.kwargs), out)
     fn.__signature__ = sig
     del fn.__wrapped__  # help() and inspect show the registry's signature
     return fn
@@ -104,7 +139,8 @@ def generated(name, body, doc):
     sig = signature(name)
 
     def fn(*args, **kwargs):
-        return body(**_bind(name, sig, args, kwargs).arguments)
+        out = _pop_out(name, sig, kwargs)
+        return _with_out(name, body(**_bind(name, sig, args, kwargs).arguments), out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     fn.__signature__ = sig

@@ -107,6 +107,8 @@ def record(result, fn, args, kwargs=None):
     """Remember on `result` (an Array, or a tuple/list of them) the call that made it,
     unless an inner call already did."""
     from . import Array
+    if (kwargs or {}).get("out") is not None:  # written into `out`: not a call to replay
+        return result
     call = (fn, _frozen(tuple(args)), {k: _frozen(v) for k, v in (kwargs or {}).items()})
     if isinstance(result, Array):
         if result._call is None:

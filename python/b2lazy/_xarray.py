@@ -29,6 +29,15 @@ class B2lazyManager(ChunkManagerEntrypoint):
         from ._groupby import _install_xarray_groupby
 
         _install_xarray_groupby()  # groupby / resample reductions of b2lazy objects: segment_reduce
+        from ._xarray_fill import _install_xarray_fill
+
+        _install_xarray_fill()  # ffill / bfill of b2lazy arrays: a lazy forward-fill scan
+        from ._xarray_idx import _install_xarray_idxminmax
+
+        _install_xarray_idxminmax()  # idxmin / idxmax (the coordinate looked up lazily), vectorized isel
+        from ._xarray_weighted import _install_xarray_weighted
+
+        _install_xarray_weighted()  # weighted(w): lazy weights checked for NaN when evaluated, as Dask's
 
     def is_chunked_array(self, data):
         return isinstance(data, Array)

@@ -29,5 +29,7 @@ void bind_xarray_open(nb::module_& m);
 void bind_groupby(nb::module_& m);
 // A logging store for test schemes (io/store/logging_store.hpp).
 void bind_logging_store(nb::module_& m);
+// Byte stores (b2lazy/byte_store.hpp): open_store and the ByteStore object.
+void bind_store(nb::module_& m);
 
 }  // namespace b2lazy_py

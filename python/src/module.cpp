@@ -612,6 +612,10 @@ NB_MODULE(_core, m) {
   m.def("scan", [](const std::string& name, const Array& x, std::optional<int> axis, nb::handle dtype,
                    bool include_initial, bool numpy_style) {
     bool prod = name == "prod";
+    if (name == "push") {  // (xarray's ffill: b2lazy/_xarray_fill.py)
+      if (!axis) throw ValueError("forward_fill: axis must be given");
+      return forward_fill(x, *axis);
+    }
     if (!prod && name != "sum") throw ValueError("unknown scan '" + name + "'");
     if (numpy_style) return prod ? cumprod(x, axis, opt_dtype(dtype)) : cumsum(x, axis, opt_dtype(dtype));
     ScanOptions o{axis, opt_dtype(dtype), include_initial};
@@ -923,6 +927,7 @@ NB_MODULE(_core, m) {
   b2lazy_py::bind_xarray_open(m);
   b2lazy_py::bind_groupby(m);
   b2lazy_py::bind_logging_store(m);
+  b2lazy_py::bind_store(m);
   m.def("cancel_at_exit", [](double timeout_seconds) {
     g_exiting_thread = std::this_thread::get_id();
     g_exiting = true;

@@ -12,6 +12,7 @@
 #include "exec/block_window.hpp"
 #include "exec/carry_board.hpp"
 #include "exec/node_cache.hpp"
+#include "exec/sibling_group.hpp"
 
 namespace b2lazy {
 
@@ -64,6 +65,14 @@ class EvalState {
     if (windows.empty()) return nullptr;
     auto it = windows.find(n);
     return it == windows.end() ? nullptr : it->second.get();
+  }
+  // Sibling reductions evaluated in lockstep (Plan::siblings), by member: made before the
+  // first pass, read by every pass.
+  std::unordered_map<const Node*, std::shared_ptr<SiblingGroup>> siblings;
+  SiblingGroup* sibling_group(const Node* n) const {
+    if (siblings.empty()) return nullptr;
+    auto it = siblings.find(n);
+    return it == siblings.end() ? nullptr : it->second.get();
   }
   // Output chunk `id` has been written: its carries, if any, are all put.
   void chunk_done(int64_t id);

@@ -224,6 +224,13 @@ Stats execute_plan_once(const Plan& plan, const Target& target, int64_t first_ta
   ev.cancel = opts.cancel;
   for (const PlanWindow& w : plan.windows)
     ev.windows[w.node.get()] = std::make_unique<BlockWindow>(w.blocks, static_cast<size_t>(w.node->window_block_bytes()));
+  // Sibling reductions: the results folded ahead for members wait within an eighth of the budget.
+  for (const PlanSiblings& g : plan.siblings) {
+    std::vector<const Node*> members;
+    for (const NodePtr& m : g.members) members.push_back(m.get());
+    auto group = std::make_shared<SiblingGroup>(members, g.shared, plan.options.max_memory / 8);
+    for (const Node* m : members) ev.siblings[m] = group;
+  }
   const bool all = first_task == 0 && last_task == ntasks;
   if (first_task < last_task) {
     run_stages(plan, ev, !all, all);

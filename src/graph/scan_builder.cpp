@@ -1,5 +1,6 @@
 // Builds scan nodes: axis checks, NumPy result dtypes, flattening for axis=None.
 #include "b2lazy/array.hpp"
+#include <string>
 #include "b2lazy/error.hpp"
 #include "graph/axes.hpp"
 #include "ops/scan/scan_node.hpp"
@@ -38,6 +39,14 @@ Array cumsum(const Array& x, std::optional<int> axis, std::optional<DType> dtype
 }
 Array cumprod(const Array& x, std::optional<int> axis, std::optional<DType> dtype) {
   return scan(ScanOp::Prod, x, ScanOptions{axis, dtype, false}, "cumprod", true);
+}
+
+Array forward_fill(const Array& x, int axis) {
+  axis = normalize_axis(axis, x.ndim(), "forward_fill", x.shape());
+  if (!is_float(x.dtype()))
+    throw TypeError(std::string("forward_fill: x must be of a real floating dtype (only those hold NaN), got ") +
+                    dtype_name(x.dtype()));
+  return Array(std::make_shared<ScanNode>(x.node(), axis, ScanOp::Push, x.dtype(), false));
 }
 
 }  // namespace b2lazy

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <unordered_set>
 
 #include "b2lazy/array.hpp"
 #include "b2lazy/checked.hpp"
@@ -19,6 +20,7 @@
 #include "plan/layout.hpp"
 #include "plan/memory.hpp"
 #include "plan/reuse.hpp"
+#include "plan/siblings.hpp"
 #include "plan/carry.hpp"
 #include "plan/tasks.hpp"
 
@@ -153,6 +155,8 @@ class Builder {
     compressed_left_ = mm / 2;
     ps_.worker_bytes = p.options.max_memory / static_cast<size_t>(std::max(1, p.nworkers));
     ps_.nworkers = std::max(1, p.nworkers);
+    for (const PlanSiblings& g : p.siblings)
+      for (size_t i = 1; i < g.members.size(); ++i) ps_.followers.insert(g.members[i].get());
   }
 
   // The reuse and stages passes for `root` evaluated on `grid`: its computed-once nodes,
@@ -413,6 +417,21 @@ void spill_until_it_fits(Plan& p) {
   }
 }
 
+// Siblings fold in lockstep when they are asked alike: all computed once as stages (in
+// one stage's pass), or all pulled by the tasks. A stage folding a sibling the tasks pull
+// (or the reverse) would fold it for regions nobody asks.
+void keep_siblings_alike(Plan& p) {
+  std::unordered_set<const Node*> staged;
+  for (const PlanStage& s : p.stages) staged.insert(s.node.get());
+  std::vector<PlanSiblings> kept;
+  for (PlanSiblings& g : p.siblings) {
+    const bool first = staged.count(g.members[0].get()) > 0;
+    std::erase_if(g.members, [&](const NodePtr& m) { return (staged.count(m.get()) > 0) != first; });
+    if (g.members.size() >= 2) kept.push_back(std::move(g));
+  }
+  p.siblings = std::move(kept);
+}
+
 // The passes after the layout, for output chunks `chunks` (and blocks `blocks`).
 Plan plan_on(const NodePtr& root, const ComputeOptions& opts, PlanTarget target, int nworkers, Shape chunks,
              Shape blocks, const std::string& note) {
@@ -433,8 +452,14 @@ Plan plan_on(const NodePtr& root, const ComputeOptions& opts, PlanTarget target,
                      (p.blocks.empty() ? "" : ", blocks " + shape_str(p.blocks)) +
                      (p.block_major ? ", filled in Blosc2's block order" : "") + note);
   // pulls, reuse, stages
+  if (p.nchunks > 0 && !p.block_major) p.siblings = find_siblings(root);
   Builder b(p);
   if (p.nchunks > 0 && !p.block_major) b.plan_stages(root, grid);
+  keep_siblings_alike(p);
+  for (const PlanSiblings& g : p.siblings)
+    p.passes.push_back("siblings: " + std::to_string(g.members.size()) + " reductions (" + g.members[0]->kind() +
+                       ", ...) folded in lockstep over " + std::to_string(g.shared.size()) +
+                       " shared source(s), each slab decompressed once");
   p.plan_visits = b.visits();
   plan_carries(p);
   // tasks, with projected memory and source bytes; the projected peak

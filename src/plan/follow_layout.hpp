@@ -16,4 +16,10 @@ namespace b2lazy {
 // its extent lowered (by at most half) to one whose boundaries cut no source chunk.
 std::vector<Shape> follow_source_layouts(const NodePtr& root, int64_t target_items, int64_t whole_items);
 
+// Contiguous output chunks cut along one axis into a few ranges, the last less than half
+// the others (1440 + 20 rows of 1460 over 2 workers: one task did nearly all the work,
+// alone on a worker): as many ranges, balanced, of an extent whose boundaries cut no
+// source chunk (the first such within 64 of the balanced one); else `chunks` unchanged.
+Shape balanced_ranges(const NodePtr& root, Shape chunks, int nworkers);
+
 }  // namespace b2lazy

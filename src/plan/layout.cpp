@@ -4,6 +4,7 @@
 #include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
 #include "plan/chunking.hpp"
+#include "plan/follow_layout.hpp"
 #include "plan/memory.hpp"
 
 namespace b2lazy {
@@ -39,7 +40,8 @@ std::pair<Shape, Shape> output_layout(const NodePtr& node, const ComputeOptions&
   if (target == PlanTarget::Dense) {
     Shape chunks = preferred_chunks_of(node);
     if (chunks.empty())
-      chunks = contiguous_chunks(shape, itemsize(dt), chunk_target_bytes(*node, opts.max_memory, nthreads));
+      chunks = balanced_ranges(
+          node, contiguous_chunks(shape, itemsize(dt), chunk_target_bytes(*node, opts.max_memory, nthreads)), nthreads);
     for (auto& c : chunks) c = std::max<int64_t>(c, 1);
     return {chunks, {}};
   }

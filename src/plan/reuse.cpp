@@ -333,9 +333,9 @@ std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, 
       r.once = sat_mul(r.box.size(), isz);
       // Its pass reads the sources below it once more: a source the tasks read too is
       // read by both, which the decision to keep it weighs.
-      w.walk_stage_pass(q->node, r.box, n + static_cast<int64_t>(reused.size()));
+      if (!ps.followers.count(&node)) w.walk_stage_pass(q->node, r.box, n + static_cast<int64_t>(reused.size()));
       reused.push_back(std::move(r));
-    } else {
+    } else if (!ps.followers.count(&node)) {
       std::vector<Region> regions = std::move(q->regions);
       const std::vector<int64_t> units = std::move(q->units);
       for (size_t i = 0; i < regions.size(); ++i) {

@@ -28,6 +28,9 @@ struct PlanningState {
   // Distinct consumers pulling each node of the evaluation's graph in their own pass
   // (counted once, from the first root planned): shared computed nodes are never settled.
   std::unordered_map<const Node*, int> consumers;
+  // Sibling reductions folded in lockstep by the first of their group (Plan::siblings):
+  // their pulls are that one's, not walked again.
+  std::unordered_set<const Node*> followers;
 };
 
 // A node several output chunks pull overlapping parts of, with the cost model's figures.

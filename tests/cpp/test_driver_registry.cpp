@@ -97,10 +97,10 @@ TEST(DriverRegistry, ResolvesSchemesSuffixesAndTheDefault) {
   // Nothing there and no suffix: the default format.
   EXPECT_EQ(resolve_url("/nonexistent/dir/array", false).driver->name, "b2nd");
   try {
-    resolve_url("s3://bucket/a.zarr", false);
+    resolve_url("nosuch://bucket/a.zarr", false);  // (s3, gs, http(s) are the libcurl stores)
     ADD_FAILURE() << "an unknown scheme was accepted";
   } catch (const IOError& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown URL scheme 's3'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unknown URL scheme 'nosuch'"), std::string::npos) << e.what();
   }
   const auto names = driver_names();
   EXPECT_NE(std::find(names.begin(), names.end(), "b2nd"), names.end());

@@ -816,3 +816,40 @@ def within_budget(call, max_memory):
         if not m or max_memory is None:
             raise
         return call(int(m.group(1)) << 20)
+
+
+# ----------------------------------------------------------------------------------------
+# Real servers for remote data (tests/python/remote_servers.py), one each per session:
+# nginx (HTTP + HTTPS with a self-signed certificate), moto's S3 server (plain, and strict:
+# signatures and permissions checked), and a fault-injecting proxy in front of nginx.
+# ----------------------------------------------------------------------------------------
+sys.path.insert(0, os.path.dirname(__file__))
+import remote_servers  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def nginx_server():
+    yield from remote_servers.nginx_server_fixture()
+
+
+@pytest.fixture(scope="session")
+def moto_s3():
+    yield from remote_servers.moto_server_fixture()
+
+
+@pytest.fixture(scope="session")
+def moto_s3_strict():
+    yield from remote_servers.moto_server_fixture(strict=True)
+
+
+@pytest.fixture(scope="session")
+def fault_proxy(nginx_server):
+    yield from remote_servers.fault_proxy_fixture(nginx_server)
+
+
+@pytest.fixture
+def faults(fault_proxy):
+    """The fault proxy, back to passing everything through after the test."""
+    fault_proxy.reset()
+    yield fault_proxy
+    fault_proxy.reset()

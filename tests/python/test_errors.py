@@ -56,8 +56,11 @@ def test_broadcast_agrees_with_numpy(s1, s2):
 def test_unsupported_dtype(dtype):
     x = np.zeros(4, dtype=dtype)
     name = np.dtype(dtype).name if not dtype.startswith(">") else dtype
-    for build in (lambda: b2lazy.asarray(x), lambda: b2lazy.asarray(x, chunks=(2,)),
-                  lambda: b2lazy.asarray(np.ones(4)).astype(dtype), lambda: b2lazy.zeros(4, dtype=dtype)):
+    builds = [lambda: b2lazy.zeros(4, dtype=dtype)]
+    if not dtype.startswith(">"):  # NumPy's big-endian arrays and astype(">f8"): accepted, held native
+        builds += [lambda: b2lazy.asarray(x), lambda: b2lazy.asarray(x, chunks=(2,)),
+                   lambda: b2lazy.asarray(np.ones(4)).astype(dtype)]
+    for build in builds:
         with pytest.raises(TypeError) as e:
             build()
         msg = str(e.value)

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "b2lazy/error.hpp"
+#include "io/remote/remote_stores.hpp"
 #include "io/store/local_store.hpp"
 
 namespace b2lazy {
@@ -17,8 +18,18 @@ struct Registry {
   std::map<std::string, StoreFactory> by_scheme;
 };
 
+// The libcurl stores are there from the start (src/io/remote/).
 Registry& registry() {
   static Registry r;
+  static const bool filled = [] {
+    r.by_scheme["http"] = remote::make_http_store;
+    r.by_scheme["https"] = remote::make_http_store;
+    r.by_scheme["s3"] = remote::make_s3_store;
+    r.by_scheme["gs"] = remote::make_gcs_store;
+    r.by_scheme["gcs"] = remote::make_gcs_store;
+    return true;
+  }();
+  (void)filled;
   return r;
 }
 

@@ -12,18 +12,43 @@
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
 #include "exec/eval_state.hpp"
+#include "exec/sibling_group.hpp"
 #include "exec/scratch.hpp"
 #include "exec/thread_pool.hpp"
 #include "exec/thread_state.hpp"
 #include "ops/reduce/kernels/make.hpp"
 #include "plan/chunking.hpp"
 #include "plan/memory.hpp"
+#include "plan/source_alignment.hpp"
 
 namespace b2lazy {
 
 namespace {
 
 constexpr size_t kSlabBytes = size_t(4) << 20;
+
+// max_memory per worker of the evaluation (no evaluation: no limit).
+size_t worker_budget(const ThreadState& ts) {
+  return ts.eval ? ts.eval->max_memory / static_cast<size_t>(std::max(1, ts.eval->nworkers()))
+                 : std::numeric_limits<size_t>::max();
+}
+
+// The widest item a slab of `input` holds on its way in: the input's, or that of any
+// operand of the same shape under its elementwise nodes (a bool mask of float32 data pulls
+// float32 slabs four times its own size).
+size_t widest_item(const NodePtr& input) {
+  size_t widest = itemsize(input->dtype());
+  std::vector<const Node*> todo{input.get()};
+  for (int seen = 0; !todo.empty() && seen < 64; ++seen) {
+    const Node& n = *todo.back();
+    todo.pop_back();
+    widest = std::max(widest, itemsize(n.dtype()));
+    if (!n.is_elementwise()) continue;
+    for (const NodePtr& in : n.inputs())
+      if (in->shape() == input->shape()) todo.push_back(in.get());
+  }
+  return widest;
+}
 
 }  // namespace
 
@@ -36,7 +61,25 @@ ReduceNode::ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bo
     align_ = src->storage_grid()->chunks();
     range_reads_ = src->reads_ranges();
     blocks_ = src->storage_blocks();
+  } else if (SourceAlignment a = source_alignment(input); a.source) {
+    align_ = std::move(a.align);  // through a reshape (coarsen) or a slice: whole chunks, read once
+    reshaped_ = true;
+    const Shape& c = a.source->storage_grid()->chunks();
+    int64_t items = 1;
+    for (size_t d = 0; d < c.size(); ++d) items = sat_mul(items, std::min(c[d], a.source->shape()[d]));
+    chunk_bytes_ = sat_mul(items, static_cast<int64_t>(itemsize(a.source->dtype())));
   }
+  unaligned_.assign(input->ndim(), 0);
+  slab_item_ = widest_item(input);
+}
+
+// A slab one chunk deep seen through a reshape holds about twice a chunk on its worker
+// (the slab and the chunk decompressed): under three chunks a worker, the planner's
+// window of decompressed blocks keeps memory bounded instead.
+const Shape& ReduceNode::aligned(size_t worker_bytes) const {
+  if (!reshaped_ || sat_mul(chunk_bytes_, 3) <= static_cast<int64_t>(std::min<size_t>(worker_bytes, std::numeric_limits<int64_t>::max())))
+    return align_;
+  return unaligned_;
 }
 
 std::string ReduceNode::kind() const { return reduction_name(r_); }
@@ -64,9 +107,10 @@ bool ReduceNode::thin_reads(const Region& in, size_t d) const {
 
 // Split the widened region along reduced axes into slabs of about `slab_bytes`,
 // innermost reduced axes whole first, cut at storage-chunk boundaries when known.
-ReduceNode::Slabs ReduceNode::slabs(const Region& in, size_t slab_bytes) const {
+ReduceNode::Slabs ReduceNode::slabs(const Region& in, size_t slab_bytes, size_t worker_bytes) const {
+  const Shape& align = aligned(worker_bytes);
   const size_t n = in.ndim();
-  const int64_t isz = static_cast<int64_t>(itemsize(inputs()[0]->dtype()));
+  const int64_t isz = static_cast<int64_t>(slab_item_);
   int64_t kept = 1;
   for (size_t d = 0; d < n; ++d)
     if (!ax_.reduced[d]) kept *= in.count[d];
@@ -88,8 +132,8 @@ ReduceNode::Slabs ReduceNode::slabs(const Region& in, size_t slab_bytes) const {
     int64_t p = std::max<int64_t>(1, room / acc);
     // Slabs end on storage chunks (a cut chunk is decompressed twice), unless a thinner
     // slab is read alone: then a chunk-deep slab over budget is not worth its memory.
-    if (align_[d] > 0 && !(align_[d] > p && thin_reads(in, d)))
-      p = std::max<int64_t>(align_[d], p / align_[d] * align_[d]);
+    if (align[d] > 0 && !(align[d] > p && thin_reads(in, d)))
+      p = std::max<int64_t>(align[d], p / align[d] * align[d]);
     else if (const int64_t bd = block_extent(d); bd > 1)  // thin slabs: whole blocks deep
       p = std::max<int64_t>(bd, p / bd * bd);
     piece[d] = std::min(p, in.count[d]);
@@ -173,10 +217,11 @@ int64_t ReduceNode::block_extent(size_t d) const {
 // and so does the next one (sum(a3, axis=1) over (n, 4, 16) column strips read each
 // block 8 times in 64-row pieces). A piece of whole blocks still over budget is cut
 // along the last output axis too, at the input's block (or chunk) boundaries there.
-ReduceNode::Pieces ReduceNode::split_pieces(const Region& region, size_t slab_bytes) const {
+ReduceNode::Pieces ReduceNode::split_pieces(const Region& region, size_t slab_bytes, size_t worker_bytes) const {
   Pieces p;
+  const Shape& align = aligned(worker_bytes);
   const Node& input = *inputs()[0];
-  const size_t isz = itemsize(input.dtype());
+  const size_t isz = slab_item_;
   {  // Slabs one block thin along the first axis that is not 1, read alone: bytes per
      // slab (a thinner one decompresses the whole blocks, and the next slab again).
     const Region in = widen(region);
@@ -187,9 +232,18 @@ ReduceNode::Pieces ReduceNode::split_pieces(const Region& region, size_t slab_by
         static_cast<size_t>(in.size() / in.count[d] * deep) * isz <= slab_bytes)
       return p;
   }
-  int64_t thin = 1;  // elements of the thinnest slab per output element (chunk-deep)
+  // Elements of the thinnest slab per output element (chunk-deep). Through a reshape, the
+  // reduced axes inside the first kept one are whole: a slab cutting them (a 48-day
+  // coarsening's first 24 days of each window) is strided over the source, and the
+  // reshape pulls the rows around it, reading each chunk twice.
+  size_t first_kept = 0;
+  while (first_kept < ax_.reduced.size() && (ax_.reduced[first_kept] || input.shape()[first_kept] == 1)) ++first_kept;
+  int64_t thin = 1;
   for (size_t d = 0; d < ax_.reduced.size(); ++d)
-    if (ax_.reduced[d]) thin *= std::min<int64_t>(input.shape()[d], align_[d] > 0 ? align_[d] : 1);
+    if (ax_.reduced[d])
+      thin *= std::min<int64_t>(input.shape()[d], reshaped_ && align[d] > 0 && d > first_kept ? input.shape()[d]
+                                                  : align[d] > 0                                ? align[d]
+                                                                                                : 1);
   if (static_cast<size_t>(region.size() * thin) * isz <= slab_bytes) return p;
   size_t o = 0;
   while (o < region.ndim() && region.count[o] == 1) ++o;
@@ -198,7 +252,7 @@ ReduceNode::Pieces ReduceNode::split_pieces(const Region& region, size_t slab_by
   if (in_axis < 0) return p;
   const int64_t per_row = region.size() / region.count[o];
   int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(slab_bytes / isz) / std::max<int64_t>(per_row * thin, 1));
-  int64_t al = align_[static_cast<size_t>(in_axis)];
+  int64_t al = align[static_cast<size_t>(in_axis)];
   // Pieces thinner than a chunk cost no extra decompression when the source reads row
   // ranges alone (of whole blocks); then a chunk-deep piece far over budget is not worth
   // its memory.
@@ -217,7 +271,7 @@ ReduceNode::Pieces ReduceNode::split_pieces(const Region& region, size_t slab_by
     const int64_t per_col = p.rows * (per_row / std::max<int64_t>(1, region.count[l])) * thin;
     int64_t cols = std::max<int64_t>(1, static_cast<int64_t>(slab_bytes / isz) / std::max<int64_t>(per_col, 1));
     const size_t ia = static_cast<size_t>(il);
-    int64_t cal = range_reads_ && !blocks_.empty() ? blocks_[ia] : align_[ia];
+    int64_t cal = range_reads_ && !blocks_.empty() ? blocks_[ia] : align[ia];
     if (cal > 0) cols = std::max(cal, cols / cal * cal);
     if (cols < region.count[l]) p.l = l, p.cols = cols, p.cal = cal;
   }
@@ -244,15 +298,8 @@ Region ReduceNode::first_piece(const Region& region, const Pieces& p) const {
   return r;
 }
 
-bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, size_t slab_bytes) const {
-  const Pieces p = split_pieces(region, slab_bytes);
-  if (p.rows == 0) return false;
+std::vector<ReduceNode::Piece> ReduceNode::cut(const Region& region, const Pieces& p) const {
   const size_t o = p.o;
-  struct Piece {
-    Region part;
-    int64_t offset;  // of the piece's first element in `out` (elements)
-    bool whole;      // whole rows: contiguous in `out`, filled in place
-  };
   std::vector<Piece> pieces;  // (few: each is about a slab)
   const int64_t per_row = region.size() / region.count[o];
   for (int64_t r0 = 0; r0 < region.count[o];) {
@@ -273,14 +320,22 @@ bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, si
     }
     r0 += sub.count[o];
   }
+  return pieces;
+}
+
+bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, size_t slab_bytes,
+                            size_t worker_bytes) const {
+  const Pieces p = split_pieces(region, slab_bytes, worker_bytes);
+  if (p.rows == 0) return false;
+  const std::vector<Piece> pieces = cut(region, p);
   char* dst = static_cast<char*>(out);
   const size_t osz = itemsize(dtype());
   const Shape out_strides = byte_strides(region.count, osz);
   auto run = [&](const Piece& pc, ThreadState& t) {
-    if (pc.whole) return fill(pc.part, dst + pc.offset * static_cast<int64_t>(osz), t);
+    if (pc.whole) return fill_alone(pc.part, dst + pc.offset * static_cast<int64_t>(osz), t);
     ScratchScope scope(t.scratch);  // a piece of columns, reduced into scratch and copied into its place
     char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(pc.part.size()) * osz));
-    fill(pc.part, buf, t);
+    fill_alone(pc.part, buf, t);
     const Shape bs = byte_strides(pc.part.count, osz);
     copy_strided(pc.part.ndim(), pc.part.count.data(), buf, bs.data(), dst + pc.offset * static_cast<int64_t>(osz),
                  out_strides.data(), osz);
@@ -304,7 +359,7 @@ constexpr int64_t kMostPieces = 64;
 std::vector<Region> ReduceNode::pull_pieces(const Region& region, size_t, size_t worker_bytes) const {
   if (region.size() == 0) return {};
   const size_t sb = std::min(kSlabBytes, std::max<size_t>(size_t(256) << 10, worker_bytes / 16));
-  const Pieces p = split_pieces(region, sb);
+  const Pieces p = split_pieces(region, sb, worker_bytes);
   std::vector<Region> parts;
   if (p.rows == 0) {
     parts.push_back(region);
@@ -332,7 +387,7 @@ std::vector<Region> ReduceNode::pull_pieces(const Region& region, size_t, size_t
   const int64_t each = std::max<int64_t>(1, kMostPieces / static_cast<int64_t>(parts.size()));
   for (const Region& part : parts) {
     const Region in = widen(part);
-    const Slabs s = slabs(in, sb);
+    const Slabs s = slabs(in, sb, worker_bytes);
     if (in.size() == 0 || s.size() == 0) continue;
     std::vector<Region> g = s.grouped(each);
     if (g.empty()) return {};
@@ -356,49 +411,52 @@ Shape reduced_strides(const Shape& in, const std::vector<bool>& reduced) {
 }
 }  // namespace
 
+template <class A>
+void ReduceNode::consume_slab(reduction::Kernel<A>& k, const Region& slab, ThreadState& t) const {
+  const Node& input = *inputs()[0];
+  ScratchScope scope(t.scratch);
+  const int64_t m = slab.size();
+  const void* raw = input.pull_view(slab, t);  // zero-copy when the input holds it densely
+  if (!raw) {
+    void* buf = scope.alloc(m * itemsize(input.dtype()));
+    input.pull(slab, buf, t);
+    raw = buf;
+  }
+  if (input.dtype() == acc_) return k.consume(static_cast<const A*>(raw), slab, ax_.reduced);
+  // Converted to the accumulator's type a few rows at a time (float32 -> float64 of a
+  // whole slab would double its memory, and leave the cache before it is folded).
+  const auto cast = kernels::lookup_cast(input.dtype(), acc_);
+  const auto [d, rows] = convert_rows(slab);
+  const int64_t per_row = d < slab.ndim() ? m / slab.count[d] : m;
+  A* conv = static_cast<A*>(scope.alloc(static_cast<size_t>(rows ? rows * per_row : m) * sizeof(A)));
+  const size_t in_row = static_cast<size_t>(per_row) * itemsize(input.dtype());
+  if (rows == 0) {
+    const void* src[1] = {raw};
+    cast(conv, src, m);
+    return k.consume(conv, slab, ax_.reduced);
+  }
+  for (int64_t r0 = 0; r0 < slab.count[d]; r0 += rows) {
+    Region sub = slab;
+    sub.start[d] = slab.start[d] + r0;  // (a reduced axis: step 1)
+    sub.count[d] = std::min(rows, slab.count[d] - r0);
+    const void* src[1] = {static_cast<const char*>(raw) + static_cast<size_t>(r0) * in_row};
+    cast(conv, src, sub.size());
+    k.consume(conv, sub, ax_.reduced);
+  }
+}
+
 // Folds input region `in` (widened from an output region of `nout` elements) in slabs,
 // spread over the workers when `ts` may fork, and hands the Folder<A> to use(folder).
 template <class Use>
 void ReduceNode::fold_input(const Region& in, int64_t nout, ThreadState& ts, Use&& use) const {
-  const Node& input = *inputs()[0];
   const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
-  const Slabs parts = slabs(in, slab_bytes);  // one at a time: never listed (a huge input has many)
+  const Slabs parts = slabs(in, slab_bytes, worker_budget(ts));  // one at a time: never listed (a huge input has many)
   const int64_t nparts = in.size() ? parts.size() : 0;
   const reduction::KernelArgs args = kernel_args(nout);
   // Accumulate in acc_'s C++ type; the slab is converted to it first.
   dispatch_computing(acc_, [&]<class A>(A*) {
     using Kernel = reduction::Kernel<A>;
-    auto consume = [&](Kernel& k, const Region& slab, ThreadState& t) {
-      ScratchScope scope(t.scratch);
-      const int64_t m = slab.size();
-      const void* raw = input.pull_view(slab, t);  // zero-copy when the input holds it densely
-      if (!raw) {
-        void* buf = scope.alloc(m * itemsize(input.dtype()));
-        input.pull(slab, buf, t);
-        raw = buf;
-      }
-      if (input.dtype() == acc_) return k.consume(static_cast<const A*>(raw), slab, ax_.reduced);
-      // Converted to the accumulator's type a few rows at a time (float32 -> float64 of a
-      // whole slab would double its memory, and leave the cache before it is folded).
-      const auto cast = kernels::lookup_cast(input.dtype(), acc_);
-      const auto [d, rows] = convert_rows(slab);
-      const int64_t per_row = d < slab.ndim() ? m / slab.count[d] : m;
-      A* conv = static_cast<A*>(scope.alloc(static_cast<size_t>(rows ? rows * per_row : m) * sizeof(A)));
-      const size_t in_row = static_cast<size_t>(per_row) * itemsize(input.dtype());
-      if (rows == 0) {
-        const void* src[1] = {raw};
-        cast(conv, src, m);
-        return k.consume(conv, slab, ax_.reduced);
-      }
-      for (int64_t r0 = 0; r0 < slab.count[d]; r0 += rows) {
-        Region sub = slab;
-        sub.start[d] = slab.start[d] + r0;  // (a reduced axis: step 1)
-        sub.count[d] = std::min(rows, slab.count[d] - r0);
-        const void* src[1] = {static_cast<const char*>(raw) + static_cast<size_t>(r0) * in_row};
-        cast(conv, src, sub.size());
-        k.consume(conv, sub, ax_.reduced);
-      }
-    };
+    auto consume = [&](Kernel& k, const Region& slab, ThreadState& t) { consume_slab<A>(k, slab, t); };
     std::unique_ptr<Kernel> main = reduction::make_kernel<A>(args);
     const bool fork = ts.can_fork && ts.eval && nparts > 1 && ts.eval->nworkers() > 1;
     if (!fork) {
@@ -419,10 +477,17 @@ void ReduceNode::fold_input(const Region& in, int64_t nout, ThreadState& ts, Use
 }
 
 void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
+  if (region.size() == 0) return;
+  if (SiblingGroup* g = ts.eval ? ts.eval->sibling_group(this) : nullptr)
+    if (g->take(this, region, out) || fill_siblings(*g, region, out, ts)) return;
+  fill_alone(region, out, ts);
+}
+
+void ReduceNode::fill_alone(const Region& region, void* out, ThreadState& ts) const {
   const int64_t nout = region.size();
   if (nout == 0) return;
   const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
-  if (split_kept(region, out, ts, slab_bytes)) return;
+  if (split_kept(region, out, ts, slab_bytes, worker_budget(ts))) return;
   fold_input(widen(region), nout, ts, [&](const auto& k) { k.finalize(out, dtype()); });
 }
 
@@ -433,7 +498,8 @@ Node::FoldAxis ReduceNode::fold_axis(const Region& region) const {
   const Shape& in = inputs()[0]->shape();
   for (size_t d = 0; d < ax_.reduced.size(); ++d)
     if (ax_.reduced[d] && in[d] > 1) {
-      if (region.size() == 0 || split_pieces(region, kSlabBytes).rows != 0) return f;
+      if (region.size() == 0 || split_pieces(region, kSlabBytes, std::numeric_limits<size_t>::max()).rows != 0)
+        return f;
       f.axis = static_cast<int>(d);
       f.extent = in[d];
       f.align = align_[d] > 0 ? align_[d] : 1;
@@ -493,12 +559,13 @@ int64_t ReduceNode::fill_bytes(const Region& region, const MemoryModel& m) const
   if (region.size() == 0) return 0;
   const Node& input = *inputs()[0];
   const size_t sb = slab_bytes(m.max_memory(), m.nworkers());
-  const Pieces p = split_pieces(region, sb);
+  const size_t wb = m.max_memory() / static_cast<size_t>(std::max(1, m.nworkers()));
+  const Pieces p = split_pieces(region, sb, wb);
   const Region r = first_piece(region, p);
   int64_t held = 0;  // a piece of columns is reduced into scratch, then copied out
   if (p.cols) held = MemoryModel::region_bytes(*this, r);
   const Region in = widen(r);
-  const Slabs parts = slabs(in, sb);
+  const Slabs parts = slabs(in, sb, wb);
   if (in.size() == 0 || parts.size() == 0) return 0;
   const Region slab = parts.at(0);  // the first slab is a whole one
   int64_t one = m.in_place(input, slab) ? 0 : MemoryModel::region_bytes(input, slab);
@@ -510,6 +577,146 @@ int64_t ReduceNode::fill_bytes(const Region& region, const MemoryModel& m) const
   one = sat_add(sat_add(one, m.pull_bytes(input, slab)), sat_mul(r.size(), 24));  // the accumulators (moments, indices)
   if (p.rows != 0) return m.spread(sat_add(held, one));  // pieces go to the workers, each folds its own slabs
   return parts.size() > 1 ? m.spread(one) : one;
+}
+
+// ---------------------------------------------------------------- siblings in lockstep
+
+std::string ReduceNode::lockstep_key() const {
+  std::string k = "reduce|" + shape_str(inputs()[0]->shape()) + "|" + shape_str(shape()) + "|";
+  for (bool r : ax_.reduced) k += r ? '1' : '0';
+  k += ax_.keepdims ? "|k|" : "||";
+  return k + shape_str(align_) + (range_reads_ ? "|r|" : "||") + shape_str(blocks_);
+}
+
+template <class A>
+struct ReduceNode::FolderOf final : ReduceNode::Folder {
+  FolderOf(const ReduceNode& n, int64_t nout) : node(n), k(reduction::make_kernel<A>(n.kernel_args(nout))) {}
+  void consume(const Region& slab, ThreadState& t) override { node.consume_slab<A>(*k, slab, t); }
+  void merge(Folder& other) override { k->merge(*static_cast<FolderOf&>(other).k); }
+  void finish(void* out) const override { k->finalize(out, node.dtype()); }
+  const ReduceNode& node;
+  std::unique_ptr<reduction::Kernel<A>> k;
+};
+
+std::unique_ptr<ReduceNode::Folder> ReduceNode::make_folder(int64_t nout) const {
+  std::unique_ptr<Folder> f;
+  dispatch_computing(acc_, [&]<class A>(A*) { f = std::make_unique<FolderOf<A>>(*this, nout); });
+  return f;
+}
+
+namespace {
+// The region of `target` that pulling `region` of `n` asks, through the first path to it.
+bool region_below(const Node& n, const Region& region, const Node* target, Region& out, int depth = 0) {
+  if (&n == target) {
+    out = region;
+    return true;
+  }
+  if (depth > 256 || n.decompresses()) return false;
+  const std::vector<Region> ins = n.input_regions(region);
+  for (size_t i = 0; i < ins.size() && i < n.inputs().size(); ++i)
+    if (region_below(*n.inputs()[i], ins[i], target, out, depth + 1)) return true;
+  return false;
+}
+}  // namespace
+
+void ReduceNode::fold_lockstep(const SiblingGroup& g, const std::vector<const ReduceNode*>& members, const Region& in,
+                               int64_t nout, const std::vector<char*>& outs, ThreadState& ts) const {
+  const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
+  const Slabs parts = slabs(in, slab_bytes, worker_budget(ts));
+  const int64_t nparts = in.size() ? parts.size() : 0;
+  using Folders = std::vector<std::unique_ptr<Folder>>;
+  auto make = [&] {
+    Folders f;
+    for (const ReduceNode* m : members) f.push_back(m->make_folder(nout));
+    return f;
+  };
+  auto consume = [&](Folders& f, const Region& slab, ThreadState& t) {
+    ScratchScope scope(t.scratch);
+    std::vector<std::unique_ptr<LendScope>> lent;  // (declared after scope: unlent first)
+    for (const NodePtr& src : g.shared) {
+      Region r;
+      if (!t.nodes || !region_below(*inputs()[0], slab, src.get(), r) || r.size() == 0) continue;
+      const void* v = src->pull_view(r, t);
+      if (!v) {
+        void* buf = scope.alloc(static_cast<size_t>(r.size()) * itemsize(src->dtype()));
+        src->pull(r, buf, t);
+        v = buf;
+      }
+      lent.push_back(std::make_unique<LendScope>(t, src.get(), r, v));
+    }
+    for (auto& one : f) one->consume(slab, t);
+  };
+  Folders main = make();
+  const bool fork = ts.can_fork && ts.eval && nparts > 1 && ts.eval->nworkers() > 1;
+  if (!fork) {
+    for (int64_t i = 0; i < nparts; ++i) consume(main, parts.at(i), ts);
+  } else {
+    EvalState& ev = *ts.eval;
+    std::vector<Folders> partial(static_cast<size_t>(std::min<int64_t>(nparts, ev.nworkers())));
+    ev.parallel_for(nparts, [&](int64_t i, int w, ThreadState& wts) {
+      Folders& f = partial[static_cast<size_t>(w)];
+      if (f.empty()) f = make();
+      consume(f, parts.at(i), wts);
+    });
+    for (Folders& f : partial)
+      for (size_t j = 0; j < f.size(); ++j) main[j]->merge(*f[j]);
+  }
+  for (size_t j = 0; j < main.size(); ++j) main[j]->finish(outs[j]);
+}
+
+bool ReduceNode::fill_siblings(SiblingGroup& g, const Region& region, void* out, ThreadState& ts) const {
+  std::vector<const ReduceNode*> members;
+  size_t me = g.members.size(), waiting = 0;
+  for (const Node* m : g.members) {
+    if (m != this && ts.eval && ts.eval->materialized.count(m)) continue;  // computed already (a stage)
+    if (m == this) me = members.size();
+    else waiting += static_cast<size_t>(region.size()) * itemsize(m->dtype());
+    members.push_back(static_cast<const ReduceNode*>(m));  // (the same lockstep_key: reductions)
+  }
+  if (me == members.size() || members.size() < 2 || !g.reserve(waiting)) return false;
+  std::vector<std::vector<uint8_t>> values(members.size());
+  std::vector<char*> outs(members.size());
+  for (size_t j = 0; j < members.size(); ++j) {
+    if (j == me) {
+      outs[j] = static_cast<char*>(out);
+      continue;
+    }
+    values[j].resize(static_cast<size_t>(region.size()) * itemsize(members[j]->dtype()));
+    outs[j] = reinterpret_cast<char*>(values[j].data());
+  }
+  try {
+    const size_t sb = ts.eval ? slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
+    const Pieces p = split_pieces(region, sb, worker_budget(ts));
+    if (p.rows == 0) {
+      fold_lockstep(g, members, widen(region), region.size(), outs, ts);
+    } else {  // as split_kept: pieces (each over budget whole), each folded in lockstep
+      const std::vector<Piece> pieces = cut(region, p);
+      auto run = [&](const Piece& pc, ThreadState& t) {
+        ScratchScope scope(t.scratch);
+        std::vector<char*> bufs(members.size());
+        for (size_t j = 0; j < members.size(); ++j)
+          bufs[j] = static_cast<char*>(scope.alloc(static_cast<size_t>(pc.part.size()) * itemsize(members[j]->dtype())));
+        fold_lockstep(g, members, widen(pc.part), pc.part.size(), bufs, t);
+        for (size_t j = 0; j < members.size(); ++j) {
+          const size_t osz = itemsize(members[j]->dtype());
+          const Shape bs = byte_strides(pc.part.count, osz), os = byte_strides(region.count, osz);
+          copy_strided(pc.part.ndim(), pc.part.count.data(), bufs[j], bs.data(),
+                       outs[j] + pc.offset * static_cast<int64_t>(osz), os.data(), osz);
+        }
+      };
+      if (ts.can_fork && ts.eval && ts.eval->nworkers() > 1 && pieces.size() > 1)
+        ts.eval->parallel_for(static_cast<int64_t>(pieces.size()),
+                              [&](int64_t i, int, ThreadState& wts) { run(pieces[static_cast<size_t>(i)], wts); });
+      else
+        for (const Piece& pc : pieces) run(pc, ts);
+    }
+  } catch (...) {
+    g.release(waiting);
+    throw;
+  }
+  for (size_t j = 0; j < members.size(); ++j)
+    if (j != me) g.put(members[j], region, std::move(values[j]));
+  return true;
 }
 
 }  // namespace b2lazy

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "b2lazy/checked.hpp"
@@ -64,7 +66,20 @@ Split split_at(const Shape& c, int k) {
 
 template <class A>
 A apply(ScanOp op, A a, A b) {
+  if (op == ScanOp::Push) {  // the last valid (non-NaN) value: associative, NaN its identity
+    if constexpr (std::is_floating_point_v<A>) return b != b ? a : b;
+    else return b;
+  }
   return op == ScanOp::Sum ? accum::add(a, b) : accum::mul(a, b);  // (integers wrap, as NumPy's)
+}
+
+template <class A>
+A scan_identity(ScanOp op) {
+  if (op == ScanOp::Push) {
+    if constexpr (std::is_floating_point_v<A>) return std::numeric_limits<A>::quiet_NaN();
+    else return A(0);
+  }
+  return op == ScanOp::Sum ? A(0) : A(1);
 }
 
 // Pull `r` of `n` and convert it to accumulator type A (scratch owned by `scope`).
@@ -248,7 +263,7 @@ void SegmentTotals::fill(const Region& r, void* out, ThreadState& ts) const {
       ir.start[k] = s * seg_;
       ir.step[k] = 1;
       ir.count[k] = std::min(in.shape()[k], (s + 1) * seg_) - ir.start[k];
-      std::fill(carry.begin(), carry.end(), op_ == ScanOp::Sum ? A(0) : A(1));
+      std::fill(carry.begin(), carry.end(), scan_identity<A>(op_));
       // In pieces of about kPieceBytes along the axis: a segment may be large.
       const int64_t rows = piece_depth(
           std::max<int64_t>(1, kPieceBytes / std::max<int64_t>(1, ir.size() / std::max<int64_t>(1, ir.count[k]) * 8)), depth_);
@@ -341,7 +356,7 @@ void ScanNode::fill_carried(const Region& r, void* out, ThreadState& ts, CarryBo
   dispatch_computing(acc_, [&]<class A>(A*) {
     const Split su = split_at(u.count, axis_);
     const int64_t cross = su.outer * su.inner;
-    const A id = op_ == ScanOp::Sum ? A(0) : A(1);
+    const A id = scan_identity<A>(op_);
     // The region scanned from zero, in the accumulator's type (in place when that is the
     // result's), a piece of input at a time.
     A* loc = dtype() == acc_ ? static_cast<A*>(dense) : scope.alloc_n<A>(static_cast<size_t>(u.size()));
@@ -458,7 +473,7 @@ void ScanNode::fill(const Region& r, void* out, ThreadState& ts) const {
   dispatch_computing(acc_, [&]<class A>(A*) {
     Split su = split_at(u.count, axis_);
     const int64_t rows = piece_depth(std::max<int64_t>(1, kPieceBytes / (su.outer * su.inner * 8)), depth_);  // along the axis
-    std::vector<A> carry(static_cast<size_t>(su.outer * su.inner), op_ == ScanOp::Sum ? A(0) : A(1));
+    std::vector<A> carry(static_cast<size_t>(su.outer * su.inner), scan_identity<A>(op_));
     auto fold_range = [&](const Node& n, int64_t a, int64_t e) {  // [a, e) of n along the axis, in pieces
       for (int64_t j = a; j < e; j += rows) {
         ScratchScope piece_scope(ts.scratch);

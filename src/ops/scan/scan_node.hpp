@@ -1,4 +1,6 @@
-// Cumulative sums and products along one axis as lazy nodes.
+// Cumulative sums and products along one axis as lazy nodes, and the forward fill (each
+// NaN replaced by the last non-NaN value before it: xarray's ffill), the same scan with
+// "last valid value" as its associative operation.
 //
 // The axis is cut into segments of `seg` elements (the input's preferred chunks with
 // leading axes cut down to 1 MiB, along it, when known). Input is pulled in pieces of
@@ -15,7 +17,7 @@ namespace b2lazy {
 
 class CarryBoard;
 
-enum class ScanOp : uint8_t { Sum, Prod };
+enum class ScanOp : uint8_t { Sum, Prod, Push };
 
 class SegmentTotals : public Node {
  public:
@@ -41,7 +43,9 @@ class SegmentTotals : public Node {
 class ScanNode : public Node {
  public:
   ScanNode(NodePtr input, int axis, ScanOp op, DType out, bool include_initial);
-  std::string kind() const override { return op_ == ScanOp::Sum ? "cumulative_sum" : "cumulative_prod"; }
+  std::string kind() const override {
+    return op_ == ScanOp::Sum ? "cumulative_sum" : op_ == ScanOp::Prod ? "cumulative_prod" : "forward_fill";
+  }
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;

@@ -21,6 +21,8 @@ class SliceNode : public Node {
   const void* view(const Region& region) const override;
   std::vector<Region> input_regions(const Region& region) const override { return {input_region(region)}; }
   Region input_region(const Region& region) const;
+  const std::vector<Axis>& axes() const { return axes_; }
+  const std::vector<int>& out_to_in() const { return out_to_in_; }
 
  private:
   std::vector<Axis> axes_;

@@ -159,12 +159,13 @@ LINALG_LAZY = {
     "vecdot": lambda a: np.linalg.vecdot(a, a), "matrix_transpose": lambda a: np.linalg.matrix_transpose(a),
     "trace": lambda s: np.linalg.trace(s, offset=1), "diagonal": lambda a: np.linalg.diagonal(a),
     "multi_dot": lambda a, b: np.linalg.multi_dot([a, b, b.T]), "matrix_power": lambda s: np.linalg.matrix_power(s, 5),
+    "lstsq": lambda v: np.linalg.lstsq(S, v[:4])[0],  # a NumPy matrix, lazy right-hand sides (polyfit)
 }
 LINALG_EAGER = {
     "cholesky": lambda s: np.linalg.cholesky(s), "cond": lambda s: np.linalg.cond(s), "det": lambda s: np.linalg.det(s),
     "eig": lambda s: np.sort(np.linalg.eig(s).eigenvalues), "eigh": lambda s: np.linalg.eigh(s).eigenvalues,
     "eigvals": lambda s: np.sort(np.linalg.eigvals(s)), "eigvalsh": lambda s: np.linalg.eigvalsh(s),
-    "inv": lambda s: np.linalg.inv(s), "lstsq": lambda s, v: np.linalg.lstsq(s, v[:4])[0],
+    "inv": lambda s: np.linalg.inv(s), "lstsq": lambda s, v: np.linalg.lstsq(s, v[:4])[0],  # (a lazy matrix)
     "matrix_rank": lambda s: np.linalg.matrix_rank(s), "pinv": lambda s: np.linalg.pinv(s),
     "qr": lambda s: np.abs(np.linalg.qr(s).R), "slogdet": lambda s: np.linalg.slogdet(s).logabsdet,
     "solve": lambda s, v: np.linalg.solve(s, v[:4]), "svd": lambda s: np.linalg.svd(s).S,

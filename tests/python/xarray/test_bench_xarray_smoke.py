@@ -40,6 +40,7 @@ def test_quick_in_process_all_workloads(tmp_path):
                 if "error" in r or w == "open":
                     continue
                 assert r["check"] in ("ok", "reference"), (w, e, r)  # a mismatch is a wrong value
+        assert rows["coarsen"]["b2lazy"].get("check") == "ok", rows["coarsen"]  # runs on b2lazy, equal to NumPy's
     assert png.stat().st_size > 0
     assert "| workload |" in md.read_text()
     assert not [p for p in os.listdir(tmp_path) if p.startswith("bench-xarray-")]  # scratch removed

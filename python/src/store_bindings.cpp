@@ -1,0 +1,132 @@
+// Byte stores (b2lazy/byte_store.hpp) from Python: _core.open_store(url, storage_options)
+// for the tests and the Python layer. I/O runs without the GIL.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <b2lazy/byte_store.hpp>
+
+#include "bindings.hpp"
+
+namespace b2lazy_py {
+
+using namespace b2lazy;
+
+namespace {
+
+using RangeList = std::vector<std::pair<int64_t, int64_t>>;
+
+// fsspec's storage_options as StoreOptions values: nested dicts joined with '.'
+// ({"client_kwargs": {"endpoint_url": u}} -> "client_kwargs.endpoint_url"), flags as
+// "true"/"false", None left out, anything else as str().
+void flatten(const nb::dict& d, const std::string& prefix, std::map<std::string, std::string>& out) {
+  for (auto [k, v] : d) {
+    const std::string name = prefix + nb::cast<std::string>(nb::str(k));
+    if (v.is_none()) continue;
+    if (nb::isinstance<nb::dict>(v)) flatten(nb::borrow<nb::dict>(v), name + ".", out);
+    else if (nb::isinstance<nb::bool_>(v)) out[name] = nb::cast<bool>(v) ? "true" : "false";
+    else out[name] = nb::cast<std::string>(nb::str(v));
+  }
+}
+
+std::vector<ByteRange> to_ranges(const RangeList& r) {
+  std::vector<ByteRange> out;
+  out.reserve(r.size());
+  for (auto [o, l] : r) out.push_back({o, l});
+  return out;
+}
+
+nb::object parts_object(const std::optional<ByteStore::Parts>& parts) {
+  if (!parts) return nb::none();
+  nb::list out;
+  for (const auto& p : *parts) out.append(nb::bytes(reinterpret_cast<const char*>(p.data()), p.size()));
+  return out;
+}
+
+nb::dict info_dict(const ObjectInfo& i) {
+  nb::dict d;
+  d["key"] = i.key;
+  d["size"] = i.size;
+  d["version"] = i.version;
+  return d;
+}
+
+}  // namespace
+
+void bind_store(nb::module_& m) {
+  nb::class_<ByteStore>(m, "ByteStore")
+      .def_prop_ro("root", &ByteStore::root)
+      .def("url_of", &ByteStore::url_of, nb::arg("key"))
+      .def("read", [](ByteStore& s, const std::string& key, const RangeList& ranges) {
+        std::optional<ByteStore::Parts> parts;
+        {
+          nb::gil_scoped_release nogil;
+          parts = s.read(key, to_ranges(ranges));
+        }
+        return parts_object(parts);
+      }, nb::arg("key"), nb::arg("ranges"), "Ranges [(offset, length)] of object key (length -1: to the end): a list of bytes, or None when the object is missing.")
+      .def("read_many", [](ByteStore& s, const std::vector<std::pair<std::string, RangeList>>& requests) {
+        std::vector<ByteStore::Request> rq;
+        for (const auto& [key, ranges] : requests) rq.push_back({key, to_ranges(ranges)});
+        std::vector<std::optional<ByteStore::Parts>> got;
+        {
+          nb::gil_scoped_release nogil;
+          got = s.read_many(rq);
+        }
+        nb::list out;
+        for (const auto& g : got) out.append(parts_object(g));
+        return out;
+      }, nb::arg("requests"), "[(key, [(offset, length)])] read at once: per request a list of bytes or None.")
+      .def("stat", [](ByteStore& s, const std::string& key) -> nb::object {
+        std::optional<ObjectInfo> info;
+        {
+          nb::gil_scoped_release nogil;
+          info = s.stat(key);
+        }
+        if (!info) return nb::none();
+        return info_dict(*info);
+      }, nb::arg("key"))
+      .def("list", [](ByteStore& s, const std::string& prefix) {
+        std::vector<ObjectInfo> got;
+        {
+          nb::gil_scoped_release nogil;
+          got = s.list(prefix);
+        }
+        nb::list out;
+        for (const auto& i : got) out.append(info_dict(i));
+        return out;
+      }, nb::arg("prefix") = "")
+      .def("write", [](ByteStore& s, const std::string& key, nb::bytes data) {
+        const char* p = data.c_str();  // immutable, and held by this call
+        const size_t n = data.size();
+        nb::gil_scoped_release nogil;
+        s.write(key, p, n);
+      }, nb::arg("key"), nb::arg("data"))
+      .def("remove", [](ByteStore& s, const std::string& key) {
+        nb::gil_scoped_release nogil;
+        s.remove(key);
+      }, nb::arg("key"))
+      .def("counters", [](const ByteStore& s) {
+        const auto c = s.counters();
+        nb::dict d;
+        d["requests"] = c.requests;
+        d["bytes"] = c.bytes;
+        d["bytes_written"] = c.bytes_written;
+        d["retries"] = c.retries;
+        d["wait_seconds"] = c.wait_seconds;
+        return d;
+      });
+  m.def("open_store", [](const std::string& url, nb::object storage_options, int concurrency, int max_retries) {
+    StoreOptions o;
+    if (!storage_options.is_none()) flatten(nb::cast<nb::dict>(storage_options), "", o.values);
+    o.concurrency = concurrency;
+    o.max_retries = max_retries;
+    return open_store(url, o);
+  }, nb::arg("url"), nb::arg("storage_options").none() = nb::none(), nb::arg("concurrency") = 32, nb::arg("max_retries") = 8,
+        "The byte store for url (https://, s3://, gs://, a path); storage_options as fsspec's (nested dicts flattened with '.').");
+}
+
+}  // namespace b2lazy_py
