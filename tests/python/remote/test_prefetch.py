@@ -65,8 +65,9 @@ def test_retries_counted_and_values_exact(faults, units):
     faults.set(["503", "503", "reset"])
     a, store = array(faults, retry_backoff="0.001", retry_backoff_max="0.01")
     np.testing.assert_array_equal(a.to_numpy(nthreads=2), units)
-    assert a.last_stats["store_retries"] >= 3
-    assert a.last_stats["store_requests"] == N + a.last_stats["store_retries"]
+    c = store.counters()  # (libcurl itself resends once what a reused connection lost unanswered)
+    assert a.last_stats["store_retries"] == c["retries"] >= 2
+    assert a.last_stats["store_requests"] == c["requests"] >= N + 2
 
 
 def test_a_persistent_error_names_the_url(faults, units):
