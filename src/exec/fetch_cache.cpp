@@ -110,7 +110,7 @@ std::optional<ByteStore::Parts> FetchCache::read(const StoreRead& r) {
         it->second.bytes = bytes;
         held_ += bytes;
         most_held_ = std::max(most_held_, held_);
-        to_lru(id, it->second);
+        if (!it->second.ahead) to_lru(id, it->second);  // (else a task ahead reads it too)
       }
     }
   }
@@ -123,7 +123,17 @@ bool FetchCache::reserve(const StoreRead& r, int64_t bytes, int64_t task, std::o
   const std::string id = id_of(r);
   std::lock_guard<std::mutex> g(mu_);
   note_store(r.store);
-  if (entries_.count(id) || bytes > capacity_) return true;  // here already, or never fits: read by its task
+  if (auto it = entries_.find(id); it != entries_.end()) {
+    // Here already (a unit two tasks read): kept again until this task reads it.
+    Entry& e = it->second;
+    if (!e.ahead) {
+      e.ahead = true;
+      e.task = task;
+      if (e.in_lru) lru_.erase(e.age), e.in_lru = false;
+    }
+    return true;
+  }
+  if (bytes > capacity_) return true;  // never fits: read by its task
   evict_for(bytes);
   if (held_ + bytes > capacity_) return false;
   auto promise = std::make_shared<std::promise<Value>>();

@@ -48,7 +48,7 @@ class FetchCache {
   };
   // Registers `r` (expected `bytes`) as fetched ahead for task `task`: false when it
   // does not fit until reads are consumed (nothing registered); true and no `out` when
-  // it is held or in flight already.
+  // it is held or in flight already (then kept for `task` too).
   bool reserve(const StoreRead& r, int64_t bytes, int64_t task, std::optional<Pending>& out);
   void fulfil(const Pending& p, std::optional<ByteStore::Parts> parts);
   void fail(const Pending& p, std::exception_ptr error);

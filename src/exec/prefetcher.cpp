@@ -89,9 +89,13 @@ void Prefetcher::queue_task(int64_t task) {
   Propagation walk(stop_nodes_, [&](const Edge&, const Node& n, const Region& r, bool first) {
     const int64_t bytes = n.store_read_bytes();
     if (!first || bytes <= 0) return;
+    if (queue_.size() >= kMostQueued) return;
     reads.clear();
     n.store_reads(r, reads);
-    for (StoreRead& s : reads) queue_.push_back({task, std::move(s), bytes});
+    for (StoreRead& s : reads) {
+      if (queue_.size() >= kMostQueued) break;  // (the rest read by the task itself)
+      queue_.push_back({task, std::move(s), bytes});
+    }
   });
   const int64_t nchunks = grid_.nchunks();
   for (int64_t id = task * per_; id < std::min(nchunks, (task + 1) * per_); ++id) {

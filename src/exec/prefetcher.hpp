@@ -37,6 +37,9 @@ class Prefetcher {
   static constexpr int kThreads = 2;        // batches in flight at once
   static constexpr size_t kBatch = 16;      // reads per ByteStore::read_many
   static constexpr int64_t kMostAhead = 4096;  // tasks planned ahead of the last claimed
+  // Reads listed at once: a task over a whole huge array (a reduction to one chunk)
+  // fetches ahead its first ones only, not a list of millions.
+  static constexpr size_t kMostQueued = size_t(1) << 16;
 
  private:
   struct Queued {
