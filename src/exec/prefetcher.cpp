@@ -158,6 +158,8 @@ void Prefetcher::run(std::vector<FetchCache::Pending> batch) {
       } catch (...) {  // cancelled, or a walk that fails: the tasks read for themselves
         stopping_ = true;
         cv_.notify_all();
+        lock.unlock();
+        send(cache_, batch);  // (what was reserved is answered: its readers wait for it)
         return;
       }
       if (batch.empty()) {
