@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "b2lazy/box.hpp"
+#include "b2lazy/byte_store.hpp"
 #include "b2lazy/checked.hpp"
 #include "b2lazy/dtype.hpp"
 
@@ -17,6 +18,14 @@ using NodePtr = std::shared_ptr<const Node>;
 class ThreadState;  // per-thread scratch, codec contexts and counters (src/exec)
 struct StorageInfo;  // b2lazy/driver.hpp
 class MemoryModel;  // the memory projection of one evaluation (src/plan/memory.hpp)
+
+// One read a store-backed source makes (ByteStore::read of `ranges` of `key`): what the
+// executor fetches ahead of the tasks that need it (Node::store_reads, exec/fetch_cache.hpp).
+struct StoreRead {
+  StorePtr store;
+  std::string key;
+  std::vector<ByteRange> ranges;
+};
 
 class Node {
  public:
@@ -142,6 +151,13 @@ class Node {
   // a pull of `region` touches, appended to `ids` in the order the pull reads them.
   virtual int64_t window_block_bytes() const { return 0; }
   virtual void blocks_touched(const Region& /*region*/, std::vector<int64_t>& /*ids*/) const {}
+  // A source over a ByteStore opts into the plan's prefetch with these two: the store
+  // reads a pull of `region` makes, in the order it makes them (appended to `out`; the
+  // source then reads through fetch_read(), exec/fetch_cache.hpp, which hands it the
+  // bytes fetched ahead while earlier tasks computed), and the most bytes one such read
+  // returns (> 0: opted in; the plan sizes its cache of fetched bytes from it).
+  virtual void store_reads(const Region& /*region*/, std::vector<StoreRead>& /*out*/) const {}
+  virtual int64_t store_read_bytes() const { return 0; }
   // Memory fill(region) holds at its peak beyond `out`, per worker: its own scratch (a
   // product's kept band and streamed K-panels, a reduction's slabs) plus the most its
   // pulls hold below it, asked of the inputs through MemoryModel::pull_bytes (memoised;

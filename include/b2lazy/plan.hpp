@@ -119,6 +119,10 @@ struct Plan {
   std::vector<PlanWindow> windows;  // sources read through a window of decompressed blocks
   std::vector<PlanSiblings> siblings;  // reductions folded in lockstep
   PassMemory tasks_memory;         // the output tasks' pass
+  // Bytes of the cache of fetched (compressed) store reads (exec/fetch_cache.hpp): what
+  // the prefetch holds ahead of the tasks and repeated reads find; 0 when no source reads
+  // from a store through it (Node::store_read_bytes). Counted in projected_peak.
+  int64_t fetch_bytes = 0;
   int64_t kept_bytes = 0;          // held by the stages while the tasks run
   // The memory model's projection (src/plan/memory.hpp): the most memory the evaluation
   // holds at once — the stages' kept copies, the calling thread's and the workers' scratch

@@ -31,6 +31,19 @@ struct Stats {
   // Node visits of the reuse planner (src/plan/reuse.cpp), nested plans included: it
   // walks each node once per output chunk, so this grows with the distinct nodes of
   // the graph, not with its paths.
+  // The byte stores the evaluation read (counted once each, their counters' growth
+  // while it ran: another evaluation reading the same store at once counts here too).
+  int64_t store_requests = 0;
+  int64_t store_bytes = 0;
+  int64_t store_retries = 0;
+  double store_wait_seconds = 0;
+  // Store reads through the cache of fetched bytes (exec/fetch_cache.hpp): found there
+  // (fetched ahead by the prefetch, or read before), or read by the task that needed it;
+  // reads the prefetch sent, and seconds tasks waited for reads it had in flight.
+  int64_t prefetch_hits = 0;
+  int64_t prefetch_misses = 0;
+  int64_t prefetch_reads = 0;
+  double prefetch_wait_seconds = 0;
   int64_t plan_visits = 0;
   int64_t peak_scratch_bytes = 0;  // sum over threads of each thread's high-water mark
   // The memory model's projected peak (src/plan/memory.hpp), checked against max_memory

@@ -8,6 +8,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <b2lazy/byte_store.hpp>
+#include <b2lazy/store_units.hpp>
 
 #include "bindings.hpp"
 
@@ -127,6 +128,13 @@ void bind_store(nb::module_& m) {
     return open_store(url, o);
   }, nb::arg("url"), nb::arg("storage_options").none() = nb::none(), nb::arg("concurrency") = 32, nb::arg("max_retries") = 8,
         "The byte store for url (https://, s3://, gs://, a path); storage_options as fsspec's (nested dicts flattened with '.').");
+  // For the prefetch's tests and benchmark (src/io/store/store_units_source.hpp).
+  m.def("_store_units_array", [](StorePtr store, const std::string& dtype, std::vector<int64_t> shape,
+                                 std::vector<int64_t> units, bool prefetch) {
+    return store_units_array(std::move(store), dtype_from_name(dtype), Shape(shape.begin(), shape.end()),
+                             Shape(units.begin(), units.end()), prefetch);
+  }, nb::arg("store"), nb::arg("dtype"), nb::arg("shape"), nb::arg("units"), nb::arg("prefetch") = true,
+        "An array whose units are the store's objects 'u/<id>' (raw items, C order, padded at the edges).");
 }
 
 }  // namespace b2lazy_py

@@ -121,6 +121,14 @@ void merge_stats(Stats& a, const Stats& b) {
   a.sources_kept += b.sources_kept;
   a.stages_reused += b.stages_reused;
   a.window_hits += b.window_hits;
+  a.store_requests += b.store_requests;
+  a.store_bytes += b.store_bytes;
+  a.store_retries += b.store_retries;
+  a.prefetch_hits += b.prefetch_hits;
+  a.prefetch_misses += b.prefetch_misses;
+  a.prefetch_reads += b.prefetch_reads;
+  a.store_wait_seconds += b.store_wait_seconds;
+  a.prefetch_wait_seconds += b.prefetch_wait_seconds;
   a.plan_visits = std::max(a.plan_visits, b.plan_visits);  // each process plans the same graph
   a.peak_scratch_bytes = std::max(a.peak_scratch_bytes, b.peak_scratch_bytes);  // per process
   a.projected_peak_bytes = std::max(a.projected_peak_bytes, b.projected_peak_bytes);

@@ -101,6 +101,7 @@ void EvalState::collect(Stats& stats) const {
   add(main_.get());
   for (auto& w : workers_) add(w.get());
   for (auto& [node, w] : windows) stats.window_hits += w->hits();
+  if (fetch) fetch->collect(stats);
   for (auto& [node, counts] : per_chunk) {
     const std::string name = node->source_name();
     for (auto& [id, n] : counts) {

@@ -11,6 +11,7 @@
 #include "b2lazy/stats.hpp"
 #include "exec/block_window.hpp"
 #include "exec/carry_board.hpp"
+#include "exec/fetch_cache.hpp"
 #include "exec/node_cache.hpp"
 #include "exec/sibling_group.hpp"
 
@@ -66,6 +67,9 @@ class EvalState {
     auto it = windows.find(n);
     return it == windows.end() ? nullptr : it->second.get();
   }
+  // Store reads fetched ahead or read before (Plan::fetch_bytes): made before the first
+  // pass; sources read through it (fetch_read).
+  std::unique_ptr<FetchCache> fetch;
   // Sibling reductions evaluated in lockstep (Plan::siblings), by member: made before the
   // first pass, read by every pass.
   std::unordered_map<const Node*, std::shared_ptr<SiblingGroup>> siblings;

@@ -13,6 +13,7 @@
 #include "core/strided_copy.hpp"
 #include "exec/eval_state.hpp"
 #include "exec/no_evaluation.hpp"
+#include "exec/prefetcher.hpp"
 #include "exec/stage_results.hpp"
 #include "exec/thread_state.hpp"
 #include "plan/chunking.hpp"
@@ -71,6 +72,8 @@ void run_tasks(const Node& root, const ChunkGrid& grid, int64_t per, int64_t fir
   const int64_t lo = std::min(nchunks, first * per), hi = std::min(nchunks, last * per);
   const int64_t total = hi - lo;
   if (total <= 0) return;
+  // The tasks' store reads fetched ahead of the workers (none unless a source opts in).
+  PrefetchScope prefetch(ev, root, grid, per, first, last, needed);
   if (total == 1) {
     if (needed && !(*needed)[static_cast<size_t>(lo)]) return;
     ev.check_cancel();
@@ -82,6 +85,7 @@ void run_tasks(const Node& root, const ChunkGrid& grid, int64_t per, int64_t fir
   std::mutex mu;
   ev.parallel_for(last - first, [&](int64_t task, int, ThreadState& ts) {
     const int64_t t = first + task;
+    prefetch.started(t);
     for (int64_t id = t * per; id < std::min(nchunks, (t + 1) * per); ++id) {
       if (needed && !(*needed)[static_cast<size_t>(id)]) continue;
       ev.check_cancel();
@@ -222,6 +226,8 @@ Stats execute_plan_once(const Plan& plan, const Target& target, int64_t first_ta
   Stats stats;
   EvalState ev(ctx, plan.options.max_memory);
   ev.cancel = opts.cancel;
+  // (a cache of no bytes still counts the stores' reads and serves reads in flight)
+  ev.fetch = std::make_unique<FetchCache>(plan.fetch_bytes);
   for (const PlanWindow& w : plan.windows)
     ev.windows[w.node.get()] = std::make_unique<BlockWindow>(w.blocks, static_cast<size_t>(w.node->window_block_bytes()));
   // Sibling reductions: the results folded ahead for members wait within an eighth of the budget.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <unordered_set>
 
 #include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
@@ -88,6 +89,7 @@ std::string MemoryProjection::describe() const {
   std::string s = mib(peak()) + " (";
   if (kept > windows) s += "kept by the stages " + mib(kept - windows) + " + ";
   if (windows) s += "windows of decompressed blocks " + mib(windows) + " + ";
+  if (fetched) s += "fetched store reads " + mib(fetched) + " + ";
   if (calling) s += "the calling thread " + mib(calling) + " + ";
   s += std::to_string(workers) + " worker" + (workers == 1 ? "" : "s") + " x " + mib(per_worker);
   return s + ")";
@@ -117,7 +119,25 @@ MemoryProjection project_plan(const Plan& p) {
   for (const PlanWindow& w : p.windows) m.windows = sat_add(m.windows, w.bytes);
   m.kept = sat_add(m.kept, m.windows);
   add_pass(p.tasks_memory);
+  m.fetched = p.fetch_bytes;
   return m;
+}
+
+int64_t fetch_cache_bytes(const Plan& p) {
+  if (!p.root) return 0;
+  int64_t most_read = 0;
+  std::vector<const Node*> todo{p.root.get()};
+  std::unordered_set<const Node*> seen;
+  while (!todo.empty()) {
+    const Node* n = todo.back();
+    todo.pop_back();
+    if (!seen.insert(n).second) continue;
+    most_read = std::max(most_read, n->store_read_bytes());
+    for (const NodePtr& i : n->inputs()) todo.push_back(i.get());
+  }
+  if (most_read <= 0) return 0;
+  const int64_t share = static_cast<int64_t>(std::min<size_t>(p.options.max_memory / 8, size_t(256) << 20));
+  return share >= most_read ? share : 0;
 }
 
 Shape fitted_blocks(const Shape& chunks, size_t itemsize) {

@@ -90,10 +90,15 @@ struct MemoryProjection {
   int64_t calling = 0;       // the calling thread: the largest pass of one chunk
   int workers = 0;           // workers that hold an arena
   int64_t per_worker = 0;    // the most one task of a pass on the workers holds
-  int64_t peak() const { return sat_add(sat_add(kept, calling), sat_mul(workers, per_worker)); }
+  int64_t fetched = 0;       // the cache of fetched store reads (Plan::fetch_bytes)
+  int64_t peak() const { return sat_add(sat_add(sat_add(kept, calling), fetched), sat_mul(workers, per_worker)); }
   std::string describe() const;  // one line for explain()
 };
 MemoryProjection project_plan(const Plan& p);
+// Plan::fetch_bytes: when a source reads from a store through the cache
+// (Node::store_read_bytes), an eighth of max_memory, at most 256 MiB (room for the reads
+// of the tasks ahead; at least one read's bytes fit, or nothing is fetched ahead); else 0.
+int64_t fetch_cache_bytes(const Plan& p);
 
 // The blocks of output chunks the layout pass made smaller: whole trailing axes (C
 // order, so the writer compresses a chunk without reordering it), about 256 KiB.

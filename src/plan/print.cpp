@@ -48,6 +48,14 @@ void print_measured(std::ostringstream& os, const Stats& s) {
   if (s.window_hits) os << "; " << s.window_hits << " blocks read from a window of decompressed blocks";
   if (s.stages_reused) os << " (" << s.stages_reused << " stage" << (s.stages_reused == 1 ? "" : "s") << " read from an earlier execution)";
   os << "\n";
+  if (s.store_requests || s.prefetch_hits || s.prefetch_misses) {
+    char wait[64];
+    std::snprintf(wait, sizeof wait, "%.3f s waited for responses, %.3f s for reads fetched ahead",
+                  s.store_wait_seconds, s.prefetch_wait_seconds);
+    os << "  stores: " << s.store_requests << " requests, " << format_bytes(s.store_bytes) << ", " << s.store_retries
+       << " retries, " << wait << "; reads fetched ahead " << s.prefetch_reads << ", found " << s.prefetch_hits
+       << ", read by their task " << s.prefetch_misses << "\n";
+  }
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.3f", s.seconds);
   os << "  peak scratch: " << format_bytes(s.peak_scratch_bytes) << " (projected peak "

@@ -253,6 +253,7 @@ void plan_tasks(Plan& p) {
 
   asked.settle(p.stages);
 
+  p.fetch_bytes = fetch_cache_bytes(p);
   // The one projection, from the passes above and the stages' kept copies.
   const MemoryProjection mp = project_plan(p);
   p.kept_bytes = mp.kept;

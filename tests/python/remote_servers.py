@@ -252,7 +252,8 @@ class FaultProxy:
     while Content-Range still claims the whole range), "stall" (headers, then no body
     until the client gives up), "ignore_range" (the Range header dropped: a 200 with the
     whole object, as from a server without range support). ``latency`` seconds are added
-    before each answer."""
+    before each answer. ``in_flight_seen``: how many requests were in flight as each
+    arrived (itself included), ``most_in_flight`` the most."""
 
     def __init__(self, upstream_port: int):
         self.upstream_port = upstream_port
@@ -265,6 +266,9 @@ class FaultProxy:
             self._then = "ok"
             self.latency = 0.0
             self.seen: list[str] = []  # the fault applied to each request, in order
+            self.in_flight = 0  # requests received and not yet answered
+            self.most_in_flight = 0
+            self.in_flight_seen: list[int] = []  # in flight as each request arrived (itself included)
 
     def set(self, faults=(), then="ok", latency=0.0):
         for f in [*faults, then]:
@@ -274,6 +278,8 @@ class FaultProxy:
             self._then = then
             self.latency = latency
             self.seen = []
+            self.most_in_flight = 0
+            self.in_flight_seen = []
 
     def _next_fault(self) -> str:
         with self._lock:
@@ -341,46 +347,60 @@ class FaultProxy:
                 if request_body:
                     request_body = await reader.readexactly(request_body)
                 fault = self._next_fault()
-                if self.latency:
-                    await asyncio.sleep(self.latency)
-                if fault == "reset":
-                    sock = writer.get_extra_info("socket")
-                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                    writer.transport.abort()
-                    return
-                if fault in ("503", "429", "500"):
-                    body = f"<Error><Code>Injected</Code><Message>fault {fault}</Message></Error>".encode()
-                    writer.write(f"HTTP/1.1 {fault} Injected\r\nContent-Length: {len(body)}\r\n"
-                                 f"Retry-After: 0\r\n\r\n".encode() + body)
-                    await writer.drain()
-                    continue
-                if fault == "ignore_range":
-                    head = b"\r\n".join(l for l in head.split(b"\r\n") if not l.lower().startswith(b"range:"))
-                resp_head, body = await self._upstream(head, request_body or b"")
-                lines = [l for l in resp_head.split(b"\r\n")
-                         if not l.lower().startswith((b"connection:", b"keep-alive:"))]
-                if fault == "short_range" and lines[0].split(b" ")[1] == b"206" and len(body) > 1:
-                    body = body[: len(body) // 2]
-                    lines = [l for l in lines if not l.lower().startswith(b"content-length:")]
-                    lines.append(b"Content-Length: %d" % len(body))
-                out = b"\r\n".join(lines) + b"\r\n\r\n"
-                if fault == "truncate" and method != b"HEAD" and len(body) > 1:
-                    writer.write(out + body[: len(body) // 2])
-                    await writer.drain()
-                    writer.close()
-                    return
-                if fault == "stall" and method != b"HEAD":
-                    writer.write(out)
-                    await writer.drain()
-                    await asyncio.sleep(3600)
-                    return
-                writer.write(out + (b"" if method == b"HEAD" else body))
-                await writer.drain()
+                with self._lock:
+                    self.in_flight += 1
+                    self.most_in_flight = max(self.most_in_flight, self.in_flight)
+                    self.in_flight_seen.append(self.in_flight)
+                try:
+                    if not await self._answer(writer, head, method, request_body, fault):
+                        return
+                finally:
+                    with self._lock:
+                        self.in_flight -= 1
         except (ConnectionError, asyncio.CancelledError):
             pass
         finally:
             with contextlib.suppress(Exception):
                 writer.close()
+
+    async def _answer(self, writer, head, method, request_body, fault) -> bool:
+        """Answers one request as its fault says; False when the connection is done."""
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        if fault == "reset":
+            sock = writer.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()
+            return False
+        if fault in ("503", "429", "500"):
+            body = f"<Error><Code>Injected</Code><Message>fault {fault}</Message></Error>".encode()
+            writer.write(f"HTTP/1.1 {fault} Injected\r\nContent-Length: {len(body)}\r\n"
+                         f"Retry-After: 0\r\n\r\n".encode() + body)
+            await writer.drain()
+            return True
+        if fault == "ignore_range":
+            head = b"\r\n".join(l for l in head.split(b"\r\n") if not l.lower().startswith(b"range:"))
+        resp_head, body = await self._upstream(head, request_body or b"")
+        lines = [l for l in resp_head.split(b"\r\n")
+                 if not l.lower().startswith((b"connection:", b"keep-alive:"))]
+        if fault == "short_range" and lines[0].split(b" ")[1] == b"206" and len(body) > 1:
+            body = body[: len(body) // 2]
+            lines = [l for l in lines if not l.lower().startswith(b"content-length:")]
+            lines.append(b"Content-Length: %d" % len(body))
+        out = b"\r\n".join(lines) + b"\r\n\r\n"
+        if fault == "truncate" and method != b"HEAD" and len(body) > 1:
+            writer.write(out + body[: len(body) // 2])
+            await writer.drain()
+            writer.close()
+            return False
+        if fault == "stall" and method != b"HEAD":
+            writer.write(out)
+            await writer.drain()
+            await asyncio.sleep(3600)
+            return False
+        writer.write(out + (b"" if method == b"HEAD" else body))
+        await writer.drain()
+        return True
 
 
 # ------------------------------------------------------------------------------------------
