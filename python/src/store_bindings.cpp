@@ -7,7 +7,9 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <b2lazy/array.hpp>
 #include <b2lazy/byte_store.hpp>
+#include <b2lazy/driver.hpp>
 
 #include "bindings.hpp"
 
@@ -127,6 +129,15 @@ void bind_store(nb::module_& m) {
     return open_store(url, o);
   }, nb::arg("url"), nb::arg("storage_options").none() = nb::none(), nb::arg("concurrency") = 32, nb::arg("max_retries") = 8,
         "The byte store for url (https://, s3://, gs://, a path); storage_options as fsspec's (nested dicts flattened with '.').");
+  // The tests count a remote array's requests on the store it reads.
+  m.def("open_in_store", [](const StorePtr& store, const std::string& driver) {
+    NodePtr n;
+    {
+      nb::gil_scoped_release nogil;
+      n = open_in_store(store, driver);
+    }
+    return Array(n);
+  }, nb::arg("store"), nb::arg("driver"), "The array the store holds (its root URL), read by the named driver through that store.");
 }
 
 }  // namespace b2lazy_py

@@ -67,6 +67,47 @@ void getitems(const BloscRangeRead& in, const uint8_t* chunk, int32_t cbytes, in
 
 }  // namespace
 
+BlockExtents::BlockExtents(const uint8_t* table, int64_t nblocks, int64_t header_len, int64_t cbytes,
+                           const std::string& where)
+    : header_len_(header_len), cbytes_(cbytes) {
+  starts_.resize(static_cast<size_t>(nblocks));
+  const int64_t end = table_end();
+  for (int64_t b = 0; b < nblocks; ++b) {
+    const int64_t s = get32(table + 4 * b);
+    if (s < end || s >= cbytes)
+      throw IOError("'" + where + "': Blosc: block " + std::to_string(b) + " starts outside the buffer");
+    starts_[static_cast<size_t>(b)] = s;
+  }
+  sorted_ = starts_;
+  std::sort(sorted_.begin(), sorted_.end());
+}
+
+std::pair<int64_t, int64_t> BlockExtents::extent(int64_t b) const {
+  const int64_t s = starts_.at(static_cast<size_t>(b));
+  auto it = std::upper_bound(sorted_.begin(), sorted_.end(), s);
+  return {s, it == sorted_.end() ? cbytes_ : *it};
+}
+
+int64_t BlockExtents::packed_size(const std::vector<int64_t>& blocks) const {
+  int64_t n = table_end();
+  for (int64_t b : blocks) n += extent(b).second - extent(b).first;
+  return n;
+}
+
+void BlockExtents::pack(const uint8_t* header, const std::vector<int64_t>& blocks,
+                        const std::function<void(int64_t b, uint8_t* dst)>& copy, uint8_t* out) const {
+  const int64_t table = table_end();
+  std::memcpy(out, header, static_cast<size_t>(header_len_));
+  put32(out + 12, static_cast<uint32_t>(packed_size(blocks)));
+  for (size_t b = 0; b < starts_.size(); ++b) put32(out + header_len_ + 4 * b, static_cast<uint32_t>(table));  // (never read)
+  int64_t at = table;
+  for (int64_t b : blocks) {
+    copy(b, out + at);
+    put32(out + header_len_ + 4 * b, static_cast<uint32_t>(at));
+    at += extent(b).second - extent(b).first;
+  }
+}
+
 int64_t read_blosc_range(const BloscRangeRead& in, int64_t start, int64_t n, void* dst, ThreadState& ts) {
   if (n <= 0) return 0;
   const int64_t isz = static_cast<int64_t>(in.itemsize);
@@ -99,33 +140,16 @@ int64_t read_blosc_range(const BloscRangeRead& in, int64_t start, int64_t n, voi
   if (table > cbytes) damaged(in, "truncated block table");
   std::vector<uint8_t> starts_raw(static_cast<size_t>(4 * nblocks));
   pread_all(in, kHeader, 4 * nblocks, starts_raw.data());
-  std::vector<int64_t> starts(static_cast<size_t>(nblocks)), sorted;
-  for (int64_t b = 0; b < nblocks; ++b) {
-    starts[static_cast<size_t>(b)] = get32(starts_raw.data() + 4 * b);
-    if (starts[static_cast<size_t>(b)] < table || starts[static_cast<size_t>(b)] >= cbytes)
-      damaged(in, "block " + std::to_string(b) + " starts outside the buffer");
-  }
-  sorted = starts;
-  std::sort(sorted.begin(), sorted.end());
-  // A block ends where the next one (in the file's order) starts, or at cbytes.
-  auto end_of = [&](int64_t s) {
-    auto it = std::upper_bound(sorted.begin(), sorted.end(), s);
-    return it == sorted.end() ? cbytes : *it;
-  };
+  const BlockExtents extents(starts_raw.data(), nblocks, kHeader, cbytes, in.where);
   const int64_t b0 = start / block_items, b1 = (start + n - 1) / block_items;
-  int64_t packed = table;
-  for (int64_t b = b0; b <= b1; ++b) packed += end_of(starts[static_cast<size_t>(b)]) - starts[static_cast<size_t>(b)];
+  std::vector<int64_t> blocks;
+  for (int64_t b = b0; b <= b1; ++b) blocks.push_back(b);
+  const int64_t packed = extents.packed_size(blocks);
   auto* chunk = scope.alloc_n<uint8_t>(static_cast<size_t>(packed));
-  std::memcpy(chunk, h, kHeader);
-  put32(chunk + 12, static_cast<uint32_t>(packed));
-  int64_t at = table;
-  for (int64_t b = 0; b < nblocks; ++b) put32(chunk + kHeader + 4 * b, static_cast<uint32_t>(table));  // (never read)
-  for (int64_t b = b0; b <= b1; ++b) {
-    const int64_t s = starts[static_cast<size_t>(b)], len = end_of(s) - s;
-    pread_all(in, s, len, chunk + at);
-    put32(chunk + kHeader + 4 * b, static_cast<uint32_t>(at));
-    at += len;
-  }
+  extents.pack(h, blocks, [&](int64_t b, uint8_t* dst) {
+    const auto [s0, s1] = extents.extent(b);
+    pread_all(in, s0, s1 - s0, dst);
+  }, chunk);
   getitems(in, chunk, static_cast<int32_t>(packed), start, n, block_items, dst, ts);
   return std::min(nbytes - b0 * blocksize, (b1 - b0 + 1) * blocksize);
 }

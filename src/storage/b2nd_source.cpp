@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 
 #include "b2lazy/error.hpp"
@@ -22,6 +23,7 @@
 #include "storage/b2nd_validate.hpp"
 #include "storage/blosc2_util.hpp"
 #include "storage/pinned_io.hpp"
+#include "storage/store_io.hpp"
 
 namespace b2lazy {
 
@@ -93,6 +95,89 @@ std::shared_ptr<B2ndSource> B2ndSource::open(const std::string& urlpath, const s
   return src;
 }
 
+std::shared_ptr<B2ndSource> B2ndSource::open_in_store(const StorePtr& store) {
+  StoreFrame::Opened o = StoreFrame::open(store);
+  const std::string url = store->url_of("");
+  if (!o.arr)
+    throw IOError("cannot open '" + url + "' as a b2nd array" +
+                  (o.why.empty() ? " (corrupted or not b2nd)" : ": " + o.why));
+  auto src = adopt(o.arr, url);
+  src->remote_ = std::move(o.frame);
+  return src;
+}
+
+StorePtr B2ndSource::store() const { return remote_ ? remote_->store() : nullptr; }
+
+namespace {
+// The chunks fill() fetched for the source being read on this thread (B2ndSource::prefetch).
+struct Prefetched {
+  const B2ndSource* source;
+  std::map<int64_t, StoreFrame::Fetched> chunks;
+  Prefetched* outer;
+};
+thread_local Prefetched* prefetched = nullptr;
+}  // namespace
+
+std::shared_ptr<void> B2ndSource::prefetch(const Region& region) const {
+  const int64_t per_block = std::max<int64_t>(1, prod(blocks_));
+  const int64_t per_chunk = extchunk_nitems() / per_block;
+  std::map<int64_t, std::vector<int64_t>> touched;
+  for_each_block(region, [&](int64_t id, const Box&, int64_t bid, const Shape&, const Shape&) {
+    if (remote_->chunk_position(id) >= 0) touched[id].push_back(bid);
+  });
+  if (touched.empty()) return nullptr;
+  std::vector<StoreFrame::Want> wants;
+  for (auto& [id, bids] : touched) {
+    std::sort(bids.begin(), bids.end());
+    bids.erase(std::unique(bids.begin(), bids.end()), bids.end());
+    // As read_in_pieces reads: C-order blocks from the first to the last touched (an item
+    // range), other blocks as touched, or the chunk whole.
+    std::vector<int64_t> blocks;
+    if (c_order_blocks_)
+      for (int64_t b = bids.front(); b <= bids.back(); ++b) blocks.push_back(b);
+    else
+      blocks = bids;
+    const bool whole = static_cast<int64_t>(blocks.size()) == per_chunk || (!c_order_blocks_ && reads_chunk_whole());
+    wants.push_back({id, whole, whole ? std::vector<int64_t>{} : std::move(blocks)});
+  }
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
+  auto got = remote_->fetch(wants, extchunk_nitems() * isz, static_cast<int32_t>(isz));
+  auto* p = new Prefetched{this, {}, prefetched};
+  for (size_t i = 0; i < wants.size(); ++i) p->chunks.emplace(wants[i].id, std::move(got[i]));
+  prefetched = p;
+  return std::shared_ptr<void>(p, [](void* q) {
+    auto* pp = static_cast<Prefetched*>(q);
+    prefetched = pp->outer;
+    delete pp;
+  });
+}
+
+const std::vector<uint8_t>& B2ndSource::remote_chunk(int64_t id, int64_t start, int64_t n,
+                                                     std::vector<uint8_t>& holder) const {
+  const int64_t per_block = std::max<int64_t>(1, prod(blocks_));
+  const bool whole = n == extchunk_nitems();
+  const int64_t b0 = start / per_block, b1 = (start + n - 1) / per_block;
+  for (Prefetched* p = prefetched; p; p = p->outer) {
+    if (p->source != this) continue;
+    auto it = p->chunks.find(id);
+    if (it == p->chunks.end()) break;
+    const StoreFrame::Fetched& f = it->second;
+    bool has = f.whole;
+    if (!has && !whole) {
+      auto lo = std::lower_bound(f.blocks.begin(), f.blocks.end(), b0);
+      has = lo != f.blocks.end() && f.blocks.end() - lo >= b1 - b0 + 1 && *lo == b0 && *(lo + (b1 - b0)) == b1;
+    }
+    if (has) return f.bytes;
+    break;
+  }
+  StoreFrame::Want w{id, whole, {}};
+  if (!whole)
+    for (int64_t b = b0; b <= b1; ++b) w.blocks.push_back(b);
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
+  holder = std::move(remote_->fetch({w}, extchunk_nitems() * isz, static_cast<int32_t>(isz))[0].bytes);
+  return holder;
+}
+
 std::shared_ptr<B2ndSource> B2ndSource::from_cframe(const void* data, int64_t len) {
   ensure_blosc2();
   static std::atomic<int> counter{0};
@@ -140,7 +225,14 @@ void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, Thr
   const bool whole = n == extchunk_nitems();
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
   std::string bad_header;  // what the chunk's stored header claims wrongly (pinned_io.hpp)
-  {
+  std::vector<uint8_t> fetched;  // a remote chunk (store_io.hpp)
+  if (remote_ && remote_->chunk_position(id) >= 0) {
+    const std::vector<uint8_t>& c = remote_chunk(id, start, n, fetched);
+    if (c.size() > static_cast<size_t>(INT32_MAX))
+      throw IOError("'" + name_ + "': chunk " + std::to_string(id) + " over 2 GiB");
+    chunk = const_cast<uint8_t*>(c.data());
+    cbytes = static_cast<int>(c.size());
+  } else {
     // For part of a chunk on disk, a lazy chunk (header and block offsets) lets the
     // decompressor read just the blocks it needs from the file, not the whole chunk.
     std::lock_guard<std::mutex> g(mu_);
@@ -304,6 +396,8 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
     std::memcpy(out, buf, isz);
     return;
   }
+  // Over a store: every chunk the region needs fetched at once (many ranges in flight).
+  const std::shared_ptr<void> fetched = remote_ ? prefetch(region) : nullptr;
   if (BlockWindow* w = ts.eval ? ts.eval->block_window(this) : nullptr)
     return fill_windowed(region, static_cast<char*>(out), ts, *w);
   // Fast path: a unit-step request inside one chunk that is one contiguous range of the
