@@ -1,8 +1,11 @@
 #include "storage/store_io.hpp"
 
 #include <blosc2.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstring>
 #include <mutex>
@@ -98,6 +101,10 @@ void register_store_io() {
 }
 }  // namespace
 
+StoreFrame::~StoreFrame() {
+  if (placeholder_fd_ >= 0) ::close(placeholder_fd_);
+}
+
 StoreFrame::Opened StoreFrame::open(const StorePtr& store) {
   register_store_io();
   Opened r;
@@ -137,13 +144,15 @@ StoreFrame::Opened StoreFrame::open(const StorePtr& store) {
   } else {
     f->tail_ = read_range(*store, f->url_, f->tail_at_, f->size_ - f->tail_at_);
   }
+  f->placeholder_fd_ = ::memfd_create("b2lazy-remote-frame", MFD_CLOEXEC);
+  if (f->placeholder_fd_ < 0 || ::ftruncate(f->placeholder_fd_, f->size_) != 0)
+    throw IOError("'" + f->url_ + "': cannot make a placeholder file: " + std::strerror(errno));
+  const std::string placeholder = "/proc/self/fd/" + std::to_string(f->placeholder_fd_);
   blosc2_io io{kStoreIoId, kStoreIoName, f.get()};
   blosc2_schunk* sc = nullptr;
   {
     ChunkFetch fetch;  // the headers read at open
-    // C-Blosc2 looks at the path (stat) before reading through the backend: a regular
-    // file's (never opened: the backend reads the store).
-    sc = blosc2_schunk_open_udio("/dev/null", &io);
+    sc = blosc2_schunk_open_udio(placeholder.c_str(), &io);
     if (!sc && !fetch.problem().empty()) r.why = "a chunk " + fetch.problem();
   }
   if (!sc) {

@@ -27,6 +27,10 @@ class StoreFrame {
     std::string why;
   };
   static Opened open(const StorePtr& store);
+  StoreFrame() = default;
+  ~StoreFrame();
+  StoreFrame(const StoreFrame&) = delete;
+  StoreFrame& operator=(const StoreFrame&) = delete;
 
   const std::string& url() const { return url_; }
   const StorePtr& store() const { return store_; }
@@ -63,7 +67,10 @@ class StoreFrame {
   int64_t header_len_ = 0, chunks_end_ = 0;  // the frame's chunks: [header_len_, chunks_end_)
   std::vector<uint8_t> head_, tail_;       // bytes [0, head_.size()) and [tail_at_, size_)
   int64_t tail_at_ = 0;
-  int64_t blocksize_ = 0;  // the frame's block size in bytes
+  int64_t blocksize_ = 0;
+  // C-Blosc2 takes the frame's size from stat() of the path it is given (not from the
+  // backend): a sparse anonymous file of the object's size stands in, never read.
+  int placeholder_fd_ = -1;  // the frame's block size in bytes
   std::vector<int64_t> offsets_;  // per chunk, relative to header_len_ (< 0: special)
   std::vector<int64_t> sorted_;   // the distinct offsets >= 0, ascending
 };
