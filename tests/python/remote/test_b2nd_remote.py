@@ -7,6 +7,8 @@ hostile files served by nginx; compute() to S3 read back by python-blosc2.
 Supported: contiguous b2nd files (one object). A sparse directory has no single object:
 a remote URL names a file."""
 import os
+import sys
+from pathlib import Path
 
 import blosc2
 import numpy as np
@@ -18,6 +20,9 @@ import b2lazy as bl
 from b2lazy import _core
 
 from conftest import examples
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+import corrupt_files  # noqa: E402  (tests/corrupt_files.py)
 
 FAST = {"retry_backoff": "0.001", "retry_backoff_max": "0.01"}  # quick retries in tests
 
@@ -119,26 +124,34 @@ def test_slice_reads_only_the_blocks_it_needs(nginx_server, tmp_path):
 
 
 def test_region_over_eight_chunks_is_one_batch(nginx_server, tmp_path):
-    arr = np.arange(80 * 1000, dtype="f8").reshape(80, 1000)
+    arr = np.random.default_rng(8).standard_normal((80, 1000))  # chunks of ~80 KB
     url, local = put_b2nd(nginx_server, tmp_path, "b2nd/eight.b2nd", arr, (10, 1000), (10, 1000))
-    store = _core.open_store(url)
+    # adjacent chunks not merged into one request: each its own, counted
+    store = _core.open_store(url, {"coalesce_gap": "0", "coalesce_max": "100000"})
     a = array_of(store)
     opened = store.counters()["requests"]
     log_before = len(nginx_server.access_log())
-    np.testing.assert_array_equal(a[...], arr)  # one fill over the 8 chunks
+    # an output chunk over the 8 source chunks: one fill of all of them
+    np.testing.assert_array_equal((a + 0).compute(chunks=(80, 1000)).to_numpy(), arr)
     assert store.counters()["requests"] - opened == 8  # one range per chunk
     served = [r for r in nginx_server.access_log()[log_before:] if r["uri"].endswith("eight.b2nd")]
     assert len(served) == 8 and all(r["status"] == 206 for r in served)
     # in flight together: libcurl spreads them over several kept-alive connections, where
     # one request after the other would reuse one
     assert len({r["connection"] for r in served}) > 1
+    # with the default coalescing (up to 16 MiB), the adjacent chunks are one request
+    store = _core.open_store(url)
+    a = array_of(store)
+    opened = store.counters()["requests"]
+    np.testing.assert_array_equal((a + 0).compute(chunks=(80, 1000)).to_numpy(), arr)
+    assert store.counters()["requests"] - opened == 1
 
 
 def test_strided_region_fetches_blocks_of_each_chunk_at_once(nginx_server, tmp_path):
     rng = np.random.default_rng(2)
     arr = rng.standard_normal((400, 1000))
     url, local = put_b2nd(nginx_server, tmp_path, "b2nd/strided.b2nd", arr, (100, 1000), (10, 1000))
-    store = _core.open_store(url)
+    store = _core.open_store(url, {"coalesce_gap": "0"})
     a = array_of(store)
     opened = store.counters()
     got = a[5::100, 3:7]  # one row in each of 4 chunks: one block of each
@@ -158,7 +171,7 @@ def test_faults_are_retried_and_values_exact(faults, nginx_server, tmp_path, fau
     faults.set([fault, "ok", fault, "ok", fault])
     np.testing.assert_array_equal(a[...], arr)
     np.testing.assert_array_equal(a[13:27:3, 100:400], arr[13:27:3, 100:400])
-    assert store.counters()["retries"] >= 3
+    assert store.counters()["retries"] >= 2  # (libcurl resends some reset requests itself)
 
 
 def test_persistent_faults_are_errors_naming_the_url(faults, nginx_server, tmp_path):
@@ -169,11 +182,9 @@ def test_persistent_faults_are_errors_naming_the_url(faults, nginx_server, tmp_p
     a = array_of(store)
     faults.set(then="503")
     with pytest.raises(OSError, match=rf"'{url}'.*503"):
-        a[...]
-    faults.set(then="ok")
-    with pytest.raises(OSError, match=rf"'{url}'.*503"):
-        faults.set(then="503")
-        open_url(url)
+        np.asarray(a[...])
+    with pytest.raises(OSError, match=rf"'{url}'.*503"):  # opening, too
+        array_of(_core.open_store(url, FAST, max_retries=2))
 
 
 def test_missing_object_names_the_url(nginx_server):
@@ -192,19 +203,14 @@ def hostile(nginx_server, tmp_path, name, mutate):
 
 
 def chunk_start(local, nchunk):
-    """Where chunk `nchunk` starts in the file: a chunk's bytes are found in the file."""
-    sc = blosc2.open(local, mode="r").schunk
-    c = sc.get_chunk(nchunk)
-    data = open(local, "rb").read()
-    at = data.find(c)
-    assert at > 0
-    return at
+    """Where chunk `nchunk` starts in the file (chunks are stored in order)."""
+    return corrupt_files.chunk_spans(open(local, "rb").read())[nchunk][0]
 
 
 def test_truncated_file_is_a_clear_error(nginx_server, tmp_path):
     url = hostile(nginx_server, tmp_path, "trunc.b2nd", lambda d, _: d[: len(d) // 2])
     with pytest.raises(OSError, match=rf"'{url}'.*(truncated|frame|b2nd)"):
-        open_url(url)[...]
+        np.asarray(open_url(url)[...])
 
 
 def test_chunk_header_claiming_gigabytes_is_refused_before_allocation(nginx_server, tmp_path):
@@ -216,9 +222,9 @@ def test_chunk_header_claiming_gigabytes_is_refused_before_allocation(nginx_serv
     a = open_url(url)
     np.testing.assert_array_equal(a[:50].shape, (50, 100))  # chunk 0 is fine
     with pytest.raises(OSError, match=rf"'{url}': chunk 1 .*(claims|corrupted)"):
-        a[60:70]
+        np.asarray(a[60:70])
     with pytest.raises(OSError, match=rf"'{url}': chunk 1 "):
-        a[...]
+        np.asarray(a[...])
 
 
 def test_corrupted_block_table_is_a_clear_error(nginx_server, tmp_path):
@@ -228,8 +234,8 @@ def test_corrupted_block_table_is_a_clear_error(nginx_server, tmp_path):
         return d
     url = hostile(nginx_server, tmp_path, "badtable.b2nd", mutate)
     a = open_url(url)
-    with pytest.raises(OSError, match=rf"'{url}"):
-        a[20:25]
+    with pytest.raises(OSError, match=rf"'{url}.*block 2 starts outside"):
+        np.asarray(a[20:25])
 
 
 def test_compute_to_s3_then_python_blosc2_reads_it(moto_s3, monkeypatch, tmp_path):
