@@ -33,6 +33,8 @@ namespace {
 // chunk of a.T @ a, a K-panel) decompressed the chunk whole, or its item range from the
 // first to the last item needed (most of it), into a buffer of that size per worker.
 constexpr int64_t kPieceBytes = int64_t(4) << 20;
+// The most compressed bytes one fill() of a remote source fetches ahead (in one batch).
+constexpr int64_t kPrefetchBytes = int64_t(64) << 20;
 
 Shape to_shape(const int64_t* v, int n) { return Shape(v, v + n); }
 Shape to_shape(const int32_t* v, int n) { return Shape(v, v + n); }
@@ -127,6 +129,7 @@ std::shared_ptr<void> B2ndSource::prefetch(const Region& region) const {
   });
   if (touched.empty()) return nullptr;
   std::vector<StoreFrame::Want> wants;
+  int64_t held = 0;
   for (auto& [id, bids] : touched) {
     std::sort(bids.begin(), bids.end());
     bids.erase(std::unique(bids.begin(), bids.end()), bids.end());
@@ -138,6 +141,12 @@ std::shared_ptr<void> B2ndSource::prefetch(const Region& region) const {
     else
       blocks = bids;
     const bool whole = static_cast<int64_t>(blocks.size()) == per_chunk || (!c_order_blocks_ && reads_chunk_whole());
+    // At most kPrefetchBytes held (fill_bytes counts them): chunks past that are fetched
+    // when read, one by one.
+    held = sat_add(held, whole ? remote_->chunk_span(id)
+                               : std::min(remote_->chunk_span(id), static_cast<int64_t>(blocks.size()) *
+                                                                       arr_->sc->blocksize + 4 * per_chunk + 32));
+    if (held > kPrefetchBytes && !wants.empty()) break;
     wants.push_back({id, whole, whole ? std::vector<int64_t>{} : std::move(blocks)});
   }
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
@@ -355,6 +364,21 @@ int64_t B2ndSource::fill_bytes(const Region& region, const MemoryModel& /*m*/) c
   // place), else a buffer of one piece, plus a compressed chunk read whole from disk when
   // the piece is the whole chunk.
   if (region.size() == 0 || size() == 0) return 0;
+  const int64_t local = fill_bytes_local(region);
+  if (!remote_) return local;
+  // Over a store, fill() also holds what it fetched ahead: the chunks its bounds span,
+  // compressed, at most kPrefetchBytes.
+  int64_t spanned = 1;
+  for (size_t d = 0; d < ndim(); ++d) {
+    const int64_t lo = std::min(region.start[d], region.last(d)), hi = std::max(region.start[d], region.last(d));
+    const int64_t c = std::max<int64_t>(1, grid_.chunks()[d]);
+    spanned = sat_mul(spanned, std::min(hi / c - lo / c + 1, region.count[d]));
+  }
+  const int64_t compressed = arr_->sc->cbytes / std::max<int64_t>(1, arr_->sc->nchunks);
+  return sat_add(local, std::min(kPrefetchBytes + compressed, sat_mul(spanned, compressed)));
+}
+
+int64_t B2ndSource::fill_bytes_local(const Region& region) const {
   const size_t nd = ndim();
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
   const int64_t nchunks = std::max<int64_t>(1, arr_->sc->nchunks);

@@ -112,6 +112,8 @@ class B2ndSource : public Node {
   // The first and last item (C order of the padded chunk) of [i_lo, i_hi) of `region`.
   std::pair<int64_t, int64_t> item_span(const Box& cbox, const Region& region, const Shape& i_lo,
                                         const Shape& i_hi) const;
+  // fill_bytes of a local source (a remote one adds what it fetches ahead).
+  int64_t fill_bytes_local(const Region& region) const;
   // read_items' fetch of chunk `id` from the store (prefetched by fill(), else now): a
   // Blosc2 buffer holding at least items [start, start + n).
   const std::vector<uint8_t>& remote_chunk(int64_t id, int64_t start, int64_t n, std::vector<uint8_t>& holder) const;
