@@ -256,6 +256,24 @@ def test_compute_to_s3_then_python_blosc2_reads_it(moto_s3, monkeypatch, tmp_pat
     np.testing.assert_array_equal(open_url(f"s3://{bucket}/dir/out.b2nd")[100:200:7, ::3], (x * 2 + 1)[100:200:7, ::3])
 
 
+def test_read_from_s3_written_by_python_blosc2(moto_s3, monkeypatch, tmp_path):
+    bucket = moto_s3.make_bucket("b2nd-in")
+    for k, v in {"AWS_ACCESS_KEY_ID": moto_s3.key, "AWS_SECRET_ACCESS_KEY": moto_s3.secret,
+                 "AWS_ENDPOINT_URL": moto_s3.endpoint_url, "AWS_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(k, v)
+    arr = np.random.default_rng(5).integers(-1000, 1000, (90, 70, 11)).astype("i2")
+    local = str(tmp_path / "in.b2nd")
+    blosc2.asarray(arr, chunks=(30, 35, 11), blocks=(7, 35, 11), urlpath=local, mode="w",
+                   cparams={"codec": blosc2.Codec.LZ4, "filters": [blosc2.Filter.BITSHUFFLE]})
+    moto_s3.client().put_object(Bucket=bucket, Key="a/in.b2nd", Body=open(local, "rb").read())
+    a = open_url(f"s3://{bucket}/a/in.b2nd")
+    np.testing.assert_array_equal(a[...], arr)
+    np.testing.assert_array_equal(a[3:80:9, ::-4, 5], arr[3:80:9, ::-4, 5])
+    # no suffix: recognised as a Blosc2 frame by its first bytes
+    moto_s3.client().put_object(Bucket=bucket, Key="a/noext", Body=open(local, "rb").read())
+    np.testing.assert_array_equal(open_url(f"s3://{bucket}/a/noext")[10:20], arr[10:20])
+
+
 def test_a_failed_computation_leaves_no_object(moto_s3, monkeypatch):
     bucket = moto_s3.make_bucket("b2nd-fail")
     for k, v in {"AWS_ACCESS_KEY_ID": moto_s3.key, "AWS_SECRET_ACCESS_KEY": moto_s3.secret,
