@@ -133,14 +133,9 @@ std::shared_ptr<void> B2ndSource::prefetch(const Region& region) const {
   for (auto& [id, bids] : touched) {
     std::sort(bids.begin(), bids.end());
     bids.erase(std::unique(bids.begin(), bids.end()), bids.end());
-    // As read_in_pieces reads: C-order blocks from the first to the last touched (an item
-    // range), other blocks as touched, or the chunk whole.
-    std::vector<int64_t> blocks;
-    if (c_order_blocks_)
-      for (int64_t b = bids.front(); b <= bids.back(); ++b) blocks.push_back(b);
-    else
-      blocks = bids;
-    const bool whole = static_cast<int64_t>(blocks.size()) == per_chunk || (!c_order_blocks_ && reads_chunk_whole());
+    // As read_in_pieces reads a remote source: the touched blocks, one by one.
+    std::vector<int64_t> blocks = bids;
+    const bool whole = static_cast<int64_t>(blocks.size()) == per_chunk;
     // At most kPrefetchBytes held (fill_bytes counts them): chunks past that are fetched
     // when read, one by one.
     held = sat_add(held, whole ? remote_->chunk_span(id)
@@ -549,9 +544,11 @@ void B2ndSource::read_in_pieces(int64_t id, const Box& cbox, const Region& regio
   const int64_t whole = extchunk_nitems(), piece = std::max<int64_t>(1, kPieceBytes / isz);
   ScratchScope scope(ts.scratch);
   bool counted = true;  // a chunk read in pieces counts as one decompression of it
-  if (!c_order_blocks_) {
+  // Over a store, C-order blocks too are read block by block: an item range from the first
+  // to the last item needed would fetch the untouched blocks between (a strided region).
+  if (!c_order_blocks_ || remote_) {
     const int64_t per_block = prod(blocks_);
-    if (reads_chunk_whole()) {  // the chunk, whole
+    if (reads_chunk_whole() && !remote_) {  // the chunk, whole
       char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(whole * isz)));
       read_chunk(id, buf, ts);
       gather_from_chunk(buf, 0, cbox, region, i_lo, i_hi, out);

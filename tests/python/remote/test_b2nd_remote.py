@@ -161,6 +161,29 @@ def test_strided_region_fetches_blocks_of_each_chunk_at_once(nginx_server, tmp_p
     assert c["bytes"] - opened["bytes"] < 4 * (10 * 1000 * 8 * 1.2 + 4096)
 
 
+def test_strided_slice_fetches_the_touched_blocks_only(nginx_server, tmp_path):
+    # the benchmark's a[::97, 100:200]: rows 97 apart touch one block in ~5 of each chunk
+    arr = np.random.default_rng(4).standard_normal((1000, 500))
+    url, local = put_b2nd(nginx_server, tmp_path, "b2nd/bench.b2nd", arr, (250, 500), (10, 500))
+    data = open(local, "rb").read()
+    store = _core.open_store(url, {"coalesce_gap": "0"})  # (the store's gap would read small holes too)
+    a = array_of(store)
+    opened = store.counters()["bytes"]
+    np.testing.assert_array_equal(a[::97, 100:200], arr[::97, 100:200])
+    # the compressed bytes of the blocks holding rows 0, 97, 194, ...: each chunk's block
+    # table tells where its blocks lie
+    spans = corrupt_files.chunk_spans(data)
+    need = 0
+    for r in range(0, 1000, 97):
+        start, cbytes = spans[r // 250]
+        table = np.frombuffer(data[start + 32:start + 32 + 4 * 25], "<i4")
+        b = (r % 250) // 10
+        ends = sorted(set(table.tolist()) | {cbytes})
+        need += ends[ends.index(table[b]) + 1] - table[b]
+    fetched = store.counters()["bytes"] - opened
+    assert need <= fetched <= 1.2 * need, (fetched, need)
+
+
 @pytest.mark.parametrize("fault", ["503", "reset", "truncate"])
 def test_faults_are_retried_and_values_exact(faults, nginx_server, tmp_path, fault):
     arr = np.arange(60 * 500, dtype="i8").reshape(60, 500)
