@@ -247,7 +247,7 @@ std::vector<StoreFrame::Fetched> StoreFrame::fetch(const std::vector<Want>& want
       second.push_back({"", {ByteRange{chunk_position(w.id), cbytes}}});
     } else {
       extents[i] = std::make_unique<BlockExtents>(b.data() + kHdr, nblocks, kHdr, cbytes,
-                                                  url_ + "' chunk '" + std::to_string(w.id));
+                                                  url_ + " (chunk " + std::to_string(w.id) + ")");
       ByteStore::Request r{"", {}};
       for (int64_t blk : w.blocks) {
         if (blk < 0 || blk >= nblocks) throw chunk_error(w.id, "has no block " + std::to_string(blk));
