@@ -108,6 +108,11 @@ struct Resolved {
 };
 Resolved resolve_url(const std::string& url, bool for_writing, const StoreOptions& storage = {});
 
+// The array `store` holds, opened by the driver named `driver` (its open_in_store): a
+// caller keeping the store sees its counters (the tests count requests and bytes).
+// ValueError when no such driver reads from stores.
+NodePtr open_in_store(const StorePtr& store, const std::string& driver);
+
 // The sink compute() writes into for `spec` (spec.path: the URL as given).
 std::unique_ptr<Sink> create_sink(SinkSpec spec);
 // The part sink of `spec`'s driver writing into `staging`; ValueError if it has none.

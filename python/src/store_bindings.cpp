@@ -7,8 +7,10 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <b2lazy/array.hpp>
 #include <b2lazy/byte_store.hpp>
 #include <b2lazy/store_units.hpp>
+#include <b2lazy/driver.hpp>
 
 #include "bindings.hpp"
 
@@ -135,6 +137,15 @@ void bind_store(nb::module_& m) {
                              Shape(units.begin(), units.end()), prefetch);
   }, nb::arg("store"), nb::arg("dtype"), nb::arg("shape"), nb::arg("units"), nb::arg("prefetch") = true,
         "An array whose units are the store's objects 'u/<id>' (raw items, C order, padded at the edges).");
+  // The tests count a remote array's requests on the store it reads.
+  m.def("open_in_store", [](const StorePtr& store, const std::string& driver) {
+    NodePtr n;
+    {
+      nb::gil_scoped_release nogil;
+      n = open_in_store(store, driver);
+    }
+    return Array(n);
+  }, nb::arg("store"), nb::arg("driver"), "The array the store holds (its root URL), read by the named driver through that store.");
 }
 
 }  // namespace b2lazy_py

@@ -51,6 +51,47 @@ void getitems(const BloscRangePlan& plan, const uint8_t* chunk, int32_t cbytes, 
 
 }  // namespace
 
+BlockExtents::BlockExtents(const uint8_t* table, int64_t nblocks, int64_t header_len, int64_t cbytes,
+                           const std::string& where)
+    : header_len_(header_len), cbytes_(cbytes) {
+  starts_.resize(static_cast<size_t>(nblocks));
+  const int64_t end = table_end();
+  for (int64_t b = 0; b < nblocks; ++b) {
+    const int64_t s = get32(table + 4 * b);
+    if (s < end || s >= cbytes)
+      throw IOError("'" + where + "': Blosc: block " + std::to_string(b) + " starts outside the buffer");
+    starts_[static_cast<size_t>(b)] = s;
+  }
+  sorted_ = starts_;
+  std::sort(sorted_.begin(), sorted_.end());
+}
+
+std::pair<int64_t, int64_t> BlockExtents::extent(int64_t b) const {
+  const int64_t s = starts_.at(static_cast<size_t>(b));
+  auto it = std::upper_bound(sorted_.begin(), sorted_.end(), s);
+  return {s, it == sorted_.end() ? cbytes_ : *it};
+}
+
+int64_t BlockExtents::packed_size(const std::vector<int64_t>& blocks) const {
+  int64_t n = table_end();
+  for (int64_t b : blocks) n += extent(b).second - extent(b).first;
+  return n;
+}
+
+void BlockExtents::pack(const uint8_t* header, const std::vector<int64_t>& blocks,
+                        const std::function<void(int64_t b, uint8_t* dst)>& copy, uint8_t* out) const {
+  const int64_t table = table_end();
+  std::memcpy(out, header, static_cast<size_t>(header_len_));
+  put32(out + 12, static_cast<uint32_t>(packed_size(blocks)));
+  for (size_t b = 0; b < starts_.size(); ++b) put32(out + header_len_ + 4 * b, static_cast<uint32_t>(table));  // (never read)
+  int64_t at = table;
+  for (int64_t b : blocks) {
+    copy(b, out + at);
+    put32(out + header_len_ + 4 * b, static_cast<uint32_t>(at));
+    at += extent(b).second - extent(b).first;
+  }
+}
+
 BloscRangePlan::BloscRangePlan(int64_t size, int64_t expected_bytes, size_t itemsize, std::string where, int64_t start,
                                int64_t n, void* direct, Alloc alloc)
     : size_(size), expected_(expected_bytes), start_(start), n_(n), isz_(itemsize), where_(std::move(where)),
@@ -123,36 +164,18 @@ void BloscRangePlan::after_header() {
 void BloscRangePlan::after_table() {
   // The header, the block starts, then the blocks touched, packed after them: a smaller
   // Blosc buffer whose untouched blocks are never read.
-  const int64_t table = static_cast<int64_t>(kHeader) + 4 * nblocks_;
-  std::vector<int64_t> starts(static_cast<size_t>(nblocks_));
-  for (int64_t b = 0; b < nblocks_; ++b) {
-    starts[static_cast<size_t>(b)] = get32(table_ + 4 * b);
-    if (starts[static_cast<size_t>(b)] < table || starts[static_cast<size_t>(b)] >= cbytes_)
-      damaged("block " + std::to_string(b) + " starts outside the buffer");
-  }
-  std::vector<int64_t> sorted = starts;
-  std::sort(sorted.begin(), sorted.end());
-  // A block ends where the next one (in the file's order) starts, or at cbytes.
-  auto end_of = [&](int64_t s) {
-    auto it = std::upper_bound(sorted.begin(), sorted.end(), s);
-    return it == sorted.end() ? cbytes_ : *it;
-  };
+  const BlockExtents extents(table_, nblocks_, kHeader, cbytes_, where_);
   b0_ = start_ / block_items_, b1_ = (start_ + n_ - 1) / block_items_;
-  packed_ = table;
-  for (int64_t b = b0_; b <= b1_; ++b) packed_ += end_of(starts[static_cast<size_t>(b)]) - starts[static_cast<size_t>(b)];
+  std::vector<int64_t> blocks;
+  for (int64_t b = b0_; b <= b1_; ++b) blocks.push_back(b);
+  packed_ = extents.packed_size(blocks);
   data_ = buffer(static_cast<size_t>(packed_));
-  std::memcpy(data_, header_, kHeader);
-  put32(data_ + 12, static_cast<uint32_t>(packed_));
-  for (int64_t b = 0; b < nblocks_; ++b) put32(data_ + kHeader + 4 * b, static_cast<uint32_t>(table));  // (never read)
-  int64_t at = table;
-  for (int64_t b = b0_; b <= b1_; ++b) {
-    const int64_t s = starts[static_cast<size_t>(b)], len = end_of(s) - s;
-    put32(data_ + kHeader + 4 * b, static_cast<uint32_t>(at));
-    // Blocks stored one after another are one read.
-    if (!wants_.empty() && wants_.back().at + wants_.back().len == s) wants_.back().len += len;
-    else want(s, len, data_ + at);
-    at += len;
-  }
+  extents.pack(header_, blocks, [&](int64_t b, uint8_t* dst) {
+    const auto [s0, s1] = extents.extent(b);
+    // Blocks stored one after another are one read (packed one after another too).
+    if (!wants_.empty() && wants_.back().at + wants_.back().len == s0) wants_.back().len += s1 - s0;
+    else want(s0, s1 - s0, dst);
+  }, data_);
   read_ = step_ = Step::Blocks;
 }
 

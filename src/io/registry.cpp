@@ -172,6 +172,12 @@ Resolved resolve_url(const std::string& url, bool for_writing, const StoreOption
   return {by_name("b2nd"), path};
 }
 
+NodePtr open_in_store(const StorePtr& store, const std::string& driver) {
+  for (const auto& d : snapshot())
+    if (d->name == driver && d->open_in_store) return d->open_in_store(store);
+  throw ValueError("open_in_store: no driver '" + driver + "' reads from stores");
+}
+
 std::unique_ptr<Sink> create_sink(SinkSpec spec) {
   Resolved r;
   if (spec.path.empty()) {

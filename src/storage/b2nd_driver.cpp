@@ -2,9 +2,12 @@
 // or a sparse directory, read by B2ndSource and written by B2ndWriter. The default format.
 #include <sys/stat.h>
 
+#include <cstring>
+
 #include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
 #include "storage/b2nd_source.hpp"
+#include "storage/b2nd_store_sink.hpp"
 #include "storage/b2nd_writer.hpp"
 #include "storage/output_path.hpp"
 
@@ -36,6 +39,19 @@ Driver b2nd_driver() {
                        where + " is b2nd (Blosc2: choose codec, clevel and filter)");
     return std::make_unique<B2ndWriter>(s.shape, s.dtype, s.chunks, s.blocks, o);
   };
+  // Over a store (a remote URL): the object at key "" (storage/store_io.hpp).
+  d.recognizes_in_store = [](const StorePtr& store) {
+    try {
+      // A Blosc2 frame: a msgpack array, then the string "b2frame" (bytes 2..8).
+      auto parts = store->read("", {ByteRange{0, 16}});
+      return parts && parts->size() == 1 && (*parts)[0].size() == 16 &&
+             std::memcmp((*parts)[0].data() + 2, "b2frame", 7) == 0;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  d.open_in_store = [](const StorePtr& store) -> NodePtr { return B2ndSource::open_in_store(store); };
+  d.create_in_store = [](const SinkSpec& s, const StorePtr& store) { return create_b2nd_store_sink(s, store); };
   return d;
 }
 

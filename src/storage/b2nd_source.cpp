@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 
 #include "b2lazy/error.hpp"
@@ -22,6 +23,7 @@
 #include "storage/b2nd_validate.hpp"
 #include "storage/blosc2_util.hpp"
 #include "storage/pinned_io.hpp"
+#include "storage/store_io.hpp"
 
 namespace b2lazy {
 
@@ -31,6 +33,8 @@ namespace {
 // chunk of a.T @ a, a K-panel) decompressed the chunk whole, or its item range from the
 // first to the last item needed (most of it), into a buffer of that size per worker.
 constexpr int64_t kPieceBytes = int64_t(4) << 20;
+// The most compressed bytes one fill() of a remote source fetches ahead (in one batch).
+constexpr int64_t kPrefetchBytes = int64_t(64) << 20;
 
 Shape to_shape(const int64_t* v, int n) { return Shape(v, v + n); }
 Shape to_shape(const int32_t* v, int n) { return Shape(v, v + n); }
@@ -93,6 +97,91 @@ std::shared_ptr<B2ndSource> B2ndSource::open(const std::string& urlpath, const s
   return src;
 }
 
+std::shared_ptr<B2ndSource> B2ndSource::open_in_store(const StorePtr& store) {
+  StoreFrame::Opened o = StoreFrame::open(store);
+  const std::string url = store->url_of("");
+  if (!o.arr)
+    throw IOError("cannot open '" + url + "' as a b2nd array" +
+                  (o.why.empty() ? " (corrupted or not b2nd)" : ": " + o.why));
+  auto src = adopt(o.arr, url);
+  src->remote_ = std::move(o.frame);
+  return src;
+}
+
+StorePtr B2ndSource::store() const { return remote_ ? remote_->store() : nullptr; }
+
+namespace {
+// The chunks fill() fetched for the source being read on this thread (B2ndSource::prefetch).
+struct Prefetched {
+  const B2ndSource* source;
+  std::map<int64_t, StoreFrame::Fetched> chunks;
+  Prefetched* outer;
+};
+thread_local Prefetched* prefetched = nullptr;
+}  // namespace
+
+std::shared_ptr<void> B2ndSource::prefetch(const Region& region) const {
+  const int64_t per_block = std::max<int64_t>(1, prod(blocks_));
+  const int64_t per_chunk = extchunk_nitems() / per_block;
+  std::map<int64_t, std::vector<int64_t>> touched;
+  for_each_block(region, [&](int64_t id, const Box&, int64_t bid, const Shape&, const Shape&) {
+    if (remote_->chunk_position(id) >= 0) touched[id].push_back(bid);
+  });
+  if (touched.empty()) return nullptr;
+  std::vector<StoreFrame::Want> wants;
+  int64_t held = 0;
+  for (auto& [id, bids] : touched) {
+    std::sort(bids.begin(), bids.end());
+    bids.erase(std::unique(bids.begin(), bids.end()), bids.end());
+    // As read_in_pieces reads a remote source: the touched blocks, one by one.
+    std::vector<int64_t> blocks = bids;
+    const bool whole = static_cast<int64_t>(blocks.size()) == per_chunk;
+    // At most kPrefetchBytes held (fill_bytes counts them): chunks past that are fetched
+    // when read, one by one.
+    held = sat_add(held, whole ? remote_->chunk_span(id)
+                               : std::min(remote_->chunk_span(id), static_cast<int64_t>(blocks.size()) *
+                                                                       arr_->sc->blocksize + 4 * per_chunk + 32));
+    if (held > kPrefetchBytes && !wants.empty()) break;
+    wants.push_back({id, whole, whole ? std::vector<int64_t>{} : std::move(blocks)});
+  }
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
+  auto got = remote_->fetch(wants, extchunk_nitems() * isz, static_cast<int32_t>(isz));
+  auto* p = new Prefetched{this, {}, prefetched};
+  for (size_t i = 0; i < wants.size(); ++i) p->chunks.emplace(wants[i].id, std::move(got[i]));
+  prefetched = p;
+  return std::shared_ptr<void>(p, [](void* q) {
+    auto* pp = static_cast<Prefetched*>(q);
+    prefetched = pp->outer;
+    delete pp;
+  });
+}
+
+const std::vector<uint8_t>& B2ndSource::remote_chunk(int64_t id, int64_t start, int64_t n,
+                                                     std::vector<uint8_t>& holder) const {
+  const int64_t per_block = std::max<int64_t>(1, prod(blocks_));
+  const bool whole = n == extchunk_nitems();
+  const int64_t b0 = start / per_block, b1 = (start + n - 1) / per_block;
+  for (Prefetched* p = prefetched; p; p = p->outer) {
+    if (p->source != this) continue;
+    auto it = p->chunks.find(id);
+    if (it == p->chunks.end()) break;
+    const StoreFrame::Fetched& f = it->second;
+    bool has = f.whole;
+    if (!has && !whole) {
+      auto lo = std::lower_bound(f.blocks.begin(), f.blocks.end(), b0);
+      has = lo != f.blocks.end() && f.blocks.end() - lo >= b1 - b0 + 1 && *lo == b0 && *(lo + (b1 - b0)) == b1;
+    }
+    if (has) return f.bytes;
+    break;
+  }
+  StoreFrame::Want w{id, whole, {}};
+  if (!whole)
+    for (int64_t b = b0; b <= b1; ++b) w.blocks.push_back(b);
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
+  holder = std::move(remote_->fetch({w}, extchunk_nitems() * isz, static_cast<int32_t>(isz))[0].bytes);
+  return holder;
+}
+
 std::shared_ptr<B2ndSource> B2ndSource::from_cframe(const void* data, int64_t len) {
   ensure_blosc2();
   static std::atomic<int> counter{0};
@@ -140,7 +229,14 @@ void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, Thr
   const bool whole = n == extchunk_nitems();
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
   std::string bad_header;  // what the chunk's stored header claims wrongly (pinned_io.hpp)
-  {
+  std::vector<uint8_t> fetched;  // a remote chunk (store_io.hpp)
+  if (remote_ && remote_->chunk_position(id) >= 0) {
+    const std::vector<uint8_t>& c = remote_chunk(id, start, n, fetched);
+    if (c.size() > static_cast<size_t>(INT32_MAX))
+      throw IOError("'" + name_ + "': chunk " + std::to_string(id) + " over 2 GiB");
+    chunk = const_cast<uint8_t*>(c.data());
+    cbytes = static_cast<int>(c.size());
+  } else {
     // For part of a chunk on disk, a lazy chunk (header and block offsets) lets the
     // decompressor read just the blocks it needs from the file, not the whole chunk.
     std::lock_guard<std::mutex> g(mu_);
@@ -263,6 +359,21 @@ int64_t B2ndSource::fill_bytes(const Region& region, const MemoryModel& /*m*/) c
   // place), else a buffer of one piece, plus a compressed chunk read whole from disk when
   // the piece is the whole chunk.
   if (region.size() == 0 || size() == 0) return 0;
+  const int64_t local = fill_bytes_local(region);
+  if (!remote_) return local;
+  // Over a store, fill() also holds what it fetched ahead: the chunks its bounds span,
+  // compressed, at most kPrefetchBytes.
+  int64_t spanned = 1;
+  for (size_t d = 0; d < ndim(); ++d) {
+    const int64_t lo = std::min(region.start[d], region.last(d)), hi = std::max(region.start[d], region.last(d));
+    const int64_t c = std::max<int64_t>(1, grid_.chunks()[d]);
+    spanned = sat_mul(spanned, std::min(hi / c - lo / c + 1, region.count[d]));
+  }
+  const int64_t compressed = arr_->sc->cbytes / std::max<int64_t>(1, arr_->sc->nchunks);
+  return sat_add(local, std::min(kPrefetchBytes + compressed, sat_mul(spanned, compressed)));
+}
+
+int64_t B2ndSource::fill_bytes_local(const Region& region) const {
   const size_t nd = ndim();
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
   const int64_t nchunks = std::max<int64_t>(1, arr_->sc->nchunks);
@@ -304,6 +415,8 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
     std::memcpy(out, buf, isz);
     return;
   }
+  // Over a store: every chunk the region needs fetched at once (many ranges in flight).
+  const std::shared_ptr<void> fetched = remote_ ? prefetch(region) : nullptr;
   if (BlockWindow* w = ts.eval ? ts.eval->block_window(this) : nullptr)
     return fill_windowed(region, static_cast<char*>(out), ts, *w);
   // Fast path: a unit-step request inside one chunk that is one contiguous range of the
@@ -431,9 +544,11 @@ void B2ndSource::read_in_pieces(int64_t id, const Box& cbox, const Region& regio
   const int64_t whole = extchunk_nitems(), piece = std::max<int64_t>(1, kPieceBytes / isz);
   ScratchScope scope(ts.scratch);
   bool counted = true;  // a chunk read in pieces counts as one decompression of it
-  if (!c_order_blocks_) {
+  // Over a store, C-order blocks too are read block by block: an item range from the first
+  // to the last item needed would fetch the untouched blocks between (a strided region).
+  if (!c_order_blocks_ || remote_) {
     const int64_t per_block = prod(blocks_);
-    if (reads_chunk_whole()) {  // the chunk, whole
+    if (reads_chunk_whole() && !remote_) {  // the chunk, whole
       char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(whole * isz)));
       read_chunk(id, buf, ts);
       gather_from_chunk(buf, 0, cbox, region, i_lo, i_hi, out);

@@ -6,6 +6,7 @@
 #include <vector>
 #include <string>
 
+#include "b2lazy/byte_store.hpp"
 #include "b2lazy/node.hpp"
 #include "storage/blosc2_objects.hpp"
 
@@ -14,6 +15,7 @@
 namespace b2lazy {
 
 class PinnedFile;
+class StoreFrame;
 
 class B2ndSource : public Node {
  public:
@@ -23,6 +25,11 @@ class B2ndSource : public Node {
   static std::shared_ptr<B2ndSource> open(const std::string& urlpath, const std::string& name = "",
                                           int64_t offset = 0);
   static std::shared_ptr<B2ndSource> from_cframe(const void* data, int64_t len);
+  // The b2nd frame at key "" of `store` (a remote URL's object), read by range
+  // (storage/store_io.hpp): named by its URL.
+  static std::shared_ptr<B2ndSource> open_in_store(const StorePtr& store);
+  // The store a remote source reads, or nullptr.
+  StorePtr store() const;
   // Takes ownership of `arr`.
   static std::shared_ptr<B2ndSource> adopt(b2nd_array_t* arr, const std::string& name);
 
@@ -105,12 +112,21 @@ class B2ndSource : public Node {
   // The first and last item (C order of the padded chunk) of [i_lo, i_hi) of `region`.
   std::pair<int64_t, int64_t> item_span(const Box& cbox, const Region& region, const Shape& i_lo,
                                         const Shape& i_hi) const;
+  // fill_bytes of a local source (a remote one adds what it fetches ahead).
+  int64_t fill_bytes_local(const Region& region) const;
+  // read_items' fetch of chunk `id` from the store (prefetched by fill(), else now): a
+  // Blosc2 buffer holding at least items [start, start + n).
+  const std::vector<uint8_t>& remote_chunk(int64_t id, int64_t start, int64_t n, std::vector<uint8_t>& holder) const;
+  // fill() over a store: every chunk (or the blocks of it) `region` needs, fetched at once
+  // and kept for read_items while the returned guard lives.
+  std::shared_ptr<void> prefetch(const Region& region) const;
   b2nd_array_t* arr_;
   ChunkGrid grid_;
   Shape blocks_, extchunk_;
   bool c_order_blocks_ = false;  // block-major order is the chunk's C order
   std::string name_;
   std::unique_ptr<PinnedFile> pinned_;  // what open() read through; freed after arr_
+  std::shared_ptr<StoreFrame> remote_;  // what open_in_store() reads through; freed after arr_
   mutable std::mutex mu_;  // a super-chunk's reads are not thread-safe
 };
 

@@ -52,6 +52,15 @@ ChunkFetch::ChunkFetch(int64_t expected_bytes, int32_t typesize)
 
 ChunkFetch::~ChunkFetch() { armed_fetch = outer_; }
 
+ChunkFetch* ChunkFetch::armed() { return armed_fetch; }
+
+bool ChunkFetch::accept(const uint8_t* header, int64_t available) {
+  std::string why = stored_chunk_problem(header, expected_bytes_, typesize_, available);
+  if (why.empty()) return true;
+  if (problem_.empty()) problem_ = std::move(why);
+  return false;
+}
+
 // The callbacks C-Blosc2 calls for every read of an array opened by PinnedOpen::open.
 struct PinnedIO {
   static void* open(const char* urlpath, const char* mode, void* params) {
@@ -114,10 +123,7 @@ struct PinnedIO {
       available = std::min<int64_t>(s.file->chunks_end_, s.file->at_open_.st_size) - position;
     }
     if (available < 0) return true;  // not a chunk header
-    std::string why = stored_chunk_problem(header, armed_fetch->expected_bytes_, armed_fetch->typesize_, available);
-    if (why.empty()) return true;
-    if (armed_fetch->problem_.empty()) armed_fetch->problem_ = std::move(why);
-    return false;
+    return armed_fetch->accept(header, available);
   }
   static int64_t write(const void*, int64_t, int64_t, int64_t, void*) { return 0; }
   static int truncate(void*, int64_t) { return -1; }

@@ -54,6 +54,11 @@ class ChunkFetch {
   ChunkFetch& operator=(const ChunkFetch&) = delete;
   // The first problem found, phrased as stored_chunk_problem's; "" when none.
   const std::string& problem() const { return problem_; }
+  // The one armed on this thread, or nullptr.
+  static ChunkFetch* armed();
+  // Other backends (storage/store_io.hpp): does the 32-byte chunk `header`, with
+  // `available` bytes stored from it on, claim what can be stored? Records the problem.
+  bool accept(const uint8_t* header, int64_t available);
 
  private:
   friend struct PinnedIO;

@@ -16,6 +16,8 @@
 #include "io/blosc_range.hpp"
 #include "io/zarr/blosc1.hpp"
 
+#include <blosc2.h>
+
 using namespace b2lazy;
 
 namespace {
@@ -101,4 +103,45 @@ TEST(BloscRange, DamagedBuffersAreErrorsNamingTheFile) {
   ASSERT_LT(size_t(first) + 4, garbage.size());
   std::fill_n(garbage.begin() + first, 4, uint8_t{0x7f});
   fails(garbage, n, "decompress");
+}
+
+// A Blosc2 chunk (32-byte header, as in b2nd frames) packed with some of its blocks only
+// (what a remote b2nd read fetches): those blocks decode as from the whole chunk; a block
+// table pointing outside the chunk is an IOError naming it.
+TEST(BlockExtents, PackedBlosc2BlocksDecodeAsTheWholeChunk) {
+  const std::vector<double> v = values(40000, true);
+  const int32_t block_items = 2500;  // 16 blocks
+  blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+  cp.typesize = 8;
+  cp.blocksize = block_items * 8;
+  cp.clevel = 5;
+  cp.compcode = BLOSC_ZSTD;
+  blosc2_context* cctx = blosc2_create_cctx(cp);
+  std::vector<uint8_t> chunk(v.size() * 8 + BLOSC2_MAX_OVERHEAD);
+  const int cbytes = blosc2_compress_ctx(cctx, v.data(), static_cast<int32_t>(v.size() * 8), chunk.data(),
+                                         static_cast<int32_t>(chunk.size()));
+  blosc2_free_ctx(cctx);
+  ASSERT_GT(cbytes, 0);
+  const int64_t nblocks = 16, hdr = BLOSC_EXTENDED_HEADER_LENGTH;
+  const BlockExtents ext(chunk.data() + hdr, nblocks, hdr, cbytes, "mem");
+  const std::vector<int64_t> blocks = {2, 3, 9, 15};
+  std::vector<uint8_t> packed(static_cast<size_t>(ext.packed_size(blocks)));
+  ext.pack(chunk.data(), blocks, [&](int64_t b, uint8_t* dst) {
+    const auto [s0, s1] = ext.extent(b);
+    std::memcpy(dst, chunk.data() + s0, static_cast<size_t>(s1 - s0));
+  }, packed.data());
+  EXPECT_LT(packed.size(), static_cast<size_t>(cbytes) / 3);
+  blosc2_context* dctx = blosc2_create_dctx(BLOSC2_DPARAMS_DEFAULTS);
+  for (int64_t b : blocks) {
+    std::vector<double> got(block_items);
+    const int rc = blosc2_getitem_ctx(dctx, packed.data(), static_cast<int32_t>(packed.size()),
+                                      static_cast<int>(b * block_items), block_items, got.data(), block_items * 8);
+    ASSERT_EQ(rc, block_items * 8) << "block " << b;
+    EXPECT_EQ(0, std::memcmp(got.data(), v.data() + b * block_items, block_items * 8)) << "block " << b;
+  }
+  blosc2_free_ctx(dctx);
+  std::vector<uint8_t> bad(chunk.begin(), chunk.begin() + hdr + 4 * nblocks);
+  const uint32_t far = 1u << 30;
+  std::memcpy(bad.data() + hdr + 4 * 5, &far, 4);
+  EXPECT_THROW(BlockExtents(bad.data() + hdr, nblocks, hdr, cbytes, "mem"), IOError);
 }
