@@ -88,12 +88,19 @@ StorePtr open_store(const std::string& url, const StoreOptions& options) {
   if (s == "file") return make_local_store(url.substr(7));
   StoreFactory f;
   std::string known = "file";
+  // storage_options={"use_fsspec": True}: fsspec's filesystem even where a native store
+  // exists (http, s3, gs), through the store Python registers as "fsspec".
+  const auto use = options.values.find("use_fsspec");
+  const bool via_fsspec = use != options.values.end() && use->second == "true";
   {
     auto& r = registry();
     std::lock_guard<std::mutex> lock(r.mu);
-    auto it = r.by_scheme.find(s);
+    auto it = r.by_scheme.find(via_fsspec ? std::string("fsspec") : s);
+    if (via_fsspec && it == r.by_scheme.end())
+      throw ValueError("'" + url + "': storage_options use_fsspec needs fsspec (import b2lazy with fsspec installed)");
     if (it != r.by_scheme.end()) f = it->second;
-    for (const auto& [name, _] : r.by_scheme) known += ", " + name;
+    for (const auto& [name, _] : r.by_scheme)
+      if (name != "fsspec") known += ", " + name;  // (not a URL scheme: use_fsspec's store)
   }
   if (!f) throw ValueError("'" + url + "': unknown URL scheme '" + s + "' (stores known: " + known + ")");
   return f(url, options);
