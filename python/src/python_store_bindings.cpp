@@ -195,7 +195,8 @@ void bind_python_store(nb::module_& m) {
         return std::make_shared<PythonStore>(std::move(obj), std::move(root));
       } catch (const nb::python_error& e) {
         if (e.matches(PyExc_ValueError)) throw ValueError(describe(e));
-        throw IOError("'" + url + "': " + describe(e));
+        const std::string what = describe(e);
+        throw IOError(what.find(url) == std::string::npos ? "'" + url + "': " + what : what);
       }
     });
   }, nb::arg("scheme"), nb::arg("factory"),
