@@ -247,3 +247,17 @@ def test_distributed_workers_reopen_remote_operands(nginx_server, tmp_path, data
     # the workers (other processes) fetched chunks themselves
     pids = client.run(os.getpid)
     assert len(set(pids.values())) == 2 and len(nginx_server.access_log()) > before
+
+
+@needs_remote_zarr
+def test_to_zarr_memory_url_through_b2lazys_writer(data, tmp_path):
+    url = f"memory://bl-tozarr-{uuid.uuid4().hex[:8]}/z.zarr"
+    x = bl.asarray(data)
+    assert bl.to_zarr(x * 2, url, chunks=(30, 25), storage_options={"secret": SECRET}) is None
+    back = zarr.open_array(str(from_memory(url, tmp_path / "z.zarr")), mode="r")
+    np.testing.assert_array_equal(back[...], data * 2)
+    assert back.chunks == (30, 25)
+    with pytest.raises(FileExistsError, match=re.escape(url)):
+        bl.to_zarr(x, url)
+    r = bl.to_zarr(x + 1, url, overwrite=True, return_stored=True)
+    np.testing.assert_array_equal(r.to_numpy(), data + 1)
