@@ -73,6 +73,7 @@ def test_malformed_storage_option_is_a_usage_error(http_zarr):
 def test_unknown_scheme_names_the_known_ones():
     r = run("info", "nosuchproto://bucket/x.zarr")
     assert r.returncode == 1 and "unknown URL scheme 'nosuchproto'" in r.stderr
+    assert "zarr" in r.stderr and "s3" in r.stderr and "https" in r.stderr  # (the command has no fsspec)
 
 
 @needs_remote_zarr

@@ -131,8 +131,10 @@ def test_unknown_scheme_lists_known_ones():
     with pytest.raises(Exception, match=r"unknown URL scheme 'nosuchproto'.*known:.*(s3|file)") as e:
         _core.open_store("nosuchproto://bucket/x.zarr")
     assert "memory" in str(e.value) and "https" in str(e.value)
-    with pytest.raises(OSError, match=r"nosuchproto://bucket/x\.zarr.*unknown URL scheme"):
+    with pytest.raises(OSError, match=r"nosuchproto://bucket/x\.zarr.*unknown URL scheme") as e:
         bl.open("nosuchproto://bucket/x.zarr")
+    for scheme in ("zarr", "b2nd", "https", "s3", "gs", "memory", "simplecache"):
+        assert re.search(rf"\b{scheme}\b", str(e.value)), (scheme, str(e.value))
 
 
 def test_fsspec_errors_name_the_url_not_the_credentials(nginx_server):
