@@ -152,6 +152,8 @@ def test_open_asarray_values_over_memory(mem_url, data):
     np.testing.assert_array_equal(x.to_numpy(), data)
     np.testing.assert_allclose((bl.asarray(mem_url) * 2 + 1).sum(axis=0).to_numpy(), (data * 2 + 1).sum(axis=0))
     np.testing.assert_array_equal(x[5:40:3, 7:31].to_numpy(), data[5:40:3, 7:31])
+    y = bl.from_array(mem_url, chunks=(30, 25), storage_options={"secret": SECRET})
+    np.testing.assert_array_equal(y.to_numpy(), data)
 
 
 @needs_remote_zarr
