@@ -12,7 +12,7 @@
 namespace b2lazy::cli {
 
 Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& valued,
-           const std::set<std::string>& flags) {
+           const std::set<std::string>& flags, const std::set<std::string>& repeated) {
   for (size_t i = 0; i < argv.size(); ++i) {
     std::string a = argv[i];
     if (a.size() < 2 || a[0] != '-' || (a[1] != '-' && !std::isalpha(static_cast<unsigned char>(a[1])))) {
@@ -29,6 +29,12 @@ Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& va
     if (flags.count(name)) {
       if (has_val) throw UsageError("option " + name + " takes no value");
       flags_.insert(name);
+    } else if (repeated.count(name)) {
+      if (!has_val) {
+        if (i + 1 >= argv.size()) throw UsageError("option " + name + " needs a value");
+        val = argv[++i];
+      }
+      repeated_[name].push_back(val);
     } else if (valued.count(name)) {
       if (!has_val) {
         if (i + 1 >= argv.size()) throw UsageError("option " + name + " needs a value");
@@ -40,6 +46,32 @@ Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& va
       throw UsageError("unknown option " + name);
     }
   }
+}
+
+StoreOptions storage_options(const Args& args) {
+  StoreOptions o;
+  for (const std::string& kv : args.values("--storage-option")) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("--storage-option takes KEY=VALUE (fsspec's names: anon=true, "
+                       "client_kwargs.endpoint_url=http://host:port), got '" + kv.substr(0, kv.find('=')) + "'");
+    const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+    if (key == "concurrency" || key == "max_retries") {
+      char* end = nullptr;
+      const long n = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end || n < 1 || n > 4096)
+        throw UsageError("--storage-option " + key + " wants an integer from 1 to 4096, got '" + value + "'");
+      (key == "concurrency" ? o.concurrency : o.max_retries) = static_cast<int>(n);
+    } else {
+      o.values[key] = value == "True" ? "true" : value == "False" ? "false" : value;
+    }
+  }
+  return o;
+}
+
+std::vector<std::string> Args::values(const std::string& name) const {
+  auto it = repeated_.find(name);
+  return it == repeated_.end() ? std::vector<std::string>{} : it->second;
 }
 
 std::optional<std::string> Args::value(const std::string& name) const {

@@ -13,7 +13,8 @@ namespace b2lazy::cli {
 
 namespace {
 // EXPR NAME=PATH ...: the expression and its operands, opened lazily (nothing is read).
-std::map<std::string, Operand> open_operands(const std::vector<std::string>& pos, const std::string& expr) {
+std::map<std::string, Operand> open_operands(const std::vector<std::string>& pos, const std::string& expr,
+                                             const StoreOptions& storage) {
   const std::vector<std::string> names = expression_names(expr);  // a syntax error comes first
   std::map<std::string, Operand> ops;
   for (size_t i = 1; i < pos.size(); ++i) {
@@ -23,7 +24,7 @@ std::map<std::string, Operand> open_operands(const std::vector<std::string>& pos
     const std::string name = pos[i].substr(0, eq), path = pos[i].substr(eq + 1);
     if (ops.count(name)) throw UsageError("operand '" + name + "' given twice");
     try {
-      ops.emplace(name, open(path));
+      ops.emplace(name, open(path, storage));
     } catch (const IOError& e) {
       throw IOError("operand '" + name + "': " + e.what());
     }
@@ -56,14 +57,15 @@ auto as_usage(F f, bool calls = true) -> decltype(f()) {
 int cmd_eval(const std::vector<std::string>& argv) {
   Args args(argv, {"-o", "--output", "--chunks", "--blocks", "--shards", "--codec", "--clevel", "--filter", "--compressor",
                    "--threads", "--max-memory", "--scheduler"},
-            {"--progress", "--no-progress"});
+            {"--progress", "--no-progress"}, {"--storage-option"});
+  const StoreOptions storage = storage_options(args);
   const auto& pos = args.positional();
   if (pos.empty()) throw UsageError("eval needs an expression: b2lazy eval EXPR NAME=PATH ... -o OUT");
   auto out = args.value("-o");
   if (!out) out = args.value("--output");
   if (!out) throw UsageError("eval needs an output: -o OUT.b2nd (or OUT.zarr)");
   const std::string expr = pos[0];
-  auto ops = as_usage([&] { return open_operands(pos, expr); }, false);
+  auto ops = as_usage([&] { return open_operands(pos, expr, storage); }, false);
   if (auto sched = args.value("--scheduler")) {
     if (sched->empty()) throw UsageError("--scheduler needs an address (tcp://host:port) or local:N");
     as_usage([&] { return evaluate(expr, ops); });  // a bad expression fails here, not on the cluster
@@ -80,6 +82,7 @@ int cmd_eval(const std::vector<std::string>& argv) {
 
   ComputeOptions o;
   o.urlpath = *out;
+  o.storage = storage;
   if (auto c = args.shape("--chunks")) o.chunks = *c;
   if (auto b = args.shape("--blocks")) o.blocks = *b;
   if (auto s = args.shape("--shards")) o.shards = *s;
@@ -109,10 +112,10 @@ int cmd_eval(const std::vector<std::string>& argv) {
 }
 
 int cmd_explain(const std::vector<std::string>& argv) {
-  Args args(argv, {}, {});
+  Args args(argv, {}, {}, {"--storage-option"});
   const auto& pos = args.positional();
   if (pos.empty()) throw UsageError("explain needs an expression: b2lazy explain EXPR NAME=PATH ...");
-  auto ops = as_usage([&] { return open_operands(pos, pos[0]); }, false);
+  auto ops = as_usage([&] { return open_operands(pos, pos[0], storage_options(args)); }, false);
   Context ctx;
   Array a = as_usage([&] { return evaluate(pos[0], ops, &ctx); });
   std::fputs(a.explain().c_str(), stdout);

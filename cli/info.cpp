@@ -9,11 +9,13 @@
 namespace b2lazy::cli {
 
 int cmd_info(const std::vector<std::string>& argv) {
-  Args args(argv, {}, {});
+  Args args(argv, {}, {}, {"--storage-option"});
   if (args.positional().size() != 1) throw UsageError("info takes one path: b2lazy info PATH");
-  if (is_saved_expression(args.positional()[0]))
-    run_python({"info", args.positional()[0]}, "info on a saved expression reads it");
-  const StorageInfo s = storage_info(args.positional()[0]);
+  const std::string& path = args.positional()[0];
+  if (!is_remote_url(path) && is_saved_expression(path))
+    run_python({"info", path}, "info on a saved expression reads it");
+  // A remote array: opened through its store (metadata only), described as opened.
+  const StorageInfo s = is_remote_url(path) ? storage_info(open(path, storage_options(args))) : storage_info(path);
   const double ratio = s.cbytes ? static_cast<double>(s.nbytes) / static_cast<double>(s.cbytes) : 0.0;
   const bool b2nd = s.format == "b2nd";
   if (b2nd)

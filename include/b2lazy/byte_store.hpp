@@ -103,6 +103,9 @@ StorePtr open_store(const std::string& url, const StoreOptions& options = {});
 using StoreFactory = std::function<StorePtr(const std::string& url, const StoreOptions& options)>;
 void register_store(const std::string& scheme, StoreFactory factory);
 
+// The URL schemes stores are registered for (sorted; "file" first), for messages.
+std::vector<std::string> store_schemes();
+
 // Does `url` name a remote store (a scheme with a registered store other than file)?
 bool is_remote_url(const std::string& url);
 

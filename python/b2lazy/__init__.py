@@ -33,6 +33,8 @@ def _load_core():
 
 _core = _load_core()
 from . import _dtypes, _face, _numpy_protocol, _registry, _serial
+from . import _fsspec_store
+_fsspec_store.register(_core)  # fsspec's protocols (memory://, zip::, simplecache::, ...) as stores
 from ._numpy_protocol import EagerEvaluationWarning
 from ._registry import registered as _registered
 from ._dtypes import as_dtype as _as_dtype
@@ -330,7 +332,12 @@ class Array:
         _serial.save(self, urlpath, inline_limit)
 
     def __reduce__(self):
-        # Pickles as its saved form: what dask.distributed ships to workers.
+        # Pickles as its saved form: what dask.distributed ships to workers. Remote operands
+        # travel as URLs with the storage_options they were opened with (no open connection
+        # is pickled: each worker opens its own); save() never writes those options.
+        storage = _serial.storage_of(self)
+        if storage:
+            return (_serial.loads, (_serial.dumps(self), "b2lazy expression", storage))
         return (_serial.loads, (_serial.dumps(self),))
 
     # --- metadata -------------------------------------------------------------------
@@ -455,7 +462,8 @@ class Array:
 
     # --- evaluation -----------------------------------------------------------------
     def compute(self, urlpath=None, chunks=None, blocks=None, cparams=None, nthreads=None,
-                max_memory=None, contiguous=None, progress=None, shards=None, scheduler=None):
+                max_memory=None, contiguous=None, progress=None, shards=None, scheduler=None,
+                storage_options=None):
         """Evaluate into a compressed array, in memory or on disk.
 
         The result is b2nd in memory, or on disk in the format `urlpath` names: b2nd ("x.b2nd",
@@ -466,7 +474,9 @@ class Array:
         Parameters
         ----------
         urlpath : str or os.PathLike, optional
-            Where to write the result (default: in memory).
+            Where to write the result (default: in memory): a path, or a remote URL
+            ("s3://bucket/x.zarr", "memory://x.b2nd"), written so that a reader never sees a
+            half-written array.
         chunks : tuple of int, optional
             The result's chunk shape (default: chosen by the planner). For Zarr, its chunks.
         blocks : tuple of int, optional
@@ -488,6 +498,8 @@ class Array:
             A distributed.Client, a scheduler address ("tcp://host:port") or "local:N": the
             plan's stages and tasks run on that dask.distributed cluster
             (b2lazy.distributed.compute); `nthreads` does not apply.
+        storage_options : dict, optional
+            How to reach a remote `urlpath` (fsspec's names, as b2lazy.open takes them).
 
         Returns
         -------
@@ -508,7 +520,7 @@ class Array:
             from . import distributed
             return distributed.compute(self, urlpath, scheduler=scheduler, chunks=chunks, blocks=blocks,
                                        cparams=cparams, max_memory=max_memory, contiguous=contiguous,
-                                       shards=shards, progress=progress)
+                                       shards=shards, progress=progress, storage_options=storage_options)
         if urlpath is not None:
             urlpath = _path_text(os.fspath(urlpath), "compute: urlpath")
         cparams, compressor = _zarr_compressor(cparams)
@@ -516,14 +528,18 @@ class Array:
         bar, callback = _progress_callback(progress, "compute")
         try:
             r = _core.compute(self._a, urlpath, chunks, blocks, codec, clevel, filt,
-                              _context(nthreads), max_memory, contiguous, callback, shards, compressor)
+                              _context(nthreads), max_memory, contiguous, callback, shards, compressor,
+                              storage_options)
         finally:
             if bar is not None:
                 bar.close()
-        return Array(r, r.stats())
+        out = Array(r, r.stats())
+        if urlpath is not None and _serial.is_remote(urlpath):
+            _serial.remember_storage(urlpath, storage_options)
+        return out
 
     def plan(self, urlpath=None, chunks=None, blocks=None, cparams=None, nthreads=None,
-             max_memory=None, contiguous=None, shards=None):
+             max_memory=None, contiguous=None, shards=None, storage_options=None):
         """The plan compute() would run with these options; nothing is computed.
 
         ``str()`` prints it; its attributes expose the stages, tasks and projected peak;
@@ -547,6 +563,8 @@ class Array:
             As compute()'s.
         shards : tuple of int, optional
             As compute()'s.
+        storage_options : dict, optional
+            As compute()'s.
 
         Returns
         -------
@@ -566,7 +584,7 @@ class Array:
         codec, clevel, filt = _cparams_args(cparams)
         ctx = _context(nthreads)
         return Plan(_core.plan(self._a, urlpath, chunks, blocks, codec, clevel, filt, ctx, max_memory,
-                               contiguous, shards, compressor), ctx)
+                               contiguous, shards, compressor, storage_options), ctx)
 
     def persist(self, nthreads=None, max_memory=None):
         """The values, evaluated now into an in-memory compressed b2nd array.
@@ -1691,8 +1709,13 @@ def _path_text(s, what):
     return s
 
 
-def open(urlpath, *, key=None, dataset=None, mode="r", operands=None):
+def open(urlpath, *, key=None, dataset=None, mode="r", operands=None, storage_options=None):
     """Open a stored array, lazily: nothing is read.
+
+    `urlpath` may be a remote URL: https://, s3://bucket/key, gs://bucket/key (b2lazy's own
+    libcurl stores), or any protocol fsspec knows, chained URLs included (memory://,
+    "simplecache::https://...", zip::...; storage_options={"use_fsspec": True} sends
+    http/s3/gs through fsspec too). Only the byte ranges evaluation needs are fetched.
 
     The format follows the URL's scheme, else its suffix, else what is there: b2nd
     ("x.b2nd", a sparse directory, "b2nd:PATH"), Zarr v2/v3 in a directory store
@@ -1716,6 +1739,13 @@ def open(urlpath, *, key=None, dataset=None, mode="r", operands=None):
     operands : dict, optional
         For a saved expression: operand URLs, as the saved file writes them, mapped to
         paths or Arrays used instead (docs/serialization.md).
+    storage_options : dict, optional
+        How to reach a remote URL, with fsspec's names and nesting: {"anon": True},
+        {"key": ..., "secret": ..., "client_kwargs": {"endpoint_url": ...}},
+        {"token": ...}, {"headers": {...}}; also "concurrency" (requests in flight) and
+        "max_retries". Not given: the AWS_* environment and ~/.aws files (S3),
+        GOOGLE_APPLICATION_CREDENTIALS (GCS). For a saved expression: the options of its
+        remote operands. Never written into a saved expression, never shown in repr.
 
     Returns
     -------
@@ -1748,15 +1778,22 @@ def open(urlpath, *, key=None, dataset=None, mode="r", operands=None):
     if key is not None:
         urlpath = f"{urlpath}#{key if key.startswith('/') else '/' + key}"
     _path_text(urlpath, "open(): urlpath")
-    if _serial.is_saved_expression(urlpath):
+    if storage_options is not None and not isinstance(storage_options, dict):
+        raise TypeError(f"open(): storage_options must be a dict (fsspec's names), got {type(storage_options).__name__}")
+    remote = _serial.is_remote(urlpath)
+    if not remote and _serial.is_saved_expression(urlpath):
         if mode != "r":
             raise ValueError(f"open(): '{urlpath}' is a saved expression, which cannot be written (mode='r+')")
-        return _serial.load(urlpath, operands)
+        return _serial.load(urlpath, operands, storage_options)
     if operands is not None:
         raise ValueError(f"open(): operands= substitutes the operands of a saved expression; '{urlpath}' is not one")
-    x = Array(_core.open(urlpath))
+    if remote and mode != "r":
+        raise ValueError(f"open(): mode='r+' updates local b2nd files in place; '{urlpath}' is remote")
+    x = Array(_core.open(urlpath, storage_options))
     # Recorded by its absolute URL now: a later chdir does not change what it names.
     x._call = (("open", (_serial.absolute_url(urlpath, os.getcwd()),), {}), None)
+    if remote:
+        _serial.remember_storage(urlpath, storage_options)
     if mode == "r+":
         if x._a.kind != "b2nd" or "#" in urlpath:
             raise ValueError(f"open(): mode='r+' updates b2nd files in place; '{urlpath}' is a "
@@ -1765,7 +1802,8 @@ def open(urlpath, *, key=None, dataset=None, mode="r", operands=None):
     return x
 
 
-def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=None, cparams=None):
+def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=None, cparams=None,
+            storage_options=None):
     """A lazy Array over `obj` (the Array API's asarray, plus b2lazy's storage options).
 
     NumPy arrays are wrapped without copying unless `copy=True` (copied once, now) or
@@ -1776,8 +1814,15 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=N
     says how). Python scalars become 0-d constants; nested sequences go
     through NumPy. `dtype` casts (lazily for b2lazy arrays). b2lazy arrays are
     immutable, so `copy` never changes what an Array holds; copy=False raises ValueError
-    when NumPy would have to copy to make the array."""
+    when NumPy would have to copy to make the array. A string naming a remote URL
+    (https://, s3://, memory://, ...) is opened, lazily, as b2lazy.open(obj,
+    storage_options=storage_options) does."""
     _check_device(device, "asarray")
+    if isinstance(obj, str) and _serial.is_remote(obj):
+        a = open(obj, storage_options=storage_options)
+        return a if dtype is None else a.astype(dtype)
+    if storage_options is not None:
+        raise ValueError("asarray: storage_options applies to a remote URL only")
     if dtype is not None:
         dtype = _as_dtype(dtype, "asarray")
     if isinstance(obj, Array):

@@ -118,6 +118,22 @@ def info(argv):
     return 0
 
 
+def storage_options(items):
+    """--storage-option KEY=VALUE items as storage_options (dotted keys nest, as the C++
+    command reads them: cli/args.cpp), or None."""
+    out = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise SystemExit(f"b2lazy eval: --storage-option takes KEY=VALUE, got '{key}'")
+        d = out
+        *outer, last = key.split(".")
+        for part in outer:
+            d = d.setdefault(part, {})
+        d[last] = {"true": True, "false": False, "True": True, "False": False}.get(value, value)
+    return out or None
+
+
 def eval_main(argv):
     import b2lazy as bl
     p = argparse.ArgumentParser(prog="b2lazy eval")
@@ -136,18 +152,21 @@ def eval_main(argv):
     p.add_argument("--scheduler", required=True)
     p.add_argument("--progress", action="store_true")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--storage-option", action="append", default=[])
     a = p.parse_args(argv)
+    so = storage_options(a.storage_option)
     ops = {}
     for item in a.operands:
         name, _, path = item.partition("=")
-        ops[name] = bl.open(path)
+        ops[name] = bl.open(path, storage_options=so)
     cparams = {k: v for k, v in (("codec", a.codec), ("clevel", a.clevel), ("filter", a.filter),
                                  ("compressor", a.compressor)) if v is not None}
     x = bl.evaluate(a.expr, ops)
     show = a.progress or (not a.no_progress and sys.stderr.isatty())
     t0 = time.perf_counter()
     r = x.compute(urlpath=a.output, chunks=a.chunks, blocks=a.blocks, shards=a.shards, cparams=cparams or None,
-                  max_memory=a.max_memory, progress=True if show else None, scheduler=a.scheduler)
+                  max_memory=a.max_memory, progress=True if show else None, scheduler=a.scheduler,
+                  storage_options=so)
     secs = time.perf_counter() - t0
     nbytes = r.size * r.dtype.itemsize
     cbytes = r.stats.get("bytes_written", 0)

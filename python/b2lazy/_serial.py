@@ -61,6 +61,43 @@ _MAX_NESTING = 64
 _FLOAT_WORDS = ("nan", "inf", "-inf")
 
 _local = threading.local()  # .opening: replaying a saved form; .max_memory: a deferred call's budget
+# storage_options of remote operands opened in this process, by URL: shipped with pickles
+# (dask tasks) so workers open their own connections; never written by save().
+_storage_by_url = {}
+_storage_lock = threading.Lock()
+
+
+def is_remote(url):
+    """Does `url` name a remote store (https://, s3://, gs://, memory://, simplecache::...)?"""
+    from . import _core
+    return isinstance(url, str) and _core.is_remote_url(url)
+
+
+def remember_storage(url, storage_options):
+    """Records the storage_options a remote URL was opened with (None: forgets them)."""
+    with _storage_lock:
+        if storage_options:
+            _storage_by_url[url] = dict(storage_options)
+        else:
+            _storage_by_url.pop(url, None)
+
+
+def storage_of(a):
+    """{URL: storage_options} of the remote operands Array `a` reads, as opened here."""
+    out, seen, todo = {}, set(), [a]
+    while todo:
+        x = todo.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        url = _leaf_url(x)
+        if url is not None:
+            with _storage_lock:
+                if url in _storage_by_url:
+                    out[url] = _storage_by_url[url]
+        else:
+            todo.extend(_Encoder.operands(x))
+    return out
 
 
 class WouldCompute(BaseException):
@@ -137,14 +174,17 @@ _SCHEME_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 def _split_scheme(url):
     """(prefix, path) of an operand URL: "zarr:", "hdf5://" and "zarr:file://" prefixes are
     b2lazy's schemes; other "x:..." are paths, as for b2lazy.open. A URL of another scheme
-    ("http://...") is a ValueError: a saved expression reads files only."""
+    ("ftp://...") is a ValueError unless a byte store takes it (is_remote): remote URLs are
+    kept whole."""
+    if is_remote(url):
+        return "", url
     m = _SCHEME_RE.match(url)
     if not m:
         return "", url
     scheme = m.group(1).lower()
     if scheme not in _SCHEMES:
         if url.startswith("://", m.end() - 1):
-            raise ValueError(f"'{url}' is a URL of scheme '{scheme}'; saved expressions read files only")
+            raise ValueError(f"'{url}' is a URL of scheme '{scheme}', which no byte store takes")
         return "", url
     n = m.end()
     if url.startswith("//", n):
@@ -157,6 +197,8 @@ def _split_scheme(url):
 def absolute_url(url, base):
     """`url` with its path made absolute against directory `base` (not normalised: a
     member key after '#' stays as written)."""
+    if is_remote(url):
+        return url
     prefix, path = _split_scheme(url)
     if path and not path.startswith("/"):
         path = os.path.join(base, path)
@@ -199,6 +241,8 @@ def stamp(path):
 
 
 def _operand_stamp(url):
+    if is_remote(url):
+        return None  # (not looked at: a remote operand is counted again at reopening)
     try:
         part = _file_part(_split_scheme(url)[1])
         return None if part is None else stamp(part)
@@ -774,8 +818,11 @@ def _check_shape(out, shape, dtype, where, what, changed=False):
 
 
 class _Decoder:
-    def __init__(self, d, where, base, operands):
+    def __init__(self, d, where, base, operands, storage_options=None, storage_by_url=None):
         self.d, self.where, self.base = d, where, base
+        # Remote operands open with storage_options if given, else with those of
+        # storage_by_url (a pickle's) or of this process's earlier open, else the environment.
+        self.storage_options, self.storage_by_url = storage_options, storage_by_url or {}
         self.operands = operands  # {URL as written: substitute}
         self.used = set()
         self.calls, self.nodes = {}, {}
@@ -908,6 +955,8 @@ class _Decoder:
             path = _split_scheme(url)[1]
         except ValueError as e:
             raise ValueError(f"{self.where}: operands={{...}}: {e}") from None
+        if is_remote(url):
+            return self.open_remote(k, entry, url)
         part = _file_part(path)
         if part is None:
             raise FileNotFoundError(f"{self.where}: operand '{url}' does not exist")
@@ -921,6 +970,19 @@ class _Decoder:
             self.changed.setdefault(k, True)
         try:
             return b2lazy.open(url)
+        except Exception as e:  # noqa: BLE001
+            raise _named(e, f"{self.where}: operand '{url}': {e}") from e
+
+    def open_remote(self, k, entry, url):
+        import b2lazy
+        self.resolved[k] = url
+        self.changed[k] = True
+        so = self.storage_options
+        if so is None:
+            with _storage_lock:
+                so = self.storage_by_url.get(url, _storage_by_url.get(url))
+        try:
+            return b2lazy.open(url, storage_options=so)
         except Exception as e:  # noqa: BLE001
             raise _named(e, f"{self.where}: operand '{url}': {e}") from e
 
@@ -1040,7 +1102,7 @@ def _named(e, msg):
     return ValueError(msg)
 
 
-def from_dict(d, where="b2lazy expression", base=None, operands=None):
+def from_dict(d, where="b2lazy expression", base=None, operands=None, storage_options=None, storage_by_url=None):
     """The Array a saved form describes (checking its structure, then each array's shape
     and dtype). Relative operand paths are relative to `base` (the saved file's directory;
     default: the working directory); `operands` maps operand URLs, as written in the
@@ -1058,19 +1120,20 @@ def from_dict(d, where="b2lazy expression", base=None, operands=None):
             raise TypeError(f"open(): operands['{k}'] must be a path or a b2lazy Array, got {type(v).__name__}")
         ops[k] = v
     order = _Checker(d, where).check()
-    return _Decoder(d, where, os.getcwd() if base is None else base, ops).build(order)
+    return _Decoder(d, where, os.getcwd() if base is None else base, ops, storage_options,
+                    storage_by_url).build(order)
 
 
 def dumps(a, inline_limit=None):
     return json.dumps(to_dict(a, inline_limit), separators=(",", ":"))
 
 
-def loads(s, where="b2lazy expression"):
+def loads(s, where="b2lazy expression", storage_by_url=None):
     try:
         d = json.loads(s)
     except (ValueError, RecursionError) as e:
         raise ValueError(f"{where}: not a saved b2lazy expression ({type(e).__name__}: {e})") from None
-    return from_dict(d, where)
+    return from_dict(d, where, storage_by_url=storage_by_url)
 
 
 def save(a, urlpath, inline_limit=None):
@@ -1100,11 +1163,11 @@ def is_saved_expression(path):
     return head.lstrip().startswith(b"{") and FORMAT.encode() in head
 
 
-def load(path, operands=None):
+def load(path, operands=None, storage_options=None):
     where = f"'{path}'"
     try:
         with open(path, "rb") as f:
             d = json.loads(f.read().decode("utf-8"))
     except (ValueError, RecursionError) as e:  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
         raise ValueError(f"{where}: not a saved b2lazy expression ({type(e).__name__}: {e})") from None
-    return from_dict(d, where, os.path.dirname(os.path.abspath(path)), operands)
+    return from_dict(d, where, os.path.dirname(os.path.abspath(path)), operands, storage_options)

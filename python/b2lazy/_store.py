@@ -215,6 +215,21 @@ def store(sources, targets, regions=None, lock=True, compute=True, return_stored
     return None
 
 
+def _writes_remote_zarr(arr, url, storage_options):
+    """Does b2lazy write Zarr at remote `url` itself (a byte store takes the URL, its path
+    ends in .zarr, and the Zarr driver writes into stores)? Else zarr-python writes it."""
+    b2 = _b2()
+    if not b2._serial.is_remote(url) or not url.rstrip("/").lower().endswith(".zarr"):
+        return False
+    try:
+        arr.plan(urlpath=url, storage_options=storage_options)
+    except OSError as e:
+        if "from local paths only" in str(e):
+            return False
+        raise
+    return True
+
+
 def _is_local(url):
     return "://" not in url or url.startswith("file://")
 
@@ -238,8 +253,10 @@ def to_zarr(arr, url, component=None, storage_options=None, overwrite=False, reg
     """Write a lazy array into a Zarr array (``dask.array.to_zarr``).
 
     A local path (or ``file://`` URL) is written by the engine's own Zarr v3 writer
-    (``compute(urlpath="zarr:...")``), in parallel; a zarr.Array, or a URL of another
-    scheme (opened with zarr-python), is written chunk by chunk through ``store``.
+    (``compute(urlpath="zarr:...")``), in parallel; so is a remote URL ending in .zarr
+    ("s3://bucket/x.zarr", "memory://x.zarr", reached with `storage_options`) when the
+    Zarr driver writes into byte stores. A zarr.Array, or another URL (opened with
+    zarr-python), is written chunk by chunk through ``store``.
 
     Parameters
     ----------
@@ -250,7 +267,7 @@ def to_zarr(arr, url, component=None, storage_options=None, overwrite=False, reg
     component : str, optional
         The array's path inside the store (its parent groups are created).
     storage_options : dict, optional
-        For a remote URL: passed to zarr-python's store.
+        For a remote URL: fsspec's names (b2lazy's stores take them; else zarr-python's).
     overwrite : bool, optional
         Replace an array already there (else FileExistsError).
     region : tuple of slice, optional
@@ -293,6 +310,18 @@ def to_zarr(arr, url, component=None, storage_options=None, overwrite=False, reg
     if region is not None:
         raise ValueError("to_zarr: region= writes into an existing zarr.Array; pass that array as url")
     url = os.fspath(url)
+    if not _is_local(url) and component is None and _writes_remote_zarr(arr, url, storage_options):
+        # b2lazy's own writer into the URL's byte store (metadata last: a reader never sees
+        # a half-written array)
+        store_ = b2._core.open_store(url, storage_options)
+        existing = store_.list("")
+        if existing and not overwrite:
+            raise FileExistsError(f"to_zarr: '{url}' holds objects (overwrite=True replaces them)")
+        for o in existing:
+            store_.remove(o["key"])
+        r = arr.compute(urlpath=url, chunks=chunks, shards=shards, cparams=cparams, nthreads=nthreads,
+                        max_memory=max_memory, storage_options=storage_options)
+        return r if return_stored else None
     if not _is_local(url):
         import zarr
         z = zarr.open_array(url, mode="w" if overwrite else "w-", shape=arr.shape, dtype=arr.dtype,

@@ -389,7 +389,7 @@ def _rechunked(a, chunks, fn, obj=None, name=None, lock=None):
     return region_source(obj, chunks, name, lock, None, fn)
 
 
-def from_array(x, chunks=None, *, name=None, lock=False, getitem=None, native=True):
+def from_array(x, chunks=None, *, name=None, lock=False, getitem=None, native=True, storage_options=None):
     """A lazy Array over `x`, as ``dask.array.from_array``: nothing is read now.
 
     A ``zarr.Array`` in a local store and an ``h5py.Dataset`` of a file on disk are read by
@@ -418,6 +418,9 @@ def from_array(x, chunks=None, *, name=None, lock=False, getitem=None, native=Tr
     native : bool, optional
         False reads a zarr or h5py array by ``__getitem__`` even when b2lazy's own
         driver could read its store.
+    storage_options : dict, optional
+        When `x` is a remote URL ("s3://bucket/x.zarr", "https://host/a.b2nd"): how to
+        reach it (as b2lazy.open's); the array there is opened lazily.
 
     Returns
     -------
@@ -446,7 +449,7 @@ def from_array(x, chunks=None, *, name=None, lock=False, getitem=None, native=Tr
         raise TypeError(f"from_array: lock must be a bool or a lock, got {type(lock).__name__}")
     if wraps(x):
         return wrap(x, "from_array", chunks, name, lock, getitem, native)
-    a = bl.asarray(x)
+    a = bl.asarray(x, storage_options=storage_options) if isinstance(x, str) else bl.asarray(x)
     if chunks is None or a.ndim == 0:
         return a
     return _rechunked(a, chunks, "from_array", x if isinstance(x, np.ndarray) or _blosc2_kind(x) == "ndarray" else None,

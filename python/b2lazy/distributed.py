@@ -47,8 +47,12 @@ _plans_lock = threading.Lock()
 
 
 def _build_plan(payload, opts, nthreads):
+    """The plan of the saved form `payload`; its remote operands open here, in this
+    process, with the storage_options opts["operand_storage"] maps their URLs to."""
     import b2lazy
-    x = b2lazy._serial.from_dict(payload, "the distributed expression")
+    opts = dict(opts)
+    storage = opts.pop("operand_storage", None)
+    x = b2lazy._serial.from_dict(payload, "the distributed expression", storage_by_url=storage)
     return x.plan(nthreads=nthreads, **opts)
 
 
@@ -202,7 +206,7 @@ def _ranges(ntasks, group):
 
 
 def compute(x, urlpath=None, *, scheduler, chunks=None, blocks=None, cparams=None, max_memory=None,
-            contiguous=None, shards=None, progress=None, retries=2):
+            contiguous=None, shards=None, progress=None, retries=2, storage_options=None):
     """Array.compute(..., scheduler=...): the same result, computed on a dask.distributed cluster.
 
     The plan's stages and output tasks run as tasks of the cluster; the output chunks are
@@ -233,6 +237,10 @@ def compute(x, urlpath=None, *, scheduler, chunks=None, blocks=None, cparams=Non
         True shows a tqdm bar; a callable gets (done, total) output chunks.
     retries : int, optional
         How many times a failed task is retried (a lost worker's too).
+    storage_options : dict, optional
+        How to reach a remote `urlpath` (as Array.compute()'s). Remote operands are sent
+        to the workers as URLs with the storage_options they were opened with; each
+        worker opens its own connections.
 
     Returns
     -------
@@ -252,10 +260,12 @@ def compute(x, urlpath=None, *, scheduler, chunks=None, blocks=None, cparams=Non
     from . import Array, _core, _progress_callback, _serial
 
     t0 = time.perf_counter()
-    if urlpath is not None:
+    remote_output = urlpath is not None and _serial.is_remote(os.fspath(urlpath))
+    if urlpath is not None and not remote_output:
         urlpath = os.path.abspath(os.fspath(urlpath))  # the workers' working directory may differ
     opts = dict(urlpath=urlpath, chunks=chunks, blocks=blocks, cparams=cparams, max_memory=max_memory,
-                contiguous=contiguous, shards=shards)
+                contiguous=contiguous, shards=shards, storage_options=storage_options,
+                operand_storage=_serial.storage_of(x))
     payload = _serial.to_dict(x)
     client, cluster = _connect(scheduler)
     token = uuid.uuid4().hex[:16]
@@ -271,7 +281,7 @@ def compute(x, urlpath=None, *, scheduler, chunks=None, blocks=None, cparams=Non
         # A task, not scattered data: recomputed if the worker holding it dies.
         payload_f = client.submit(_identity, payload, key=f"b2lazy-expression-{token}", pure=False)
         args = (token, payload_f, opts, int(nthreads), fingerprint)
-        spill_dir = os.path.dirname(urlpath) if urlpath else tempfile.gettempdir()
+        spill_dir = os.path.dirname(urlpath) if urlpath and not remote_output else tempfile.gettempdir()
         futures, stages = _submit_stages(client, plan, args, nworkers, spill_dir, token, retries)
         ntasks = plan.ntasks
         task_bytes = max(1, int(np.prod(plan.chunks)) * np.dtype(plan.dtype).itemsize *

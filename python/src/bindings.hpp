@@ -4,6 +4,7 @@
 
 #include <functional>
 
+#include <b2lazy/byte_store.hpp>
 #include <b2lazy/stats.hpp>
 
 namespace b2lazy_py {
@@ -31,5 +32,10 @@ void bind_groupby(nb::module_& m);
 void bind_logging_store(nb::module_& m);
 // Byte stores (b2lazy/byte_store.hpp): open_store and the ByteStore object.
 void bind_store(nb::module_& m);
+// fsspec's storage_options (a dict or None) as StoreOptions: nested dicts joined with '.',
+// flags "true"/"false"; "concurrency" and "max_retries" set those fields.
+b2lazy::StoreOptions store_options(nb::handle storage_options);
+// Stores whose I/O is Python's (fsspec): register_store(scheme, factory), is_remote_url.
+void bind_python_store(nb::module_& m);
 
 }  // namespace b2lazy_py

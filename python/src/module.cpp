@@ -773,7 +773,11 @@ NB_MODULE(_core, m) {
   m.def("expression_names", [](const std::string& expression) { return expression_names(expression); });
   m.def("expression_functions", [] { return expression_functions(); });
 
-  m.def("open", [](const std::string& path) { return open(path); });
+  m.def("open", [](const std::string& path, nb::handle storage_options) {
+    StoreOptions so = b2lazy_py::store_options(storage_options);
+    nb::gil_scoped_release nogil;  // a store calling into Python (fsspec) takes it on any thread
+    return open(path, so);
+  }, nb::arg("path"), nb::arg("storage_options").none() = nb::none());
   m.def("from_numpy", [](nb::handle obj, const std::string& name) {
     auto a = nb::cast<nb::ndarray<nb::ro, nb::device::cpu>>(obj);
     return from_numpy(a, obj, name);
@@ -816,9 +820,10 @@ NB_MODULE(_core, m) {
   m.def("compute", [](const Array& a, std::optional<std::string> urlpath, nb::handle chunks, nb::handle blocks,
                       const std::string& codec, int clevel, const std::string& filter, Context* ctx,
                       nb::handle max_memory, std::optional<bool> contiguous, nb::object progress, nb::handle shards,
-                      const std::string& compressor) {
+                      const std::string& compressor, nb::handle storage_options) {
     ComputeOptions o =
         compute_options(urlpath, chunks, blocks, codec, clevel, filter, max_memory, contiguous, shards, compressor);
+    o.storage = b2lazy_py::store_options(storage_options);
     Progress p{progress};
     o.progress = p.function();
     o.cancel = &p.stop;
@@ -826,7 +831,7 @@ NB_MODULE(_core, m) {
   }, nb::arg("a"), nb::arg("urlpath").none(), nb::arg("chunks").none(), nb::arg("blocks").none(),
      nb::arg("codec"), nb::arg("clevel"), nb::arg("filter"), nb::arg("ctx"), nb::arg("max_memory").none(),
      nb::arg("contiguous").none(), nb::arg("progress").none(), nb::arg("shards").none() = nb::none(),
-     nb::arg("compressor") = "blosc");
+     nb::arg("compressor") = "blosc", nb::arg("storage_options").none() = nb::none());
   m.def("to_numpy", [](const Array& a, Context* ctx, nb::handle max_memory, nb::object progress) {
     nb::object np = nb::module_::import_("numpy");
     nb::object out = np.attr("empty")(shape_tuple(a.shape()), dtype_name(a.dtype()));
@@ -909,13 +914,16 @@ NB_MODULE(_core, m) {
       });
   m.def("plan", [](const Array& a, std::optional<std::string> urlpath, nb::handle chunks, nb::handle blocks,
                    const std::string& codec, int clevel, const std::string& filter, Context* ctx,
-                   nb::handle max_memory, std::optional<bool> contiguous, nb::handle shards, const std::string& compressor) {
+                   nb::handle max_memory, std::optional<bool> contiguous, nb::handle shards, const std::string& compressor,
+                   nb::handle storage_options) {
     ComputeOptions o =
         compute_options(urlpath, chunks, blocks, codec, clevel, filter, max_memory, contiguous, shards, compressor);
+    o.storage = b2lazy_py::store_options(storage_options);
     return interruptible([&] { return a.plan(o, ctx); });
   }, nb::arg("a"), nb::arg("urlpath").none(), nb::arg("chunks").none(), nb::arg("blocks").none(),
      nb::arg("codec"), nb::arg("clevel"), nb::arg("filter"), nb::arg("ctx"), nb::arg("max_memory").none(),
-     nb::arg("contiguous").none(), nb::arg("shards").none() = nb::none(), nb::arg("compressor") = "blosc");
+     nb::arg("contiguous").none(), nb::arg("shards").none() = nb::none(), nb::arg("compressor") = "blosc",
+     nb::arg("storage_options").none() = nb::none());
   m.def("execute_plan", [](const Plan& plan, nb::handle out, int64_t first, int64_t last, Context* ctx,
                            nb::object progress) {
     auto buf = nb::cast<nb::ndarray<nb::device::cpu, nb::c_contig>>(out);
@@ -944,6 +952,7 @@ NB_MODULE(_core, m) {
   b2lazy_py::bind_groupby(m);
   b2lazy_py::bind_logging_store(m);
   b2lazy_py::bind_store(m);
+  b2lazy_py::bind_python_store(m);
   m.def("cancel_at_exit", [](double timeout_seconds) {
     g_exiting_thread = std::this_thread::get_id();
     g_exiting = true;

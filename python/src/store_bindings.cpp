@@ -11,6 +11,7 @@
 #include <b2lazy/byte_store.hpp>
 #include <b2lazy/store_units.hpp>
 #include <b2lazy/driver.hpp>
+#include <b2lazy/error.hpp>
 
 #include "bindings.hpp"
 
@@ -58,6 +59,29 @@ nb::dict info_dict(const ObjectInfo& i) {
 }
 
 }  // namespace
+
+StoreOptions store_options(nb::handle storage_options) {
+  StoreOptions o;
+  if (storage_options.is_none()) return o;
+  if (!nb::isinstance<nb::dict>(storage_options))
+    throw TypeError("storage_options must be a dict (fsspec's names), got " +
+                    nb::cast<std::string>(nb::handle(storage_options.type()).attr("__name__")));
+  flatten(nb::borrow<nb::dict>(storage_options), "", o.values);
+  auto take_int = [&](const char* name, int& field) {
+    auto it = o.values.find(name);
+    if (it == o.values.end()) return;
+    try {
+      field = std::stoi(it->second);
+    } catch (const std::exception&) {
+      throw ValueError(std::string("storage_options['") + name + "'] must be an integer, got '" + it->second + "'");
+    }
+    if (field < 1) throw ValueError(std::string("storage_options['") + name + "'] must be at least 1");
+    o.values.erase(it);
+  };
+  take_int("concurrency", o.concurrency);
+  take_int("max_retries", o.max_retries);
+  return o;
+}
 
 void bind_store(nb::module_& m) {
   nb::class_<ByteStore>(m, "ByteStore")
@@ -123,8 +147,7 @@ void bind_store(nb::module_& m) {
         return d;
       });
   m.def("open_store", [](const std::string& url, nb::object storage_options, int concurrency, int max_retries) {
-    StoreOptions o;
-    if (!storage_options.is_none()) flatten(nb::cast<nb::dict>(storage_options), "", o.values);
+    StoreOptions o = store_options(storage_options);
     o.concurrency = concurrency;
     o.max_retries = max_retries;
     return open_store(url, o);

@@ -155,7 +155,10 @@ Resolved resolve_url(const std::string& url, bool for_writing, const StoreOption
       if (path.empty()) throw IOError("'" + url + "' names no path");
       if (named) return {named, path};
     } else if (url.compare(sc.size(), 3, "://") == 0) {
-      throw IOError("'" + url + "': unknown URL scheme '" + sc + "' (known: " + known_schemes(ds) + ")");
+      std::string stores;  // (remote ones too: "s3", "https", fsspec's when Python registered them)
+      for (const auto& name : store_schemes())
+        if (name != "file") stores += ", " + name;
+      throw IOError("'" + url + "': unknown URL scheme '" + sc + "' (known: " + known_schemes(ds) + stores + ")");
     }
   }
   // A suffix of the path (trailing slashes aside).

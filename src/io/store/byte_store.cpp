@@ -74,6 +74,15 @@ void register_store(const std::string& scheme, StoreFactory factory) {
   r.by_scheme[scheme] = std::move(factory);
 }
 
+std::vector<std::string> store_schemes() {
+  std::vector<std::string> out = {"file"};
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const auto& [name, _] : r.by_scheme)
+    if (name != "fsspec") out.push_back(name);
+  return out;
+}
+
 bool is_remote_url(const std::string& url) {
   const std::string s = scheme_of(url);
   if (s.empty() || s == "file") return false;
@@ -87,15 +96,23 @@ StorePtr open_store(const std::string& url, const StoreOptions& options) {
   if (s.empty()) return make_local_store(url);
   if (s == "file") return make_local_store(url.substr(7));
   StoreFactory f;
-  std::string known = "file";
+  // storage_options={"use_fsspec": True}: fsspec's filesystem even where a native store
+  // exists (http, s3, gs), through the store Python registers as "fsspec".
+  const auto use = options.values.find("use_fsspec");
+  const bool via_fsspec = use != options.values.end() && use->second == "true";
   {
     auto& r = registry();
     std::lock_guard<std::mutex> lock(r.mu);
-    auto it = r.by_scheme.find(s);
+    auto it = r.by_scheme.find(via_fsspec ? std::string("fsspec") : s);
+    if (via_fsspec && it == r.by_scheme.end())
+      throw ValueError("'" + url + "': storage_options use_fsspec needs fsspec (import b2lazy with fsspec installed)");
     if (it != r.by_scheme.end()) f = it->second;
-    for (const auto& [name, _] : r.by_scheme) known += ", " + name;
   }
-  if (!f) throw ValueError("'" + url + "': unknown URL scheme '" + s + "' (stores known: " + known + ")");
+  if (!f) {
+    std::string known;
+    for (const auto& name : store_schemes()) known += (known.empty() ? "" : ", ") + name;
+    throw ValueError("'" + url + "': unknown URL scheme '" + s + "' (stores known: " + known + ")");
+  }
   return f(url, options);
 }
 
