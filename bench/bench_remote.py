@@ -5,7 +5,7 @@ latency proxy, read by zarr-python (FsspecStore, ObjectStore), Dask, python-blos
     python bench/bench_remote.py [--size 2G] [--data /work/data/remote] [--latency 0 20 80]
                                  [--only sum slice ...] [--engines ...] [--formats ...] [--reps 3]
                                  [--out bench/RESULTS-remote.json] [--plot bench/remote.png]
-    python bench/bench_remote.py --quick     # a tiny generated array, one run each: a smoke run
+    python bench/bench_remote.py --quick [--in-process]  # a tiny generated array, one run each: a smoke run
 
 The array (--size bytes of float64, 4096 columns; written once under --data, reused) is stored
 as Zarr v3 with Blosc-zstd chunks of 1 MiB (128 x 1024, "zarr-1m") and of 16 MiB
@@ -348,6 +348,13 @@ def run_fresh(spec, timeout):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def run_in_process(spec):
+    try:
+        return run_one(spec)
+    except Exception as e:  # noqa: BLE001  (recorded in the table)
+        return {"error": f"{type(e).__name__}: {e}".splitlines()[0][:300]}
+
+
 def compare(got_path, ref_path, rel=1e-9):
     """"ok" or what differs (max|a - b| against rel * max|ref|: sums in other orders)."""
     import numpy as np
@@ -478,6 +485,8 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=1200)
     ap.add_argument("--quick", action="store_true", help="a tiny array, one run each, 0 ms: a smoke run")
+    ap.add_argument("--in-process", action="store_true",
+                    help="run every cell in this process (no fresh processes: the peaks mean nothing)")
     ap.add_argument("--out", default=None, help="JSON results (e.g. bench/RESULTS-remote.json)")
     ap.add_argument("--plot", default=None, help="PNG: time vs latency per contender, a panel per row")
     ap.add_argument("--md", default=None, help="write the markdown tables here too")
@@ -557,7 +566,7 @@ def _measure(args, proxy, lat, reps, scratch, base, eng, fmt, row, shapes, ref):
             spec["save"] = os.path.join(scratch, "got.npy")
         proxy.set(latency=lat / 1000)
         proxy.take_counts()
-        res = run_fresh(spec, args.timeout)
+        res = run_in_process(spec) if args.in_process else run_fresh(spec, args.timeout)
         res.update(proxy.take_counts())
         runs.append(res)
         if "error" in res:
