@@ -14,7 +14,9 @@ as Zarr v3 with Blosc-zstd chunks of 1 MiB (128 x 1024, "zarr-1m") and of 16 MiB
 nginx (tests/python/remote_servers.py) serves that directory; every request goes through
 the fault proxy of the same module, with --latency milliseconds added before each answer,
 which also counts the requests and the bytes it forwards (so "MB fetched" is what went over
-the wire for that run, headers not counted).
+the wire for that run, headers not counted). With --s3, the same files are uploaded to moto's
+S3 server (bucket "bench") and every cell runs again over s3:// through another such proxy
+(fsspec's S3 needs s3fs; b2lazy gets the endpoint and keys from AWS_* variables).
 
 Every (latency, row, contender) runs in a fresh process: its time counts opening the array
 plus computing the result (to memory, or written to a local Zarr v3 for `anomaly`); its peak
@@ -238,13 +240,15 @@ def _rss():
     return got
 
 
+# `so`: fsspec's storage options (None over HTTP; s3fs's over S3), `obs`: obstore's S3 config;
+# b2lazy finds the S3 endpoint and keys in AWS_* variables (set by run_one).
 OPEN = {
-    "zarr-fsspec": "a = zarr.open_array(zarr.storage.FsspecStore.from_url(url, read_only=True), mode='r')",
-    "zarr-obstore": "from obstore.store import HTTPStore\n"
-                    "a = zarr.open_array(zarr.storage.ObjectStore(HTTPStore.from_url(url, client_options={'allow_http': True}),"
-                    " read_only=True), mode='r')",
-    "dask": "a = da.from_zarr(url)",
-    "blosc2": "a = blosc2.open(url, lazy=True)",
+    "zarr-fsspec": "a = zarr.open_array(zarr.storage.FsspecStore.from_url(url, storage_options=so, read_only=True), mode='r')",
+    "zarr-obstore": "import obstore.store\n"
+                    "a = zarr.open_array(zarr.storage.ObjectStore(obstore.store.from_url(url, client_options={'allow_http': True},"
+                    " **obs), read_only=True), mode='r')",
+    "dask": "a = da.from_zarr(url, storage_options=so)",
+    "blosc2": "a = blosc2.open(url, lazy=True, **({'storage_options': so} if so else {}))",
     "b2lazy": "a = bl.open(url)",
 }
 
@@ -308,8 +312,15 @@ def run_one(spec):
 
     scratch = tempfile.mkdtemp(dir=spec["scratch"])
     out = os.path.join(scratch, "out.zarr")
+    so, obs, s3 = None, {}, spec.get("s3")
+    if s3:
+        so = {"key": s3["key"], "secret": s3["secret"], "endpoint_url": s3["endpoint"]}
+        obs = {"endpoint": s3["endpoint"], "access_key_id": s3["key"], "secret_access_key": s3["secret"],
+               "region": "us-east-1", "virtual_hosted_style_request": False}
+        os.environ.update({"AWS_ENDPOINT_URL": s3["endpoint"], "AWS_ACCESS_KEY_ID": s3["key"],
+                           "AWS_SECRET_ACCESS_KEY": s3["secret"], "AWS_REGION": "us-east-1"})
     env = {"np": np, "zarr": zarr, "da": da, "blosc2": blosc2, "bl": bl, "url": spec["url"], "out": out,
-           "slabs": slabs, "K": K, "write_chunks": tuple(spec["write_chunks"])}
+           "slabs": slabs, "K": K, "write_chunks": tuple(spec["write_chunks"]), "so": so, "obs": obs}
     import warnings
     try:
         with warnings.catch_warnings(), dask.config.set(scheduler="threads", num_workers=NTHREADS):
@@ -369,9 +380,9 @@ def compare(got_path, ref_path, rel=1e-9):
 
 
 # ------------------------------------------------------------------ servers
-def start_servers(data_root):
-    """nginx serving data_root (a link in its www directory) and the latency proxy counting
-    what it forwards; returns (nginx, proxy, base URL through the proxy)."""
+def counting_proxy(upstream_port):
+    """The fault proxy of tests/python/remote_servers.py in front of upstream_port, counting
+    the requests and the body bytes it forwards (take_counts() returns and restarts them)."""
     import remote_servers as rs
 
     class CountingProxy(rs.FaultProxy):
@@ -392,13 +403,35 @@ def start_servers(data_root):
                 got, self.counts = self.counts, {"requests": 0, "bytes": 0}
             return got
 
+    return CountingProxy(upstream_port).start()
+
+
+def start_http(data_root):
+    """nginx serving data_root (a link in its www directory) behind a counting proxy;
+    returns (nginx, proxy, base URL through the proxy)."""
+    import remote_servers as rs
     server = rs.NginxServer()
     if server.nginx is None or server.openssl is None:
         raise SystemExit("nginx and openssl are needed (Debian: apt-get install nginx-light openssl)")
     server.start()
     os.symlink(os.path.abspath(data_root), server.root / "data")
-    proxy = CountingProxy(server.port).start()
+    proxy = counting_proxy(server.port)
     return server, proxy, f"{proxy.url}/data"
+
+
+def start_s3(data_root):
+    """moto's S3 server holding every file of data_root in bucket "bench" (uploaded through
+    boto3, not through the proxy), behind a counting proxy; returns (moto, proxy, credentials)."""
+    import remote_servers as rs
+    moto = rs.MotoServer().start()
+    client = moto.client()
+    client.create_bucket(Bucket="bench")
+    for dirpath, _, files in os.walk(data_root):
+        for f in files:
+            path = os.path.join(dirpath, f)
+            client.upload_file(path, "bench", os.path.relpath(path, data_root))
+    proxy = counting_proxy(moto.port)
+    return moto, proxy, {"endpoint": proxy.url, "key": moto.key, "secret": moto.secret}
 
 
 # ------------------------------------------------------------------ the report
@@ -420,7 +453,8 @@ def tables(results, needs):
     out = []
     for lat, rows in results.items():
         cols = [c for c in dict.fromkeys(c for r in rows.values() for c in r)]
-        out += [f"### {lat} ms added per request", "",
+        where = "S3 (moto)" if lat.startswith("s3") else "HTTP (nginx)"
+        out += [f"### {where}, {lat.split()[-1]} ms added per request", "",
                 "| row | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
         for row, res in rows.items():
             out.append(f"| `{ROWS[row]}` | " + " | ".join(cell(res.get(c)) for c in cols) + " |")
@@ -440,15 +474,19 @@ def plot(results, png):
     fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * len(rows), 4.2), squeeze=False)
     for ax, row in zip(axes[0], rows):
         cols = list(dict.fromkeys(c for lat in lats for c in results[lat].get(row, {})))
-        for col in cols:
-            xs, ys = [], []
-            for lat in lats:
-                res = results[lat].get(row, {}).get(col)
-                if res and "seconds" in res:
-                    xs.append(float(lat))
-                    ys.append(res["seconds"])
-            if xs:
-                ax.plot(xs, ys, marker="o", label=col, lw=2.5 if col.startswith("b2lazy") else 1.2)
+        for protocol in dict.fromkeys("s3" if lat.startswith("s3") else "http" for lat in lats):
+            mine = [lat for lat in lats if lat.startswith("s3") == (protocol == "s3")]
+            for col in cols:
+                xs, ys = [], []
+                for lat in mine:
+                    res = results[lat].get(row, {}).get(col)
+                    if res and "seconds" in res:
+                        xs.append(float(lat.split()[-1]))
+                        ys.append(res["seconds"])
+                if xs:
+                    ax.plot(xs, ys, marker="o", ls="-" if protocol == "http" else "--",
+                            label=col + (" (S3)" if protocol == "s3" else ""),
+                            lw=2.5 if col.startswith("b2lazy") else 1.2)
         ax.set_xlabel("added latency per request (ms)")
         ax.set_ylabel("time (s)")
         ax.set_yscale("log")
@@ -482,6 +520,8 @@ def main(argv=None):
     ap.add_argument("--only", nargs="*", default=None, choices=list(ROWS), metavar="ROW")
     ap.add_argument("--engines", nargs="*", default=list(ENGINES), choices=ENGINES)
     ap.add_argument("--formats", nargs="*", default=list(FORMATS), choices=FORMATS)
+    ap.add_argument("--s3", action="store_true",
+                    help="also over moto's S3 server (pip install 'moto[server]'), the same objects uploaded")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=1200)
     ap.add_argument("--quick", action="store_true", help="a tiny array, one run each, 0 ms: a smoke run")
@@ -519,25 +559,31 @@ def _main(args, scratch):
                      "stored_mib": {f: dataset_bytes(p) / 2**20 for f, p in paths.items()}}
     print(f"# {info['date']}, {info['cores']} cores, array {nrows} x {ncols} float64 "
           f"({info['array']['gib']:.2f} GiB), load {os.getloadavg()}", flush=True)
-    server, proxy, base = start_servers(root)
     results = {}
-    try:
-        for lat in lats:
-            key = f"{lat:g}"
-            results[key] = {}
-            for row in args.only or list(ROWS):
-                results[key][row] = cells = {}
-                for eng in args.engines:
-                    for fmt in READS[eng]:
-                        if fmt not in shapes:
-                            continue
-                        col = f"{eng} {fmt}"
-                        cells[col] = _measure(args, proxy, lat, reps, scratch, base, eng, fmt, row,
-                                              shapes, refs[row])
-                        print(f"{key:>3} ms {row:8s} {col:24s} {cell(cells[col])}", flush=True)
-    finally:
-        proxy.stop()
-        server.stop()
+    for protocol in ["http"] + (["s3"] if args.s3 else []):
+        if protocol == "http":
+            server, proxy, base = start_http(root)
+            s3 = None
+        else:
+            server, proxy, s3 = start_s3(root)
+            base = "s3://bench"
+        try:
+            for lat in lats:
+                key = f"{lat:g}" if protocol == "http" else f"s3 {lat:g}"
+                results[key] = {}
+                for row in args.only or list(ROWS):
+                    results[key][row] = cells = {}
+                    for eng in args.engines:
+                        for fmt in READS[eng]:
+                            if fmt not in shapes:
+                                continue
+                            col = f"{eng} {fmt}"
+                            cells[col] = _measure(args, proxy, lat, reps, scratch, base, s3, eng, fmt, row,
+                                                  shapes, refs[row])
+                            print(f"{key:>6} ms {row:8s} {col:24s} {cell(cells[col])}", flush=True)
+        finally:
+            proxy.stop()
+            server.stop()
     md = tables(results, needs) + (
         f"\n\nArray {nrows} x {ncols} float64 ({info['array']['gib']:.2f} GiB); cells: median time (open"
         f" included) / peak RSS growth / MB fetched through the proxy (bodies), median of {reps} runs."
@@ -556,12 +602,12 @@ def _main(args, scratch):
     return 0
 
 
-def _measure(args, proxy, lat, reps, scratch, base, eng, fmt, row, shapes, ref):
+def _measure(args, proxy, lat, reps, scratch, base, s3, eng, fmt, row, shapes, ref):
     chunks, inner = shapes[fmt]
     runs = []
     for rep in range(reps):
         spec = {"engine": eng, "row": row, "url": f"{base}/{file_name(fmt)}", "scratch": scratch,
-                "chunk_rows": chunks[0], "write_chunks": list(inner or chunks)}
+                "chunk_rows": chunks[0], "write_chunks": list(inner or chunks), "s3": s3}
         if rep == 0:
             spec["save"] = os.path.join(scratch, "got.npy")
         proxy.set(latency=lat / 1000)

@@ -73,5 +73,5 @@ def test_bytes_fetched_cover_what_the_slice_needs(quick_run):
 
 def test_report_has_a_table_and_a_plot(quick_run):
     _, got, png = quick_run
-    assert "### 20 ms added per request" in got["markdown"]
+    assert "### HTTP (nginx), 20 ms added per request" in got["markdown"]
     assert png.stat().st_size > 1000
