@@ -457,12 +457,21 @@ def tables(results, needs):
         out += [f"### {where}, {lat.split()[-1]} ms added per request", "",
                 "| row | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
         for row, res in rows.items():
-            out.append(f"| `{ROWS[row]}` | " + " | ".join(cell(res.get(c)) for c in cols) + " |")
+            out.append(f"| `{ROWS[row]}` | " + " | ".join(cell(res.get(c)) + _vs_blocks(row, c, res.get(c), needs)
+                                                      for c in cols) + " |")
         out.append("")
     if needs:
-        out += ["Bytes `a[::97, 100:200]` needs (compressed): " + "; ".join(
+        out += ["Bytes `a[::97, 100:200]` needs (compressed, headers and block tables included): " + "; ".join(
             f"{fmt}: chunks {c / 1e6:.1f} MB, blocks {b / 1e6:.1f} MB" for fmt, (c, b) in needs.items()) + "."]
     return "\n".join(out)
+
+
+def _vs_blocks(row, col, res, needs):
+    """For the slice: bytes fetched over the compressed Blosc blocks it needs."""
+    fmt = col.split()[-1]
+    if row != "slice" or not res or "fetched_mb" not in res or not needs.get(fmt):
+        return ""
+    return f" ({res['fetched_mb'] * 1e6 / needs[fmt][1]:.2f}x blocks)"
 
 
 def plot(results, png):
