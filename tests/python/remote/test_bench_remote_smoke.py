@@ -75,3 +75,22 @@ def test_report_has_a_table_and_a_plot(quick_run):
     _, got, png = quick_run
     assert "### HTTP (nginx), 20 ms added per request" in got["markdown"]
     assert png.stat().st_size > 1000
+
+
+def test_b2lazy_bodies_match_numpy_on_local_files(tmp_path):
+    """The b2lazy column's code, on the same files read locally: right values on every row
+    and format, whatever its remote drivers do yet (max_memory given, as --max-memory does)."""
+    spec = importlib.util.spec_from_file_location("bench_remote", BENCH)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    ncols, shapes, step = bench.geometry(True)
+    paths = bench.make_data(str(tmp_path / "data"), 1024, ncols, shapes, step)
+    refs = bench.reference(paths, 1024, ncols, step, str(tmp_path))
+    for fmt, (chunks, inner) in shapes.items():
+        for row in bench.ROWS:
+            got = tmp_path / "got.npy"
+            res = bench.run_in_process({"engine": "b2lazy", "row": row, "url": paths[fmt], "scratch": str(tmp_path),
+                                        "chunk_rows": chunks[0], "write_chunks": list(inner or chunks),
+                                        "save": str(got), "max_memory": 64 << 20})
+            assert "error" not in res, (fmt, row, res)
+            assert bench.compare(str(got), refs[row]) == "ok", (fmt, row)
