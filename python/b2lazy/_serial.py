@@ -82,9 +82,9 @@ def remember_storage(url, storage_options):
             _storage_by_url.pop(url, None)
 
 
-def storage_of(a):
-    """{URL: storage_options} of the remote operands Array `a` reads, as opened here."""
-    out, seen, todo = {}, set(), [a]
+def _leaf_urls(a):
+    """The URLs of the stored operands Array `a` is made of, each node visited once."""
+    seen, todo = set(), [a]
     while todo:
         x = todo.pop()
         if id(x) in seen:
@@ -92,11 +92,18 @@ def storage_of(a):
         seen.add(id(x))
         url = _leaf_url(x)
         if url is not None:
-            with _storage_lock:
-                if url in _storage_by_url:
-                    out[url] = _storage_by_url[url]
+            yield url
         else:
             todo.extend(_Encoder.operands(x))
+
+
+def storage_of(a):
+    """{URL: storage_options} of the remote operands Array `a` reads, as opened here."""
+    out = {}
+    for url in _leaf_urls(a):
+        with _storage_lock:
+            if url in _storage_by_url:
+                out[url] = _storage_by_url[url]
     return out
 
 
@@ -274,19 +281,11 @@ def _leaf_url(a):
 def source_stamps(a):
     """{URL: stamp} of the stored operands Array `a` is made of (what its values are read
     from: taken before counting a mask, they identify the data the counts are of)."""
-    out, seen, todo = {}, set(), [a]
-    while todo:
-        x = todo.pop()
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        url = _leaf_url(x)
-        if url is not None:
-            s = _operand_stamp(url)
-            if s is not None:
-                out[url] = s
-        else:
-            todo.extend(_Encoder.operands(x))
+    out = {}
+    for url in _leaf_urls(a):
+        s = _operand_stamp(url)
+        if s is not None:
+            out[url] = s
     return out
 
 
