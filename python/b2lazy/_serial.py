@@ -70,7 +70,13 @@ _storage_lock = threading.Lock()
 def is_remote(url):
     """Does `url` name a remote store (https://, s3://, gs://, memory://, simplecache::...)?"""
     from . import _core
-    return isinstance(url, str) and _core.is_remote_url(url)
+    if not isinstance(url, str):
+        return False
+    try:
+        url.encode("utf-8")
+    except UnicodeEncodeError:
+        return False  # not a URL; opening it as a path names the bad character
+    return _core.is_remote_url(url)
 
 
 def remember_storage(url, storage_options):
