@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <unordered_map>
 
+#include "b2lazy/error.hpp"
 #include "exec/eval_state.hpp"
 #include "exec/thread_state.hpp"
 
@@ -22,6 +25,22 @@ std::optional<ByteStore::Parts> fetch_read(ThreadState& ts, const StoreRead& rea
   return read.store->read(read.key, read.ranges);
 }
 
+bool fetch_holds(ThreadState& ts, const StoreRead& read) {
+  return ts.eval && ts.eval->fetch && ts.eval->fetch->holds(read);
+}
+
+bool FetchCache::holds(const StoreRead& r) const {
+  const std::string id = id_of(r);
+  std::lock_guard<std::mutex> g(mu_);
+  return entries_.count(id) > 0;
+}
+
+std::vector<std::optional<ByteStore::Parts>> fetch_read_many(ThreadState& ts, const StorePtr& store,
+                                                             const std::vector<ByteStore::Request>& requests) {
+  if (ts.eval && ts.eval->fetch) return ts.eval->fetch->read_many(store, requests);
+  return store->read_many(requests);
+}
+
 std::string FetchCache::id_of(const StoreRead& r) {
   std::string id = std::to_string(reinterpret_cast<uintptr_t>(r.store.get()));
   id += '\n';
@@ -32,6 +51,18 @@ std::string FetchCache::id_of(const StoreRead& r) {
 
 void FetchCache::note_store(const StorePtr& s) {
   if (!stores_.count(s.get())) stores_.emplace(s.get(), std::make_pair(s, s->counters()));
+}
+
+void FetchCache::set_ahead(Entry& e, bool ahead) {
+  if (e.ahead == ahead) return;
+  ahead_bytes_ += ahead ? e.bytes : -e.bytes;
+  e.ahead = ahead;
+}
+
+void FetchCache::set_bytes(Entry& e, int64_t bytes) {
+  held_ += bytes - e.bytes;
+  if (e.ahead) ahead_bytes_ += bytes - e.bytes;
+  e.bytes = bytes;
 }
 
 void FetchCache::to_lru(const std::string& id, Entry& e) {
@@ -46,6 +77,7 @@ void FetchCache::to_lru(const std::string& id, Entry& e) {
 
 void FetchCache::erase(std::unordered_map<std::string, Entry>::iterator it) {
   if (it->second.in_lru) lru_.erase(it->second.age);
+  set_ahead(it->second, false);
   held_ -= it->second.bytes;
   entries_.erase(it);
 }
@@ -67,21 +99,13 @@ std::optional<ByteStore::Parts> FetchCache::read(const StoreRead& r) {
     ++hits_;
     Entry& e = it->second;
     const bool consumed = e.ahead;
-    if (e.ahead) e.ahead = false;
+    set_ahead(e, false);
     if (e.ready) to_lru(id, e);
     std::shared_future<Value> f = e.value;
     const bool ready = e.ready;
     lock.unlock();
     if (consumed) room_made();
-    if (ready) return *f.get();
-    const auto t0 = std::chrono::steady_clock::now();
-    f.wait();
-    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      wait_seconds_ += waited;
-    }
-    return *f.get();  // rethrows the prefetch's error
+    return *wait_for(f, ready).get();  // rethrows the prefetch's error
   }
   ++misses_;
   // Registered in flight, so that a task needing it at once waits for this read.
@@ -98,24 +122,133 @@ std::optional<ByteStore::Parts> FetchCache::read(const StoreRead& r) {
     if (auto it = entries_.find(id); it != entries_.end() && it->second.serial == me) erase(it);
     throw;
   }
-  const int64_t bytes = parts_bytes(*v);
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    if (auto it = entries_.find(id); it != entries_.end() && it->second.serial == me) {
-      it->second.ready = true;
-      if (bytes > capacity_) {
-        erase(it);  // (kept only by this reader and those waiting for it)
-      } else {
-        evict_for(bytes);
-        it->second.bytes = bytes;
-        held_ += bytes;
-        most_held_ = std::max(most_held_, held_);
-        if (!it->second.ahead) to_lru(id, it->second);  // (else a task ahead reads it too)
-      }
-    }
-  }
+  hold_read(id, me, parts_bytes(*v));
   promise.set_value(v);
   return *v;
+}
+
+std::shared_future<FetchCache::Value> FetchCache::wait_for(const std::shared_future<Value>& f, bool ready) {
+  if (ready) return f;
+  const auto t0 = std::chrono::steady_clock::now();
+  f.wait();
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::lock_guard<std::mutex> g(mu_);
+  wait_seconds_ += waited;
+  return f;
+}
+
+void FetchCache::hold_read(const std::string& id, uint64_t serial, int64_t bytes) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = entries_.find(id);
+  if (it == entries_.end() || it->second.serial != serial) return;
+  it->second.ready = true;
+  if (bytes > capacity_) {
+    erase(it);  // (kept only by this reader and those waiting for it)
+    return;
+  }
+  evict_for(bytes);
+  set_bytes(it->second, bytes);
+  most_held_ = std::max(most_held_, held_);
+  if (!it->second.ahead) to_lru(id, it->second);  // (else a task ahead reads it too)
+}
+
+std::vector<std::optional<ByteStore::Parts>> FetchCache::read_many(const StorePtr& store,
+                                                                   const std::vector<ByteStore::Request>& requests) {
+  struct Item {
+    size_t request;
+    ByteRange range;
+    std::string id;
+    std::shared_future<Value> value;
+    bool ready = false;
+    std::shared_ptr<std::promise<Value>> mine;  // a miss: this call reads it
+    uint64_t serial = 0;
+  };
+  std::vector<Item> items;
+  for (size_t q = 0; q < requests.size(); ++q)
+    for (const ByteRange& r : requests[q].ranges)
+      items.push_back({q, r, id_of({store, requests[q].key, {r}}), {}, false, nullptr, 0});
+  bool consumed = false;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    note_store(store);
+    for (Item& it : items) {
+      if (auto e = entries_.find(it.id); e != entries_.end()) {
+        ++hits_;  // (a range asked twice in this call finds its first ask: a hit on it)
+        if (e->second.ahead) set_ahead(e->second, false), consumed = true;
+        if (e->second.ready) to_lru(it.id, e->second);
+        it.value = e->second.value;
+        it.ready = e->second.ready;
+        continue;
+      }
+      ++misses_;
+      it.mine = std::make_shared<std::promise<Value>>();
+      it.serial = ++serials_;
+      it.value = it.mine->get_future().share();
+      entries_.emplace(it.id, Entry{it.value, 0, false, false, -1, it.serial, false, {}});
+    }
+  }
+  if (consumed) room_made();
+  // The misses, grouped by object in their order: one read_many.
+  std::vector<ByteStore::Request> misses;
+  std::vector<std::pair<size_t, size_t>> at;  // per item: (miss request, part); SIZE_MAX when a hit
+  {
+    std::unordered_map<std::string, size_t> by_key;
+    for (Item& it : items) {
+      if (!it.mine) {
+        at.push_back({SIZE_MAX, 0});
+        continue;
+      }
+      const std::string& key = requests[it.request].key;
+      auto [k, fresh] = by_key.try_emplace(key, misses.size());
+      if (fresh) misses.push_back({key, {}});
+      misses[k->second].ranges.push_back(it.range);
+      at.push_back({k->second, misses[k->second].ranges.size() - 1});
+    }
+  }
+  if (!misses.empty()) {
+    std::vector<std::optional<ByteStore::Parts>> got;
+    try {
+      got = store->read_many(misses);
+      if (got.size() != misses.size())
+        throw IOError("'" + store->root() + "': the store answered " + std::to_string(got.size()) + " of " +
+                      std::to_string(misses.size()) + " requests");
+    } catch (...) {
+      const std::exception_ptr error = std::current_exception();
+      for (Item& it : items)
+        if (it.mine) {
+          it.mine->set_exception(error);
+          std::lock_guard<std::mutex> g(mu_);
+          if (auto e = entries_.find(it.id); e != entries_.end() && e->second.serial == it.serial) erase(e);
+        }
+      throw;
+    }
+    for (size_t i = 0; i < items.size(); ++i) {
+      Item& it = items[i];
+      if (!it.mine) continue;
+      std::optional<ByteStore::Parts>& res = got[at[i].first];
+      Value v = std::make_shared<const std::optional<ByteStore::Parts>>(
+          res ? std::optional<ByteStore::Parts>(ByteStore::Parts{std::move(res->at(at[i].second))}) : std::nullopt);
+      hold_read(it.id, it.serial, parts_bytes(*v));
+      it.mine->set_value(std::move(v));
+      it.ready = true;
+    }
+  }
+  std::vector<std::optional<ByteStore::Parts>> out(requests.size());
+  std::vector<bool> absent(requests.size(), false);
+  for (Item& it : items) {
+    wait_for(it.value, it.ready);
+    const Value& v = it.value.get();  // rethrows the prefetch's error
+    if (!*v || absent[it.request]) {
+      absent[it.request] = true;
+      out[it.request].reset();
+      continue;
+    }
+    if (!out[it.request]) out[it.request].emplace();
+    out[it.request]->push_back((*v)->at(0));
+  }
+  for (size_t q = 0; q < requests.size(); ++q)
+    if (!absent[q] && !out[q]) out[q].emplace();  // (a request of no ranges)
+  return out;
 }
 
 bool FetchCache::reserve(const StoreRead& r, int64_t bytes, int64_t task, std::optional<Pending>& out) {
@@ -127,19 +260,23 @@ bool FetchCache::reserve(const StoreRead& r, int64_t bytes, int64_t task, std::o
     // Here already (a unit two tasks read): kept again until this task reads it.
     Entry& e = it->second;
     if (!e.ahead) {
-      e.ahead = true;
+      set_ahead(e, true);
       e.task = task;
       if (e.in_lru) lru_.erase(e.age), e.in_lru = false;
     }
     return true;
   }
   if (bytes > capacity_) return true;  // never fits: read by its task
+  // Reads fetched ahead take at most half the cache: the other half keeps what was read
+  // lately (a whole chunk fetched ahead that several fills read, a slab of it each).
+  if (ahead_bytes_ > 0 && ahead_bytes_ + bytes > capacity_ / 2) return false;
   evict_for(bytes);
   if (held_ + bytes > capacity_) return false;
   auto promise = std::make_shared<std::promise<Value>>();
   const uint64_t me = ++serials_;
   entries_.emplace(id, Entry{promise->get_future().share(), bytes, false, true, task, me, false, {}});
   held_ += bytes;
+  ahead_bytes_ += bytes;
   most_held_ = std::max(most_held_, held_);
   ++ahead_reads_;
   out = Pending{r, id, me, std::move(promise)};
@@ -154,8 +291,7 @@ void FetchCache::fulfil(const Pending& p, std::optional<ByteStore::Parts> parts)
     std::lock_guard<std::mutex> g(mu_);
     if (auto it = entries_.find(p.id); it != entries_.end() && it->second.serial == p.serial) {
       Entry& e = it->second;
-      held_ += bytes - e.bytes;  // (its size was expected until now)
-      e.bytes = bytes;
+      set_bytes(e, bytes);  // (its size was expected until now)
       e.ready = true;
       if (!e.ahead) {  // read already by a task that waited for it
         if (bytes > capacity_) erase(it), dropped = true;
@@ -182,7 +318,7 @@ void FetchCache::release_before(int64_t task) {
   std::lock_guard<std::mutex> g(mu_);
   for (auto& [id, e] : entries_)
     if (e.ahead && e.task < task) {
-      e.ahead = false;
+      set_ahead(e, false);
       if (e.ready) to_lru(id, e);
     }
 }

@@ -3,7 +3,8 @@
 // puts there the reads of the tasks ahead of the workers, and a source's read finds them
 // there (fetch_read) — waiting for one in flight, never sending it twice. Repeated reads
 // (a shard index, a unit two tasks read) find what is still held. Least recently used
-// reads go first when room is needed; reads fetched ahead and not yet read are kept.
+// reads go first when room is needed; reads fetched ahead and not yet read are kept, and
+// take at most half the room (the rest keeps what was read lately).
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -30,6 +31,15 @@ class ThreadState;
 // execution's cache when there is one (ts.eval), else straight from the store. As
 // ByteStore::read: the parts, nullopt when the object does not exist, IOError otherwise.
 std::optional<ByteStore::Parts> fetch_read(ThreadState& ts, const StoreRead& read);
+// Is `read` held by the execution's cache, or on its way there (fetched ahead)? A source
+// then takes it rather than a smaller read of the same bytes (a whole chunk fetched ahead
+// serves a read of some of its blocks).
+bool fetch_holds(ThreadState& ts, const StoreRead& read);
+// Many reads of `store` at once (ByteStore::read_many), each range through the cache: those
+// held or in flight are taken from it, the others sent together in one read_many. A source
+// that lists its reads per range (Node::store_reads) finds them here, however it groups them.
+std::vector<std::optional<ByteStore::Parts>> fetch_read_many(ThreadState& ts, const StorePtr& store,
+                                                             const std::vector<ByteStore::Request>& requests);
 
 class FetchCache {
  public:
@@ -38,6 +48,11 @@ class FetchCache {
 
   // A source's read: held or in flight -> those bytes (a hit), else read now (a miss).
   std::optional<ByteStore::Parts> read(const StoreRead& r);
+  bool holds(const StoreRead& r) const;
+  // fetch_read_many's: each range of each request a read of its own (hit or miss); the
+  // misses sent in one read_many. An object absent is nullopt for its request.
+  std::vector<std::optional<ByteStore::Parts>> read_many(const StorePtr& store,
+                                                         const std::vector<ByteStore::Request>& requests);
 
   // A read the prefetch sends: registered in flight, fulfilled or failed once.
   struct Pending {
@@ -80,15 +95,21 @@ class FetchCache {
   static std::string id_of(const StoreRead& r);
   void note_store(const StorePtr& s);  // its counters before this execution's first read
   void to_lru(const std::string& id, Entry& e);
+  void set_ahead(Entry& e, bool ahead);    // keeps ahead_bytes_
+  void set_bytes(Entry& e, int64_t bytes);  // keeps held_ and ahead_bytes_
   void erase(std::unordered_map<std::string, Entry>::iterator it);
   void evict_for(int64_t bytes);  // unkept reads go, least recent first
   void room_made();
+  // A read of this execution, fetched now (a miss), held as read() holds it.
+  void hold_read(const std::string& id, uint64_t serial, int64_t bytes);
+  std::shared_future<Value> wait_for(const std::shared_future<Value>& f, bool ready);
 
   int64_t capacity_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, Entry> entries_;
   std::list<std::string> lru_;  // unkept, ready reads; most recent first
   int64_t held_ = 0, most_held_ = 0;
+  int64_t ahead_bytes_ = 0;  // of reads fetched ahead and not read yet (at most half the cache)
   uint64_t serials_ = 0;
   std::mutex room_mu_;  // held while on_room_ runs: unset only when no call is running
   std::function<void()> on_room_;

@@ -123,6 +123,10 @@ void UnitSource::fill(const Region& region, void* out, ThreadState& ts) const {
 }
 
 void UnitSource::planned_reads(const Region& region, ThreadState& ts, std::vector<UnitRead>& out) const {
+  planned_reads(region, ts.eval ? ts.eval->block_window(this) : nullptr, out);
+}
+
+void UnitSource::planned_reads(const Region& region, BlockWindow* window, std::vector<UnitRead>& out) const {
   // (fill()'s choices, in its order; a change there is a change here)
   if (region.size() == 0) return;
   const size_t nd = ndim();
@@ -130,7 +134,6 @@ void UnitSource::planned_reads(const Region& region, ThreadState& ts, std::vecto
     out.push_back({0});
     return;
   }
-  BlockWindow* window = ts.eval ? ts.eval->block_window(this) : nullptr;
   const Shape& ushape = read_grid_.chunks();
   const AxisSegments per_axis = split_region(region, ushape);
   std::vector<size_t> k(nd, 0);

@@ -9,6 +9,8 @@
 
 namespace b2lazy {
 
+class BlockWindow;
+
 class UnitSource : public Node {
  public:
   UnitSource(DType dtype, Shape shape) : Node(dtype, std::move(shape)) {}
@@ -33,6 +35,8 @@ class UnitSource : public Node {
   // The reads fill(region) makes, in its order, but those of units the plan's window
   // keeps now: a remote source fetches them all at once before fill() asks for each.
   void planned_reads(const Region& region, ThreadState& ts, std::vector<UnitRead>& out) const;
+  // The same, given the window (null: none; the prefetch lists reads without one).
+  void planned_reads(const Region& region, BlockWindow* window, std::vector<UnitRead>& out) const;
 
  protected:
   // Unit `id` of read_grid_, whole (padded to the unit's shape at the array's edges) into

@@ -120,14 +120,13 @@ struct Prefetched {
 thread_local Prefetched* prefetched = nullptr;
 }  // namespace
 
-std::shared_ptr<void> B2ndSource::prefetch(const Region& region) const {
+std::vector<StoreFrame::Want> B2ndSource::remote_wants(const Region& region, bool capped) const {
   const int64_t per_block = std::max<int64_t>(1, prod(blocks_));
   const int64_t per_chunk = extchunk_nitems() / per_block;
   std::map<int64_t, std::vector<int64_t>> touched;
   for_each_block(region, [&](int64_t id, const Box&, int64_t bid, const Shape&, const Shape&) {
     if (remote_->chunk_position(id) >= 0) touched[id].push_back(bid);
   });
-  if (touched.empty()) return nullptr;
   std::vector<StoreFrame::Want> wants;
   int64_t held = 0;
   for (auto& [id, bids] : touched) {
@@ -141,11 +140,25 @@ std::shared_ptr<void> B2ndSource::prefetch(const Region& region) const {
     held = sat_add(held, whole ? remote_->chunk_span(id)
                                : std::min(remote_->chunk_span(id), static_cast<int64_t>(blocks.size()) *
                                                                        arr_->sc->blocksize + 4 * per_chunk + 32));
-    if (held > kPrefetchBytes && !wants.empty()) break;
+    if (capped && held > kPrefetchBytes && !wants.empty()) break;
     wants.push_back({id, whole, whole ? std::vector<int64_t>{} : std::move(blocks)});
   }
+  return wants;
+}
+
+void B2ndSource::store_reads(const Region& region, std::vector<StoreRead>& out) const {
+  if (!remote_ || region.size() == 0 || ndim() == 0) return;
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
-  auto got = remote_->fetch(wants, extchunk_nitems() * isz, static_cast<int32_t>(isz));
+  for (const StoreFrame::Want& w : remote_wants(region, false)) out.push_back(remote_->first_read(w, extchunk_nitems() * isz));
+}
+
+int64_t B2ndSource::store_read_bytes() const { return remote_ ? remote_->mean_chunk_bytes() : 0; }
+
+std::shared_ptr<void> B2ndSource::prefetch(const Region& region, ThreadState& ts) const {
+  std::vector<StoreFrame::Want> wants = remote_wants(region);
+  if (wants.empty()) return nullptr;
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
+  auto got = remote_->fetch(wants, extchunk_nitems() * isz, static_cast<int32_t>(isz), ts);
   auto* p = new Prefetched{this, {}, prefetched};
   for (size_t i = 0; i < wants.size(); ++i) p->chunks.emplace(wants[i].id, std::move(got[i]));
   prefetched = p;
@@ -156,8 +169,8 @@ std::shared_ptr<void> B2ndSource::prefetch(const Region& region) const {
   });
 }
 
-const std::vector<uint8_t>& B2ndSource::remote_chunk(int64_t id, int64_t start, int64_t n,
-                                                     std::vector<uint8_t>& holder) const {
+const std::vector<uint8_t>& B2ndSource::remote_chunk(int64_t id, int64_t start, int64_t n, std::vector<uint8_t>& holder,
+                                                     ThreadState& ts) const {
   const int64_t per_block = std::max<int64_t>(1, prod(blocks_));
   const bool whole = n == extchunk_nitems();
   const int64_t b0 = start / per_block, b1 = (start + n - 1) / per_block;
@@ -178,7 +191,7 @@ const std::vector<uint8_t>& B2ndSource::remote_chunk(int64_t id, int64_t start, 
   if (!whole)
     for (int64_t b = b0; b <= b1; ++b) w.blocks.push_back(b);
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
-  holder = std::move(remote_->fetch({w}, extchunk_nitems() * isz, static_cast<int32_t>(isz))[0].bytes);
+  holder = std::move(remote_->fetch({w}, extchunk_nitems() * isz, static_cast<int32_t>(isz), ts)[0].bytes);
   return holder;
 }
 
@@ -231,7 +244,7 @@ void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, Thr
   std::string bad_header;  // what the chunk's stored header claims wrongly (pinned_io.hpp)
   std::vector<uint8_t> fetched;  // a remote chunk (store_io.hpp)
   if (remote_ && remote_->chunk_position(id) >= 0) {
-    const std::vector<uint8_t>& c = remote_chunk(id, start, n, fetched);
+    const std::vector<uint8_t>& c = remote_chunk(id, start, n, fetched, ts);
     if (c.size() > static_cast<size_t>(INT32_MAX))
       throw IOError("'" + name_ + "': chunk " + std::to_string(id) + " over 2 GiB");
     chunk = const_cast<uint8_t*>(c.data());
@@ -416,7 +429,7 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
     return;
   }
   // Over a store: every chunk the region needs fetched at once (many ranges in flight).
-  const std::shared_ptr<void> fetched = remote_ ? prefetch(region) : nullptr;
+  const std::shared_ptr<void> fetched = remote_ ? prefetch(region, ts) : nullptr;
   if (BlockWindow* w = ts.eval ? ts.eval->block_window(this) : nullptr)
     return fill_windowed(region, static_cast<char*>(out), ts, *w);
   // Fast path: a unit-step request inside one chunk that is one contiguous range of the

@@ -9,13 +9,13 @@
 #include "b2lazy/byte_store.hpp"
 #include "b2lazy/node.hpp"
 #include "storage/blosc2_objects.hpp"
+#include "storage/store_io.hpp"
 
 #include <b2nd.h>
 
 namespace b2lazy {
 
 class PinnedFile;
-class StoreFrame;
 
 class B2ndSource : public Node {
  public:
@@ -46,6 +46,10 @@ class B2ndSource : public Node {
   // LazyUDF...: storage/blosc2_objects.hpp), else nullopt.
   std::optional<Blosc2Object> persisted_object() const;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
+  // Over a byte store: the first reads of a region's fill (whole chunks, or headers and
+  // block tables), fetched ahead by the executor (exec/prefetcher.hpp).
+  void store_reads(const Region& region, std::vector<StoreRead>& out) const override;
+  int64_t store_read_bytes() const override;
   // A chunk's decompression buffer unless the region is one C-order range of one chunk
   // (decompressed in place), plus a compressed chunk read whole from disk.
   int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
@@ -116,10 +120,14 @@ class B2ndSource : public Node {
   int64_t fill_bytes_local(const Region& region) const;
   // read_items' fetch of chunk `id` from the store (prefetched by fill(), else now): a
   // Blosc2 buffer holding at least items [start, start + n).
-  const std::vector<uint8_t>& remote_chunk(int64_t id, int64_t start, int64_t n, std::vector<uint8_t>& holder) const;
-  // fill() over a store: every chunk (or the blocks of it) `region` needs, fetched at once
-  // and kept for read_items while the returned guard lives.
-  std::shared_ptr<void> prefetch(const Region& region) const;
+  const std::vector<uint8_t>& remote_chunk(int64_t id, int64_t start, int64_t n, std::vector<uint8_t>& holder,
+                                           ThreadState& ts) const;
+  // What fill(region) fetches from the store at once: every chunk (or the blocks of it) it
+  // needs, up to kPrefetchBytes (`capped`; the prefetch's list is bounded by its cache).
+  std::vector<StoreFrame::Want> remote_wants(const Region& region, bool capped = true) const;
+  // fill() over a store: remote_wants(region) fetched at once and kept for read_items
+  // while the returned guard lives.
+  std::shared_ptr<void> prefetch(const Region& region, ThreadState& ts) const;
   b2nd_array_t* arr_;
   ChunkGrid grid_;
   Shape blocks_, extchunk_;

@@ -12,6 +12,7 @@
 #include <new>
 
 #include "b2lazy/error.hpp"
+#include "exec/fetch_cache.hpp"
 #include "io/blosc_range.hpp"
 #include "storage/b2nd_validate.hpp"
 #include "storage/blosc2_util.hpp"
@@ -202,32 +203,46 @@ int64_t StoreFrame::chunk_span(int64_t id) const {
   return (it == sorted_.end() ? chunks_end_ - header_len_ : *it) - o;
 }
 
+StoreRead StoreFrame::first_read(const Want& w, int64_t expected_bytes) const {
+  const int64_t pos = chunk_position(w.id), span = chunk_span(w.id);
+  if (pos < 0) throw Error("internal: a special chunk fetched from the store");
+  int64_t len = span;
+  if (!w.whole) {
+    const int64_t nblocks = blocksize_ > 0 ? (expected_bytes + blocksize_ - 1) / blocksize_ : 0;
+    len = std::min(span, kHdr + 4 * nblocks);
+  }
+  return {store_, "", {ByteRange{pos, len}}};
+}
+
+int64_t StoreFrame::mean_chunk_bytes() const {
+  return sorted_.empty() ? 0 : std::max<int64_t>(1, (chunks_end_ - header_len_) / static_cast<int64_t>(sorted_.size()));
+}
+
 std::vector<StoreFrame::Fetched> StoreFrame::fetch(const std::vector<Want>& wants, int64_t expected_bytes,
-                                                   int32_t typesize) const {
+                                                   int32_t typesize, ThreadState& ts) const {
   std::vector<Fetched> out(wants.size());
   auto chunk_error = [&](int64_t id, const std::string& what) {
     return IOError("'" + url_ + "': chunk " + std::to_string(id) + " " + what);
   };
   // First batch: whole chunks, or a chunk's header and its block table.
   std::vector<ByteStore::Request> first;
+  std::vector<Want> held;  // wants whose whole chunk the fetch cache holds (fetched ahead): read whole
   for (const Want& w : wants) {
-    const int64_t pos = chunk_position(w.id), span = chunk_span(w.id);
-    if (pos < 0) throw Error("internal: a special chunk fetched from the store");
-    int64_t len = span;
-    if (!w.whole) {
-      const int64_t nblocks = blocksize_ > 0 ? (expected_bytes + blocksize_ - 1) / blocksize_ : 0;
-      len = std::min(span, kHdr + 4 * nblocks);
-    }
-    if (len < kHdr) throw chunk_error(w.id, "is truncated (" + std::to_string(len) + " bytes stored)");
-    first.push_back({"", {ByteRange{pos, len}}});
+    held.push_back(w);
+    if (!w.whole && fetch_holds(ts, first_read({w.id, true, {}}, expected_bytes))) held.back() = {w.id, true, {}};
   }
-  auto got = store_->read_many(first);
+  for (const Want& w : held) {
+    StoreRead r = first_read(w, expected_bytes);
+    if (r.ranges[0].length < kHdr) throw chunk_error(w.id, "is truncated (" + std::to_string(r.ranges[0].length) + " bytes stored)");
+    first.push_back({std::move(r.key), std::move(r.ranges)});
+  }
+  auto got = fetch_read_many(ts, store_, first);
   // Second batch: the blocks (or the rest of a chunk that is read whole after all).
   std::vector<ByteStore::Request> second;
   std::vector<size_t> second_of;
   std::vector<std::unique_ptr<BlockExtents>> extents(wants.size());
   for (size_t i = 0; i < wants.size(); ++i) {
-    const Want& w = wants[i];
+    const Want& w = held[i];
     if (!got[i] || got[i]->size() != 1) throw IOError("'" + url_ + "': disappeared while it was read");
     std::vector<uint8_t>& b = (*got[i])[0];
     const std::string problem = stored_chunk_problem(b.data(), expected_bytes, typesize, chunk_span(w.id));
@@ -259,7 +274,7 @@ std::vector<StoreFrame::Fetched> StoreFrame::fetch(const std::vector<Want>& want
     second_of.push_back(i);
   }
   if (second.empty()) return out;
-  auto more = store_->read_many(second);
+  auto more = fetch_read_many(ts, store_, second);
   for (size_t k = 0; k < second.size(); ++k) {
     const size_t i = second_of[k];
     if (!more[k]) throw IOError("'" + url_ + "': disappeared while it was read");
@@ -268,7 +283,7 @@ std::vector<StoreFrame::Fetched> StoreFrame::fetch(const std::vector<Want>& want
       out[i].bytes = std::move(parts.at(0));
       continue;
     }
-    const Want& w = wants[i];
+    const Want& w = held[i];
     out[i].whole = false;
     out[i].blocks = w.blocks;
     out[i].bytes.resize(static_cast<size_t>(extents[i]->packed_size(w.blocks)));

@@ -14,8 +14,11 @@
 #include <vector>
 
 #include "b2lazy/byte_store.hpp"
+#include "b2lazy/node.hpp"
 
 namespace b2lazy {
+
+class ThreadState;
 
 class StoreFrame {
  public:
@@ -57,7 +60,14 @@ class StoreFrame {
   // Fetches every chunk of `wants` (none special) with at most two batches of requests:
   // whole chunks and headers with block tables, then the blocks. `expected_bytes` and
   // `typesize`: what each chunk holds (headers are checked against them first).
-  std::vector<Fetched> fetch(const std::vector<Want>& wants, int64_t expected_bytes, int32_t typesize) const;
+  // Its reads go through the execution's fetch cache (exec/fetch_cache.hpp): those the
+  // prefetch sent ahead (first_read, Node::store_reads) are taken from there.
+  std::vector<Fetched> fetch(const std::vector<Want>& wants, int64_t expected_bytes, int32_t typesize,
+                             ThreadState& ts) const;
+  // fetch()'s first read of `w`: the whole chunk, or its header and block table.
+  StoreRead first_read(const Want& w, int64_t expected_bytes) const;
+  // The chunks' mean stored size (what a first read of a whole chunk fetches).
+  int64_t mean_chunk_bytes() const;
 
  private:
   friend struct StoreIO;

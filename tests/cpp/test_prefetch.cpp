@@ -160,35 +160,79 @@ TEST(Prefetch, PlanCountsTheCacheInItsMemory) {
 TEST(Prefetch, CacheStaysWithinItsBytes) {
   auto store = units_store("prefetch_bound", 20, 20 * kUnit);
   const int64_t unit_bytes = kUnit * 8;
-  FetchCache cache(3 * unit_bytes);
+  FetchCache cache(6 * unit_bytes);
+  auto unit = [&](int64_t u) { return StoreRead{store, StoreUnitsSource::unit_key(u), {{0, -1}}}; };
   std::vector<FetchCache::Pending> pending;
   int64_t reserved = 0;
   for (int64_t u = 0; u < 20; ++u) {
     std::optional<FetchCache::Pending> p;
-    if (!cache.reserve({store, StoreUnitsSource::unit_key(u), {{0, -1}}}, unit_bytes, u, p)) break;
+    if (!cache.reserve(unit(u), unit_bytes, u, p)) break;
     ASSERT_TRUE(p);
     pending.push_back(std::move(*p));
     ++reserved;
   }
-  EXPECT_EQ(reserved, 3);  // kept until read: no room for a fourth
+  EXPECT_EQ(reserved, 3);  // fetched ahead and not read: at most half the cache
   for (auto& p : pending) cache.fulfil(p, store->read(p.read.key, p.read.ranges));
   EXPECT_EQ(cache.held_bytes(), 3 * unit_bytes);
-  // Read once each: they may go, and the next ones fit; repeated reads hit.
-  for (int64_t u = 0; u < 3; ++u) ASSERT_TRUE(cache.read({store, StoreUnitsSource::unit_key(u), {{0, -1}}}));
-  ASSERT_TRUE(cache.read({store, StoreUnitsSource::unit_key(2), {{0, -1}}}));
-  for (int64_t u = 3; u < 20; ++u) {
+  // Read once each: the next ones fit beside them (the other half keeps what was read
+  // lately); repeated reads hit.
+  for (int64_t u = 0; u < 3; ++u) ASSERT_TRUE(cache.read(unit(u)));
+  ASSERT_TRUE(cache.read(unit(2)));
+  for (int64_t u = 3; u < 6; ++u) {
     std::optional<FetchCache::Pending> p;
-    ASSERT_TRUE(cache.reserve({store, StoreUnitsSource::unit_key(u), {{0, -1}}}, unit_bytes, u, p));
+    ASSERT_TRUE(cache.reserve(unit(u), unit_bytes, u, p));
+    ASSERT_TRUE(p);
+    cache.fulfil(*p, store->read(p->read.key, p->read.ranges));
+  }
+  for (int64_t u = 0; u < 6; ++u) EXPECT_TRUE(cache.holds(unit(u))) << u;
+  std::optional<FetchCache::Pending> none;
+  EXPECT_FALSE(cache.reserve(unit(6), unit_bytes, 6, none));  // half the cache is ahead already
+  for (int64_t u = 3; u < 6; ++u) ASSERT_TRUE(cache.read(unit(u)));
+  for (int64_t u = 6; u < 20; ++u) {
+    std::optional<FetchCache::Pending> p;
+    ASSERT_TRUE(cache.reserve(unit(u), unit_bytes, u, p));
     ASSERT_TRUE(p);
     cache.fulfil(*p, store->read(p->read.key, p->read.ranges));
     ASSERT_TRUE(cache.read(p->read));
   }
-  EXPECT_LE(cache.most_held_bytes(), 3 * unit_bytes);
+  EXPECT_LE(cache.most_held_bytes(), 6 * unit_bytes);
+  EXPECT_FALSE(cache.holds(unit(0)));  // the least recently read went first
   Stats s;
   cache.collect(s);
   EXPECT_EQ(s.prefetch_hits, 21);
   EXPECT_EQ(s.prefetch_misses, 0);
   EXPECT_EQ(s.prefetch_reads, 20);
+}
+
+TEST(Prefetch, ReadManyTakesEachRangeFromTheCache) {
+  auto store = units_store("prefetch_many", 4, 4 * kUnit);
+  const int64_t unit_bytes = kUnit * 8;
+  FetchCache cache(16 * unit_bytes);
+  const std::string k0 = StoreUnitsSource::unit_key(0), k1 = StoreUnitsSource::unit_key(1);
+  std::optional<FetchCache::Pending> p;
+  ASSERT_TRUE(cache.reserve({store, k0, {{8, 16}}}, 16, 0, p));  // a range fetched ahead
+  ASSERT_TRUE(p);
+  cache.fulfil(*p, store->read(k0, {{8, 16}}));
+  const size_t before = store->batches_.size();
+  // One request of two ranges (one of them ahead), a whole object, a missing one.
+  auto got = cache.read_many(store, {{k0, {{0, 8}, {8, 16}}}, {k1, {{0, -1}}}, {"u/none", {{0, 4}}}});
+  ASSERT_EQ(got.size(), 3u);
+  ASSERT_TRUE(got[0] && got[0]->size() == 2u);
+  EXPECT_EQ((*got[0])[0], (*store->read(k0, {{0, 8}}))[0]);
+  EXPECT_EQ((*got[0])[1], (*store->read(k0, {{8, 16}}))[0]);
+  ASSERT_TRUE(got[1]);
+  EXPECT_EQ(static_cast<int64_t>((*got[1])[0].size()), unit_bytes);
+  EXPECT_FALSE(got[2]);
+  ASSERT_EQ(store->batches_.size(), before + 1);  // the misses, in one read_many
+  EXPECT_EQ(store->batches_.back(), (std::vector<std::string>{k0, k1, "u/none"}));
+  Stats s;
+  cache.collect(s);
+  EXPECT_EQ(s.prefetch_hits, 1);
+  EXPECT_EQ(s.prefetch_misses, 3);
+  // Asked again: every range a hit (the absent object too), nothing sent.
+  auto twice = cache.read_many(store, {{k1, {{0, -1}}}, {k0, {{0, 8}}}});
+  EXPECT_EQ(store->batches_.size(), before + 1);
+  EXPECT_EQ(twice[0], got[1]);
 }
 
 TEST(Prefetch, SmallBudgetBoundsWhatIsHeldAhead) {

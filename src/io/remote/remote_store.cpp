@@ -1,6 +1,7 @@
 #include "io/remote/remote_store.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <map>
 
@@ -38,11 +39,12 @@ ContentRange parse_content_range(const std::string& v) {
 }
 
 // The [first, last] a request's "Range: bytes=first-last" asks for (last -1: to the end);
-// first -1 when it has none.
+// first -1 when it has none; (-N, -1) for the last N bytes ("bytes=-N").
 std::pair<int64_t, int64_t> asked_range(const HttpRequest& rq) {
   for (const auto& h : rq.headers) {
     if (h.rfind("Range: bytes=", 0) != 0) continue;
     const std::string span = h.substr(13);
+    if (!span.empty() && span[0] == '-') return {-std::atoll(span.c_str() + 1), -1};
     const auto dash = span.find('-');
     const int64_t first = std::atoll(span.substr(0, dash).c_str());
     const std::string last = span.substr(dash + 1);
@@ -59,6 +61,13 @@ std::string check_body(const HttpRequest& rq, const HttpResponse& r) {
   if (r.status == 206) {
     const auto cr = parse_content_range(r.header("content-range"));
     if (!cr.ok || cr.first < 0) return "a 206 response without a usable Content-Range ('" + r.header("content-range") + "')";
+    if (first < 0) {  // the last -first bytes (or all, when the object is shorter)
+      if (cr.total < 0 || cr.last != cr.total - 1 || cr.last - cr.first + 1 != std::min(-first, cr.total))
+        return "Content-Range '" + r.header("content-range") + "' for the last " + std::to_string(-first) + " bytes";
+      if (body != cr.last - cr.first + 1)
+        return "a short body: " + std::to_string(body) + " bytes for Content-Range '" + r.header("content-range") + "'";
+      return {};
+    }
     if (cr.first != first) return "Content-Range '" + r.header("content-range") + "' for bytes " + std::to_string(first) + "-";
     if (last >= 0 && cr.last != last && !(cr.total >= 0 && cr.last == cr.total - 1 && cr.last < last))
       return "Content-Range '" + r.header("content-range") + "' for bytes " + std::to_string(first) + "-" + std::to_string(last);
@@ -163,8 +172,9 @@ std::vector<std::optional<ByteStore::Parts>> RemoteStore::read_many(const std::v
   struct Plan {
     std::string key;
     std::vector<std::pair<size_t, size_t>> pieces;
+    std::vector<std::pair<size_t, size_t>> suffixes;  // the last N bytes: a request each
     std::vector<Fetch> fetches;
-    size_t first_request = 0;  // its fetches' place among all HTTP requests
+    size_t first_suffix = 0, first_request = 0;  // their place among all HTTP requests
     bool missing = false;
     int64_t size = -1;  // when a response told
   };
@@ -172,13 +182,14 @@ std::vector<std::optional<ByteStore::Parts>> RemoteStore::read_many(const std::v
   std::vector<Plan> plans;
   for (size_t i = 0; i < requests.size(); ++i) {
     auto [it, fresh] = plan_of.emplace(requests[i].key, plans.size());
-    if (fresh) plans.push_back(Plan{requests[i].key, {}, {}, 0, false, -1});
+    if (fresh) plans.push_back(Plan{requests[i].key, {}, {}, {}, 0, 0, false, -1});
     for (size_t j = 0; j < requests[i].ranges.size(); ++j) {
       const auto& r = requests[i].ranges[j];
-      if (r.offset < 0 || r.length < -1)
+      if (r.offset == INT64_MIN || (r.offset >= 0 && r.length < -1))
         throw ValueError("'" + url_of(requests[i].key) + "': bad byte range (offset " + std::to_string(r.offset) +
                          ", length " + std::to_string(r.length) + ")");
-      plans[it->second].pieces.emplace_back(i, j);
+      if (r.offset < 0) plans[it->second].suffixes.emplace_back(i, j);
+      else plans[it->second].pieces.emplace_back(i, j);
     }
   }
   std::vector<HttpRequest> http;
@@ -186,6 +197,14 @@ std::vector<std::optional<ByteStore::Parts>> RemoteStore::read_many(const std::v
     std::vector<ByteRange> ranges;
     for (auto [i, j] : p.pieces) ranges.push_back(requests[i].ranges[j]);
     p.fetches = plan_fetches(ranges, limits_);
+    p.first_suffix = http.size();
+    for (auto [i, j] : p.suffixes) {  // "bytes=-N": a shard index at the end, without its size first
+      HttpRequest rq = object_request("GET", p.key);
+      const int64_t n = -requests[i].ranges[j].offset;
+      rq.headers.push_back("Range: bytes=-" + std::to_string(n));
+      rq.max_body = std::max(n, kWholeObjectLimit);
+      http.push_back(std::move(rq));
+    }
     p.first_request = http.size();
     for (const auto& f : p.fetches) {
       HttpRequest rq = object_request("GET", p.key);
@@ -251,6 +270,27 @@ std::vector<std::optional<ByteStore::Parts>> RemoteStore::read_many(const std::v
         std::memcpy(part.data() + s.piece_at, body + s.fetch_at, static_cast<size_t>(s.length));
       }
     }
+    for (size_t k = 0; k < p.suffixes.size(); ++k) {
+      auto [i, j] = p.suffixes[k];
+      auto& r = responses[p.first_suffix + k];
+      const int64_t n = -requests[i].ranges[j].offset;
+      if (!r.error.empty()) throw IOError(failure(p.key, r));
+      if (is_missing(r)) {
+        p.missing = true;
+        continue;
+      }
+      int64_t size = -1;
+      if (r.status == 206) size = parse_content_range(r.header("content-range")).total;  // (checked by check_body)
+      else if (r.status == 200) size = static_cast<int64_t>(r.body.size());  // the server ignored Range
+      else if (r.status == 416) size = 0;
+      else throw IOError(failure(p.key, r));
+      if (size < n)
+        throw IOError("'" + url + "': its last " + std::to_string(n) + " bytes asked, it has " + std::to_string(size));
+      p.size = size;
+      auto& part = (*out[i])[j];
+      if (r.status == 206) part = std::move(r.body);
+      else part.assign(r.body.end() - n, r.body.end());
+    }
     // Zero-length ranges fetch nothing, but still need the object, and to be inside it.
     bool any_empty = false;
     for (auto [i, j] : p.pieces) any_empty |= requests[i].ranges[j].length == 0;
@@ -261,6 +301,7 @@ std::vector<std::optional<ByteStore::Parts>> RemoteStore::read_many(const std::v
     }
     if (p.missing) {
       for (auto [i, j] : p.pieces) out[i].reset();
+      for (auto [i, j] : p.suffixes) out[i].reset();
       continue;
     }
     for (auto [i, j] : p.pieces) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "b2lazy/byte_store.hpp"
+#include "b2lazy/node.hpp"
 #include "io/zarr/metadata.hpp"
 
 namespace b2lazy {
@@ -63,6 +64,12 @@ class KeyReader {
   // ahead). The local reader checks the metadata file around it.
   virtual void around_fill(const std::function<std::vector<KeyRead>()>& reads, const std::function<void()>& fill,
                            ThreadState& ts) const = 0;
+  // Does it read a byte store through the execution's fetch cache (store_reads lists
+  // what the prefetch may fetch ahead)?
+  virtual bool fetches_ahead() const { return false; }
+  // The store reads of `reads` known before they run, each range its own: whole chunks,
+  // shard indexes not cached yet, inner chunks of cached indexes, a Blosc run's first step.
+  virtual void store_reads(const std::vector<KeyRead>& /*reads*/, std::vector<StoreRead>& /*out*/) const {}
   // The stored bytes of the array's objects (info's cbytes); 0 when not known.
   virtual int64_t stored_bytes() const = 0;
 

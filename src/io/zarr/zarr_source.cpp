@@ -6,6 +6,7 @@
 #include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
+#include "exec/eval_state.hpp"
 #include "exec/thread_state.hpp"
 #include "storage/blosc2_util.hpp"
 
@@ -107,20 +108,31 @@ ZarrSource::ZarrSource(zarr::Metadata meta, std::unique_ptr<zarr::KeyReader> key
                 p.bytes_codecs.size() == 1 && p.bytes_codecs[0].kind == zarr::BytesCodec::Kind::Blosc;
 }
 
+std::vector<zarr::KeyRead> ZarrSource::key_reads(const Region& region, BlockWindow* window) const {
+  std::vector<UnitRead> units;
+  planned_reads(region, window, units);
+  std::vector<zarr::KeyRead> r;
+  r.reserve(units.size());
+  for (const UnitRead& u : units) {
+    zarr::KeyRead k = key_of(u.id);
+    if (u.n >= 0) k.kind = zarr::KeyRead::Kind::Run, k.start = u.start, k.n = u.n;
+    r.push_back(std::move(k));
+  }
+  return r;
+}
+
 void ZarrSource::fill(const Region& region, void* out, ThreadState& ts) const {
-  auto reads = [&] {
-    std::vector<UnitRead> units;
-    planned_reads(region, ts, units);
-    std::vector<zarr::KeyRead> r;
-    r.reserve(units.size());
-    for (const UnitRead& u : units) {
-      zarr::KeyRead k = key_of(u.id);
-      if (u.n >= 0) k.kind = zarr::KeyRead::Kind::Run, k.start = u.start, k.n = u.n;
-      r.push_back(std::move(k));
-    }
-    return r;
-  };
+  auto reads = [&] { return key_reads(region, ts.eval ? ts.eval->block_window(this) : nullptr); };
   keys_->around_fill(reads, [&] { UnitSource::fill(region, out, ts); }, ts);
+}
+
+void ZarrSource::store_reads(const Region& region, std::vector<StoreRead>& out) const {
+  if (keys_->fetches_ahead()) keys_->store_reads(key_reads(region, nullptr), out);
+}
+
+int64_t ZarrSource::store_read_bytes() const {
+  if (!keys_->fetches_ahead()) return 0;
+  return std::max<int64_t>(1, std::min(lay_.most_stored, sat_mul(prod(lay_.unit), static_cast<int64_t>(itemsize(dtype())))));
 }
 
 zarr::KeyRead ZarrSource::key_of(int64_t id) const {

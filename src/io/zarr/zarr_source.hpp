@@ -37,6 +37,12 @@ class ZarrSource : public UnitSource {
   // UnitSource's, through the key reader (which checks or fetches around it).
   void fill(const Region& region, void* out, ThreadState& ts) const override;
 
+  // Over a byte store: the reads of a region's fill, fetched ahead by the executor
+  // (exec/prefetcher.hpp); `store_read_bytes`: a read unit's bytes decoded (compressed,
+  // it is less).
+  void store_reads(const Region& region, std::vector<StoreRead>& out) const override;
+  int64_t store_read_bytes() const override;
+
   const zarr::Metadata& metadata() const { return meta_; }
   const zarr::KeyReader& keys() const { return *keys_; }
 
@@ -49,6 +55,8 @@ class ZarrSource : public UnitSource {
   void read_unit_range(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const override;
   // Where unit `id` is: its chunk's key, or its shard's key, id and inner index.
   zarr::KeyRead key_of(int64_t id) const;
+  // What fill(region) reads, key by key (`window`: units the plan keeps decoded, not read).
+  std::vector<zarr::KeyRead> key_reads(const Region& region, BlockWindow* window) const;
 
   zarr::Metadata meta_;
   ChunkGrid grid_;

@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "b2lazy/error.hpp"
+#include "exec/fetch_cache.hpp"
 #include "exec/thread_state.hpp"
 #include "io/blosc_range.hpp"
 #include "io/zarr/zarr_keys.hpp"
@@ -157,6 +158,30 @@ class StoreKeys final : public KeyReader {
     fill();
   }
 
+  bool fetches_ahead() const override { return true; }
+
+  void store_reads(const std::vector<KeyRead>& reads, std::vector<StoreRead>& out) const override {
+    for (const KeyRead& r : reads) {
+      const std::string key = join(prefix_, r.key);
+      if (r.kind == KeyRead::Kind::Chunk) {
+        out.push_back({store_, key, {{0, -1}}});
+      } else if (r.kind == KeyRead::Kind::Inner) {
+        if (auto index = cached_index(r.shard)) {
+          const uint64_t off = (*index)[2 * r.inner], len = (*index)[2 * r.inner + 1];
+          if (!(off == kMissing && len == kMissing))
+            out.push_back({store_, key, {{static_cast<int64_t>(off), static_cast<int64_t>(len)}}});
+        } else if (suffix_ranges_ || !index_at_end()) {
+          out.push_back({store_, key, {index_range(-1)}});  // (its inner chunks once it is read)
+        }
+      } else if (run_reads_chunk(r)) {
+        out.push_back({store_, key, {{0, -1}}});
+      } else {
+        const auto plan = new_plan(r.key, r.start, r.n, nullptr);
+        for (const auto& w : plan->wants()) out.push_back({store_, key, {{w.at, w.len}}});
+      }
+    }
+  }
+
   // Not known: listing a remote array's objects (millions of chunks, pages of 1000) is no
   // price for a repr or info.
   int64_t stored_bytes() const override { return 0; }
@@ -171,6 +196,25 @@ class StoreKeys final : public KeyReader {
   Fetched* mine() const { return fetched_now && fetched_now->owner == this ? fetched_now : nullptr; }
 
   bool index_at_end() const { return lay_->meta->codecs.sharding->index_at_end; }
+
+  // A run of half a chunk or more is read as the whole chunk: one request instead of three
+  // (header, block starts, blocks), and what the prefetch lists for it.
+  bool run_reads_chunk(const KeyRead& r) const { return r.n >= 1 && 2 * r.n >= prod(lay_->unit); }
+
+  // `plan`'s steps served from its chunk's stored bytes `chunk`, read whole.
+  void serve_from(BloscRangePlan& plan, const std::vector<uint8_t>& chunk, const std::string& key) const {
+    lay_->check_stored_size(key, static_cast<int64_t>(chunk.size()));
+    while (!plan.wants().empty()) {
+      for (const auto& w : plan.wants()) {
+        if (w.at < 0 || w.len < 0 || w.at > static_cast<int64_t>(chunk.size()) ||
+            w.len > static_cast<int64_t>(chunk.size()) - w.at)
+          throw IOError("'" + lay_->where(key) + "': Blosc: a block lies outside the chunk's " +
+                        std::to_string(chunk.size()) + " bytes (a damaged chunk)");
+        std::memcpy(w.dst, chunk.data() + w.at, static_cast<size_t>(w.len));
+      }
+      plan.advance();
+    }
+  }
 
   // Where a shard's index is: at its start, or its last bytes (a suffix range, or from
   // the shard's `size` when known).
@@ -241,6 +285,7 @@ class StoreKeys final : public KeyReader {
       const KeyRead* r;
       std::shared_ptr<const std::vector<uint64_t>> index;  // Inner: once known
       std::unique_ptr<BloscRangePlan> plan;                // Run
+      bool whole = false;                                  // Run: its chunk read whole
       int64_t shard_size = -1;                             // Inner, stores without suffix ranges
       bool done = false;
       std::vector<std::pair<size_t, size_t>> at;  // this round's parts
@@ -252,6 +297,7 @@ class StoreKeys final : public KeyReader {
       if (r.kind == KeyRead::Kind::Run) {
         if (f.runs.count({r.key, r.start, r.n})) continue;
         j.plan = new_plan(r.key, r.start, r.n, nullptr);
+        j.whole = run_reads_chunk(r) || fetch_holds(ts, {store_, join(prefix_, r.key), {{0, -1}}});
       } else if (r.kind == KeyRead::Kind::Inner) {
         if (f.inners.count({r.key, r.inner})) continue;
         j.index = cached_index(r.shard);
@@ -292,6 +338,8 @@ class StoreKeys final : public KeyReader {
           } else {
             j.at.push_back(batch.add(key, {static_cast<int64_t>(off), static_cast<int64_t>(len)}));
           }
+        } else if (j.whole) {
+          j.at.push_back(batch.add(key, {0, -1}));
         } else {
           for (const auto& w : j.plan->wants()) j.at.push_back(batch.add(key, {w.at, w.len}));
           if (j.at.empty()) {  // (nothing to read: an empty run)
@@ -303,7 +351,7 @@ class StoreKeys final : public KeyReader {
       if (batch.empty()) return;
       std::vector<std::optional<ByteStore::Parts>> got;
       try {
-        got = store_->read_many(batch.requests());
+        got = fetch_read_many(ts, store_, batch.requests());
       } catch (const ValueError&) {
         // A store that takes no suffix ranges (bytes=-N): shard sizes asked first, again.
         // (Once: another worker may have found it out meanwhile.)
@@ -337,6 +385,12 @@ class StoreKeys final : public KeyReader {
         } else {
           if (!res) {
             f.runs[{r.key, r.start, r.n}] = nullptr;
+            j.done = true;
+            continue;
+          }
+          if (j.whole) {
+            serve_from(*j.plan, (*res)[j.at[0].second], r.key);
+            f.runs[{r.key, r.start, r.n}] = std::move(j.plan);
             j.done = true;
             continue;
           }

@@ -228,3 +228,22 @@ def test_stat_without_head(nginx_server, blob):
     assert s.stat("empty.bin")["size"] == 0
     assert s.stat("missing.bin") is None
     assert s.read("x.bin", [(0, -1)]) == [blob[:12345]]
+
+
+def test_suffix_ranges(nginx_server, faults, blob):
+    # (-N, N): the object's last N bytes in one request ("Range: bytes=-N"), as a shard
+    # index at the end is read without asking the shard's size first.
+    s = store(nginx_server)
+    assert s.read("blob.bin", [(-16, 16)]) == [blob[-16:]]
+    assert s.read("blob.bin", [(-16, 16), (0, 4), (-SIZE, SIZE)]) == [blob[-16:], blob[:4], blob]
+    assert s.read("nope.bin", [(-16, 16)]) is None
+    with pytest.raises(OSError, match=r"blob\.bin.*its last 3000018 bytes asked, it has 3000017"):
+        s.read("blob.bin", [(-SIZE - 1, SIZE + 1)])
+    before = s.counters()["requests"]
+    s.read("blob.bin", [(-100, 100)])
+    assert s.counters()["requests"] == before + 1  # no HEAD first
+    # A server that ignores Range answers the whole object: its tail is taken.
+    faults.set(["ignore_range"])
+    p = _core.open_store(f"{faults.url}/http")
+    assert p.read("blob.bin", [(-16, 16)]) == [blob[-16:]]
+    assert faults.seen == ["ignore_range"]

@@ -53,6 +53,18 @@ def test_write_list_read_delete(moto_s3, bucket):
     assert "Contents" not in client.list_objects_v2(Bucket=bucket, Prefix="root/")
 
 
+def test_suffix_ranges(moto_s3, bucket):
+    data = rand_bytes(70_000, 7)
+    s = _core.open_store(f"s3://{bucket}/suffix/", moto_s3.storage_options())
+    s.write("x.bin", data)
+    before = s.counters()["requests"]
+    assert s.read("x.bin", [(-64, 64), (0, 4)]) == [data[-64:], data[:4]]
+    assert s.counters()["requests"] == before + 2  # no HEAD for the size
+    assert s.read("nope.bin", [(-64, 64)]) is None
+    with pytest.raises(OSError, match=r"x\.bin.*its last 70001 bytes asked, it has 70000"):
+        s.read("x.bin", [(-70_001, 70_001)])
+
+
 def test_object_at_the_root_url(moto_s3, bucket):
     data = rand_bytes(5000, 2)
     moto_s3.client().put_object(Bucket=bucket, Key="files/x.b2nd", Body=data)
