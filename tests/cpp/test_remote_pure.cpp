@@ -52,8 +52,31 @@ TEST(RangePlan, AdjacentAndNearRangesMerge) {
 TEST(RangePlan, GapThresholdAndCapHold) {
   const std::vector<ByteRange> r{{0, 100}, {165, 10}};
   EXPECT_EQ(plan_fetches(r, {64, 1 << 20}).size(), 2u);  // gap 65 > 64
-  EXPECT_EQ(plan_fetches(r, {65, 1 << 20}).size(), 1u);
-  EXPECT_EQ(plan_fetches(r, {65, 174}).size(), 2u);  // merged would be 175 > cap
+  EXPECT_EQ(plan_fetches(r, {65, 1 << 20, 1.0}).size(), 1u);
+  EXPECT_EQ(plan_fetches(r, {65, 174, 1.0}).size(), 2u);  // merged would be 175 > cap
+  EXPECT_EQ(plan_fetches(r, {65, 1 << 20}).size(), 2u);  // a 65-byte gap is 59% of the 110 asked
+}
+
+TEST(RangePlan, GapsStayWithinTheWasteFraction) {
+  std::mt19937_64 rng(40);
+  for (int round = 0; round < 300; ++round) {
+    std::vector<ByteRange> r;
+    int64_t at = 0, asked = 0;
+    const int n = static_cast<int>(rng() % 40) + 1;
+    for (int i = 0; i < n; ++i) {  // disjoint ranges, gaps of 0 to 4000 bytes
+      at += static_cast<int64_t>(rng() % 4000);
+      const int64_t len = static_cast<int64_t>(rng() % 3000) + 1;
+      r.push_back({at, len});
+      at += len;
+      asked += len;
+    }
+    const double waste = static_cast<double>(rng() % 50) / 100;
+    const auto f = plan_fetches(r, {int64_t{1} << 20, int64_t{1} << 30, waste});
+    int64_t fetched = 0;
+    for (const auto& x : f) fetched += x.length;
+    EXPECT_LE(static_cast<double>(fetched), (1 + waste) * static_cast<double>(asked) + 1e-9);
+    expect_covers(r, f);
+  }
 }
 
 TEST(RangePlan, LongRangesSplitAndToTheEndStandsAlone) {

@@ -23,19 +23,27 @@ std::vector<Fetch> plan_fetches(const std::vector<ByteRange>& ranges, const Coal
   std::sort(chunks.begin(), chunks.end(), [](const Chunk& a, const Chunk& b) { return a.offset < b.offset; });
   Fetch cur;
   bool open = false;
+  int64_t asked = 0, gaps = 0;  // of the open fetch
   for (const auto& c : chunks) {
     const int64_t end = c.offset + c.length;
     if (open) {
       const int64_t cur_end = cur.offset + cur.length;
       const int64_t merged_end = std::max(cur_end, end);
-      if (c.offset - cur_end <= limits.max_gap && merged_end - cur.offset <= cap) {
+      const int64_t gap = std::max<int64_t>(0, c.offset - cur_end);
+      const int64_t added = std::max<int64_t>(0, end - std::max(c.offset, cur_end));
+      const bool cheap = gap == 0 || static_cast<double>(gaps + gap) <= limits.max_waste * static_cast<double>(asked + added);
+      if (gap <= limits.max_gap && cheap && merged_end - cur.offset <= cap) {
         cur.length = merged_end - cur.offset;
         cur.slices.push_back({c.piece, c.piece_at, c.offset - cur.offset, c.length});
+        asked += added;
+        gaps += gap;
         continue;
       }
       out.push_back(std::move(cur));
     }
     cur = Fetch{c.offset, c.length, {{c.piece, c.piece_at, 0, c.length}}};
+    asked = c.length;
+    gaps = 0;
     open = true;
   }
   if (open) out.push_back(std::move(cur));

@@ -1,6 +1,7 @@
 // Which HTTP range requests serve a set of byte ranges of one object: near ranges merged
 // into one request (a gap below max_gap is read and dropped: a round trip costs more than
-// the bytes), merged requests capped at max_size, and long ranges split into requests of
+// the bytes, while the gaps stay below max_waste of the bytes asked), merged requests
+// capped at max_size, and long ranges split into requests of
 // max_size that run in parallel. Pure: unit-tested in tests/cpp/test_remote_pure.cpp.
 #pragma once
 #include <cstdint>
@@ -13,6 +14,10 @@ namespace b2lazy::remote {
 struct CoalesceLimits {
   int64_t max_gap = int64_t{1} << 20;    // "coalesce_gap"
   int64_t max_size = int64_t{16} << 20;  // "coalesce_max": also the split size
+  // "coalesce_waste": the gap bytes a merged request may read, as a fraction of the bytes
+  // asked for in it — so what is fetched stays within (1 + waste) x what is needed (a
+  // slice that needs one block in ten is not read whole because its blocks are near).
+  double max_waste = 0.2;
 };
 
 // Bytes [fetch_at, fetch_at + length) of a fetch's body are bytes [piece_at, ...) of

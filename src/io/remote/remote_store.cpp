@@ -149,6 +149,7 @@ RemoteStore::RemoteStore(const StoreOptions& options, std::string root) : root_(
     if (name.rfind("headers.", 0) == 0) s.headers.push_back(name.substr(8) + ": " + value);
   limits_.max_gap = static_cast<int64_t>(number_option(options, "coalesce_gap", static_cast<double>(limits_.max_gap)));
   limits_.max_size = std::max<int64_t>(1, static_cast<int64_t>(number_option(options, "coalesce_max", static_cast<double>(limits_.max_size))));
+  limits_.max_waste = number_option(options, "coalesce_waste", limits_.max_waste);
 }
 
 std::string RemoteStore::failure(const std::string& key, const HttpResponse& r) const {

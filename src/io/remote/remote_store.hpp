@@ -13,6 +13,8 @@
 //   retry_backoff_max    (5 s); StoreOptions::max_retries retries (8)
 //   coalesce_gap         ranges of one object this close are read as one (1 MiB)
 //   coalesce_max         the longest request; longer ranges are split (16 MiB)
+//   coalesce_waste       the gap bytes a merged request may read, as a fraction of the
+//                        bytes asked in it (0.2: what is fetched stays within 1.2x)
 #pragma once
 #include <optional>
 #include <string>

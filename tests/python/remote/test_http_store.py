@@ -84,10 +84,15 @@ def test_many_in_flight_counted_and_coalesced(nginx_server, blob):
     c = s.counters()
     assert c["requests"] == 200 and c["bytes"] == 200_000 and c["retries"] == 0
     assert c["wait_seconds"] > 0
-    # ... with a gap threshold of 16 KiB and merged requests of at most 512 KiB: 4 requests
-    s = store(nginx_server, coalesce_gap=str(16 << 10), coalesce_max=str(512 << 10))
+    # ... with a gap threshold of 16 KiB, merged requests of at most 512 KiB and gaps of any
+    # share of what is read (coalesce_waste): 4 requests
+    s = store(nginx_server, coalesce_gap=str(16 << 10), coalesce_max=str(512 << 10), coalesce_waste="100")
     assert s.read_many(reqs) == got
     assert s.counters()["requests"] == 4
+    # ... by default the gaps read stay within 20% of what is asked: 9000-byte gaps are not
+    s = store(nginx_server, coalesce_gap=str(16 << 10))
+    assert s.read_many(reqs) == got
+    assert s.counters()["requests"] == 200 and s.counters()["bytes"] == 200_000
 
 
 def test_adjacent_ranges_of_one_read_are_one_request(nginx_server, blob):
