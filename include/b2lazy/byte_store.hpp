@@ -46,7 +46,7 @@ struct StoreCounters {
 // GOOGLE_APPLICATION_CREDENTIALS / a bearer token for GCS). Never written into saved files.
 struct StoreOptions {
   std::map<std::string, std::string> values;
-  int concurrency = 32;  // requests in flight per store
+  int concurrency = 64;  // requests in flight per store (a slice over 64 chunks: one round trip a step)
   int max_retries = 8;   // then the error names the URL and the last status
 };
 

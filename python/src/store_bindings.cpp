@@ -151,7 +151,7 @@ void bind_store(nb::module_& m) {
     o.concurrency = concurrency;
     o.max_retries = max_retries;
     return open_store(url, o);
-  }, nb::arg("url"), nb::arg("storage_options").none() = nb::none(), nb::arg("concurrency") = 32, nb::arg("max_retries") = 8,
+  }, nb::arg("url"), nb::arg("storage_options").none() = nb::none(), nb::arg("concurrency") = 64, nb::arg("max_retries") = 8,
         "The byte store for url (https://, s3://, gs://, a path); storage_options as fsspec's (nested dicts flattened with '.').");
   // For the prefetch's tests and benchmark (src/io/store/store_units_source.hpp).
   m.def("_store_units_array", [](StorePtr store, const std::string& dtype, std::vector<int64_t> shape,

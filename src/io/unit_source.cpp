@@ -45,6 +45,53 @@ int64_t segment_run(const Region& region, const AxisSegments& per_axis, const st
   return unit_step ? c_order_run(lo, count, ushape) : -1;
 }
 
+// The most runs a segment is read in (segment_runs) before the unit is read whole.
+constexpr size_t kMostRuns = 16;
+
+// A segment that is not one run but a few: one run per index of its leading axes (rows
+// ::97 of a chunk of 128 rows touch it twice, 100 items each). Returns the first axis of
+// the runs, d >= 1, with each run's first item (C order of the unit) in `firsts`, its
+// leading indices in C order of count[0, d); or 0 when the unit is better read whole (more
+// than kMostRuns runs, or half its items or more, or steps within the runs).
+size_t segment_runs(const Region& region, const AxisSegments& per_axis, const std::vector<size_t>& k,
+                    const Shape& ushape, Shape& count, std::vector<int64_t>& firsts) {
+  const size_t nd = ushape.size();
+  Shape lo(nd), step(nd);
+  for (size_t a = 0; a < nd; ++a) {
+    const AxisSegment& g = per_axis[a][k[a]];
+    lo[a] = region.start[a] + g.i_lo * region.step[a] - g.cell * ushape[a];
+    count[a] = g.i_hi - g.i_lo;
+    step[a] = count[a] == 1 ? 1 : region.step[a];
+  }
+  // The runs: axes [d, nd) — whole after the first of them that is more than one item.
+  size_t d = nd;
+  bool whole_after = true;  // axes [d, nd) whole
+  while (d > 0) {
+    const size_t a = d - 1;
+    if (step[a] != 1 || (count[a] != 1 && !whole_after)) break;
+    whole_after = whole_after && count[a] == ushape[a];
+    d = a;
+  }
+  if (d == 0 || d == nd) return 0;  // one run (segment_run's), or steps in the last axis
+  int64_t nruns = 1;
+  for (size_t a = 0; a < d; ++a) nruns *= count[a];
+  int64_t per_run = 1;
+  for (size_t a = d; a < nd; ++a) per_run *= count[a];
+  if (nruns > static_cast<int64_t>(kMostRuns) || 2 * nruns * per_run >= prod(ushape)) return 0;
+  firsts.clear();
+  Shape j(d, 0);
+  for (int64_t r = 0; r < nruns; ++r) {
+    int64_t first = 0;
+    for (size_t a = 0; a < nd; ++a) first = first * ushape[a] + lo[a] + (a < d ? j[a] * step[a] : 0);
+    firsts.push_back(first);
+    for (size_t a = d; a-- > 0;) {  // the next leading index, C order
+      if (++j[a] < count[a]) break;
+      j[a] = 0;
+    }
+  }
+  return d;
+}
+
 }  // namespace
 
 void UnitSource::read_unit_range(int64_t, int64_t, int64_t, void*, ThreadState&) const {
@@ -101,6 +148,38 @@ void UnitSource::fill(const Region& region, void* out, ThreadState& ts) const {
         if (!next_segment(k, per_axis)) break;
         continue;
       }
+      // A few runs (a stepped axis before them): each decoded alone, copied to its place.
+      std::vector<int64_t> firsts;
+      if (const size_t d = segment_runs(region, per_axis, k, ushape, count, firsts)) {
+        int64_t n = 1;
+        for (size_t a = d; a < nd; ++a) n *= count[a];
+        ScratchScope piece(ts.scratch);
+        char* run = static_cast<char*>(piece.alloc(static_cast<size_t>(n) * isz));
+        char* base = static_cast<char*>(out);
+        for (size_t a = 0; a < nd; ++a) base += per_axis[a][k[a]].i_lo * out_strides[a];
+        Shape j(d, 0);
+        // (the runs are one read of the unit: counted once)
+        const auto times_read = [&]() -> int64_t {
+          const auto it = ts.decompressed.find(this);
+          if (it == ts.decompressed.end()) return 0;
+          const auto c = it->second.find(id);
+          return c == it->second.end() ? 0 : c->second;
+        };
+        const int64_t counted = times_read();
+        for (const int64_t first : firsts) {
+          read_unit_range(id, first, n, run, ts);
+          if (times_read() > counted + 1) ts.decompressed[this][id] = counted + 1;
+          char* dst = base;
+          for (size_t a = 0; a < d; ++a) dst += j[a] * out_strides[a];
+          copy_strided(nd - d, count.data() + d, run, ustrides.data() + d, dst, out_strides.data() + d, isz);
+          for (size_t a = d; a-- > 0;) {
+            if (++j[a] < count[a]) break;
+            j[a] = 0;
+          }
+        }
+        if (!next_segment(k, per_axis)) break;
+        continue;
+      }
     }
     BlockWindow::Block kept;
     if (window) {
@@ -150,8 +229,16 @@ void UnitSource::planned_reads(const Region& region, BlockWindow* window, std::v
         return;
       }
       const int64_t first = unit_ranges() ? segment_run(region, per_axis, k, ushape, count) : -1;
-      if (first >= 0) out.push_back({id, first, prod(count)});
-      else out.push_back({id});
+      std::vector<int64_t> firsts;
+      if (first >= 0) {
+        out.push_back({id, first, prod(count)});
+      } else if (const size_t d = unit_ranges() ? segment_runs(region, per_axis, k, ushape, count, firsts) : 0) {
+        int64_t n = 1;
+        for (size_t a = d; a < nd; ++a) n *= count[a];
+        for (const int64_t f : firsts) out.push_back({id, f, n});
+      } else {
+        out.push_back({id});
+      }
     }
     if (!next_segment(k, per_axis)) return;
   }

@@ -42,6 +42,10 @@ def served(nginx_server, data, tmp_path_factory):
     s = zarr.create_array(str(root / "s.zarr"), shape=data.shape, shards=(128, 384), chunks=(32, 128), dtype="f8")
     s[:] = data
     serve_dir(nginx_server, root / "s.zarr", "s.zarr")
+    big = zarr.create_array(str(root / "big.zarr"), shape=(1024, 512), chunks=(256, 512), dtype="f8",
+                            compressors=zarr.codecs.BloscCodec(cname="zstd", clevel=1))
+    big[:] = np.random.default_rng(3).normal(size=(1024, 512))
+    serve_dir(nginx_server, root / "big.zarr", "big.zarr")
     blosc2.asarray(data, chunks=(128, 384), blocks=(16, 384), urlpath=str(root / "b.b2nd"), mode="w")
     with open(root / "b.b2nd", "rb") as f:
         nginx_server.put("fmtprefetch/b.b2nd", f.read())
@@ -107,3 +111,16 @@ def test_b2nd_slice_and_product(faults, served, data):
     r = bl.matmul(bl.matrix_transpose(a), a[:, :16]).compute(nthreads=2)
     np.testing.assert_allclose(r.to_numpy(), data.T @ data[:, :16], rtol=1e-10, atol=1e-9)
     assert r.stats["prefetch_reads"] > 0, r.stats
+
+
+def test_zarr_stepped_slice_reads_runs_not_chunks(faults, served):
+    # a[::97, 10:20]: two or three rows of each chunk of 256 rows, each row a run of 10 items
+    # in one Blosc block: the runs are read (header, block starts, the block), not the chunk.
+    faults.set(latency=0.002)
+    a = bl.open(url(faults, "big.zarr"))
+    ref = zarr.open_array(str(served / "big.zarr"))[:]
+    r = a[::97, 10:20].compute(nthreads=2)
+    np.testing.assert_array_equal(r.to_numpy(), ref[::97, 10:20])
+    chunk_bytes = sum(os.path.getsize(served / "big.zarr" / "c" / str(i) / "0") for i in range(4))
+    assert r.stats["store_bytes"] < chunk_bytes / 2, (r.stats["store_bytes"], chunk_bytes)
+    assert r.stats["chunks_decompressed"]["total"] == 4  # (the runs of a chunk: one read of it)
