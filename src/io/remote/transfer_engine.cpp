@@ -14,8 +14,10 @@
 #include <queue>
 #include <random>
 #include <thread>
+#include <unordered_set>
 
 #include "b2lazy/error.hpp"
+#include "b2lazy/interrupt.hpp"
 
 namespace b2lazy::remote {
 
@@ -161,6 +163,16 @@ class Engine {
     curl_multi_wakeup(multi_);
   }
 
+  // Ends `b`'s jobs not finished (in flight, queued or waiting to retry) with `why`: its
+  // caller stops waiting for the network (Ctrl-C while a read hangs).
+  void cancel(Batch* b) {
+    {
+      std::lock_guard<std::mutex> lock(inbox_mu_);
+      cancels_.push_back(b);
+    }
+    curl_multi_wakeup(multi_);
+  }
+
  private:
   struct Due {
     Clock::time_point when;
@@ -169,12 +181,16 @@ class Engine {
   };
 
   void loop() {
+    std::vector<Batch*> cancels;
     for (;;) {
       {
         std::lock_guard<std::mutex> lock(inbox_mu_);
         for (auto* j : inbox_) queued_[j->link].push_back(j);
         inbox_.clear();
+        cancels.swap(cancels_);
       }
+      for (Batch* b : cancels) end_batch(b);
+      cancels.clear();
       const auto now = Clock::now();
       while (!delayed_.empty() && delayed_.top().when <= now) {
         Job* j = delayed_.top().job;
@@ -283,7 +299,9 @@ class Engine {
     ++job->response.attempts;
     ++job->link->requests;
     ++job->link->in_flight;
+    running_.insert(job);
     if (curl_multi_add_handle(multi_, e) != CURLM_OK) {
+      running_.erase(job);
       curl_slist_free_all(job->header_list);
       job->header_list = nullptr;
       idle_.push_back(e);
@@ -291,6 +309,43 @@ class Engine {
       job->response.error = "libcurl could not start the request";
       complete(job);
     }
+  }
+
+  void end_batch(Batch* b) {
+    const auto end = [&](Job* j) {
+      j->response = HttpResponse{};
+      j->response.error = "interrupted";
+      complete(j);
+    };
+    for (auto it = running_.begin(); it != running_.end();) {
+      Job* j = *it;
+      if (j->batch != b) {
+        ++it;
+        continue;
+      }
+      it = running_.erase(it);
+      release(j);
+      end(j);
+    }
+    for (auto& [link, q] : queued_)
+      for (auto it = q.begin(); it != q.end();) {
+        if ((*it)->batch != b) {
+          ++it;
+          continue;
+        }
+        Job* j = *it;
+        it = q.erase(it);
+        end(j);
+      }
+    // Jobs waiting to retry.
+    std::vector<Due> keep;
+    while (!delayed_.empty()) {
+      Due d = delayed_.top();
+      delayed_.pop();
+      if (d.job->batch == b) end(d.job);
+      else keep.push_back(d);
+    }
+    for (const Due& d : keep) delayed_.push(d);
   }
 
   void complete(Job* job) {
@@ -315,6 +370,7 @@ class Engine {
     curl_easy_getinfo(job->easy, CURLINFO_RESPONSE_CODE, &status);
     r.status = status;
     const std::string curl_text = job->errbuf[0] ? std::string(job->errbuf) : std::string(curl_easy_strerror(code));
+    running_.erase(job);
     release(job);
     std::string reason;      // why to try again
     std::string final_error;  // why to stop
@@ -355,6 +411,8 @@ class Engine {
   std::thread thread_;
   std::mutex inbox_mu_;
   std::vector<Job*> inbox_;
+  std::vector<Batch*> cancels_;
+  std::unordered_set<Job*> running_;  // added to the multi handle
   std::map<StoreLink*, std::deque<Job*>> queued_;
   std::priority_queue<Due, std::vector<Due>, std::greater<Due>> delayed_;
   std::vector<CURL*> idle_;
@@ -395,12 +453,25 @@ std::vector<HttpResponse> perform(StoreLink& link, std::vector<HttpRequest> requ
     jobs[i].request = std::move(requests[i]);
     pointers.push_back(&jobs[i]);
   }
-  engine().submit(std::move(pointers));
+  Engine& e = engine();
+  e.submit(std::move(pointers));
+  bool cancelled = false;
   {
+    // Woken now and then to see Ctrl-C (interrupted()): the batch is then ended by the
+    // engine, which lets go of its jobs before they go out of scope here.
     std::unique_lock<std::mutex> lock(batch.mu);
-    batch.done.wait(lock, [&] { return batch.remaining == 0; });
+    while (!batch.done.wait_for(lock, std::chrono::milliseconds(100), [&] { return batch.remaining == 0; })) {
+      if (!cancelled && interrupted()) {
+        cancelled = true;
+        lock.unlock();
+        e.cancel(&batch);
+        lock.lock();
+      }
+    }
   }
   link.wait_nanoseconds += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
+  if (cancelled) throw Cancelled("evaluation interrupted while waiting for " + std::to_string(jobs.size()) + " request(s) to '" +
+                                 jobs[0].request.url + "'");
   return std::move(batch.responses);
 }
 

@@ -2,6 +2,13 @@
 are retried and the bytes stay exact; a truncated body, a body shorter than its
 Content-Range or a stalled one is retried and, when it keeps happening, an error naming the
 URL — never silent zeros; added latency changes nothing but the time."""
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import blosc2
 import numpy as np
 import pytest
 
@@ -111,3 +118,46 @@ def test_a_server_ignoring_range_on_a_huge_object_is_refused(nginx_server, fault
     with pytest.raises(OSError, match=r"huge/h\.bin': the response is larger than the \d+ bytes expected"):
         s.read("h.bin", [(0, 10)])
     assert s.counters()["retries"] == 0 and s.counters()["bytes"] < 65 << 20
+
+
+def test_ctrl_c_while_reads_hang(faults, nginx_server, tmp_path):
+    # An evaluation whose reads hang (the proxy sends headers, then nothing; the store
+    # would wait read_timeout=600 s) stops on SIGINT: KeyboardInterrupt within seconds.
+    local = tmp_path / "hang.b2nd"
+    blosc2.asarray(np.arange(400_000, dtype=np.float64).reshape(400, 1000), chunks=(100, 1000),
+                   blocks=(10, 1000), urlpath=str(local), mode="w")
+    nginx_server.put("faults/hang.b2nd", local.read_bytes())
+    script = tmp_path / "hang.py"
+    script.write_text(textwrap.dedent("""
+        import sys
+        import b2lazy as bl
+        a = bl.open(sys.argv[1], storage_options={"read_timeout": "600"})
+        print("opened", flush=True)
+        sys.stdin.readline()
+        try:
+            bl.sum(a).compute()
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            raise
+    """))
+    faults.set()
+    p = subprocess.Popen([sys.executable, str(script), f"{faults.url}/faults/hang.b2nd"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "opened", p.stderr.read()
+        faults.set(then="stall")
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        for _ in range(3000):  # until a read hangs at the proxy
+            if faults.seen:
+                break
+            time.sleep(0.01)
+        assert faults.seen, "no request reached the proxy"
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)  # generous: it stops within about 0.1 s
+    finally:
+        if p.poll() is None:
+            p.kill()
+        faults.reset()
+    assert "interrupted" in out, (out, err)
+    assert p.returncode != 0 and "KeyboardInterrupt" in err, err
