@@ -24,6 +24,18 @@ bool reads_stores(const Node& root, const std::set<const Node*>& stop) {
   }
   return false;
 }
+// What `read` will bring: its ranges' lengths when they are all known, else the node's
+// typical read (a whole object, a suffix). (A chunk's 288-byte header counted as the
+// chunk's 13 MB would make room for it by evicting chunks a later pass reads again.)
+int64_t expected_bytes(const StoreRead& read, int64_t typical) {
+  int64_t n = 0;
+  for (const ByteRange& r : read.ranges) {
+    if (r.offset < 0 || r.length < 0) return typical;
+    n += r.length;
+  }
+  return std::max<int64_t>(n, 1);
+}
+
 }  // namespace
 
 PrefetchScope::PrefetchScope(EvalState& ev, const Node& root, const ChunkGrid& grid, int64_t per, int64_t first,
@@ -94,7 +106,8 @@ void Prefetcher::queue_task(int64_t task) {
     n.store_reads(r, reads);
     for (StoreRead& s : reads) {
       if (queue_.size() >= kMostQueued) break;  // (the rest read by the task itself)
-      queue_.push_back({task, std::move(s), bytes});
+      const int64_t expected = expected_bytes(s, bytes);  // (before s is moved from)
+      queue_.push_back({task, std::move(s), expected});
     }
   });
   const int64_t nchunks = grid_.nchunks();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "b2lazy/error.hpp"
@@ -123,6 +124,36 @@ MemoryProjection project_plan(const Plan& p) {
   return m;
 }
 
+namespace {
+
+// The store-reading sources (Node::store_read_bytes) that more than one pass reads: the
+// stages' and the final one, each walked down to the nodes other stages compute.
+std::vector<const Node*> sources_read_twice(const Plan& p) {
+  std::unordered_set<const Node*> computed;
+  for (const PlanStage& s : p.stages) computed.insert({s.node.get(), s.computed.get()});
+  std::vector<const Node*> roots{p.root.get()};
+  for (const PlanStage& s : p.stages) roots.push_back(s.computed.get());
+  std::unordered_map<const Node*, int> passes;
+  for (const Node* root : roots) {
+    std::vector<const Node*> todo{root};
+    std::unordered_set<const Node*> seen;
+    while (!todo.empty()) {
+      const Node* n = todo.back();
+      todo.pop_back();
+      if (!n || !seen.insert(n).second) continue;
+      if (n != root && computed.count(n)) continue;
+      if (n->store_read_bytes() > 0) ++passes[n];
+      for (const NodePtr& i : n->inputs()) todo.push_back(i.get());
+    }
+  }
+  std::vector<const Node*> out;
+  for (const auto& [n, k] : passes)
+    if (k > 1) out.push_back(n);
+  return out;
+}
+
+}  // namespace
+
 int64_t fetch_cache_bytes(const Plan& p) {
   if (!p.root) return 0;
   int64_t most_read = 0;
@@ -137,7 +168,23 @@ int64_t fetch_cache_bytes(const Plan& p) {
   }
   if (most_read <= 0) return 0;
   const int64_t share = static_cast<int64_t>(std::min<size_t>(p.options.max_memory / 8, size_t(256) << 20));
-  return share >= most_read ? share : 0;
+  if (share < most_read) return 0;
+  // A source two passes read (a mean, then x - mean) is fetched once when its stored bytes
+  // fit beside the rest of the plan within half the budget: the second pass finds them all
+  // in the cache instead of over the network again.
+  int64_t twice = 0;
+  for (const Node* n : sources_read_twice(p)) {
+    const ChunkGrid* g = n->storage_grid();
+    twice = sat_add(twice, g ? sat_mul(g->nchunks(), n->store_read_bytes()) : INT64_MAX / 4);
+  }
+  if (twice > 0) {
+    const int64_t keep = sat_add(twice, sat_mul(4, most_read));
+    const int64_t others = project_plan(p).peak() - p.fetch_bytes;  // the rest of the plan
+    if (keep > share && keep <= static_cast<int64_t>(p.options.max_memory / 2) &&
+        sat_add(others, keep) <= static_cast<int64_t>(p.options.max_memory))
+      return keep;
+  }
+  return share;
 }
 
 Shape fitted_blocks(const Shape& chunks, size_t itemsize) {

@@ -98,6 +98,8 @@ MemoryProjection project_plan(const Plan& p);
 // Plan::fetch_bytes: when a source reads from a store through the cache
 // (Node::store_read_bytes), an eighth of max_memory, at most 256 MiB (room for the reads
 // of the tasks ahead; at least one read's bytes fit, or nothing is fetched ahead); else 0.
+// When two passes read a source (a stage and the output pass) and its stored bytes fit in
+// half of max_memory beside the rest of the plan: those bytes (fetched once, kept).
 int64_t fetch_cache_bytes(const Plan& p);
 
 // The blocks of output chunks the layout pass made smaller: whole trailing axes (C

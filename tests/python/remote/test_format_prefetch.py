@@ -124,3 +124,26 @@ def test_zarr_stepped_slice_reads_runs_not_chunks(faults, served):
     chunk_bytes = sum(os.path.getsize(served / "big.zarr" / "c" / str(i) / "0") for i in range(4))
     assert r.stats["store_bytes"] < chunk_bytes / 2, (r.stats["store_bytes"], chunk_bytes)
     assert r.stats["chunks_decompressed"]["total"] == 4  # (the runs of a chunk: one read of it)
+
+
+def test_two_passes_fetch_once(tmp_path):
+    # a - mean(a, 0): the mean's pass and the output pass both read `a` (5.7 MB stored, 8 MiB
+    # decoded). At max_memory 24 MiB its stored bytes fit in half the budget beside the
+    # rest: the fetch cache keeps them between the passes, each chunk fetched once. At 16
+    # MiB they do not: fetched twice (an eighth of the budget holds the reads ahead only).
+    from b2lazy import _core
+    x = np.random.default_rng(1).normal(size=(2048, 512)).round(2)
+    z = zarr.create_array(str(tmp_path / "bucket" / "m.zarr"), shape=x.shape, chunks=(128, 512), dtype="f8",
+                          compressors=zarr.codecs.BloscCodec(cname="zstd", clevel=1))
+    z[:] = x
+    stored = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(tmp_path / "bucket" / "m.zarr")
+                 for f in fs if not f.endswith(".json"))
+    _core._register_logging_store("twopass", str(tmp_path))
+    a = bl.open("twopass://bucket/m.zarr")
+    e = a - bl.mean(a, axis=0)
+    r = e.compute(nthreads=2, chunks=(128, 512), max_memory=24 << 20)
+    np.testing.assert_allclose(r.to_numpy(), x - x.mean(axis=0), rtol=1e-12, atol=1e-12)
+    assert r.stats["store_requests"] == 16 and r.stats["store_bytes"] == stored, r.stats
+    r = e.compute(nthreads=2, chunks=(128, 512), max_memory=16 << 20)
+    np.testing.assert_allclose(r.to_numpy(), x - x.mean(axis=0), rtol=1e-12, atol=1e-12)
+    assert r.stats["store_bytes"] > stored
