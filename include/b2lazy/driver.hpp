@@ -87,6 +87,9 @@ struct Driver {
   std::function<bool(const StorePtr& store)> recognizes_in_store;
   std::function<NodePtr(const StorePtr& store)> open_in_store;
   std::function<std::unique_ptr<Sink>(const SinkSpec&, const StorePtr& store)> create_in_store;
+  // A container's member over a store ("https://h/s.b2z#/x"): `store`'s key "" is the
+  // container's object ("https://h/s.b2z"), `member` what follows its '#' ("/x").
+  std::function<NodePtr(const StorePtr& store, const std::string& member)> open_member_in_store;
 };
 
 // Adds a driver, or replaces the one of the same name. Thread-safe.
@@ -105,13 +108,15 @@ struct Resolved {
   std::shared_ptr<const Driver> driver;
   std::string path;
   StorePtr store;  // remote URLs only
+  std::string member;  // a remote container's member (Driver::open_member_in_store): "/x"
 };
 Resolved resolve_url(const std::string& url, bool for_writing, const StoreOptions& storage = {});
 
 // The array `store` holds, opened by the driver named `driver` (its open_in_store): a
 // caller keeping the store sees its counters (the tests count requests and bytes).
 // ValueError when no such driver reads from stores.
-NodePtr open_in_store(const StorePtr& store, const std::string& driver);
+// `member` given: that member of the container the store holds (open_member_in_store).
+NodePtr open_in_store(const StorePtr& store, const std::string& driver, const std::string& member = "");
 
 // The sink compute() writes into for `spec` (spec.path: the URL as given).
 std::unique_ptr<Sink> create_sink(SinkSpec spec);

@@ -8,6 +8,7 @@
 #include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
 #include "io/builtin_drivers.hpp"
+#include "io/member_url.hpp"
 
 namespace b2lazy {
 
@@ -114,6 +115,14 @@ Resolved resolve_remote(const std::string& url, bool for_writing, const StoreOpt
           throw IOError("'" + url + "': b2lazy " + (for_writing ? "writes " : "reads ") + d->name +
                         " from local paths only");
         r.driver = d;
+        // "s.b2z#/x": the store holds the container, the driver opens the member.
+        if (!for_writing && d->open_member_in_store) {
+          auto [container, member] = split_member(url, d->suffixes);
+          if (!member.empty()) {
+            r.store = open_store(container, storage);
+            r.member = member;
+          }
+        }
         return r;
       }
   if (!for_writing) {
@@ -175,9 +184,11 @@ Resolved resolve_url(const std::string& url, bool for_writing, const StoreOption
   return {by_name("b2nd"), path};
 }
 
-NodePtr open_in_store(const StorePtr& store, const std::string& driver) {
-  for (const auto& d : snapshot())
-    if (d->name == driver && d->open_in_store) return d->open_in_store(store);
+NodePtr open_in_store(const StorePtr& store, const std::string& driver, const std::string& member) {
+  for (const auto& d : snapshot()) {
+    if (d->name == driver && !member.empty() && d->open_member_in_store) return d->open_member_in_store(store, member);
+    if (d->name == driver && member.empty() && d->open_in_store) return d->open_in_store(store);
+  }
   throw ValueError("open_in_store: no driver '" + driver + "' reads from stores");
 }
 
