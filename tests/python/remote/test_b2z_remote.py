@@ -254,6 +254,9 @@ def hostile_cases(data):
         "local-header-past-end": patched(data, x + 42, "<I", len(data) + 100),
         "member-size-past-end": patched(patched(data, x + 20, "<I", 0x7FFFFFF0), x + 24, "<I", 0x7FFFFFF0),
         "member-deflated": patched(data, x + 10, "<H", 8),
+        # Both headers agree on a size past the zip's end (minizip opens it; the slice is refused).
+        "member-sizes-past-end": patched(patched(patched(patched(data, x + 20, "<I", 0x7FFFFFF0), x + 24, "<I", 0x7FFFFFF0),
+                                                 local_x + 18, "<I", 0x7FFFFFF0), local_x + 22, "<I", 0x7FFFFFF0),
         "frame-header-flipped": patched(data, frame_x + 10, "<B", 0x00),
         "frame-lengths-huge": patched(data, frame_x + 39, ">Q", 2**62),
     }
