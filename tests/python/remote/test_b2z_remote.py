@@ -286,3 +286,23 @@ def test_hostile_zips_fail_cleanly(nginx_server, tmp_path):
 def test_missing_object_names_the_url(nginx_server):
     with pytest.raises(OSError, match="b2z/nothing/here.b2z"):
         open_url(f"{nginx_server.url}/b2z/nothing/here.b2z#/x")
+
+
+def test_the_plan_prefetches_a_members_chunks(faults, nginx_server, tmp_path):
+    """As a b2nd file's (test_format_prefetch.py): a member's chunks are listed by the source
+    and fetched ahead of 2 workers, each once; slabs of a chunk find it in the cache."""
+    rows, cols = 512, 384
+    x = np.random.default_rng(39).normal(size=(rows, cols)).round(2)
+    local = str(tmp_path / "p.b2z")
+    with blosc2.DictStore(local, mode="w", threshold=0) as ds:
+        ds["/other"] = np.arange(3000.0)
+        ds["/x"] = blosc2.asarray(x, chunks=(128, 384), blocks=(16, 384))
+    serve(nginx_server, "b2z/prefetch/p.b2z", local)
+    faults.set(latency=0.005)
+    a = bl.open(f"{faults.url}/b2z/prefetch/p.b2z#/x")
+    r = bl.sum(a).compute(nthreads=2, max_memory=8 << 20)  # slabs of less than a chunk
+    np.testing.assert_allclose(r.to_numpy(), x.sum(), rtol=1e-12)
+    s = r.stats
+    assert s["store_bytes"] <= os.path.getsize(local), s
+    assert s["store_requests"] <= rows // 128 and s["prefetch_reads"] > 0, s
+    assert s["prefetch_hits"] > rows // 128, s
