@@ -14,6 +14,7 @@ namespace {
 // up to 65535 bytes): read at once, the directory of a small zip comes with it.
 constexpr int64_t kTail = (int64_t(64) << 10) + 2048;
 constexpr int64_t kDirectoryReadAhead = int64_t(1) << 20;
+constexpr int64_t kDirectoryReadAheadMax = int64_t(4) << 20;  // (a quarter of the pages kept)
 // A member's last bytes read with its header (a b2nd frame's chunk index and trailer), and
 // the room allowed for the header's name and extra field.
 constexpr int64_t kMemberTail = int64_t(16) << 10;
@@ -24,6 +25,7 @@ struct ZipOverPages::Stream {
   ObjectPages* pages = nullptr;
   int64_t pos = 0;
   int64_t member_bytes = -1, member_ahead = 0;  // expect_member's, for the next miss
+  int64_t read_ahead = kDirectoryReadAhead;
   std::string error;
 };
 
@@ -50,8 +52,9 @@ uLong read_stream(voidpf, voidpf stream, void* buf, uLong size) {
         ranges.push_back({s.pos, n + kSlack + s.member_ahead});
         ranges.push_back({std::max<int64_t>(s.pos, data_end - kMemberTail), kMemberTail + kSlack});
         s.member_bytes = -1;
-      } else {  // the central directory, entry by entry: a MiB at a time
-        ranges.push_back({s.pos, std::max(n, kDirectoryReadAhead)});
+      } else {  // the central directory, entry by entry: a MiB ahead, then twice as much each time
+        ranges.push_back({s.pos, std::max(n, s.read_ahead)});
+        s.read_ahead = std::min(2 * s.read_ahead, kDirectoryReadAheadMax);
       }
       s.pages->warm(ranges);
     }

@@ -1,7 +1,7 @@
 // minizip reading a zip that is an object of a store, through its ObjectPages: the zip's
 // tail (end of central directory, the directory itself when it fits) is one suffix read,
-// a bigger directory is read ahead a MiB at a time, and a member's local header with the
-// first and last pages of its data in one batch. So the zip is parsed by the same library
+// a bigger directory is read ahead (1, 2, then 4 MiB at a time), and a member's local
+// header with the first and last pages of its data in one batch. So the zip is parsed by the same library
 // and code as a local .b2z, and a hostile zip fails as it does locally.
 #pragma once
 #include <memory>

@@ -176,6 +176,30 @@ def test_a_directory_bigger_than_the_tail_is_read_ahead(tmp_path):
     np.testing.assert_array_equal(a[...], oracle(local, "/k01234"))
 
 
+def test_zip64_end_records_and_a_big_directory(tmp_path):
+    """65,600 entries: zipfile writes zip64 end records (and a 3.5 MB central directory,
+    read ahead 1, 2 then 4 MiB at a time); found through the store as locally."""
+    root = tmp_path / "root"
+    (root / "d").mkdir(parents=True)
+    path = root / "d" / "z64.b2z"
+    frame = blosc2.asarray(np.arange(9.0)).to_cframe()
+    seed = dict_store(str(path) + ".seed.b2z", {"/seed": np.zeros(2)})
+    with zipfile.ZipFile(seed) as zin, zipfile.ZipFile(str(path), "w", zipfile.ZIP_STORED) as z:
+        z.writestr("embed.b2e", zin.read("embed.b2e"))
+        z.writestr("first.b2nd", frame)
+        for i in range(65600):
+            z.writestr(f"e{i}", b"")
+        z.writestr("last.b2nd", frame)
+    data = path.read_bytes()
+    assert b"PK\x06\x06" in data[-200:]  # the zip64 end of central directory record
+    _core._register_logging_store("logz64", str(root))
+    for key in ("/first", "/last"):
+        np.testing.assert_array_equal(open_url(f"logz64://d/z64.b2z#{key}")[...], np.arange(9.0))
+        np.testing.assert_array_equal(bl.open(str(path), key=key).to_numpy(), np.arange(9.0))
+    batches = _core._logging_store_log("logz64")["batches"]
+    assert len(batches) <= 2 * 5, batches  # per open: the tail, 3 read-aheads, the member
+
+
 def test_members_found_as_python_blosc2_finds_them(nginx_server, tmp_path):
     """The last of a name wins; a name ends at a NUL; long names; zip64 extra fields."""
     long = "d/" + "k" * 5000
