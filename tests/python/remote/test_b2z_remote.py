@@ -330,3 +330,21 @@ def test_the_plan_prefetches_a_members_chunks(faults, nginx_server, tmp_path):
     assert s["store_bytes"] <= os.path.getsize(local), s
     assert s["store_requests"] <= rows // 128 and s["prefetch_reads"] > 0, s
     assert s["prefetch_hits"] > rows // 128, s
+
+
+def test_fsspec_memory_store_and_the_command(nginx_server, tmp_path):
+    """Any byte store: fsspec's memory:// (through the Python store); the b2lazy command."""
+    import subprocess
+    import fsspec
+    from conftest import B2LAZY_COMMAND
+    x = np.arange(3000.0).reshape(30, 100)
+    local = dict_store(tmp_path / "s.b2z", {"/x": x, "/g/y": np.arange(5)})
+    fs = fsspec.filesystem("memory")
+    with fs.open("/b2zmem/s.b2z", "wb") as f:
+        f.write(open(local, "rb").read())
+    np.testing.assert_array_equal(bl.open("memory://b2zmem/s.b2z#/x")[3:7].to_numpy(), x[3:7])
+    np.testing.assert_array_equal(bl.open("memory://b2zmem/s.b2z", key="g/y").to_numpy(), np.arange(5))
+    if B2LAZY_COMMAND:
+        url = serve(nginx_server, "b2z/cli/s.b2z", local)
+        info = subprocess.run([B2LAZY_COMMAND, "info", f"{url}#/x"], capture_output=True, text=True, timeout=60)
+        assert info.returncode == 0 and "(30, 100)" in info.stdout, info.stderr
