@@ -181,7 +181,9 @@ NodePtr open_member_in_store(const StorePtr& store, const std::string& member) {
   if (m.offset > pages->size() || m.length > pages->size() - m.offset)
     throw IOError("'" + member_url + "': its zip entry claims bytes [" + std::to_string(m.offset) + ", +" +
                   std::to_string(m.length) + ") of a " + std::to_string(pages->size()) + "-byte zip (truncated or corrupted)");
-  return B2ndSource::open_in_store(make_object_slice_store(pages, m.offset, m.length, member_url));
+  auto source = B2ndSource::open_in_store(make_object_slice_store(pages, m.offset, m.length, member_url));
+  pages->forget_outside(m.offset, m.length);  // the directory's pages are not needed any more
+  return source;
 }
 
 }  // namespace
