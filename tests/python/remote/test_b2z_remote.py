@@ -223,7 +223,7 @@ def test_through_latency_many_chunks_in_flight(faults, nginx_server, tmp_path):
     faults.set(latency=0.02)
     store = _core.open_store(f"{faults.url}/b2z/lat/big.b2z", {"coalesce_gap": "0", "coalesce_max": "100000"})
     a = bl.Array(_core.open_in_store(store, "b2z", "/x"))
-    assert len(faults.seen) <= 4 and faults.most_in_flight >= 2, faults.in_flight_seen  # stat + tail together
+    assert len(faults.seen) <= 4, faults.seen  # a stat beside the tail, then the member's pages
     faults.set(latency=0.02)
     np.testing.assert_array_equal((a + 0).compute(chunks=(80, 1000)).to_numpy(), x)
     assert 7 <= len(faults.seen) <= 8 and faults.most_in_flight > 1, faults.in_flight_seen
