@@ -4,6 +4,9 @@
 // frame at the member's offset. Small arrays python-blosc2 embeds in "embed.b2e" (one
 // frame of msgpack-indexed copies) are not read here: the Python package takes those from
 // python-blosc2 in memory. URLs: "store.b2z#/x" (or "b2z:store.b2z#/x"); read-only.
+// Over a byte store ("https://h/s.b2z#/x", "s3://b/s.b2z#/g/y"): minizip reads the zip
+// through its ObjectPages (io/b2z/zip_over_pages.hpp) and the member's frame is read as a
+// b2nd file of a store, the slice of the zip object it occupies (io/store/object_slice_store.hpp).
 //
 // Members are found as python-blosc2 finds them: names read whole with their length (any
 // length a zip holds), cut at a NUL as Python's zipfile does, and the last of members
