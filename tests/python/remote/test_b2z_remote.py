@@ -229,10 +229,12 @@ def test_through_latency_many_chunks_in_flight(faults, nginx_server, tmp_path):
     assert 7 <= len(faults.seen) <= 8 and faults.most_in_flight > 1, faults.in_flight_seen
 
 
-def test_faults_are_retried(faults, nginx_server, tmp_path):
+@pytest.mark.parametrize("fault", ["503", "reset", "truncate", "short_range", "ignore_range"])
+def test_faults_are_retried(faults, nginx_server, tmp_path, fault):
+    """Each of the open's requests and the first reads meets the fault: the values are exact."""
     local, x = big_store(tmp_path)
     serve(nginx_server, "b2z/flt/big.b2z", local)
-    faults.set(["503", "reset", "503", "ok", "503"])
+    faults.set([fault, "ok", fault, "ok", fault, "ok", fault])
     store = _core.open_store(f"{faults.url}/b2z/flt/big.b2z", FAST)
     np.testing.assert_array_equal(bl.Array(_core.open_in_store(store, "b2z", "/x"))[...], x)
     faults.set(then="503")
