@@ -26,8 +26,10 @@ class RecordingStore final : public ByteStore {
       std::lock_guard<std::mutex> g(mu);
       reads.push_back(ranges);
     }
-    for (const auto& r : ranges)
+    for (const auto& r : ranges) {
       if (refuse_suffix_ && r.offset < 0) throw ValueError("no suffix ranges here");
+      if (fail_suffix && r.offset < 0) throw IOError("'" + url_of(key) + "': 503 after the retries (for tests)");
+    }
     return inner_->read(key, ranges);
   }
   std::optional<ObjectInfo> stat(const std::string& key) override {
@@ -43,6 +45,7 @@ class RecordingStore final : public ByteStore {
   std::mutex mu;
   std::vector<std::vector<ByteRange>> reads;
   int stats = 0;
+  bool fail_suffix = false;
 
  private:
   StorePtr inner_;
@@ -147,6 +150,19 @@ TEST(ObjectPages, TailLongerThanTheObjectOrRefusedSuffixes) {
     EXPECT_EQ(pages.read(4900, 100), f.slice(4900, 100));
     EXPECT_EQ(f.store->reads.size(), 2u);
   }
+}
+
+TEST(ObjectPages, AFailedTailReadIsAnErrorNotReadAgain) {
+  Fixture f("pages_tail_fails", 5000);
+  f.store->fail_suffix = true;
+  ObjectPages pages(f.store, "obj.bin", -1, 1024);
+  try {
+    pages.warm_tail(100);  // the object is long enough: the failure is the request's
+    FAIL();
+  } catch (const IOError& e) {
+    EXPECT_NE(std::string(e.what()).find("503"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(f.store->reads.size(), 1u);
 }
 
 TEST(ObjectPages, ErrorsNameTheUrl) {
