@@ -4,6 +4,9 @@
 // frame at the member's offset. Small arrays python-blosc2 embeds in "embed.b2e" (one
 // frame of msgpack-indexed copies) are not read here: the Python package takes those from
 // python-blosc2 in memory. URLs: "store.b2z#/x" (or "b2z:store.b2z#/x"); read-only.
+// Over a byte store ("https://h/s.b2z#/x", "s3://b/s.b2z#/g/y"): minizip reads the zip
+// through its ObjectPages (io/b2z/zip_over_pages.hpp) and the member's frame is read as a
+// b2nd file of a store, the slice of the zip object it occupies (io/store/object_slice_store.hpp).
 //
 // Members are found as python-blosc2 finds them: names read whole with their length (any
 // length a zip holds), cut at a NUL as Python's zipfile does, and the last of members
@@ -14,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,6 +26,9 @@
 #include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
 #include "io/b2z/b2z_members.hpp"
+#include "io/b2z/zip_over_pages.hpp"
+#include "io/store/object_pages.hpp"
+#include "io/store/object_slice_store.hpp"
 #include "io/member_url.hpp"
 #include "io/regular_file.hpp"
 #include "storage/b2nd_source.hpp"
@@ -36,6 +43,7 @@ struct ZipCloser {
 using Zip = std::unique_ptr<void, ZipCloser>;
 
 const std::vector<std::string> kSuffixes = {".b2z"};
+constexpr int64_t kFrameHead = int64_t(64) << 10;  // what StoreFrame reads first of a frame
 
 std::pair<std::string, std::string> split_key(const std::string& url) { return split_member(url, kSuffixes); }
 
@@ -108,35 +116,77 @@ std::string joined(const std::vector<std::string>& keys) {
   return s.empty() ? "none" : s;
 }
 
-NodePtr open_member(const std::string& url) {
-  auto [path, key] = split_key(url);
-  Zip zip = open_zip(path);
-  const Members members = array_members(zip.get(), path);
+// Where member `key` of the zip `name` lies: its data's offset and length. `zip` is at the
+// first member; `before_open` is called with the member's entry just before minizip reads
+// its local header. IOError naming the zip and the member when it is no array stored whole.
+struct Placed {
+  std::string key;
+  int64_t offset, length;
+};
+Placed place_member(void* zip, const std::string& name, std::string key,
+                    const std::function<void(const unz_file_info64&)>& before_open = {}) {
+  const Members members = array_members(zip, name);
   const std::vector<std::string> keys = stored_keys(members);
   if (key.empty()) {
     if (keys.size() != 1)
-      throw IOError("'" + path + "' holds " + std::to_string(keys.size()) + " arrays (" + joined(keys) +
-                    "): name one, as '" + path + "#/key' (b2lazy.open(path, key=...))");
+      throw IOError("'" + name + "' holds " + std::to_string(keys.size()) + " arrays (" + joined(keys) +
+                    "): name one, as '" + name + "#/key' (b2lazy.open(path, key=...))");
     key = keys.front();
   }
   if (key.front() != '/') key = "/" + key;
   auto it = members.find(key);
   if (it == members.end())
-    throw IOError("'" + path + "' has no array '" + shown(key) + "' stored as a member (arrays: " + joined(keys) +
+    throw IOError("'" + name + "' has no array '" + shown(key) + "' stored as a member (arrays: " + joined(keys) +
                   "; small arrays python-blosc2 embeds in embed.b2e are read through python-blosc2)");
   unz64_file_pos pos = it->second.pos;
   unz_file_info64 info;
-  if (unzGoToFilePos64(zip.get(), &pos) != UNZ_OK ||
-      unzGetCurrentFileInfo64(zip.get(), &info, nullptr, 0, nullptr, 0, nullptr, 0) != UNZ_OK)
-    throw IOError("'" + path + "': cannot read the zip entry of '" + shown(key) + "'");
+  if (unzGoToFilePos64(zip, &pos) != UNZ_OK ||
+      unzGetCurrentFileInfo64(zip, &info, nullptr, 0, nullptr, 0, nullptr, 0) != UNZ_OK)
+    throw IOError("'" + name + "': cannot read the zip entry of '" + shown(key) + "'");
   if (info.compression_method != 0)
-    throw IOError("'" + path + "': the array '" + shown(key) + "' is compressed in the zip (method " +
+    throw IOError("'" + name + "': the array '" + shown(key) + "' is compressed in the zip (method " +
                   std::to_string(info.compression_method) + "), not stored: it is no frame where it lies");
-  if (unzOpenCurrentFile(zip.get()) != UNZ_OK)
-    throw IOError("'" + path + "': cannot read the zip entry of '" + shown(key) + "'");
-  const ZPOS64_T offset = unzGetCurrentFileZStreamPos64(zip.get());
-  unzCloseCurrentFile(zip.get());
-  return B2ndSource::open(path, path + "#" + key, static_cast<int64_t>(offset));
+  if (before_open) before_open(info);
+  if (unzOpenCurrentFile(zip) != UNZ_OK)
+    throw IOError("'" + name + "': cannot read the zip entry of '" + shown(key) + "'");
+  const ZPOS64_T offset = unzGetCurrentFileZStreamPos64(zip);
+  unzCloseCurrentFile(zip);
+  if (info.compressed_size > static_cast<ZPOS64_T>(INT64_MAX) || offset > static_cast<ZPOS64_T>(INT64_MAX))
+    throw IOError("'" + name + "': the zip entry of '" + shown(key) + "' claims an impossible size");
+  return {key, static_cast<int64_t>(offset), static_cast<int64_t>(info.compressed_size)};
+}
+
+NodePtr open_member(const std::string& url) {
+  auto [path, key] = split_key(url);
+  Zip zip = open_zip(path);
+  const Placed m = place_member(zip.get(), path, key);
+  return B2ndSource::open(path, path + "#" + m.key, m.offset);
+}
+
+// Over a store: the zip read through its pages (minizip as for a local .b2z), then the
+// member's frame as a b2nd file of a store: the slice of the zip object it occupies.
+NodePtr open_member_in_store(const StorePtr& store, const std::string& member) {
+  auto pages = std::make_shared<ObjectPages>(store, "");
+  const std::string name = pages->url();
+  ZipOverPages zip(pages);
+  Placed m;
+  try {
+    m = place_member(zip.handle(), name, member, [&](const unz_file_info64& info) {
+      zip.expect_member(static_cast<int64_t>(std::min<ZPOS64_T>(info.compressed_size, INT64_MAX / 4)), kFrameHead);
+    });
+  } catch (const IOError& e) {
+    const std::string why = zip.store_error();  // a failed request says more than minizip
+    if (!why.empty()) throw IOError(std::string(e.what()) + ": " + why);
+    throw;
+  }
+  zip.expect_member(-1, 0);
+  const std::string member_url = name + "#" + m.key;
+  if (m.offset > pages->size() || m.length > pages->size() - m.offset)
+    throw IOError("'" + member_url + "': its zip entry claims bytes [" + std::to_string(m.offset) + ", +" +
+                  std::to_string(m.length) + ") of a " + std::to_string(pages->size()) + "-byte zip (truncated or corrupted)");
+  auto source = B2ndSource::open_in_store(make_object_slice_store(pages, m.offset, m.length, member_url));
+  pages->forget_outside(m.offset, m.length);  // the directory's pages are not needed any more
+  return source;
 }
 
 }  // namespace
@@ -154,6 +204,8 @@ Driver b2z_driver() {
   // "store.b2z#/key": the suffix is the path's, before the key.
   d.recognizes = [](const std::string& url) { return !split_key(url).second.empty(); };
   d.open = open_member;
+  d.open_member_in_store = open_member_in_store;
+  d.open_in_store = [](const StorePtr& store) { return open_member_in_store(store, ""); };  // its only array
   return d;
 }
 
