@@ -161,14 +161,16 @@ void bind_store(nb::module_& m) {
   }, nb::arg("store"), nb::arg("dtype"), nb::arg("shape"), nb::arg("units"), nb::arg("prefetch") = true,
         "An array whose units are the store's objects 'u/<id>' (raw items, C order, padded at the edges).");
   // The tests count a remote array's requests on the store it reads.
-  m.def("open_in_store", [](const StorePtr& store, const std::string& driver) {
+  m.def("open_in_store", [](const StorePtr& store, const std::string& driver, const std::string& member) {
     NodePtr n;
     {
       nb::gil_scoped_release nogil;
-      n = open_in_store(store, driver);
+      n = open_in_store(store, driver, member);
     }
     return Array(n);
-  }, nb::arg("store"), nb::arg("driver"), "The array the store holds (its root URL), read by the named driver through that store.");
+  }, nb::arg("store"), nb::arg("driver"), nb::arg("member") = "",
+        "The array the store holds (its root URL), read by the named driver through that store; member: one "
+        "inside that container (an HDF5 dataset '/g/x', a .b2z member).");
 }
 
 }  // namespace b2lazy_py
