@@ -410,7 +410,7 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
     }
     const size_t len = static_cast<size_t>(have) * isz;
     if (store_) {
-      const std::vector<uint8_t> got = remote_bytes(id, place_of(id), ts);
+      const std::vector<uint8_t> got = remote_bytes({id}, place_of(id), ts);
       std::memcpy(dst, got.data(), len);
     } else {
       const ssize_t r = ::pread(fd_, dst, len, data_offset_ + first * static_cast<int64_t>(isz));
@@ -429,7 +429,7 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
         fill_value(dst, n);
         return;
       }
-      const std::vector<uint8_t> raw = remote_bytes(id, p, ts);
+      const std::vector<uint8_t> raw = remote_bytes({id}, p, ts);
       h5::decode(filters_, p.mask, isz, raw.data(), raw.size(), dst, static_cast<size_t>(bytes_n), where, ts);
       if (big_endian_) zarr::byteswap(dst, n * zarr::parts_of(dtype()), isz / zarr::parts_of(dtype()));
       return finish_unit(id, dst, ts);

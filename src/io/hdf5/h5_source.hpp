@@ -51,6 +51,10 @@ class H5Source : public UnitSource {
 
  private:
   void read_unit(int64_t id, void* dst, ThreadState& ts) const override;
+  // Over a store, a contiguous dataset's units are read by range: only the items a
+  // region's run needs (h5_store_source.cpp).
+  bool unit_ranges() const override { return ranged_; }
+  void read_unit_range(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const override;
   // The dataset `dataset` of the file h->file (opened, named `path`), under the lock;
   // `remote`: a store's file. The handles go to the source.
   static std::shared_ptr<H5Source> from_file(std::unique_ptr<Handles>& h, const std::string& path,
@@ -63,8 +67,10 @@ class H5Source : public UnitSource {
     uint32_t mask = 0;  // a chunk's skipped filters
   };
   Place place_of(int64_t id) const;
-  // The stored bytes of unit `id` at `p`: fetched by this thread's fill, else read now.
-  std::vector<uint8_t> remote_bytes(int64_t id, const Place& p, ThreadState& ts) const;
+  // Where a read fill() makes lies (a run of a contiguous unit: those items' bytes).
+  Place place_of(const UnitRead& r) const;
+  // The stored bytes of read `r` at `p`: fetched by this thread's fill, else read now.
+  std::vector<uint8_t> remote_bytes(const UnitRead& r, const Place& p, ThreadState& ts) const;
   void fill_remote(const Region& region, void* out, ThreadState& ts) const;
   // A chunk through libhdf5 (a filter b2lazy does not decode), into the padded unit `dst`.
   void read_through_library(int64_t id, void* dst) const;
@@ -91,6 +97,7 @@ class H5Source : public UnitSource {
   FileStamp stamp_;  // fd_'s file as opened
   int64_t stored_bytes_ = 0;
   StorePtr store_;  // over a store: the file's object is its key ""
+  bool ranged_ = false;  // unit_ranges(): a contiguous dataset over a store
   mutable std::unordered_map<int64_t, Place> places_;  // chunks found (under the library lock)
 };
 

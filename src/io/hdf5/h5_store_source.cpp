@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <tuple>
 
 #include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
@@ -20,6 +21,7 @@
 #include "io/hdf5/h5_source.hpp"
 #include "io/hdf5/h5_store_vfd.hpp"
 #include "io/store/object_pages.hpp"
+#include "io/zarr/codecs.hpp"
 #include "storage/blosc2_util.hpp"
 
 namespace b2lazy {
@@ -33,7 +35,7 @@ constexpr int64_t kOpenTail = int64_t(64) << 10;        // the object's end read
 // The units this thread's fill fetched, for read_unit to take.
 struct Fetched {
   const H5Source* owner = nullptr;
-  std::map<int64_t, std::vector<uint8_t>> units;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<uint8_t>> reads;  // (id, start, n)
 };
 thread_local Fetched* fetched_now = nullptr;
 
@@ -64,6 +66,7 @@ std::shared_ptr<H5Source> H5Source::open_in_store(const StorePtr& store, const s
   if (h->file < 0) throw IOError("cannot open '" + url + "' as an HDF5 file (damaged or not HDF5)" + h5::said());
   auto src = from_file(h, url, dataset, true);
   src->store_ = store;
+  src->ranged_ = !src->chunked_ && src->data_offset_ >= 0 && src->compact_.empty() && src->ndim() > 0;
   return src;
 }
 
@@ -112,11 +115,21 @@ H5Source::Place H5Source::place_of(int64_t id) const {
   return p;
 }
 
-std::vector<uint8_t> H5Source::remote_bytes(int64_t id, const Place& p, ThreadState& ts) const {
+H5Source::Place H5Source::place_of(const UnitRead& r) const {
+  Place p = place_of(r.id);
+  if (r.n < 0 || p.offset < 0) return p;
+  // A run of a contiguous unit: its items that the dataset holds (the last unit's padding
+  // is the fill value).
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
+  const int64_t held = std::clamp<int64_t>(p.size / isz - r.start, 0, r.n);
+  return held == 0 ? Place{} : Place{p.offset + r.start * isz, held * isz, 0};
+}
+
+std::vector<uint8_t> H5Source::remote_bytes(const UnitRead& r, const Place& p, ThreadState& ts) const {
   if (Fetched* f = fetched_now; f && f->owner == this) {
-    if (auto it = f->units.find(id); it != f->units.end()) {
+    if (auto it = f->reads.find({r.id, r.start, r.n}); it != f->reads.end()) {
       std::vector<uint8_t> got = std::move(it->second);
-      f->units.erase(it);
+      f->reads.erase(it);
       return got;
     }
   }
@@ -131,16 +144,17 @@ void H5Source::fill_remote(const Region& region, void* out, ThreadState& ts) con
   std::vector<UnitRead> units;
   planned_reads(region, ts, units);
   // Every unit's range at once (each unit once), up to kFillFetchBytes; the rest as read.
-  std::vector<int64_t> ids;
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> ids;
   std::vector<ByteStore::Request> requests;
   int64_t bytes = 0;
   for (const UnitRead& u : units) {
-    if (std::find(ids.begin(), ids.end(), u.id) != ids.end()) continue;
-    const Place p = place_of(u.id);
+    const auto k = std::make_tuple(u.id, u.start, u.n);
+    if (std::find(ids.begin(), ids.end(), k) != ids.end()) continue;
+    const Place p = place_of(u);
     if (p.offset < 0 || p.size == 0) continue;
     if (!ids.empty() && sat_add(bytes, p.size) > kFillFetchBytes) break;
     bytes = sat_add(bytes, p.size);
-    ids.push_back(u.id);
+    ids.push_back(k);
     requests.push_back({"", {{p.offset, p.size}}});
   }
   Fetched f;
@@ -152,7 +166,7 @@ void H5Source::fill_remote(const Region& region, void* out, ThreadState& ts) con
                     std::to_string(requests.size()) + " requests");
     for (size_t k = 0; k < ids.size(); ++k) {
       if (!got[k]) throw IOError("'" + name_ + "': the file disappeared from the store while it was read");
-      f.units[ids[k]] = std::move((*got[k])[0]);
+      f.reads[ids[k]] = std::move((*got[k])[0]);
     }
   }
   struct Scope {
@@ -168,9 +182,28 @@ void H5Source::store_reads(const Region& region, std::vector<StoreRead>& out) co
   std::vector<UnitRead> units;
   planned_reads(region, nullptr, units);
   for (const UnitRead& u : units) {
-    const Place p = place_of(u.id);
+    const Place p = place_of(u);
     if (p.offset >= 0 && p.size > 0) out.push_back({store_, "", {{p.offset, p.size}}});
   }
+}
+
+void H5Source::read_unit_range(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const {
+  const size_t isz = itemsize(dtype());
+  const UnitRead r{id, start, n};
+  const Place p = place_of(r);
+  const int64_t held = p.offset < 0 ? 0 : p.size / static_cast<int64_t>(isz);
+  if (held > 0) {
+    const std::vector<uint8_t> got = remote_bytes(r, p, ts);
+    std::memcpy(dst, got.data(), got.size());
+    if (big_endian_) zarr::byteswap(dst, held * zarr::parts_of(dtype()), isz / zarr::parts_of(dtype()));
+  }
+  fill_value(static_cast<char*>(dst) + held * static_cast<int64_t>(isz), n - held);
+  if (dtype() == DType::Bool) {  // any byte other than 0 is True, as 1
+    auto* b = static_cast<uint8_t*>(dst);
+    for (int64_t k = 0; k < held; ++k) b[k] = b[k] != 0;
+  }
+  ts.decompressed[this][id]++;
+  ts.decompressed_bytes[this] += n * static_cast<int64_t>(isz);
 }
 
 int64_t H5Source::store_read_bytes() const {
