@@ -101,6 +101,18 @@ TEST(ObjectPages, MissingPagesOfOneReadGoInOneBatch) {
   EXPECT_EQ(f.store->stats, 0);  // the size was given
 }
 
+TEST(ObjectPages, WarmsScatteredRangesInOneBatch) {
+  Fixture f("pages_warm_many", 8192);
+  ObjectPages pages(f.store, "obj.bin", 8192, 1024);
+  pages.warm({{10, 100}, {7000, -1}, {50, 10}, {9000, 5}});  // (past the end: nothing)
+  ASSERT_EQ(f.store->reads.size(), 1u);
+  ASSERT_EQ(f.store->reads[0].size(), 2u);  // page 0, pages 6 and 7
+  EXPECT_EQ(f.store->reads[0][1].offset, 6144);
+  EXPECT_EQ(f.store->reads[0][1].length, 2048);
+  EXPECT_EQ(pages.read(7000, 1192), f.slice(7000, 1192));
+  EXPECT_EQ(f.store->reads.size(), 1u);
+}
+
 TEST(ObjectPages, TailIsOneSuffixReadBesideAStat) {
   Fixture f("pages_tail", 100000);
   ObjectPages pages(f.store, "obj.bin", -1, 4096);

@@ -34,7 +34,13 @@ int64_t ObjectPages::size() {
   if (info->size < 0) throw IOError("'" + url_ + "': its store does not tell its size");
   std::lock_guard<std::mutex> g(mu_);
   size_ = info->size;
+  version_ = info->version;
   return size_;
+}
+
+std::string ObjectPages::version() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return version_;
 }
 
 void ObjectPages::past_end(int64_t offset, int64_t len, int64_t size) const {
@@ -109,6 +115,7 @@ void ObjectPages::warm_tail(int64_t len) {
   {
     std::lock_guard<std::mutex> g(mu_);
     size_ = info->size;
+    version_ = info->version;
   }
   if (refused || !parts || parts->size() != 1 || static_cast<int64_t>((*parts)[0].size()) != len)
     return warm(info->size - len, len);
@@ -166,10 +173,8 @@ std::vector<ObjectPages::Piece> ObjectPages::cover(int64_t offset, int64_t len, 
   const int64_t first = offset / page_, last = (offset + len - 1) / page_;
   std::vector<Piece> out(static_cast<size_t>(last - first + 1));
   std::vector<int64_t> missing;
-  int64_t s;
   {
     std::lock_guard<std::mutex> g(mu_);
-    s = size_;
     for (int64_t index = first; index <= last; ++index) {
       const int64_t from = std::max(offset, index * page_) - index * page_;
       const int64_t to = std::min(offset + len, (index + 1) * page_) - index * page_;
@@ -178,6 +183,35 @@ std::vector<ObjectPages::Piece> ObjectPages::cover(int64_t offset, int64_t len, 
     }
     if (missing.empty()) return out;
     if (!fetch) return {};
+  }
+  for (auto& [index, piece] : fetch_pages(missing)) out[static_cast<size_t>(index - first)] = std::move(piece);
+  return out;
+}
+
+void ObjectPages::warm(const std::vector<ByteRange>& ranges) {
+  const int64_t s = size();
+  std::vector<int64_t> missing;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    for (const auto& r : ranges) {
+      const int64_t at = std::clamp<int64_t>(r.offset, 0, s);
+      const int64_t end = r.length < 0 ? s : at + std::clamp<int64_t>(r.length, 0, s - at);
+      for (int64_t index = at / page_; index * page_ < end; ++index) {
+        const int64_t from = std::max(at, index * page_) - index * page_;
+        const int64_t to = std::min(end, (index + 1) * page_) - index * page_;
+        if (!find(index, from, to)) missing.push_back(index);
+      }
+    }
+  }
+  std::sort(missing.begin(), missing.end());
+  missing.erase(std::unique(missing.begin(), missing.end()), missing.end());
+  if (!missing.empty()) fetch_pages(missing);
+}
+
+std::vector<std::pair<int64_t, ObjectPages::Piece>> ObjectPages::fetch_pages(const std::vector<int64_t>& missing) {
+  const int64_t s = size();
+  {
+    std::lock_guard<std::mutex> g(mu_);
     ++requests_;
   }
   // Runs of missing pages, one range each, all in one store read.
@@ -194,6 +228,7 @@ std::vector<ObjectPages::Piece> ObjectPages::cover(int64_t offset, int64_t len, 
   const auto parts = store_->read(key_, ranges);
   if (!parts) throw IOError("no such object: '" + url_ + "'");
   if (parts->size() != ranges.size()) throw IOError("'" + url_ + "': its store answered another number of ranges");
+  std::vector<std::pair<int64_t, Piece>> out;
   std::lock_guard<std::mutex> g(mu_);
   for (size_t r = 0; r < ranges.size(); ++r) {
     const auto& bytes = (*parts)[r];
@@ -204,7 +239,7 @@ std::vector<ObjectPages::Piece> ObjectPages::cover(int64_t offset, int64_t len, 
       const int64_t to = std::min<int64_t>(from + page_, static_cast<int64_t>(bytes.size()));
       Piece p;
       p.bytes = std::make_shared<const std::vector<uint8_t>>(bytes.begin() + from, bytes.begin() + to);
-      out[static_cast<size_t>(index - first)] = p;
+      out.emplace_back(index, p);
       keep(index, std::move(p));
     }
   }

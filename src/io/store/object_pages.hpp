@@ -31,6 +31,8 @@ class ObjectPages {  // thread-safe
   // The object's size (a stat the first time, unless known). IOError naming the URL when
   // the object does not exist.
   int64_t size();
+  // What identifies the object's content (ObjectInfo::version), when a stat was made; "".
+  std::string version() const;
   // Bytes [offset, offset + len) into dst: pages not held are fetched in one store read.
   // IOError naming the URL when they go past the end or the object is missing.
   void read(int64_t offset, int64_t len, void* dst);
@@ -38,6 +40,9 @@ class ObjectPages {  // thread-safe
   // Fetches the pages of [offset, offset + len) not held, in one store read (clipped to
   // the object).
   void warm(int64_t offset, int64_t len);
+  // The pages of all these ranges (offset >= 0; length -1: to the end) not held, in one
+  // store read.
+  void warm(const std::vector<ByteRange>& ranges);
   // The object's last `len` bytes (all of it when shorter). The size unknown: one suffix
   // range, with a stat beside it, in flight together.
   void warm_tail(int64_t len);
@@ -58,6 +63,8 @@ class ObjectPages {  // thread-safe
   // The pieces covering [offset, offset + len) (inside the object), fetching in one store
   // read the pages not held; `fetch` false: an empty vector when any is not held.
   std::vector<Piece> cover(int64_t offset, int64_t len, bool fetch);
+  // Pages `missing` (ascending) fetched in one store read, kept, and returned.
+  std::vector<std::pair<int64_t, Piece>> fetch_pages(const std::vector<int64_t>& missing);
   // Under mu_: the held piece of page `index` covering its bytes [from, to), touched.
   const Piece* find(int64_t index, int64_t from, int64_t to);
   // The object's bytes [at, at + bytes.size()) kept as pages. Under mu_.
@@ -70,6 +77,7 @@ class ObjectPages {  // thread-safe
   int64_t page_, max_bytes_;
   mutable std::mutex mu_;
   int64_t size_;
+  std::string version_;
   int64_t held_bytes_ = 0;
   int64_t requests_ = 0;
   std::list<int64_t> lru_;  // page indices, most recently used first
