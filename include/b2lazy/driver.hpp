@@ -87,8 +87,8 @@ struct Driver {
   std::function<bool(const StorePtr& store)> recognizes_in_store;
   std::function<NodePtr(const StorePtr& store)> open_in_store;
   std::function<std::unique_ptr<Sink>(const SinkSpec&, const StorePtr& store)> create_in_store;
-  // A container's member over a store ("https://h/s.b2z#/x"): `store`'s key "" is the
-  // container's object ("https://h/s.b2z"), `member` what follows its '#' ("/x").
+  // A member of a container file over a store ("https://h/f.h5#/g/x": the store whose root
+  // is the file, and "/g/x"), as `open` takes "f.h5#/g/x". Empty: no members remotely.
   std::function<NodePtr(const StorePtr& store, const std::string& member)> open_member_in_store;
 };
 
@@ -104,18 +104,21 @@ std::vector<std::string> driver_names();
 // A remote URL (is_remote_url) resolves to its store, opened with `storage`, and the driver
 // named by the URL path's suffix, else the one recognizing what the store holds (reading),
 // else b2nd (writing).
+// A remote URL naming a member of a container ("s3://b/f.h5#/g/x", a driver with
+// open_member_in_store and the suffix before the '#') resolves to the container's store
+// and the member.
 struct Resolved {
   std::shared_ptr<const Driver> driver;
   std::string path;
-  StorePtr store;  // remote URLs only
-  std::string member;  // a remote container's member (Driver::open_member_in_store): "/x"
+  StorePtr store;      // remote URLs only
+  std::string member;  // remote URLs naming a container's member only
 };
 Resolved resolve_url(const std::string& url, bool for_writing, const StoreOptions& storage = {});
 
 // The array `store` holds, opened by the driver named `driver` (its open_in_store): a
 // caller keeping the store sees its counters (the tests count requests and bytes).
 // ValueError when no such driver reads from stores.
-// `member` given: that member of the container the store holds (open_member_in_store).
+// `member` not empty: that member of the container the store holds (open_member_in_store).
 NodePtr open_in_store(const StorePtr& store, const std::string& driver, const std::string& member = "");
 
 // The sink compute() writes into for `spec` (spec.path: the URL as given).

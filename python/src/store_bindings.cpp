@@ -169,8 +169,8 @@ void bind_store(nb::module_& m) {
     }
     return Array(n);
   }, nb::arg("store"), nb::arg("driver"), nb::arg("member") = "",
-        "The array the store holds (its root URL), read by the named driver through that store; member: of a "
-        "container there (a .b2z's \"/x\").");
+        "The array the store holds (its root URL), read by the named driver through that store; member: one "
+        "inside that container (an HDF5 dataset '/g/x', a .b2z member).");
 }
 
 }  // namespace b2lazy_py

@@ -42,8 +42,8 @@ void check_shape(const Shape& shape, const char* what) {
 
 Array open(const std::string& urlpath, const StoreOptions& storage) {
   const Resolved r = resolve_url(urlpath, false, storage);
-  if (r.store && !r.member.empty()) return Array(r.driver->open_member_in_store(r.store, r.member));
-  if (r.store) return Array(r.driver->open_in_store(r.store));
+  if (r.store)
+    return Array(r.member.empty() ? r.driver->open_in_store(r.store) : r.driver->open_member_in_store(r.store, r.member));
   NodePtr n = r.driver->open(r.path);
   // python-blosc2's saved LazyExpr (and LazyUDF...) is a b2nd frame of placeholder values.
   if (const auto* src = dynamic_cast<const B2ndSource*>(n.get()))

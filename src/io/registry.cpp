@@ -105,6 +105,12 @@ std::string remote_path(const std::string& url) {
 
 Resolved resolve_remote(const std::string& url, bool for_writing, const StoreOptions& storage,
                         const std::vector<std::shared_ptr<const Driver>>& ds) {
+  // "https://h/f.h5#/g/x": the container's store and the member (reading).
+  if (!for_writing && url.find('#') != std::string::npos)
+    for (const auto& d : ds)
+      if (d->open_member_in_store)
+        if (auto [container, member] = split_member(url, d->suffixes); !member.empty())
+          return {d, url, open_store(container, storage), member};
   Resolved r{nullptr, url, open_store(url, storage)};
   auto usable = [&](const Driver& d) { return for_writing ? bool(d.create_in_store) : bool(d.open_in_store); };
   const std::string low = lower(remote_path(url));
@@ -115,14 +121,6 @@ Resolved resolve_remote(const std::string& url, bool for_writing, const StoreOpt
           throw IOError("'" + url + "': b2lazy " + (for_writing ? "writes " : "reads ") + d->name +
                         " from local paths only");
         r.driver = d;
-        // "s.b2z#/x": the store holds the container, the driver opens the member.
-        if (!for_writing && d->open_member_in_store) {
-          auto [container, member] = split_member(url, d->suffixes);
-          if (!member.empty()) {
-            r.store = open_store(container, storage);
-            r.member = member;
-          }
-        }
         return r;
       }
   if (!for_writing) {
@@ -186,10 +184,12 @@ Resolved resolve_url(const std::string& url, bool for_writing, const StoreOption
 
 NodePtr open_in_store(const StorePtr& store, const std::string& driver, const std::string& member) {
   for (const auto& d : snapshot()) {
-    if (d->name == driver && !member.empty() && d->open_member_in_store) return d->open_member_in_store(store, member);
-    if (d->name == driver && member.empty() && d->open_in_store) return d->open_in_store(store);
+    if (d->name != driver) continue;
+    if (member.empty() && d->open_in_store) return d->open_in_store(store);
+    if (!member.empty() && d->open_member_in_store) return d->open_member_in_store(store, member);
   }
-  throw ValueError("open_in_store: no driver '" + driver + "' reads from stores");
+  throw ValueError("open_in_store: no driver '" + driver + "' reads " + (member.empty() ? "" : "members ") +
+                   "from stores");
 }
 
 std::unique_ptr<Sink> create_sink(SinkSpec spec) {
