@@ -182,6 +182,17 @@ TEST(ObjectPages, KeepsAtMostMaxBytes) {
   EXPECT_FALSE(pages.holds(12288, 1024));  // the least recently used went for it
 }
 
+TEST(ObjectPages, ForgetsThePagesOutsideAPart) {
+  Fixture f("pages_forget", 8192);
+  ObjectPages pages(f.store, "obj.bin", 8192, 1024);
+  pages.warm(0, 8192);
+  pages.forget_outside(2000, 1000);  // pages 1 and 2 stay
+  EXPECT_TRUE(pages.holds(1024, 2048));
+  EXPECT_FALSE(pages.holds(0, 1));
+  EXPECT_FALSE(pages.holds(3072, 1));
+  EXPECT_EQ(pages.read(0, 8192), f.data);
+}
+
 TEST(ObjectPages, ConcurrentReadersSeeTheRightBytes) {
   Fixture f("pages_threads", 200000);
   ObjectPages pages(f.store, "obj.bin", -1, 4096, 32768);

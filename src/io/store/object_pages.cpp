@@ -123,6 +123,21 @@ void ObjectPages::warm_tail(int64_t len) {
   keep_span(info->size - len, (*parts)[0]);
 }
 
+void ObjectPages::forget_outside(int64_t offset, int64_t len) {
+  std::lock_guard<std::mutex> g(mu_);
+  for (auto it = held_.begin(); it != held_.end();) {
+    const int64_t at = it->first * page_ + it->second.piece.skip;
+    const int64_t end = at + static_cast<int64_t>(it->second.piece.bytes->size());
+    if (end > offset && at < offset + len) {
+      ++it;
+      continue;
+    }
+    held_bytes_ -= static_cast<int64_t>(it->second.piece.bytes->size());
+    lru_.erase(it->second.where);
+    it = held_.erase(it);
+  }
+}
+
 int64_t ObjectPages::known_size_or_unknown() {
   std::lock_guard<std::mutex> g(mu_);
   return size_;

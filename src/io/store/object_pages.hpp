@@ -49,6 +49,10 @@ class ObjectPages {  // thread-safe
   // Are bytes [offset, offset + len) all held (read() would make no request)?
   bool holds(int64_t offset, int64_t len);
 
+  // Drops the pages held outside [offset, offset + len): what a reader keeps after it found
+  // its part (a .b2z member's array keeps its member's pages, not the zip's directory).
+  void forget_outside(int64_t offset, int64_t len);
+
   // Store calls made (reads and stats): tests count them.
   int64_t requests() const;
 
