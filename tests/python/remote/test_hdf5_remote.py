@@ -315,3 +315,21 @@ def test_flipped_metadata_bytes_fail_cleanly_or_read_what_h5py_reads(nginx_serve
     except Exception:  # noqa: BLE001 - h5py refuses what b2lazy read: no oracle
         return
     np.testing.assert_array_equal(got, want)
+
+
+def test_chunk_index_claiming_gigabytes_is_refused_before_fetching(nginx_server, tmp_path):
+    arr, local, info = _chunked_file(tmp_path)
+    data = bytearray(open(local, "rb").read())
+    # chunk 1's key in the v1 B-tree: its size, filter mask, offsets (50, 0) and the item axis
+    key = info.size.to_bytes(4, "little") + bytes(4) + (50).to_bytes(8, "little") + bytes(16)
+    at = data.find(key)
+    assert at > 0 and data.find(key, at + 1) < 0
+    data[at: at + 4] = (2**31 - 1).to_bytes(4, "little")
+    url = nginx_server.put("h5/bigclaim.h5", bytes(data))
+    store = _core.open_store(url)
+    a = array_of(store, "/x")
+    np.testing.assert_array_equal(a[:50], arr[:50])
+    before = store.counters()["bytes"]
+    with pytest.raises(OSError, match=rf"'{url}#/x \(chunk \(1, 0\)\)': its chunk claims 2147483647 stored bytes"):
+        np.asarray(a[60:70])
+    assert store.counters()["bytes"] - before < 1 << 20  # refused before any fetch of it
