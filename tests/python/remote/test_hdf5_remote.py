@@ -333,3 +333,34 @@ def test_chunk_index_claiming_gigabytes_is_refused_before_fetching(nginx_server,
     with pytest.raises(OSError, match=rf"'{url}#/x \(chunk \(1, 0\)\)': its chunk claims 2147483647 stored bytes"):
         np.asarray(a[60:70])
     assert store.counters()["bytes"] - before < 1 << 20  # refused before any fetch of it
+
+
+LOG_SCHEME = "h5log"
+
+
+def test_logging_store_sees_each_chunk_once_at_its_place(tmp_path):
+    """The logging store (src/io/store/logging_store.hpp) records every batch: a region's
+    chunks are one batch of one range each, at the offsets and sizes h5py reports; a sum
+    with the plan's prefetch asks every chunk exactly once."""
+    _core._register_logging_store(LOG_SCHEME, str(tmp_path))
+    arr = np.random.default_rng(6).standard_normal((120, 90))
+    os.makedirs(tmp_path / "bucket")
+    local = str(tmp_path / "bucket" / "f.h5")
+    with h5py.File(local, "w") as f:
+        f.create_dataset("x", data=arr, chunks=(30, 45), compression="gzip", shuffle=True)
+        places = {(r, c): f["x"].id.get_chunk_info_by_coord((r, c)) for r in range(0, 120, 30) for c in (0, 45)}
+    a = bl.open(f"{LOG_SCHEME}://bucket/f.h5#/x")
+    _core._logging_store_reset(LOG_SCHEME)
+    np.testing.assert_array_equal(a[40:70, 10:60], arr[40:70, 10:60])  # chunks (1|2, 0|1)
+    batches = _core._logging_store_log(LOG_SCHEME)["batches"]
+    data = [b for b in batches if all(ranges != [] for _, ranges in b)]
+    want = sorted((places[(r, c)].byte_offset, places[(r, c)].size) for r in (30, 60) for c in (0, 45))
+    assert sorted(rg for _, ranges in data[-1] for rg in ranges) == want, batches
+    _core._logging_store_reset(LOG_SCHEME)
+    a = bl.open(f"{LOG_SCHEME}://bucket/f.h5#/x")
+    r = bl.sum(a, axis=0).compute(nthreads=2, chunks=(90,))
+    np.testing.assert_allclose(r.to_numpy(), arr.sum(axis=0), rtol=1e-12)
+    asked = [rg for b in _core._logging_store_log(LOG_SCHEME)["batches"] for _, ranges in b for rg in ranges]
+    chunk_ranges = [rg for rg in asked if rg in {(p.byte_offset, p.size) for p in places.values()}]
+    assert sorted(chunk_ranges) == sorted((p.byte_offset, p.size) for p in places.values())  # each once
+    assert r.stats["prefetch_reads"] > 0, r.stats
