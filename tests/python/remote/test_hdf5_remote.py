@@ -364,3 +364,15 @@ def test_logging_store_sees_each_chunk_once_at_its_place(tmp_path):
     chunk_ranges = [rg for rg in asked if rg in {(p.byte_offset, p.size) for p in places.values()}]
     assert sorted(chunk_ranges) == sorted((p.byte_offset, p.size) for p in places.values())  # each once
     assert r.stats["prefetch_reads"] > 0, r.stats
+
+
+def test_saved_expression_and_pickle_reopen_a_remote_dataset(nginx_server, tmp_path):
+    import pickle
+    arr = np.arange(600, dtype="f8").reshape(20, 30)
+    url, _ = put_h5(nginx_server, tmp_path, "h5/saved.h5",
+                    lambda f: (f.create_dataset("g/x", data=arr, chunks=(5, 30)), f.create_dataset("y", data=[1])))
+    e = bl.sum(bl.open(url + "#/g/x") * 2, axis=0)
+    saved = tmp_path / "e.b2lazy"
+    e.save(saved)
+    np.testing.assert_array_equal(bl.open(saved).to_numpy(), (arr * 2).sum(axis=0))
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(e)).to_numpy(), (arr * 2).sum(axis=0))
