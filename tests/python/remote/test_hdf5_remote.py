@@ -376,3 +376,20 @@ def test_saved_expression_and_pickle_reopen_a_remote_dataset(nginx_server, tmp_p
     e.save(saved)
     np.testing.assert_array_equal(bl.open(saved).to_numpy(), (arr * 2).sum(axis=0))
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(e)).to_numpy(), (arr * 2).sum(axis=0))
+
+
+def test_command_info_and_eval_over_https(nginx_server, tmp_path):
+    import subprocess
+
+    from conftest import B2LAZY_COMMAND
+    if B2LAZY_COMMAND is None:
+        pytest.skip("the b2lazy command is not on PATH (pip install .)")
+    arr = np.arange(1200, dtype="i4").reshape(40, 30)
+    url, _ = put_h5(nginx_server, tmp_path, "h5/cli.h5", lambda f: f.create_dataset("g/x", data=arr, chunks=(10, 15)))
+    https = url.replace(nginx_server.url, nginx_server.https_url) + "#/g/x"
+    ca = ["--storage-option", f"ca_file={nginx_server.ca_file}"]
+    r = subprocess.run([B2LAZY_COMMAND, "info", https, *ca], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "hdf5" in r.stdout and "(40, 30)" in r.stdout and "(10, 15)" in r.stdout, r.stdout
+    r = subprocess.run([B2LAZY_COMMAND, "info", url + "#/nope"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and f"'{url}' has no dataset '/nope'" in r.stderr, r.stderr
