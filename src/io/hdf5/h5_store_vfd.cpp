@@ -78,9 +78,10 @@ int store_cmp(const H5FD_t* a, const H5FD_t* b) {
 }
 
 herr_t store_query(const H5FD_t*, unsigned long* flags) {
-  // Metadata gathered into larger reads (fewer calls into the pages); no data sieve:
+  // Metadata gathered into larger reads (fewer calls into the pages); read-only, so no
+  // allocation features; no data sieve:
   // values are fetched by H5Source, not through libhdf5.
-  if (flags) *flags = H5FD_FEAT_ACCUMULATE_METADATA | H5FD_FEAT_AGGREGATE_METADATA;
+  if (flags) *flags = H5FD_FEAT_ACCUMULATE_METADATA;
   return 0;
 }
 
