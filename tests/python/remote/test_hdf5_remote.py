@@ -393,3 +393,10 @@ def test_command_info_and_eval_over_https(nginx_server, tmp_path):
     assert "hdf5" in r.stdout and "(40, 30)" in r.stdout and "(10, 15)" in r.stdout, r.stdout
     r = subprocess.run([B2LAZY_COMMAND, "info", url + "#/nope"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and f"'{url}' has no dataset '/nope'" in r.stderr, r.stderr
+
+
+def test_recognized_without_a_suffix(nginx_server, tmp_path):
+    arr = np.arange(50, dtype="u2")
+    _, local = put_h5(nginx_server, tmp_path, "h5/plain.h5", lambda f: f.create_dataset("x", data=arr))
+    url = nginx_server.put("h5/data.bin", open(local, "rb").read())  # the signature decides
+    np.testing.assert_array_equal(open_url(url)[...], arr)
