@@ -320,7 +320,9 @@ std::shared_ptr<H5Source> H5Source::from_file(std::unique_ptr<Handles>& h, const
     if (!compact.empty() && H5Dread(h->dset, h->mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, compact.data()) < 0)
       throw IOError("'" + name + "': cannot read its (compact) data" + h5::said());
   }
-  const int64_t stored = static_cast<int64_t>(H5Dget_storage_size(h->dset));
+  // (A chunked dataset's size walks its whole chunk index: over a store, every node of it
+  // a round trip at open. Not known there, as a remote Zarr array's.)
+  const int64_t stored = remote && layout == H5D_CHUNKED ? 0 : static_cast<int64_t>(H5Dget_storage_size(h->dset));
   // The source may refuse the shape (the Node): the handles go to it only once it is
   // made, since its end takes the lock (held here; `unlock` releases it first).
   auto src = std::make_shared<H5Source>(t, shape, name);

@@ -92,8 +92,11 @@ H5Source::Place H5Source::place_of(int64_t id) const {
   const std::string where = name_ + " (chunk " + shape_str(read_grid_.chunk_coords(id)) + ")";
   Place p;
   hsize_t size = 0;
+  h5::take_store_failure();
   const bool stored = H5Dget_chunk_storage_size(h_->dset, off.data(), &size) >= 0 && size > 0;
   h5::last_error();  // (clears the stack: not stored is no error, the fill value)
+  if (std::string failed = h5::take_store_failure(); !failed.empty())  // (but an unreadable index is)
+    throw IOError("'" + where + "': its chunk index cannot be read: " + failed);
   if (stored) {
     if (size > static_cast<hsize_t>(h5::max_stored(bytes_n)))
       throw IOError("'" + where + "': its chunk claims " + std::to_string(size) + " stored bytes, more than " +

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <utility>
 
 namespace b2lazy::h5 {
 
@@ -21,6 +22,7 @@ struct Opening {
 Opening* opening = nullptr;
 
 std::vector<RawRead>* recording = nullptr;  // locate_raw_reads's, while it runs
+std::string store_failure;                  // take_store_failure's
 
 // The driver's file: libhdf5's part first (it is handed H5FD_t*).
 struct StoreFile {
@@ -115,6 +117,7 @@ herr_t store_read(H5FD_t* file, H5FD_mem_t type, hid_t, haddr_t addr, size_t siz
     std::memset(static_cast<char*>(buf) + held, 0, size - static_cast<size_t>(held));
     return 0;
   } catch (const std::exception& e) {
+    store_failure = e.what();
     push_error("store_read", e.what());
     return -1;
   }
@@ -183,6 +186,8 @@ hid_t open_in_pages(const std::shared_ptr<ObjectPages>& pages, const std::string
   H5Pclose(fapl);
   return file;
 }
+
+std::string take_store_failure() { return std::exchange(store_failure, std::string()); }
 
 void locate_raw_reads(const std::function<void()>& call, std::vector<RawRead>& out) {
   struct Scope {

@@ -36,4 +36,10 @@ struct RawRead {
 // read through pages), without fetching its bytes. Metadata reads are made as usual.
 void locate_raw_reads(const std::function<void()>& call, std::vector<RawRead>& out);
 
+// What the last store read through the driver that failed said (its IOError: the URL,
+// the status), then forgotten; empty when none failed since the last call. libhdf5 may
+// take a failed read of its chunk index for a chunk not stored: the caller asks here so
+// that a store's failure is never read as the fill value.
+std::string take_store_failure();
+
 }  // namespace b2lazy::h5

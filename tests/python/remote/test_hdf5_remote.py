@@ -400,3 +400,17 @@ def test_recognized_without_a_suffix(nginx_server, tmp_path):
     _, local = put_h5(nginx_server, tmp_path, "h5/plain.h5", lambda f: f.create_dataset("x", data=arr))
     url = nginx_server.put("h5/data.bin", open(local, "rb").read())  # the signature decides
     np.testing.assert_array_equal(open_url(url)[...], arr)
+
+
+def test_index_unreadable_is_an_error_not_the_fill_value(faults, nginx_server, tmp_path):
+    # 4000 chunks: B-tree nodes spread over the file, most not in the pages read at open.
+    # A failing store while libhdf5 searches them must fail the read, not read as unwritten.
+    arr = np.random.default_rng(7).standard_normal(400_000)
+    put_h5(nginx_server, tmp_path, "h5/btree.h5", lambda f: f.create_dataset("x", data=arr, chunks=(100,), fillvalue=0))
+    url = f"{faults.url}/h5/btree.h5"
+    a = array_of(_core.open_store(url, FAST, max_retries=1), "/x")
+    faults.set(then="503")
+    with pytest.raises(OSError, match=rf"'{url}'.*503"):
+        np.asarray(a[200_000:200_050])
+    faults.set()
+    np.testing.assert_array_equal(a[200_000:200_050], arr[200_000:200_050])  # (the failure was not cached)
