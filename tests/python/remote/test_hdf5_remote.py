@@ -414,3 +414,15 @@ def test_index_unreadable_is_an_error_not_the_fill_value(faults, nginx_server, t
         np.asarray(a[200_000:200_050])
     faults.set()
     np.testing.assert_array_equal(a[200_000:200_050], arr[200_000:200_050])  # (the failure was not cached)
+
+
+def test_fsspec_memory_store(tmp_path):
+    fsspec = pytest.importorskip("fsspec")
+    arr = np.arange(3000.0).reshape(30, 100)
+    local = str(tmp_path / "m.h5")
+    with h5py.File(local, "w") as f:
+        f.create_dataset("g/x", data=arr, chunks=(10, 50), compression="gzip")
+    fsspec.filesystem("memory").pipe("/h5remote/m.h5", open(local, "rb").read())
+    a = bl.open("memory://h5remote/m.h5#/g/x")  # (fsspec's store: Python called from libhdf5's reads)
+    np.testing.assert_array_equal(a.to_numpy(nthreads=2), arr)
+    assert bl.sum(a).compute(nthreads=2).to_numpy() == arr.sum()
