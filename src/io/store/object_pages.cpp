@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <future>
 
 #include "b2lazy/error.hpp"
@@ -98,6 +99,7 @@ void ObjectPages::warm_tail(int64_t len) {
   auto stat = std::async(std::launch::async, [this] { return store_->stat(key_); });
   std::optional<ByteStore::Parts> parts;
   bool refused = false;  // a store without suffix ranges, or an object shorter than len
+  std::exception_ptr failed;
   {
     std::lock_guard<std::mutex> g(mu_);
     requests_ += 2;
@@ -105,13 +107,15 @@ void ObjectPages::warm_tail(int64_t len) {
   try {
     parts = store_->read(key_, {ByteRange{-len, -1}});
   } catch (const IOError&) {
-    refused = true;
+    failed = std::current_exception();  // (an object shorter than len, or a failed request)
   } catch (const ValueError&) {
     refused = true;
   }
   const auto info = stat.get();
   if (!info) throw IOError("no such object: '" + url_ + "'");
   if (info->size < 0) throw IOError("'" + url_ + "': its store does not tell its size");
+  if (failed && info->size >= len) std::rethrow_exception(failed);  // not for its length: not retried here
+  refused = refused || failed;
   {
     std::lock_guard<std::mutex> g(mu_);
     size_ = info->size;
