@@ -10,7 +10,6 @@
 #include "b2lazy/error.hpp"
 #include "io/store/local_store.hpp"
 #include "io/store/object_pages.hpp"
-#include "io/store/object_slice_store.hpp"
 #include "test_util.hpp"
 
 namespace b2lazy {
@@ -26,10 +25,8 @@ class RecordingStore final : public ByteStore {
       std::lock_guard<std::mutex> g(mu);
       reads.push_back(ranges);
     }
-    for (const auto& r : ranges) {
+    for (const auto& r : ranges)
       if (refuse_suffix_ && r.offset < 0) throw ValueError("no suffix ranges here");
-      if (fail_suffix && r.offset < 0) throw IOError("'" + url_of(key) + "': 503 after the retries (for tests)");
-    }
     return inner_->read(key, ranges);
   }
   std::optional<ObjectInfo> stat(const std::string& key) override {
@@ -45,7 +42,6 @@ class RecordingStore final : public ByteStore {
   std::mutex mu;
   std::vector<std::vector<ByteRange>> reads;
   int stats = 0;
-  bool fail_suffix = false;
 
  private:
   StorePtr inner_;
@@ -152,19 +148,6 @@ TEST(ObjectPages, TailLongerThanTheObjectOrRefusedSuffixes) {
   }
 }
 
-TEST(ObjectPages, AFailedTailReadIsAnErrorNotReadAgain) {
-  Fixture f("pages_tail_fails", 5000);
-  f.store->fail_suffix = true;
-  ObjectPages pages(f.store, "obj.bin", -1, 1024);
-  try {
-    pages.warm_tail(100);  // the object is long enough: the failure is the request's
-    FAIL();
-  } catch (const IOError& e) {
-    EXPECT_NE(std::string(e.what()).find("503"), std::string::npos) << e.what();
-  }
-  EXPECT_EQ(f.store->reads.size(), 1u);
-}
-
 TEST(ObjectPages, ErrorsNameTheUrl) {
   Fixture f("pages_errors", 1000);
   ObjectPages pages(f.store, "obj.bin", -1, 1024);
@@ -208,40 +191,6 @@ TEST(ObjectPages, ForgetsThePagesOutsideAPart) {
   EXPECT_FALSE(pages.holds(0, 1));
   EXPECT_FALSE(pages.holds(3072, 1));
   EXPECT_EQ(pages.read(0, 8192), f.data);
-}
-
-TEST(ObjectSliceStore, ReadsItsSliceAndAnswersHeldPagesWithoutARequest) {
-  Fixture f("pages_slice", 10000);
-  auto pages = std::make_shared<ObjectPages>(f.store, "obj.bin", 10000, 1024);
-  auto slice = make_object_slice_store(pages, 3000, 4000, "mem://x.b2z#/m");
-  EXPECT_EQ(slice->root(), "mem://x.b2z#/m");
-  EXPECT_EQ(slice->stat("")->size, 4000);
-  EXPECT_FALSE(slice->stat("other"));
-  auto parts = slice->read("", {{0, 10}, {-100, -1}, {3990, -1}, {4000, 0}});
-  ASSERT_TRUE(parts);
-  EXPECT_EQ((*parts)[0], f.slice(3000, 10));
-  EXPECT_EQ((*parts)[1], f.slice(6900, 100));  // the slice's last 100 bytes, not the object's
-  EXPECT_EQ((*parts)[2], f.slice(6990, 10));
-  EXPECT_TRUE((*parts)[3].empty());
-  ASSERT_EQ(f.store->reads.size(), 1u);  // one call to the object's store, its ranges moved
-  EXPECT_EQ(f.store->reads[0][1].offset, 6900);
-  pages->warm(3000, 1000);
-  const size_t before = f.store->reads.size();
-  EXPECT_EQ((*slice->read("", {{100, 800}}))[0], f.slice(3100, 800));  // held: no request
-  auto many = slice->read_many({{"", {{0, 5}}}, {"", {{3000, 1000}}}, {"nope", {{0, 1}}}});
-  EXPECT_EQ((*many[0])[0], f.slice(3000, 5));
-  EXPECT_EQ((*many[1])[0], f.slice(6000, 1000));
-  EXPECT_FALSE(many[2]);
-  EXPECT_EQ(f.store->reads.size(), before + 1);  // the held one answered, the other sent
-  try {
-    slice->read("", {{3990, 20}});
-    FAIL();
-  } catch (const IOError& e) {
-    EXPECT_NE(std::string(e.what()).find("mem://x.b2z#/m"), std::string::npos) << e.what();
-  }
-  EXPECT_THROW(slice->read("", {{-4001, -1}}), IOError);
-  EXPECT_THROW(slice->write("", "x", 1), IOError);
-  EXPECT_THROW(make_object_slice_store(pages, 9000, 2000, "bad"), IOError);  // outside the object
 }
 
 TEST(ObjectPages, ConcurrentReadersSeeTheRightBytes) {
