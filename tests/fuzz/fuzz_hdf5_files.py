@@ -5,7 +5,9 @@
     python tests/fuzz/fuzz_hdf5_files.py CRASH_FILE           # replay one input
 
 Every input is written to a file, its only dataset opened with b2lazy.open and read with
-.to_numpy() at two threads (a corner only when it is large). The run fails on a crash, a
+.to_numpy() at two threads (a corner only when it is large), then again through a byte
+store (the driver over ObjectPages, chunks fetched by the source): the same values or a
+documented error. The run fails on a crash, a
 hang past -timeout, memory past -rss_limit_mb, an exception other than the errors b2lazy
 documents for a file (OSError naming the path, TypeError, ValueError), or values that
 differ from h5py's when h5py reads the same bytes too (h5py is asked only when b2lazy read
@@ -35,6 +37,7 @@ from fuzz_feedback import FILE_ERRORS, feedback, file_error, fuzz
 
 with atheris.instrument_imports():
     import b2lazy
+    from b2lazy import _core
 
 import h5py  # noqa: E402  (not instrumented: the oracle)
 import hdf5plugin  # noqa: E402,F401  (its filters, for h5py)
@@ -102,6 +105,26 @@ def _patched(data: bytes) -> bytes:
     return bytes(out)
 
 
+def _through_store(local_out, corner):
+    """The same file read through a byte store (src/io/hdf5/h5_store_vfd.cpp: libhdf5's
+    reads served by our driver's pages, chunks fetched by the source): an error b2lazy
+    documents, naming the file, or the local read's values. (External storage and virtual
+    datasets are refused over a store; anything else may fail only as the local read does.)"""
+    try:
+        a = b2lazy.Array(_core.open_in_store(_core.open_store(INPUT), "hdf5"))
+        if corner is None:
+            corner = _corner(a.ndim, a.size)
+        part = a[corner] if corner else a
+        out = part.to_numpy(nthreads=2)
+    except FILE_ERRORS as err:
+        file_error(err, INPUT)
+        return
+    feedback("store read")
+    if local_out is not None:
+        assert np.array_equal(out, local_out, equal_nan=out.dtype.kind in "fc"), \
+            f"read through a store differs from the local read:\n{out!r}\n{local_out!r}"
+
+
 def TestOneInput(data: bytes):
     if not data:
         return
@@ -117,7 +140,9 @@ def TestOneInput(data: bytes):
         feedback("read")
     except FILE_ERRORS as err:
         file_error(err, INPUT)
+        _through_store(None, None)
         return
+    _through_store(out, corner)
     ref = _h5py_reads(a.urlpath.split("#", 1)[1], corner)
     if ref is None:
         OURS_ONLY[0] += 1

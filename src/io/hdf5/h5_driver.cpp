@@ -1,6 +1,7 @@
 // The HDF5 driver (b2lazy/driver.hpp): datasets of HDF5 files, "f.h5#/group/x" (or
 // "hdf5:f.h5#/group/x", also for files without an HDF5 suffix; no key: the file's only
-// dataset; netCDF-4 "f.nc#/group/x"), read by H5Source. Read-only.
+// dataset; netCDF-4 "f.nc#/group/x"), read by H5Source. Read-only; also over byte stores
+// ("https://h/f.h5#/group/x", "s3://b/f.nc#/t": h5_store_vfd.hpp).
 #include <filesystem>
 #include <system_error>
 
@@ -32,6 +33,20 @@ Driver hdf5_driver() {
                                              std::filesystem::is_regular_file(url.substr(0, hash), ec))
       path = url.substr(0, hash), key = url.substr(hash + 1);
     return H5Source::open(path, key);
+  };
+  // Over a store (read-only): "https://h/f.h5" (its only dataset), "s3://b/f.nc#/t".
+  d.open_in_store = [](const StorePtr& store) -> NodePtr { return H5Source::open_in_store(store, ""); };
+  d.open_member_in_store = [](const StorePtr& store, const std::string& member) -> NodePtr {
+    return H5Source::open_in_store(store, member);
+  };
+  // An object starting with HDF5's signature (a file with a user block is named by its suffix).
+  d.recognizes_in_store = [](const StorePtr& store) {
+    try {
+      const auto head = store->read("", {{0, 8}});
+      return head && (*head)[0] == std::vector<uint8_t>{0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    } catch (const std::exception&) {
+      return false;
+    }
   };
   return d;
 }

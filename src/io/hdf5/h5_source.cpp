@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
@@ -14,6 +15,7 @@
 #include "core/strided_copy.hpp"
 #include "exec/scratch.hpp"
 #include "exec/thread_state.hpp"
+#include "io/hdf5/h5_handles.hpp"
 #include "io/hdf5/h5_library.hpp"
 #include "io/hdf5/h5_storage.hpp"
 #include "io/regular_file.hpp"
@@ -168,16 +170,6 @@ DType dtype_of(hid_t type, bool& big_endian, const std::string& where) {
 
 }  // namespace
 
-struct H5Source::Handles {
-  hid_t file = -1, dset = -1, mem_type = -1;
-  ~Handles() {
-    H5Lock g;
-    if (mem_type >= 0) H5Tclose(mem_type);
-    if (dset >= 0) H5Dclose(dset);
-    if (file >= 0) H5Fclose(file);
-  }
-};
-
 std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::string& dataset) {
   ensure_blosc2();  // (blosc and blosc2 filters are decoded by C-Blosc2)
   std::lock_guard<std::mutex> g(h5_lock());
@@ -195,9 +187,27 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
     }
   } unlock{h};
   check_regular_file(path, path);  // (libhdf5's open of a FIFO would block)
+  // Our descriptor first: the source, once made, must not be freed here (its end takes the lock).
+  struct Fd {
+    int fd;
+    ~Fd() {
+      if (fd >= 0) ::close(fd);
+    }
+  } fd{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)};
+  struct stat st;
+  if (fd.fd < 0 || ::fstat(fd.fd, &st) != 0) throw IOError("cannot open '" + path + "': " + std::strerror(errno));
   h->file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (h->file < 0)
     throw IOError("cannot open '" + path + "' as an HDF5 file (damaged or not HDF5)" + h5::said());
+  auto src = from_file(h, path, dataset, false);
+  src->fd_ = std::exchange(fd.fd, -1);
+  src->file_size_ = static_cast<int64_t>(st.st_size);
+  src->stamp_ = FileStamp::of(st);
+  return src;
+}
+
+std::shared_ptr<H5Source> H5Source::from_file(std::unique_ptr<Handles>& h, const std::string& path,
+                                              const std::string& dataset, bool remote) {
   std::string ds = dataset;
   if (ds.empty()) {
     const auto all = datasets(h->file);
@@ -284,6 +294,9 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
   for (auto& e : unit) e = std::max<int64_t>(e, 1);
   // Where the values are: external files, other datasets (virtual), the file.
   std::vector<h5::ExternalPart> external;
+  if (remote && (H5Pget_external_count(dcpl.id) > 0 || layout == H5D_VIRTUAL))  // (values in other files)
+    throw IOError("'" + name + "': " + (layout == H5D_VIRTUAL ? "a virtual dataset" : "external storage") +
+                  " (values in other files) is not read over a store; read a local copy");
   if (H5Pget_external_count(dcpl.id) > 0) external = h5::external_parts(dcpl.id, path, nbytes, name);
   if (layout == H5D_VIRTUAL) h5::check_virtual(dcpl.id, h->file, path, name);
   int64_t data_offset = -1;
@@ -307,16 +320,13 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
     if (!compact.empty() && H5Dread(h->dset, h->mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, compact.data()) < 0)
       throw IOError("'" + name + "': cannot read its (compact) data" + h5::said());
   }
-  const int64_t stored = static_cast<int64_t>(H5Dget_storage_size(h->dset));
+  // (A chunked dataset's size walks its whole chunk index: over a store, every node of it
+  // a round trip at open. Not known there, as a remote Zarr array's.)
+  const int64_t stored = remote && layout == H5D_CHUNKED ? 0 : static_cast<int64_t>(H5Dget_storage_size(h->dset));
   // The source may refuse the shape (the Node): the handles go to it only once it is
   // made, since its end takes the lock (held here; `unlock` releases it first).
   auto src = std::make_shared<H5Source>(t, shape, name);
-  src->fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  struct stat st;
-  if (src->fd_ < 0 || ::fstat(src->fd_, &st) != 0) throw IOError("cannot open '" + path + "': " + std::strerror(errno));
   src->h_ = std::move(h);
-  src->file_size_ = static_cast<int64_t>(st.st_size);
-  src->stamp_ = FileStamp::of(st);
   src->big_endian_ = be;
   src->chunked_ = layout == H5D_CHUNKED;
   src->virtual_ = layout == H5D_VIRTUAL;
@@ -356,6 +366,7 @@ void H5Source::fill_value(void* dst, int64_t n) const {
 }
 
 void H5Source::fill(const Region& region, void* out, ThreadState& ts) const {
+  if (store_) return fill_remote(region, out, ts);
   try {
     UnitSource::fill(region, out, ts);
   } catch (const IOError&) {  // (a file written in place can look damaged: say why)
@@ -400,8 +411,13 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
       return;
     }
     const size_t len = static_cast<size_t>(have) * isz;
-    const ssize_t r = ::pread(fd_, dst, len, data_offset_ + first * static_cast<int64_t>(isz));
-    if (r != static_cast<ssize_t>(len)) throw IOError("'" + where + "': the file is shorter than its data (truncated?)");
+    if (store_) {
+      const std::vector<uint8_t> got = remote_bytes({id}, place_of(id), ts);
+      std::memcpy(dst, got.data(), len);
+    } else {
+      const ssize_t r = ::pread(fd_, dst, len, data_offset_ + first * static_cast<int64_t>(isz));
+      if (r != static_cast<ssize_t>(len)) throw IOError("'" + where + "': the file is shorter than its data (truncated?)");
+    }
     if (big_endian_) zarr::byteswap(dst, have * zarr::parts_of(dtype()), isz / zarr::parts_of(dtype()));
   } else {
     std::vector<hsize_t> off(ndim());
@@ -409,6 +425,17 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
     // The chunk is found as H5Dread finds it (a search of the index): a walk over the
     // index (H5Dget_chunk_info_by_coord) costs O(chunks) per chunk and, on a damaged index
     // that names one chunk twice, returns another record than libhdf5 itself reads.
+    if (store_ && decodes_) {
+      const Place p = place_of(id);
+      if (p.offset < 0) {
+        fill_value(dst, n);
+        return;
+      }
+      const std::vector<uint8_t> raw = remote_bytes({id}, p, ts);
+      h5::decode(filters_, p.mask, isz, raw.data(), raw.size(), dst, static_cast<size_t>(bytes_n), where, ts);
+      if (big_endian_) zarr::byteswap(dst, n * zarr::parts_of(dtype()), isz / zarr::parts_of(dtype()));
+      return finish_unit(id, dst, ts);
+    }
     hsize_t size = 0;
     {
       H5Lock g;
@@ -445,6 +472,7 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
 double H5Source::decode_cost() const { return chunked_ ? h5::decode_cost(filters_) : 1.0; }
 
 void H5Source::check_unchanged() const {
+  if (fd_ < 0) return;  // (over a store: the pages and chunks read are of the object as first read)
   struct stat st;
   if (::fstat(fd_, &st) != 0 || !(FileStamp::of(st) == stamp_))
     throw IOError("'" + name_ + "': changed on disk since it was opened");

@@ -4,6 +4,10 @@
 // through a descriptor of our own and decoded by the worker that asks (h5_filters.hpp), so
 // reads and decoding run in parallel; a pipeline b2lazy cannot decode is read through
 // libhdf5 (H5Dread, serialized). Contiguous datasets are read in row bands with pread.
+// Over a byte store (open_in_store) libhdf5 reads the file's metadata through our driver
+// (h5_store_vfd.hpp) and finds each chunk's place; the chunks' bytes (and contiguous
+// runs) are fetched by the source, a fill's all at once, and listed for the plan's
+// prefetch (store_reads): h5_store_source.cpp.
 #pragma once
 #include <memory>
 #include <mutex>
@@ -11,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "b2lazy/byte_store.hpp"
 #include "io/hdf5/h5_filters.hpp"
 #include "io/hdf5/h5_storage.hpp"
 #include "io/regular_file.hpp"
@@ -23,6 +28,9 @@ class H5Source : public UnitSource {
   // Dataset `dataset` ("/group/x") of the file at `path`; empty: the file's only dataset.
   // IOError naming the file and the dataset.
   static std::shared_ptr<H5Source> open(const std::string& path, const std::string& dataset);
+  // The same of the HDF5 file at key "" of `store` (a remote URL's object), read-only.
+  // External storage and virtual datasets (values in other files) are refused there.
+  static std::shared_ptr<H5Source> open_in_store(const StorePtr& store, const std::string& dataset);
   ~H5Source() override;
   std::string kind() const override { return "hdf5"; }
   double decode_cost() const override;
@@ -31,12 +39,39 @@ class H5Source : public UnitSource {
   bool stored_info(StorageInfo& out) const override;
   // UnitSource's, with check_unchanged() after it (and when it fails).
   void fill(const Region& region, void* out, ThreadState& ts) const override;
+  // Over a store: the chunks (and contiguous runs) a fill of `region` reads, one range
+  // each, fetched ahead by the executor (exec/prefetcher.hpp).
+  void store_reads(const Region& region, std::vector<StoreRead>& out) const override;
+  int64_t store_read_bytes() const override;
+  // The store a remote source reads, else nullptr.
+  const StorePtr& store() const { return store_; }
 
   struct Handles;  // libhdf5's identifiers (h5_source.cpp)
   H5Source(DType t, Shape shape, std::string name);  // (the handles are given by open)
 
  private:
   void read_unit(int64_t id, void* dst, ThreadState& ts) const override;
+  // Over a store, a contiguous dataset's units are read by range: only the items a
+  // region's run needs (h5_store_source.cpp).
+  bool unit_ranges() const override { return ranged_; }
+  void read_unit_range(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const override;
+  // The dataset `dataset` of the file h->file (opened, named `path`), under the lock;
+  // `remote`: a store's file. The handles go to the source.
+  static std::shared_ptr<H5Source> from_file(std::unique_ptr<Handles>& h, const std::string& path,
+                                             const std::string& dataset, bool remote);
+  // Over a store (h5_store_source.cpp). Where unit `id`'s stored bytes lie in the object:
+  // a chunk's place as libhdf5 finds it (cached), or a contiguous run's; offset -1: none
+  // stored (the fill value) or not ours to fetch (compact, read through libhdf5).
+  struct Place {
+    int64_t offset = -1, size = 0;
+    uint32_t mask = 0;  // a chunk's skipped filters
+  };
+  Place place_of(int64_t id) const;
+  // Where a read fill() makes lies (a run of a contiguous unit: those items' bytes).
+  Place place_of(const UnitRead& r) const;
+  // The stored bytes of read `r` at `p`: fetched by this thread's fill, else read now.
+  std::vector<uint8_t> remote_bytes(const UnitRead& r, const Place& p, ThreadState& ts) const;
+  void fill_remote(const Region& region, void* out, ThreadState& ts) const;
   // A chunk through libhdf5 (a filter b2lazy does not decode), into the padded unit `dst`.
   void read_through_library(int64_t id, void* dst) const;
   void fill_value(void* dst, int64_t n) const;
@@ -61,6 +96,9 @@ class H5Source : public UnitSource {
   int64_t file_size_ = 0;
   FileStamp stamp_;  // fd_'s file as opened
   int64_t stored_bytes_ = 0;
+  StorePtr store_;  // over a store: the file's object is its key ""
+  bool ranged_ = false;  // unit_ranges(): a contiguous dataset over a store
+  mutable std::unordered_map<int64_t, Place> places_;  // chunks found (under the library lock)
 };
 
 }  // namespace b2lazy
