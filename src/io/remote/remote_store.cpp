@@ -148,7 +148,8 @@ RemoteStore::RemoteStore(const StoreOptions& options, std::string root) : root_(
   for (const auto& [name, value] : options.values)
     if (name.rfind("headers.", 0) == 0) s.headers.push_back(name.substr(8) + ": " + value);
   limits_.max_gap = static_cast<int64_t>(number_option(options, "coalesce_gap", static_cast<double>(limits_.max_gap)));
-  limits_.max_size = std::max<int64_t>(1, static_cast<int64_t>(number_option(options, "coalesce_max", static_cast<double>(limits_.max_size))));
+  // (at least 4 KiB: a 13 MB chunk split into requests of one byte was millions of them)
+  limits_.max_size = std::max<int64_t>(4096, static_cast<int64_t>(number_option(options, "coalesce_max", static_cast<double>(limits_.max_size))));
   limits_.max_waste = number_option(options, "coalesce_waste", limits_.max_waste);
 }
 

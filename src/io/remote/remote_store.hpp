@@ -12,7 +12,7 @@
 //   retry_backoff        the first retry's longest wait, doubling (0.05 s), up to
 //   retry_backoff_max    (5 s); StoreOptions::max_retries retries (8)
 //   coalesce_gap         ranges of one object this close are read as one (1 MiB)
-//   coalesce_max         the longest request; longer ranges are split (16 MiB)
+//   coalesce_max         the longest request; longer ranges are split (16 MiB; at least 4 KiB)
 //   coalesce_waste       the gap bytes a merged request may read, as a fraction of the
 //                        bytes asked in it (0.2: what is fetched stays within 1.2x)
 #pragma once
