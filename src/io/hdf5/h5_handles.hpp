@@ -2,6 +2,8 @@
 #pragma once
 #include <hdf5.h>
 
+#include <memory>
+
 #include "io/hdf5/h5_library.hpp"
 #include "io/hdf5/h5_source.hpp"
 
@@ -14,6 +16,18 @@ struct H5Source::Handles {
     if (mem_type >= 0) H5Tclose(mem_type);
     if (dset >= 0) H5Dclose(dset);
     if (file >= 0) H5Fclose(file);
+  }
+};
+
+// Handles being made under the library lock, released on failure: ~Handles takes the
+// lock itself, so the caller's is let go around their release.
+struct HandlesMadeUnderLock {
+  std::unique_ptr<H5Source::Handles>& h;
+  ~HandlesMadeUnderLock() {
+    if (!h) return;
+    h5::library_lock().unlock();
+    h.reset();
+    h5::library_lock().lock();
   }
 };
 

@@ -176,16 +176,7 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
   h5::keep_library_at_exit();
   h5::quiet_this_thread();
   auto h = std::make_unique<Handles>();
-  struct Unlock {  // ~Handles takes the lock: release ours first on failure
-    std::unique_ptr<Handles>& h;
-    ~Unlock() {
-      if (h) {
-        h5_lock().unlock();
-        h.reset();
-        h5_lock().lock();
-      }
-    }
-  } unlock{h};
+  HandlesMadeUnderLock unlock{h};
   check_regular_file(path, path);  // (libhdf5's open of a FIFO would block)
   // Our descriptor first: the source, once made, must not be freed here (its end takes the lock).
   struct Fd {

@@ -52,16 +52,7 @@ std::shared_ptr<H5Source> H5Source::open_in_store(const StorePtr& store, const s
   h5::keep_library_at_exit();
   h5::quiet_this_thread();
   auto h = std::make_unique<Handles>();
-  struct Unlock {  // ~Handles takes the lock: release ours first on failure
-    std::unique_ptr<Handles>& h;
-    ~Unlock() {
-      if (h) {
-        h5::library_lock().unlock();
-        h.reset();
-        h5::library_lock().lock();
-      }
-    }
-  } unlock{h};
+  HandlesMadeUnderLock unlock{h};
   h->file = h5::open_in_pages(pages, url);
   if (h->file < 0) throw IOError("cannot open '" + url + "' as an HDF5 file (damaged or not HDF5)" + h5::said());
   auto src = from_file(h, url, dataset, true);
