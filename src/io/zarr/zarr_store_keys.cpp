@@ -363,12 +363,21 @@ class StoreKeys final : public KeyReader {
       if (got.size() != batch.requests().size()) throw IOError("'" + lay_->name + "': the store answered " +
                                                                 std::to_string(got.size()) + " of " +
                                                                 std::to_string(batch.requests().size()) + " requests");
+      // A part one job takes is moved to it; one asked twice is copied.
+      std::map<std::pair<size_t, size_t>, int> takers;
+      for (const Job& j : jobs)
+        if (!j.done)
+          for (const auto& at : j.at) ++takers[at];
+      const auto take = [&](std::vector<uint8_t>& part, std::pair<size_t, size_t> at) -> std::vector<uint8_t> {
+        if (takers[at] == 1) return std::move(part);
+        return part;
+      };
       for (Job& j : jobs) {
         if (j.done || j.at.empty()) continue;
         const KeyRead& r = *j.r;
         std::optional<ByteStore::Parts>& res = got[j.at[0].first];
         if (r.kind == KeyRead::Kind::Chunk) {
-          if (res) f.chunks[r.key] = (*res)[j.at[0].second];  // (copied: a range asked twice)
+          if (res) f.chunks[r.key] = take((*res)[j.at[0].second], j.at[0]);
           else f.chunks[r.key] = std::nullopt;
           j.done = true;
         } else if (r.kind == KeyRead::Kind::Inner) {
@@ -379,7 +388,7 @@ class StoreKeys final : public KeyReader {
             j.index = cached_index(r.shard);  // (another job of this round may have decoded it)
             if (!j.index) j.index = keep_index(r.shard, r.key, (*res)[j.at[0].second], ts);
           } else {
-            f.inners[{r.key, r.inner}] = (*res)[j.at[0].second];
+            f.inners[{r.key, r.inner}] = take((*res)[j.at[0].second], j.at[0]);
             j.done = true;
           }
         } else {
