@@ -350,3 +350,12 @@ def test_fsspec_memory_store_and_the_command(nginx_server, tmp_path):
         url = serve(nginx_server, "b2z/cli/s.b2z", local)
         info = subprocess.run([B2LAZY_COMMAND, "info", f"{url}#/x"], capture_output=True, text=True, timeout=60)
         assert info.returncode == 0 and "(30, 100)" in info.stdout, info.stderr
+
+
+def test_member_of_a_url_with_a_query_string(nginx_server, tmp_path):
+    # A presigned URL's query follows the container's suffix: "https://h/s.b2z?sig=..#/x".
+    x = np.arange(600.0).reshape(20, 30)
+    local = dict_store(tmp_path / "q.b2z", {"/x": x, "/g/y": x + 1})
+    url = serve(nginx_server, "b2z/q/q.b2z", local)
+    np.testing.assert_array_equal(open_url(f"{url}?X-Amz-Signature=abc&e=1#/g/y").to_numpy(), x + 1)
+    np.testing.assert_array_equal(bl.open(f"{url}?sig=1#/x")[3:5].to_numpy(), x[3:5])
