@@ -45,8 +45,8 @@ std::string ObjectPages::version() const {
 }
 
 void ObjectPages::past_end(int64_t offset, int64_t len, int64_t size) const {
-  throw IOError("'" + url_ + "': bytes [" + std::to_string(offset) + ", " + std::to_string(offset + len) +
-                ") asked, past its end (" + std::to_string(size) + " bytes)");
+  throw IOError("'" + url_ + "': bytes [" + std::to_string(offset) + ", +" + std::to_string(len) +
+                ") asked, past its end (" + std::to_string(size) + " bytes)");  // (no sum: it may overflow)
 }
 
 void ObjectPages::read(int64_t offset, int64_t len, void* dst) {
