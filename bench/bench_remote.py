@@ -595,6 +595,8 @@ def _main(args, scratch):
                             cells[col] = _measure(args, proxy, lat, reps, scratch, base, s3, eng, fmt, row,
                                                   shapes, refs[row])
                             print(f"{key:>6} ms {row:8s} {col:24s} {cell(cells[col])}", flush=True)
+                            if args.out:  # as it goes: a run stopped early keeps its cells
+                                _save(args.out, info, reps, results, needs)
         finally:
             proxy.stop()
             server.stop()
@@ -607,13 +609,17 @@ def _main(args, scratch):
         with open(args.md, "w") as f:
             f.write(md + "\n")
     if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"machine": info, "reps": reps, "rows": ROWS, "results": results,
-                       "slice_needs": {f: {"chunks_bytes": c, "blocks_bytes": b} for f, (c, b) in needs.items()},
-                       "markdown": md}, f, indent=1)
+        _save(args.out, info, reps, results, needs, md)
     if args.plot:
         plot(results, args.plot)
     return 0
+
+
+def _save(path, info, reps, results, needs, md=None):
+    with open(path, "w") as f:
+        json.dump({"machine": info, "reps": reps, "rows": ROWS, "results": results,
+                   "slice_needs": {k: {"chunks_bytes": c, "blocks_bytes": b} for k, (c, b) in needs.items()},
+                   "markdown": md}, f, indent=1)
 
 
 def _measure(args, proxy, lat, reps, scratch, base, s3, eng, fmt, row, shapes, ref):

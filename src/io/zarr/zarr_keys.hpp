@@ -38,7 +38,8 @@ struct ReadLayout {
 };
 
 // A read a fill makes: chunk `key` whole; inner chunk `inner` of shard `key` (id
-// `shard`); or items [start, start + n) of the Blosc chunk `key`.
+// `shard`); or items [start, start + n) of the Blosc chunk `key` (of that inner chunk
+// when `inner` >= 0).
 struct KeyRead {
   enum class Kind { Chunk, Inner, Run } kind = Kind::Chunk;
   std::string key;
@@ -56,10 +57,10 @@ class KeyReader {
   // inner chunk is absent.
   virtual bool inner(int64_t shard, const std::string& key, int64_t i, std::vector<uint8_t>& out,
                      ThreadState& ts) const = 0;
-  // Items [start, start + n) of Blosc chunk `key` decoded into `dst`, the bytes
-  // decompressed into `decoded`; false when the chunk is absent.
-  virtual bool run(const std::string& key, int64_t start, int64_t n, void* dst, int64_t& decoded,
-                   ThreadState& ts) const = 0;
+  // Items [r.start, r.start + r.n) of Blosc chunk `r.key` (or of its inner chunk
+  // `r.inner`) decoded into `dst`, the bytes decompressed into `decoded`; false when the
+  // chunk is absent.
+  virtual bool run(const KeyRead& r, void* dst, int64_t& decoded, ThreadState& ts) const = 0;
   // Runs one fill: `reads()` lists what it will read (asked only by readers that fetch
   // ahead). The local reader checks the metadata file around it.
   virtual void around_fill(const std::function<std::vector<KeyRead>()>& reads, const std::function<void()>& fill,

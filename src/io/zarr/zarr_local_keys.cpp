@@ -119,36 +119,23 @@ class LocalKeys final : public KeyReader {
     });
   }
 
-  bool run(const std::string& key, int64_t start, int64_t n, void* dst, int64_t& decoded,
-           ThreadState& ts) const override {
+  bool run(const KeyRead& r, void* dst, int64_t& decoded, ThreadState& ts) const override {
     const size_t isz = itemsize(lay_->meta->dtype);
-    return with_file(key, [&](int fd, int64_t size) {
-      lay_->check_stored_size(key, size);
-      const BloscRangeRead in{fd, 0, size, prod(lay_->unit) * static_cast<int64_t>(isz), isz, lay_->where(key)};
-      decoded = read_blosc_range(in, start, n, dst, ts);
+    const int64_t expected = prod(lay_->unit) * static_cast<int64_t>(isz);
+    if (r.inner >= 0)
+      return in_shard(r.shard, r.key, r.inner, ts, [&](int fd, int64_t off, int64_t len) {
+        const BloscRangeRead in{fd, off, len, expected, isz, inner_name(r.key, r.inner)};
+        decoded = read_blosc_range(in, r.start, r.n, dst, ts);
+      });
+    return with_file(r.key, [&](int fd, int64_t size) {
+      lay_->check_stored_size(r.key, size);
+      const BloscRangeRead in{fd, 0, size, expected, isz, lay_->where(r.key)};
+      decoded = read_blosc_range(in, r.start, r.n, dst, ts);
     });
   }
 
   bool inner(int64_t sid, const std::string& key, int64_t i, std::vector<uint8_t>& out, ThreadState& ts) const override {
-    const std::string path = lay_->where(key);
-    for (int attempt = 1;; ++attempt) {
-      struct stat st;
-      const int fd = open_regular_file(dirfd_, key, path, &st);
-      if (fd < 0) {  // no shard: all fill (nothing cached, so a shard written later is read)
-        check_store();
-        return false;
-      }
-      const FdCloser closer{fd};
-      const FileStamp stamp = FileStamp::of(st);
-      const auto index = shard_index(sid, key, fd, stamp, i, ts);
-      const uint64_t off = index->entries[2 * i], len = index->entries[2 * i + 1];
-      const bool found = !(off == kMissing && len == kMissing);
-      if (found) read_fd(fd, static_cast<int64_t>(off), static_cast<int64_t>(len), out, path);
-      // A writer in place (not by rename, as zarr-python) may have changed it under the reads.
-      if (stamp_of(fd, path) == stamp) return found;
-      if (attempt == 3)
-        throw IOError("'" + path + "': the shard kept changing while it was read (written in place by another process?)");
-    }
+    return in_shard(sid, key, i, ts, [&](int fd, int64_t off, int64_t len) { read_fd(fd, off, len, out, lay_->where(key)); });
   }
 
   void around_fill(const std::function<std::vector<KeyRead>()>&, const std::function<void()>& fill,
@@ -171,6 +158,35 @@ class LocalKeys final : public KeyReader {
   }
 
  private:
+  std::string inner_name(const std::string& key, int64_t i) const {
+    return lay_->where(key) + " (inner chunk " + std::to_string(i) + ")";
+  }
+
+  // read(fd, offset, length) of inner chunk `i` of shard `key` (id `sid`); false when the
+  // shard or the inner chunk is absent. Read again when a writer in place (not by rename,
+  // as zarr-python) changed the shard under the reads.
+  template <class Read>
+  bool in_shard(int64_t sid, const std::string& key, int64_t i, ThreadState& ts, const Read& read) const {
+    const std::string path = lay_->where(key);
+    for (int attempt = 1;; ++attempt) {
+      struct stat st;
+      const int fd = open_regular_file(dirfd_, key, path, &st);
+      if (fd < 0) {  // no shard: all fill (nothing cached, so a shard written later is read)
+        check_store();
+        return false;
+      }
+      const FdCloser closer{fd};
+      const FileStamp stamp = FileStamp::of(st);
+      const auto index = shard_index(sid, key, fd, stamp, i, ts);
+      const uint64_t off = index->entries[2 * i], len = index->entries[2 * i + 1];
+      const bool found = !(off == kMissing && len == kMissing);
+      if (found) read(fd, static_cast<int64_t>(off), static_cast<int64_t>(len));
+      if (stamp_of(fd, path) == stamp) return found;
+      if (attempt == 3)
+        throw IOError("'" + path + "': the shard kept changing while it was read (written in place by another process?)");
+    }
+  }
+
   // A shard's decoded index (offset and size per inner chunk) and the file it was read from.
   struct ShardIndex {
     FileStamp stamp;

@@ -103,9 +103,12 @@ ZarrSource::ZarrSource(zarr::Metadata meta, std::unique_ptr<zarr::KeyReader> key
   lay_.unit = unit;
   lay_.most_stored = static_cast<int64_t>(std::min<size_t>(zarr::max_stored(meta_.codecs, meta_.chunks, dtype()), INT64_MAX));
   keys_->attach(&lay_);
-  const zarr::Pipeline& p = meta_.codecs;
+  // A unit stored as one Blosc buffer of its C order (a chunk, or a partial shard's inner
+  // chunk) is read by block.
+  const zarr::Pipeline& p = partial_shards_ ? meta_.codecs.sharding->codecs : meta_.codecs;
   blosc_runs_ = ndim() > 0 && !p.sharding && p.order.empty() && (!p.big_endian || itemsize(dtype()) == 1) &&
-                p.bytes_codecs.size() == 1 && p.bytes_codecs[0].kind == zarr::BytesCodec::Kind::Blosc;
+                p.bytes_codecs.size() == 1 && p.bytes_codecs[0].kind == zarr::BytesCodec::Kind::Blosc &&
+                (partial_shards_ || !meta_.codecs.sharding);
 }
 
 std::vector<zarr::KeyRead> ZarrSource::key_reads(const Region& region, BlockWindow* window) const {
@@ -159,7 +162,9 @@ zarr::KeyRead ZarrSource::key_of(int64_t id) const {
 void ZarrSource::read_unit_range(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts) const {
   const size_t isz = itemsize(dtype());
   int64_t decoded = 0;
-  if (!keys_->run(meta_.key(read_grid_.chunk_coords(id)), start, n, dst, decoded, ts)) {  // the fill value
+  zarr::KeyRead r = key_of(id);
+  r.kind = zarr::KeyRead::Kind::Run, r.start = start, r.n = n;
+  if (!keys_->run(r, dst, decoded, ts)) {  // the fill value
     auto* d = static_cast<uint8_t*>(dst);
     for (int64_t k = 0; k < n; ++k) std::memcpy(d + k * static_cast<int64_t>(isz), meta_.fill, isz);
     return;

@@ -62,8 +62,10 @@ struct Fetched {
   const StoreKeys* owner = nullptr;
   std::map<std::string, std::optional<std::vector<uint8_t>>> chunks;
   std::map<std::pair<std::string, int64_t>, std::optional<std::vector<uint8_t>>> inners;
-  std::map<std::tuple<std::string, int64_t, int64_t>, std::unique_ptr<BloscRangePlan>> runs;  // null: absent
+  // By (key, inner chunk or -1, start, n); null: absent.
+  std::map<std::tuple<std::string, int64_t, int64_t, int64_t>, std::unique_ptr<BloscRangePlan>> runs;
 };
+std::tuple<std::string, int64_t, int64_t, int64_t> run_id(const KeyRead& r) { return {r.key, r.inner, r.start, r.n}; }
 thread_local Fetched* fetched_now = nullptr;
 
 class StoreKeys final : public KeyReader {
@@ -94,25 +96,8 @@ class StoreKeys final : public KeyReader {
         return found;
       }
     }
-    auto index = cached_index(sid);
-    if (!index) {
-      std::optional<ByteStore::Parts> parts;
-      if (suffix_ranges_) {
-        try {
-          parts = store_->read(join(prefix_, key), {index_range(-1)});
-        } catch (const ValueError&) {
-          if (!index_at_end()) throw;
-          suffix_ranges_ = false;  // (a store without suffix ranges: the shard's size first)
-        }
-      }
-      if (!suffix_ranges_) {
-        const int64_t size = shard_size(key);
-        if (size < 0) return false;
-        parts = store_->read(join(prefix_, key), {index_range(size)});
-      }
-      if (!parts) return false;
-      index = keep_index(sid, key, (*parts)[0], ts);
-    }
+    const auto index = index_of(sid, key, ts);
+    if (!index) return false;
     const uint64_t off = (*index)[2 * i], len = (*index)[2 * i + 1];
     if (off == kMissing && len == kMissing) return false;
     auto parts = store_->read(join(prefix_, key), {ByteRange{static_cast<int64_t>(off), static_cast<int64_t>(len)}});
@@ -121,9 +106,9 @@ class StoreKeys final : public KeyReader {
     return true;
   }
 
-  bool run(const std::string& key, int64_t start, int64_t n, void* dst, int64_t& decoded, ThreadState& ts) const override {
+  bool run(const KeyRead& r, void* dst, int64_t& decoded, ThreadState& ts) const override {
     if (Fetched* f = mine()) {
-      auto it = f->runs.find({key, start, n});
+      auto it = f->runs.find(run_id(r));
       if (it != f->runs.end()) {
         auto plan = std::move(it->second);
         f->runs.erase(it);
@@ -132,12 +117,23 @@ class StoreKeys final : public KeyReader {
         return true;
       }
     }
-    const auto plan = new_plan(key, start, n, dst);
+    int64_t base = 0, size = -1;  // where the Blosc buffer is in the object
+    if (r.inner >= 0) {
+      const auto index = index_of(r.shard, r.key, ts);
+      if (!index) return false;
+      const uint64_t off = (*index)[2 * r.inner], len = (*index)[2 * r.inner + 1];
+      if (off == kMissing && len == kMissing) return false;
+      base = static_cast<int64_t>(off), size = static_cast<int64_t>(len);
+    }
+    const auto plan = new_plan(r, size, dst);
     while (!plan->wants().empty()) {
       std::vector<ByteRange> ranges;
-      for (const auto& w : plan->wants()) ranges.push_back({w.at, w.len});
-      auto parts = store_->read(join(prefix_, key), ranges);
-      if (!parts) return false;
+      for (const auto& w : plan->wants()) ranges.push_back({base + w.at, w.len});
+      auto parts = store_->read(join(prefix_, r.key), ranges);
+      if (!parts) {
+        if (r.inner >= 0) throw IOError("'" + lay_->where(r.key) + "': the shard disappeared while it was read");
+        return false;
+      }
       for (size_t k = 0; k < ranges.size(); ++k) std::memcpy(plan->wants()[k].dst, (*parts)[k].data(), (*parts)[k].size());
       plan->advance();
     }
@@ -165,18 +161,24 @@ class StoreKeys final : public KeyReader {
       const std::string key = join(prefix_, r.key);
       if (r.kind == KeyRead::Kind::Chunk) {
         out.push_back({store_, key, {{0, -1}}});
-      } else if (r.kind == KeyRead::Kind::Inner) {
+      } else if (r.inner >= 0) {  // an inner chunk, or a run of one
         if (auto index = cached_index(r.shard)) {
           const uint64_t off = (*index)[2 * r.inner], len = (*index)[2 * r.inner + 1];
-          if (!(off == kMissing && len == kMissing))
-            out.push_back({store_, key, {{static_cast<int64_t>(off), static_cast<int64_t>(len)}}});
+          if (off == kMissing && len == kMissing) continue;
+          const int64_t base = static_cast<int64_t>(off), size = static_cast<int64_t>(len);
+          if (r.kind == KeyRead::Kind::Inner || run_reads_chunk(r)) {
+            out.push_back({store_, key, {{base, size}}});
+          } else {
+            const auto plan = new_plan(r, size, nullptr);
+            for (const auto& w : plan->wants()) out.push_back({store_, key, {{base + w.at, w.len}}});
+          }
         } else if (suffix_ranges_ || !index_at_end()) {
           out.push_back({store_, key, {index_range(-1)}});  // (its inner chunks once it is read)
         }
       } else if (run_reads_chunk(r)) {
         out.push_back({store_, key, {{0, -1}}});
       } else {
-        const auto plan = new_plan(r.key, r.start, r.n, nullptr);
+        const auto plan = new_plan(r, -1, nullptr);
         for (const auto& w : plan->wants()) out.push_back({store_, key, {{w.at, w.len}}});
       }
     }
@@ -236,11 +238,38 @@ class StoreKeys final : public KeyReader {
     return info->size;
   }
 
-  // (On the heap: its reads point into it.)
-  std::unique_ptr<BloscRangePlan> new_plan(const std::string& key, int64_t start, int64_t n, void* direct) const {
+  std::string where(const KeyRead& r) const {
+    return r.inner < 0 ? lay_->where(r.key) : lay_->where(r.key) + " (inner chunk " + std::to_string(r.inner) + ")";
+  }
+
+  // The plan of run `r` over its Blosc buffer of `size` bytes (-1: not known). (On the
+  // heap: its reads point into it.)
+  std::unique_ptr<BloscRangePlan> new_plan(const KeyRead& r, int64_t size, void* direct) const {
     const size_t isz = itemsize(lay_->meta->dtype);
-    return std::make_unique<BloscRangePlan>(-1, prod(lay_->unit) * static_cast<int64_t>(isz), isz, lay_->where(key),
-                                            start, n, direct);
+    return std::make_unique<BloscRangePlan>(size, prod(lay_->unit) * static_cast<int64_t>(isz), isz, where(r), r.start,
+                                            r.n, direct);
+  }
+
+  // Shard `key`'s index (id `sid`): cached, else read (a suffix range, or from the shard's
+  // size on stores without them); null when the shard is absent.
+  std::shared_ptr<const std::vector<uint64_t>> index_of(int64_t sid, const std::string& key, ThreadState& ts) const {
+    if (auto index = cached_index(sid)) return index;
+    std::optional<ByteStore::Parts> parts;
+    if (suffix_ranges_) {
+      try {
+        parts = store_->read(join(prefix_, key), {index_range(-1)});
+      } catch (const ValueError&) {
+        if (!index_at_end()) throw;
+        suffix_ranges_ = false;  // (a store without suffix ranges: the shard's size first)
+      }
+    }
+    if (!suffix_ranges_) {
+      const int64_t size = shard_size(key);
+      if (size < 0) return nullptr;
+      parts = store_->read(join(prefix_, key), {index_range(size)});
+    }
+    if (!parts) return nullptr;
+    return keep_index(sid, key, (*parts)[0], ts);
   }
 
   std::shared_ptr<const std::vector<uint64_t>> cached_index(int64_t sid) const {
@@ -279,31 +308,51 @@ class StoreKeys final : public KeyReader {
     return index;
   }
 
-  // Every read of `reads` fetched into `f`, in rounds of one read_many each.
+  // Every read of `reads` fetched into `f`, in rounds of one read_many each: a shard's
+  // index first when it is not cached (then its inner chunks, or their runs), a run's
+  // header and block starts before its blocks.
   void fetch(const std::vector<KeyRead>& reads, Fetched& f, ThreadState& ts) const {
     struct Job {
       const KeyRead* r;
-      std::shared_ptr<const std::vector<uint64_t>> index;  // Inner: once known
-      std::unique_ptr<BloscRangePlan> plan;                // Run
-      bool whole = false;                                  // Run: its chunk read whole
-      int64_t shard_size = -1;                             // Inner, stores without suffix ranges
+      std::shared_ptr<const std::vector<uint64_t>> index;  // in a shard: once known
+      std::unique_ptr<BloscRangePlan> plan;                // Run: once its buffer is known
+      int64_t base = 0, size = -1;                         // Run: its buffer's bytes (-1: to the end)
+      bool whole = false;                                  // Run: its buffer read whole
+      int64_t shard_size = -1;                             // in a shard, stores without suffix ranges
       bool done = false;
       std::vector<std::pair<size_t, size_t>> at;  // this round's parts
+    };
+    const auto absent = [&](Job& j) {
+      if (j.r->kind == KeyRead::Kind::Run) f.runs[run_id(*j.r)] = nullptr;
+      else if (j.r->kind == KeyRead::Kind::Inner) f.inners[{j.r->key, j.r->inner}] = std::nullopt;
+      else f.chunks[j.r->key] = std::nullopt;
+      j.done = true;
+    };
+    // A run's plan, once the buffer it reads is known (an inner chunk: from its index).
+    const auto start_run = [&](Job& j) {
+      const KeyRead& r = *j.r;
+      if (r.inner >= 0) {
+        const uint64_t off = (*j.index)[2 * r.inner], len = (*j.index)[2 * r.inner + 1];
+        if (off == kMissing && len == kMissing) return absent(j);
+        j.base = static_cast<int64_t>(off), j.size = static_cast<int64_t>(len);
+      }
+      j.whole = run_reads_chunk(r) || fetch_holds(ts, {store_, join(prefix_, r.key), {{j.base, j.size}}});
+      j.plan = new_plan(r, j.size, nullptr);
+      if (!j.whole && j.plan->wants().empty()) {  // (nothing to read: an empty run)
+        f.runs[run_id(r)] = std::move(j.plan);
+        j.done = true;
+      }
     };
     std::vector<Job> jobs;
     jobs.reserve(reads.size());
     for (const KeyRead& r : reads) {
-      Job j{&r};
-      if (r.kind == KeyRead::Kind::Run) {
-        if (f.runs.count({r.key, r.start, r.n})) continue;
-        j.plan = new_plan(r.key, r.start, r.n, nullptr);
-        j.whole = run_reads_chunk(r) || fetch_holds(ts, {store_, join(prefix_, r.key), {{0, -1}}});
-      } else if (r.kind == KeyRead::Kind::Inner) {
-        if (f.inners.count({r.key, r.inner})) continue;
-        j.index = cached_index(r.shard);
-      } else if (f.chunks.count(r.key)) {
+      if (r.kind == KeyRead::Kind::Run ? f.runs.count(run_id(r))
+          : r.kind == KeyRead::Kind::Inner ? f.inners.count({r.key, r.inner})
+                                          : f.chunks.count(r.key))
         continue;
-      }
+      Job j{&r};
+      if (r.inner >= 0) j.index = cached_index(r.shard);
+      if (r.kind == KeyRead::Kind::Run && (r.inner < 0 || j.index)) start_run(j);
       jobs.push_back(std::move(j));
     }
     bool without_suffixes = false;  // a round was asked again without suffix ranges
@@ -315,37 +364,26 @@ class StoreKeys final : public KeyReader {
         if (j.done) continue;
         const KeyRead& r = *j.r;
         const std::string key = join(prefix_, r.key);
-        if (r.kind == KeyRead::Kind::Chunk) {
+        if (r.inner >= 0 && !j.index) {  // the shard's index first
+          if (!suffix_ranges_ && index_at_end() && j.shard_size < 0) {
+            j.shard_size = shard_size(r.key);
+            if (j.shard_size < 0) {  // no shard
+              absent(j);
+              continue;
+            }
+          }
+          j.at.push_back(batch.add(key, index_range(j.shard_size)));
+          if (index_at_end() && j.shard_size < 0) suffixes = true;
+        } else if (r.kind == KeyRead::Kind::Chunk) {
           j.at.push_back(batch.add(key, {0, -1}));
         } else if (r.kind == KeyRead::Kind::Inner) {
-          if (!j.index) {
-            if (!suffix_ranges_ && index_at_end() && j.shard_size < 0) {
-              j.shard_size = shard_size(r.key);
-              if (j.shard_size < 0) {  // no shard
-                f.inners[{r.key, r.inner}] = std::nullopt;
-                j.done = true;
-                continue;
-              }
-            }
-            j.at.push_back(batch.add(key, index_range(j.shard_size)));
-            if (index_at_end() && j.shard_size < 0) suffixes = true;
-            continue;
-          }
           const uint64_t off = (*j.index)[2 * r.inner], len = (*j.index)[2 * r.inner + 1];
-          if (off == kMissing && len == kMissing) {
-            f.inners[{r.key, r.inner}] = std::nullopt;
-            j.done = true;
-          } else {
-            j.at.push_back(batch.add(key, {static_cast<int64_t>(off), static_cast<int64_t>(len)}));
-          }
+          if (off == kMissing && len == kMissing) absent(j);
+          else j.at.push_back(batch.add(key, {static_cast<int64_t>(off), static_cast<int64_t>(len)}));
         } else if (j.whole) {
-          j.at.push_back(batch.add(key, {0, -1}));
+          j.at.push_back(batch.add(key, {j.base, j.size}));
         } else {
-          for (const auto& w : j.plan->wants()) j.at.push_back(batch.add(key, {w.at, w.len}));
-          if (j.at.empty()) {  // (nothing to read: an empty run)
-            f.runs[{r.key, r.start, r.n}] = std::move(j.plan);
-            j.done = true;
-          }
+          for (const auto& w : j.plan->wants()) j.at.push_back(batch.add(key, {j.base + w.at, w.len}));
         }
       }
       if (batch.empty()) return;
@@ -376,44 +414,36 @@ class StoreKeys final : public KeyReader {
         if (j.done || j.at.empty()) continue;
         const KeyRead& r = *j.r;
         std::optional<ByteStore::Parts>& res = got[j.at[0].first];
-        if (r.kind == KeyRead::Kind::Chunk) {
-          if (res) f.chunks[r.key] = take((*res)[j.at[0].second], j.at[0]);
-          else f.chunks[r.key] = std::nullopt;
+        if (!res) {  // no object (a shard: all fill; nothing cached, so one written later is read)
+          absent(j);
+          continue;
+        }
+        if (r.inner >= 0 && !j.index) {
+          j.index = cached_index(r.shard);  // (another job of this round may have decoded it)
+          if (!j.index) j.index = keep_index(r.shard, r.key, (*res)[j.at[0].second], ts);
+          if (r.kind == KeyRead::Kind::Run) start_run(j);
+        } else if (r.kind == KeyRead::Kind::Chunk) {
+          f.chunks[r.key] = take((*res)[j.at[0].second], j.at[0]);
           j.done = true;
         } else if (r.kind == KeyRead::Kind::Inner) {
-          if (!res) {  // no shard: all fill (nothing cached, so a shard written later is read)
-            f.inners[{r.key, r.inner}] = std::nullopt;
-            j.done = true;
-          } else if (!j.index) {
-            j.index = cached_index(r.shard);  // (another job of this round may have decoded it)
-            if (!j.index) j.index = keep_index(r.shard, r.key, (*res)[j.at[0].second], ts);
-          } else {
-            f.inners[{r.key, r.inner}] = take((*res)[j.at[0].second], j.at[0]);
-            j.done = true;
-          }
+          f.inners[{r.key, r.inner}] = take((*res)[j.at[0].second], j.at[0]);
+          j.done = true;
+        } else if (j.whole) {
+          serve_from(*j.plan, (*res)[j.at[0].second], r.key);
+          f.runs[run_id(r)] = std::move(j.plan);
+          j.done = true;
         } else {
-          if (!res) {
-            f.runs[{r.key, r.start, r.n}] = nullptr;
-            j.done = true;
-            continue;
-          }
-          if (j.whole) {
-            serve_from(*j.plan, (*res)[j.at[0].second], r.key);
-            f.runs[{r.key, r.start, r.n}] = std::move(j.plan);
-            j.done = true;
-            continue;
-          }
           const auto& wants = j.plan->wants();
           for (size_t k = 0; k < wants.size(); ++k) {
             const auto& part = (*res)[j.at[k].second];
             if (static_cast<int64_t>(part.size()) != wants[k].len)
-              throw IOError("'" + lay_->where(r.key) + "': the store returned " + std::to_string(part.size()) + " of " +
+              throw IOError("'" + where(r) + "': the store returned " + std::to_string(part.size()) + " of " +
                             std::to_string(wants[k].len) + " bytes");
             std::memcpy(wants[k].dst, part.data(), part.size());
           }
           j.plan->advance();
           if (j.plan->wants().empty()) {
-            f.runs[{r.key, r.start, r.n}] = std::move(j.plan);
+            f.runs[run_id(r)] = std::move(j.plan);
             j.done = true;
           }
         }

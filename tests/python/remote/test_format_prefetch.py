@@ -46,6 +46,10 @@ def served(nginx_server, data, tmp_path_factory):
                             compressors=zarr.codecs.BloscCodec(cname="zstd", clevel=1))
     big[:] = np.random.default_rng(3).normal(size=(1024, 512))
     serve_dir(nginx_server, root / "big.zarr", "big.zarr")
+    sb = zarr.create_array(str(root / "sb.zarr"), shape=(1024, 512), shards=(512, 512), chunks=(256, 512), dtype="f8",
+                           compressors=zarr.codecs.BloscCodec(cname="zstd", clevel=1))
+    sb[:] = np.random.default_rng(4).normal(size=(1024, 512))
+    serve_dir(nginx_server, root / "sb.zarr", "sb.zarr")
     blosc2.asarray(data, chunks=(128, 384), blocks=(16, 384), urlpath=str(root / "b.b2nd"), mode="w")
     with open(root / "b.b2nd", "rb") as f:
         nginx_server.put("fmtprefetch/b.b2nd", f.read())
@@ -124,6 +128,23 @@ def test_zarr_stepped_slice_reads_runs_not_chunks(faults, served):
     chunk_bytes = sum(os.path.getsize(served / "big.zarr" / "c" / str(i) / "0") for i in range(4))
     assert r.stats["store_bytes"] < chunk_bytes / 2, (r.stats["store_bytes"], chunk_bytes)
     assert r.stats["chunks_decompressed"]["total"] == 4  # (the runs of a chunk: one read of it)
+
+
+def test_sharded_zarr_stepped_slice_reads_runs_of_inner_chunks(faults, served):
+    # The same over shards of Blosc inner chunks: each shard's index (a suffix range), then
+    # of each inner chunk the header, block starts and the one block a row needs.
+    faults.set(latency=0.002)
+    a = bl.open(url(faults, "sb.zarr"))
+    ref = zarr.open_array(str(served / "sb.zarr"))[:]
+    r = a[::97, 10:20].compute(nthreads=2)
+    np.testing.assert_array_equal(r.to_numpy(), ref[::97, 10:20])
+    shard_bytes = sum(os.path.getsize(served / "sb.zarr" / "c" / str(i) / "0") for i in range(2))
+    assert r.stats["store_bytes"] < shard_bytes / 2, (r.stats["store_bytes"], shard_bytes)
+    assert r.stats["chunks_decompressed"]["total"] == 4
+    # a sum reads the inner chunks whole, each once
+    s = bl.sum(a).compute(nthreads=2)
+    np.testing.assert_allclose(s.to_numpy(), ref.sum(), rtol=1e-12)
+    assert s.stats["store_bytes"] <= shard_bytes, (s.stats, shard_bytes)
 
 
 def test_two_passes_fetch_once(tmp_path):
