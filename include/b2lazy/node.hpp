@@ -2,6 +2,7 @@
 // input regions it needs.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,10 @@ struct StoreRead {
   StorePtr store;
   std::string key;
   std::vector<ByteRange> ranges;
+  // The reads that follow from this one's bytes (a shard's index: the inner chunks the
+  // region needs), listed by the prefetch once they are here; empty: none. Called on the
+  // prefetch's thread; it may throw (nothing follows: the task reads for itself).
+  std::function<void(const ByteStore::Parts& parts, std::vector<StoreRead>& out)> then;
 };
 
 class Node {

@@ -25,6 +25,11 @@ std::optional<ByteStore::Parts> fetch_read(ThreadState& ts, const StoreRead& rea
   return read.store->read(read.key, read.ranges);
 }
 
+FetchCache::Value fetch_shared(ThreadState& ts, const StoreRead& read) {
+  if (ts.eval && ts.eval->fetch) return ts.eval->fetch->shared(read);
+  return std::make_shared<const std::optional<ByteStore::Parts>>(read.store->read(read.key, read.ranges));
+}
+
 bool fetch_holds(ThreadState& ts, const StoreRead& read) {
   return ts.eval && ts.eval->fetch && ts.eval->fetch->holds(read);
 }
@@ -91,7 +96,9 @@ void FetchCache::room_made() {
   if (on_room_) on_room_();
 }
 
-std::optional<ByteStore::Parts> FetchCache::read(const StoreRead& r) {
+std::optional<ByteStore::Parts> FetchCache::read(const StoreRead& r) { return *shared(r); }
+
+FetchCache::Value FetchCache::shared(const StoreRead& r) {
   const std::string id = id_of(r);
   std::unique_lock<std::mutex> lock(mu_);
   note_store(r.store);
@@ -105,13 +112,13 @@ std::optional<ByteStore::Parts> FetchCache::read(const StoreRead& r) {
     const bool ready = e.ready;
     lock.unlock();
     if (consumed) room_made();
-    return *wait_for(f, ready).get();  // rethrows the prefetch's error
+    return wait_for(f, ready).get();  // rethrows the prefetch's error
   }
   ++misses_;
   // Registered in flight, so that a task needing it at once waits for this read.
   std::promise<Value> promise;
   const uint64_t me = ++serials_;
-  entries_.emplace(id, Entry{promise.get_future().share(), 0, false, false, -1, me, false, {}});
+  entries_.emplace(id, Entry{promise.get_future().share(), 0, false, false, reading_task_, me, false, {}});
   lock.unlock();
   Value v;
   try {
@@ -124,7 +131,7 @@ std::optional<ByteStore::Parts> FetchCache::read(const StoreRead& r) {
   }
   hold_read(id, me, parts_bytes(*v));
   promise.set_value(v);
-  return *v;
+  return v;
 }
 
 std::shared_future<FetchCache::Value> FetchCache::wait_for(const std::shared_future<Value>& f, bool ready) {
@@ -184,7 +191,7 @@ std::vector<std::optional<ByteStore::Parts>> FetchCache::read_many(const StorePt
       it.mine = std::make_shared<std::promise<Value>>();
       it.serial = ++serials_;
       it.value = it.mine->get_future().share();
-      entries_.emplace(it.id, Entry{it.value, 0, false, false, -1, it.serial, false, {}});
+      entries_.emplace(it.id, Entry{it.value, 0, false, false, reading_task_, it.serial, false, {}});
     }
   }
   if (consumed) room_made();
@@ -257,9 +264,11 @@ bool FetchCache::reserve(const StoreRead& r, int64_t bytes, int64_t task, std::o
   std::lock_guard<std::mutex> g(mu_);
   note_store(r.store);
   if (auto it = entries_.find(id); it != entries_.end()) {
-    // Here already (a unit two tasks read): kept again until this task reads it.
+    // Here already (a unit two tasks read): kept again until this later task reads it.
+    // (Not for the task that read it already — a worker ahead of the prefetch — which
+    // would keep it for a read that never comes.)
     Entry& e = it->second;
-    if (!e.ahead) {
+    if (!e.ahead && task > e.task) {
       set_ahead(e, true);
       e.task = task;
       if (e.in_lru) lru_.erase(e.age), e.in_lru = false;
@@ -279,8 +288,21 @@ bool FetchCache::reserve(const StoreRead& r, int64_t bytes, int64_t task, std::o
   ahead_bytes_ += bytes;
   most_held_ = std::max(most_held_, held_);
   ++ahead_reads_;
-  out = Pending{r, id, me, std::move(promise)};
+  out = Pending{r, id, me, std::move(promise), task, bytes};
   return true;
+}
+
+std::optional<ByteStore::Parts> FetchCache::held(const StoreRead& r) const {
+  const std::string id = id_of(r);
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = entries_.find(id);
+  if (it == entries_.end() || !it->second.ready) return std::nullopt;
+  try {
+    const Value& v = it->second.value.get();  // (ready: no wait)
+    return v ? *v : std::nullopt;
+  } catch (...) {
+    return std::nullopt;  // failed: the task reads it again and reports the error
+  }
 }
 
 void FetchCache::fulfil(const Pending& p, std::optional<ByteStore::Parts> parts) {

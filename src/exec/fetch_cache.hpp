@@ -31,6 +31,8 @@ class ThreadState;
 // execution's cache when there is one (ts.eval), else straight from the store. As
 // ByteStore::read: the parts, nullopt when the object does not exist, IOError otherwise.
 std::optional<ByteStore::Parts> fetch_read(ThreadState& ts, const StoreRead& read);
+// fetch_read's bytes shared with the execution's cache, not copied (null: none here).
+std::shared_ptr<const std::optional<ByteStore::Parts>> fetch_shared(ThreadState& ts, const StoreRead& read);
 // Is `read` held by the execution's cache, or on its way there (fetched ahead)? A source
 // then takes it rather than a smaller read of the same bytes (a whole chunk fetched ahead
 // serves a read of some of its blocks).
@@ -48,6 +50,9 @@ class FetchCache {
 
   // A source's read: held or in flight -> those bytes (a hit), else read now (a miss).
   std::optional<ByteStore::Parts> read(const StoreRead& r);
+  // The same, the bytes shared with the cache (a whole chunk several fills read is not
+  // copied for each).
+  Value shared(const StoreRead& r);
   bool holds(const StoreRead& r) const;
   // fetch_read_many's: each range of each request a read of its own (hit or miss); the
   // misses sent in one read_many. An object absent is nullopt for its request.
@@ -60,16 +65,25 @@ class FetchCache {
     std::string id;
     uint64_t serial = 0;
     std::shared_ptr<std::promise<Value>> promise;
+    int64_t task = -1, bytes = 0;  // as reserved
   };
   // Registers `r` (expected `bytes`) as fetched ahead for task `task`: false when it
   // does not fit until reads are consumed (nothing registered); true and no `out` when
   // it is held or in flight already (then kept for `task` too).
   bool reserve(const StoreRead& r, int64_t bytes, int64_t task, std::optional<Pending>& out);
+  // The bytes of `r` when they are here (not in flight, not failed); nullopt otherwise.
+  std::optional<ByteStore::Parts> held(const StoreRead& r) const;
+  static std::string id_of(const StoreRead& r);
   void fulfil(const Pending& p, std::optional<ByteStore::Parts> parts);
   void fail(const Pending& p, std::exception_ptr error);
   // Reads fetched ahead for tasks before `task` and never read (their tasks read them
   // through a window, or not at all) may go when room is needed.
   void release_before(int64_t task);
+  // The last task a worker claimed: reads the workers make themselves are that task's.
+  void claimed(int64_t task) {
+    std::lock_guard<std::mutex> g(mu_);
+    reading_task_ = std::max(reading_task_, task);
+  }
   // Called (outside the lock) when a fetched read is consumed or dropped: room made.
   void on_room(std::function<void()> fn) {
     std::lock_guard<std::mutex> g(room_mu_);
@@ -87,12 +101,11 @@ class FetchCache {
     int64_t bytes = 0;     // its bytes once here; expected while in flight
     bool ready = false;
     bool ahead = false;    // fetched ahead and not read yet: kept
-    int64_t task = -1;     // the task it was fetched ahead for
+    int64_t task = -1;     // the task it was fetched ahead for, or read by
     uint64_t serial = 0;   // who registered it (an erased and re-registered read is another)
     bool in_lru = false;
     std::list<std::string>::iterator age;
   };
-  static std::string id_of(const StoreRead& r);
   void note_store(const StorePtr& s);  // its counters before this execution's first read
   void to_lru(const std::string& id, Entry& e);
   void set_ahead(Entry& e, bool ahead);    // keeps ahead_bytes_
@@ -110,6 +123,7 @@ class FetchCache {
   std::list<std::string> lru_;  // unkept, ready reads; most recent first
   int64_t held_ = 0, most_held_ = 0;
   int64_t ahead_bytes_ = 0;  // of reads fetched ahead and not read yet (at most half the cache)
+  int64_t reading_task_ = 0;  // claimed()
   uint64_t serials_ = 0;
   std::mutex room_mu_;  // held while on_room_ runs: unset only when no call is running
   std::function<void()> on_room_;

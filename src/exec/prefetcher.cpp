@@ -30,7 +30,7 @@ bool reads_stores(const Node& root, const std::set<const Node*>& stop) {
 int64_t expected_bytes(const StoreRead& read, int64_t typical) {
   int64_t n = 0;
   for (const ByteRange& r : read.ranges) {
-    if (r.offset < 0 || r.length < 0) return typical;
+    if (r.length < 0) return typical;  // (to the end: not known; a suffix range's length is)
     n += r.length;
   }
   return std::max<int64_t>(n, 1);
@@ -89,6 +89,7 @@ Prefetcher::~Prefetcher() {
 }
 
 void Prefetcher::started(int64_t task) {
+  cache_.claimed(task);
   std::lock_guard<std::mutex> g(mu_);
   if (task > claimed_) {
     claimed_ = task;
@@ -122,15 +123,17 @@ void Prefetcher::plan_batch(std::vector<FetchCache::Pending>& batch) {
   while (batch.size() < kBatch) {
     // Tasks the workers reached before their reads were sent read for themselves: a read
     // sent for them now would come after theirs, a second request.
+    while (!followups_.empty() && followups_.front().task < claimed_) followups_.pop_front();
     while (!queue_.empty() && queue_.front().task < claimed_) queue_.pop_front();
-    if (queue_.empty()) {
+    std::deque<Queued>& from = followups_.empty() ? queue_ : followups_;
+    if (from.empty()) {
       next_task_ = std::max(next_task_, claimed_ + 1);
       if (next_task_ >= last_ || next_task_ > claimed_ + kMostAhead) return;
       queue_task(next_task_++);
       continue;
     }
     std::optional<FetchCache::Pending> p;
-    if (!cache_.reserve(queue_.front().read, queue_.front().bytes, queue_.front().task, p)) {
+    if (!cache_.reserve(from.front().read, from.front().bytes, from.front().task, p)) {
       // Full: reads fetched for tasks well behind the workers and never read (a window
       // served them) may go; else wait until reads are consumed.
       if (released) return;
@@ -138,26 +141,68 @@ void Prefetcher::plan_batch(std::vector<FetchCache::Pending>& batch) {
       released = true;
       continue;
     }
-    queue_.pop_front();
-    if (p) batch.push_back(std::move(*p));
+    Queued q = std::move(from.front());
+    from.pop_front();
+    if (p) {
+      batch.push_back(std::move(*p));
+    } else if (q.read.then) {  // held or in flight already: its follow-ups from those bytes
+      if (std::optional<ByteStore::Parts> parts = cache_.held(q.read)) {
+        follow(q, *parts, followups_);
+      } else {
+        waiting_[FetchCache::id_of(q.read)].push_back(std::move(q));
+      }
+    }
   }
 }
 
-void Prefetcher::send(FetchCache& cache, std::vector<FetchCache::Pending>& batch) {
+void Prefetcher::follow(const Queued& q, const ByteStore::Parts& parts, std::deque<Queued>& out) {
+  std::vector<StoreRead> reads;
+  try {
+    q.read.then(parts, reads);
+  } catch (...) {
+    return;  // (nothing follows: the task reads for itself, and reports what failed)
+  }
+  for (StoreRead& r : reads) {
+    const int64_t expected = expected_bytes(r, q.bytes);
+    out.push_back({q.task, std::move(r), expected});
+  }
+}
+
+void Prefetcher::send(std::vector<FetchCache::Pending>& batch) {
   // One read_many per store: a remote store keeps its requests in flight at once.
   std::map<ByteStore*, std::vector<size_t>> by_store;
   for (size_t i = 0; i < batch.size(); ++i) by_store[batch[i].read.store.get()].push_back(i);
+  std::deque<Queued> next;  // follow-ups of the reads that arrived
   for (auto& [store, idx] : by_store) {
     std::vector<ByteStore::Request> reqs;
     reqs.reserve(idx.size());
     for (size_t i : idx) reqs.push_back({batch[i].read.key, batch[i].read.ranges});
     try {
       std::vector<std::optional<ByteStore::Parts>> got = store->read_many(reqs);
-      for (size_t j = 0; j < idx.size(); ++j) cache.fulfil(batch[idx[j]], std::move(got.at(j)));
+      for (size_t j = 0; j < idx.size(); ++j) {
+        FetchCache::Pending& p = batch[idx[j]];
+        if (got.at(j)) {
+          std::vector<Queued> waiting;
+          {
+            std::lock_guard<std::mutex> g(mu_);
+            if (auto w = waiting_.find(p.id); w != waiting_.end()) {
+              waiting = std::move(w->second);
+              waiting_.erase(w);
+            }
+          }
+          if (p.read.then) follow({p.task, p.read, p.bytes}, *got[j], next);
+          for (const Queued& q : waiting) follow(q, *got[j], next);
+        }
+        cache_.fulfil(p, std::move(got.at(j)));
+      }
     } catch (...) {
-      for (size_t i : idx) cache.fail(batch[i], std::current_exception());
+      for (size_t i : idx) cache_.fail(batch[i], std::current_exception());
     }
   }
+  if (next.empty()) return;
+  std::lock_guard<std::mutex> g(mu_);
+  for (Queued& q : next) followups_.push_back(std::move(q));
+  cv_.notify_all();
 }
 
 void Prefetcher::run(std::vector<FetchCache::Pending> batch) {
@@ -172,7 +217,7 @@ void Prefetcher::run(std::vector<FetchCache::Pending> batch) {
         stopping_ = true;
         cv_.notify_all();
         lock.unlock();
-        send(cache_, batch);  // (what was reserved is answered: its readers wait for it)
+        send(batch);  // (what was reserved is answered: its readers wait for it)
         return;
       }
       if (batch.empty()) {
@@ -182,7 +227,7 @@ void Prefetcher::run(std::vector<FetchCache::Pending> batch) {
       }
     }
     lock.unlock();
-    send(cache_, batch);
+    send(batch);
     batch.clear();
     lock.lock();
   }

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "b2lazy/node.hpp"
@@ -50,7 +51,9 @@ class Prefetcher {
   void run(std::vector<FetchCache::Pending> batch);
   void plan_batch(std::vector<FetchCache::Pending>& batch);  // under mu_
   void queue_task(int64_t task);                              // under mu_
-  static void send(FetchCache& cache, std::vector<FetchCache::Pending>& batch);
+  void send(std::vector<FetchCache::Pending>& batch);
+  // The reads following `q` (StoreRead::then) from its bytes, into `out`.
+  void follow(const Queued& q, const ByteStore::Parts& parts, std::deque<Queued>& out);
 
   EvalState& ev_;
   FetchCache& cache_;
@@ -65,6 +68,12 @@ class Prefetcher {
   bool stopping_ = false;
   int64_t next_task_, claimed_;  // the next task planned; the last a worker claimed
   std::deque<Queued> queue_;  // reads of planned tasks not yet reserved
+  // Reads that followed from reads which arrived (StoreRead::then), in their order: sent
+  // before queue_'s (they are for tasks planned earlier).
+  std::deque<Queued> followups_;
+  // Reads with follow-ups found in flight already (another task's): their follow-ups are
+  // listed when that read arrives (by FetchCache::id_of).
+  std::unordered_map<std::string, std::vector<Queued>> waiting_;
   std::vector<std::thread> threads_;
 };
 

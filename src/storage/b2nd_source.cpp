@@ -169,8 +169,8 @@ std::shared_ptr<void> B2ndSource::prefetch(const Region& region, ThreadState& ts
   });
 }
 
-const std::vector<uint8_t>& B2ndSource::remote_chunk(int64_t id, int64_t start, int64_t n, std::vector<uint8_t>& holder,
-                                                     ThreadState& ts) const {
+const StoreFrame::Fetched& B2ndSource::remote_chunk(int64_t id, int64_t start, int64_t n, StoreFrame::Fetched& holder,
+                                                    ThreadState& ts) const {
   const int64_t per_block = std::max<int64_t>(1, prod(blocks_));
   const bool whole = n == extchunk_nitems();
   const int64_t b0 = start / per_block, b1 = (start + n - 1) / per_block;
@@ -184,14 +184,14 @@ const std::vector<uint8_t>& B2ndSource::remote_chunk(int64_t id, int64_t start, 
       auto lo = std::lower_bound(f.blocks.begin(), f.blocks.end(), b0);
       has = lo != f.blocks.end() && f.blocks.end() - lo >= b1 - b0 + 1 && *lo == b0 && *(lo + (b1 - b0)) == b1;
     }
-    if (has) return f.bytes;
+    if (has) return f;
     break;
   }
   StoreFrame::Want w{id, whole, {}};
   if (!whole)
     for (int64_t b = b0; b <= b1; ++b) w.blocks.push_back(b);
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
-  holder = std::move(remote_->fetch({w}, extchunk_nitems() * isz, static_cast<int32_t>(isz), ts)[0].bytes);
+  holder = std::move(remote_->fetch({w}, extchunk_nitems() * isz, static_cast<int32_t>(isz), ts)[0]);
   return holder;
 }
 
@@ -242,13 +242,13 @@ void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, Thr
   const bool whole = n == extchunk_nitems();
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
   std::string bad_header;  // what the chunk's stored header claims wrongly (pinned_io.hpp)
-  std::vector<uint8_t> fetched;  // a remote chunk (store_io.hpp)
+  StoreFrame::Fetched fetched;  // a remote chunk (store_io.hpp)
   if (remote_ && remote_->chunk_position(id) >= 0) {
-    const std::vector<uint8_t>& c = remote_chunk(id, start, n, fetched, ts);
-    if (c.size() > static_cast<size_t>(INT32_MAX))
+    const StoreFrame::Fetched& c = remote_chunk(id, start, n, fetched, ts);
+    if (c.length() > static_cast<size_t>(INT32_MAX))
       throw IOError("'" + name_ + "': chunk " + std::to_string(id) + " over 2 GiB");
     chunk = const_cast<uint8_t*>(c.data());
-    cbytes = static_cast<int>(c.size());
+    cbytes = static_cast<int>(c.length());
   } else {
     // For part of a chunk on disk, a lazy chunk (header and block offsets) lets the
     // decompressor read just the blocks it needs from the file, not the whole chunk.

@@ -119,9 +119,9 @@ class B2ndSource : public Node {
   // fill_bytes of a local source (a remote one adds what it fetches ahead).
   int64_t fill_bytes_local(const Region& region) const;
   // read_items' fetch of chunk `id` from the store (prefetched by fill(), else now): a
-  // Blosc2 buffer holding at least items [start, start + n).
-  const std::vector<uint8_t>& remote_chunk(int64_t id, int64_t start, int64_t n, std::vector<uint8_t>& holder,
-                                           ThreadState& ts) const;
+  // Blosc2 buffer holding at least items [start, start + n) (`holder` keeps one fetched now).
+  const StoreFrame::Fetched& remote_chunk(int64_t id, int64_t start, int64_t n, StoreFrame::Fetched& holder,
+                                          ThreadState& ts) const;
   // What fill(region) fetches from the store at once: every chunk (or the blocks of it) it
   // needs, up to kPrefetchBytes (`capped`; the prefetch's list is bounded by its cache).
   std::vector<StoreFrame::Want> remote_wants(const Region& region, bool capped = true) const;

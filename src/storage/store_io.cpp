@@ -227,22 +227,45 @@ std::vector<StoreFrame::Fetched> StoreFrame::fetch(const std::vector<Want>& want
   // First batch: whole chunks, or a chunk's header and its block table.
   std::vector<ByteStore::Request> first;
   std::vector<Want> held;  // wants whose whole chunk the fetch cache holds (fetched ahead): read whole
-  for (const Want& w : wants) {
+  std::vector<bool> in_cache(wants.size());  // held whole: shared, not copied
+  for (size_t i = 0; i < wants.size(); ++i) {
+    const Want& w = wants[i];
     held.push_back(w);
-    if (!w.whole && fetch_holds(ts, first_read({w.id, true, {}}, expected_bytes))) held.back() = {w.id, true, {}};
+    in_cache[i] = fetch_holds(ts, first_read({w.id, true, {}}, expected_bytes));
+    if (in_cache[i]) held.back() = {w.id, true, {}};
   }
-  for (const Want& w : held) {
+  std::vector<size_t> first_of;  // the wants the first batch reads
+  for (size_t i = 0; i < held.size(); ++i) {
+    const Want& w = held[i];
     StoreRead r = first_read(w, expected_bytes);
     if (r.ranges[0].length < kHdr) throw chunk_error(w.id, "is truncated (" + std::to_string(r.ranges[0].length) + " bytes stored)");
+    if (in_cache[i]) {
+      const auto v = fetch_shared(ts, r);
+      if (!*v || (*v)->size() != 1) throw IOError("'" + url_ + "': disappeared while it was read");
+      const std::vector<uint8_t>& b = (**v)[0];
+      const std::string problem = stored_chunk_problem(b.data(), expected_bytes, typesize, chunk_span(w.id));
+      if (!problem.empty()) throw chunk_error(w.id, problem);
+      int32_t nbytes = 0, cbytes = 0, blocksize = 0;
+      blosc2_cbuffer_sizes(b.data(), &nbytes, &cbytes, &blocksize);
+      if (cbytes > static_cast<int64_t>(b.size())) throw chunk_error(w.id, "is truncated");
+      out[i].shared = v;
+      out[i].at = b.data();
+      out[i].size = static_cast<size_t>(cbytes);
+      continue;
+    }
     first.push_back({std::move(r.key), std::move(r.ranges)});
+    first_of.push_back(i);
   }
-  auto got = fetch_read_many(ts, store_, first);
+  auto got_first = fetch_read_many(ts, store_, first);
+  std::vector<std::optional<ByteStore::Parts>> got(wants.size());
+  for (size_t k = 0; k < first_of.size(); ++k) got[first_of[k]] = std::move(got_first[k]);
   // Second batch: the blocks (or the rest of a chunk that is read whole after all).
   std::vector<ByteStore::Request> second;
   std::vector<size_t> second_of;
   std::vector<std::unique_ptr<BlockExtents>> extents(wants.size());
   for (size_t i = 0; i < wants.size(); ++i) {
     const Want& w = held[i];
+    if (in_cache[i]) continue;
     if (!got[i] || got[i]->size() != 1) throw IOError("'" + url_ + "': disappeared while it was read");
     std::vector<uint8_t>& b = (*got[i])[0];
     const std::string problem = stored_chunk_problem(b.data(), expected_bytes, typesize, chunk_span(w.id));

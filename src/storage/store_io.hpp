@@ -51,11 +51,17 @@ class StoreFrame {
     bool whole;
     std::vector<int64_t> blocks;
   };
-  // A chunk fetched: a Blosc2 buffer (whole, or packed with the wanted blocks only).
+  // A chunk fetched: a Blosc2 buffer (whole, or packed with the wanted blocks only), its
+  // own or shared with the fetch cache (a whole chunk it holds: several fills read it).
   struct Fetched {
     std::vector<uint8_t> bytes;
+    std::shared_ptr<const void> shared;  // when set: `size` bytes at `at`, kept alive by it
+    const uint8_t* at = nullptr;
+    size_t size = 0;
     bool whole = true;
     std::vector<int64_t> blocks;  // when not whole
+    const uint8_t* data() const { return shared ? at : bytes.data(); }
+    size_t length() const { return shared ? size : bytes.size(); }
   };
   // Fetches every chunk of `wants` (none special) with at most two batches of requests:
   // whole chunks and headers with block tables, then the blocks. `expected_bytes` and

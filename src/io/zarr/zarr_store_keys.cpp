@@ -157,6 +157,9 @@ class StoreKeys final : public KeyReader {
   bool fetches_ahead() const override { return true; }
 
   void store_reads(const std::vector<KeyRead>& reads, std::vector<StoreRead>& out) const override {
+    // Reads in shards whose index is not cached: the index, then (once it is here, on the
+    // prefetch's thread) those reads. One index read per shard.
+    std::map<int64_t, std::pair<size_t, std::vector<KeyRead>>> after_index;
     for (const KeyRead& r : reads) {
       const std::string key = join(prefix_, r.key);
       if (r.kind == KeyRead::Kind::Chunk) {
@@ -173,7 +176,9 @@ class StoreKeys final : public KeyReader {
             for (const auto& w : plan->wants()) out.push_back({store_, key, {{base + w.at, w.len}}});
           }
         } else if (suffix_ranges_ || !index_at_end()) {
-          out.push_back({store_, key, {index_range(-1)}});  // (its inner chunks once it is read)
+          auto [it, fresh] = after_index.try_emplace(r.shard, out.size(), std::vector<KeyRead>{});
+          if (fresh) out.push_back({store_, key, {index_range(-1)}, {}});
+          it->second.second.push_back(r);
         }
       } else if (run_reads_chunk(r)) {
         out.push_back({store_, key, {{0, -1}}});
@@ -181,6 +186,17 @@ class StoreKeys final : public KeyReader {
         const auto plan = new_plan(r, -1, nullptr);
         for (const auto& w : plan->wants()) out.push_back({store_, key, {{w.at, w.len}}});
       }
+    }
+    for (auto& [sid, at] : after_index) {
+      StoreRead& index_read = out[at.first];
+      index_read.then = [this, sid = sid, key = at.second.front().key, rs = std::move(at.second)](
+                            const ByteStore::Parts& parts, std::vector<StoreRead>& next) {
+        if (!cached_index(sid)) {
+          ThreadState ts;  // (the prefetch's thread has none: the index codecs need contexts)
+          keep_index(sid, key, parts.at(0), ts);
+        }
+        store_reads(rs, next);
+      };
     }
   }
 
@@ -318,6 +334,7 @@ class StoreKeys final : public KeyReader {
       std::unique_ptr<BloscRangePlan> plan;                // Run: once its buffer is known
       int64_t base = 0, size = -1;                         // Run: its buffer's bytes (-1: to the end)
       bool whole = false;                                  // Run: its buffer read whole
+      bool held = false;                                   // ... which the fetch cache holds
       int64_t shard_size = -1;                             // in a shard, stores without suffix ranges
       bool done = false;
       std::vector<std::pair<size_t, size_t>> at;  // this round's parts
@@ -336,7 +353,8 @@ class StoreKeys final : public KeyReader {
         if (off == kMissing && len == kMissing) return absent(j);
         j.base = static_cast<int64_t>(off), j.size = static_cast<int64_t>(len);
       }
-      j.whole = run_reads_chunk(r) || fetch_holds(ts, {store_, join(prefix_, r.key), {{j.base, j.size}}});
+      j.held = fetch_holds(ts, {store_, join(prefix_, r.key), {{j.base, j.size}}});
+      j.whole = j.held || run_reads_chunk(r);
       j.plan = new_plan(r, j.size, nullptr);
       if (!j.whole && j.plan->wants().empty()) {  // (nothing to read: an empty run)
         f.runs[run_id(r)] = std::move(j.plan);
@@ -380,6 +398,15 @@ class StoreKeys final : public KeyReader {
           const uint64_t off = (*j.index)[2 * r.inner], len = (*j.index)[2 * r.inner + 1];
           if (off == kMissing && len == kMissing) absent(j);
           else j.at.push_back(batch.add(key, {static_cast<int64_t>(off), static_cast<int64_t>(len)}));
+        } else if (j.held) {  // served from the cache's copy, shared: a chunk several fills read is not copied
+          const auto v = fetch_shared(ts, {store_, key, {{j.base, j.size}}});
+          if (!*v) {
+            absent(j);
+            continue;
+          }
+          serve_from(*j.plan, (**v).at(0), r.key);
+          f.runs[run_id(r)] = std::move(j.plan);
+          j.done = true;
         } else if (j.whole) {
           j.at.push_back(batch.add(key, {j.base, j.size}));
         } else {

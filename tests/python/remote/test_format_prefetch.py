@@ -50,6 +50,10 @@ def served(nginx_server, data, tmp_path_factory):
                            compressors=zarr.codecs.BloscCodec(cname="zstd", clevel=1))
     sb[:] = np.random.default_rng(4).normal(size=(1024, 512))
     serve_dir(nginx_server, root / "sb.zarr", "sb.zarr")
+    many = zarr.create_array(str(root / "many.zarr"), shape=(1024, 384), shards=(64, 384), chunks=(16, 128),
+                             dtype="f8", compressors=zarr.codecs.BloscCodec(cname="zstd", clevel=1))
+    many[:] = np.random.default_rng(5).normal(size=(1024, 384))
+    serve_dir(nginx_server, root / "many.zarr", "many.zarr")
     blosc2.asarray(data, chunks=(128, 384), blocks=(16, 384), urlpath=str(root / "b.b2nd"), mode="w")
     with open(root / "b.b2nd", "rb") as f:
         nginx_server.put("fmtprefetch/b.b2nd", f.read())
@@ -97,13 +101,30 @@ def test_zarr_sharded_indexes_by_suffix(faults, served, data):
     assert s["prefetch_hits"] > 0
 
 
+def test_zarr_shards_ahead_index_then_inner_chunks(faults, served):
+    # 16 shards, a task each: the prefetch reads a shard's index, then (once it is here,
+    # StoreRead::then) the inner chunks the task needs, ahead of the workers — not the
+    # index alone, leaving every inner chunk to a worker's own round trip.
+    faults.set(latency=0.005)
+    a = bl.open(url(faults, "many.zarr"))
+    ref = zarr.open_array(str(served / "many.zarr"))[:]
+    r = (a * 2).compute(nthreads=2)
+    np.testing.assert_array_equal(r.to_numpy(), ref * 2)
+    s = r.stats
+    nshards, inner = 16, 16 * 4 * 3
+    # (the workers race the prefetch for the first tasks' inner chunks: a margin of 2x)
+    assert s["prefetch_reads"] > nshards + inner // 4, s
+
+
 def test_b2nd_sum_whole_chunks_serve_every_slab(faults, served, data):
     faults.set(latency=0.005)
     a = bl.open(url(faults, "b.b2nd"))
     r = bl.sum(a).compute(nthreads=2, max_memory=8 << 20)  # slabs of less than a chunk
     np.testing.assert_allclose(r.to_numpy(), data.sum(), rtol=1e-12)
-    s = r.stats  # every chunk once, whole (adjacent in the file: coalesced into fewer requests)
-    assert s["store_bytes"] <= os.path.getsize(served / "b.b2nd"), s
+    s = r.stats  # every chunk once, whole (adjacent in the file: coalesced into fewer requests),
+    # but for the first chunks of the two workers, which may read their blocks before the
+    # prefetch is there (a loaded machine): at most two of the four chunks' bytes more.
+    assert s["store_bytes"] <= 1.5 * os.path.getsize(served / "b.b2nd"), s
     assert s["store_requests"] <= ROWS // 128 and s["prefetch_reads"] > 0, s
     assert s["prefetch_hits"] > ROWS // 128, s  # several slabs found the same whole chunk
 
