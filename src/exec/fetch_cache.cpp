@@ -115,6 +115,7 @@ FetchCache::Value FetchCache::shared(const StoreRead& r) {
     return wait_for(f, ready).get();  // rethrows the prefetch's error
   }
   ++misses_;
+  for (const ByteRange& b : r.ranges) note_worker_read(r.store, r.key, b);
   // Registered in flight, so that a task needing it at once waits for this read.
   std::promise<Value> promise;
   const uint64_t me = ++serials_;
@@ -188,6 +189,7 @@ std::vector<std::optional<ByteStore::Parts>> FetchCache::read_many(const StorePt
         continue;
       }
       ++misses_;
+      note_worker_read(store, requests[it.request].key, it.range);
       it.mine = std::make_shared<std::promise<Value>>();
       it.serial = ++serials_;
       it.value = it.mine->get_future().share();
@@ -276,6 +278,9 @@ bool FetchCache::reserve(const StoreRead& r, int64_t bytes, int64_t task, std::o
     return true;
   }
   if (bytes > capacity_) return true;  // never fits: read by its task
+  // The workers of this task (or a later one) read some of these bytes themselves
+  // already: the prefetch is behind them there, and what it would fetch no one reads.
+  if (task <= reading_task_ && worker_read_overlaps(r)) return true;
   // Reads fetched ahead take at most half the cache: the other half keeps what was read
   // lately (a whole chunk fetched ahead that several fills read, a slab of it each).
   if (ahead_bytes_ > 0 && ahead_bytes_ + bytes > capacity_ / 2) return false;
@@ -290,6 +295,22 @@ bool FetchCache::reserve(const StoreRead& r, int64_t bytes, int64_t task, std::o
   ++ahead_reads_;
   out = Pending{r, id, me, std::move(promise), task, bytes};
   return true;
+}
+
+void FetchCache::note_worker_read(const StorePtr& store, const std::string& key, const ByteRange& b) {
+  std::vector<ByteRange>& v = worker_reads_[id_of({store, key, {}})];
+  if (v.size() < kMostWorkerReads) v.push_back(b);
+}
+
+bool FetchCache::worker_read_overlaps(const StoreRead& r) const {
+  auto it = worker_reads_.find(id_of({r.store, r.key, {}}));
+  if (it == worker_reads_.end()) return false;
+  for (const ByteRange& want : r.ranges)
+    for (const ByteRange& got : it->second) {
+      if (want.offset < 0 || got.offset < 0 || want.length < 0 || got.length < 0) return true;  // (suffix, or to the end)
+      if (want.offset < got.offset + got.length && got.offset < want.offset + want.length) return true;
+    }
+  return false;
 }
 
 std::optional<ByteStore::Parts> FetchCache::held(const StoreRead& r) const {

@@ -107,6 +107,11 @@ class FetchCache {
     std::list<std::string>::iterator age;
   };
   void note_store(const StorePtr& s);  // its counters before this execution's first read
+  // Ranges the workers read themselves (misses), per object: the prefetch does not fetch
+  // what overlaps them for their task (it is behind there). Under mu_.
+  void note_worker_read(const StorePtr& store, const std::string& key, const ByteRange& b);
+  bool worker_read_overlaps(const StoreRead& r) const;
+  static constexpr size_t kMostWorkerReads = 64;  // per object
   void to_lru(const std::string& id, Entry& e);
   void set_ahead(Entry& e, bool ahead);    // keeps ahead_bytes_
   void set_bytes(Entry& e, int64_t bytes);  // keeps held_ and ahead_bytes_
@@ -124,6 +129,7 @@ class FetchCache {
   int64_t held_ = 0, most_held_ = 0;
   int64_t ahead_bytes_ = 0;  // of reads fetched ahead and not read yet (at most half the cache)
   int64_t reading_task_ = 0;  // claimed()
+  std::unordered_map<std::string, std::vector<ByteRange>> worker_reads_;
   uint64_t serials_ = 0;
   std::mutex room_mu_;  // held while on_room_ runs: unset only when no call is running
   std::function<void()> on_room_;

@@ -235,6 +235,29 @@ TEST(Prefetch, ReadManyTakesEachRangeFromTheCache) {
   EXPECT_EQ(twice[0], got[1]);
 }
 
+TEST(Prefetch, WhatTheWorkersReadOfATaskIsNotFetchedAheadForIt) {
+  // A one-task plan (a reduction to one chunk): the workers ran ahead of the prefetch and
+  // read blocks of unit 0 themselves. The whole unit fetched ahead for that task would
+  // never be read — kept as ahead, it filled the budget and stopped the prefetch — so it
+  // is not fetched; a later task's read of it is, and so are other units.
+  auto store = units_store("prefetch_behind", 4, 4 * kUnit);
+  const int64_t unit_bytes = kUnit * 8;
+  FetchCache cache(16 * unit_bytes);
+  const std::string k0 = StoreUnitsSource::unit_key(0), k1 = StoreUnitsSource::unit_key(1);
+  cache.claimed(0);
+  ASSERT_TRUE(cache.read_many(store, {{k0, {{8, 16}}}})[0]);  // a worker's own read (a miss)
+  std::optional<FetchCache::Pending> p;
+  ASSERT_TRUE(cache.reserve({store, k0, {{0, unit_bytes}}}, unit_bytes, 0, p));
+  EXPECT_FALSE(p);  // behind the workers: nothing to fetch
+  ASSERT_TRUE(cache.reserve({store, k1, {{0, unit_bytes}}}, unit_bytes, 0, p));
+  EXPECT_TRUE(p);  // another unit: fetched ahead
+  cache.fulfil(*p, store->read(k1, {{0, unit_bytes}}));
+  ASSERT_TRUE(cache.reserve({store, k0, {{0, unit_bytes}}}, unit_bytes, 1, p));
+  EXPECT_TRUE(p);  // a later task: fetched ahead for it
+  cache.fulfil(*p, store->read(k0, {{0, unit_bytes}}));
+  EXPECT_EQ(cache.held_bytes(), 16 + 2 * unit_bytes);
+}
+
 TEST(Prefetch, SmallBudgetBoundsWhatIsHeldAhead) {
   const int64_t n = 48, size = n * kUnit;
   auto store = units_store("prefetch_small", n, size);
