@@ -125,7 +125,9 @@ def test_b2nd_sum_whole_chunks_serve_every_slab(faults, served, data):
     # but for the first chunks of the two workers, which may read their blocks before the
     # prefetch is there (a loaded machine): at most two of the four chunks' bytes more.
     assert s["store_bytes"] <= 1.5 * os.path.getsize(served / "b.b2nd"), s
-    assert s["store_requests"] <= ROWS // 128 and s["prefetch_reads"] > 0, s
+    # (a worker ahead of the prefetch reads its chunk's header and blocks itself: two
+    # requests, and that chunk is then not fetched whole for the task)
+    assert s["store_requests"] <= ROWS // 128 + 2 * 2 and s["prefetch_reads"] > 0, s
     assert s["prefetch_hits"] > ROWS // 128, s  # several slabs found the same whole chunk
 
 
