@@ -14,60 +14,11 @@
 #include "b2lazy/ops.hpp"
 #include "b2lazy/plan.hpp"
 #include "b2lazy/stats.hpp"
+#include "b2lazy/vocabulary.hpp"
 
 namespace b2lazy {
 
-// A Python-like scalar: weakly typed when combined with an array (NEP 50).
-struct Scalar {
-  ScalarKind kind;
-  double f = 0;
-  int64_t i = 0;
-  Scalar(double v) : kind(ScalarKind::Float), f(v) {}
-  Scalar(int v) : kind(ScalarKind::Int), i(v) {}
-  Scalar(int64_t v) : kind(ScalarKind::Int), i(v) {}
-  Scalar(bool v) : kind(ScalarKind::Bool), i(v) {}
-  // A Python complex: f is its real part, im its imaginary part.
-  static Scalar complex(double re, double im) {
-    Scalar s(re);
-    s.kind = ScalarKind::Complex;
-    s.im = im;
-    return s;
-  }
-  double im = 0;
-  // A Python int above INT64_MAX that fits uint64 (usable with uint64 arrays only).
-  static Scalar uint64(uint64_t v) {
-    Scalar s(static_cast<int64_t>(v));
-    s.above_int64 = v > static_cast<uint64_t>(INT64_MAX);
-    return s;
-  }
-  bool above_int64 = false;
-};
 
-// One entry of a basic index: integer, slice (any step), ..., or None (new axis).
-struct Index {
-  enum class Kind { Int, Slice, Ellipsis, NewAxis } kind = Kind::Slice;
-  int64_t i = 0;
-  std::optional<int64_t> start, stop, step;
-  static Index at(int64_t i) { return {Kind::Int, i, {}, {}, {}}; }
-  static Index slice(std::optional<int64_t> start = {}, std::optional<int64_t> stop = {},
-                     std::optional<int64_t> step = {}) {
-    return {Kind::Slice, 0, start, stop, step};
-  }
-  static Index ellipsis() { return {Kind::Ellipsis, 0, {}, {}, {}}; }
-  static Index newaxis() { return {Kind::NewAxis, 0, {}, {}, {}}; }
-};
-
-// An index array: integers (negative ones count from the end) or booleans (0/1), in C
-// order with their shape. `invalid_dtype` names a dtype that cannot index (reported with
-// the axis it was given for).
-struct IndexArray {
-  std::vector<int64_t> values;
-  Shape shape;
-  bool boolean = false;
-  std::string invalid_dtype;
-};
-// One entry of a NumPy index: basic (integer, slice, ..., None) or an array.
-using IndexItem = std::variant<Index, IndexArray>;
 
 class Array {
  public:
@@ -175,24 +126,6 @@ Array minimum(const Operand& a, const Operand& b);
 
 // Reductions: lazy nodes; a result that many output chunks need is computed once.
 // The nan* ones skip NaN as NumPy's do; logsumexp is SciPy's log(sum(exp(x))).
-enum class Reduction : uint8_t {
-  Sum, Prod, Min, Max, Mean, Var, Std, Any, All, CountNonzero, Argmin, Argmax,
-  NanSum, NanProd, NanMin, NanMax, NanMean, NanVar, NanStd, NanArgmin, NanArgmax, LogSumExp
-};
-// The registry of reductions: one entry per Reduction, read by the expression parser,
-// the Python module and the builder, so names and arguments cannot drift.
-struct ReductionInfo {
-  Reduction r;
-  const char* name;
-  bool takes_dtype;       // dtype= (sum, prod, mean, var, std and their nan* forms)
-  bool takes_correction;  // correction= / ddof= (var, std, nanvar, nanstd)
-  bool no_identity;       // a zero-size reduction is an error (min, max, arg*)
-  bool single_axis;       // axis is None or one int (argmin, argmax, nanarg*)
-};
-const std::vector<ReductionInfo>& reductions();
-const ReductionInfo& reduction_info(Reduction r);
-const ReductionInfo* find_reduction(const std::string& name);  // nullptr: no such reduction
-const char* reduction_name(Reduction r);
 struct ReduceOptions {
   std::optional<std::vector<int>> axis;  // nullopt: all axes
   bool keepdims = false;
@@ -212,8 +145,6 @@ inline Array std_dev(const Array& x, const ReduceOptions& o = {}) { return reduc
 // along `axis` (all axes: nullopt). Linear interpolation (NumPy's default method) or one
 // of NumPy's "lower", "higher", "nearest", "midpoint"; a slice with a NaN gives NaN.
 // Lazy: an output pulls its slices whole when they fit the budget, else selects in passes.
-enum class QuantileMethod : uint8_t { Linear, Lower, Higher, Nearest, Midpoint };
-QuantileMethod quantile_method(const std::string& name);  // throws ValueError naming the choices
 struct QuantileOptions {
   std::optional<std::vector<int>> axis;  // nullopt: all axes
   bool keepdims = false;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,12 +17,13 @@ namespace b2lazy {
 
 class Node;
 using NodePtr = std::shared_ptr<const Node>;
-class ThreadState;  // per-thread scratch, codec contexts and counters (src/exec)
-struct StorageInfo;  // b2lazy/driver.hpp
-class MemoryModel;  // the memory projection of one evaluation (src/plan/memory.hpp)
+class ThreadState;     // per-thread scratch, codec contexts and counters (src/runtime)
+struct StorageInfo;    // b2lazy/driver.hpp
+class MemoryModel;     // the memory projection of one evaluation (src/runtime/memory_model.hpp)
+class AlignmentQuery;  // storage-chunk alignment seen through the graph (src/runtime/alignment.hpp)
 
 // One read a store-backed source makes (ByteStore::read of `ranges` of `key`): what the
-// executor fetches ahead of the tasks that need it (Node::store_reads, exec/fetch_cache.hpp).
+// executor fetches ahead of the tasks that need it (Node::store_reads, runtime/fetch_cache.hpp).
 struct StoreRead {
   StorePtr store;
   std::string key;
@@ -122,6 +124,19 @@ class Node {
   // node, or of elementwise work of its shape over it, then writes them unless given chunks.
   virtual bool chunks_requested() const { return false; }
 
+  // Storage-chunk length along output `axis` as seen from this node (0: none known): work
+  // cut at its multiples decompresses each stored chunk once. Inputs are asked through
+  // q.of(input, axis) (memoised). Default: an elementwise node's largest among its
+  // same-shaped inputs, else none. (A stored source answers its chunks before this is asked.)
+  virtual int64_t alignment_along(size_t axis, const AlignmentQuery& q) const;
+  // For a view reshaping or slicing input 0: the input's per-axis alignment (cuts at
+  // multiples of it cut no source chunk; the extent: only whole; 0: none) as seen on this
+  // node's axes. nullopt: alignment is not followed through this node.
+  virtual std::optional<Shape> alignment_through_view(const Shape& /*input*/) const { return std::nullopt; }
+  // Is it a view of input 0 (a slice, a permutation, rechunk): pulling it again costs a
+  // pull of the input, no computation?
+  virtual bool is_view() const { return chunks_requested(); }
+
   // --- What the planner asks (src/plan/): it decides from these, never from a node's type.
 
   // Chunks to keep `box` (a part of this node's result computed once: a stage kept
@@ -158,7 +173,7 @@ class Node {
   virtual void blocks_touched(const Region& /*region*/, std::vector<int64_t>& /*ids*/) const {}
   // A source over a ByteStore opts into the plan's prefetch with these two: the store
   // reads a pull of `region` makes, in the order it makes them (appended to `out`; the
-  // source then reads through fetch_read(), exec/fetch_cache.hpp, which hands it the
+  // source then reads through fetch_read(), runtime/fetch_cache.hpp, which hands it the
   // bytes fetched ahead while earlier tasks computed), and the most bytes one such read
   // returns (> 0: opted in; the plan sizes its cache of fetched bytes from it).
   virtual void store_reads(const Region& /*region*/, std::vector<StoreRead>& /*out*/) const {}

@@ -10,12 +10,6 @@
 
 namespace b2lazy {
 
-// NumPy's pad modes b2lazy has. Every one is an index map of each axis (constant and
-// empty: no input index), so an output region reads only the input it maps to.
-enum class PadMode { Constant, Edge, Reflect, Symmetric, Wrap, Empty };
-// "constant", "edge", ...; ValueError naming the mode and the supported ones otherwise
-// (NumPy's linear_ramp, maximum, mean, median and minimum included).
-PadMode pad_mode(const std::string& name);
 // NumPy's pad_width forms as (before, after) per axis: `values` in C order with shape
 // `shape`, broadcast to (ndim, 2) (n, (n,), (before, after), ((b0, a0), ...)).
 std::vector<std::pair<int64_t, int64_t>> pad_widths(const std::vector<int64_t>& values, const Shape& shape,

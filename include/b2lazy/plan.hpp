@@ -16,7 +16,7 @@
 namespace b2lazy {
 
 class Array;
-struct StageResults;  // src/exec/stage_results.hpp
+struct StageResults;  // src/runtime/stage_results.hpp
 
 // Where a node computed once keeps its result.
 enum class KeptIn : uint8_t {
@@ -88,7 +88,7 @@ struct PlanTask {
 enum class PlanTarget : uint8_t { Compressed, Dense };
 
 // A source read through a window of its decompressed blocks while the plan executes
-// (exec/block_window.hpp), instead of kept whole: the tasks pull parts of the same blocks
+// (runtime/block_window.hpp), instead of kept whole: the tasks pull parts of the same blocks
 // in turn (row bands of column strips), so the last `blocks` blocks decompressed serve
 // them and each block is decompressed about once.
 struct PlanWindow {
@@ -98,7 +98,7 @@ struct PlanWindow {
   int64_t pulled_bytes = 0, read_bytes = 0;  // the tasks' decompression without it, and with it
 };
 
-// Sibling reductions folded in lockstep while the plan executes (exec/sibling_group.hpp):
+// Sibling reductions folded in lockstep while the plan executes (runtime/sibling_group.hpp):
 // reductions over the same axes of same-shaped inputs that read the same stored sources
 // through elementwise nodes only; each slab of those sources is decompressed once for all.
 struct PlanSiblings {
@@ -119,7 +119,7 @@ struct Plan {
   std::vector<PlanWindow> windows;  // sources read through a window of decompressed blocks
   std::vector<PlanSiblings> siblings;  // reductions folded in lockstep
   PassMemory tasks_memory;         // the output tasks' pass
-  // Bytes of the cache of fetched (compressed) store reads (exec/fetch_cache.hpp): what
+  // Bytes of the cache of fetched (compressed) store reads (runtime/fetch_cache.hpp): what
   // the prefetch holds ahead of the tasks and repeated reads find; 0 when no source reads
   // from a store through it (Node::store_read_bytes). Counted in projected_peak.
   int64_t fetch_bytes = 0;

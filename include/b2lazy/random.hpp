@@ -9,15 +9,10 @@
 #include <optional>
 
 #include "b2lazy/array.hpp"
+#include "b2lazy/philox.hpp"
 
 namespace b2lazy {
 
-// Which values: the seed keys the generator; the stream tells apart the calls of one
-// b2lazy.random.Generator (two calls with one seed differ).
-struct RandomKey {
-  uint64_t seed = 0;
-  uint32_t stream = 0;
-};
 
 // Uniform values in [low, high): low + (high - low) * u, u from the top 53 random bits
 // (float64) or 24 (float32) of a 64-bit word: elements 2p and 2p + 1 take the two halves of
@@ -34,9 +29,5 @@ Array random_normal(const Shape& shape, double loc, double scale, RandomKey key,
 Array random_integers(const Shape& shape, int64_t low, uint64_t span, RandomKey key, DType dtype = DType::I64,
                       const Shape& chunks = {});
 
-namespace philox {
-// One Philox4x32-10 block: the four 32-bit words for counter `ctr` under `key`.
-std::array<uint32_t, 4> block(const std::array<uint32_t, 4>& ctr, const std::array<uint32_t, 2>& key);
-}  // namespace philox
 
 }  // namespace b2lazy

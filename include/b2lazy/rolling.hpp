@@ -9,19 +9,6 @@
 
 namespace b2lazy {
 
-enum class MovingOp : uint8_t { Sum, Mean, Min, Max, Var, Std, Count };
-// "sum", "mean", ...; ValueError naming the supported ones otherwise.
-MovingOp moving_op(const std::string& name);
-const char* moving_op_name(MovingOp op);
-
-struct MovingOptions {
-  int axis = -1;
-  bool center = false;                      // the window centred on i (xarray: start w // 2 before)
-  std::optional<int64_t> min_periods;       // default: the window; at least 1
-  double ddof = 0;                          // var, std
-  bool skipna = true;                       // false: a NaN in the window gives NaN
-};
-
 // out[i] = op over x[i - w + 1 .. i] along `axis` (centred: x[i - w//2 .. i - w//2 + w - 1]),
 // positions outside the axis missing. Same shape as x; float result (float64 for integer
 // input, the input's float type otherwise; count: float64). w may exceed the axis.

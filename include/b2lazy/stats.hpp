@@ -37,7 +37,7 @@ struct Stats {
   int64_t store_bytes = 0;
   int64_t store_retries = 0;
   double store_wait_seconds = 0;
-  // Store reads through the cache of fetched bytes (exec/fetch_cache.hpp): found there
+  // Store reads through the cache of fetched bytes (runtime/fetch_cache.hpp): found there
   // (fetched ahead by the prefetch, or read before), or read by the task that needed it;
   // reads the prefetch sent, and seconds tasks waited for reads it had in flight.
   int64_t prefetch_hits = 0;

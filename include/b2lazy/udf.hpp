@@ -11,26 +11,6 @@
 
 namespace b2lazy {
 
-// One input as the function sees it: dense C-order values of `shape`, starting at
-// `start` in the input (a 0-d input: its one value).
-struct UdfInput {
-  const void* data;
-  DType dtype;
-  Shape shape;
-  Shape start;
-  std::shared_ptr<void> owner;  // `data`'s buffer when a UdfAllocator gave it (else empty)
-};
-
-// Gives the buffers a function's inputs are pulled into, of `nbytes` each. By default they
-// are the evaluation's scratch, reused once the call returns; a binding whose function may
-// keep what it is shown (Python's lazyudf) gives buffers it owns, released when it says.
-using UdfAllocator = std::function<std::shared_ptr<void>(size_t nbytes)>;
-
-// Fills `out` (dense C order, `out_shape`, dtype `dtype`) with the function's values for
-// the output block starting at `offset`. Called from several worker threads at once; an
-// exception it throws ends the evaluation.
-using UdfFunction = std::function<void(const std::vector<UdfInput>& inputs, void* out, DType dtype,
-                                       const Shape& out_shape, const Shape& offset)>;
 
 // The lazy result of `fn` over `inputs` (each of shape `shape`, or 0-d), of `dtype` and
 // `shape`. `depth` (one entry per axis, or one for all; empty: 0) widens what each block

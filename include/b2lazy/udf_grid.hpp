@@ -7,9 +7,6 @@
 
 namespace b2lazy {
 
-// Block boundaries along one axis: 0 = b[0] < b[1] < ... < b.back() = the axis's length.
-using GridAxis = std::vector<int64_t>;
-
 // As lazyudf, but a pull of a region reads its inputs over the union of the grid blocks
 // the region meets (`grid`: one GridAxis per axis of `shape`), so that the function can
 // compute every block it is asked about from whole blocks. The array's preferred chunks

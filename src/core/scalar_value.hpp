@@ -1,7 +1,7 @@
 // A Python scalar (b2lazy::Scalar) as a value of a C++ element type: the one conversion
 // the graph builders use for constants and fills.
 #pragma once
-#include "b2lazy/array.hpp"
+#include "b2lazy/vocabulary.hpp"
 #include "core/dispatch.hpp"
 #include "core/float_to_int.hpp"
 

@@ -6,7 +6,7 @@
 #include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
 #include "exec/executor.hpp"
-#include "graph/own_context.hpp"
+#include "runtime/own_context.hpp"
 #include "plan/memory.hpp"
 #include "storage/b2nd_writer.hpp"
 

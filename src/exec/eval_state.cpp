@@ -8,13 +8,13 @@
 #include "b2lazy/context.hpp"
 #include "b2lazy/error.hpp"
 #include "b2lazy/interrupt.hpp"
-#include "exec/thread_pool.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/thread_pool.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
 EvalState::EvalState(Context& c, size_t mm)
-    : ctx(c), max_memory(mm), main_(std::make_unique<ThreadState>()), main_nodes_(std::make_unique<NodeCache>()) {
+    : ctx(c), max_memory_(mm), main_(std::make_unique<ThreadState>()), main_nodes_(std::make_unique<NodeCache>()) {
   main_->eval = this;
   main_->can_fork = true;
   main_->nodes = main_nodes_.get();
@@ -38,14 +38,12 @@ ThreadState& EvalState::worker(int i) {
   return *w;
 }
 
-int EvalState::nworkers() const { return static_cast<int>(workers_.size()); }
-
 void EvalState::check_cancel() const {
   if (interrupted() || (cancel && cancel->load(std::memory_order_relaxed))) throw Cancelled("evaluation interrupted");
 }
 
 void EvalState::parallel_for(int64_t ntasks, const std::function<void(int64_t, int, ThreadState&)>& fn) {
-  const int nw = static_cast<int>(std::min<int64_t>(nworkers(), ntasks));
+  const int nw = static_cast<int>(std::min<int64_t>(workers(), ntasks));
   if (nw <= 0) return;
   std::atomic<int64_t> next{0};
   std::atomic<bool> failed{false};
@@ -70,7 +68,7 @@ void EvalState::parallel_for(int64_t ntasks, const std::function<void(int64_t, i
         error_task = i;
       }
       failed = true;
-      failing = true;
+      failing_ = true;
     }
   };
   ctx.pool().run(work, nw);
@@ -101,7 +99,7 @@ void EvalState::collect(Stats& stats) const {
   add(main_.get());
   for (auto& w : workers_) add(w.get());
   for (auto& [node, w] : windows) stats.window_hits += w->hits();
-  if (fetch) fetch->collect(stats);
+  if (fetch_cache) fetch_cache->collect(stats);
   for (auto& [node, counts] : per_chunk) {
     const std::string name = node->source_name();
     for (auto& [id, n] : counts) {

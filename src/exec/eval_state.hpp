@@ -1,5 +1,6 @@
 // State shared by the threads of one execution of a plan: the thread states and their
-// per-node caches, and the plan's stages once computed (read by every chunk that needs them).
+// per-node caches, and the plan's stages once computed (read by every chunk that needs
+// them). Nodes see it as an Evaluation (runtime/evaluation.hpp); the executor sets it up.
 #pragma once
 #include <atomic>
 #include <functional>
@@ -9,37 +10,46 @@
 
 #include "b2lazy/node.hpp"
 #include "b2lazy/stats.hpp"
-#include "exec/block_window.hpp"
-#include "exec/carry_board.hpp"
-#include "exec/fetch_cache.hpp"
-#include "exec/node_cache.hpp"
-#include "exec/sibling_group.hpp"
+#include "runtime/block_window.hpp"
+#include "runtime/carry_board.hpp"
+#include "runtime/fetch_cache.hpp"
+#include "runtime/node_cache.hpp"
+#include "runtime/evaluation.hpp"
+#include "runtime/sibling_group.hpp"
 
 namespace b2lazy {
 
 class Context;
 class ThreadState;
 
-struct Materialized {
-  Box box;         // the part of the node that was computed
-  NodePtr source;  // holds exactly `box` (shape box.shape())
-};
-
-class EvalState {
+class EvalState final : public Evaluation {
  public:
   EvalState(Context& ctx, size_t max_memory);
-  ~EvalState();
+  ~EvalState() override;
   Context& ctx;
-  size_t max_memory;
   const std::atomic<bool>* cancel = nullptr;  // ComputeOptions::cancel
-  // Throws Cancelled once `cancel` or the process-wide interrupt flag is set: called
-  // before every output chunk, parallel task and pull (two relaxed loads).
-  void check_cancel() const;
+
+  // --- Evaluation
+  int workers() const override { return static_cast<int>(workers_.size()); }
+  size_t max_memory() const override { return max_memory_; }
+  // (Two relaxed loads.)
+  void check_cancel() const override;
+  bool failing() const override { return failing_.load(std::memory_order_relaxed); }
+  void parallel_for(int64_t ntasks, const std::function<void(int64_t, int, ThreadState&)>& fn) override;
+  const Materialized* stage(const Node* n) const override {
+    if (materialized.empty()) return nullptr;
+    auto it = materialized.find(n);
+    return it == materialized.end() ? nullptr : &it->second;
+  }
+  CarryBoard* carry(const Node* n) const override { return find(carries, n); }
+  BlockWindow* window(const Node* n) const override { return find(windows, n); }
+  SiblingGroup* siblings(const Node* n) const override { return find(sibling_groups, n); }
+  FetchCache* fetch() const override { return fetch_cache.get(); }
+
   // Between passes (no task running): every thread's scratch gives back what it holds free.
   void trim_scratch();
   ThreadState& main();           // the calling thread's state
   ThreadState& worker(int i);    // worker i's state
-  int nworkers() const;
 
   // Written only between passes (the plan's stages); read concurrently during a pass.
   std::unordered_map<const Node*, Materialized> materialized;
@@ -49,44 +59,32 @@ class EvalState {
   // Counters of every thread state, summed.
   void collect(Stats& stats) const;
 
-  // Set once a task of the running pass failed: tasks waiting for another's carry stop.
-  std::atomic<bool> failing{false};
   // Carries passed between output chunks (a run of every task in order): by the node
   // that passes them (PlanStage::carried_by). Made before the output pass, read during it.
   std::unordered_map<const Node*, std::unique_ptr<CarryBoard>> carries;
-  CarryBoard* carry_board(const Node* n) const {
-    if (carries.empty()) return nullptr;
-    auto it = carries.find(n);
-    return it == carries.end() ? nullptr : it->second.get();
-  }
   // Windows of decompressed blocks of sources (Plan::windows): made before the first
   // pass, read by every pass.
   std::unordered_map<const Node*, std::unique_ptr<BlockWindow>> windows;
-  BlockWindow* block_window(const Node* n) const {
-    if (windows.empty()) return nullptr;
-    auto it = windows.find(n);
-    return it == windows.end() ? nullptr : it->second.get();
-  }
   // Store reads fetched ahead or read before (Plan::fetch_bytes): made before the first
   // pass; sources read through it (fetch_read).
-  std::unique_ptr<FetchCache> fetch;
+  std::unique_ptr<FetchCache> fetch_cache;
   // Sibling reductions evaluated in lockstep (Plan::siblings), by member: made before the
   // first pass, read by every pass.
-  std::unordered_map<const Node*, std::shared_ptr<SiblingGroup>> siblings;
-  SiblingGroup* sibling_group(const Node* n) const {
-    if (siblings.empty()) return nullptr;
-    auto it = siblings.find(n);
-    return it == siblings.end() ? nullptr : it->second.get();
-  }
+  std::unordered_map<const Node*, std::shared_ptr<SiblingGroup>> sibling_groups;
   // Output chunk `id` has been written: its carries, if any, are all put.
   void chunk_done(int64_t id);
 
-  // Runs fn(task, worker, worker's state) for every task in [0, ntasks), handed out
-  // dynamically to at most ntasks workers; stops handing out tasks at the first exception
-  // and rethrows the exception of the lowest-numbered task that failed (deterministic).
-  void parallel_for(int64_t ntasks, const std::function<void(int64_t, int, ThreadState&)>& fn);
-
  private:
+  template <class Map>
+  static auto find(const Map& m, const Node* n) -> decltype(m.begin()->second.get()) {
+    if (m.empty()) return nullptr;
+    auto it = m.find(n);
+    return it == m.end() ? nullptr : it->second.get();
+  }
+
+  size_t max_memory_;
+  // Set once a task of the running pass failed: tasks waiting for another's carry stop.
+  std::atomic<bool> failing_{false};
   std::unique_ptr<ThreadState> main_;
   std::vector<std::unique_ptr<ThreadState>> workers_;
   // Per-node state of each thread state (kept bands, lent values), owned here: by the

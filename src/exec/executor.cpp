@@ -14,8 +14,8 @@
 #include "exec/eval_state.hpp"
 #include "exec/no_evaluation.hpp"
 #include "exec/prefetcher.hpp"
-#include "exec/stage_results.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/stage_results.hpp"
+#include "runtime/thread_state.hpp"
 #include "plan/chunking.hpp"
 #include "plan/tasks.hpp"
 #include "storage/b2nd_source.hpp"
@@ -147,7 +147,7 @@ void run_stage(const PlanStage& s, EvalState& ev) {
   const NodePtr& sub = s.computed;
   const size_t isz = itemsize(sub->dtype());
   const ChunkGrid grid(sub->shape(), s.chunks);
-  const int64_t per = chunks_per_task(*sub, grid, ev.nworkers());
+  const int64_t per = chunks_per_task(*sub, grid, ev.workers());
   const int64_t ntasks = sub->size() == 0 ? 0 : ceil_div(grid.nchunks(), per);
   Materialized m;
   m.box = s.box;
@@ -227,7 +227,7 @@ Stats execute_plan_once(const Plan& plan, const Target& target, int64_t first_ta
   EvalState ev(ctx, plan.options.max_memory);
   ev.cancel = opts.cancel;
   // (a cache of no bytes still counts the stores' reads and serves reads in flight)
-  ev.fetch = std::make_unique<FetchCache>(plan.fetch_bytes);
+  ev.fetch_cache = std::make_unique<FetchCache>(plan.fetch_bytes);
   for (const PlanWindow& w : plan.windows)
     ev.windows[w.node.get()] = std::make_unique<BlockWindow>(w.blocks, static_cast<size_t>(w.node->window_block_bytes()));
   // Sibling reductions: the results folded ahead for members wait within an eighth of the budget.
@@ -235,7 +235,7 @@ Stats execute_plan_once(const Plan& plan, const Target& target, int64_t first_ta
     std::vector<const Node*> members;
     for (const NodePtr& m : g.members) members.push_back(m.get());
     auto group = std::make_shared<SiblingGroup>(members, g.shared, plan.options.max_memory / 8);
-    for (const Node* m : members) ev.siblings[m] = group;
+    for (const Node* m : members) ev.sibling_groups[m] = group;
   }
   const bool all = first_task == 0 && last_task == ntasks;
   if (first_task < last_task) {

@@ -40,13 +40,13 @@ int64_t expected_bytes(const StoreRead& read, int64_t typical) {
 
 PrefetchScope::PrefetchScope(EvalState& ev, const Node& root, const ChunkGrid& grid, int64_t per, int64_t first,
                              int64_t last, const std::vector<bool>* needed) {
-  if (!ev.fetch || ev.fetch->capacity() <= 0 || first >= last) return;
+  if (!ev.fetch_cache || ev.fetch_cache->capacity() <= 0 || first >= last) return;
   p_.emplace(ev, root, grid, per, first, last, needed);
 }
 
 Prefetcher::Prefetcher(EvalState& ev, const Node& root, const ChunkGrid& grid, int64_t per, int64_t first,
                        int64_t last, const std::vector<bool>* needed)
-    : ev_(ev), cache_(*ev.fetch), root_(root), grid_(grid), per_(per), last_(last), needed_(needed),
+    : ev_(ev), cache_(*ev.fetch_cache), root_(root), grid_(grid), per_(per), last_(last), needed_(needed),
       next_task_(first), claimed_(first - 1) {
   for (const auto& [n, m] : ev.materialized) stop_nodes_.insert(n);
   if (!reads_stores(root, stop_nodes_)) return;
@@ -137,7 +137,7 @@ void Prefetcher::plan_batch(std::vector<FetchCache::Pending>& batch) {
       // Full: reads fetched for tasks well behind the workers and never read (a window
       // served them) may go; else wait until reads are consumed.
       if (released) return;
-      cache_.release_before(claimed_ - ev_.nworkers());
+      cache_.release_before(claimed_ - ev_.workers());
       released = true;
       continue;
     }

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "b2lazy/node.hpp"
-#include "exec/fetch_cache.hpp"
+#include "runtime/fetch_cache.hpp"
 
 namespace b2lazy {
 

@@ -17,7 +17,7 @@
 #include "ops/elementwise/program.hpp"
 #include "plan/chunking.hpp"
 #include "graph/blosc2_lazyexpr.hpp"
-#include "graph/own_context.hpp"
+#include "runtime/own_context.hpp"
 #include "graph/run_compute.hpp"
 #include "plan/layout.hpp"
 #include "storage/b2nd_source.hpp"

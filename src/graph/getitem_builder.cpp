@@ -4,6 +4,7 @@
 
 #include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
+#include "ops/shape/slice_node.hpp"
 
 namespace b2lazy {
 
@@ -275,6 +276,12 @@ Array oindex(const Array& x, const std::vector<IndexItem>& key) {
     y = take(y, idxs[j].values, idxs[j].shape, pos);
   }
   return y;
+}
+
+Array Array::operator[](const std::vector<Index>& index) const {
+  BasicKey k = normalize_basic_key(shape(), index);
+  if (k.identity) return *this;
+  return Array(std::make_shared<SliceNode>(node_, std::move(k.axes), std::move(k.out_to_in), std::move(k.out_shape)));
 }
 
 }  // namespace b2lazy

@@ -6,13 +6,13 @@
 #include "b2lazy/error.hpp"
 #include "b2lazy/plan.hpp"
 #include "exec/executor.hpp"
-#include "exec/stage_results.hpp"
+#include "runtime/stage_results.hpp"
 #include "graph/run_compute.hpp"
 #include "plan/chunking.hpp"
 #include "plan/memory.hpp"
 #include "plan/tasks.hpp"
 #include "b2lazy/driver.hpp"
-#include "graph/own_context.hpp"
+#include "runtime/own_context.hpp"
 
 namespace b2lazy {
 

@@ -6,10 +6,10 @@
 
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
-#include "exec/block_window.hpp"
-#include "exec/eval_state.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/block_window.hpp"
+#include "runtime/evaluation.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
@@ -103,8 +103,8 @@ void UnitSource::fill(const Region& region, void* out, ThreadState& ts) const {
   const size_t nd = ndim(), isz = itemsize(dtype());
   ScratchScope scope(ts.scratch);
   const Shape& ushape = read_grid_.chunks();
-  // Through the plan's window of decoded units when it gave one (exec/block_window.hpp).
-  BlockWindow* window = ts.eval && nd > 0 ? ts.eval->block_window(this) : nullptr;
+  // Through the plan's window of decoded units when it gave one (runtime/block_window.hpp).
+  BlockWindow* window = ts.eval && nd > 0 ? ts.eval->window(this) : nullptr;
   char* buf = nullptr;  // one unit decoded whole, allocated when first needed
   auto unit_buffer = [&] {
     if (!buf) buf = static_cast<char*>(scope.alloc(static_cast<size_t>(prod(ushape)) * isz));
@@ -202,7 +202,7 @@ void UnitSource::fill(const Region& region, void* out, ThreadState& ts) const {
 }
 
 void UnitSource::planned_reads(const Region& region, ThreadState& ts, std::vector<UnitRead>& out) const {
-  planned_reads(region, ts.eval ? ts.eval->block_window(this) : nullptr, out);
+  planned_reads(region, ts.eval ? ts.eval->window(this) : nullptr, out);
 }
 
 void UnitSource::planned_reads(const Region& region, BlockWindow* window, std::vector<UnitRead>& out) const {

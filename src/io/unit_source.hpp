@@ -1,7 +1,7 @@
 // A stored array read in whole units — a format's chunks (Zarr's chunks or a shard's inner
 // chunks, HDF5's chunks), each decoded whole by read_unit() — as a leaf of the graph. The
 // region a fill() asks for is cut by the unit grid, each unit decoded (or taken from the
-// plan's window of decoded units, exec/block_window.hpp) and its part copied out.
+// plan's window of decoded units, runtime/block_window.hpp) and its part copied out.
 #pragma once
 #include <vector>
 

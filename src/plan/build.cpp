@@ -12,7 +12,7 @@
 #include "b2lazy/checked.hpp"
 #include "b2lazy/plan.hpp"
 #include "core/saturating.hpp"
-#include "exec/stage_results.hpp"
+#include "runtime/stage_results.hpp"
 #include "ops/shape/slice_node.hpp"
 #include "plan/chunking.hpp"
 #include "plan/follow_layout.hpp"

@@ -1,4 +1,4 @@
-// The plan's windows of decompressed blocks (Plan::windows, exec/block_window.hpp): which
+// The plan's windows of decompressed blocks (Plan::windows, runtime/block_window.hpp): which
 // window size keeps a source's reads near once, by replaying the tasks' pulls in order
 // through a least-recently-used window of blocks, as the execution's window behaves.
 #pragma once

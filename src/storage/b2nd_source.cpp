@@ -16,10 +16,10 @@
 
 #include "b2lazy/error.hpp"
 #include "core/strided_copy.hpp"
-#include "exec/block_window.hpp"
-#include "exec/eval_state.hpp"
-#include "exec/thread_state.hpp"
-#include "plan/memory.hpp"
+#include "runtime/block_window.hpp"
+#include "runtime/evaluation.hpp"
+#include "runtime/thread_state.hpp"
+#include "runtime/memory_model.hpp"
 #include "storage/b2nd_validate.hpp"
 #include "storage/blosc2_util.hpp"
 #include "storage/pinned_io.hpp"
@@ -430,7 +430,7 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
   }
   // Over a store: every chunk the region needs fetched at once (many ranges in flight).
   const std::shared_ptr<void> fetched = remote_ ? prefetch(region, ts) : nullptr;
-  if (BlockWindow* w = ts.eval ? ts.eval->block_window(this) : nullptr)
+  if (BlockWindow* w = ts.eval ? ts.eval->window(this) : nullptr)
     return fill_windowed(region, static_cast<char*>(out), ts, *w);
   // Fast path: a unit-step request inside one chunk that is one contiguous range of the
   // chunk's C order, when blocks keep that order: decompress just those items, in place.
@@ -519,7 +519,7 @@ void B2ndSource::fill_windowed(const Region& region, char* out, ThreadState& ts,
   // blocks and reads the other's kept, rather than waiting on the same block in turn.
   int64_t n = 0;
   for_each_block(region, [&](int64_t, const Box&, int64_t, const Shape&, const Shape&) { ++n; });
-  const int nw = std::max(1, ts.eval->nworkers());
+  const int nw = std::max(1, ts.eval->workers());
   const int64_t first = ts.worker > 0 ? n * (ts.worker % nw) / nw : 0;
   int64_t last = -1;  // a chunk counts one decompression per pull that makes a block of it
   auto visit = [&](int64_t from, int64_t to) {

@@ -108,7 +108,7 @@ class B2ndSource : public Node {
   // chunk (C order of the grid), block by block (C order of the chunk's blocks).
   template <class F>
   void for_each_block(const Region& region, F f) const;
-  // fill() through the plan's window of decompressed blocks (exec/block_window.hpp).
+  // fill() through the plan's window of decompressed blocks (runtime/block_window.hpp).
   void fill_windowed(const Region& region, char* out, ThreadState& ts, class BlockWindow& window) const;
   // Blocks not in C order: is a chunk read whole (it is at most a piece, or one block),
   // rather than block by block? fill_bytes, read_in_pieces and decompressed_bytes agree.

@@ -5,7 +5,7 @@
 
 #include "b2lazy/error.hpp"
 #include "core/strided_copy.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/thread_state.hpp"
 #include "storage/b2nd_source.hpp"
 #include "storage/blosc2_util.hpp"
 #include "storage/output_path.hpp"

@@ -12,8 +12,8 @@
 #include <new>
 
 #include "b2lazy/error.hpp"
-#include "exec/fetch_cache.hpp"
-#include "io/blosc_range.hpp"
+#include "runtime/fetch_cache.hpp"
+#include "storage/blosc_range.hpp"
 #include "storage/b2nd_validate.hpp"
 #include "storage/blosc2_util.hpp"
 #include "storage/pinned_io.hpp"

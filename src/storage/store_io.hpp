@@ -3,7 +3,7 @@
 // the trailer) are read once, by range, and kept: C-Blosc2's reads of them are answered
 // from memory. Chunks are then fetched by the source itself (B2ndSource), many at once:
 // one range per chunk, or a chunk's header and block table then only the blocks a region
-// needs (io/blosc_range.hpp). Chunk headers are checked before anything is allocated for
+// needs (storage/blosc_range.hpp). Chunk headers are checked before anything is allocated for
 // them (ChunkFetch), and errors name the object's URL.
 #pragma once
 #include <b2nd.h>
@@ -66,7 +66,7 @@ class StoreFrame {
   // Fetches every chunk of `wants` (none special) with at most two batches of requests:
   // whole chunks and headers with block tables, then the blocks. `expected_bytes` and
   // `typesize`: what each chunk holds (headers are checked against them first).
-  // Its reads go through the execution's fetch cache (exec/fetch_cache.hpp): those the
+  // Its reads go through the execution's fetch cache (runtime/fetch_cache.hpp): those the
   // prefetch sent ahead (first_read, Node::store_reads) are taken from there.
   std::vector<Fetched> fetch(const std::vector<Want>& wants, int64_t expected_bytes, int32_t typesize,
                              ThreadState& ts) const;

@@ -1,4 +1,4 @@
-// The window of decompressed blocks (exec/block_window.hpp) and its replay at planning
+// The window of decompressed blocks (runtime/block_window.hpp) and its replay at planning
 // time (plan/window.hpp): what is kept, what is made once, and errors.
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "exec/block_window.hpp"
+#include "runtime/block_window.hpp"
 #include "plan/window.hpp"
 
 using namespace b2lazy;

@@ -1,4 +1,4 @@
-// Runs of a Blosc chunk read from a file without the rest (io/blosc_range.hpp): equal to
+// Runs of a Blosc chunk read from a file without the rest (storage/blosc_range.hpp): equal to
 // the decoded chunk for any run, block-aligned or not, compressed or stored as is; a
 // damaged buffer is an IOError naming the file, never a crash or stale memory.
 #include <fcntl.h>
@@ -12,8 +12,8 @@
 #include <random>
 
 #include "b2lazy/error.hpp"
-#include "exec/thread_state.hpp"
-#include "io/blosc_range.hpp"
+#include "runtime/thread_state.hpp"
+#include "storage/blosc_range.hpp"
 #include "io/zarr/blosc1.hpp"
 
 #include <blosc2.h>

@@ -15,8 +15,8 @@
 
 #include "b2lazy/b2lazy.hpp"
 #include "core/strided_copy.hpp"
-#include "exec/node_cache.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/node_cache.hpp"
+#include "runtime/thread_state.hpp"
 
 using namespace b2lazy;
 

@@ -1,5 +1,5 @@
 // The plan-driven prefetch (exec/prefetcher.hpp) and the cache of fetched bytes
-// (exec/fetch_cache.hpp), over a source whose units are objects "u/<id>" of a local store
+// (runtime/fetch_cache.hpp), over a source whose units are objects "u/<id>" of a local store
 // (io/store/store_units_source.hpp) wrapped in a store that records every read.
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include "b2lazy/byte_store.hpp"
 #include "b2lazy/error.hpp"
 #include "b2lazy/plan.hpp"
-#include "exec/fetch_cache.hpp"
+#include "runtime/fetch_cache.hpp"
 #include "io/store/store_units_source.hpp"
 #include "test_util.hpp"
 

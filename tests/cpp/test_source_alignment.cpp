@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "b2lazy/b2lazy.hpp"
-#include "plan/source_alignment.hpp"
+#include "runtime/alignment.hpp"
 #include "test_util.hpp"
 
 using namespace b2lazy;

@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "b2lazy/b2lazy.hpp"
-#include "exec/scratch.hpp"
+#include "runtime/scratch.hpp"
 #include "test_util.hpp"
 
 using namespace b2lazy;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "b2lazy/error.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/thread_state.hpp"
 #include "io/zarr/blosc1.hpp"
 #include "io/zarr/codecs.hpp"
 

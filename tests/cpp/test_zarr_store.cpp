@@ -13,7 +13,7 @@
 
 #include "b2lazy/b2lazy.hpp"
 #include "b2lazy/error.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/thread_state.hpp"
 #include "io/store/logging_store.hpp"
 #include "io/zarr/blosc1.hpp"
 #include "io/zarr/zarr_source.hpp"

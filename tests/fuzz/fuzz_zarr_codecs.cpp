@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "b2lazy/error.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/thread_state.hpp"
 #include "io/zarr/codecs.hpp"
 
 using namespace b2lazy;

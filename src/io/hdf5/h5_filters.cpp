@@ -11,8 +11,8 @@
 
 #include "b2lazy/error.hpp"
 #include "core/strided_copy.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 #include "io/zarr/codecs.hpp"
 
 namespace b2lazy::h5 {

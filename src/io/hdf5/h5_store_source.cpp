@@ -14,8 +14,8 @@
 
 #include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
-#include "exec/fetch_cache.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/fetch_cache.hpp"
+#include "runtime/thread_state.hpp"
 #include "io/hdf5/h5_handles.hpp"
 #include "io/hdf5/h5_library.hpp"
 #include "io/hdf5/h5_source.hpp"

@@ -3,10 +3,9 @@
 #include <cstring>
 
 #include "b2lazy/error.hpp"
-#include "b2lazy/store_units.hpp"
 #include "core/saturating.hpp"
-#include "exec/fetch_cache.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/fetch_cache.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
@@ -36,10 +35,6 @@ void StoreUnitsSource::read_unit(int64_t id, void* dst, ThreadState& ts) const {
   std::memcpy(dst, b.data(), b.size());
   ts.decompressed[this][id]++;
   ts.decompressed_bytes[this] += unit_bytes_;
-}
-
-Array store_units_array(StorePtr store, DType dtype, Shape shape, Shape units, bool prefetch) {
-  return Array(std::make_shared<StoreUnitsSource>(std::move(store), dtype, std::move(shape), std::move(units), prefetch));
 }
 
 }  // namespace b2lazy

@@ -12,7 +12,7 @@
 #include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/thread_state.hpp"
 #include "io/zarr/blosc1.hpp"
 
 namespace b2lazy::zarr {

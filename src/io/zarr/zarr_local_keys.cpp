@@ -14,8 +14,8 @@
 #include <unordered_map>
 
 #include "b2lazy/error.hpp"
-#include "exec/thread_state.hpp"
-#include "io/blosc_range.hpp"
+#include "runtime/thread_state.hpp"
+#include "storage/blosc_range.hpp"
 #include "io/regular_file.hpp"
 #include "io/zarr/zarr_keys.hpp"
 

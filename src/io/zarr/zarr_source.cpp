@@ -6,8 +6,9 @@
 #include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
-#include "exec/eval_state.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/block_window.hpp"
+#include "runtime/evaluation.hpp"
+#include "runtime/thread_state.hpp"
 #include "storage/blosc2_util.hpp"
 
 namespace b2lazy {
@@ -125,7 +126,7 @@ std::vector<zarr::KeyRead> ZarrSource::key_reads(const Region& region, BlockWind
 }
 
 void ZarrSource::fill(const Region& region, void* out, ThreadState& ts) const {
-  auto reads = [&] { return key_reads(region, ts.eval ? ts.eval->block_window(this) : nullptr); };
+  auto reads = [&] { return key_reads(region, ts.eval ? ts.eval->window(this) : nullptr); };
   keys_->around_fill(reads, [&] { UnitSource::fill(region, out, ts); }, ts);
 }
 

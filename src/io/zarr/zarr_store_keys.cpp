@@ -16,9 +16,9 @@
 #include <unordered_map>
 
 #include "b2lazy/error.hpp"
-#include "exec/fetch_cache.hpp"
-#include "exec/thread_state.hpp"
-#include "io/blosc_range.hpp"
+#include "runtime/fetch_cache.hpp"
+#include "runtime/thread_state.hpp"
+#include "storage/blosc_range.hpp"
 #include "io/zarr/zarr_keys.hpp"
 
 namespace b2lazy::zarr {

@@ -2,9 +2,9 @@
 
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/thread_state.hpp"
 #include "ops/elementwise/program.hpp"
-#include "plan/memory.hpp"
+#include "runtime/memory_model.hpp"
 
 namespace b2lazy {
 

@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "b2lazy/error.hpp"
-#include "exec/scratch.hpp"
+#include "runtime/scratch.hpp"
 #include "ops/elementwise/elementwise_node.hpp"
 #include "storage/buffer_source.hpp"
 

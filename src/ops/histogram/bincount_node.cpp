@@ -2,9 +2,9 @@
 
 #include <cstring>
 
-#include "exec/eval_state.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/evaluation.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
@@ -71,7 +71,7 @@ void BincountNode::fill(const Region& region, void* out, ThreadState& ts) const 
   std::memset(out, 0, static_cast<size_t>(nout) * 8);
   if (nout == 0) return;
   const int64_t n = inputs()[0]->size(), nslabs = (n + kSlab - 1) / kSlab;
-  const int nw = ts.eval ? ts.eval->nworkers() : 1;
+  const int nw = ts.eval ? ts.eval->workers() : 1;
   // Counts (exact in any order) spread over the workers, each into counts of its own,
   // when those stay small; sums of weights stay in x's order on one thread, so that they
   // do not depend on the thread count.

@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "core/dispatch.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 

@@ -5,9 +5,9 @@
 
 #include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_state.hpp"
-#include "plan/memory.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
+#include "runtime/memory_model.hpp"
 
 namespace b2lazy {
 

@@ -4,12 +4,13 @@
 #include <cstring>
 #include <unordered_set>
 
-#include "exec/scratch.hpp"
+#include "runtime/alignment.hpp"
+#include "runtime/scratch.hpp"
 #include "core/saturating.hpp"
-#include "exec/thread_state.hpp"
-#include "ops/linalg/matmul_node.hpp"
-#include "plan/chunking.hpp"
-#include "plan/memory.hpp"
+#include "runtime/thread_state.hpp"
+#include "core/chunk_shapes.hpp"
+#include "runtime/graph_queries.hpp"
+#include "runtime/memory_model.hpp"
 
 namespace b2lazy {
 

@@ -6,14 +6,16 @@
 
 #include "core/dispatch.hpp"
 #include "core/saturating.hpp"
-#include "exec/eval_state.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/alignment.hpp"
+#include "runtime/evaluation.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 #include "ops/linalg/gemm.hpp"
+#include "ops/linalg/keep_node.hpp"
 #include "ops/linalg/matmul_node.hpp"
 #include "ops/shape/permute_node.hpp"
-#include "plan/chunking.hpp"
-#include "plan/memory.hpp"
+#include "core/chunk_shapes.hpp"
+#include "runtime/memory_model.hpp"
 
 namespace b2lazy {
 
@@ -85,7 +87,7 @@ size_t stream_limit(size_t per_worker) { return std::min(kStreamBytes, std::max<
 
 size_t stream_bytes(const ThreadState& ts) {
   if (!ts.eval) return kStreamBytes;
-  return stream_limit(ts.eval->max_memory / static_cast<size_t>(std::max(1, ts.eval->nworkers())));
+  return stream_limit(ts.eval->max_memory() / static_cast<size_t>(std::max(1, ts.eval->workers())));
 }
 
 // gram_fill's k step is one storage chunk of x along k when that is at most 4x the
@@ -212,7 +214,7 @@ void gram_fill(const Node& x, bool trans, const Region& r, bool upper, void* out
   const int64_t kp = k_step(x, trans, static_cast<int64_t>(stream_bytes(ts) / isz) / per_k);
   const int64_t align = chunk_k_step(x, trans);
   const int64_t nblocks = (t_end + kRowBlock - 1) / kRowBlock;
-  const int nw = ts.can_fork && ts.eval ? ts.eval->nworkers() : 1;
+  const int nw = ts.can_fork && ts.eval ? ts.eval->workers() : 1;
 
   dispatch_computing(dt, [&]<class T>(T*) {
     const bool is_bool = dt == DType::Bool;
@@ -319,16 +321,7 @@ void mirror_square(void* out, int64_t nbatch, int64_t n, DType dt) {
   });
 }
 
-bool swaps_last_two(const Node& n, const NodePtr& of) {
-  auto* p = dynamic_cast<const PermuteNode*>(&n);
-  if (!p || n.inputs()[0] != of) return false;
-  const auto& perm = p->perm();
-  const size_t r = perm.size();
-  if (r < 2) return false;
-  for (size_t d = 0; d + 2 < r; ++d)
-    if (perm[d] != static_cast<int>(d)) return false;
-  return perm[r - 2] == static_cast<int>(r - 1) && perm[r - 1] == static_cast<int>(r - 2);
-}
+bool swaps_last_two(const Node& n, const NodePtr& of) { return is_matrix_transpose(n) && n.inputs()[0] == of; }
 
 }  // namespace
 

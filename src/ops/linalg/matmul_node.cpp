@@ -11,27 +11,19 @@
 #include "core/big_alloc.hpp"
 #include "core/dispatch.hpp"
 #include "core/saturating.hpp"
-#include "exec/eval_state.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/evaluation.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 #include "ops/linalg/gemm.hpp"
-#include "ops/reduce/reduce_node.hpp"
+#include "ops/linalg/keep_node.hpp"
 #include "ops/shape/permute_node.hpp"
-#include "ops/shape/slice_node.hpp"
-#include "plan/chunking.hpp"
-#include "plan/memory.hpp"
+#include "core/chunk_shapes.hpp"
+#include "runtime/alignment.hpp"
+#include "runtime/memory_model.hpp"
 
 namespace b2lazy {
 
 namespace {
-
-// Sources and views of them: pulling a panel again costs a read, not a computation.
-bool cheap(const Node& n) {
-  if (n.inputs().empty()) return true;
-  if (dynamic_cast<const SliceNode*>(&n) || dynamic_cast<const PermuteNode*>(&n) || n.chunks_requested())
-    return cheap(*n.inputs()[0]);  // (rechunk: the identity)
-  return false;
-}
 
 constexpr size_t kStreamBytes = size_t(16) << 20;  // per thread, both operand panels
 constexpr size_t kBandBytes = size_t(16) << 20;    // kept band of an expensive operand
@@ -68,7 +60,7 @@ struct KeptBand : NodeCache::Entry {
 // A worker's share of the budget (max_memory / workers).
 size_t per_worker(const ThreadState& ts) {
   if (!ts.eval) return size_t(1) << 30;
-  return ts.eval->max_memory / static_cast<size_t>(std::max(1, ts.eval->nworkers()));
+  return ts.eval->max_memory() / static_cast<size_t>(std::max(1, ts.eval->workers()));
 }
 // A kept band as large as the preferred one is always kept (input_regions relies on it).
 size_t hold_limit(size_t per_worker) { return std::max(per_worker / 4, kBandBytes); }
@@ -77,44 +69,7 @@ size_t stream_limit(size_t per_worker) { return std::min(kStreamBytes, std::max<
 
 }  // namespace
 
-NodePtr keep_if_expensive(NodePtr n) {
-  if (cheap(*n) || n->cacheable()) return n;
-  // Keep below a permutation, so that a transposed operand is still read as stored.
-  if (auto* p = dynamic_cast<const PermuteNode*>(n.get()))
-    return std::make_shared<PermuteNode>(keep_if_expensive(n->inputs()[0]), p->perm());
-  return std::make_shared<KeepNode>(std::move(n));
-}
-
-void KeepNode::fill(const Region& region, void* out, ThreadState& ts) const { inputs()[0]->pull(region, out, ts); }
-
-namespace {
-// Memoised per (node, axis): a shared subexpression is looked at once, not once per path.
-int64_t alignment_of(const Node& n, size_t axis, std::map<std::pair<const Node*, size_t>, int64_t>& memo) {
-  if (const ChunkGrid* g = n.storage_grid()) return g->chunks()[axis];
-  if (auto* m = dynamic_cast<const MatmulNode*>(&n)) return m->alignment(axis);
-  auto [it, fresh] = memo.try_emplace({&n, axis}, 0);
-  if (!fresh) return it->second;
-  int64_t a = 0;
-  if (dynamic_cast<const KeepNode*>(&n)) {
-    a = alignment_of(*n.inputs()[0], axis, memo);
-  } else if (auto* p = dynamic_cast<const PermuteNode*>(&n)) {
-    a = alignment_of(*n.inputs()[0], static_cast<size_t>(p->perm()[axis]), memo);
-  } else if (auto* r = dynamic_cast<const ReduceNode*>(&n)) {
-    int d = r->input_axis(axis);
-    a = d < 0 ? 0 : alignment_of(*n.inputs()[0], static_cast<size_t>(d), memo);
-  } else if (n.is_elementwise()) {  // the largest alignment among same-shaped inputs
-    for (auto& in : n.inputs())
-      if (in->shape() == n.shape()) a = std::max(a, alignment_of(*in, axis, memo));
-  }
-  memo[{&n, axis}] = a;
-  return a;
-}
-}  // namespace
-
-int64_t storage_alignment(const Node& n, size_t axis) {
-  std::map<std::pair<const Node*, size_t>, int64_t> memo;
-  return alignment_of(n, axis, memo);
-}
+int64_t MatmulNode::alignment_along(size_t axis, const AlignmentQuery& /*q*/) const { return alignment(axis); }
 
 struct MatmulNode::Geometry {
   int64_t mrows = 1, ncols = 1;  // output matrix of one batch element
@@ -160,20 +115,11 @@ struct MatmulNode::Geometry {
 MatmulNode::MatmulNode(NodePtr a, NodePtr b, size_t nbatch, size_t nm, size_t nk, size_t nn, Shape out_shape)
     : Node(a->dtype(), std::move(out_shape), {keep_if_expensive(a), keep_if_expensive(b)}),
       nbatch_(nbatch), nm_(nm), nk_(nk), nn_(nn),
-      a_expensive_(!cheap(*a)), b_expensive_(!cheap(*b)) {
+      a_expensive_(!cheap_to_pull(*a)), b_expensive_(!cheap_to_pull(*b)) {
   single_threaded_blas();
   // A transposed matrix operand is read as it is stored and multiplied transposed.
-  auto swaps_last_two = [](const Node& n) {
-    auto* p = dynamic_cast<const PermuteNode*>(&n);
-    if (!p) return false;
-    const auto& perm = p->perm();
-    const size_t r = perm.size();
-    for (size_t d = 0; d + 2 < r; ++d)
-      if (perm[d] != static_cast<int>(d)) return false;
-    return perm[r - 2] == static_cast<int>(r - 1) && perm[r - 1] == static_cast<int>(r - 2);
-  };
-  a_trans_ = nm == 1 && nk == 1 && swaps_last_two(*inputs()[0]);
-  b_trans_ = nk == 1 && nn == 1 && swaps_last_two(*inputs()[1]);
+  a_trans_ = nm == 1 && nk == 1 && is_matrix_transpose(*inputs()[0]);
+  b_trans_ = nk == 1 && nn == 1 && is_matrix_transpose(*inputs()[1]);
   const size_t ka = nbatch + nm;  // first K axis of a
   k_len_ = nk ? a->shape()[ka] : 1;
   for (size_t d = 1; d < nk; ++d) k_rest_ *= a->shape()[ka + d];
@@ -408,8 +354,8 @@ void MatmulNode::fill(const Region& region, void* out, ThreadState& ts) const {
 bool MatmulNode::fork(const Region& region, void* out, ThreadState& ts) const {
   // Large regions parallelise their multiplications inside contract(); this is for a
   // small result over a long K: each worker sums a K range; the partials are added.
-  if (!ts.can_fork || !ts.eval || ts.eval->nworkers() < 2) return false;
-  const int nw = ts.eval->nworkers();
+  if (!ts.can_fork || !ts.eval || ts.eval->workers() < 2) return false;
+  const int nw = ts.eval->workers();
   if (region.size() >= 64 * 64 ||
       static_cast<double>(region.size()) * static_cast<double>(k_len_ * k_rest_) < double(1 << 22))  // (the product could overflow)
     return false;
@@ -488,7 +434,7 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
   const int64_t m_len = nm_ ? region.count[m_axis] : 1, n_len = nn_ ? region.count[n_axis] : 1;
   const int64_t m_step = sc.m_step, n_step = sc.n_step;
 
-  const int nw = ts.can_fork && ts.eval ? ts.eval->nworkers() : 1;
+  const int nw = ts.can_fork && ts.eval ? ts.eval->workers() : 1;
   dispatch_computing(dtype(), [&]<class T>(T*) {
     T* C = static_cast<T*>(out);
     for (int64_t i0 = 0; i0 < m_len; i0 += m_step) {

@@ -37,6 +37,7 @@ class MatmulNode : public Node {
 
   // Storage-chunk length that pulls along output axis `axis` should align to (0: none).
   int64_t alignment(size_t axis) const { return align_[axis]; }
+  int64_t alignment_along(size_t axis, const AlignmentQuery& q) const override;
 
  private:
   struct Geometry;  // one output region's matrix sizes and batch mapping
@@ -65,28 +66,5 @@ class MatmulNode : public Node {
   bool a_trans_ = false, b_trans_ = false;  // operand is a matrix transpose: pull below it
   Shape align_;  // alignment() per output axis, looked up once (lookups recurse)
 };
-
-// An expensive operand of a contraction, passed through unchanged but cacheable: when
-// the output chunks are not the bands the contraction prefers (user-given chunks, say),
-// several of them need the same rows of the operand, and the planner then computes it
-// once per evaluation instead of once per output chunk.
-class KeepNode : public Node {
- public:
-  explicit KeepNode(NodePtr input) : Node(input->dtype(), input->shape(), {input}) {}
-  std::string kind() const override { return "keep"; }
-  std::string describe() const override { return "keep (computed once when several output chunks need it)"; }
-  void fill(const Region& region, void* out, ThreadState& ts) const override;
-  std::vector<Region> input_regions(const Region& region) const override { return {region}; }
-  bool cacheable() const override { return true; }
-  Shape preferred_chunks() const override { return inputs()[0]->preferred_chunks(); }
-};
-
-// `n` itself when it is cheap to pull again (a source or a view of one) or cacheable
-// already, else `n` behind a KeepNode (below a permutation, so it is still read as stored).
-NodePtr keep_if_expensive(NodePtr n);
-
-// Storage-chunk length of `node` along `axis` as seen through elementwise, reduction,
-// permutation and contraction nodes (0 when none is known).
-int64_t storage_alignment(const Node& node, size_t axis);
 
 }  // namespace b2lazy

@@ -3,7 +3,8 @@
 #include <string>
 
 #include "b2lazy/node.hpp"
-#include "b2lazy/random.hpp"
+#include "b2lazy/philox.hpp"
+#include "b2lazy/vocabulary.hpp"
 
 namespace b2lazy {
 

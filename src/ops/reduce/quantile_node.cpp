@@ -9,11 +9,11 @@
 #include "b2lazy/ops.hpp"
 #include "core/dispatch.hpp"
 #include "core/saturating.hpp"
-#include "exec/eval_state.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/evaluation.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 #include "ops/reduce/accumulate.hpp"
-#include "plan/memory.hpp"
+#include "runtime/memory_model.hpp"
 
 namespace b2lazy {
 
@@ -214,7 +214,7 @@ std::vector<Region> QuantileNode::pull_pieces(const Region& region, size_t, size
 void QuantileNode::fill(const Region& region, void* out, ThreadState& ts) const {
   const int64_t nout = region.size();
   if (nout == 0) return;
-  const size_t sh = share(ts.eval ? ts.eval->max_memory : size_t(256) << 20, ts.eval ? ts.eval->nworkers() : 1);
+  const size_t sh = share(ts.eval ? ts.eval->max_memory() : size_t(256) << 20, ts.eval ? ts.eval->workers() : 1);
   const std::vector<Region> pieces = output_pieces(region, sh);
   const size_t osz = itemsize(dtype());
   std::vector<int64_t> offset(pieces.size());
@@ -238,7 +238,7 @@ void QuantileNode::fill(const Region& region, void* out, ThreadState& ts) const 
       fill_piece(p, dst, t);
     }
   };
-  if (ts.can_fork && ts.eval && ts.eval->nworkers() > 1 && pieces.size() > 1)
+  if (ts.can_fork && ts.eval && ts.eval->workers() > 1 && pieces.size() > 1)
     ts.eval->parallel_for(static_cast<int64_t>(pieces.size()), [&](int64_t i, int, ThreadState& w) { run(i, w); });
   else
     for (size_t i = 0; i < pieces.size(); ++i) run(static_cast<int64_t>(i), ts);

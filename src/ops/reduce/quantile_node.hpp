@@ -9,7 +9,7 @@
 #pragma once
 #include <vector>
 
-#include "b2lazy/array.hpp"
+#include "b2lazy/vocabulary.hpp"
 #include "b2lazy/node.hpp"
 #include "ops/reduce/reduced_axes.hpp"
 

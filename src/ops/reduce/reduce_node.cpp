@@ -8,18 +8,19 @@
 
 #include "b2lazy/checked.hpp"
 #include "b2lazy/error.hpp"
+#include "b2lazy/ops.hpp"
 #include "core/dispatch.hpp"
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
-#include "exec/eval_state.hpp"
-#include "exec/sibling_group.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_pool.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/evaluation.hpp"
+#include "runtime/sibling_group.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_pool.hpp"
+#include "runtime/thread_state.hpp"
 #include "ops/reduce/kernels/make.hpp"
-#include "plan/chunking.hpp"
-#include "plan/memory.hpp"
-#include "plan/source_alignment.hpp"
+#include "runtime/graph_queries.hpp"
+#include "runtime/memory_model.hpp"
+#include "runtime/alignment.hpp"
 
 namespace b2lazy {
 
@@ -29,7 +30,7 @@ constexpr size_t kSlabBytes = size_t(4) << 20;
 
 // max_memory per worker of the evaluation (no evaluation: no limit).
 size_t worker_budget(const ThreadState& ts) {
-  return ts.eval ? ts.eval->max_memory / static_cast<size_t>(std::max(1, ts.eval->nworkers()))
+  return ts.eval ? ts.eval->max_memory() / static_cast<size_t>(std::max(1, ts.eval->workers()))
                  : std::numeric_limits<size_t>::max();
 }
 
@@ -341,7 +342,7 @@ bool ReduceNode::split_kept(const Region& region, void* out, ThreadState& ts, si
                  out_strides.data(), osz);
   };
   // The one chunk of a pass: its pieces go to the workers (each piece's output is its own).
-  if (ts.can_fork && ts.eval && ts.eval->nworkers() > 1 && pieces.size() > 1) {
+  if (ts.can_fork && ts.eval && ts.eval->workers() > 1 && pieces.size() > 1) {
     ts.eval->parallel_for(static_cast<int64_t>(pieces.size()),
                           [&](int64_t i, int, ThreadState& wts) { run(pieces[static_cast<size_t>(i)], wts); });
   } else {
@@ -449,7 +450,7 @@ void ReduceNode::consume_slab(reduction::Kernel<A>& k, const Region& slab, Threa
 // spread over the workers when `ts` may fork, and hands the Folder<A> to use(folder).
 template <class Use>
 void ReduceNode::fold_input(const Region& in, int64_t nout, ThreadState& ts, Use&& use) const {
-  const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
+  const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory(), ts.eval->workers()) : kSlabBytes;
   const Slabs parts = slabs(in, slab_bytes, worker_budget(ts));  // one at a time: never listed (a huge input has many)
   const int64_t nparts = in.size() ? parts.size() : 0;
   const reduction::KernelArgs args = kernel_args(nout);
@@ -458,12 +459,12 @@ void ReduceNode::fold_input(const Region& in, int64_t nout, ThreadState& ts, Use
     using Kernel = reduction::Kernel<A>;
     auto consume = [&](Kernel& k, const Region& slab, ThreadState& t) { consume_slab<A>(k, slab, t); };
     std::unique_ptr<Kernel> main = reduction::make_kernel<A>(args);
-    const bool fork = ts.can_fork && ts.eval && nparts > 1 && ts.eval->nworkers() > 1;
+    const bool fork = ts.can_fork && ts.eval && nparts > 1 && ts.eval->workers() > 1;
     if (!fork) {
       for (int64_t i = 0; i < nparts; ++i) consume(*main, parts.at(i), ts);
     } else {  // spread the slabs over the workers, then merge their partial results
-      EvalState& ev = *ts.eval;
-      const int nw = static_cast<int>(std::min<int64_t>(nparts, ev.nworkers()));
+      Evaluation& ev = *ts.eval;
+      const int nw = static_cast<int>(std::min<int64_t>(nparts, ev.workers()));
       std::vector<std::unique_ptr<Kernel>> partial(nw);
       ev.parallel_for(nparts, [&](int64_t i, int w, ThreadState& wts) {
         if (!partial[w]) partial[w] = reduction::make_kernel<A>(args);
@@ -478,7 +479,7 @@ void ReduceNode::fold_input(const Region& in, int64_t nout, ThreadState& ts, Use
 
 void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
   if (region.size() == 0) return;
-  if (SiblingGroup* g = ts.eval ? ts.eval->sibling_group(this) : nullptr)
+  if (SiblingGroup* g = ts.eval ? ts.eval->siblings(this) : nullptr)
     if (g->take(this, region, out) || fill_siblings(*g, region, out, ts)) return;
   fill_alone(region, out, ts);
 }
@@ -486,7 +487,7 @@ void ReduceNode::fill(const Region& region, void* out, ThreadState& ts) const {
 void ReduceNode::fill_alone(const Region& region, void* out, ThreadState& ts) const {
   const int64_t nout = region.size();
   if (nout == 0) return;
-  const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
+  const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory(), ts.eval->workers()) : kSlabBytes;
   if (split_kept(region, out, ts, slab_bytes, worker_budget(ts))) return;
   fold_input(widen(region), nout, ts, [&](const auto& k) { k.finalize(out, dtype()); });
 }
@@ -621,7 +622,7 @@ bool region_below(const Node& n, const Region& region, const Node* target, Regio
 
 void ReduceNode::fold_lockstep(const SiblingGroup& g, const std::vector<const ReduceNode*>& members, const Region& in,
                                int64_t nout, const std::vector<char*>& outs, ThreadState& ts) const {
-  const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
+  const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory(), ts.eval->workers()) : kSlabBytes;
   const Slabs parts = slabs(in, slab_bytes, worker_budget(ts));
   const int64_t nparts = in.size() ? parts.size() : 0;
   using Folders = std::vector<std::unique_ptr<Folder>>;
@@ -647,12 +648,12 @@ void ReduceNode::fold_lockstep(const SiblingGroup& g, const std::vector<const Re
     for (auto& one : f) one->consume(slab, t);
   };
   Folders main = make();
-  const bool fork = ts.can_fork && ts.eval && nparts > 1 && ts.eval->nworkers() > 1;
+  const bool fork = ts.can_fork && ts.eval && nparts > 1 && ts.eval->workers() > 1;
   if (!fork) {
     for (int64_t i = 0; i < nparts; ++i) consume(main, parts.at(i), ts);
   } else {
-    EvalState& ev = *ts.eval;
-    std::vector<Folders> partial(static_cast<size_t>(std::min<int64_t>(nparts, ev.nworkers())));
+    Evaluation& ev = *ts.eval;
+    std::vector<Folders> partial(static_cast<size_t>(std::min<int64_t>(nparts, ev.workers())));
     ev.parallel_for(nparts, [&](int64_t i, int w, ThreadState& wts) {
       Folders& f = partial[static_cast<size_t>(w)];
       if (f.empty()) f = make();
@@ -668,7 +669,7 @@ bool ReduceNode::fill_siblings(SiblingGroup& g, const Region& region, void* out,
   std::vector<const ReduceNode*> members;
   size_t me = g.members.size(), waiting = 0;
   for (const Node* m : g.members) {
-    if (m != this && ts.eval && ts.eval->materialized.count(m)) continue;  // computed already (a stage)
+    if (m != this && ts.eval && ts.eval->stage(m)) continue;  // computed already (a stage)
     if (m == this) me = members.size();
     else waiting += static_cast<size_t>(region.size()) * itemsize(m->dtype());
     members.push_back(static_cast<const ReduceNode*>(m));  // (the same lockstep_key: reductions)
@@ -685,7 +686,7 @@ bool ReduceNode::fill_siblings(SiblingGroup& g, const Region& region, void* out,
     outs[j] = reinterpret_cast<char*>(values[j].data());
   }
   try {
-    const size_t sb = ts.eval ? slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
+    const size_t sb = ts.eval ? slab_bytes(ts.eval->max_memory(), ts.eval->workers()) : kSlabBytes;
     const Pieces p = split_pieces(region, sb, worker_budget(ts));
     if (p.rows == 0) {
       fold_lockstep(g, members, widen(region), region.size(), outs, ts);
@@ -704,7 +705,7 @@ bool ReduceNode::fill_siblings(SiblingGroup& g, const Region& region, void* out,
                        outs[j] + pc.offset * static_cast<int64_t>(osz), os.data(), osz);
         }
       };
-      if (ts.can_fork && ts.eval && ts.eval->nworkers() > 1 && pieces.size() > 1)
+      if (ts.can_fork && ts.eval && ts.eval->workers() > 1 && pieces.size() > 1)
         ts.eval->parallel_for(static_cast<int64_t>(pieces.size()),
                               [&](int64_t i, int, ThreadState& wts) { run(pieces[static_cast<size_t>(i)], wts); });
       else
@@ -717,6 +718,11 @@ bool ReduceNode::fill_siblings(SiblingGroup& g, const Region& region, void* out,
   for (size_t j = 0; j < members.size(); ++j)
     if (j != me) g.put(members[j], region, std::move(values[j]));
   return true;
+}
+
+int64_t ReduceNode::alignment_along(size_t axis, const AlignmentQuery& q) const {
+  const int d = input_axis(axis);
+  return d < 0 ? 0 : q.of(*inputs()[0], static_cast<size_t>(d));
 }
 
 }  // namespace b2lazy

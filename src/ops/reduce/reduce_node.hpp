@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "b2lazy/array.hpp"
+#include "b2lazy/vocabulary.hpp"
 #include "b2lazy/node.hpp"
 #include "ops/reduce/kernels/kernel.hpp"
 #include "ops/reduce/reduced_axes.hpp"
@@ -47,6 +47,7 @@ class ReduceNode : public Node {
   int64_t reduced_count() const { return ax_.count(); }
   // The input axis that output axis `out_axis` keeps, or -1 (a reduced keepdims axis).
   int input_axis(size_t out_axis) const;
+  int64_t alignment_along(size_t axis, const AlignmentQuery& q) const override;
 
  private:
   Region widen(const Region& out) const { return ax_.widen(out); }

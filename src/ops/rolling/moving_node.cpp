@@ -8,10 +8,10 @@
 
 #include "b2lazy/ops.hpp"
 #include "core/strided_copy.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_state.hpp"
-#include "plan/chunking.hpp"
-#include "plan/memory.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
+#include "runtime/graph_queries.hpp"
+#include "runtime/memory_model.hpp"
 
 namespace b2lazy {
 

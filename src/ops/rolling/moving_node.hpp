@@ -14,7 +14,7 @@
 #include <cstdint>
 
 #include "b2lazy/node.hpp"
-#include "b2lazy/rolling.hpp"
+#include "b2lazy/vocabulary.hpp"
 
 namespace b2lazy {
 

@@ -11,11 +11,13 @@
 #include "core/dispatch.hpp"
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
-#include "exec/eval_state.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/carry_board.hpp"
+#include "runtime/evaluation.hpp"
+#include "runtime/thread_state.hpp"
 #include "ops/reduce/accumulate.hpp"
-#include "plan/chunking.hpp"
-#include "plan/memory.hpp"
+#include "core/chunk_shapes.hpp"
+#include "runtime/graph_queries.hpp"
+#include "runtime/memory_model.hpp"
 
 namespace b2lazy {
 
@@ -442,7 +444,7 @@ void ScanNode::fill_carried(const Region& r, void* out, ThreadState& ts, CarryBo
 
 void ScanNode::fill(const Region& r, void* out, ThreadState& ts) const {
   if (r.size() == 0) return;
-  if (CarryBoard* board = ts.eval ? ts.eval->carry_board(this) : nullptr) return fill_carried(r, out, ts, *board);
+  if (CarryBoard* board = ts.eval ? ts.eval->carry(this) : nullptr) return fill_carried(r, out, ts, *board);
   const size_t k = static_cast<size_t>(axis_);
   const size_t isz = itemsize(dtype());
   // Rows before the scanned axis share no carry: a region larger than a piece is scanned

@@ -10,13 +10,14 @@
 #include "core/dispatch.hpp"
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
-#include "exec/eval_state.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/evaluation.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 #include "ops/reduce/kernels/first_last.hpp"
 #include "ops/reduce/kernels/make.hpp"
-#include "plan/chunking.hpp"
-#include "plan/memory.hpp"
+#include "core/chunk_shapes.hpp"
+#include "runtime/graph_queries.hpp"
+#include "runtime/memory_model.hpp"
 
 namespace b2lazy {
 
@@ -194,7 +195,7 @@ void SegmentReduceNode::fill(const Region& region, void* out, ThreadState& ts) c
     if (d > a) inner *= region.count[d];
   }
   const int64_t per_group = outer * inner;  // outputs of each group
-  const size_t sb = ts.eval ? slab_bytes(ts.eval->max_memory, ts.eval->nworkers()) : kSlabBytes;
+  const size_t sb = ts.eval ? slab_bytes(ts.eval->max_memory(), ts.eval->workers()) : kSlabBytes;
   const std::vector<Slab> parts = slabs(region, sb);
   std::vector<bool> red(nd, false);
   red[a] = true;
@@ -253,11 +254,11 @@ void SegmentReduceNode::fill(const Region& region, void* out, ThreadState& ts) c
     };
     Set main(static_cast<size_t>(ngr));
     const int64_t nparts = static_cast<int64_t>(parts.size());
-    if (!(ts.can_fork && ts.eval && nparts > 1 && ts.eval->nworkers() > 1)) {
+    if (!(ts.can_fork && ts.eval && nparts > 1 && ts.eval->workers() > 1)) {
       for (const Slab& s : parts) consume(main, s, ts);
     } else {  // the slabs spread over the workers, each with partials of its own, merged
-      EvalState& ev = *ts.eval;
-      std::vector<Set> partial(static_cast<size_t>(std::min<int64_t>(nparts, ev.nworkers())));
+      Evaluation& ev = *ts.eval;
+      std::vector<Set> partial(static_cast<size_t>(std::min<int64_t>(nparts, ev.workers())));
       for (Set& p : partial) p.resize(static_cast<size_t>(ngr));
       ev.parallel_for(nparts, [&](int64_t i, int w, ThreadState& wts) {
         consume(partial[static_cast<size_t>(w)], parts[static_cast<size_t>(i)], wts);

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "b2lazy/array.hpp"
+#include "b2lazy/vocabulary.hpp"
 #include "b2lazy/node.hpp"
 #include "ops/reduce/kernels/kernel.hpp"
 

@@ -2,7 +2,6 @@
 // selects, where `value` (shaped like that box) is. A pull reads old's region and only the
 // part of value that falls inside it.
 #pragma once
-#include "b2lazy/array.hpp"
 #include "b2lazy/node.hpp"
 
 namespace b2lazy {
@@ -23,15 +22,6 @@ bool key_meets(const std::vector<KeyAxis>& key, const Region& region, KeyMeet& m
 // The value's part `value` (dense, shape m.count) written into `out` (dense, the region's
 // shape `region_count`) at the positions the key meets.
 void scatter_meet(const KeyMeet& m, const Shape& region_count, const void* value, void* out, size_t itemsize);
-
-// x[key] = value normalised: the key's axes (negative steps walked forwards) and the value
-// cast to x's dtype and shaped (count per axis), flipped along those axes. ValueError or
-// IndexError (naming shapes and axes) for a key or value that does not fit x.
-struct PreparedAssign {
-  std::vector<KeyAxis> axes;
-  Array value;
-};
-PreparedAssign prepare_assign(const Array& x, const std::vector<Index>& key, const Array& value);
 
 class AssignNode : public Node {
  public:

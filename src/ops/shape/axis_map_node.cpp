@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "core/strided_copy.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 

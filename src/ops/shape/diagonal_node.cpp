@@ -4,10 +4,10 @@
 #include <cstring>
 
 #include "core/saturating.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_state.hpp"
-#include "ops/linalg/matmul_node.hpp"
-#include "plan/memory.hpp"
+#include "runtime/alignment.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
+#include "runtime/memory_model.hpp"
 
 namespace b2lazy {
 

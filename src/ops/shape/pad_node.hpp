@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "b2lazy/node.hpp"
-#include "b2lazy/pad.hpp"
+#include "b2lazy/vocabulary.hpp"
 
 namespace b2lazy {
 

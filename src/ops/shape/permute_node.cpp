@@ -1,8 +1,10 @@
 #include "ops/shape/permute_node.hpp"
 
+#include "runtime/alignment.hpp"
+
 #include "core/strided_copy.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
@@ -53,6 +55,21 @@ void PermuteNode::fill(const Region& region, void* out, ThreadState& ts) const {
   Shape dst_st = byte_strides(region.count, isz);
   copy_strided(region.ndim(), region.count.data(), static_cast<const char*>(buf), src_st.data(),
                static_cast<char*>(out), dst_st.data(), isz);
+}
+
+int64_t PermuteNode::alignment_along(size_t axis, const AlignmentQuery& q) const {
+  return q.of(*inputs()[0], static_cast<size_t>(perm_[axis]));
+}
+
+bool is_matrix_transpose(const Node& n) {
+  auto* p = dynamic_cast<const PermuteNode*>(&n);
+  if (!p) return false;
+  const auto& perm = p->perm();
+  const size_t r = perm.size();
+  if (r < 2) return false;
+  for (size_t d = 0; d + 2 < r; ++d)
+    if (perm[d] != static_cast<int>(d)) return false;
+  return perm[r - 2] == static_cast<int>(r - 1) && perm[r - 1] == static_cast<int>(r - 2);
 }
 
 }  // namespace b2lazy

@@ -16,9 +16,15 @@ class PermuteNode : public Node {
   Shape preferred_chunks() const override;
   Region input_region(const Region& region) const;
   const std::vector<int>& perm() const { return perm_; }
+  bool is_view() const override { return true; }
+  int64_t alignment_along(size_t axis, const AlignmentQuery& q) const override;
 
  private:
   std::vector<int> perm_;
 };
+
+// Is `n` a matrix transpose (a permutation swapping the last two of 2 or more axes, the
+// rest in place)? A product reads such an operand as stored and multiplies it transposed.
+bool is_matrix_transpose(const Node& n);
 
 }  // namespace b2lazy

@@ -4,8 +4,9 @@
 #include <cstring>
 
 #include "core/strided_copy.hpp"
-#include "plan/chunking.hpp"
-#include "exec/thread_state.hpp"
+#include "core/chunk_shapes.hpp"
+#include "runtime/graph_queries.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
@@ -179,6 +180,65 @@ void ReshapeNode::fill_rec(const Region& r, char* dst, ThreadState& ts) const {
     step_out *= r.count[d];
   }
   copy_strided(r.ndim(), r.count.data(), range + first * static_cast<int64_t>(isz), ss.data(), dst, ds.data(), isz);
+}
+
+// A reshape groups its axes: one input axis split into output axes (coarsen), input axes
+// merged into one output axis, or the same axis. Split: the inner output axes that a
+// chunk covers whole are whole, the next one is cut at (chunk / their product) when it is
+// the group's outer axis or that divides it, the outer ones anywhere. Merged: inner input axes whole, the outer's chunk
+// times their product.
+std::optional<Shape> ReshapeNode::alignment_through_view(const Shape& in) const {
+  const Shape& is = inputs()[0]->shape();
+  const Shape& os = shape();
+  Shape a(os.size(), 0);
+  size_t i = 0, j = 0;
+  while (i < is.size() || j < os.size()) {
+    if (j < os.size() && os[j] == 1) {
+      a[j++] = 1;
+      continue;
+    }
+    if (i < is.size() && is[i] == 1) {
+      ++i;
+      continue;
+    }
+    if (i >= is.size() || j >= os.size()) break;
+    const size_t i0 = i, j0 = j;
+    int64_t pi = is[i++], po = os[j++];
+    while (pi != po) {
+      if (pi < po && i < is.size()) pi *= is[i++];
+      else if (po < pi && j < os.size()) po *= os[j++];
+      else return Shape(os.size(), 0);
+    }
+    if (i - i0 == 1) {  // one input axis split into [j0, j)
+      const int64_t c = std::min(in[i0], is[i0]);
+      if (c <= 0) continue;
+      int64_t p = 1;
+      size_t m = j;
+      while (m > j0 && c % (p * os[m - 1]) == 0) {
+        a[m - 1] = os[m - 1];
+        p *= os[--m];
+      }
+      if (m == j0) continue;
+      const int64_t q = c / p;  // (c % p == 0)
+      if (m - 1 == j0) {
+        a[j0] = std::min(q, os[j0]);  // the group's outer axis: cut every q
+      } else if (q < os[m - 1] && os[m - 1] % q == 0) {
+        a[m - 1] = q;
+        for (size_t k = j0; k + 1 < m; ++k) a[k] = 1;
+      } else {
+        for (size_t k = j0; k < j; ++k) a[k] = 0;
+      }
+    } else if (j - j0 == 1) {  // input axes [i0, i) merged into one
+      int64_t inner = 1;
+      bool whole = true;
+      for (size_t k = i0 + 1; k < i; ++k) {
+        whole = whole && in[k] >= is[k];
+        inner *= is[k];
+      }
+      if (whole && in[i0] > 0) a[j0] = std::min(in[i0], is[i0]) * inner;
+    }
+  }
+  return a;
 }
 
 }  // namespace b2lazy

@@ -17,6 +17,7 @@ class ReshapeNode : public Node {
   // Output chunks that are flat ranges over whole rows of the input's storage chunks,
   // so each input chunk is read once.
   Shape preferred_chunks() const override { return preferred_; }
+  std::optional<Shape> alignment_through_view(const Shape& input) const override;
 
  private:
   Shape compute_preferred_chunks() const;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
 
 namespace b2lazy {
@@ -125,10 +124,26 @@ BasicKey normalize_basic_key(const Shape& sh, const std::vector<Index>& index) {
   return key;
 }
 
-Array Array::operator[](const std::vector<Index>& index) const {
-  BasicKey k = normalize_basic_key(shape(), index);
-  if (k.identity) return *this;
-  return Array(std::make_shared<SliceNode>(node_, std::move(k.axes), std::move(k.out_to_in), std::move(k.out_shape)));
+// A unit-step slice keeps the boundaries of an axis that starts on one, and an axis
+// within one chunk is whole.
+std::optional<Shape> SliceNode::alignment_through_view(const Shape& in) const {
+  const Shape& out = shape();
+  Shape a(out.size(), 0);
+  for (size_t o = 0; o < out.size(); ++o) {
+    const int i = out_to_in_[o];
+    if (i < 0) {
+      a[o] = 1;  // a new axis, extent 1
+      continue;
+    }
+    const Axis& ax = axes_[static_cast<size_t>(i)];
+    const int64_t c = in[static_cast<size_t>(i)];
+    if (c <= 0 || ax.count <= 0) continue;
+    if (ax.count == 1) a[o] = 1;
+    else if (ax.step != 1) continue;
+    else if (ax.start % c == 0) a[o] = c;
+    else if (ax.start / c == (ax.start + ax.count - 1) / c) a[o] = ax.count;
+  }
+  return a;
 }
 
 }  // namespace b2lazy

@@ -1,7 +1,7 @@
 // Basic indexing (integers, strided slices, new axes) as a lazy node: an output region
 // maps to a strided input region, so only what the index covers is pulled.
 #pragma once
-#include "b2lazy/array.hpp"
+#include "b2lazy/vocabulary.hpp"
 #include "b2lazy/node.hpp"
 
 namespace b2lazy {
@@ -21,6 +21,8 @@ class SliceNode : public Node {
   const void* view(const Region& region) const override;
   std::vector<Region> input_regions(const Region& region) const override { return {input_region(region)}; }
   Region input_region(const Region& region) const;
+  bool is_view() const override { return true; }
+  std::optional<Shape> alignment_through_view(const Shape& input) const override;
   const std::vector<Axis>& axes() const { return axes_; }
   const std::vector<int>& out_to_in() const { return out_to_in_; }
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "exec/thread_state.hpp"
-#include "plan/chunking.hpp"
+#include "runtime/thread_state.hpp"
+#include "runtime/graph_queries.hpp"
 
 namespace b2lazy {
 

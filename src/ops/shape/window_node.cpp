@@ -1,8 +1,8 @@
 #include "ops/shape/window_node.hpp"
 
 #include "core/strided_copy.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 

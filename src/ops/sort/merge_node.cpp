@@ -5,13 +5,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "b2lazy/array.hpp"
 #include "core/dispatch.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 #include "ops/sort/runs_node.hpp"
 #include "ops/sort/sort_keys.hpp"
-#include "plan/memory.hpp"
+#include "runtime/memory_model.hpp"
 
 namespace b2lazy {
 
@@ -228,20 +227,9 @@ void MergeNode::fill(const Region& region_in, void* out, ThreadState& ts) const 
   }
 }
 
-Array merge_sort(const Array& x, int axis, bool descending, bool positions, int64_t run) {
-  const int last = static_cast<int>(x.ndim()) - 1;
-  const Array moved = axis == last ? x : moveaxis(x, {axis}, {last});
-  const int64_t n = x.shape()[static_cast<size_t>(axis)];
-  const int64_t outer = n ? x.size() / n : 0;
-  const NodePtr lanes = reshape(moved, {outer, n}).node();
+int64_t MergeNode::sample_spacing(int64_t n, int64_t run) {
   const int64_t k = std::max<int64_t>(1, (n + run - 1) / run);
-  const int64_t every = std::max<int64_t>(1, std::min(run / 8, kWindow / (2 * k + 1)));
-  auto runs = std::make_shared<RunsNode>(lanes, run, descending, positions);
-  auto samples = std::make_shared<SamplesNode>(runs, every);
-  const bool flat = x.ndim() == 1;
-  const Array merged(std::make_shared<MergeNode>(runs, samples, x.dtype(), n, every, descending, flat));
-  const Array back = flat ? merged : reshape(merged, moved.shape());
-  return axis == last ? back : moveaxis(back, {last}, {axis});
+  return std::max<int64_t>(1, std::min(run / 8, kWindow / (2 * k + 1)));
 }
 
 }  // namespace b2lazy

@@ -24,6 +24,9 @@ class MergeNode : public Node {
   std::vector<Region> pull_pieces(const Region& region, size_t input, size_t worker_bytes) const override;
   int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
   Shape preferred_chunks() const override;
+  // The samples' spacing (`every`) for lanes of `n` elements in runs of `run`: the
+  // windows of all runs stay within a fixed size.
+  static int64_t sample_spacing(int64_t n, int64_t run);
 
  private:
   bool positions() const { return inputs()[0]->ndim() == 4; }
@@ -40,10 +43,5 @@ class MergeNode : public Node {
   int64_t every_;
   bool descending_;
 };
-
-class Array;
-// x's lanes along `axis` sorted by runs of `run` elements and a merge (values, or
-// positions as int64).
-Array merge_sort(const Array& x, int axis, bool descending, bool positions, int64_t run);
 
 }  // namespace b2lazy

@@ -6,10 +6,10 @@
 
 #include "b2lazy/error.hpp"
 #include "core/dispatch.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 #include "ops/sort/sort_keys.hpp"
-#include "plan/memory.hpp"
+#include "runtime/memory_model.hpp"
 
 namespace b2lazy {
 

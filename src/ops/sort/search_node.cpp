@@ -4,11 +4,10 @@
 #include <cmath>
 #include <type_traits>
 
-#include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
 #include "core/dispatch.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
@@ -55,26 +54,6 @@ void SearchNode::fill(const Region& region, void* out, ThreadState& ts) const {
       o[i] = at - a;
     }
   });
-}
-
-Array searchsorted(const Array& sorted, const Array& values, bool right, const std::optional<Array>& sorter) {
-  if (sorted.ndim() != 1)
-    throw ValueError("searchsorted: x1 must be 1-dimensional, got shape " + shape_str(sorted.shape()));
-  Array a = sorted;
-  if (sorter) {
-    if (sorter->shape() != sorted.shape())
-      throw ValueError("searchsorted: sorter of shape " + shape_str(sorter->shape()) + " does not match x1's " +
-                       shape_str(sorted.shape()));
-    std::vector<double> order = sorter->to_vector();  // (x1 is searched whole: it fits memory, and so does this)
-    std::vector<int64_t> idx(order.begin(), order.end());
-    a = take(sorted, idx, {static_cast<int64_t>(idx.size())}, 0);
-  }
-  DType t = promote(a.dtype(), values.dtype());
-  if (is_complex(t)) throw TypeError(std::string("searchsorted is not supported for ") + dtype_name(t) + " (real dtypes only)");
-  if (t == DType::F16) t = DType::F32;  // (exact: searched as float32)
-  const Array s = a.dtype() == t ? a : a.astype(t);
-  const Array x = values.dtype() == t ? values : values.astype(t);
-  return Array(std::make_shared<SearchNode>(s.node(), x.node(), right));
 }
 
 }  // namespace b2lazy

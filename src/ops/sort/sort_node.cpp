@@ -1,17 +1,13 @@
 #include "ops/sort/sort_node.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <type_traits>
 #include <vector>
 
-#include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
 #include "core/dispatch.hpp"
-#include "exec/scratch.hpp"
-#include "exec/thread_state.hpp"
-#include "graph/axes.hpp"
-#include "ops/sort/merge_node.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 #include "ops/sort/sort_keys.hpp"
 
 namespace b2lazy {
@@ -84,42 +80,6 @@ void SortNode::fill(const Region& region, void* out, ThreadState& ts) const {
         for (int64_t k = 0; k < cnt; ++k) o_[k * inner] = static_cast<int64_t>(pairs[static_cast<size_t>(first + k * step)].pos);
       }
   });
-}
-
-namespace {
-std::atomic<int64_t> g_run_length{int64_t(1) << 22};
-
-// A lane longer than two runs is sorted out of core (runs and a merge).
-Array sorted(const Array& x, int axis, bool descending, bool indices, const char* name) {
-  if (x.ndim() == 0) throw ValueError(std::string(name) + ": the array must have at least one dimension");
-  const int d = normalize_axis(axis, x.ndim(), name, x.shape());
-  if (is_complex(x.dtype()))  // (the standard sorts real values; NumPy orders complex ones lexicographically)
-    throw TypeError(std::string(name) + " is not supported for " + dtype_name(x.dtype()) + " (real dtypes only)");
-  if (x.dtype() == DType::F16) {  // keyed as float32 (exact), the values back in float16
-    const Array s = sorted(x.astype(DType::F32), axis, descending, indices, name);
-    return indices ? s : s.astype(DType::F16);
-  }
-  const int64_t run = g_run_length.load();
-  if (x.shape()[static_cast<size_t>(d)] > 2 * run) return merge_sort(x, d, descending, indices, run);
-  return Array(std::make_shared<SortNode>(x.node(), d, descending, indices));
-}
-}  // namespace
-
-int64_t sort_run_length() { return g_run_length.load(); }
-
-void set_sort_run_length(int64_t n) {
-  if (n < 1) throw ValueError("set_sort_run_length: a run needs at least one element, got " + std::to_string(n));
-  g_run_length.store(n);
-}
-
-Array sort(const Array& x, int axis, bool descending, bool stable) {
-  (void)stable;  // always stable
-  return sorted(x, axis, descending, false, "sort");
-}
-
-Array argsort(const Array& x, int axis, bool descending, bool stable) {
-  (void)stable;
-  return sorted(x, axis, descending, true, "argsort");
 }
 
 }  // namespace b2lazy

@@ -1,8 +1,7 @@
 // A user function called on blocks (b2lazy/udf.hpp).
 #pragma once
 #include "b2lazy/node.hpp"
-#include "b2lazy/udf.hpp"
-#include "b2lazy/udf_grid.hpp"
+#include "b2lazy/vocabulary.hpp"
 
 namespace b2lazy {
 

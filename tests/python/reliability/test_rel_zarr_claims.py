@@ -310,7 +310,7 @@ RANGE_CASES = {"nbytes": (4, HUGE), "blocksize-huge": (8, HUGE), "blocksize-1": 
 @pytest.mark.parametrize("case", sorted(RANGE_CASES))
 @pytest.mark.parametrize("part", [False, True], ids=["whole", "part"])
 def test_blosc_header_claims_whole_and_part(tmp_path, case, part):
-    """[bytes, blosc] chunks are read by parts (io/blosc_range: the header, the block
+    """[bytes, blosc] chunks are read by parts (storage/blosc_range: the header, the block
     starts, the blocks touched) or whole: a header claiming 2 GiB, blocks of 2 GiB or of
     one byte is refused either way without allocating what it claims."""
     p = tmp_path / "a.zarr"

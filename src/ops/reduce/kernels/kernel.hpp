@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "b2lazy/array.hpp"
+#include "b2lazy/vocabulary.hpp"
 #include "b2lazy/box.hpp"
 #include "b2lazy/dtype.hpp"
 #include "b2lazy/error.hpp"

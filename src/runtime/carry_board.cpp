@@ -1,9 +1,9 @@
-#include "exec/carry_board.hpp"
+#include "runtime/carry_board.hpp"
 
 #include <chrono>
 
 #include "b2lazy/error.hpp"
-#include "exec/eval_state.hpp"
+#include "runtime/evaluation.hpp"
 
 namespace b2lazy {
 
@@ -16,7 +16,7 @@ void CarryBoard::put(const Shape& key, std::vector<uint8_t> carry) {
   cv_.notify_all();
 }
 
-std::optional<std::vector<uint8_t>> CarryBoard::take(const Shape& key, const EvalState& ev) {
+std::optional<std::vector<uint8_t>> CarryBoard::take(const Shape& key, const Evaluation& ev) {
   auto link = links_->producer.find(key);
   if (link == links_->producer.end()) return std::nullopt;
   const int64_t producer = link->second;
@@ -30,7 +30,7 @@ std::optional<std::vector<uint8_t>> CarryBoard::take(const Shape& key, const Eva
     }
     if (done_.count(producer)) return std::nullopt;
     // Polled: a failing or cancelled run never puts it.
-    if (ev.failing.load(std::memory_order_relaxed)) throw Cancelled("evaluation stopped: another task failed");
+    if (ev.failing()) throw Cancelled("evaluation stopped: another task failed");
     lock.unlock();
     ev.check_cancel();
     lock.lock();

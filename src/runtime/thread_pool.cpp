@@ -1,4 +1,4 @@
-#include "exec/thread_pool.hpp"
+#include "runtime/thread_pool.hpp"
 
 #include <string>
 #include <system_error>

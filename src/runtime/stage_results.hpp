@@ -5,7 +5,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "exec/eval_state.hpp"
+#include "runtime/evaluation.hpp"
 
 namespace b2lazy {
 

@@ -16,7 +16,7 @@
 
 namespace b2lazy {
 
-class EvalState;
+class Evaluation;
 
 class CarryBoard {
  public:
@@ -27,7 +27,7 @@ class CarryBoard {
   // The carry at `key`: waits for it while its chunk runs (checking cancellation and the
   // failure of other tasks); nothing when that chunk ended without putting it, or when no
   // chunk puts it: the caller then computes it another way.
-  std::optional<std::vector<uint8_t>> take(const Shape& key, const EvalState& ev);
+  std::optional<std::vector<uint8_t>> take(const Shape& key, const Evaluation& ev);
   // Output chunk `id` is done (whatever it put).
   void chunk_done(int64_t id);
 

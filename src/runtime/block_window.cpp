@@ -1,4 +1,4 @@
-#include "exec/block_window.hpp"
+#include "runtime/block_window.hpp"
 
 namespace b2lazy {
 

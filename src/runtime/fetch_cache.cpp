@@ -1,4 +1,4 @@
-#include "exec/fetch_cache.hpp"
+#include "runtime/fetch_cache.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -6,8 +6,8 @@
 #include <unordered_map>
 
 #include "b2lazy/error.hpp"
-#include "exec/eval_state.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/evaluation.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
@@ -21,17 +21,17 @@ int64_t parts_bytes(const std::optional<ByteStore::Parts>& parts) {
 }  // namespace
 
 std::optional<ByteStore::Parts> fetch_read(ThreadState& ts, const StoreRead& read) {
-  if (ts.eval && ts.eval->fetch) return ts.eval->fetch->read(read);
+  if (ts.eval && ts.eval->fetch()) return ts.eval->fetch()->read(read);
   return read.store->read(read.key, read.ranges);
 }
 
 FetchCache::Value fetch_shared(ThreadState& ts, const StoreRead& read) {
-  if (ts.eval && ts.eval->fetch) return ts.eval->fetch->shared(read);
+  if (ts.eval && ts.eval->fetch()) return ts.eval->fetch()->shared(read);
   return std::make_shared<const std::optional<ByteStore::Parts>>(read.store->read(read.key, read.ranges));
 }
 
 bool fetch_holds(ThreadState& ts, const StoreRead& read) {
-  return ts.eval && ts.eval->fetch && ts.eval->fetch->holds(read);
+  return ts.eval && ts.eval->fetch() && ts.eval->fetch()->holds(read);
 }
 
 bool FetchCache::holds(const StoreRead& r) const {
@@ -42,7 +42,7 @@ bool FetchCache::holds(const StoreRead& r) const {
 
 std::vector<std::optional<ByteStore::Parts>> fetch_read_many(ThreadState& ts, const StorePtr& store,
                                                              const std::vector<ByteStore::Request>& requests) {
-  if (ts.eval && ts.eval->fetch) return ts.eval->fetch->read_many(store, requests);
+  if (ts.eval && ts.eval->fetch()) return ts.eval->fetch()->read_many(store, requests);
   return store->read_many(requests);
 }
 

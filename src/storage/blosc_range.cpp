@@ -1,4 +1,4 @@
-#include "io/blosc_range.hpp"
+#include "storage/blosc_range.hpp"
 
 #include <blosc2.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "b2lazy/error.hpp"
-#include "exec/scratch.hpp"
+#include "runtime/scratch.hpp"
 
 namespace b2lazy {
 

@@ -1,4 +1,4 @@
-#include "exec/scratch.hpp"
+#include "runtime/scratch.hpp"
 
 #include <algorithm>
 #include <cstdint>

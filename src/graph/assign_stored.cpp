@@ -13,9 +13,9 @@
 #include "b2lazy/array.hpp"
 #include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
-#include "ops/shape/assign_node.hpp"
+#include "graph/assign_builder.hpp"
 #include "core/strided_copy.hpp"
-#include "plan/chunking.hpp"
+#include "runtime/graph_queries.hpp"
 #include "storage/blosc2_util.hpp"
 #include "storage/frame_update.hpp"
 

@@ -2,18 +2,16 @@
 #include <cstring>
 
 #include "b2lazy/node.hpp"
-#include "exec/eval_state.hpp"
-#include "exec/thread_state.hpp"
+#include "runtime/evaluation.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
 namespace {
 const Materialized* cached(const Node* n, const Region& region, ThreadState& ts) {
-  if (!ts.eval || ts.eval->materialized.empty()) return nullptr;
-  auto it = ts.eval->materialized.find(n);
-  if (it == ts.eval->materialized.end()) return nullptr;
-  if (region.size() > 0 && !it->second.box.contains(region.bounds())) return nullptr;
-  return &it->second;
+  const Materialized* m = ts.eval ? ts.eval->stage(n) : nullptr;
+  if (!m || (region.size() > 0 && !m->box.contains(region.bounds()))) return nullptr;
+  return m;
 }
 
 const void* lent(const Node* n, const Region& region, const ThreadState& ts) {

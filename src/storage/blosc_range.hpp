@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "exec/thread_state.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 

@@ -1,4 +1,4 @@
-#include "exec/thread_state.hpp"
+#include "runtime/thread_state.hpp"
 
 #include <blosc2.h>
 
