@@ -1,5 +1,7 @@
 // The words the API and the nodes share — scalars, index entries, reductions, quantile
-// methods — without the Array they describe, so a node can use them without array.hpp.
+// methods, pad modes, random keys, moving-window kinds, user-function types — without the
+// Array they describe: nodes and drivers include this, never b2lazy/array.hpp
+// (scripts/check_layers.py).
 #pragma once
 #include <cstdint>
 #include <functional>
