@@ -329,8 +329,10 @@ def test_the_plan_prefetches_a_members_chunks(faults, nginx_server, tmp_path):
     r = bl.sum(a).compute(nthreads=2, max_memory=8 << 20)  # slabs of less than a chunk
     np.testing.assert_allclose(r.to_numpy(), x.sum(), rtol=1e-12)
     s = r.stats
-    assert s["store_bytes"] <= os.path.getsize(local), s
-    assert s["store_requests"] <= rows // 128 and s["prefetch_reads"] > 0, s
+    # (as the b2nd test: a worker ahead of the prefetch reads its first chunk's header and
+    # blocks itself, and that chunk is not then fetched whole for the task: two chunks at most)
+    assert s["store_bytes"] <= 1.5 * os.path.getsize(local), s
+    assert s["store_requests"] <= rows // 128 + 2 * 2 and s["prefetch_reads"] > 0, s
     assert s["prefetch_hits"] > rows // 128, s
 
 
