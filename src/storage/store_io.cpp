@@ -224,54 +224,55 @@ std::vector<StoreFrame::Fetched> StoreFrame::fetch(const std::vector<Want>& want
   auto chunk_error = [&](int64_t id, const std::string& what) {
     return IOError("'" + url_ + "': chunk " + std::to_string(id) + " " + what);
   };
-  // First batch: whole chunks, or a chunk's header and its block table.
+  // A first read's bytes: the chunk's header checked against what it must hold; its sizes.
+  struct Sizes {
+    int32_t nbytes = 0, cbytes = 0, blocksize = 0;
+  };
+  auto checked = [&](const std::optional<ByteStore::Parts>& got, int64_t id) {
+    if (!got || got->size() != 1) throw IOError("'" + url_ + "': disappeared while it was read");
+    const std::vector<uint8_t>& b = (*got)[0];
+    const std::string problem = stored_chunk_problem(b.data(), expected_bytes, typesize, chunk_span(id));
+    if (!problem.empty()) throw chunk_error(id, problem);
+    Sizes z;
+    blosc2_cbuffer_sizes(b.data(), &z.nbytes, &z.cbytes, &z.blocksize);
+    return z;
+  };
+  // First batch: whole chunks, or a chunk's header and its block table. A whole chunk the
+  // fetch cache holds (fetched ahead) is read whole from there and shared, not copied.
   std::vector<ByteStore::Request> first;
-  std::vector<Want> held;  // wants whose whole chunk the fetch cache holds (fetched ahead): read whole
-  std::vector<bool> in_cache(wants.size());  // held whole: shared, not copied
+  std::vector<size_t> first_of;  // the wants the first batch reads
   for (size_t i = 0; i < wants.size(); ++i) {
     const Want& w = wants[i];
-    held.push_back(w);
-    in_cache[i] = fetch_holds(ts, first_read({w.id, true, {}}, expected_bytes));
-    if (in_cache[i]) held.back() = {w.id, true, {}};
-  }
-  std::vector<size_t> first_of;  // the wants the first batch reads
-  for (size_t i = 0; i < held.size(); ++i) {
-    const Want& w = held[i];
-    StoreRead r = first_read(w, expected_bytes);
+    StoreRead whole = first_read({w.id, true, {}}, expected_bytes);
+    const bool in_cache = fetch_holds(ts, whole);
+    StoreRead r = in_cache ? std::move(whole) : first_read(w, expected_bytes);
     if (r.ranges[0].length < kHdr) throw chunk_error(w.id, "is truncated (" + std::to_string(r.ranges[0].length) + " bytes stored)");
-    if (in_cache[i]) {
+    if (in_cache) {
       const auto v = fetch_shared(ts, r);
-      if (!*v || (*v)->size() != 1) throw IOError("'" + url_ + "': disappeared while it was read");
+      const Sizes z = checked(*v, w.id);
       const std::vector<uint8_t>& b = (**v)[0];
-      const std::string problem = stored_chunk_problem(b.data(), expected_bytes, typesize, chunk_span(w.id));
-      if (!problem.empty()) throw chunk_error(w.id, problem);
-      int32_t nbytes = 0, cbytes = 0, blocksize = 0;
-      blosc2_cbuffer_sizes(b.data(), &nbytes, &cbytes, &blocksize);
-      if (cbytes > static_cast<int64_t>(b.size())) throw chunk_error(w.id, "is truncated");
+      if (z.cbytes > static_cast<int64_t>(b.size())) throw chunk_error(w.id, "is truncated");
       out[i].shared = v;
       out[i].at = b.data();
-      out[i].size = static_cast<size_t>(cbytes);
+      out[i].size = static_cast<size_t>(z.cbytes);
       continue;
     }
     first.push_back({std::move(r.key), std::move(r.ranges)});
     first_of.push_back(i);
   }
-  auto got_first = fetch_read_many(ts, store_, first);
-  std::vector<std::optional<ByteStore::Parts>> got(wants.size());
-  for (size_t k = 0; k < first_of.size(); ++k) got[first_of[k]] = std::move(got_first[k]);
+  auto got = fetch_read_many(ts, store_, first);
   // Second batch: the blocks (or the rest of a chunk that is read whole after all).
   std::vector<ByteStore::Request> second;
   std::vector<size_t> second_of;
   std::vector<std::unique_ptr<BlockExtents>> extents(wants.size());
-  for (size_t i = 0; i < wants.size(); ++i) {
-    const Want& w = held[i];
-    if (in_cache[i]) continue;
-    if (!got[i] || got[i]->size() != 1) throw IOError("'" + url_ + "': disappeared while it was read");
-    std::vector<uint8_t>& b = (*got[i])[0];
-    const std::string problem = stored_chunk_problem(b.data(), expected_bytes, typesize, chunk_span(w.id));
-    if (!problem.empty()) throw chunk_error(w.id, problem);
-    int32_t nbytes = 0, cbytes = 0, blocksize = 0;
-    blosc2_cbuffer_sizes(b.data(), &nbytes, &cbytes, &blocksize);
+  std::vector<std::optional<ByteStore::Parts>> headers(wants.size());  // (the first reads, by want)
+  for (size_t k = 0; k < first_of.size(); ++k) {
+    const size_t i = first_of[k];
+    const Want& w = wants[i];
+    const Sizes z = checked(got[k], w.id);
+    headers[i] = std::move(got[k]);
+    std::vector<uint8_t>& b = (*headers[i])[0];
+    const int32_t nbytes = z.nbytes, cbytes = z.cbytes, blocksize = z.blocksize;
     const uint8_t flags = b[BLOSC2_CHUNK_FLAGS], flags2 = b[BLOSC2_CHUNK_BLOSC2_FLAGS];
     const bool plain = ((flags2 >> 4) & BLOSC2_SPECIAL_MASK) == 0 && !(flags & BLOSC_MEMCPYED) &&
                        !(flags2 & BLOSC2_USEDICT) && !(b[BLOSC2_CHUNK_BLOSC2_FLAGS2] & BLOSC2_VL_BLOCKS);
@@ -306,12 +307,12 @@ std::vector<StoreFrame::Fetched> StoreFrame::fetch(const std::vector<Want>& want
       out[i].bytes = std::move(parts.at(0));
       continue;
     }
-    const Want& w = held[i];
+    const Want& w = wants[i];
     out[i].whole = false;
     out[i].blocks = w.blocks;
     out[i].bytes.resize(static_cast<size_t>(extents[i]->packed_size(w.blocks)));
     size_t part = 0;
-    extents[i]->pack((*got[i])[0].data(), w.blocks, [&](int64_t, uint8_t* dst) {
+    extents[i]->pack((*headers[i])[0].data(), w.blocks, [&](int64_t, uint8_t* dst) {
       const auto& p = parts.at(part++);
       std::memcpy(dst, p.data(), p.size());
     }, out[i].bytes.data());

@@ -66,6 +66,14 @@ struct Fetched {
   std::map<std::tuple<std::string, int64_t, int64_t, int64_t>, std::unique_ptr<BloscRangePlan>> runs;
 };
 std::tuple<std::string, int64_t, int64_t, int64_t> run_id(const KeyRead& r) { return {r.key, r.inner, r.start, r.n}; }
+
+// Where inner chunk `i` is in its shard, from the shard's decoded `index`; nullopt when the
+// shard holds no such chunk (its entry is all ones: the fill value).
+std::optional<ByteRange> inner_range(const std::vector<uint64_t>& index, int64_t i) {
+  const uint64_t off = index[static_cast<size_t>(2 * i)], len = index[static_cast<size_t>(2 * i + 1)];
+  if (off == kMissing && len == kMissing) return std::nullopt;
+  return ByteRange{static_cast<int64_t>(off), static_cast<int64_t>(len)};
+}
 thread_local Fetched* fetched_now = nullptr;
 
 class StoreKeys final : public KeyReader {
@@ -98,9 +106,9 @@ class StoreKeys final : public KeyReader {
     }
     const auto index = index_of(sid, key, ts);
     if (!index) return false;
-    const uint64_t off = (*index)[2 * i], len = (*index)[2 * i + 1];
-    if (off == kMissing && len == kMissing) return false;
-    auto parts = store_->read(join(prefix_, key), {ByteRange{static_cast<int64_t>(off), static_cast<int64_t>(len)}});
+    const std::optional<ByteRange> at = inner_range(*index, i);
+    if (!at) return false;
+    auto parts = store_->read(join(prefix_, key), {*at});
     if (!parts) throw IOError("'" + lay_->where(key) + "': the shard disappeared while it was read");
     out = std::move((*parts)[0]);
     return true;
@@ -121,9 +129,9 @@ class StoreKeys final : public KeyReader {
     if (r.inner >= 0) {
       const auto index = index_of(r.shard, r.key, ts);
       if (!index) return false;
-      const uint64_t off = (*index)[2 * r.inner], len = (*index)[2 * r.inner + 1];
-      if (off == kMissing && len == kMissing) return false;
-      base = static_cast<int64_t>(off), size = static_cast<int64_t>(len);
+      const std::optional<ByteRange> at = inner_range(*index, r.inner);
+      if (!at) return false;
+      base = at->offset, size = at->length;
     }
     const auto plan = new_plan(r, size, dst);
     while (!plan->wants().empty()) {
@@ -166,14 +174,13 @@ class StoreKeys final : public KeyReader {
         out.push_back({store_, key, {{0, -1}}});
       } else if (r.inner >= 0) {  // an inner chunk, or a run of one
         if (auto index = cached_index(r.shard)) {
-          const uint64_t off = (*index)[2 * r.inner], len = (*index)[2 * r.inner + 1];
-          if (off == kMissing && len == kMissing) continue;
-          const int64_t base = static_cast<int64_t>(off), size = static_cast<int64_t>(len);
+          const std::optional<ByteRange> at = inner_range(*index, r.inner);
+          if (!at) continue;
           if (r.kind == KeyRead::Kind::Inner || run_reads_chunk(r)) {
-            out.push_back({store_, key, {{base, size}}});
+            out.push_back({store_, key, {*at}});
           } else {
-            const auto plan = new_plan(r, size, nullptr);
-            for (const auto& w : plan->wants()) out.push_back({store_, key, {{base + w.at, w.len}}});
+            const auto plan = new_plan(r, at->length, nullptr);
+            for (const auto& w : plan->wants()) out.push_back({store_, key, {{at->offset + w.at, w.len}}});
           }
         } else if (suffix_ranges_ || !index_at_end()) {
           auto [it, fresh] = after_index.try_emplace(r.shard, out.size(), std::vector<KeyRead>{});
@@ -349,9 +356,9 @@ class StoreKeys final : public KeyReader {
     const auto start_run = [&](Job& j) {
       const KeyRead& r = *j.r;
       if (r.inner >= 0) {
-        const uint64_t off = (*j.index)[2 * r.inner], len = (*j.index)[2 * r.inner + 1];
-        if (off == kMissing && len == kMissing) return absent(j);
-        j.base = static_cast<int64_t>(off), j.size = static_cast<int64_t>(len);
+        const std::optional<ByteRange> at = inner_range(*j.index, r.inner);
+        if (!at) return absent(j);
+        j.base = at->offset, j.size = at->length;
       }
       j.held = fetch_holds(ts, {store_, join(prefix_, r.key), {{j.base, j.size}}});
       j.whole = j.held || run_reads_chunk(r);
@@ -395,9 +402,9 @@ class StoreKeys final : public KeyReader {
         } else if (r.kind == KeyRead::Kind::Chunk) {
           j.at.push_back(batch.add(key, {0, -1}));
         } else if (r.kind == KeyRead::Kind::Inner) {
-          const uint64_t off = (*j.index)[2 * r.inner], len = (*j.index)[2 * r.inner + 1];
-          if (off == kMissing && len == kMissing) absent(j);
-          else j.at.push_back(batch.add(key, {static_cast<int64_t>(off), static_cast<int64_t>(len)}));
+          const std::optional<ByteRange> at = inner_range(*j.index, r.inner);
+          if (!at) absent(j);
+          else j.at.push_back(batch.add(key, *at));
         } else if (j.held) {  // served from the cache's copy, shared: a chunk several fills read is not copied
           const auto v = fetch_shared(ts, {store_, key, {{j.base, j.size}}});
           if (!*v) {
