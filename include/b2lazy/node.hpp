@@ -32,6 +32,12 @@ struct StoreRead {
   // region needs), listed by the prefetch once they are here; empty: none. Called on the
   // prefetch's thread; it may throw (nothing follows: the task reads for itself).
   std::function<void(const ByteStore::Parts& parts, std::vector<StoreRead>& out)> then;
+  // The bytes a range read to the object's end is expected to bring (the prefetch's room);
+  // -1: the source's typical read (Node::store_read_bytes).
+  int64_t expected = -1;
+  // The same bytes as smaller reads (a shard's index, then its inner chunks), for a
+  // prefetch whose room is too small for this one read; empty: none.
+  std::vector<StoreRead> instead;
 };
 
 class Node {

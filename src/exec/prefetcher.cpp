@@ -30,7 +30,7 @@ bool reads_stores(const Node& root, const std::set<const Node*>& stop) {
 int64_t expected_bytes(const StoreRead& read, int64_t typical) {
   int64_t n = 0;
   for (const ByteRange& r : read.ranges) {
-    if (r.length < 0) return typical;  // (to the end: not known; a suffix range's length is)
+    if (r.length < 0) return read.expected >= 0 ? read.expected : typical;  // (to the end; a suffix range's length is known)
     n += r.length;
   }
   return std::max<int64_t>(n, 1);
@@ -130,6 +130,16 @@ void Prefetcher::plan_batch(std::vector<FetchCache::Pending>& batch) {
       next_task_ = std::max(next_task_, claimed_ + 1);
       if (next_task_ >= last_ || next_task_ > claimed_ + kMostAhead) return;
       queue_task(next_task_++);
+      continue;
+    }
+    if (!from.front().read.instead.empty() && from.front().bytes > cache_.capacity() / 4) {
+      // Too large for the room (a whole shard at a small max_memory): its smaller reads.
+      Queued q = std::move(from.front());
+      from.pop_front();
+      for (auto r = q.read.instead.rbegin(); r != q.read.instead.rend(); ++r) {
+        const int64_t expected = expected_bytes(*r, q.bytes);
+        from.push_front({q.task, std::move(*r), expected});
+      }
       continue;
     }
     std::optional<FetchCache::Pending> p;

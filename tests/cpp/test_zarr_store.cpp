@@ -123,21 +123,50 @@ TEST(ZarrStore, AShardIndexIsReadOnce) {
   const Array a = open(s.url("s.zarr"));
   const auto& src = dynamic_cast<const ZarrSource&>(*a.node());
   s.log->clear();
-  const Region r{{0, 0}, {1, 1}, {8, 16}};  // shards (0, 0) and (0, 1): 8 inner chunks
+  const Region r{{0, 0}, {1, 1}, {4, 16}};  // shards (0, 0) and (0, 1): 2 of their 4 inner chunks each
   const auto first = fill_region(a.node(), r);
   EXPECT_EQ(zarr::store_index_reads(src.keys()), 2);
   ASSERT_EQ(s.log->batches.size(), 2u);  // the indexes, then the inner chunks
   EXPECT_EQ(s.log->batches[0].size(), 2u);
   EXPECT_EQ(s.ranges_in(0), 2);
   EXPECT_EQ(s.log->batches[1].size(), 2u);  // one request per shard, a range per inner chunk
-  EXPECT_EQ(s.ranges_in(1), 8);
+  EXPECT_EQ(s.ranges_in(1), 4);
   s.log->clear();
   EXPECT_EQ(fill_region(a.node(), r), first);
   EXPECT_EQ(zarr::store_index_reads(src.keys()), 2);  // cached
   EXPECT_EQ(s.log->batches.size(), 1u);
-  for (int64_t j = 0; j < 16; ++j) EXPECT_EQ(first[5 * 16 + j], 1 + 5 * 16 + j);
+  for (int64_t j = 0; j < 16; ++j) EXPECT_EQ(first[3 * 16 + j], 1 + 3 * 16 + j);
   EXPECT_EQ(a.to_vector(), open((s.dir / "s.zarr").string()).to_vector());
   EXPECT_EQ(zarr::store_index_reads(src.keys()), 4);  // every shard, once
+}
+
+// A fill that reads every inner chunk of a shard reads the shard whole: one request, no
+// index round trip first; the index comes from its bytes (and is kept).
+TEST(ZarrStore, AShardAFillReadsAllOfIsReadWhole) {
+  StoreDir s("zarr_store_whole_shards");
+  local_array(s.dir / "s.zarr", {16, 12}, {4, 4}, "zstd", {8, 8});  // shards (x, 1) hold 2 inner chunks
+  const Array a = open(s.url("s.zarr"));
+  const auto& src = dynamic_cast<const ZarrSource&>(*a.node());
+  const std::vector<double> want = open((s.dir / "s.zarr").string()).to_vector();
+  s.log->clear();
+  const Region r{{8, 0}, {1, 1}, {8, 12}};  // shards (1, 0) and (1, 1), all of them
+  const auto got = fill_region(a.node(), r);
+  for (int64_t i = 0; i < 8; ++i)
+    for (int64_t j = 0; j < 12; ++j) EXPECT_EQ(got[i * 12 + j], want[(8 + i) * 12 + j]);
+  ASSERT_EQ(s.log->batches.size(), 1u);
+  ASSERT_EQ(s.log->batches[0].size(), 2u);
+  for (const auto& q : s.log->batches[0]) {
+    ASSERT_EQ(q.ranges.size(), 1u);
+    EXPECT_EQ(q.ranges[0].offset, 0);
+    EXPECT_EQ(q.ranges[0].length, -1);
+  }
+  EXPECT_EQ(zarr::store_index_reads(src.keys()), 2);
+  s.log->clear();  // a part of one: its index kept, only the inner chunk's bytes read
+  const Region part{{8, 0}, {1, 1}, {4, 4}};
+  const auto p = fill_region(a.node(), part);
+  EXPECT_EQ(p[0], want[8 * 12]);
+  EXPECT_EQ(s.log->batches.size(), 1u);
+  EXPECT_EQ(zarr::store_index_reads(src.keys()), 2);
 }
 
 // A store without suffix ranges ("bytes=-N"): a shard's size is asked, then its index.

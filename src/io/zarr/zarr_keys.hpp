@@ -35,6 +35,8 @@ struct ReadLayout {
   // A shard's decoded index checked: every inner chunk within the shard's `size` bytes
   // (-1: not known) and no larger than its codecs make it.
   void check_index(const std::vector<uint64_t>& entries, int64_t size, const std::string& key) const;
+  // The inner chunks of shard `shard` (its id in the shard grid) inside the array.
+  int64_t inner_chunks_in(int64_t shard) const;
 };
 
 // A read a fill makes: chunk `key` whole; inner chunk `inner` of shard `key` (id

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "b2lazy/driver.hpp"
+#include "b2lazy/checked.hpp"
 #include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
 #include "runtime/block_window.hpp"
@@ -50,6 +51,18 @@ void ReadLayout::check_index(const std::vector<uint64_t>& v, int64_t size, const
                     std::to_string(len) + " bytes, more than an inner chunk " + shape_str(s.inner) + " of " +
                     dtype_name(meta->dtype) + " takes through its codecs (" + std::to_string(most_inner) + ")");
   }
+}
+
+int64_t ReadLayout::inner_chunks_in(int64_t shard) const {
+  int64_t n = 1;
+  for (size_t d = meta->shape.size(); d-- > 0;) {
+    const int64_t shards = ceil_div(meta->shape[d], meta->chunks[d]);
+    if (shards <= 0) return 0;
+    const int64_t start = shard % shards * meta->chunks[d];
+    shard /= shards;
+    n *= ceil_div(std::min(meta->chunks[d], meta->shape[d] - start), unit[d]);
+  }
+  return n;
 }
 
 }  // namespace zarr

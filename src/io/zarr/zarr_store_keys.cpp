@@ -2,7 +2,8 @@
 // fill's reads are fetched before it runs, together: each round one read_many of every
 // key's ranges (the store keeps many in flight and merges adjacent ranges of one object).
 // Whole chunks take one round; inner chunks of shards two (the shard indexes, read once
-// and cached, then the inner chunks' ranges) or one when the indexes are cached; runs of
+// and cached, then the inner chunks' ranges) or one when the indexes are cached, or when
+// a fill reads every inner chunk of a shard whole (the shard is read whole); runs of
 // Blosc chunks three (headers, block starts, the blocks the run needs). The array is taken
 // as it was when opened: its metadata is not read again, and a cached shard index is used
 // while the source lives (as zarr-python and TensorStore read an unchanging store).
@@ -12,10 +13,12 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
 #include "b2lazy/error.hpp"
+#include "core/saturating.hpp"
 #include "runtime/fetch_cache.hpp"
 #include "runtime/thread_state.hpp"
 #include "storage/blosc_range.hpp"
@@ -165,12 +168,37 @@ class StoreKeys final : public KeyReader {
   bool fetches_ahead() const override { return true; }
 
   void store_reads(const std::vector<KeyRead>& reads, std::vector<StoreRead>& out) const override {
-    // Reads in shards whose index is not cached: the index, then (once it is here, on the
-    // prefetch's thread) those reads. One index read per shard.
+    list_reads(reads, true, out);
+  }
+
+  // Not known: listing a remote array's objects (millions of chunks, pages of 1000) is no
+  // price for a repr or info.
+  int64_t stored_bytes() const override { return 0; }
+
+  // Shard indexes read from the store (each once while it stays cached).
+  int64_t index_reads() const {
+    std::lock_guard<std::mutex> g(mu_);
+    return index_reads_;
+  }
+
+ private:
+  // store_reads: shards read whole when `whole_ok` and `reads` reads all of them (with
+  // their index and inner chunks listed `instead`, for a prefetch with too little room);
+  // reads in shards whose index is not cached: the index, then (once it is here, on the
+  // prefetch's thread) those reads. One index read per shard.
+  void list_reads(const std::vector<KeyRead>& reads, bool whole_ok, std::vector<StoreRead>& out) const {
     std::map<int64_t, std::pair<size_t, std::vector<KeyRead>>> after_index;
+    const std::set<int64_t> whole = whole_ok ? whole_shards(reads) : std::set<int64_t>{};
+    std::map<int64_t, size_t> listed;  // whole shards: where
     for (const KeyRead& r : reads) {
       const std::string key = join(prefix_, r.key);
-      if (r.kind == KeyRead::Kind::Chunk) {
+      if (r.inner >= 0 && whole.count(r.shard)) {
+        if (listed.try_emplace(r.shard, out.size()).second) {
+          StoreRead s{store_, key, {{0, -1}}};
+          s.expected = sat_mul(lay_->inner_chunks_in(r.shard), std::min(lay_->most_inner, unit_bytes()));
+          out.push_back(std::move(s));
+        }
+      } else if (r.kind == KeyRead::Kind::Chunk) {
         out.push_back({store_, key, {{0, -1}}});
       } else if (r.inner >= 0) {  // an inner chunk, or a run of one
         if (auto index = cached_index(r.shard)) {
@@ -202,22 +230,17 @@ class StoreKeys final : public KeyReader {
           ThreadState ts;  // (the prefetch's thread has none: the index codecs need contexts)
           keep_index(sid, key, parts.at(0), ts);
         }
-        store_reads(rs, next);
+        list_reads(rs, false, next);
       };
+    }
+    for (const auto& [sid, at] : listed) {
+      std::vector<KeyRead> in_shard;
+      for (const KeyRead& r : reads)
+        if (r.inner >= 0 && r.shard == sid) in_shard.push_back(r);
+      list_reads(in_shard, false, out[at].instead);
     }
   }
 
-  // Not known: listing a remote array's objects (millions of chunks, pages of 1000) is no
-  // price for a repr or info.
-  int64_t stored_bytes() const override { return 0; }
-
-  // Shard indexes read from the store (each once while it stays cached).
-  int64_t index_reads() const {
-    std::lock_guard<std::mutex> g(mu_);
-    return index_reads_;
-  }
-
- private:
   Fetched* mine() const { return fetched_now && fetched_now->owner == this ? fetched_now : nullptr; }
 
   bool index_at_end() const { return lay_->meta->codecs.sharding->index_at_end; }
@@ -226,18 +249,115 @@ class StoreKeys final : public KeyReader {
   // (header, block starts, blocks), and what the prefetch lists for it.
   bool run_reads_chunk(const KeyRead& r) const { return r.n >= 1 && 2 * r.n >= prod(lay_->unit); }
 
-  // `plan`'s steps served from its chunk's stored bytes `chunk`, read whole.
-  void serve_from(BloscRangePlan& plan, const std::vector<uint8_t>& chunk, const std::string& key) const {
-    lay_->check_stored_size(key, static_cast<int64_t>(chunk.size()));
+  int64_t unit_bytes() const { return sat_mul(prod(lay_->unit), static_cast<int64_t>(itemsize(lay_->meta->dtype))); }
+
+  // The shards `reads` read every inner chunk of whole (each inner chunk, or a run of half
+  // of it or more): those are read whole, one request without the index round trip first
+  // (as zarr-python reads a shard a selection covers). Fills that read a shard partly read
+  // its index, then their inner chunks or blocks.
+  std::set<int64_t> whole_shards(const std::vector<KeyRead>& reads) const {
+    std::map<int64_t, std::set<int64_t>> inner_of;
+    for (const KeyRead& r : reads)
+      if (r.inner >= 0 && (r.kind == KeyRead::Kind::Inner || run_reads_chunk(r))) inner_of[r.shard].insert(r.inner);
+    std::set<int64_t> out;
+    for (const auto& [sid, inners] : inner_of)
+      if (static_cast<int64_t>(inners.size()) >= lay_->inner_chunks_in(sid)) out.insert(sid);
+    return out;
+  }
+
+  // `plan`'s steps served from its chunk's stored bytes [data, data + size), read whole.
+  void serve_from(BloscRangePlan& plan, const uint8_t* data, int64_t size, const std::string& key) const {
+    lay_->check_stored_size(key, size);
     while (!plan.wants().empty()) {
       for (const auto& w : plan.wants()) {
-        if (w.at < 0 || w.len < 0 || w.at > static_cast<int64_t>(chunk.size()) ||
-            w.len > static_cast<int64_t>(chunk.size()) - w.at)
-          throw IOError("'" + lay_->where(key) + "': Blosc: a block lies outside the chunk's " +
-                        std::to_string(chunk.size()) + " bytes (a damaged chunk)");
-        std::memcpy(w.dst, chunk.data() + w.at, static_cast<size_t>(w.len));
+        if (w.at < 0 || w.len < 0 || w.at > size || w.len > size - w.at)
+          throw IOError("'" + lay_->where(key) + "': Blosc: a block lies outside the chunk's " + std::to_string(size) +
+                        " bytes (a damaged chunk)");
+        std::memcpy(w.dst, data + w.at, static_cast<size_t>(w.len));
       }
       plan.advance();
+    }
+  }
+  void serve_from(BloscRangePlan& plan, const std::vector<uint8_t>& chunk, const std::string& key) const {
+    serve_from(plan, chunk.data(), static_cast<int64_t>(chunk.size()), key);
+  }
+
+  // The jobs in shards read whole, served from each shard's bytes: the shards `reads`
+  // reads whole (`whole`, fetched together now), and those the fetch cache holds whole
+  // (the prefetch read them for the task a fill is a piece of: shared, not copied). The
+  // index is decoded from the bytes.
+  template <class Job, class Absent>
+  void serve_whole_shards(std::vector<Job>& jobs, const std::set<int64_t>& whole, Fetched& f, const Absent& absent,
+                          ThreadState& ts) const {
+    std::map<int64_t, std::vector<Job*>> of;  // by shard
+    for (Job& j : jobs)
+      if (!j.done && j.r->inner >= 0) of[j.r->shard].push_back(&j);
+    if (of.empty()) return;
+    std::map<int64_t, FetchCache::Value> bytes;
+    std::vector<ByteStore::Request> unheld;
+    std::vector<int64_t> unheld_ids;
+    for (auto it = of.begin(); it != of.end();) {
+      const int64_t sid = it->first;
+      const StoreRead whole_read{store_, join(prefix_, it->second.front()->r->key), {{0, -1}}};
+      if (fetch_holds(ts, whole_read)) {
+        if (auto v = fetch_shared(ts, whole_read)) {
+          bytes[sid] = std::move(v);
+          ++it;
+          continue;
+        }
+      }
+      if (!whole.count(sid)) {
+        it = of.erase(it);
+        continue;
+      }
+      unheld.push_back({whole_read.key, whole_read.ranges});
+      unheld_ids.push_back(sid);
+      ++it;
+    }
+    if (!unheld.empty()) {
+      auto got = fetch_read_many(ts, store_, unheld);
+      if (got.size() != unheld.size())
+        throw IOError("'" + lay_->name + "': the store answered " + std::to_string(got.size()) + " of " +
+                      std::to_string(unheld.size()) + " requests");
+      for (size_t k = 0; k < got.size(); ++k)
+        bytes[unheld_ids[k]] = std::make_shared<const std::optional<ByteStore::Parts>>(std::move(got[k]));
+    }
+    for (auto& [sid, js] : of) {
+      const std::string& key = js.front()->r->key;
+      const auto& got = *bytes.at(sid);
+      if (!got) {  // no shard: all fill
+        for (Job* j : js) absent(*j);
+        continue;
+      }
+      const std::vector<uint8_t>& shard = got->at(0);
+      const int64_t size = static_cast<int64_t>(shard.size());
+      const int64_t ib = lay_->meta->codecs.sharding->index_bytes(prod(lay_->per_shard));
+      if (size < ib)
+        throw IOError("'" + lay_->where(key) + "': shard of " + std::to_string(size) +
+                      " bytes is shorter than its index (" + std::to_string(ib) + " bytes)");
+      auto index = cached_index(sid);
+      if (!index) {
+        const ByteRange at = index_range(size);
+        index = keep_index(sid, key, std::vector<uint8_t>(shard.begin() + at.offset, shard.begin() + at.offset + ib), ts);
+      }
+      lay_->check_index(*index, size, key);
+      for (Job* j : js) {
+        const KeyRead& r = *j->r;
+        const std::optional<ByteRange> at = inner_range(*index, r.inner);
+        if (!at) {
+          absent(*j);
+          continue;
+        }
+        const uint8_t* data = shard.data() + at->offset;
+        if (r.kind == KeyRead::Kind::Inner) {
+          f.inners[{key, r.inner}] = std::vector<uint8_t>(data, data + at->length);
+        } else {
+          auto plan = new_plan(r, at->length, nullptr);
+          serve_from(*plan, data, at->length, key);
+          f.runs[run_id(r)] = std::move(plan);
+        }
+        j->done = true;
+      }
     }
   }
 
@@ -377,9 +497,11 @@ class StoreKeys final : public KeyReader {
         continue;
       Job j{&r};
       if (r.inner >= 0) j.index = cached_index(r.shard);
-      if (r.kind == KeyRead::Kind::Run && (r.inner < 0 || j.index)) start_run(j);
       jobs.push_back(std::move(j));
     }
+    serve_whole_shards(jobs, whole_shards(reads), f, absent, ts);
+    for (Job& j : jobs)
+      if (!j.done && j.r->kind == KeyRead::Kind::Run && (j.r->inner < 0 || j.index)) start_run(j);
     bool without_suffixes = false;  // a round was asked again without suffix ranges
     while (true) {
       Batch batch;

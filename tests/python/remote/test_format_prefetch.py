@@ -102,18 +102,38 @@ def test_zarr_sharded_indexes_by_suffix(faults, served, data):
 
 
 def test_zarr_shards_ahead_index_then_inner_chunks(faults, served):
-    # 16 shards, a task each: the prefetch reads a shard's index, then (once it is here,
-    # StoreRead::then) the inner chunks the task needs, ahead of the workers — not the
-    # index alone, leaving every inner chunk to a worker's own round trip.
+    # 16 shards, a task each, reading a third of each shard (its first column of inner
+    # chunks): the prefetch reads a shard's index, then (once it is here, StoreRead::then)
+    # the inner chunks the task needs, ahead of the workers — not the index alone, leaving
+    # every inner chunk to a worker's own round trip.
+    faults.set(latency=0.005)
+    a = bl.open(url(faults, "many.zarr"))
+    ref = zarr.open_array(str(served / "many.zarr"))[:, :128]
+    r = (a[:, :128] * 2).compute(nthreads=2)
+    np.testing.assert_array_equal(r.to_numpy(), ref * 2)
+    s = r.stats
+    nshards, inner = 16, 16 * 4
+    # (the workers race the prefetch for the first tasks' inner chunks: a margin of 2x)
+    assert s["prefetch_reads"] > nshards + inner // 4, s
+
+
+def test_zarr_shards_a_task_reads_whole_are_one_request_each(faults, served, nginx_server):
+    # Tasks that read every inner chunk of their shard read the shard whole: one request,
+    # no index round trip first (zarr-python reads a shard a selection covers the same
+    # way). The workers' fills, pieces of a task, are served from the shard held.
     faults.set(latency=0.005)
     a = bl.open(url(faults, "many.zarr"))
     ref = zarr.open_array(str(served / "many.zarr"))[:]
     r = (a * 2).compute(nthreads=2)
     np.testing.assert_array_equal(r.to_numpy(), ref * 2)
     s = r.stats
-    nshards, inner = 16, 16 * 4 * 3
-    # (the workers race the prefetch for the first tasks' inner chunks: a margin of 2x)
-    assert s["prefetch_reads"] > nshards + inner // 4, s
+    nshards, per_shard = 16, 4 * 3
+    log = [e for e in nginx_server.access_log() if e["uri"].startswith("/fmtprefetch/many.zarr/c/")][-s["store_requests"]:]
+    whole = [e for e in log if e["status"] == 200]
+    # (a worker that reaches a task before the prefetch reads its piece itself: the index
+    # and its inner chunks, for the first task of each of the 2 workers at most)
+    assert len(whole) >= nshards - 2, log
+    assert s["store_requests"] <= nshards + 2 * (1 + per_shard), s
 
 
 def test_b2nd_sum_whole_chunks_serve_every_slab(faults, served, data):
