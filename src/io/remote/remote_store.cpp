@@ -151,6 +151,32 @@ RemoteStore::RemoteStore(const StoreOptions& options, std::string root) : root_(
   // (at least 4 KiB: a 13 MB chunk split into requests of one byte was millions of them)
   limits_.max_size = std::max<int64_t>(4096, static_cast<int64_t>(number_option(options, "coalesce_max", static_cast<double>(limits_.max_size))));
   limits_.max_waste = number_option(options, "coalesce_waste", limits_.max_waste);
+  check_versions_ = flag_option(options, "check_versions", true);
+}
+
+void RemoteStore::pin(const std::string& key, const HttpResponse& r, bool whole) {
+  if (!check_versions_ || !r.error.empty() || r.status < 200 || r.status >= 300) return;
+  std::string version = r.header("etag");
+  if (version.empty()) version = r.header("last-modified");
+  if (version.empty()) return;
+  std::lock_guard<std::mutex> g(pins_mu_);
+  auto it = pins_.find(key);
+  if (it == pins_.end()) {
+    if (pins_.size() < kMostPins) pins_.emplace(key, std::move(version));
+    return;
+  }
+  if (whole) {
+    it->second = std::move(version);
+    return;
+  }
+  if (it->second != version)
+    throw IOError("'" + url_of(key) + "' changed while it was read (version " + it->second + ", now " + version +
+                  "): its bytes would mix two versions; open it again");
+}
+
+void RemoteStore::unpin(const std::string& key) {
+  std::lock_guard<std::mutex> g(pins_mu_);
+  pins_.erase(key);
 }
 
 std::string RemoteStore::failure(const std::string& key, const HttpResponse& r) const {
@@ -233,6 +259,7 @@ std::vector<std::optional<ByteStore::Parts>> RemoteStore::read_many(const std::v
         p.missing = true;
         continue;
       }
+      pin(p.key, r, r.status == 200 && f.offset == 0 && f.length < 0);
       const uint8_t* body = r.body.data();
       int64_t body_size = static_cast<int64_t>(r.body.size());
       if (r.status == 416) {  // nothing at or after f.offset
@@ -281,6 +308,7 @@ std::vector<std::optional<ByteStore::Parts>> RemoteStore::read_many(const std::v
         p.missing = true;
         continue;
       }
+      pin(p.key, r);
       int64_t size = -1;
       if (r.status == 206) size = parse_content_range(r.header("content-range")).total;  // (checked by check_body)
       else if (r.status == 200) size = static_cast<int64_t>(r.body.size());  // the server ignored Range
@@ -326,6 +354,7 @@ std::optional<ObjectInfo> RemoteStore::stat(const std::string& key) {
     get.max_body = kWholeObjectLimit;
     auto g = std::move(perform(link_, {std::move(get)}, check_body)[0]);
     if (g.error.empty() && is_missing(g)) return std::nullopt;
+    pin(key, g);
     ObjectInfo info{key, -1, g.header("etag")};
     if (info.version.empty()) info.version = g.header("last-modified");
     const auto cr = parse_content_range(g.header("content-range"));
@@ -336,6 +365,7 @@ std::optional<ObjectInfo> RemoteStore::stat(const std::string& key) {
     return info;
   }
   require_success(key, r);
+  pin(key, r);
   ObjectInfo info;
   info.key = key;
   const std::string cl = r.header("content-length");

@@ -15,9 +15,14 @@
 //   coalesce_max         the longest request; longer ranges are split (16 MiB; at least 4 KiB)
 //   coalesce_waste       the gap bytes a merged request may read, as a fraction of the
 //                        bytes asked in it (0.2: what is fetched stays within 1.2x)
+//   check_versions       "false": do not pin each object's first ETag (or Last-Modified)
+//                        seen (true: a response with another is an IOError, "changed while
+//                        it was read", never bytes of two versions mixed)
 #pragma once
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "b2lazy/byte_store.hpp"
@@ -61,12 +66,23 @@ class RemoteStore : public ByteStore {
   virtual std::string failure(const std::string& key, const HttpResponse& r) const;
   // Throws IOError for a response that is not 2xx (or that failed in transport).
   void require_success(const std::string& key, const HttpResponse& r) const;
+  // Pins `key` to the version (ETag, else Last-Modified) of its first response seen: a
+  // later response with another throws IOError naming both (an object replaced while it
+  // is read would mix two versions' bytes: a b2nd header with another file's chunks).
+  // `whole`: the whole object in one body (a Zarr chunk: nothing to mix), pinned afresh.
+  void pin(const std::string& key, const HttpResponse& r, bool whole = false);
+  // After a write or remove through this store: the next version seen is pinned.
+  void unpin(const std::string& key);
 
   StoreLink link_;
   CoalesceLimits limits_;
 
  private:
+  static constexpr size_t kMostPins = size_t(1) << 20;  // objects; later ones are not pinned
   std::string root_;
+  bool check_versions_ = true;
+  std::mutex pins_mu_;
+  std::unordered_map<std::string, std::string> pins_;
 };
 
 }  // namespace b2lazy::remote

@@ -76,6 +76,7 @@ class S3CompatibleStore final : public RemoteStore {
   }
 
   void write(const std::string& key, const void* data, size_t nbytes) override {
+    Unpin later{this, key};  // (a new version, when it got there)
     const auto* bytes = static_cast<const uint8_t*>(data);
     if (static_cast<int64_t>(nbytes) > a_.multipart_threshold) return write_multipart(key, bytes, nbytes);
     HttpRequest rq = object_request("PUT", key);
@@ -87,12 +88,18 @@ class S3CompatibleStore final : public RemoteStore {
   }
 
   void remove(const std::string& key) override {
+    Unpin later{this, key};
     auto r = std::move(perform(link_, {object_request("DELETE", key)})[0]);
     if (r.error.empty() && is_missing(r)) return;
     require_success(key, r);
   }
 
  protected:
+  struct Unpin {
+    S3CompatibleStore* store;
+    const std::string& key;
+    ~Unpin() { store->unpin(key); }
+  };
   HttpRequest object_request(const std::string& method, const std::string& key) const override {
     HttpRequest rq;
     rq.method = method;

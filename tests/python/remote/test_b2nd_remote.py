@@ -310,3 +310,40 @@ def test_a_failed_computation_leaves_no_object(moto_s3, monkeypatch):
     with pytest.raises(ValueError, match="sparse"):
         bl.asarray(np.arange(10.0)).compute(urlpath=f"s3://{bucket}/x.b2nd", contiguous=False)
     assert "Contents" not in moto_s3.client().list_objects_v2(Bucket=bucket)
+
+
+# --- an object replaced while it is read -------------------------------------------------
+# A b2nd file is read by range: its header and chunk offsets at open, its chunks later.
+# Replaced in between, its chunks would be another file's bytes read at this file's
+# offsets: the store pins each object's first ETag and refuses another.
+def test_a_file_replaced_after_open_is_an_error_not_mixed_bytes(nginx_server, tmp_path):
+    x = np.arange(200 * 50, dtype="f8").reshape(200, 50)
+    url, _ = put_b2nd(nginx_server, tmp_path, "pinned/a.b2nd", x, (50, 50), (10, 50))
+    a = open_url(url)
+    np.testing.assert_array_equal(a[:10], x[:10])
+    put_b2nd(nginx_server, tmp_path, "pinned/a.b2nd", x[:150] * 3, (30, 50), (10, 50))  # another size
+    with pytest.raises(OSError, match=r"a\.b2nd' changed while it was read"):
+        np.asarray(a[100:])
+    np.testing.assert_array_equal(open_url(url)[...], x[:150] * 3)  # opened again: the new file
+
+
+def test_an_s3_object_replaced_after_open_is_an_error(moto_s3, monkeypatch, tmp_path):
+    bucket = moto_s3.make_bucket("b2nd-pinned")
+    for k, v in {"AWS_ACCESS_KEY_ID": moto_s3.key, "AWS_SECRET_ACCESS_KEY": moto_s3.secret,
+                 "AWS_ENDPOINT_URL": moto_s3.endpoint_url, "AWS_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(k, v)
+    x = np.arange(120 * 40, dtype="i4").reshape(120, 40)
+    for name, arr in [("one", x), ("two", -x)]:  # (uncompressed: the same offsets, other values)
+        blosc2.asarray(arr, chunks=(40, 40), blocks=(8, 40), urlpath=str(tmp_path / f"{name}.b2nd"), mode="w",
+                       cparams={"clevel": 0})
+    s3 = moto_s3.client()
+    s3.put_object(Bucket=bucket, Key="p.b2nd", Body=(tmp_path / "one.b2nd").read_bytes())
+    a = open_url(f"s3://{bucket}/p.b2nd")
+    s3.put_object(Bucket=bucket, Key="p.b2nd", Body=(tmp_path / "two.b2nd").read_bytes())
+    with pytest.raises(OSError, match="changed while it was read"):
+        np.asarray(a[...])
+    # check_versions=false: the caller's choice (here the same offsets: the new values read)
+    b = bl.open(f"s3://{bucket}/p.b2nd", storage_options={"check_versions": "false"})
+    s3.put_object(Bucket=bucket, Key="p.b2nd", Body=(tmp_path / "one.b2nd").read_bytes())
+    np.testing.assert_array_equal(np.asarray(b[...]), x)
+    np.testing.assert_array_equal(np.asarray(open_url(f"s3://{bucket}/p.b2nd")[...]), x)
