@@ -28,6 +28,7 @@ import math
 import os
 import re
 import stat
+import sys
 import threading
 import types
 
@@ -151,6 +152,13 @@ def _frozen(v):
     if type(v) in (list, tuple):
         return type(v)(_frozen(x) for x in v)
     return v
+
+
+def namespace():
+    """The b2lazy package, for the modules defining its parts: its functions as callers get
+    them (each records its call, see recording below), looked up when called (the modules
+    are loaded before all of them exist)."""
+    return sys.modules[__package__]
 
 
 def record(result, fn, args, kwargs=None):
