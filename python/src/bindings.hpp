@@ -10,15 +10,32 @@
 namespace b2lazy_py {
 
 namespace nb = nanobind;
+// Stats as the dict Python sees (Array.stats(), to_numpy's) and back (convert.cpp).
 nb::dict stats_dict(const b2lazy::Stats& s);
 b2lazy::Stats stats_from_dict(nb::handle d);
+// The Context and Array classes.
+void bind_array(nb::module_& m);
+// The function registry, elementwise, where, clip, reduce, quantile, scan, linalg, take, shapes.
+void bind_functions(nb::module_& m);
+// x[key] = value (assign, assign_stored, assign_stored_where) and masks (mask_select, count_mask).
+void bind_assign(nb::module_& m);
+// matrix_transpose and the Array API functions on their own lazy nodes (eye ... unstack).
+void bind_array_api(nb::module_& m);
+// evaluate, expression_names, expression_functions.
+void bind_expressions(nb::module_& m);
+// Sources: open, from_numpy(_compressed), from_cframe / to_cframe, full, arange, linspace.
+void bind_sources(nb::module_& m);
+// compute, to_numpy, the Plan class, plan, execute_plan, compute_plan.
+void bind_evaluation(nb::module_& m);
+// cancel_at_exit (the package's atexit hook): stops the evaluations still running.
+void bind_cancel_at_exit(nb::module_& m);
 // The distributed executor's pieces (b2lazy/distribute.hpp).
 void bind_distribute(nb::module_& m);
 // lazyudf with a Python function (b2lazy/udf.hpp).
 void bind_udf(nb::module_& m);
 // Issue #37's statistics: histograms, isin, digitize, bincount, random sources, nan* quantiles.
 void bind_statistics(nb::module_& m);
-// Runs `fn` as module.cpp's interruptible() does: without the GIL, stopped by SIGINT.
+// Runs `fn` as interruptible.hpp's interruptible() does: without the GIL, stopped by SIGINT.
 void run_interruptible(const std::function<void()>& fn);
 // einsum, pad and rechunk (b2lazy/einsum.hpp, b2lazy/pad.hpp).
 void bind_einsum_pad(nb::module_& m);
