@@ -157,7 +157,6 @@ def budget_kw(max_memory):
 
 def run_local(w, ops, q, idx, out, max_memory=None):
     """b2lazy on this process's threads (the subprocess entry point)."""
-    import b2lazy as bl
     base = reset_peak(os.getpid())
     x = b2lazy_expr(w, ops, q, idx)
     t = time.perf_counter()

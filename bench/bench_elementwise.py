@@ -430,7 +430,6 @@ def bench_memory(ddir, shape, dtypes, reps):
                 row["contenders"][n] = d
             outs.clear()
             results.append(row)
-            bt = row["contenders"]["b2lazy"]["median"]
             print(f"  mem {row['dtype']} {kind:6s} {ex:32s} " + "  ".join(
                 f"{n}={fmt_s(v['median'])}" for n, v in row["contenders"].items()), flush=True)
         del loaded, nd

@@ -289,7 +289,12 @@ def main():
             R["times"][f"{chunking}/{w}"] = {"median": med, "all": times}
             print("time", chunking, w, {c: round(v, 3) for c, v in med.items()}, flush=True)
     R["load_after"] = uptime()
-    import b2lazy, dask, numpy, zarr, numcodecs, blosc2
+    import b2lazy
+    import dask
+    import numpy
+    import zarr
+    import numcodecs
+    import blosc2
     R["versions"] = {m.__name__: m.__version__ for m in (b2lazy, dask, numpy, zarr, numcodecs, blosc2)
                      if hasattr(m, "__version__")}
     with open(args.out, "w") as f:

@@ -10,7 +10,11 @@ cases) a 4 GiB address-space limit.
     python bench/bench_planning.py [--depths 10,20,30,60] [--timeout 120] [--out r.json]
                                    [--products rows,default,tiles,cols] [--n 8192] [--budget-mib 64]
 """
-import argparse, json, os, subprocess, sys, time
+import argparse
+import json
+import subprocess
+import sys
+import time
 
 DEEP = r'''
 import json, sys, time, numpy as np, b2lazy as bl

@@ -141,7 +141,6 @@ class Setup:
     def __init__(self, ddir, shape, outdir, tag="", load_np=True, which=None):
         import blosc2
         import b2lazy
-        import dask.array as da
         self.shape = tuple(shape)
         self.path = operand_path(ddir, shape)
         self.fpath = flat_path(ddir, shape)
@@ -717,7 +716,7 @@ def report(R, args):
     out += [title, ""]
     contended = any(v is not None and v > 0.10 for v in busy.values())
     if contended:
-        out += [f"**Contended run:** other processes used "
+        out += ["**Contended run:** other processes used "
                 + ", ".join(f"{k} {100 * v:.0f}%" for k, v in busy.items() if v is not None)
                 + " of the whole machine during the sections (2 cores). Ratios hold better than "
                   "absolute times; re-run on a quiet machine before quoting.", ""]

@@ -16,7 +16,10 @@ NumPy + codec would be a looser bound.)
                                         [--workloads ...] [--rounds 5] [--budget-mib 0]
                                         [--data-dir bench/data]
 """
-import argparse, os, statistics, time
+import argparse
+import os
+import statistics
+import time
 
 import blosc2
 import numpy as np

@@ -321,7 +321,6 @@ def leftovers(cwd):
 
 def special(kind, cwd):
     """The probes that drive processes from outside; returns what they observed."""
-    import numpy as np
     setup = run_python('np.save("a.npy", np.random.default_rng(0).random((3000, 3000)))\n'
                        'bl.asarray(np.load("a.npy"), chunks=(100, 3000)).compute(urlpath="a.b2nd")', cwd)
     if setup.returncode:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: C++ (GoogleTest, examples), bounded fuzz runs of expression
+# Runs the whole test suite: ruff's lint of the Python, C++ (GoogleTest, examples), bounded fuzz runs of expression
 # strings, b2nd files, saved expressions, Zarr stores, .b2z zips and HDF5 files (atheris),
 # Python (pytest + hypothesis), the Array API standard's test suite (scripts/test_array_api.sh),
 # then the C++ engine again under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -7,6 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+# Python lint first (seconds): pyflakes and pycodestyle's rules, pyproject.toml's [tool.ruff].
+$PY -m ruff check --quiet .
 # The C++ tests are built beside the installed module (scripts/install.sh asks its build for
 # them too), so the engine is compiled once in Release, not twice; elsewhere in build/cpp.
 BUILD=${B2LAZY_BUILD_DIR:-}

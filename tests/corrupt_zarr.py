@@ -20,7 +20,7 @@ import numpy as np
 
 import numcodecs
 import zarr
-from zarr.codecs import BloscCodec, BytesCodec, Crc32cCodec, ZstdCodec
+from zarr.codecs import BloscCodec, Crc32cCodec, ZstdCodec
 
 
 @dataclass

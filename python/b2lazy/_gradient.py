@@ -71,7 +71,9 @@ def _shaped(c, ndim, axis):
 def _one_axis(f, axis, dx, edge_order, otype):
     bl = _bl()
     n = f.shape[axis]
-    part = (lambda a, b: _along(f, axis, a, b))
+
+    def part(a, b):
+        return _along(f, axis, a, b)
     if np.ndim(dx) == 0:
         interior = (part(2, None) - part(None, -2)) / np.float64(2.0 * dx)
         if edge_order == 1:

@@ -47,7 +47,7 @@ _reduction_names = [e["name"] for e in _registry.ENTRIES.values() if e["family"]
 for _n in _reduction_names:
     globals()[_n] = _reduction(_registry.ENTRIES[_n])
 del _n
-logsumexp.__doc__ = "Lazy log(sum(exp(x))) over `axis` (scipy.special.logsumexp), without overflow."
+globals()["logsumexp"].__doc__ = "Lazy log(sum(exp(x))) over `axis` (scipy.special.logsumexp), without overflow."
 
 
 def _holistic(name, q, x, axis, keepdims, method):

@@ -237,7 +237,7 @@ def _write_by_tasks(x, tgt, place, lock, nthreads, max_memory):
     guard = lock if lock else contextlib.nullcontext()
 
     def run(slab):
-        plan.execute(out, first_task=slab[0], last_task=slab[1])
+        plan.execute(out, first_task=slab[0], last_task=slab[1])  # noqa: F821  (out: deleted after the pool)
         return tasks[slab[0]][0] * rows, min(x.shape[0], ends[slab[1] - 1] * rows)
     page = mmap.PAGESIZE
     try:

@@ -26,7 +26,6 @@ import copy
 import json
 import math
 import os
-import sys
 import tempfile
 
 import atheris

@@ -95,7 +95,7 @@ def shards_seeds(out):
 
 def b2z_seeds(out):
     import blosc2
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as _tmp:
         stores = {
             "one": {"/x": np.arange(20.0)},
             "two": {"/a": np.arange(12).reshape(3, 4), "/g/b": np.ones(5, dtype="f4")},

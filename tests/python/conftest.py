@@ -36,7 +36,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # netCDF4-python, when imported, points HDF5_PLUGIN_PATH at its own filter plugins for every
 # libhdf5 in the process and for the rest of the session (only when the variable is unset):

@@ -5,12 +5,12 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import b2lazy
 from conftest import (examples, BINARY_OPERATORS, BINARY_OPS, DTYPES, FLOAT_DTYPES, INT_DTYPES, MAX_ULP,
-                      TRANSCENDENTAL, UNARY_OPERATORS, UNARY_OPS, ExprBuilder, Node, b2np,
+                      TRANSCENDENTAL, UNARY_OPERATORS, UNARY_OPS, ExprBuilder, b2np,
                       assert_close, assert_exact, assert_max_ulp, b2_func, check_node, evaluations,
                       known_bug, np_func, random_values)
 

@@ -672,7 +672,7 @@ MODULE_OPERAND = np.array([10, 20, 30], np.int16)
 def test_operands_from_the_callers_variables():
     a, f = A8, F32
     assert_exact(b2np(b2lazy.evaluate("a * f + MODULE_OPERAND")), a * f + MODULE_OPERAND)
-    lazy = b2lazy.asarray(A8)  # a local b2lazy Array, a local number, a module global
+    lazy = b2lazy.asarray(A8)  # noqa: F841  (read by name: a local b2lazy Array, a local number, a module global)
     k = np.int16(3)
     assert_exact(b2np(b2lazy.evaluate("lazy - k + MODULE_OPERAND")), A8 - k + MODULE_OPERAND)
     with pytest.raises(NameError, match="unknown name 'not_defined_anywhere'"):

@@ -52,7 +52,7 @@ def lin_values(rng, dtype, shape, *, special=False):
     """Values of `dtype`: small integers (exact float results), full-range integers
     (wrap-around), normal floats at several scales; `special` sprinkles NaN / +-inf / -0."""
     dtype = np.dtype(dtype)
-    if dtype == bool:
+    if dtype.kind == "b":
         return np.array(rng.random(shape) < rng.choice([0.1, 0.5, 0.9]))
     if dtype.kind in "iu":
         info = np.iinfo(dtype)

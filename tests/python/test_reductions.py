@@ -40,7 +40,7 @@ def random_values(rng, dtype, shape, *, style="any", nan=False, inf=False):
     """NumPy values of `dtype`: style 'any' (wide range), 'small' (many ties / zeros) or 'prod'
     (products stay representable)."""
     dtype = np.dtype(dtype)
-    if dtype == bool:
+    if dtype.kind == "b":
         p = rng.choice([0.02, 0.5, 0.98])
         return np.array(rng.random(shape) < p)
     if dtype.kind in "iu":

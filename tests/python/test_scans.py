@@ -32,7 +32,7 @@ SCANS = ["cumsum", "cumprod", "cumulative_sum", "cumulative_prod"]
 def random_values(rng, dtype, shape, *, prod=False, nan=False):
     """Values of `dtype`; with prod=True the running products stay small / representable."""
     dtype = np.dtype(dtype)
-    if dtype == bool:
+    if dtype.kind == "b":
         return np.array(rng.random(shape) < rng.choice([0.1, 0.5, 0.9]))
     if dtype.kind in "iu":
         info = np.iinfo(dtype)

@@ -1,7 +1,6 @@
 """x[key] = value (issue #15, item 4): a lazy array rebinds to a lazy update of its old
 value; an array opened with mode="r+" writes through to its b2nd file, rewriting only the
 storage chunks the key touches. NumPy is the oracle."""
-import os
 
 import blosc2
 import numpy as np

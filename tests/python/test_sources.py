@@ -55,7 +55,7 @@ def test_full_default_dtype(value, dtype):
        dtype=st.sampled_from([None, "int8", "int32", "int64", "uint16", "float32", "float64"]),
        data=st.data())
 def test_arange_ints(start, stop, step, dtype, data):
-    ref64 = np.arange(start, stop, step)
+    _ref64 = np.arange(start, stop, step)  # (NumPy takes the arguments)
     if dtype is not None and np.dtype(dtype).kind in "iu":
         info = np.iinfo(dtype)
         if not (info.min <= min(start, stop) and max(start, stop) <= info.max):

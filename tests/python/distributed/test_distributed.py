@@ -9,7 +9,6 @@ import os
 import re
 import signal
 import sys
-import threading
 
 import numpy as np
 import pytest

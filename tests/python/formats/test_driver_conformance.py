@@ -10,7 +10,6 @@ A driver here is (writer, damage): writer(path, values, chunks, written) stores 
 the URL to open; damage(url) spoils what it wrote so that a reader must refuse it.
 """
 import os
-import shutil
 
 import blosc2
 import numpy as np

@@ -68,7 +68,6 @@ def test_damaged_stores(outcomes):
 
 def test_a_store_removed_while_open_is_an_error(tmp_path):
     import shutil
-    import numpy as np
     import b2lazy
     import zarr
     z = zarr.create_array(str(tmp_path / "a.zarr"), shape=(20,), chunks=(5,), dtype="f8")
@@ -83,7 +82,6 @@ def test_a_store_removed_while_open_is_an_error(tmp_path):
 # --- fill_value null (issue #36 item 13): refused where zarr-python refuses it ----------
 
 def _with_fill(path, fmt, dtype, fill, drop=False):
-    import numpy as np
     import zarr
     z = zarr.create_array(str(path), shape=(4,), chunks=(2,), dtype=dtype, zarr_format=fmt, overwrite=True)
     z[:2] = 1

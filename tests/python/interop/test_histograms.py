@@ -100,7 +100,7 @@ def test_histogram_is_numpys(n, bins, use_range, weighted, density, nan, dtype, 
     chunks = (data.draw(st.integers(1, max(1, n))),)
     try:
         want_h, want_e = np.histogram(x, bins=bins, range=rng, weights=w, density=density)
-    except ValueError as e:
+    except ValueError:
         with pytest.raises(ValueError):
             bl.histogram(bl.asarray(x, chunks=chunks), bins=bins, range=rng, weights=w, density=density)
         return

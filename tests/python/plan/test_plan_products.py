@@ -29,7 +29,7 @@ RTOL = {np.dtype("float32"): 1e-5, np.dtype("float64"): 1e-12}
 
 
 def values(rng, dtype, shape):
-    if dtype == bool:
+    if dtype.kind == "b":
         return rng.random(shape) < 0.5
     if dtype.kind in "iu":
         info = np.iinfo(dtype)

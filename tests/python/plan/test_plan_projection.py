@@ -24,7 +24,6 @@ import blosc2
 import numpy as np
 import pytest
 
-import b2lazy
 
 MiB = 1 << 20
 N = 2048

@@ -56,7 +56,7 @@ def test_b_in_matmul_plus_b_is_decompressed_once_and_kept(row_strips):
 
 
 def test_b_within_the_budget_is_kept_dense(row_strips):
-    (a, xa, pa), (b, xb, pb) = row_strips["a"], row_strips["b"]
+    (a, xa, _pa), (b, xb, pb) = row_strips["a"], row_strips["b"]
     e = bl.matmul(a, b) + b
     # b is a quarter of the budget: kept dense (read in place) as long as the plan's
     # projection fits with it; the projection, not a fixed share, decides. One worker, as
@@ -71,7 +71,7 @@ def test_b_within_the_budget_is_kept_dense(row_strips):
 
 
 def test_b_over_the_budget_is_read_from_storage(row_strips):
-    (a, xa, pa), (b, xb, pb) = row_strips["a"], row_strips["b"]
+    (a, _xa, _pa), (b, _xb, pb) = row_strips["a"], row_strips["b"]
     e = bl.matmul(a, b) + b
     p = e.plan(max_memory=N * N * 8, chunks=STRIPS, nthreads=2)
     assert stage_for(p, pb) == []

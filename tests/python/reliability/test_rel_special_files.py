@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 import zarr
 
-import b2lazy as bl
 from conftest import B2LAZY_COMMAND
 
 TIMEOUT = 60  # a refused file is refused at once; a hang is what this catches

@@ -5,7 +5,6 @@ and moto; outputs read back with zarr-python."""
 import os
 import subprocess
 import uuid
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -138,7 +138,7 @@ def test_unknown_scheme_lists_known_ones():
 
 
 def test_fsspec_errors_name_the_url_not_the_credentials(nginx_server):
-    url = f"simplecache::http://127.0.0.1:1/nothing/x.zarr"  # nothing listens on port 1
+    url = "simplecache::http://127.0.0.1:1/nothing/x.zarr"  # nothing listens on port 1
     with pytest.raises(OSError) as e:
         bl.open(url, storage_options={"secret": SECRET})
     assert "127.0.0.1:1" in str(e.value) and SECRET not in str(e.value)
@@ -239,7 +239,7 @@ def test_bad_credentials_error_names_url_not_secret(moto_s3_strict, tmp_path, da
 
 @needs_remote_zarr
 def test_distributed_workers_reopen_remote_operands(nginx_server, tmp_path, data, client):
-    import b2lazy.distributed
+    import b2lazy.distributed  # noqa: F401  (the workers reopen operands through it)
     name = f"d-{uuid.uuid4().hex[:8]}/x.zarr"
     for key, blob in files_of(local_zarr(tmp_path, data, (16, 20))).items():
         nginx_server.put(f"{name}/{key}", blob)

@@ -2,7 +2,6 @@
 list (every page, keys entity-decoded), read by range, delete, multipart uploads (and their
 abort), path- and virtual-hosted addressing, and credentials from storage_options, the
 environment and ~/.aws files — checked by a moto server that verifies signatures."""
-import os
 
 import numpy as np
 import pytest
