@@ -11,7 +11,7 @@ import os
 import numpy as np
 
 from . import _API_VERSIONS, _context, _core, _cparams_args, _dtypes, _face, _numpy_protocol, _progress_callback
-from . import _serial, _unwrap, _zarr_compressor
+from . import _serial, _unwrap, _zarr_compressor, executors
 from ._dtypes import as_dtype as _as_dtype
 from ._info import CPU as _CPU, check_device as _check_device
 from ._plan import Plan
@@ -241,10 +241,11 @@ class Array:
             True shows a tqdm bar; a callable gets (done, total) output chunks.
         shards : tuple of int, optional
             Zarr only: shard shape (multiples of `chunks`) to write a sharded array.
-        scheduler : distributed.Client or str, optional
-            A distributed.Client, a scheduler address ("tcp://host:port") or "local:N": the
-            plan's stages and tasks run on that dask.distributed cluster
-            (b2lazy.distributed.compute); `nthreads` does not apply.
+        scheduler : str or distributed.Client, optional
+            Where it runs (b2lazy.executors): "threads" (this process, the default), an
+            executor's registered name, or for dask.distributed a Client, a scheduler
+            address ("tcp://host:port") or "local:N" — the plan's stages and tasks run on
+            that cluster (b2lazy.distributed.compute); `nthreads` does not apply there.
         storage_options : dict, optional
             How to reach a remote `urlpath` (fsspec's names, as b2lazy.open takes them).
 
@@ -263,11 +264,11 @@ class Array:
         array([[ 0.,  2.,  4.],
                [ 6.,  8., 10.]])
         """
-        if scheduler is not None:
-            from . import distributed
-            return distributed.compute(self, urlpath, scheduler=scheduler, chunks=chunks, blocks=blocks,
-                                       cparams=cparams, max_memory=max_memory, contiguous=contiguous,
-                                       shards=shards, progress=progress, storage_options=storage_options)
+        if scheduler is not None and scheduler != "threads":  # another executor (b2lazy.executors)
+            _, executor = executors.pick(scheduler)
+            return executor.compute(self, urlpath, scheduler, chunks=chunks, blocks=blocks, cparams=cparams,
+                                    nthreads=nthreads, max_memory=max_memory, contiguous=contiguous,
+                                    progress=progress, shards=shards, storage_options=storage_options)
         if urlpath is not None:
             urlpath = _ns()._path_text(os.fspath(urlpath), "compute: urlpath")
         cparams, compressor = _zarr_compressor(cparams)
@@ -369,8 +370,8 @@ class Array:
             Memory budget in bytes for the evaluation.
         progress : bool or callable, optional
             True shows a tqdm bar; a callable gets (done, total) output chunks.
-        scheduler : distributed.Client or str, optional
-            Evaluate on that dask.distributed cluster, as compute()'s.
+        scheduler : str or distributed.Client, optional
+            Where it runs, as compute()'s (b2lazy.executors).
 
         Returns
         -------
@@ -383,9 +384,9 @@ class Array:
         >>> (x ** 2).to_numpy()
         array([0, 1, 4, 9])
         """
-        if scheduler is not None:
-            from . import distributed
-            return distributed.to_numpy(self, scheduler=scheduler, max_memory=max_memory, progress=progress)
+        if scheduler is not None and scheduler != "threads":
+            _, executor = executors.pick(scheduler)
+            return executor.to_numpy(self, scheduler, nthreads=nthreads, max_memory=max_memory, progress=progress)
         bar, callback = _progress_callback(progress, "to_numpy")
         try:
             out, stats = _core.to_numpy(self._a, _context(nthreads), max_memory, callback)
