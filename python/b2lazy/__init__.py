@@ -247,12 +247,16 @@ for _name in __all__:
     _f = globals().get(_name)
     if isinstance(_f, _types.FunctionType):
         if id(_f) not in _wrapped:
-            _wrapped[id(_f)] = _serial.recording(_f.__name__ if _f.__name__ in __all__ else _name, _f)
+            _g = _serial.recording(_f.__name__ if _f.__name__ in __all__ else _name, _f)
+            # b2lazy.<name> is the wrapper: pickled by reference there (as dask and
+            # multiprocessing send functions), not at its module's unrecorded function.
+            _g.__module__, _g.__qualname__ = __name__, (_f.__name__ if _f.__name__ in __all__ else _name)
+            _wrapped[id(_f)] = _g
         globals()[_name] = _wrapped[id(_f)]
 for _name in [n for e in _registry.ENTRIES.values() if e["method"] for n in [e["name"], *e["aliases"]]]:
     if _name not in Array.__dict__:  # Array's own (astype, reshape, flatten, nonzero) stay
         setattr(Array, _name, _method(globals()[_name]))
-del _name, _f, _wrapped
+del _name, _f, _g, _wrapped
 
 # NumPy's ndarray methods xarray calls by name (round(decimals), conj, real, imag, argsort).
 from ._ndarray_methods import attach as _attach_ndarray_methods  # noqa: E402

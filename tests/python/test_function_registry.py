@@ -163,3 +163,13 @@ def test_a_body_that_drifts_from_its_entry_fails():
         return x1
     with pytest.raises(TypeError, match="registry"):
         _registry.registered(vecdot)
+
+
+def test_every_namespace_function_pickles_by_reference():
+    # dask and multiprocessing send functions by reference: b2lazy.<name> must be found
+    # again as the same object (the recording wrapper, not its module's inner function).
+    import pickle
+    for name in b2lazy.__all__:
+        f = getattr(b2lazy, name)
+        if callable(f) and not isinstance(f, type):
+            assert pickle.loads(pickle.dumps(f)) is f, name
