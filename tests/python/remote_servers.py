@@ -200,6 +200,12 @@ class MotoServer:
         """s3fs-style storage options reaching this server."""
         return {"key": self.key, "secret": self.secret, "endpoint_url": self.endpoint_url, **extra}
 
+    def set_env(self, monkeypatch):
+        """The AWS_* variables that point S3 URLs at this server (credentials as the SDKs take them)."""
+        for k, v in {"AWS_ACCESS_KEY_ID": self.key, "AWS_SECRET_ACCESS_KEY": self.secret,
+                     "AWS_ENDPOINT_URL": self.endpoint_url, "AWS_REGION": "us-east-1"}.items():
+            monkeypatch.setenv(k, v)
+
     def make_bucket(self, name: str) -> str:
         self.client().create_bucket(Bucket=name)
         return name

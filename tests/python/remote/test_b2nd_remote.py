@@ -45,13 +45,6 @@ def open_url(url):
     return bl.Array(_core.open(url))
 
 
-def aws_env(monkeypatch, moto_s3):
-    """The AWS_* variables that point S3 URLs at the moto server (credentials as the SDKs take them)."""
-    for k, v in {"AWS_ACCESS_KEY_ID": moto_s3.key, "AWS_SECRET_ACCESS_KEY": moto_s3.secret,
-                 "AWS_ENDPOINT_URL": moto_s3.endpoint_url, "AWS_REGION": "us-east-1"}.items():
-        monkeypatch.setenv(k, v)
-
-
 def array_of(store):
     """The b2nd array the store's URL names, read through that store (its counters seen)."""
     return bl.Array(_core.open_in_store(store, "b2nd"))
@@ -275,7 +268,7 @@ def test_corrupted_block_table_is_a_clear_error(nginx_server, tmp_path):
 
 def test_compute_to_s3_then_python_blosc2_reads_it(moto_s3, monkeypatch, tmp_path):
     bucket = moto_s3.make_bucket("b2nd-out")
-    aws_env(monkeypatch, moto_s3)
+    moto_s3.set_env(monkeypatch)
     x = np.arange(300 * 700, dtype="f8").reshape(300, 700)
     out = (bl.asarray(x) * 2 + 1).compute(urlpath=f"s3://{bucket}/dir/out.b2nd", chunks=(100, 350), blocks=(20, 350))
     np.testing.assert_array_equal(out[...], x * 2 + 1)  # the result, read back from S3
@@ -291,7 +284,7 @@ def test_compute_to_s3_then_python_blosc2_reads_it(moto_s3, monkeypatch, tmp_pat
 
 def test_read_from_s3_written_by_python_blosc2(moto_s3, monkeypatch, tmp_path):
     bucket = moto_s3.make_bucket("b2nd-in")
-    aws_env(monkeypatch, moto_s3)
+    moto_s3.set_env(monkeypatch)
     arr = np.random.default_rng(5).integers(-1000, 1000, (90, 70, 11)).astype("i2")
     local = str(tmp_path / "in.b2nd")
     blosc2.asarray(arr, chunks=(30, 35, 11), blocks=(7, 35, 11), urlpath=local, mode="w",
@@ -307,7 +300,7 @@ def test_read_from_s3_written_by_python_blosc2(moto_s3, monkeypatch, tmp_path):
 
 def test_a_failed_computation_leaves_no_object(moto_s3, monkeypatch):
     bucket = moto_s3.make_bucket("b2nd-fail")
-    aws_env(monkeypatch, moto_s3)
+    moto_s3.set_env(monkeypatch)
     with pytest.raises(ValueError, match="sparse"):
         bl.asarray(np.arange(10.0)).compute(urlpath=f"s3://{bucket}/x.b2nd", contiguous=False)
     assert "Contents" not in moto_s3.client().list_objects_v2(Bucket=bucket)
@@ -330,7 +323,7 @@ def test_a_file_replaced_after_open_is_an_error_not_mixed_bytes(nginx_server, tm
 
 def test_an_s3_object_replaced_after_open_is_an_error(moto_s3, monkeypatch, tmp_path):
     bucket = moto_s3.make_bucket("b2nd-pinned")
-    aws_env(monkeypatch, moto_s3)
+    moto_s3.set_env(monkeypatch)
     x = np.arange(120 * 40, dtype="i4").reshape(120, 40)
     for name, arr in [("one", x), ("two", -x)]:  # (uncompressed: the same offsets, other values)
         blosc2.asarray(arr, chunks=(40, 40), blocks=(8, 40), urlpath=str(tmp_path / f"{name}.b2nd"), mode="w",

@@ -98,9 +98,7 @@ def test_https_with_a_private_ca_and_s3(nginx_server, moto_s3, monkeypatch, tmp_
     store = _core.open_store(f"{nginx_server.https_url}/b2z/tls/s.b2z", {"ca_file": nginx_server.ca_file})
     np.testing.assert_array_equal(bl.Array(_core.open_in_store(store, "b2z", "/x"))[5:250:3, ::7], x[5:250:3, ::7])
     bucket = moto_s3.make_bucket("b2z-in")
-    for k, v in {"AWS_ACCESS_KEY_ID": moto_s3.key, "AWS_SECRET_ACCESS_KEY": moto_s3.secret,
-                 "AWS_ENDPOINT_URL": moto_s3.endpoint_url, "AWS_REGION": "us-east-1"}.items():
-        monkeypatch.setenv(k, v)
+    moto_s3.set_env(monkeypatch)
     moto_s3.client().put_object(Bucket=bucket, Key="d/s.b2z", Body=open(local, "rb").read())
     y = bl.open(f"s3://{bucket}/d/s.b2z#/g/y")
     np.testing.assert_array_equal(y.to_numpy(), oracle(local, "/g/y"))

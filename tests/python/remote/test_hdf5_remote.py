@@ -118,9 +118,7 @@ def test_netcdf4_from_h5netcdf_over_s3(moto_s3, tmp_path, monkeypatch):
     bucket = "h5remote"
     moto_s3.client().create_bucket(Bucket=bucket)
     moto_s3.client().upload_file(local, bucket, "run/f.nc")
-    for k, v in {"AWS_ACCESS_KEY_ID": moto_s3.key, "AWS_SECRET_ACCESS_KEY": moto_s3.secret,
-                 "AWS_ENDPOINT_URL": moto_s3.endpoint_url, "AWS_REGION": "us-east-1"}.items():
-        monkeypatch.setenv(k, v)
+    moto_s3.set_env(monkeypatch)
     a = bl.open(f"s3://{bucket}/run/f.nc#/t")
     np.testing.assert_array_equal(a[...], t)
     np.testing.assert_array_equal(bl.open(f"s3://{bucket}/run/f.nc", dataset="lat")[...], np.linspace(-90, 90, 20))
