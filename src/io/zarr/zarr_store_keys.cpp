@@ -233,12 +233,10 @@ class StoreKeys final : public KeyReader {
         list_reads(rs, false, next);
       };
     }
-    for (const auto& [sid, at] : listed) {
-      std::vector<KeyRead> in_shard;
-      for (const KeyRead& r : reads)
-        if (r.inner >= 0 && r.shard == sid) in_shard.push_back(r);
-      list_reads(in_shard, false, out[at].instead);
-    }
+    std::map<int64_t, std::vector<KeyRead>> in_shard;  // (one pass over the reads, not one per shard)
+    for (const KeyRead& r : reads)
+      if (r.inner >= 0 && listed.count(r.shard)) in_shard[r.shard].push_back(r);
+    for (const auto& [sid, rs] : in_shard) list_reads(rs, false, out[listed.at(sid)].instead);
   }
 
   Fetched* mine() const { return fetched_now && fetched_now->owner == this ? fetched_now : nullptr; }
