@@ -53,8 +53,10 @@ StoreOptions storage_options(const Args& args) {
   for (const std::string& kv : args.values("--storage-option")) {
     const auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw UsageError("--storage-option takes KEY=VALUE (fsspec's names: anon=true, "
-                       "client_kwargs.endpoint_url=http://host:port), got '" + kv.substr(0, kv.find('=')) + "'");
+      throw UsageError(
+          "--storage-option takes KEY=VALUE (fsspec's names: anon=true, "
+          "client_kwargs.endpoint_url=http://host:port), got '" +
+          kv.substr(0, kv.find('=')) + "'");
     const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
     if (key == "concurrency" || key == "max_retries") {
       char* end = nullptr;
@@ -105,8 +107,8 @@ std::optional<Shape> Args::shape(const std::string& name) const {
     errno = 0;
     long long x = std::strtoll(part.c_str(), &end, 10);
     if (part.empty() || *end || x <= 0)
-      throw UsageError("option " + name + " wants positive integers separated by commas (e.g. 1000,1000), got '" +
-                       *v + "'");
+      throw UsageError("option " + name + " wants positive integers separated by commas (e.g. 1000,1000), got '" + *v +
+                       "'");
     if (errno == ERANGE)
       throw UsageError("option " + name + ": " + part + " is beyond the largest integer, 2**63-1 (got '" + *v + "')");
     s.push_back(x);
@@ -124,8 +126,11 @@ size_t parse_bytes(const std::string& option, const std::string& text) {
   char* end = nullptr;
   double x = std::strtod(text.c_str(), &end);
   std::string unit = end ? end : "";
-  double mult = unit.empty() || unit == "B" ? 1 : unit == "K" || unit == "KiB" ? 1024.0
-                : unit == "M" || unit == "MiB" ? 1048576.0 : unit == "G" || unit == "GiB" ? 1073741824.0 : -1;
+  double mult = unit.empty() || unit == "B"    ? 1
+                : unit == "K" || unit == "KiB" ? 1024.0
+                : unit == "M" || unit == "MiB" ? 1048576.0
+                : unit == "G" || unit == "GiB" ? 1073741824.0
+                                               : -1;
   if (text.empty() || mult < 0 || !(x > 0) || !std::isfinite(x))
     throw UsageError("option " + option + " wants a size such as 512M or 2G, got '" + text + "'");
   if (!(x * mult < 0x1p63))  // (a cast of a larger double to an integer is undefined)

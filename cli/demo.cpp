@@ -1,6 +1,7 @@
 // b2lazy demo: generates operands on disk and evaluates the expressions b2lazy exists
 // for, printing the time, the peak memory and what a materialising (NumPy) evaluation
 // would hold in memory.
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -10,7 +11,6 @@
 #include <map>
 #include <set>
 #include <string>
-#include <unistd.h>
 
 #include "args.hpp"
 #include "b2lazy/b2lazy.hpp"
@@ -99,16 +99,17 @@ int cmd_demo(const std::vector<std::string>& argv) {
   ops["b"] = stored(cos(x * 0.0007), dir + "/b.b2nd", ctx);
   Array x3 = arange(0, nn * 4, 1, DType::F64, {n, 4, n});
   ops["a3"] = stored(sin(x3 * 0.0003), dir + "/a3.b2nd", ctx);
-  std::printf("operands a, b: (%lld, %lld) float64, a3: (%lld, 4, %lld) float64 — %s on disk, made in %.1f s\n\n",
-              static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n),
-              human_bytes(static_cast<double>(storage_info(dir + "/a.b2nd").cbytes + storage_info(dir + "/b.b2nd").cbytes +
-                                              storage_info(dir + "/a3.b2nd").cbytes))
-                  .c_str(),
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  std::printf(
+      "operands a, b: (%lld, %lld) float64, a3: (%lld, 4, %lld) float64 — %s on disk, made in %.1f s\n\n",
+      static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n),
+      human_bytes(static_cast<double>(storage_info(dir + "/a.b2nd").cbytes + storage_info(dir + "/b.b2nd").cbytes +
+                                      storage_info(dir + "/a3.b2nd").cbytes))
+          .c_str(),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 
   const std::string rows = "[[" + std::to_string(n - 1) + ", 7, " + std::to_string(n / 2) + ", 7, 0]]";
-  const std::vector<std::string> exprs = {"matmul(a, b) + b", "matmul(sum(a3, axis=1), b)", "sum(a) + a",
-                                          "cumsum(a)", "(sin(a) + b)" + rows + "[:, ::2]", "a[a > 0.99]"};
+  const std::vector<std::string> exprs = {"matmul(a, b) + b", "matmul(sum(a3, axis=1), b)",       "sum(a) + a",
+                                          "cumsum(a)",        "(sin(a) + b)" + rows + "[:, ::2]", "a[a > 0.99]"};
   std::printf("%-44s %8s %12s %17s\n", "expression", "time s", "peak memory", "NumPy would hold");
   for (size_t i = 0; i < exprs.size(); ++i) {
     reset_peak_rss();
@@ -129,8 +130,9 @@ int cmd_demo(const std::vector<std::string>& argv) {
     std::fflush(stdout);
     fs::remove(o.urlpath);
   }
-  std::printf("\npeak memory: growth of resident memory during the evaluation (operands stay on disk);\n"
-              "NumPy would hold: the operands loaded plus every intermediate and the result.\n");
+  std::printf(
+      "\npeak memory: growth of resident memory during the evaluation (operands stay on disk);\n"
+      "NumPy would hold: the operands loaded plus every intermediate and the result.\n");
   return 0;
 }
 

@@ -1,8 +1,8 @@
 // b2lazy eval / explain: an expression over stored arrays (b2nd, Zarr: any registered format).
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
 #include <map>
-#include <unistd.h>
 
 #include "args.hpp"
 #include "b2lazy/b2lazy.hpp"
@@ -39,8 +39,7 @@ std::map<std::string, Operand> open_operands(const std::vector<std::string>& pos
 // Syntax and name errors in EXPR are usage errors; so are calls in it that do not bind (an
 // unknown keyword, a missing argument: TypeError) once the operands are open — opening them
 // raises TypeError for a file's unsupported dtype, which is the file's failure, not usage.
-template <class F>
-auto as_usage(F f, bool calls = true) -> decltype(f()) {
+template <class F> auto as_usage(F f, bool calls = true) -> decltype(f()) {
   try {
     return f();
   } catch (const SyntaxError& e) {
@@ -55,8 +54,9 @@ auto as_usage(F f, bool calls = true) -> decltype(f()) {
 }  // namespace
 
 int cmd_eval(const std::vector<std::string>& argv) {
-  Args args(argv, {"-o", "--output", "--chunks", "--blocks", "--shards", "--codec", "--clevel", "--filter", "--compressor",
-                   "--threads", "--max-memory", "--scheduler"},
+  Args args(argv,
+            {"-o", "--output", "--chunks", "--blocks", "--shards", "--codec", "--clevel", "--filter", "--compressor",
+             "--threads", "--max-memory", "--scheduler"},
             {"--progress", "--no-progress"}, {"--storage-option"});
   const StoreOptions storage = storage_options(args);
   const auto& pos = args.positional();
@@ -69,7 +69,7 @@ int cmd_eval(const std::vector<std::string>& argv) {
   if (auto sched = args.value("--scheduler")) {
     if (sched->empty()) throw UsageError("--scheduler needs an address (tcp://host:port) or local:N");
     as_usage([&] { return evaluate(expr, ops); });  // a bad expression fails here, not on the cluster
-    std::vector<std::string> all = {"eval"};  // (python -m b2lazy._cli eval ...: the same arguments)
+    std::vector<std::string> all = {"eval"};        // (python -m b2lazy._cli eval ...: the same arguments)
     all.insert(all.end(), argv.begin(), argv.end());
     run_python(all, "--scheduler runs the evaluation");
   }

@@ -18,10 +18,8 @@ int cmd_info(const std::vector<std::string>& argv) {
   const StorageInfo s = is_remote_url(path) ? storage_info(open(path, storage_options(args))) : storage_info(path);
   const double ratio = s.cbytes ? static_cast<double>(s.nbytes) / static_cast<double>(s.cbytes) : 0.0;
   const bool b2nd = s.format == "b2nd";
-  if (b2nd)
-    std::printf("path    %s (%s)\n", s.urlpath.c_str(), s.contiguous ? "contiguous frame" : "sparse directory");
-  else
-    std::printf("path    %s (%s)\n", s.urlpath.c_str(), s.format.c_str());
+  if (b2nd) std::printf("path    %s (%s)\n", s.urlpath.c_str(), s.contiguous ? "contiguous frame" : "sparse directory");
+  else std::printf("path    %s (%s)\n", s.urlpath.c_str(), s.format.c_str());
   std::printf("shape   %s\n", shape_str(s.shape).c_str());
   std::printf("dtype   %s\n", dtype_name(s.dtype));
   std::printf("chunks  %s\n", shape_str(s.chunks).c_str());

@@ -81,7 +81,9 @@ int main(int argc, char** argv) {
     if (cmd == "info") return cmd_info(args);
     if (cmd == "demo") return cmd_demo(args);
     if (cmd == "functions") return cmd_functions(args);
-    return report("error", "unknown command '" + cmd + "' (commands: eval, explain, info, functions, demo; see b2lazy --help)", 2);
+    return report("error",
+                  "unknown command '" + cmd + "' (commands: eval, explain, info, functions, demo; see b2lazy --help)",
+                  2);
   } catch (const UsageError& e) {
     return report("error", e.what(), 2);
   } catch (const Cancelled&) {

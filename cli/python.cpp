@@ -1,12 +1,12 @@
 // Subcommands that need Python (dask.distributed; saved expressions, which are Python
 // namespace calls): the command starts Python's b2lazy package in its place.
+#include <unistd.h>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "b2lazy/error.hpp"
 #include "commands.hpp"
@@ -19,7 +19,8 @@ namespace b2lazy::cli {
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (const char* env = std::getenv("B2LAZY_PYTHON")) python = env;
-  else if (!ec && std::filesystem::exists(self.parent_path() / "python3")) python = (self.parent_path() / "python3").string();
+  else if (!ec && std::filesystem::exists(self.parent_path() / "python3"))
+    python = (self.parent_path() / "python3").string();
   std::vector<std::string> all = {python, "-m", "b2lazy._cli"};
   all.insert(all.end(), argv.begin(), argv.end());
   std::vector<char*> cargs;
@@ -31,8 +32,8 @@ namespace b2lazy::cli {
     ::unsetenv("B2LAZY_OPENBLAS_SET");
   }
   ::execvp(cargs[0], cargs.data());
-  throw IOError(why + " with Python's b2lazy package, but '" + python + "' cannot be started (" +
-                std::strerror(errno) + ")");
+  throw IOError(why + " with Python's b2lazy package, but '" + python + "' cannot be started (" + std::strerror(errno) +
+                ")");
 }
 
 bool is_saved_expression(const std::string& path) {

@@ -9,7 +9,7 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config libsleef-dev libhwy-dev libgtest-dev \
   libzstd-dev liblz4-dev zlib1g-dev libisal-dev nlohmann-json3-dev libminizip-dev libhdf5-dev \
-  clang libclang-rt-14-dev nodejs librandom123-dev \
+  clang clang-format-14 libclang-rt-14-dev nodejs librandom123-dev \
   libcurl4-openssl-dev nginx-light >/dev/null
 PY=${PYTHON:-python3}
 $PY -m pip install -q -r requirements.txt -r requirements-bench.txt

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: ruff's lint of the Python, C++ (GoogleTest, examples), bounded fuzz runs of expression
+# Runs the whole test suite: ruff's lint of the Python, clang-format's check of the C++, C++ (GoogleTest, examples), bounded fuzz runs of expression
 # strings, b2nd files, saved expressions, Zarr stores, .b2z zips and HDF5 files (atheris),
 # Python (pytest + hypothesis), the Array API standard's test suite (scripts/test_array_api.sh),
 # then the C++ engine again under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -7,8 +7,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
-# Python lint first (seconds): pyflakes and pycodestyle's rules, pyproject.toml's [tool.ruff].
+# Python lint and format first (seconds): pyproject.toml's [tool.ruff].
 $PY -m ruff check --quiet .
+$PY -m ruff format --check --quiet .
+# C++ style (.clang-format, Debian 12's clang-format-14): checked, never rewritten here;
+# `bash scripts/format.sh` rewrites both languages.
+find cli examples include python/src src tests \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \) -print0 |
+  xargs -0 clang-format-14 --dry-run --Werror
 # The C++ tests are built beside the installed module (scripts/install.sh asks its build for
 # them too), so the engine is compiled once in Release, not twice; elsewhere in build/cpp.
 BUILD=${B2LAZY_BUILD_DIR:-}

@@ -18,8 +18,6 @@
 
 namespace b2lazy {
 
-
-
 class Array {
  public:
   Array() = default;
@@ -86,14 +84,14 @@ Array scalar(Scalar v, std::optional<DType> dtype = {});
 Array full(const Shape& shape, Scalar value, std::optional<DType> dtype = {}, const Shape& chunks = {});
 Array zeros(const Shape& shape, DType dtype = DType::F64, const Shape& chunks = {});
 Array ones(const Shape& shape, DType dtype = DType::F64, const Shape& chunks = {});
-Array arange(double start, double stop, double step = 1, std::optional<DType> dtype = {},
-             const Shape& shape = {}, const Shape& chunks = {});
+Array arange(double start, double stop, double step = 1, std::optional<DType> dtype = {}, const Shape& shape = {},
+             const Shape& chunks = {});
 // arange over integers, exactly (the double form rounds values and lengths beyond 2**53):
 // ceil((stop - start) / step) values start + i * step, int64 unless `dtype` says otherwise.
 Array arange_int(int64_t start, int64_t stop, int64_t step = 1, std::optional<DType> dtype = {},
                  const Shape& shape = {}, const Shape& chunks = {});
-Array linspace(double start, double stop, int64_t num, bool endpoint = true,
-               std::optional<DType> dtype = {}, const Shape& shape = {}, const Shape& chunks = {});
+Array linspace(double start, double stop, int64_t num, bool endpoint = true, std::optional<DType> dtype = {},
+               const Shape& shape = {}, const Shape& chunks = {});
 
 // Elementwise functions (NumPy broadcasting and promotion).
 Array elementwise(Op op, const std::vector<Operand>& args);
@@ -101,6 +99,7 @@ Array where(const Operand& cond, const Operand& x, const Operand& y);
 Array clip(const Operand& x, const std::optional<Operand>& lo, const std::optional<Operand>& hi);
 
 // Operators, each for Array/Array, Array/scalar and scalar/Array.
+// clang-format off
 #define B2LAZY_BINARY_OPERATOR(sym)                      \
   Array operator sym(const Array& a, const Array& b);    \
   Array operator sym(const Array& a, Scalar b);          \
@@ -110,7 +109,9 @@ B2LAZY_BINARY_OPERATOR(/) B2LAZY_BINARY_OPERATOR(%) B2LAZY_BINARY_OPERATOR(<)
 B2LAZY_BINARY_OPERATOR(<=) B2LAZY_BINARY_OPERATOR(>) B2LAZY_BINARY_OPERATOR(>=)
 B2LAZY_BINARY_OPERATOR(&) B2LAZY_BINARY_OPERATOR(|) B2LAZY_BINARY_OPERATOR(^)
 #undef B2LAZY_BINARY_OPERATOR
-Array operator-(const Array& a);
+    // clang-format on
+    Array
+    operator-(const Array& a);
 Array operator~(const Array& a);
 
 // Named functions for the common cases; every other op via elementwise(Op, args).
@@ -153,7 +154,7 @@ struct QuantileOptions {
 };
 Array quantile(const Array& x, double q, const QuantileOptions& opts = {});
 Array percentile(const Array& x, double p, const QuantileOptions& opts = {});  // quantile p / 100
-Array median(const Array& x, const QuantileOptions& opts = {});              // quantile 0.5
+Array median(const Array& x, const QuantileOptions& opts = {});                // quantile 0.5
 // NumPy's nanquantile, nanpercentile, nanmedian: NaNs left out; an all-NaN slice gives NaN.
 Array nanquantile(const Array& x, double q, QuantileOptions opts = {});
 Array nanpercentile(const Array& x, double p, QuantileOptions opts = {});
@@ -191,8 +192,7 @@ Array matrix_transpose(const Array& x);  // swaps the last two axes (.mT)
 // Integer-array indexing along one axis (NumPy's take): `indices` in C order with shape
 // `index_shape`, negative values counted from the end; axis nullopt takes from the array
 // flattened in C order. Only the input chunks the indices touch are read or computed.
-Array take(const Array& x, const std::vector<int64_t>& indices, const Shape& index_shape,
-           std::optional<int> axis = {});
+Array take(const Array& x, const std::vector<int64_t>& indices, const Shape& index_shape, std::optional<int> axis = {});
 // x[mask] for a boolean mask of x's shape (any lazy expression), in C order. Counts the
 // True values per row strip now (one pass over the mask, so the length is known); the
 // values are pulled strip by strip when the result is evaluated.
@@ -260,8 +260,7 @@ struct Unique {
   Array values;
   std::optional<Array> indices, inverse, counts;
 };
-Unique unique(const Array& x, bool indices, bool inverse, bool counts, Context* ctx = nullptr,
-              size_t max_memory = 0);
+Unique unique(const Array& x, bool indices, bool inverse, bool counts, Context* ctx = nullptr, size_t max_memory = 0);
 int64_t sort_run_length();
 void set_sort_run_length(int64_t n);  // for graphs built after it (tests: small runs)
 // The int64 positions where `values` would go in the 1-D ascending `sorted` (side
@@ -281,8 +280,8 @@ int64_t assign_stored(const std::string& urlpath, const std::vector<Index>& key,
                       Context* ctx = nullptr, size_t max_memory = size_t(1) << 30);
 // x[mask] = value for that stored array: `mask` boolean of x's shape, `value` broadcast
 // to x's shape; only the storage chunks where the mask holds a True are rewritten.
-int64_t assign_stored_where(const std::string& urlpath, const Array& mask, const Array& value,
-                            Context* ctx = nullptr, size_t max_memory = size_t(1) << 30);
+int64_t assign_stored_where(const std::string& urlpath, const Array& mask, const Array& value, Context* ctx = nullptr,
+                            size_t max_memory = size_t(1) << 30);
 
 // Array API creation and manipulation functions (issue #15), lazy nodes that never
 // materialise their result: an output region reads only the input it maps to.

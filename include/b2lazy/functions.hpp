@@ -44,7 +44,7 @@ struct FunctionInfo {
   std::vector<std::string> aliases;
   FunctionFamily family = FunctionFamily::Elementwise;
   std::vector<Param> params;
-  std::string dtype_rule;  // how the result's dtype follows from the arguments
+  std::string dtype_rule;              // how the result's dtype follows from the arguments
   std::optional<Op> op;                // Elementwise: its kernel
   std::optional<Reduction> reduction;  // Reduction: its kernel
   bool method = false;                 // also an Array method: x.name(...)

@@ -24,8 +24,7 @@ Array isin(const Array& element, const Array& test_elements, bool assume_unique 
 Array digitize(const Array& x, const Array& bins, bool right = false, Context* ctx = nullptr);
 // Occurrences of each value 0..max(x) of a 1-d non-negative integer x (max(x) found now,
 // one pass), at least `minlength` long; with weights, their sums (float64).
-Array bincount(const Array& x, const std::optional<Array>& weights = {}, int64_t minlength = 0,
-               Context* ctx = nullptr);
+Array bincount(const Array& x, const std::optional<Array>& weights = {}, int64_t minlength = 0, Context* ctx = nullptr);
 
 // One axis of a histogram: `bins` equal bins over `range` (nullopt: x's min and max,
 // found now), or the bin edges themselves (increasing).
@@ -35,7 +34,7 @@ struct HistogramBins {
   std::optional<std::pair<double, double>> range;
 };
 struct Histogram {
-  Array hist;                      // lazy: one pass over the data when evaluated
+  Array hist;                              // lazy: one pass over the data when evaluated
   std::vector<std::vector<double>> edges;  // one per axis, values of edge_dtype
   DType edge_dtype = DType::F64;           // NumPy's: float32 for float32 data, else float64
 };

@@ -14,6 +14,7 @@ namespace b2lazy {
 // families: Arith (any numeric; NumPy arithmetic), Float (computes in float_for(dtype)),
 // Int (integers and bool only), Cmp (-> bool), Pred (-> bool, unary), Logic (bool in/out),
 // Special (handled one by one in the graph builder).
+// clang-format off
 #define B2LAZY_ELEMENTWISE_OPS(X)                                                       \
   X(Add, add, 2, Arith) X(Subtract, subtract, 2, Arith)                                 \
   X(Multiply, multiply, 2, Arith) X(Divide, divide, 2, Float)                           \
@@ -44,6 +45,7 @@ namespace b2lazy {
   X(Signbit, signbit, 1, Pred) X(Real, real, 1, Arith) X(Imag, imag, 1, Arith)         \
   X(Conj, conj, 1, Arith) X(Angle, angle, 1, Float) X(Where, where, 3, Special)         \
   X(Cast, astype, 1, Special) X(Copy, copy, 1, Special)
+// clang-format on
 
 enum class Op : uint8_t {
 #define B2LAZY_OP_ENUM(name, snake, arity, family) name,

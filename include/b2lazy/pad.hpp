@@ -13,7 +13,7 @@ namespace b2lazy {
 // NumPy's pad_width forms as (before, after) per axis: `values` in C order with shape
 // `shape`, broadcast to (ndim, 2) (n, (n,), (before, after), ((b0, a0), ...)).
 std::vector<std::pair<int64_t, int64_t>> pad_widths(const std::vector<int64_t>& values, const Shape& shape,
-                                                     size_t ndim);
+                                                    size_t ndim);
 // x padded by `widths` (one pair per axis, or one pair for all). Constant mode fills with
 // `constant_values` (any array broadcastable to (ndim, 2): the value of each axis' before
 // and after side; cast to x's dtype; later axes win in the corners, as NumPy's), Empty

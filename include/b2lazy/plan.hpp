@@ -37,19 +37,19 @@ struct PassMemory {
 
 // A node computed once, before the output tasks; its consumers read it from there.
 struct PlanStage {
-  NodePtr node;             // the node as it appears in the graph
-  NodePtr computed;         // what is evaluated: `node`, or the slice of it to `box`
-  Box box;                  // the part of `node` kept
+  NodePtr node;      // the node as it appears in the graph
+  NodePtr computed;  // what is evaluated: `node`, or the slice of it to `box`
+  Box box;           // the part of `node` kept
   KeptIn where = KeptIn::Dense;
-  Shape chunks;             // the chunks it is computed (and, compressed, stored) in
-  Shape request;            // the shape of a typical request of its consumers (re-packed copies' tiles)
-  int64_t bytes = 0;        // uncompressed bytes of `box`
+  Shape chunks;       // the chunks it is computed (and, compressed, stored) in
+  Shape request;      // the shape of a typical request of its consumers (re-packed copies' tiles)
+  int64_t bytes = 0;  // uncompressed bytes of `box`
   // The cost model's figures: what the tasks would pull of it without the stage (bytes
   // decompressed for a source, elements' bytes otherwise) against computing it once.
   int64_t pulled_bytes = 0, once_bytes = 0;
-  int64_t asked_bytes = 0;      // a source: bytes of the elements the tasks ask of it
-  PassMemory memory;            // the pass computing it (its kept copy: Plan::kept_bytes)
-  bool source = false;          // a stored source kept decompressed or re-packed
+  int64_t asked_bytes = 0;  // a source: bytes of the elements the tasks ask of it
+  PassMemory memory;        // the pass computing it (its kept copy: Plan::kept_bytes)
+  bool source = false;      // a stored source kept decompressed or re-packed
   // A source re-packed in chunks that cut its storage chunks (1024-wide tiles of row
   // strips, 32-row strips of Zarr's (1024, 1024) chunks): each task pulls a group of its
   // chunks (this many along each axis: a row of them, or those inside one storage chunk)
@@ -93,8 +93,8 @@ enum class PlanTarget : uint8_t { Compressed, Dense };
 // them and each block is decompressed about once.
 struct PlanWindow {
   NodePtr node;
-  int64_t blocks = 0;      // blocks kept
-  int64_t bytes = 0;       // what the window holds at most (its blocks and one per worker reading)
+  int64_t blocks = 0;                        // blocks kept
+  int64_t bytes = 0;                         // what the window holds at most (its blocks and one per worker reading)
   int64_t pulled_bytes = 0, read_bytes = 0;  // the tasks' decompression without it, and with it
 };
 
@@ -111,19 +111,19 @@ struct Plan {
   PlanTarget target = PlanTarget::Compressed;
   ComputeOptions options;  // max_memory, and for a compressed target the output's options
   int nworkers = 1;
-  Shape chunks, blocks;    // the output layout (blocks: compressed target only)
+  Shape chunks, blocks;  // the output layout (blocks: compressed target only)
   int64_t nchunks = 0;
-  bool block_major = false;  // output chunks filled in Blosc2's block order
+  bool block_major = false;       // output chunks filled in Blosc2's block order
   std::vector<PlanStage> stages;  // in execution order: inputs before their consumers
   std::vector<PlanTask> tasks;
-  std::vector<PlanWindow> windows;  // sources read through a window of decompressed blocks
+  std::vector<PlanWindow> windows;     // sources read through a window of decompressed blocks
   std::vector<PlanSiblings> siblings;  // reductions folded in lockstep
-  PassMemory tasks_memory;         // the output tasks' pass
+  PassMemory tasks_memory;             // the output tasks' pass
   // Bytes of the cache of fetched (compressed) store reads (runtime/fetch_cache.hpp): what
   // the prefetch holds ahead of the tasks and repeated reads find; 0 when no source reads
   // from a store through it (Node::store_read_bytes). Counted in projected_peak.
   int64_t fetch_bytes = 0;
-  int64_t kept_bytes = 0;          // held by the stages while the tasks run
+  int64_t kept_bytes = 0;  // held by the stages while the tasks run
   // The memory model's projection (src/plan/memory.hpp): the most memory the evaluation
   // holds at once — the stages' kept copies, the calling thread's and the workers' scratch
   // — from the passes above. At most max_memory unless executing the plan refuses (before
@@ -132,9 +132,9 @@ struct Plan {
   int64_t projected_peak = 0;
   std::string memory_model;
   std::map<std::string, int64_t> source_bytes;  // estimated bytes decompressed per source
-  int64_t kept_read_bytes = 0;  // estimated bytes decompressed from stages kept compressed or spilled
-  std::vector<std::string> passes;  // the passes run, in order, with what each decided
-  int64_t plan_visits = 0;          // node visits of the reuse pass (Stats::plan_visits)
+  int64_t kept_read_bytes = 0;                  // estimated bytes decompressed from stages kept compressed or spilled
+  std::vector<std::string> passes;              // the passes run, in order, with what each decided
+  int64_t plan_visits = 0;                      // node visits of the reuse pass (Stats::plan_visits)
   // The stages once an execute() of part of the tasks computed them, shared by the copies
   // of this plan: later executions read them instead of computing them again (they hold
   // kept_bytes until the last copy of the plan goes). An execution of every task computes

@@ -13,7 +13,6 @@
 
 namespace b2lazy {
 
-
 // Uniform values in [low, high): low + (high - low) * u, u from the top 53 random bits
 // (float64) or 24 (float32) of a 64-bit word: elements 2p and 2p + 1 take the two halves of
 // block p (counter (p, 0, stream, 0)). dtype float32 or float64.
@@ -28,6 +27,5 @@ Array random_normal(const Shape& shape, double loc, double scale, RandomKey key,
 // must fit `dtype` (an integer dtype): a ValueError names the bound that does not.
 Array random_integers(const Shape& shape, int64_t low, uint64_t span, RandomKey key, DType dtype = DType::I64,
                       const Shape& chunks = {});
-
 
 }  // namespace b2lazy

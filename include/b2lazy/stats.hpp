@@ -49,8 +49,8 @@ struct Stats {
   // The memory model's projected peak (src/plan/memory.hpp), checked against max_memory
   // before any work; 0 when none was made.
   int64_t projected_peak_bytes = 0;
-  int64_t bytes_written = 0;       // compressed bytes of the output
-  bool block_major_path = false;   // chunks evaluated in Blosc2 block order (no reordering)
+  int64_t bytes_written = 0;      // compressed bytes of the output
+  bool block_major_path = false;  // chunks evaluated in Blosc2 block order (no reordering)
   double seconds = 0;
 };
 

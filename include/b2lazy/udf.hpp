@@ -11,7 +11,6 @@
 
 namespace b2lazy {
 
-
 // The lazy result of `fn` over `inputs` (each of shape `shape`, or 0-d), of `dtype` and
 // `shape`. `depth` (one entry per axis, or one for all; empty: 0) widens what each block
 // reads of its inputs: the block's neighbours up to that far, clipped at the array's

@@ -13,7 +13,6 @@ namespace b2lazy {
 // are the grid's first block when the grid is regular (every block but the last as
 // long), so that plans evaluate block by block.
 Array lazyudf_on_grid(UdfFunction fn, const std::vector<Array>& inputs, DType dtype, const Shape& shape,
-                      const std::vector<GridAxis>& grid, const std::string& name = "udf",
-                      UdfAllocator allocate = {});
+                      const std::vector<GridAxis>& grid, const std::string& name = "udf", UdfAllocator allocate = {});
 
 }  // namespace b2lazy

@@ -71,8 +71,28 @@ using IndexItem = std::variant<Index, IndexArray>;
 // Reductions (b2lazy/array.hpp builds them: reduce, sum, ...); the nan* ones skip NaN as
 // NumPy's do; logsumexp is SciPy's log(sum(exp(x))).
 enum class Reduction : uint8_t {
-  Sum, Prod, Min, Max, Mean, Var, Std, Any, All, CountNonzero, Argmin, Argmax,
-  NanSum, NanProd, NanMin, NanMax, NanMean, NanVar, NanStd, NanArgmin, NanArgmax, LogSumExp
+  Sum,
+  Prod,
+  Min,
+  Max,
+  Mean,
+  Var,
+  Std,
+  Any,
+  All,
+  CountNonzero,
+  Argmin,
+  Argmax,
+  NanSum,
+  NanProd,
+  NanMin,
+  NanMax,
+  NanMean,
+  NanVar,
+  NanStd,
+  NanArgmin,
+  NanArgmax,
+  LogSumExp
 };
 // The registry of reductions: one entry per Reduction, read by the expression parser,
 // the Python module and the builder, so names and arguments cannot drift.
@@ -118,10 +138,10 @@ const char* moving_op_name(MovingOp op);
 
 struct MovingOptions {
   int axis = -1;
-  bool center = false;                      // the window centred on i (xarray: start w // 2 before)
-  std::optional<int64_t> min_periods;       // default: the window; at least 1
-  double ddof = 0;                          // var, std
-  bool skipna = true;                       // false: a NaN in the window gives NaN
+  bool center = false;                 // the window centred on i (xarray: start w // 2 before)
+  std::optional<int64_t> min_periods;  // default: the window; at least 1
+  double ddof = 0;                     // var, std
+  bool skipna = true;                  // false: a NaN in the window gives NaN
 };
 
 // User functions on blocks (b2lazy/udf.hpp).

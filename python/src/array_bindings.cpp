@@ -33,24 +33,30 @@ void bind_array(nb::module_& m) {
       .def_prop_ro("ndim", [](const Array& a) { return a.ndim(); })
       .def_prop_ro("size", [](const Array& a) { return a.size(); })
       .def_prop_ro("kind", [](const Array& a) { return a.node()->kind(); })
-      .def("explain", [](const Array& a, Context* ctx) { return a.explain(ctx); }, nb::arg("ctx").none() = nb::none())
-      .def("getitem", [](const Array& a, nb::handle key) { return getitem(a, parse_key(key)); }, nb::arg("key").none())
-      .def("getitem_arrays", [](const Array& a, nb::handle key, Context* ctx) {
-             auto k = parse_key(key);
-             return interruptible([&] { return getitem(a, k, ctx); });  // a mask is counted now
-           },
-           nb::arg("key").none(), nb::arg("ctx").none())
-      .def("oindex", [](const Array& a, nb::handle key) { return oindex(a, parse_key(key)); }, nb::arg("key").none())
+      .def(
+          "explain", [](const Array& a, Context* ctx) { return a.explain(ctx); }, nb::arg("ctx").none() = nb::none())
+      .def(
+          "getitem", [](const Array& a, nb::handle key) { return getitem(a, parse_key(key)); }, nb::arg("key").none())
+      .def(
+          "getitem_arrays",
+          [](const Array& a, nb::handle key, Context* ctx) {
+            auto k = parse_key(key);
+            return interruptible([&] { return getitem(a, k, ctx); });  // a mask is counted now
+          },
+          nb::arg("key").none(), nb::arg("ctx").none())
+      .def(
+          "oindex", [](const Array& a, nb::handle key) { return oindex(a, parse_key(key)); }, nb::arg("key").none())
       .def("astype", [](const Array& a, nb::handle dt) { return a.astype(dtype_of(dt)); })
-      .def("urlpath", [](const Array& a) -> std::optional<std::string> {
-        StorageInfo info;  // stored arrays of any format; in-memory ones are named "...#N"
-        if (!a.node()->stored_info(info)) return std::nullopt;
-        const size_t hash = info.urlpath.rfind('#');  // ("s.b2z#/x": a member of a .b2z)
-        if (hash != std::string::npos && hash + 1 < info.urlpath.size() &&
-            info.urlpath.find_first_not_of("0123456789", hash + 1) == std::string::npos)
-          return std::nullopt;
-        return info.urlpath;
-      })
+      .def("urlpath",
+           [](const Array& a) -> std::optional<std::string> {
+             StorageInfo info;  // stored arrays of any format; in-memory ones are named "...#N"
+             if (!a.node()->stored_info(info)) return std::nullopt;
+             const size_t hash = info.urlpath.rfind('#');  // ("s.b2z#/x": a member of a .b2z)
+             if (hash != std::string::npos && hash + 1 < info.urlpath.size() &&
+                 info.urlpath.find_first_not_of("0123456789", hash + 1) == std::string::npos)
+               return std::nullopt;
+             return info.urlpath;
+           })
       // The chunks the node is cheapest to evaluate on (a source's storage chunks); () if none.
       .def("preferred_chunks", [](const Array& a) { return shape_tuple(a.node()->preferred_chunks()); })
       .def("stats", [](const Array& a) -> nb::object {

@@ -59,8 +59,7 @@ std::optional<size_t> to_max_memory(const nb::handle& h) {
   if (h.is_none()) return std::nullopt;
   int overflow = 0;
   const int64_t v = to_int64(h, "max_memory", overflow);
-  if (overflow || v < 1)
-    throw ValueError("max_memory must be a number of bytes from 1 to 2**63-1, got " + py_repr(h));
+  if (overflow || v < 1) throw ValueError("max_memory must be a number of bytes from 1 to 2**63-1, got " + py_repr(h));
   return static_cast<size_t>(v);
 }
 
@@ -89,8 +88,7 @@ std::optional<Scalar> as_scalar(const nb::handle& h) {
   if (nb::isinstance<nb::int_>(h)) {
     try {
       return Scalar(nb::cast<int64_t>(h));
-    } catch (const nb::cast_error&) {
-    }
+    } catch (const nb::cast_error&) {}
     try {
       return Scalar::uint64(nb::cast<uint64_t>(h));
     } catch (const nb::cast_error&) {
@@ -98,15 +96,16 @@ std::optional<Scalar> as_scalar(const nb::handle& h) {
     }
   }
   if (nb::isinstance<nb::float_>(h)) return Scalar(nb::cast<double>(h));
-  if (PyComplex_Check(h.ptr())) return Scalar::complex(PyComplex_RealAsDouble(h.ptr()), PyComplex_ImagAsDouble(h.ptr()));
+  if (PyComplex_Check(h.ptr()))
+    return Scalar::complex(PyComplex_RealAsDouble(h.ptr()), PyComplex_ImagAsDouble(h.ptr()));
   return std::nullopt;
 }
 
 Operand as_operand(const nb::handle& h, const char* fn, size_t pos) {
   if (nb::isinstance<Array>(h)) return nb::cast<Array>(h);
   if (auto s = as_scalar(h)) return *s;
-  throw TypeError(std::string(fn) + "(): argument " + std::to_string(pos) + " must be a b2lazy Array or a Python scalar, got " +
-                  nb::cast<std::string>(nb::str(h.type())));
+  throw TypeError(std::string(fn) + "(): argument " + std::to_string(pos) +
+                  " must be a b2lazy Array or a Python scalar, got " + nb::cast<std::string>(nb::str(h.type())));
 }
 
 Array from_numpy(nb::ndarray<nb::ro, nb::device::cpu> a, nb::handle owner, const std::string& name) {
@@ -114,12 +113,18 @@ Array from_numpy(nb::ndarray<nb::ro, nb::device::cpu> a, nb::handle owner, const
   auto dt = a.dtype();
   using C = nb::dlpack::dtype_code;
   if (dt.code == static_cast<uint8_t>(C::Bool)) t = DType::Bool;
-  else if (dt.code == static_cast<uint8_t>(C::Int)) t = dt.bits == 8 ? DType::I8 : dt.bits == 16 ? DType::I16 : dt.bits == 32 ? DType::I32 : DType::I64;
-  else if (dt.code == static_cast<uint8_t>(C::UInt)) t = dt.bits == 8 ? DType::U8 : dt.bits == 16 ? DType::U16 : dt.bits == 32 ? DType::U32 : DType::U64;
+  else if (dt.code == static_cast<uint8_t>(C::Int))
+    t = dt.bits == 8 ? DType::I8 : dt.bits == 16 ? DType::I16 : dt.bits == 32 ? DType::I32 : DType::I64;
+  else if (dt.code == static_cast<uint8_t>(C::UInt))
+    t = dt.bits == 8 ? DType::U8 : dt.bits == 16 ? DType::U16 : dt.bits == 32 ? DType::U32 : DType::U64;
   else if (dt.code == static_cast<uint8_t>(C::Float) && (dt.bits == 16 || dt.bits == 32 || dt.bits == 64))
     t = dt.bits == 16 ? DType::F16 : dt.bits == 32 ? DType::F32 : DType::F64;
-  else if (dt.code == static_cast<uint8_t>(C::Complex) && (dt.bits == 64 || dt.bits == 128)) t = dt.bits == 64 ? DType::C64 : DType::C128;
-  else throw TypeError(name + ": unsupported dtype (supported: bool, int8..int64, uint8..uint64, float16, float32, float64, complex64, complex128)");
+  else if (dt.code == static_cast<uint8_t>(C::Complex) && (dt.bits == 64 || dt.bits == 128))
+    t = dt.bits == 64 ? DType::C64 : DType::C128;
+  else
+    throw TypeError(name +
+                    ": unsupported dtype (supported: bool, int8..int64, uint8..uint64, float16, float32, float64, "
+                    "complex64, complex128)");
   Shape shape, strides;
   for (size_t d = 0; d < a.ndim(); ++d) {
     shape.push_back(static_cast<int64_t>(a.shape(d)));
@@ -159,10 +164,11 @@ std::vector<Index> parse_index(const nb::handle& key, size_t first) {
       idx.push_back(Index::at(i));
     } else {
       const std::string what = nb::isinstance<nb::float_>(k) ? "float " + nb::cast<std::string>(nb::str(k))
-                                                              : nb::cast<std::string>(nb::str(k.type()));
+                                                             : nb::cast<std::string>(nb::str(k.type()));
       throw TypeError("index entry " + std::to_string(first + idx.size()) +
                       ": only integers, slices (`:`), ellipsis (`...`), None, booleans and integer or boolean "
-                      "arrays are valid indices, got " + what);
+                      "arrays are valid indices, got " +
+                      what);
     }
   };
   if (nb::isinstance<nb::tuple>(key)) {
@@ -214,7 +220,8 @@ IndexArray index_array(nb::ndarray<nb::ro, nb::device::cpu> a, const nb::handle&
     else if (bytes == 4) v = read(int32_t{}, uint32_t{});
     else {
       const uint64_t u = *reinterpret_cast<const uint64_t*>(p);
-      if (is_uint && u > static_cast<uint64_t>(INT64_MAX)) throw IndexError("index " + std::to_string(u) + " is out of bounds");
+      if (is_uint && u > static_cast<uint64_t>(INT64_MAX))
+        throw IndexError("index " + std::to_string(u) + " is out of bounds");
       v = static_cast<int64_t>(u);
     }
     r.values[static_cast<size_t>(i)] = is_bool ? (v != 0) : v;

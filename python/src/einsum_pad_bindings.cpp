@@ -41,10 +41,9 @@ void bind_einsum_pad(nb::module_& m) {
   m.def("einsum", [](const std::string& subscripts, const std::vector<Array>& ops, const std::string& how) {
     return einsum(subscripts, ops, optimize_of(how));
   });
-  m.def("einsum_with_path", [](const std::string& subscripts, const std::vector<Array>& ops,
-                               const std::vector<std::pair<size_t, size_t>>& path) {
-    return einsum(subscripts, ops, path);
-  });
+  m.def("einsum_with_path",
+        [](const std::string& subscripts, const std::vector<Array>& ops,
+           const std::vector<std::pair<size_t, size_t>>& path) { return einsum(subscripts, ops, path); });
   // (the path chosen, its estimated operations, and left to right's) for einsum_path.
   m.def("einsum_path", [](const std::string& subscripts, const std::vector<Array>& ops, const std::string& how) {
     const EinsumSubscripts s = parse_einsum(subscripts, ndims_of(ops));
@@ -53,13 +52,19 @@ void bind_einsum_pad(nb::module_& m) {
     const std::vector<EinsumStep> naive = einsum_path(s, shapes, EinsumOptimize::LeftToRight);
     return nb::make_tuple(path, einsum_path_flops(s, shapes, path), einsum_path_flops(s, shapes, naive));
   });
-  m.def("pad", [](const Array& x, const std::vector<int64_t>& widths, const Shape& widths_shape, const std::string& mode,
-                  std::optional<Array> values) {
-    return pad(x, pad_widths(widths, widths_shape, x.ndim()), pad_mode(mode), values);
-  }, nb::arg("x"), nb::arg("widths"), nb::arg("widths_shape"), nb::arg("mode"), nb::arg("values").none());
-  m.def("sliding_window_view", [](const Array& x, const std::vector<int64_t>& window,
-                                  std::optional<std::vector<int>> axes) { return sliding_window_view(x, window, axes); },
-        nb::arg("x"), nb::arg("window"), nb::arg("axes").none());
+  m.def(
+      "pad",
+      [](const Array& x, const std::vector<int64_t>& widths, const Shape& widths_shape, const std::string& mode,
+         std::optional<Array> values) {
+        return pad(x, pad_widths(widths, widths_shape, x.ndim()), pad_mode(mode), values);
+      },
+      nb::arg("x"), nb::arg("widths"), nb::arg("widths_shape"), nb::arg("mode"), nb::arg("values").none());
+  m.def(
+      "sliding_window_view",
+      [](const Array& x, const std::vector<int64_t>& window, std::optional<std::vector<int>> axes) {
+        return sliding_window_view(x, window, axes);
+      },
+      nb::arg("x"), nb::arg("window"), nb::arg("axes").none());
   // chunks: per axis (kind, lengths): ("length", [n]), ("blocks", [b0, b1, ...]), ("whole", []),
   // ("keep", []), ("auto", []); one entry for all axes, or one per axis.
   m.def("rechunk", [](const Array& x, const std::vector<std::pair<std::string, std::vector<int64_t>>>& spec) {

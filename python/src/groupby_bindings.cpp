@@ -15,14 +15,17 @@ namespace b2lazy_py {
 using namespace b2lazy;
 
 void bind_groupby(nb::module_& m) {
-  m.def("segment_reduce", [](const Array& x, const std::vector<int64_t>& codes, const std::string& func,
-                             std::optional<int64_t> ngroups, int axis, double ddof) {
-    SegmentOptions o;
-    o.axis = axis;
-    o.ngroups = ngroups;
-    o.ddof = ddof;
-    return segment_reduce(x, codes, func, o);
-  }, nb::arg("x"), nb::arg("codes"), nb::arg("func"), nb::arg("ngroups").none(), nb::arg("axis"), nb::arg("ddof"));
+  m.def(
+      "segment_reduce",
+      [](const Array& x, const std::vector<int64_t>& codes, const std::string& func, std::optional<int64_t> ngroups,
+         int axis, double ddof) {
+        SegmentOptions o;
+        o.axis = axis;
+        o.ngroups = ngroups;
+        o.ddof = ddof;
+        return segment_reduce(x, codes, func, o);
+      },
+      nb::arg("x"), nb::arg("codes"), nb::arg("func"), nb::arg("ngroups").none(), nb::arg("axis"), nb::arg("ddof"));
   m.def("segment_functions", [] { return segment_functions(); });
 }
 

@@ -63,8 +63,7 @@ struct Progress {
 // raises (another thread, or a handler that returns), KeyboardInterrupt. The scope ends
 // after `fn`'s partial output is gone; a SIGTERM with the default disposition then ends
 // the process.
-template <class F>
-auto interruptible(F&& fn, Progress* progress = nullptr) -> decltype(fn()) {
+template <class F> auto interruptible(F&& fn, Progress* progress = nullptr) -> decltype(fn()) {
   std::optional<decltype(fn())> result;
   bool cancelled = false;
   std::exception_ptr error;

@@ -24,7 +24,8 @@ namespace {
 // FileNotFoundError and OSError stay I/O errors, anything else too (the store failed).
 // (type and message only: no traceback in b2lazy's messages)
 std::string describe(const nb::python_error& e) {
-  return nb::cast<std::string>(nb::handle(e.type()).attr("__name__")) + ": " + nb::cast<std::string>(nb::str(e.value()));
+  return nb::cast<std::string>(nb::handle(e.type()).attr("__name__")) + ": " +
+         nb::cast<std::string>(nb::str(e.value()));
 }
 
 [[noreturn]] void rethrow_named(const nb::python_error& e, const std::string& url) {
@@ -181,27 +182,30 @@ class PythonStore final : public ByteStore {
 }  // namespace
 
 void bind_python_store(nb::module_& m) {
-  m.def("register_store", [](const std::string& scheme, nb::object factory) {
-    // The factory lives as long as the registry (the process): never released, so no
-    // Python object is touched after the interpreter is gone.
-    PyObject* f = factory.release().ptr();
-    register_store(scheme, [f](const std::string& url, const StoreOptions& options) -> StorePtr {
-      nb::gil_scoped_acquire gil;
-      nb::dict values;
-      for (const auto& [k, v] : options.values) values[k.c_str()] = v;
-      try {
-        nb::object obj = nb::handle(f)(url, values);
-        std::string root = nb::cast<std::string>(obj.attr("root"));
-        return std::make_shared<PythonStore>(std::move(obj), std::move(root));
-      } catch (const nb::python_error& e) {
-        if (e.matches(PyExc_ValueError)) throw ValueError(describe(e));
-        const std::string what = describe(e);
-        throw IOError(what.find(url) == std::string::npos ? "'" + url + "': " + what : what);
-      }
-    });
-  }, nb::arg("scheme"), nb::arg("factory"),
-        "URLs of `scheme` open factory(url, options) (options: storage_options flattened, values as strings): "
-        "an object with root, read_many, stat, list, write, remove (b2lazy/_fsspec_store.py).");
+  m.def(
+      "register_store",
+      [](const std::string& scheme, nb::object factory) {
+        // The factory lives as long as the registry (the process): never released, so no
+        // Python object is touched after the interpreter is gone.
+        PyObject* f = factory.release().ptr();
+        register_store(scheme, [f](const std::string& url, const StoreOptions& options) -> StorePtr {
+          nb::gil_scoped_acquire gil;
+          nb::dict values;
+          for (const auto& [k, v] : options.values) values[k.c_str()] = v;
+          try {
+            nb::object obj = nb::handle(f)(url, values);
+            std::string root = nb::cast<std::string>(obj.attr("root"));
+            return std::make_shared<PythonStore>(std::move(obj), std::move(root));
+          } catch (const nb::python_error& e) {
+            if (e.matches(PyExc_ValueError)) throw ValueError(describe(e));
+            const std::string what = describe(e);
+            throw IOError(what.find(url) == std::string::npos ? "'" + url + "': " + what : what);
+          }
+        });
+      },
+      nb::arg("scheme"), nb::arg("factory"),
+      "URLs of `scheme` open factory(url, options) (options: storage_options flattened, values as strings): "
+      "an object with root, read_many, stat, list, write, remove (b2lazy/_fsspec_store.py).");
   m.def("is_remote_url", &is_remote_url, nb::arg("url"));
 }
 

@@ -16,8 +16,8 @@ using namespace b2lazy;
 void bind_rolling(nb::module_& m) {
   m.def(
       "moving_reduce",
-      [](const Array& x, int64_t window, const std::string& func, int axis, bool center, std::optional<int64_t> min_periods,
-         double ddof, bool skipna) {
+      [](const Array& x, int64_t window, const std::string& func, int axis, bool center,
+         std::optional<int64_t> min_periods, double ddof, bool skipna) {
         MovingOptions o;
         o.axis = axis;
         o.center = center;

@@ -38,7 +38,8 @@ nb::dlpack::dtype dl_dtype(DType t) {
     case DType::F32: return nb::dtype<float>();
     case DType::F64: return nb::dtype<double>();
     case DType::F16: return {static_cast<uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
-    case DType::C64: case DType::C128:
+    case DType::C64:
+    case DType::C128:
       return {static_cast<uint8_t>(nb::dlpack::dtype_code::Complex), static_cast<uint8_t>(8 * itemsize(t)), 1};
   }
   return nb::dtype<double>();
@@ -85,7 +86,8 @@ std::shared_ptr<void> block_buffer(size_t nbytes) {
       }
   }
   if (!b) {
-    void* p = std::aligned_alloc(alignof(BlockBuffer), sizeof(BlockBuffer) + (std::max<size_t>(nbytes, 1) + 63) / 64 * 64);
+    void* p =
+        std::aligned_alloc(alignof(BlockBuffer), sizeof(BlockBuffer) + (std::max<size_t>(nbytes, 1) + 63) / 64 * 64);
     if (!p) throw std::bad_alloc();
     b = new (p) BlockBuffer{nbytes};
   }
@@ -93,7 +95,8 @@ std::shared_ptr<void> block_buffer(size_t nbytes) {
 }
 
 // A NumPy array over `data`, whose capsule keeps `owner` (the buffer) alive.
-nb::object owned_view(const void* data, const std::shared_ptr<void>& owner, DType t, const Shape& shape, bool writable) {
+nb::object owned_view(const void* data, const std::shared_ptr<void>& owner, DType t, const Shape& shape,
+                      bool writable) {
   std::vector<size_t> sh(shape.begin(), shape.end());
   nb::capsule keep(new std::shared_ptr<void>(owner),
                    [](void* p) noexcept { delete static_cast<std::shared_ptr<void>*>(p); });
@@ -181,18 +184,24 @@ UdfFunction python_udf(nb::object fn, const std::string& name) {
 
 void bind_udf(nb::module_& m) {
   nb::module_::import_("atexit").attr("register")(nb::cpp_function([] { release_all(); }));
-  m.def("lazyudf", [](nb::object fn, const std::vector<Array>& inputs, const std::string& dtype, const Shape& shape,
-                      const Shape& depth, const std::string& name, const Shape& chunks) {
-    return b2lazy::lazyudf(python_udf(std::move(fn), name), inputs, dtype_from_name(dtype), shape, depth, name,
-                           block_buffer, chunks);
-  }, nb::arg("fn"), nb::arg("inputs"), nb::arg("dtype"), nb::arg("shape"), nb::arg("depth"), nb::arg("name"),
-     nb::arg("chunks") = Shape{});
+  m.def(
+      "lazyudf",
+      [](nb::object fn, const std::vector<Array>& inputs, const std::string& dtype, const Shape& shape,
+         const Shape& depth, const std::string& name, const Shape& chunks) {
+        return b2lazy::lazyudf(python_udf(std::move(fn), name), inputs, dtype_from_name(dtype), shape, depth, name,
+                               block_buffer, chunks);
+      },
+      nb::arg("fn"), nb::arg("inputs"), nb::arg("dtype"), nb::arg("shape"), nb::arg("depth"), nb::arg("name"),
+      nb::arg("chunks") = Shape{});
   // map_blocks (b2lazy/_blocks.py): calls see whole blocks of a grid (b2lazy/udf_grid.hpp).
-  m.def("lazyudf_on_grid", [](nb::object fn, const std::vector<Array>& inputs, const std::string& dtype,
-                              const Shape& shape, const std::vector<GridAxis>& grid, const std::string& name) {
-    return b2lazy::lazyudf_on_grid(python_udf(std::move(fn), name), inputs, dtype_from_name(dtype), shape, grid, name,
-                                   block_buffer);
-  }, nb::arg("fn"), nb::arg("inputs"), nb::arg("dtype"), nb::arg("shape"), nb::arg("grid"), nb::arg("name"));
+  m.def(
+      "lazyudf_on_grid",
+      [](nb::object fn, const std::vector<Array>& inputs, const std::string& dtype, const Shape& shape,
+         const std::vector<GridAxis>& grid, const std::string& name) {
+        return b2lazy::lazyudf_on_grid(python_udf(std::move(fn), name), inputs, dtype_from_name(dtype), shape, grid,
+                                       name, block_buffer);
+      },
+      nb::arg("fn"), nb::arg("inputs"), nb::arg("dtype"), nb::arg("shape"), nb::arg("grid"), nb::arg("name"));
 }
 
 }  // namespace b2lazy_py

@@ -72,7 +72,8 @@ void shrink_warm(Maps& ms, size_t keep) {
 Mapping take_warm(Maps& ms, size_t cap) {
   size_t best = ms.warm.size();
   for (size_t i = 0; i < ms.warm.size(); ++i)
-    if (ms.warm[i].cap >= cap && ms.warm[i].cap / 2 <= cap && (best == ms.warm.size() || ms.warm[i].cap < ms.warm[best].cap))
+    if (ms.warm[i].cap >= cap && ms.warm[i].cap / 2 <= cap &&
+        (best == ms.warm.size() || ms.warm[i].cap < ms.warm[best].cap))
       best = i;
   if (best < ms.warm.size()) {
     const Mapping w = ms.warm[best];

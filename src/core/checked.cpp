@@ -20,9 +20,7 @@ bool extents_product(const Shape& shape, int64_t& p, bool& zero) {
 }
 }  // namespace
 
-void throw_int64_overflow(std::string_view what) {
-  throw ValueError(std::string(what) + " does not fit in int64");
-}
+void throw_int64_overflow(std::string_view what) { throw ValueError(std::string(what) + " does not fit in int64"); }
 
 int64_t checked_prod(const Shape& shape, std::string_view what) {
   int64_t p;

@@ -12,8 +12,7 @@
 
 namespace b2lazy {
 
-template <class F>
-decltype(auto) dispatch(DType t, F&& f) {
+template <class F> decltype(auto) dispatch(DType t, F&& f) {
   switch (t) {
     case DType::Bool: return f(static_cast<uint8_t*>(nullptr));
     case DType::I8: return f(static_cast<int8_t*>(nullptr));
@@ -46,8 +45,7 @@ template <class T> double real_double(T v) {
 // dispatch() over the types arithmetic happens in: all but float16, which the graph
 // builders widen to float32 (products, sorts, quantiles) and reductions and scans
 // accumulate in wider types; reaching here with it is a bug in a builder.
-template <class F>
-decltype(auto) dispatch_computing(DType t, F&& f) {
+template <class F> decltype(auto) dispatch_computing(DType t, F&& f) {
   if (t == DType::F16) throw std::logic_error("float16 reached a computing node (a builder must widen it)");
   return dispatch(t, [&]<class T>(T* tag) {
     if constexpr (std::is_same_v<T, half>) return f(static_cast<float*>(nullptr));
@@ -58,8 +56,7 @@ decltype(auto) dispatch_computing(DType t, F&& f) {
 // dispatch_computing() over the real (non-complex) types: code that orders or compares
 // values (sorts, searches, quantiles) has no complex meaning; `what` names it in the
 // TypeError.
-template <class F>
-decltype(auto) dispatch_real(DType t, const char* what, F&& f) {
+template <class F> decltype(auto) dispatch_real(DType t, const char* what, F&& f) {
   if (is_complex(t))
     throw TypeError(std::string(what) + " is not supported for " + dtype_name(t) + " (real dtypes only)");
   return dispatch_computing(t, [&]<class T>(T* tag) {

@@ -13,11 +13,11 @@ struct Info {
   const char* name;
 };
 constexpr Info kInfo[kNumDTypes] = {
-    {1, DKind::Bool, "bool"},      {1, DKind::Signed, "int8"},    {2, DKind::Signed, "int16"},
-    {4, DKind::Signed, "int32"},   {8, DKind::Signed, "int64"},   {1, DKind::Unsigned, "uint8"},
-    {2, DKind::Unsigned, "uint16"}, {4, DKind::Unsigned, "uint32"}, {8, DKind::Unsigned, "uint64"},
-    {4, DKind::Float, "float32"},  {8, DKind::Float, "float64"},
-    {8, DKind::Complex, "complex64"}, {16, DKind::Complex, "complex128"}, {2, DKind::Float, "float16"},
+    {1, DKind::Bool, "bool"},           {1, DKind::Signed, "int8"},     {2, DKind::Signed, "int16"},
+    {4, DKind::Signed, "int32"},        {8, DKind::Signed, "int64"},    {1, DKind::Unsigned, "uint8"},
+    {2, DKind::Unsigned, "uint16"},     {4, DKind::Unsigned, "uint32"}, {8, DKind::Unsigned, "uint64"},
+    {4, DKind::Float, "float32"},       {8, DKind::Float, "float64"},   {8, DKind::Complex, "complex64"},
+    {16, DKind::Complex, "complex128"}, {2, DKind::Float, "float16"},
 };
 
 DType signed_of_size(size_t n) {
@@ -36,23 +36,25 @@ const char* dtype_name(DType t) { return kInfo[static_cast<int>(t)].name; }
 
 DType dtype_from_name(const std::string& name) {
   static const std::unordered_map<std::string, DType> names = {
-      {"bool", DType::Bool},  {"?", DType::Bool},     {"b1", DType::Bool},   {"|b1", DType::Bool},
-      {"int8", DType::I8},    {"i1", DType::I8},      {"|i1", DType::I8},    {"int16", DType::I16},
-      {"i2", DType::I16},     {"<i2", DType::I16},    {"int32", DType::I32}, {"i4", DType::I32},
-      {"<i4", DType::I32},    {"int64", DType::I64},  {"i8", DType::I64},    {"<i8", DType::I64},
-      {"int", DType::I64},    {"uint8", DType::U8},   {"u1", DType::U8},     {"|u1", DType::U8},
-      {"uint16", DType::U16}, {"u2", DType::U16},     {"<u2", DType::U16},   {"uint32", DType::U32},
-      {"u4", DType::U32},     {"<u4", DType::U32},    {"uint64", DType::U64}, {"u8", DType::U64},
-      {"<u8", DType::U64},    {"float32", DType::F32}, {"f4", DType::F32},   {"<f4", DType::F32},
-      {"float64", DType::F64}, {"f8", DType::F64},    {"<f8", DType::F64},   {"float", DType::F64},
-      {"double", DType::F64},  {"complex64", DType::C64}, {"c8", DType::C64},  {"<c8", DType::C64},
-      {"complex128", DType::C128}, {"c16", DType::C128}, {"<c16", DType::C128}, {"complex", DType::C128},
-      {"float16", DType::F16}, {"f2", DType::F16}, {"<f2", DType::F16}, {"half", DType::F16}, {"e", DType::F16},
+      {"bool", DType::Bool},       {"?", DType::Bool},        {"b1", DType::Bool},    {"|b1", DType::Bool},
+      {"int8", DType::I8},         {"i1", DType::I8},         {"|i1", DType::I8},     {"int16", DType::I16},
+      {"i2", DType::I16},          {"<i2", DType::I16},       {"int32", DType::I32},  {"i4", DType::I32},
+      {"<i4", DType::I32},         {"int64", DType::I64},     {"i8", DType::I64},     {"<i8", DType::I64},
+      {"int", DType::I64},         {"uint8", DType::U8},      {"u1", DType::U8},      {"|u1", DType::U8},
+      {"uint16", DType::U16},      {"u2", DType::U16},        {"<u2", DType::U16},    {"uint32", DType::U32},
+      {"u4", DType::U32},          {"<u4", DType::U32},       {"uint64", DType::U64}, {"u8", DType::U64},
+      {"<u8", DType::U64},         {"float32", DType::F32},   {"f4", DType::F32},     {"<f4", DType::F32},
+      {"float64", DType::F64},     {"f8", DType::F64},        {"<f8", DType::F64},    {"float", DType::F64},
+      {"double", DType::F64},      {"complex64", DType::C64}, {"c8", DType::C64},     {"<c8", DType::C64},
+      {"complex128", DType::C128}, {"c16", DType::C128},      {"<c16", DType::C128},  {"complex", DType::C128},
+      {"float16", DType::F16},     {"f2", DType::F16},        {"<f2", DType::F16},    {"half", DType::F16},
+      {"e", DType::F16},
   };
   auto it = names.find(name);
   if (it == names.end())
-    throw TypeError("unsupported dtype '" + name +
-                    "' (supported: bool, int8..int64, uint8..uint64, float32, float16, float32, float64, complex64, complex128)");
+    throw TypeError(
+        "unsupported dtype '" + name +
+        "' (supported: bool, int8..int64, uint8..uint64, float32, float16, float32, float64, complex64, complex128)");
   return it->second;
 }
 
@@ -101,7 +103,8 @@ DType float_for(DType t) {
 
 DType sum_dtype(DType t) {
   switch (kind(t)) {
-    case DKind::Bool: case DKind::Signed: return DType::I64;
+    case DKind::Bool:
+    case DKind::Signed: return DType::I64;
     case DKind::Unsigned: return DType::U64;
     default: return t;
   }
@@ -112,8 +115,7 @@ DType promote_with_scalar(DType array, ScalarKind scalar) {
     case ScalarKind::Bool: return array;
     case ScalarKind::Int: return kind(array) == DKind::Bool ? DType::I64 : array;
     case ScalarKind::Float: return is_inexact(array) ? array : DType::F64;
-    case ScalarKind::Complex:
-      return is_complex(array) ? array : array == DType::F32 ? DType::C64 : DType::C128;
+    case ScalarKind::Complex: return is_complex(array) ? array : array == DType::F32 ? DType::C64 : DType::C128;
   }
   return array;
 }

@@ -14,16 +14,14 @@
 namespace b2lazy {
 
 namespace detail {
-template <class W, class F>
-W truncate_or_min(F x) {
+template <class W, class F> W truncate_or_min(F x) {
   // 2**31 and 2**63 are exact in float and double; NaN fails both comparisons.
   constexpr double hi = -static_cast<double>(std::numeric_limits<W>::min());
   return (x >= -hi && x < hi) ? static_cast<W>(x) : std::numeric_limits<W>::min();
 }
 }  // namespace detail
 
-template <class I, class F>
-I float_to_int(F x) {
+template <class I, class F> I float_to_int(F x) {
   static_assert(std::is_integral_v<I> && std::is_floating_point_v<F>);
   if constexpr (sizeof(I) < 4 || (sizeof(I) == 4 && std::is_signed_v<I>)) {
     return static_cast<I>(detail::truncate_or_min<int32_t>(x));
@@ -37,12 +35,10 @@ I float_to_int(F x) {
 }
 
 // static_cast<T>(x) where it is defined, float_to_int where x is a float and T an integer.
-template <class T, class F>
-T numeric_cast(F x) {
+template <class T, class F> T numeric_cast(F x) {
   if constexpr (std::is_floating_point_v<F> && std::is_integral_v<T> && !std::is_same_v<T, bool>)
     return float_to_int<T>(x);
-  else
-    return static_cast<T>(x);
+  else return static_cast<T>(x);
 }
 
 }  // namespace b2lazy

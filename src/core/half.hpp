@@ -20,7 +20,7 @@ namespace detail {
 inline uint16_t double_to_half_bits(double d) {
   const uint16_t sign = std::signbit(d) ? 0x8000 : 0;
   const double a = std::fabs(d);
-  if (a != a) return static_cast<uint16_t>(sign | 0x7E00);    // NaN (quiet)
+  if (a != a) return static_cast<uint16_t>(sign | 0x7E00);        // NaN (quiet)
   if (a >= 65520.0) return static_cast<uint16_t>(sign | 0x7C00);  // inf, or rounds past 65504
   if (a < 0x1p-14) return static_cast<uint16_t>(sign | static_cast<uint16_t>(std::nearbyint(a * 0x1p24)));
   int k;
@@ -49,7 +49,7 @@ struct half {
   half() = default;
   // Rounded to nearest even from the value itself (a double is not rounded to float first).
   template <class T>
-    requires std::is_arithmetic_v<T>
+  requires std::is_arithmetic_v<T>
   explicit half(T v) {
 #if defined(__FLT16_MANT_DIG__)
     const _Float16 h = std::is_same_v<T, double> ? static_cast<_Float16>(static_cast<double>(v))
@@ -71,10 +71,8 @@ struct half {
   }
   explicit operator double() const { return static_cast<double>(static_cast<float>(*this)); }
   template <class T>
-    requires std::is_integral_v<T>
-  explicit operator T() const {
-    return numeric_cast<T>(static_cast<float>(*this));
-  }
+  requires std::is_integral_v<T>
+  explicit operator T() const { return numeric_cast<T>(static_cast<float>(*this)); }
 };
 static_assert(sizeof(half) == 2);
 

@@ -6,8 +6,7 @@
 namespace b2lazy {
 
 namespace {
-template <class T>
-void copy_row(int64_t n, const char* s, int64_t ss, char* d, int64_t ds) {
+template <class T> void copy_row(int64_t n, const char* s, int64_t ss, char* d, int64_t ds) {
   for (int64_t i = 0; i < n; ++i) {
     std::memcpy(d, s, sizeof(T));
     s += ss;
@@ -31,8 +30,8 @@ void copy_inner(int64_t n, const char* s, int64_t ss, char* d, int64_t ds, size_
 }
 }  // namespace
 
-void copy_strided(size_t ndim, const int64_t* count, const char* src, const int64_t* src_strides,
-                  char* dst, const int64_t* dst_strides, size_t itemsize) {
+void copy_strided(size_t ndim, const int64_t* count, const char* src, const int64_t* src_strides, char* dst,
+                  const int64_t* dst_strides, size_t itemsize) {
   for (size_t d = 0; d < ndim; ++d)
     if (count[d] == 0) return;
   if (ndim == 0) {
@@ -63,20 +62,17 @@ Shape byte_strides(const Shape& shape, size_t itemsize) {
   return s;
 }
 
-void broadcast_into(const void* src, const Shape& src_shape, void* dst, const Shape& dst_shape,
-                    size_t itemsize) {
+void broadcast_into(const void* src, const Shape& src_shape, void* dst, const Shape& dst_shape, size_t itemsize) {
   size_t nd = dst_shape.size(), off = nd - src_shape.size();
   Shape dense = byte_strides(src_shape, itemsize);
   Shape ss(nd, 0);
-  for (size_t d = 0; d < src_shape.size(); ++d)
-    ss[off + d] = src_shape[d] == 1 ? 0 : dense[d];
+  for (size_t d = 0; d < src_shape.size(); ++d) ss[off + d] = src_shape[d] == 1 ? 0 : dense[d];
   Shape ds = byte_strides(dst_shape, itemsize);
-  copy_strided(nd, dst_shape.data(), static_cast<const char*>(src), ss.data(),
-               static_cast<char*>(dst), ds.data(), itemsize);
+  copy_strided(nd, dst_shape.data(), static_cast<const char*>(src), ss.data(), static_cast<char*>(dst), ds.data(),
+               itemsize);
 }
 
-void split_axis(int64_t start, int64_t step, int64_t count, int64_t cell,
-                std::vector<AxisSegment>& out) {
+void split_axis(int64_t start, int64_t step, int64_t count, int64_t cell, std::vector<AxisSegment>& out) {
   out.clear();
   if (step == 1 && count > 0) {  // contiguous: one division, then cell after cell (the planner's block walks)
     const int64_t first = start / cell;

@@ -8,24 +8,22 @@
 
 namespace b2lazy {
 
-void copy_strided(size_t ndim, const int64_t* count, const char* src, const int64_t* src_strides,
-                  char* dst, const int64_t* dst_strides, size_t itemsize);
+void copy_strided(size_t ndim, const int64_t* count, const char* src, const int64_t* src_strides, char* dst,
+                  const int64_t* dst_strides, size_t itemsize);
 
 // Byte strides of a dense C-order array.
 Shape byte_strides(const Shape& shape, size_t itemsize);
 
 // Broadcast `src` (dense, shape `src_shape` right-aligned against `dst_shape`, size-1
 // axes repeated) into dense `dst` of shape `dst_shape`.
-void broadcast_into(const void* src, const Shape& src_shape, void* dst, const Shape& dst_shape,
-                    size_t itemsize);
+void broadcast_into(const void* src, const Shape& src_shape, void* dst, const Shape& dst_shape, size_t itemsize);
 
 // Along one axis, a progression start + i*step (0 <= i < count) split by a grid of
 // cells of size `cell`: the i-range falling in each cell, in order of i.
 struct AxisSegment {
   int64_t cell, i_lo, i_hi;
 };
-void split_axis(int64_t start, int64_t step, int64_t count, int64_t cell,
-                std::vector<AxisSegment>& out);
+void split_axis(int64_t start, int64_t step, int64_t count, int64_t cell, std::vector<AxisSegment>& out);
 using AxisSegments = std::vector<std::vector<AxisSegment>>;
 // `region` split along every axis by a grid of cells of shape `cells` (split_axis per axis).
 AxisSegments split_region(const Region& region, const Shape& cells);

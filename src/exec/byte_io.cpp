@@ -44,7 +44,8 @@ Mapped map_file(const std::string& path, const char* what) {
   const size_t n = static_cast<size_t>(st.st_size);
   void* m = ::mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd, 0);  // read in place: no copy of the whole file
   ::close(fd);
-  if (m == MAP_FAILED) throw IOError(std::string("cannot map ") + what + " '" + path + "' (" + std::strerror(errno) + ")");
+  if (m == MAP_FAILED)
+    throw IOError(std::string("cannot map ") + what + " '" + path + "' (" + std::strerror(errno) + ")");
   Mapped r;
   r.data = static_cast<const uint8_t*>(m);
   r.size = n;

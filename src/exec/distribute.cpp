@@ -6,8 +6,8 @@
 #include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
 #include "exec/executor.hpp"
-#include "runtime/own_context.hpp"
 #include "plan/memory.hpp"
+#include "runtime/own_context.hpp"
 #include "storage/b2nd_writer.hpp"
 
 namespace b2lazy {
@@ -28,8 +28,8 @@ ComputeOptions in_memory(const ComputeOptions& o) {
 }
 
 SinkSpec spec_of(const Plan& plan) {
-  return SinkSpec{plan.root->shape(), plan.root->dtype(), plan.chunks, plan.blocks, plan.options.urlpath,
-                  &plan.options};
+  return SinkSpec{plan.root->shape(), plan.root->dtype(),   plan.chunks,
+                  plan.blocks,        plan.options.urlpath, &plan.options};
 }
 
 }  // namespace
@@ -129,7 +129,7 @@ void merge_stats(Stats& a, const Stats& b) {
   a.prefetch_reads += b.prefetch_reads;
   a.store_wait_seconds += b.store_wait_seconds;
   a.prefetch_wait_seconds += b.prefetch_wait_seconds;
-  a.plan_visits = std::max(a.plan_visits, b.plan_visits);  // each process plans the same graph
+  a.plan_visits = std::max(a.plan_visits, b.plan_visits);                       // each process plans the same graph
   a.peak_scratch_bytes = std::max(a.peak_scratch_bytes, b.peak_scratch_bytes);  // per process
   a.projected_peak_bytes = std::max(a.projected_peak_bytes, b.projected_peak_bytes);
   a.bytes_written += b.bytes_written;

@@ -12,9 +12,9 @@
 #include "b2lazy/stats.hpp"
 #include "runtime/block_window.hpp"
 #include "runtime/carry_board.hpp"
+#include "runtime/evaluation.hpp"
 #include "runtime/fetch_cache.hpp"
 #include "runtime/node_cache.hpp"
-#include "runtime/evaluation.hpp"
 #include "runtime/sibling_group.hpp"
 
 namespace b2lazy {
@@ -48,8 +48,8 @@ class EvalState final : public Evaluation {
 
   // Between passes (no task running): every thread's scratch gives back what it holds free.
   void trim_scratch();
-  ThreadState& main();           // the calling thread's state
-  ThreadState& worker(int i);    // worker i's state
+  ThreadState& main();         // the calling thread's state
+  ThreadState& worker(int i);  // worker i's state
 
   // Written only between passes (the plan's stages); read concurrently during a pass.
   std::unordered_map<const Node*, Materialized> materialized;
@@ -75,8 +75,7 @@ class EvalState final : public Evaluation {
   void chunk_done(int64_t id);
 
  private:
-  template <class Map>
-  static auto find(const Map& m, const Node* n) -> decltype(m.begin()->second.get()) {
+  template <class Map> static auto find(const Map& m, const Node* n) -> decltype(m.begin()->second.get()) {
     if (m.empty()) return nullptr;
     auto it = m.find(n);
     return it == m.end() ? nullptr : it->second.get();

@@ -1,11 +1,11 @@
 #include "exec/executor.hpp"
 
+#include <malloc.h>
+#include <unistd.h>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
-#include <malloc.h>
-#include <unistd.h>
 
 #include "b2lazy/checked.hpp"
 #include "b2lazy/error.hpp"
@@ -14,10 +14,10 @@
 #include "exec/eval_state.hpp"
 #include "exec/no_evaluation.hpp"
 #include "exec/prefetcher.hpp"
-#include "runtime/stage_results.hpp"
-#include "runtime/thread_state.hpp"
 #include "plan/chunking.hpp"
 #include "plan/tasks.hpp"
+#include "runtime/stage_results.hpp"
+#include "runtime/thread_state.hpp"
 #include "storage/b2nd_source.hpp"
 #include "storage/b2nd_writer.hpp"
 #include "storage/buffer_source.hpp"
@@ -65,9 +65,9 @@ void eval_chunk(const Node& root, const ChunkGrid& grid, int64_t id, const Targe
 // Runs tasks [first, last) (each `per` consecutive chunks of `grid`): one task alone runs
 // on the calling thread, free to fork inside a node; more go to the workers.
 // `needed`, if given: the chunks to compute (the others are left as they are).
-void run_tasks(const Node& root, const ChunkGrid& grid, int64_t per, int64_t first, int64_t last,
-               const Target& target, bool block_major, EvalState& ev,
-               const std::function<void(int64_t, int64_t)>& progress = {}, const std::vector<bool>* needed = nullptr) {
+void run_tasks(const Node& root, const ChunkGrid& grid, int64_t per, int64_t first, int64_t last, const Target& target,
+               bool block_major, EvalState& ev, const std::function<void(int64_t, int64_t)>& progress = {},
+               const std::vector<bool>* needed = nullptr) {
   const int64_t nchunks = root.size() == 0 ? 0 : grid.nchunks();
   const int64_t lo = std::min(nchunks, first * per), hi = std::min(nchunks, last * per);
   const int64_t total = hi - lo;
@@ -229,7 +229,8 @@ Stats execute_plan_once(const Plan& plan, const Target& target, int64_t first_ta
   // (a cache of no bytes still counts the stores' reads and serves reads in flight)
   ev.fetch_cache = std::make_unique<FetchCache>(plan.fetch_bytes);
   for (const PlanWindow& w : plan.windows)
-    ev.windows[w.node.get()] = std::make_unique<BlockWindow>(w.blocks, static_cast<size_t>(w.node->window_block_bytes()));
+    ev.windows[w.node.get()] =
+        std::make_unique<BlockWindow>(w.blocks, static_cast<size_t>(w.node->window_block_bytes()));
   // Sibling reductions: the results folded ahead for members wait within an eighth of the budget.
   for (const PlanSiblings& g : plan.siblings) {
     std::vector<const Node*> members;

@@ -30,7 +30,8 @@ bool reads_stores(const Node& root, const std::set<const Node*>& stop) {
 int64_t expected_bytes(const StoreRead& read, int64_t typical) {
   int64_t n = 0;
   for (const ByteRange& r : read.ranges) {
-    if (r.length < 0) return read.expected >= 0 ? read.expected : typical;  // (to the end; a suffix range's length is known)
+    if (r.length < 0)
+      return read.expected >= 0 ? read.expected : typical;  // (to the end; a suffix range's length is known)
     n += r.length;
   }
   return std::max<int64_t>(n, 1);
@@ -44,10 +45,17 @@ PrefetchScope::PrefetchScope(EvalState& ev, const Node& root, const ChunkGrid& g
   p_.emplace(ev, root, grid, per, first, last, needed);
 }
 
-Prefetcher::Prefetcher(EvalState& ev, const Node& root, const ChunkGrid& grid, int64_t per, int64_t first,
-                       int64_t last, const std::vector<bool>* needed)
-    : ev_(ev), cache_(*ev.fetch_cache), root_(root), grid_(grid), per_(per), last_(last), needed_(needed),
-      next_task_(first), claimed_(first - 1) {
+Prefetcher::Prefetcher(EvalState& ev, const Node& root, const ChunkGrid& grid, int64_t per, int64_t first, int64_t last,
+                       const std::vector<bool>* needed)
+    : ev_(ev),
+      cache_(*ev.fetch_cache),
+      root_(root),
+      grid_(grid),
+      per_(per),
+      last_(last),
+      needed_(needed),
+      next_task_(first),
+      claimed_(first - 1) {
   for (const auto& [n, m] : ev.materialized) stop_nodes_.insert(n);
   if (!reads_stores(root, stop_nodes_)) return;
   cache_.on_room([this] {
@@ -106,7 +114,7 @@ void Prefetcher::queue_task(int64_t task) {
     reads.clear();
     n.store_reads(r, reads);
     for (StoreRead& s : reads) {
-      if (queue_.size() >= kMostQueued) break;  // (the rest read by the task itself)
+      if (queue_.size() >= kMostQueued) break;            // (the rest read by the task itself)
       const int64_t expected = expected_bytes(s, bytes);  // (before s is moved from)
       queue_.push_back({task, std::move(s), expected});
     }

@@ -35,8 +35,8 @@ class Prefetcher {
   // A worker claimed `task`: the window ahead moves on.
   void started(int64_t task);
 
-  static constexpr int kThreads = 2;        // batches in flight at once
-  static constexpr size_t kBatch = 16;      // reads per ByteStore::read_many
+  static constexpr int kThreads = 2;           // batches in flight at once
+  static constexpr size_t kBatch = 16;         // reads per ByteStore::read_many
   static constexpr int64_t kMostAhead = 4096;  // tasks planned ahead of the last claimed
   // Reads listed at once: a task over a whole huge array (a reduction to one chunk)
   // fetches ahead its first ones only, not a list of millions.
@@ -50,7 +50,7 @@ class Prefetcher {
   };
   void run(std::vector<FetchCache::Pending> batch);
   void plan_batch(std::vector<FetchCache::Pending>& batch);  // under mu_
-  void queue_task(int64_t task);                              // under mu_
+  void queue_task(int64_t task);                             // under mu_
   void send(std::vector<FetchCache::Pending>& batch);
   // The reads following `q` (StoreRead::then) from its bytes, into `out`.
   void follow(const Queued& q, const ByteStore::Parts& parts, std::deque<Queued>& out);
@@ -67,7 +67,7 @@ class Prefetcher {
   std::condition_variable cv_;
   bool stopping_ = false;
   int64_t next_task_, claimed_;  // the next task planned; the last a worker claimed
-  std::deque<Queued> queue_;  // reads of planned tasks not yet reserved
+  std::deque<Queued> queue_;     // reads of planned tasks not yet reserved
   // Reads that followed from reads which arrived (StoreRead::then), in their order: sent
   // before queue_'s (they are for tasks planned earlier).
   std::deque<Queued> followups_;

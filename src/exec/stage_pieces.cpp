@@ -22,12 +22,12 @@
 #include "exec/byte_io.hpp"
 #include "exec/eval_state.hpp"
 #include "exec/executor.hpp"
+#include "plan/memory.hpp"
+#include "plan/tasks.hpp"
+#include "runtime/own_context.hpp"
 #include "runtime/scratch.hpp"
 #include "runtime/stage_results.hpp"
 #include "runtime/thread_state.hpp"
-#include "runtime/own_context.hpp"
-#include "plan/memory.hpp"
-#include "plan/tasks.hpp"
 #include "storage/b2nd_source.hpp"
 #include "storage/b2nd_writer.hpp"
 #include "storage/buffer_source.hpp"
@@ -108,8 +108,8 @@ struct Gathered {
   bool folds = false;
   int64_t pieces = 0, cells = 1, covered = 0;
   std::map<int64_t, std::pair<const uint8_t*, size_t>> entries;  // by chunk id
-  std::map<int64_t, std::vector<uint8_t>> states;                 // folds: merged here
-  std::vector<std::shared_ptr<const void>> keep;                  // mapped files
+  std::map<int64_t, std::vector<uint8_t>> states;                // folds: merged here
+  std::vector<std::shared_ptr<const void>> keep;                 // mapped files
   std::vector<std::pair<const uint8_t*, size_t>> maps;           // ...and where they are
   bool in_map(const uint8_t* p) const {
     for (const auto& [m, n] : maps)
@@ -137,7 +137,8 @@ Gathered gather(const Plan& plan, size_t stage, const std::vector<PieceBytes>& p
       throw ValueError("these bytes are not a piece of a stage");
     const uint64_t st = r.u64("its stage"), folds = r.u64("its kind"), pieces = r.u64("its split");
     const uint64_t cells = r.u64("its cells");
-    if (st != stage) throw ValueError("a piece of stage " + std::to_string(st) + " given for " + stage_name(plan, stage));
+    if (st != stage)
+      throw ValueError("a piece of stage " + std::to_string(st) + " given for " + stage_name(plan, stage));
     if (!first && (static_cast<bool>(folds) != g.folds || static_cast<int64_t>(pieces) != g.pieces ||
                    static_cast<int64_t>(cells) != g.cells))
       throw ValueError(stage_name(plan, stage) + ": pieces of different splits");
@@ -264,8 +265,8 @@ StageSplit split_stage(const Plan& plan, size_t stage, int processes) {
   return sp;
 }
 
-StagePiece compute_stage_piece(const Plan& plan, size_t stage, int64_t piece, int processes,
-                               const std::string& path, const EvalOptions& opts, Context* ctx) {
+StagePiece compute_stage_piece(const Plan& plan, size_t stage, int64_t piece, int processes, const std::string& path,
+                               const EvalOptions& opts, Context* ctx) {
   auto own = own_context(ctx);
   check_plan_budget(plan);  // before any work
   const PlanStage& s = stage_at(plan, stage);
@@ -381,8 +382,8 @@ std::vector<uint8_t> merge_stage_pieces(const Plan& plan, size_t stage, const st
   return emit({}, [&](const Append& a) { write_piece(a, stage, g.folds, g.pieces, g.cells, g.covered, g.entries); });
 }
 
-StagePiece finish_stage(const Plan& plan, size_t stage, const std::vector<PieceBytes>& parts,
-                        const std::string& path, Context* ctx) {
+StagePiece finish_stage(const Plan& plan, size_t stage, const std::vector<PieceBytes>& parts, const std::string& path,
+                        Context* ctx) {
   auto own = own_context(ctx);
   const PlanStage& s = stage_at(plan, stage);
   const Gathered g = gather(plan, stage, parts);
@@ -416,8 +417,8 @@ StagePiece finish_stage(const Plan& plan, size_t stage, const std::vector<PieceB
       const Box box = cell_box(s, g.cells, id);
       if (g.folds) finished(id, tmp), values = tmp.data();
       else if (e.second != static_cast<size_t>(box.size()) * isz)
-        throw ValueError(stage_name(plan, stage) + ": cell " + std::to_string(id) + " has " +
-                         std::to_string(e.second) + " bytes");
+        throw ValueError(stage_name(plan, stage) + ": cell " + std::to_string(id) + " has " + std::to_string(e.second) +
+                         " bytes");
       place(s, box, values, buf.get());
     }
     out.bytes = emit(path, [&](const Append& a) {
@@ -473,8 +474,7 @@ void import_stage(Plan& plan, size_t stage, const PieceBytes& finished) {
       throw ValueError("these bytes are not a finished stage");
     const uint64_t st = r.u64("its stage"), kind = r.u64("its kind"), len = r.u64("its length");
     r.take(kStageHeader - 32, "its header");
-    if (st != stage)
-      throw ValueError("finished stage " + std::to_string(st) + " given for " + stage_name(plan, stage));
+    if (st != stage) throw ValueError("finished stage " + std::to_string(st) + " given for " + stage_name(plan, stage));
     const uint8_t* p = r.take(len, "its values");
     if (kind == 1) {
       m.source = B2ndSource::from_cframe(p, static_cast<int64_t>(len));
@@ -483,7 +483,8 @@ void import_stage(Plan& plan, size_t stage, const PieceBytes& finished) {
         throw ValueError(stage_name(plan, stage) + ": " + std::to_string(len) + " bytes where the plan keeps " +
                          std::to_string(s.bytes));
       if (!keep) {  // bytes the caller owns: copied
-        auto buf = std::shared_ptr<unsigned char[]>(static_cast<unsigned char*>(alloc_big(len ? len : 1)), BigDeleter{});
+        auto buf =
+            std::shared_ptr<unsigned char[]>(static_cast<unsigned char*>(alloc_big(len ? len : 1)), BigDeleter{});
         if (len) std::memcpy(buf.get(), p, len);
         keep = std::shared_ptr<const void>(buf, buf.get());
         p = buf.get();

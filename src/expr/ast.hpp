@@ -16,14 +16,31 @@ struct Arg {
 };
 
 struct Node {
-  enum class Kind { Int, Float, Imaginary, Bool, None, String, Name, Unary, Binary, Compare, Call, Attribute, Subscript,
-                    Tuple, List, Slice, Ellipsis };
+  enum class Kind {
+    Int,
+    Float,
+    Imaginary,
+    Bool,
+    None,
+    String,
+    Name,
+    Unary,
+    Binary,
+    Compare,
+    Call,
+    Attribute,
+    Subscript,
+    Tuple,
+    List,
+    Slice,
+    Ellipsis
+  };
   Kind kind;
   size_t column = 0;  // 1-based position in the expression, for error messages
   size_t height = 1;  // levels of the tree below and including this node (bounded by the parser)
   int64_t i = 0;
   bool above_int64 = false;  // an Int literal in (INT64_MAX, UINT64_MAX], held in i as uint64
-  double f = 0;  // a Float, or an Imaginary literal's imaginary part (2.5j)
+  double f = 0;              // a Float, or an Imaginary literal's imaginary part (2.5j)
   bool b = false;
   std::string text;              // a name, string, operator or attribute
   std::vector<NodeP> items;      // operands, elements, [target, index...], slice parts (may be null)

@@ -54,17 +54,14 @@ class Evaluator {
   // The array an expression's value stands for (a number, a literal list), else TypeError.
   Array result(const Value& v) {
     if (v.kind == Value::Kind::Array) return v.array;
-    if (v.kind == Value::Kind::Scalar)
-      return v.scalar.above_int64 ? scalar(v.scalar, DType::U64) : scalar(v.scalar);
-    if (v.kind == Value::Kind::List)
-      return guard(v.column, [&] { return literal_array(v, "the expression"); });
+    if (v.kind == Value::Kind::Scalar) return v.scalar.above_int64 ? scalar(v.scalar, DType::U64) : scalar(v.scalar);
+    if (v.kind == Value::Kind::List) return guard(v.column, [&] { return literal_array(v, "the expression"); });
     fail<TypeError>("the expression gives a " + describe(v) + ", not an array", std::max<size_t>(v.column, 1));
   }
 
  private:
   // Errors of a node: the library's message plus where it happened.
-  template <class E>
-  [[noreturn]] void fail(const std::string& message, size_t column) const {
+  template <class E> [[noreturn]] void fail(const std::string& message, size_t column) const {
     if constexpr (std::is_same_v<E, SyntaxError>) throw E(with_caret(message, text_, column), column);
     else throw E(with_caret(message, text_, column));
   }
@@ -112,13 +109,11 @@ class Evaluator {
       Value v = Value::of_kind(Value::Kind::String, n.column);
       v.str = n.text;
       return v;
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
     std::vector<std::string> candidates;
     for (auto& [k, _] : operands_) candidates.push_back(k);
     const bool is_function = functions().count(n.text) > 0;
-    if (is_function)
-      fail<NameError>("'" + n.text + "' is a function: call it, e.g. " + n.text + "(a)", n.column);
+    if (is_function) fail<NameError>("'" + n.text + "' is a function: call it, e.g. " + n.text + "(a)", n.column);
     std::string known;
     for (auto& c : candidates) known += (known.empty() ? "" : ", ") + c;
     fail<NameError>("unknown name '" + n.text + "'" + close_matches(n.text, candidates) +
@@ -224,18 +219,29 @@ class Evaluator {
     if (a.kind == ScalarKind::Complex || b.kind == ScalarKind::Complex) return std::nullopt;
     if (a.kind != ScalarKind::Float && b.kind != ScalarKind::Float) {
       const __int128 x = wide(a), y = wide(b);
-      return op == "<" ? x < y : op == "<=" ? x <= y : op == ">" ? x > y : op == ">=" ? x >= y : op == "==" ? x == y : x != y;
+      return op == "<"    ? x < y
+             : op == "<=" ? x <= y
+             : op == ">"  ? x > y
+             : op == ">=" ? x >= y
+             : op == "==" ? x == y
+                          : x != y;
     }
     const double x = as_double(a), y = as_double(b);
-    return op == "<" ? x < y : op == "<=" ? x <= y : op == ">" ? x > y : op == ">=" ? x >= y : op == "==" ? x == y : x != y;
+    return op == "<"    ? x < y
+           : op == "<=" ? x <= y
+           : op == ">"  ? x > y
+           : op == ">=" ? x >= y
+           : op == "==" ? x == y
+                        : x != y;
   }
 
   static __int128 wide(const Scalar& s) {
     return s.above_int64 ? static_cast<__int128>(static_cast<uint64_t>(s.i)) : static_cast<__int128>(s.i);
   }
   static double as_double(const Scalar& s) {
-    return s.kind == ScalarKind::Float ? s.f : s.above_int64 ? static_cast<double>(static_cast<uint64_t>(s.i))
-                                                             : static_cast<double>(s.i);
+    return s.kind == ScalarKind::Float ? s.f
+           : s.above_int64             ? static_cast<double>(static_cast<uint64_t>(s.i))
+                                       : static_cast<double>(s.i);
   }
   // An exact integer result as a Python int scalar (int64, or uint64 above INT64_MAX).
   static Scalar narrow(__int128 r, const std::string& op, size_t column, const Evaluator& ev) {
@@ -252,7 +258,8 @@ class Evaluator {
 
   Value unary(const Node& n) {
     Value v = eval_node(*n.items[0]);
-    if (v.kind == Value::Kind::Scalar && v.scalar.kind != ScalarKind::Complex) {  // -1, +2.5, ~0: stay Python numbers (bools count as ints)
+    if (v.kind == Value::Kind::Scalar &&
+        v.scalar.kind != ScalarKind::Complex) {  // -1, +2.5, ~0: stay Python numbers (bools count as ints)
       const Scalar& s = v.scalar;
       if (s.kind == ScalarKind::Float) {
         if (n.text == "-") return Value::of(Scalar(-s.f), n.column);
@@ -264,7 +271,8 @@ class Evaluator {
       }
     }
     const Op op = n.text == "-" ? Op::Negative : n.text == "+" ? Op::Positive : Op::BitwiseInvert;
-    return Value::of(guard(n.column, [&] { return elementwise(op, {operand(v, "the operand of " + n.text)}); }), n.column);
+    return Value::of(guard(n.column, [&] { return elementwise(op, {operand(v, "the operand of " + n.text)}); }),
+                     n.column);
   }
 
   Value binary(const Node& n) {
@@ -273,24 +281,26 @@ class Evaluator {
       if (auto s = fold(n.text, a.scalar, b.scalar, n.column, *this)) return Value::of(*s, n.column);
     if (n.text == "@") {
       const std::string what = "an operand of @";
-      return Value::of(guard(n.column, [&] {
-                         return matmul(guard(a.column, [&] { return literal_array(a, what); }),
-                                       guard(b.column, [&] { return literal_array(b, what); }));
-                       }),
+      return Value::of(guard(n.column,
+                             [&] {
+                               return matmul(guard(a.column, [&] { return literal_array(a, what); }),
+                                             guard(b.column, [&] { return literal_array(b, what); }));
+                             }),
                        n.column);
     }
     static const std::map<std::string, Op> ops = {
-        {"+", Op::Add},          {"-", Op::Subtract},  {"*", Op::Multiply},        {"/", Op::Divide},
-        {"//", Op::FloorDivide}, {"%", Op::Remainder}, {"**", Op::Pow},            {"&", Op::BitwiseAnd},
-        {"|", Op::BitwiseOr},    {"^", Op::BitwiseXor}, {"<<", Op::LeftShift},     {">>", Op::RightShift}};
+        {"+", Op::Add},          {"-", Op::Subtract},   {"*", Op::Multiply},   {"/", Op::Divide},
+        {"//", Op::FloorDivide}, {"%", Op::Remainder},  {"**", Op::Pow},       {"&", Op::BitwiseAnd},
+        {"|", Op::BitwiseOr},    {"^", Op::BitwiseXor}, {"<<", Op::LeftShift}, {">>", Op::RightShift}};
     const Op op = ops.at(n.text);
     const std::string what = "an operand of " + n.text;
     return Value::of(guard(n.column, [&] { return elementwise(op, {operand(a, what), operand(b, what)}); }), n.column);
   }
 
   Value compare(const Node& n) {
-    static const std::map<std::string, Op> ops = {{"<", Op::Less},     {"<=", Op::LessEqual}, {">", Op::Greater},
-                                                  {">=", Op::GreaterEqual}, {"==", Op::Equal}, {"!=", Op::NotEqual}};
+    static const std::map<std::string, Op> ops = {{"<", Op::Less},    {"<=", Op::LessEqual},
+                                                  {">", Op::Greater}, {">=", Op::GreaterEqual},
+                                                  {"==", Op::Equal},  {"!=", Op::NotEqual}};
     // a < b < c is (a < b) & (b < c), as in Python.
     std::vector<Value> v;
     for (const auto& e : n.items) v.push_back(eval_node(*e));
@@ -311,13 +321,17 @@ class Evaluator {
       result = result ? (*result & c) : c;
     }
     if (!result) return Value::of(Scalar(scalars), n.column);
-    if (!scalars) return Value::of(guard(n.column, [&] { return elementwise(Op::BitwiseAnd, {*result, Scalar(false)}); }), n.column);
+    if (!scalars)
+      return Value::of(guard(n.column,
+                             [&] {
+                               return elementwise(Op::BitwiseAnd, {*result, Scalar(false)});
+                             }),
+                       n.column);
     return Value::of(*result, n.column);
   }
 
   // Runs a builder; its error gets the expression and a caret at the node.
-  template <class F>
-  auto guard(size_t column, F f) -> decltype(f()) {
+  template <class F> auto guard(size_t column, F f) -> decltype(f()) {
     try {
       return f();
     } catch (const SyntaxError&) {
@@ -370,7 +384,8 @@ class Evaluator {
     if (callee.kind == Node::Kind::Attribute) {  // a method: the function with self first
       const std::string& m = callee.text;
       Value self = eval_node(*callee.items[0]);
-      if (self.kind != Value::Kind::Array) fail<TypeError>(describe(self) + " has no method '" + m + "'", callee.column);
+      if (self.kind != Value::Kind::Array)
+        fail<TypeError>(describe(self) + " has no method '" + m + "'", callee.column);
       if (!is_method(m)) {
         std::vector<std::string> names;
         for (auto& [k, _] : functions())
@@ -388,12 +403,14 @@ class Evaluator {
       }
       return invoke(m, std::move(pos), std::move(kw), callee.column);
     }
-    fail<TypeError>("only functions and methods can be called, not " + describe(eval_node(callee)), static_cast<size_t>(n.i));
+    fail<TypeError>("only functions and methods can be called, not " + describe(eval_node(callee)),
+                    static_cast<size_t>(n.i));
   }
 
   Value attribute(const Node& n) {
     Value self = eval_node(*n.items[0]);
-    if (self.kind != Value::Kind::Array) fail<TypeError>(describe(self) + " has no attribute '" + n.text + "'", n.column);
+    if (self.kind != Value::Kind::Array)
+      fail<TypeError>(describe(self) + " has no attribute '" + n.text + "'", n.column);
     if (n.text == "T") {
       std::vector<int> axes;
       for (int d = static_cast<int>(self.array.ndim()); d-- > 0;) axes.push_back(d);
@@ -449,12 +466,14 @@ class Evaluator {
             break;
           }
           if (v.scalar.kind != ScalarKind::Int)
-            fail<TypeError>(where + ": only integers, slices (:), ..., None, booleans and integer or boolean arrays "
-                                "are valid indices, got " + describe(v),
+            fail<TypeError>(where +
+                                ": only integers, slices (:), ..., None, booleans and integer or boolean arrays "
+                                "are valid indices, got " +
+                                describe(v),
                             v.column);
           if (v.scalar.above_int64)
-            fail<IndexError>(where + ": index " + std::to_string(static_cast<uint64_t>(v.scalar.i)) + " is out of bounds",
-                             v.column);
+            fail<IndexError>(
+                where + ": index " + std::to_string(static_cast<uint64_t>(v.scalar.i)) + " is out of bounds", v.column);
           key.push_back(Index::at(v.scalar.i));
           break;
         case Value::Kind::Array:
@@ -468,11 +487,11 @@ class Evaluator {
         case Value::Kind::Tuple:
           key.push_back(guard(v.column, [&] { return IndexItem(index_array(v, ctx_, where)); }));
           break;
-        default:
-          fail<TypeError>(where + ": not a valid index: " + describe(v), v.column);
+        default: fail<TypeError>(where + ": not a valid index: " + describe(v), v.column);
       }
     }
-    if (lazy_mask) return Value::of(guard(n.column, [&] { return mask_select(target.array, *lazy_mask, ctx_); }), n.column);
+    if (lazy_mask)
+      return Value::of(guard(n.column, [&] { return mask_select(target.array, *lazy_mask, ctx_); }), n.column);
     return Value::of(guard(n.column, [&] { return getitem(target.array, key, ctx_); }), n.column);
   }
 
@@ -501,12 +520,12 @@ void collect_names(const Node& n, std::vector<std::string>& out, bool callee) {
     try {
       dtype_from_name(n.text);
       dtype = true;
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
     if (!dtype && std::find(out.begin(), out.end(), n.text) == out.end()) out.push_back(n.text);
   }
   for (size_t k = 0; k < n.items.size(); ++k)
-    if (n.items[k]) collect_names(*n.items[k], out, n.kind == Node::Kind::Call && k == 0 && n.items[k]->kind == Node::Kind::Name);
+    if (n.items[k])
+      collect_names(*n.items[k], out, n.kind == Node::Kind::Call && k == 0 && n.items[k]->kind == Node::Kind::Name);
   for (const Arg& a : n.args) collect_names(*a.value, out, false);
 }
 

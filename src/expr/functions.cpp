@@ -85,7 +85,8 @@ void reduction_functions(Map& m) {
       o.keepdims = x.boolean("keepdims");
       if (!median) {
         const Value& v = x.get("method");
-        if (v.kind != Value::Kind::String) x.bad("method", "a string ('linear', 'lower', 'higher', 'nearest', 'midpoint')");
+        if (v.kind != Value::Kind::String)
+          x.bad("method", "a string ('linear', 'lower', 'higher', 'nearest', 'midpoint')");
         o.method = quantile_method(v.str);
       }
       Array a = x.array("x");
@@ -98,7 +99,9 @@ void reduction_functions(Map& m) {
     m[name] = [sum](Args& x) {
       x.bind();
       std::optional<int> axis = x.opt_axis("axis");
-      return arr(sum ? cumsum(x.array("x"), axis, x.opt_dtype("dtype")) : cumprod(x.array("x"), axis, x.opt_dtype("dtype")), x);
+      return arr(
+          sum ? cumsum(x.array("x"), axis, x.opt_dtype("dtype")) : cumprod(x.array("x"), axis, x.opt_dtype("dtype")),
+          x);
     };
   }
   for (const char* name : {"cumulative_sum", "cumulative_prod"}) {

@@ -97,7 +97,8 @@ void einsum_pad_functions(std::map<std::string, Function>& m) {
   m["rechunk"] = rechunk_call;
   m["sliding_window_view"] = [](Args& x) {
     x.bind();
-    if (x.boolean("writeable")) throw ValueError("sliding_window_view(): b2lazy arrays are read-only; writeable must be False");
+    if (x.boolean("writeable"))
+      throw ValueError("sliding_window_view(): b2lazy arrays are read-only; writeable must be False");
     (void)x.boolean("subok");
     return arr(sliding_window_view(x.array("x"), x.integers("window_shape"), x.opt_axes("axis")), x);
   };

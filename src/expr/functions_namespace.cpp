@@ -107,7 +107,8 @@ void namespace_functions(std::map<std::string, Function>& m) {
   m["searchsorted"] = [](Args& x) {
     x.bind();
     const Value& side = x.get("side");
-    if (side.kind != Value::Kind::String || (side.str != "left" && side.str != "right")) x.bad("side", "'left' or 'right'");
+    if (side.kind != Value::Kind::String || (side.str != "left" && side.str != "right"))
+      x.bad("side", "'left' or 'right'");
     std::optional<Array> sorter;
     if (x.has("sorter")) sorter = x.array("sorter");
     return arr(searchsorted(x.array("x1"), x.array("x2"), side.str == "right", sorter), x);

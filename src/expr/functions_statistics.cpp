@@ -32,7 +32,8 @@ HistogramBins axis_bins(const Value& v, const Args& x, const std::string& name) 
     return b;
   }
   if (v.kind == Value::Kind::String)
-    throw ValueError(x.fn() + "(): bins='" + v.str + "' (a binning rule by name) is not supported; give a count or the edges");
+    throw ValueError(x.fn() + "(): bins='" + v.str +
+                     "' (a binning rule by name) is not supported; give a count or the edges");
   Array a = v.kind == Value::Kind::Array ? v.array : literal_array(v, x.fn() + "(): " + name);
   if (a.ndim() != 1) x.bad(name, "an int or a 1-d sequence of bin edges");
   b.edges = a.to_vector(x.ctx());
@@ -83,7 +84,8 @@ void statistics_functions(std::map<std::string, Function>& m) {
       o.keepdims = x.boolean("keepdims");
       if (fn == "nanmedian") return arr(nanmedian(x.array("x"), o), x);
       const Value& v = x.get("method");
-      if (v.kind != Value::Kind::String) x.bad("method", "a string ('linear', 'lower', 'higher', 'nearest', 'midpoint')");
+      if (v.kind != Value::Kind::String)
+        x.bad("method", "a string ('linear', 'lower', 'higher', 'nearest', 'midpoint')");
       o.method = quantile_method(v.str);
       const double q = x.number("q");
       return arr(fn == "nanquantile" ? nanquantile(x.array("x"), q, o) : nanpercentile(x.array("x"), q, o), x);
@@ -91,9 +93,9 @@ void statistics_functions(std::map<std::string, Function>& m) {
   }
   m["isin"] = [](Args& x) {
     x.bind();
-    return arr(isin(x.array("element"), x.array("test_elements"), x.boolean("assume_unique"), x.boolean("invert"),
-                    x.ctx()),
-               x);
+    return arr(
+        isin(x.array("element"), x.array("test_elements"), x.boolean("assume_unique"), x.boolean("invert"), x.ctx()),
+        x);
   };
   m["digitize"] = [](Args& x) {
     x.bind();

@@ -94,9 +94,9 @@ class Parser {
         tokens_.push_back({Token::Kind::String, text_.substr(p + 1, q - p - 1), col});
         p = q + 1;
       } else {
-        static const char* const ops[] = {"...", "**", "//", "<<", ">>", "<=", ">=", "==", "!=", "+", "-", "*",
-                                          "/",   "%",  "@",  "&",  "|",  "^",  "~",  "<",  ">",  "(", ")", "[",
-                                          "]",   ",",  ":",  ".",  "="};
+        static const char* const ops[] = {"...", "**", "//", "<<", ">>", "<=", ">=", "==", "!=", "+",
+                                          "-",   "*",  "/",  "%",  "@",  "&",  "|",  "^",  "~",  "<",
+                                          ">",   "(",  ")",  "[",  "]",  ",",  ":",  ".",  "="};
         bool found = false;
         for (const char* op : ops) {
           const std::string s(op);
@@ -129,8 +129,10 @@ class Parser {
     int base = 10;
     auto is_digit = [&](char c) {
       const unsigned char u = static_cast<unsigned char>(c);
-      return base == 16 ? std::isxdigit(u) != 0 : base == 8 ? (c >= '0' && c <= '7') : base == 2 ? (c == '0' || c == '1')
-                                                                                                 : std::isdigit(u) != 0;
+      return base == 16  ? std::isxdigit(u) != 0
+             : base == 8 ? (c >= '0' && c <= '7')
+             : base == 2 ? (c == '0' || c == '1')
+                         : std::isdigit(u) != 0;
     };
     // digits with single underscores between them (after_prefix: 0x_ff is valid); false if none
     auto digits = [&](bool after_prefix = false) {
@@ -169,7 +171,9 @@ class Parser {
         }
       }
       // Python refuses leading zeros in a decimal int (012), not 00 (nor 012j)
-      if (!is_float && text_[start] == '0' && text_.find_first_not_of("0_", start) < p && !(p < n && (text_[p] == 'j' || text_[p] == 'J'))) bad = true;
+      if (!is_float && text_[start] == '0' && text_.find_first_not_of("0_", start) < p &&
+          !(p < n && (text_[p] == 'j' || text_[p] == 'J')))
+        bad = true;
     }
     const size_t digits_end = p;
     bool imaginary = false;
@@ -183,7 +187,9 @@ class Parser {
     std::string s;
     for (size_t k = start + (base == 10 ? 0 : 2); k < digits_end; ++k)
       if (text_[k] != '_') s += text_[k];
-    Token t{imaginary ? Token::Kind::Imaginary : is_float ? Token::Kind::Float : Token::Kind::Int,
+    Token t{imaginary  ? Token::Kind::Imaginary
+            : is_float ? Token::Kind::Float
+                       : Token::Kind::Int,
             text_.substr(start, p - start), start + 1};
     char* end = nullptr;
     if (is_float) {
@@ -212,8 +218,8 @@ class Parser {
   void expect(const char* s, const char* what) {
     if (!accept(s)) {
       const Token& t = peek();
-      fail(std::string("expected ") + what + (t.kind == Token::Kind::End ? ", got the end of the expression"
-                                                                         : ", got '" + t.text + "'"),
+      fail(std::string("expected ") + what +
+               (t.kind == Token::Kind::End ? ", got the end of the expression" : ", got '" + t.text + "'"),
            t.column);
     }
   }
@@ -286,8 +292,7 @@ class Parser {
     return chain ? done(std::move(chain)) : std::move(first);
   }
 
-  template <class Next>
-  NodeP left_assoc(Next next, std::initializer_list<const char*> ops) {
+  template <class Next> NodeP left_assoc(Next next, std::initializer_list<const char*> ops) {
     NodeP e = (this->*next)();
     while (true) {
       const char* found = nullptr;
@@ -420,7 +425,8 @@ class Parser {
         n->above_int64 = t.above_int64;
         return n;
       }
-      case Token::Kind::Float: case Token::Kind::Imaginary: {
+      case Token::Kind::Float:
+      case Token::Kind::Imaginary: {
         ++pos_;
         NodeP n = make(t.kind == Token::Kind::Float ? Node::Kind::Float : Node::Kind::Imaginary, t.column);
         n->f = t.f;
@@ -451,8 +457,7 @@ class Parser {
         if (accept("(")) return sequence(Node::Kind::Tuple, ")", t.column);
         if (accept("[")) return sequence(Node::Kind::List, "]", t.column);
         break;
-      case Token::Kind::End:
-        fail("unexpected end of expression", t.column);
+      case Token::Kind::End: fail("unexpected end of expression", t.column);
     }
     fail("unexpected '" + t.text + "'", t.column);
   }

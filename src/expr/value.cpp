@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "b2lazy/error.hpp"
-#include "core/scalar_value.hpp"
 #include "b2lazy/functions.hpp"
+#include "core/scalar_value.hpp"
 
 namespace b2lazy::expr {
 
@@ -20,7 +20,8 @@ std::string describe(const Value& v) {
     case Value::Kind::Scalar:
       if (v.scalar.kind == ScalarKind::Bool) return v.scalar.i ? "True" : "False";
       if (v.scalar.kind == ScalarKind::Int)
-        return "int " + (v.scalar.above_int64 ? std::to_string(static_cast<uint64_t>(v.scalar.i)) : std::to_string(v.scalar.i));
+        return "int " +
+               (v.scalar.above_int64 ? std::to_string(static_cast<uint64_t>(v.scalar.i)) : std::to_string(v.scalar.i));
       {
         std::ostringstream os;
         os << v.scalar.f;
@@ -69,17 +70,18 @@ Array literal_array(const Value& v, const std::string& where) {
   }
   if (big && negative && k == ScalarKind::Int)
     throw ValueError(where + ": a literal list mixes negative ints with ints above int64 (no common integer dtype)");
-  const DType t = flat.empty()                ? DType::F64
-                  : k == ScalarKind::Bool     ? DType::Bool
-                  : k == ScalarKind::Int      ? (big ? DType::U64 : DType::I64)
-                  : k == ScalarKind::Complex  ? DType::C128
-                                              : DType::F64;
+  const DType t = flat.empty()               ? DType::F64
+                  : k == ScalarKind::Bool    ? DType::Bool
+                  : k == ScalarKind::Int     ? (big ? DType::U64 : DType::I64)
+                  : k == ScalarKind::Complex ? DType::C128
+                                             : DType::F64;
   auto buf = std::make_shared<std::vector<unsigned char>>(flat.size() * itemsize(t));
   for (size_t i = 0; i < flat.size(); ++i) {
     const Scalar& s = flat[i];
     if (t == DType::Bool) (*buf)[i] = static_cast<unsigned char>(s.i != 0);
     else if (t == DType::I64 || t == DType::U64) reinterpret_cast<int64_t*>(buf->data())[i] = s.i;  // same bits
-    else if (t == DType::C128) reinterpret_cast<std::complex<double>*>(buf->data())[i] = scalar_value<std::complex<double>>(s);
+    else if (t == DType::C128)
+      reinterpret_cast<std::complex<double>*>(buf->data())[i] = scalar_value<std::complex<double>>(s);
     else
       reinterpret_cast<double*>(buf->data())[i] = s.kind == ScalarKind::Float ? s.f
                                                   : s.above_int64 ? static_cast<double>(static_cast<uint64_t>(s.i))
@@ -97,7 +99,8 @@ IndexArray index_array(const Value& v, Context* ctx, const std::string& where) {
     for (const Scalar& s : flat) {
       if (s.kind == ScalarKind::Float) r.invalid_dtype = "float64";
       if (s.kind == ScalarKind::Complex) r.invalid_dtype = "complex128";
-      if (s.above_int64) throw IndexError(where + ": index " + std::to_string(static_cast<uint64_t>(s.i)) + " is out of bounds");
+      if (s.above_int64)
+        throw IndexError(where + ": index " + std::to_string(static_cast<uint64_t>(s.i)) + " is out of bounds");
       all_bool = all_bool && s.kind == ScalarKind::Bool;
       r.values.push_back(s.i);
     }

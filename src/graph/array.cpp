@@ -13,13 +13,13 @@
 #include "core/dispatch.hpp"
 #include "core/float_to_int.hpp"
 #include "core/scalar_value.hpp"
+#include "graph/blosc2_lazyexpr.hpp"
+#include "graph/run_compute.hpp"
 #include "ops/elementwise/elementwise_node.hpp"
 #include "ops/elementwise/program.hpp"
 #include "plan/chunking.hpp"
-#include "graph/blosc2_lazyexpr.hpp"
-#include "runtime/own_context.hpp"
-#include "graph/run_compute.hpp"
 #include "plan/layout.hpp"
+#include "runtime/own_context.hpp"
 #include "storage/b2nd_source.hpp"
 #include "storage/blosc2_util.hpp"
 #include "storage/buffer_source.hpp"
@@ -43,7 +43,8 @@ void check_shape(const Shape& shape, const char* what) {
 Array open(const std::string& urlpath, const StoreOptions& storage) {
   const Resolved r = resolve_url(urlpath, false, storage);
   if (r.store)
-    return Array(r.member.empty() ? r.driver->open_in_store(r.store) : r.driver->open_member_in_store(r.store, r.member));
+    return Array(r.member.empty() ? r.driver->open_in_store(r.store)
+                                  : r.driver->open_member_in_store(r.store, r.member));
   NodePtr n = r.driver->open(r.path);
   // python-blosc2's saved LazyExpr (and LazyUDF...) is a b2nd frame of placeholder values.
   if (const auto* src = dynamic_cast<const B2ndSource*>(n.get()))
@@ -84,11 +85,11 @@ Array scalar(Scalar v, std::optional<DType> dtype) { return full({}, v, dtype); 
 
 Array full(const Shape& shape, Scalar value, std::optional<DType> dtype, const Shape& chunks) {
   check_shape(shape, "full");
-  DType t = dtype ? *dtype
-                  : value.kind == ScalarKind::Complex ? DType::C128
-                  : value.kind == ScalarKind::Float ? DType::F64
-                  : value.kind == ScalarKind::Int  ? DType::I64
-                                                   : DType::Bool;
+  DType t = dtype                               ? *dtype
+            : value.kind == ScalarKind::Complex ? DType::C128
+            : value.kind == ScalarKind::Float   ? DType::F64
+            : value.kind == ScalarKind::Int     ? DType::I64
+                                                : DType::Bool;
   Shape c = checked_chunks(shape, chunks, "full");
   if (shape.empty()) {
     alignas(16) unsigned char buf[kMaxItemsize];
@@ -107,8 +108,12 @@ Array full(const Shape& shape, Scalar value, std::optional<DType> dtype, const S
   return Array(std::make_shared<RangeNode>(t, shape, c, v, 0.0, "full"));
 }
 
-Array zeros(const Shape& shape, DType dtype, const Shape& chunks) { return full(shape, Scalar(int64_t(0)), dtype, chunks); }
-Array ones(const Shape& shape, DType dtype, const Shape& chunks) { return full(shape, Scalar(int64_t(1)), dtype, chunks); }
+Array zeros(const Shape& shape, DType dtype, const Shape& chunks) {
+  return full(shape, Scalar(int64_t(0)), dtype, chunks);
+}
+Array ones(const Shape& shape, DType dtype, const Shape& chunks) {
+  return full(shape, Scalar(int64_t(1)), dtype, chunks);
+}
 
 Array arange(double start, double stop, double step, std::optional<DType> dtype, const Shape& shape_in,
              const Shape& chunks) {
@@ -132,10 +137,11 @@ Array arange(double start, double stop, double step, std::optional<DType> dtype,
   // and the last; the doubles here are exact integers below 2**63 in magnitude).
   const double last = start + step * static_cast<double>(std::max<int64_t>(n - 1, 0));
   if (!is_float(t) && integral && !(std::fabs(start) < 0x1p63 && std::fabs(step) < 0x1p63 && std::fabs(last) < 0x1p63))
-    throw ValueError("arange: the values from " + std::to_string(start) + " to " + std::to_string(last) +
-                     " (step " + std::to_string(step) + ") do not fit in int64");
+    throw ValueError("arange: the values from " + std::to_string(start) + " to " + std::to_string(last) + " (step " +
+                     std::to_string(step) + ") do not fit in int64");
   if (!is_float(t) && integral)
-    return Array(std::make_shared<RangeNode>(t, shape, c, static_cast<int64_t>(start), static_cast<int64_t>(step), "arange"));
+    return Array(
+        std::make_shared<RangeNode>(t, shape, c, static_cast<int64_t>(start), static_cast<int64_t>(step), "arange"));
   return Array(std::make_shared<RangeNode>(t, shape, c, start, step, "arange"));
 }
 
@@ -157,12 +163,13 @@ Array arange_int(int64_t start, int64_t stop, int64_t step, std::optional<DType>
   // The values lie between start and stop, so they fit int64 (step * i may not: the node
   // computes start + step * i modulo 2**64, which is exact then).
   if (is_float(t))
-    return Array(std::make_shared<RangeNode>(t, shape, c, static_cast<double>(start), static_cast<double>(step), "arange"));
+    return Array(
+        std::make_shared<RangeNode>(t, shape, c, static_cast<double>(start), static_cast<double>(step), "arange"));
   return Array(std::make_shared<RangeNode>(t, shape, c, start, step, "arange"));
 }
 
-Array linspace(double start, double stop, int64_t num, bool endpoint, std::optional<DType> dtype,
-               const Shape& shape_in, const Shape& chunks) {
+Array linspace(double start, double stop, int64_t num, bool endpoint, std::optional<DType> dtype, const Shape& shape_in,
+               const Shape& chunks) {
   if (num < 0) throw ValueError("linspace: num must be non-negative, got " + std::to_string(num));
   Shape shape = shape_in.empty() ? Shape{num} : shape_in;
   if (prod(shape) != num)

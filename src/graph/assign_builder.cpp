@@ -19,7 +19,8 @@ PreparedAssign prepare_assign(const Array& x, const std::vector<Index>& key, con
   }
   if (!fits)
     throw ValueError("x[key] = value: could not broadcast the value of shape " + shape_str(v.shape()) +
-                     " into the indexed shape " + shape_str(k.out_shape) + " (x of shape " + shape_str(x.shape()) + ")");
+                     " into the indexed shape " + shape_str(k.out_shape) + " (x of shape " + shape_str(x.shape()) +
+                     ")");
   if (v.shape() != k.out_shape) v = broadcast_to(v, k.out_shape);
   // ... then one axis per axis of x (an integer index's axis of length 1, None's dropped),
   // a slice of negative step walked forwards (the value flipped along it).
@@ -30,7 +31,8 @@ PreparedAssign prepare_assign(const Array& x, const std::vector<Index>& key, con
   for (const SliceNode::Axis& a : k.axes) {
     per_axis.push_back(a.count);
     const bool back = a.step < 0;
-    p.axes.push_back(back ? KeyAxis{a.start + (a.count - 1) * a.step, -a.step, a.count} : KeyAxis{a.start, a.step, a.count});
+    p.axes.push_back(back ? KeyAxis{a.start + (a.count - 1) * a.step, -a.step, a.count}
+                          : KeyAxis{a.start, a.step, a.count});
     flips.push_back(back ? Index::slice({}, {}, -1) : Index::slice());
     flipped = flipped || back;
   }

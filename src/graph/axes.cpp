@@ -10,7 +10,7 @@ int normalize_axis(int axis, size_t ndim, const std::string& fn, const Shape& sh
   const int n = static_cast<int>(ndim);
   if (axis < -n || axis >= n)
     throw AxisError(fn + ": axis " + std::to_string(axis) + " is out of bounds for an array of shape " +
-                     shape_str(shape) + " (" + std::to_string(ndim) + " dimensions)");
+                    shape_str(shape) + " (" + std::to_string(ndim) + " dimensions)");
   return axis < 0 ? axis + n : axis;
 }
 

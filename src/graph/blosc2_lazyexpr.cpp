@@ -10,7 +10,7 @@
 namespace b2lazy {
 
 namespace {
-constexpr int kMaxNesting = 8;        // LazyExprs over LazyExprs (a loop stops here too)
+constexpr int kMaxNesting = 8;  // LazyExprs over LazyExprs (a loop stops here too)
 constexpr size_t kMaxExpression = 1 << 16;
 constexpr size_t kMaxOperands = 256;
 
@@ -79,10 +79,7 @@ std::string operand_url(const nlohmann::json& ref, const std::string& name, cons
   return url;
 }
 
-template <class E>
-[[noreturn]] void rethrow_as(const E& e, const std::string& prefix) {
-  throw E(prefix + e.what());
-}
+template <class E> [[noreturn]] void rethrow_as(const E& e, const std::string& prefix) { throw E(prefix + e.what()); }
 }  // namespace
 
 Array open_blosc2_object(const std::string& url, const std::string& path, const Blosc2Object& o, const Node& carrier) {
@@ -103,7 +100,7 @@ Array open_blosc2_object(const std::string& url, const std::string& path, const 
     throw ValueError(where + ": a python-blosc2 LazyExpr with an expression above 64 KiB or above 256 operands");
   if (nesting() >= kMaxNesting)
     throw TooDeep(where + ": python-blosc2 LazyExprs nested more than " + std::to_string(kMaxNesting) +
-                     " deep (or referring to each other in a loop)");
+                  " deep (or referring to each other in a loop)");
   Nested nested;
   const std::filesystem::path base = base_dir(path);
   std::map<std::string, Operand> ops;
@@ -124,8 +121,9 @@ Array open_blosc2_object(const std::string& url, const std::string& path, const 
   const std::string prefix = where + ": the python-blosc2 LazyExpr '" + expression.substr(0, 200) + "': ";
   Array r;
   try {
-    NoEvaluation none("it computes when built (a mask, nonzero, unique or an index array read), which opening a "
-                      "file does not do; b2lazy.evaluate() runs such an expression");
+    NoEvaluation none(
+        "it computes when built (a mask, nonzero, unique or an index array read), which opening a "
+        "file does not do; b2lazy.evaluate() runs such an expression");
     r = evaluate(expression, ops, nullptr);
   } catch (const EvaluationRefused& e) {
     throw ValueError(prefix + e.what());

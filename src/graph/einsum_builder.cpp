@@ -94,16 +94,22 @@ Term prepare(Array a, std::vector<int> labels, size_t k, const std::map<int, int
 }
 
 Term pair(Term x, Term y, const std::set<int>& needed, DType dt) {
-  sum_unneeded(x, [&] {  // a label x alone has, unneeded later: summed before the product
-    std::set<int> n = needed;
-    n.insert(y.labels.begin(), y.labels.end());
-    return n;
-  }(), dt);
-  sum_unneeded(y, [&] {
-    std::set<int> n = needed;
-    n.insert(x.labels.begin(), x.labels.end());
-    return n;
-  }(), dt);
+  sum_unneeded(
+      x,
+      [&] {  // a label x alone has, unneeded later: summed before the product
+        std::set<int> n = needed;
+        n.insert(y.labels.begin(), y.labels.end());
+        return n;
+      }(),
+      dt);
+  sum_unneeded(
+      y,
+      [&] {
+        std::set<int> n = needed;
+        n.insert(x.labels.begin(), x.labels.end());
+        return n;
+      }(),
+      dt);
   std::vector<int> batch, inner, xfree, yfree;
   for (int l : x.labels) {
     const bool shared = std::count(y.labels.begin(), y.labels.end(), l) > 0;

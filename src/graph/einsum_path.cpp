@@ -17,8 +17,8 @@ namespace {
 using Labels = std::set<int>;
 
 struct Problem {
-  std::map<int, double> size;   // each label's (broadcast) length
-  std::vector<Labels> terms;    // each operand's labels once its own sums are taken
+  std::map<int, double> size;  // each label's (broadcast) length
+  std::vector<Labels> terms;   // each operand's labels once its own sums are taken
   Labels output;
 };
 
@@ -46,7 +46,7 @@ Problem problem(const EinsumSubscripts& s, const std::vector<Shape>& shapes) {
     for (size_t d = 0; d < shapes[k].size(); ++d) {
       const int l = s.inputs[k][d];
       if (shapes[k][d] == 1 && p.size[l] != 1) continue;  // broadcast: indexed away
-      if (seen[l] == 1 && !p.output.count(l)) continue;     // summed by the operand alone
+      if (seen[l] == 1 && !p.output.count(l)) continue;   // summed by the operand alone
       t.insert(l);
     }
     p.terms.push_back(std::move(t));
@@ -144,7 +144,9 @@ std::vector<EinsumStep> optimal(const Problem& p) {
   std::vector<uint32_t> current;
   for (size_t k = 0; k < n; ++k) current.push_back(1u << k);
   std::vector<EinsumStep> path;
-  auto pos = [&](uint32_t id) { return static_cast<size_t>(std::find(current.begin(), current.end(), id) - current.begin()); };
+  auto pos = [&](uint32_t id) {
+    return static_cast<size_t>(std::find(current.begin(), current.end(), id) - current.begin());
+  };
   auto build = [&](auto&& self, uint32_t m) -> void {
     if ((m & (m - 1)) == 0) return;
     self(self, split[m]);
@@ -175,7 +177,8 @@ std::vector<EinsumStep> einsum_path(const EinsumSubscripts& s, const std::vector
   return greedy(p);
 }
 
-double einsum_path_flops(const EinsumSubscripts& s, const std::vector<Shape>& shapes, const std::vector<EinsumStep>& path) {
+double einsum_path_flops(const EinsumSubscripts& s, const std::vector<Shape>& shapes,
+                         const std::vector<EinsumStep>& path) {
   Problem p = problem(s, shapes);
   double flops = 0;
   for (const EinsumStep& st : path) {

@@ -112,14 +112,15 @@ EinsumSubscripts parse_einsum(const std::string& subscripts, const std::vector<s
       for (size_t j = 0; j < nell; ++j) s.output.push_back(kEinsumEllipsis + static_cast<int>(j));
       continue;
     }
-    if (!count.count(l)) fail("output subscript '" + einsum_label_name(l) + "' does not appear in the input subscripts");
+    if (!count.count(l))
+      fail("output subscript '" + einsum_label_name(l) + "' does not appear in the input subscripts");
     if (std::count(out.begin(), out.end(), l) > 1)
       fail("output subscript '" + einsum_label_name(l) + "' appears more than once");
     s.output.push_back(l);
   }
   if (!out_ell && nell > 0)
-    fail("the operands' ellipsis stands for " + std::to_string(nell) +
-         " axes, but the output subscripts '" + rhs + "' have no '...' to put them");
+    fail("the operands' ellipsis stands for " + std::to_string(nell) + " axes, but the output subscripts '" + rhs +
+         "' have no '...' to put them");
   return s;
 }
 

@@ -19,8 +19,7 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
     int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
     if (x != y && x != 1 && y != 1)
-      throw ValueError("operands could not be broadcast together with shapes " + shape_str(a) +
-                       " and " + shape_str(b));
+      throw ValueError("operands could not be broadcast together with shapes " + shape_str(a) + " and " + shape_str(b));
     r[i] = x == 1 ? y : x;
   }
   return r;
@@ -50,8 +49,8 @@ NodePtr constant_of(const Scalar& s, DType t, const char* fn) {
                                     : (s.i >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
                                        s.i <= static_cast<int64_t>(std::numeric_limits<T>::max()));
         if (!fits && s.kind == ScalarKind::Int)
-          throw ValueError(std::string(fn) + ": Python integer " + std::to_string(s.i) +
-                           " out of bounds for " + dtype_name(t));
+          throw ValueError(std::string(fn) + ": Python integer " + std::to_string(s.i) + " out of bounds for " +
+                           dtype_name(t));
       }
       v = t == DType::Bool ? static_cast<T>(s.i != 0) : static_cast<T>(s.i);
     }
@@ -137,8 +136,10 @@ std::optional<Array> out_of_range_comparison(Op op, const std::vector<Operand>& 
   if (scalar_first) side = -side;  // s < x is x > s
   bool v = false;
   switch (op) {
-    case Op::Less: case Op::LessEqual: v = side > 0; break;
-    case Op::Greater: case Op::GreaterEqual: v = side < 0; break;
+    case Op::Less:
+    case Op::LessEqual: v = side > 0; break;
+    case Op::Greater:
+    case Op::GreaterEqual: v = side < 0; break;
     case Op::NotEqual: v = true; break;
     default: v = false;
   }
@@ -147,12 +148,19 @@ std::optional<Array> out_of_range_comparison(Op op, const std::vector<Operand>& 
 
 bool bool_arith_ok(Op op) {
   switch (op) {
-    case Op::Add: case Op::Multiply: case Op::Maximum: case Op::Minimum: case Op::Abs:
-    case Op::Floor: case Op::Ceil: case Op::Trunc: case Op::Round: case Op::Real: case Op::Imag:
-    case Op::Conj:
-      return true;
-    default:
-      return false;
+    case Op::Add:
+    case Op::Multiply:
+    case Op::Maximum:
+    case Op::Minimum:
+    case Op::Abs:
+    case Op::Floor:
+    case Op::Ceil:
+    case Op::Trunc:
+    case Op::Round:
+    case Op::Real:
+    case Op::Imag:
+    case Op::Conj: return true;
+    default: return false;
   }
 }
 
@@ -177,8 +185,8 @@ bool is_scalar_value(const Operand& o, double v) {
 Array elementwise(Op op, const std::vector<Operand>& args) {
   const char* fn = op_name(op);
   if (static_cast<int>(args.size()) != op_arity(op))
-    throw ValueError(std::string(fn) + "() takes " + std::to_string(op_arity(op)) +
-                     " arguments, got " + std::to_string(args.size()));
+    throw ValueError(std::string(fn) + "() takes " + std::to_string(op_arity(op)) + " arguments, got " +
+                     std::to_string(args.size()));
   if (op == Op::Where) return where(args[0], args[1], args[2]);
   if (auto r = out_of_range_comparison(op, args)) return *r;
   if (op == Op::Cast || op == Op::Copy)
@@ -206,20 +214,15 @@ Array elementwise(Op op, const std::vector<Operand>& args) {
         t = DType::I8;  // NumPy's loops for bool here are the int8 ones
       }
       break;
-    case OpFamily::Float:
-      t = float_result(op, args);
-      break;
+    case OpFamily::Float: t = float_result(op, args); break;
     case OpFamily::Int:
       if (is_inexact(base))
         throw TypeError(std::string(fn) + " is not supported for " + dtype_name(base) +
                         " operands (integers and bool only)");
       if (base == DType::Bool && (op == Op::LeftShift || op == Op::RightShift)) t = DType::I8;
       break;
-    case OpFamily::Logic:
-      t = DType::Bool;
-      break;
-    default:
-      break;
+    case OpFamily::Logic: t = DType::Bool; break;
+    default: break;
   }
   // Refused here, with the operand's dtype, rather than when a kernel is first run.
   if (op_family(op) != OpFamily::Logic && !kernels::lookup(op, t))
@@ -261,9 +264,9 @@ Array Array::astype(DType t) const {
   return Array(cast_node(node_, t));
 }
 
-#define B2LAZY_BINOP(sym, op)                                                                     \
-  Array operator sym(const Array& a, const Array& b) { return elementwise(Op::op, {a, b}); }     \
-  Array operator sym(const Array& a, Scalar b) { return elementwise(Op::op, {a, b}); }           \
+#define B2LAZY_BINOP(sym, op)                                                                \
+  Array operator sym(const Array& a, const Array& b) { return elementwise(Op::op, {a, b}); } \
+  Array operator sym(const Array& a, Scalar b) { return elementwise(Op::op, {a, b}); }       \
   Array operator sym(Scalar a, const Array& b) { return elementwise(Op::op, {a, b}); }
 B2LAZY_BINOP(+, Add)
 B2LAZY_BINOP(-, Subtract)

@@ -65,7 +65,8 @@ std::vector<IndexItem> masks_to_arrays(const Shape& shape, const std::vector<Ind
     const size_t n = consumed(k);
     const IndexArray* a = array_of(k);
     if (a && a->boolean && n != 1) {
-      Shape want(shape.begin() + static_cast<std::ptrdiff_t>(axis), shape.begin() + static_cast<std::ptrdiff_t>(axis + n));
+      Shape want(shape.begin() + static_cast<std::ptrdiff_t>(axis),
+                 shape.begin() + static_cast<std::ptrdiff_t>(axis + n));
       bool match = a->shape.size() == want.size();
       for (size_t d = 0; match && d < n; ++d) match = mask_axis_matches(a->shape[d], want[d]);
       if (!match)
@@ -158,8 +159,8 @@ Array getitem(const Array& x, const std::vector<IndexItem>& key_in, Context* ctx
   // together, it is the new axes first, then the key with those arrays on them.
   if (std::any_of(key_in.begin(), key_in.end(), zero_d_bool)) {
     const std::vector<IndexItem> items = expand_ellipsis(key_in, x.ndim());
-    const auto advanced = std::count_if(items.begin(), items.end(),
-                                        [](const IndexItem& k) { return array_of(k) || is_int(k); });
+    const auto advanced =
+        std::count_if(items.begin(), items.end(), [](const IndexItem& k) { return array_of(k) || is_int(k); });
     std::vector<Index> with_axes;  // x with a new axis for each 0-d boolean and each None
     std::vector<IndexItem> key;    // the key on those axes
     std::vector<Index> cut;        // alone: [0:0] on the axis of a False, applied to the result

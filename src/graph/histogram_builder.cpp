@@ -19,8 +19,7 @@ namespace {
 constexpr int64_t kMaxBins = int64_t(1) << 28;
 
 void refuse_complex(const Array& a, const std::string& fn, const char* what) {
-  if (is_complex(a.dtype()))
-    throw TypeError(fn + ": " + what + " may not be complex, got " + dtype_name(a.dtype()));
+  if (is_complex(a.dtype())) throw TypeError(fn + ": " + what + " may not be complex, got " + dtype_name(a.dtype()));
 }
 
 // The dtype values are compared in: the promoted one, float16 widened to float32.
@@ -39,8 +38,7 @@ std::vector<unsigned char> values_of(const Array& a, DType t, const std::string&
   return bytes;
 }
 
-template <class T>
-bool nan_value(T v) {
+template <class T> bool nan_value(T v) {
   if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
   else return false;
 }
@@ -53,8 +51,7 @@ Array owned_f64(std::vector<double> v) {
 
 // np.linspace(lo, hi, n + 1): i * step + lo, the last one hi, computed in T as NumPy's
 // (float32 when lo and hi are float32 values: NEP 50), to the bit.
-template <class T>
-std::vector<double> linspace_edges(double lo_, double hi_, int64_t n) {
+template <class T> std::vector<double> linspace_edges(double lo_, double hi_, int64_t n) {
   std::vector<double> e(static_cast<size_t>(n + 1));
   const T lo = static_cast<T>(lo_), hi = static_cast<T>(hi_);
   const T delta = hi - lo, div = static_cast<T>(n), step = delta / div;
@@ -80,12 +77,14 @@ std::vector<double> axis_edges(const Array& flat, const HistogramBins& b, DType 
   std::vector<double> e;
   if (b.edges) {
     e = *b.edges;
-    if (e.size() < 2) throw ValueError(fn + ": bins given as edges must hold at least 2 of them, got " + std::to_string(e.size()));
+    if (e.size() < 2)
+      throw ValueError(fn + ": bins given as edges must hold at least 2 of them, got " + std::to_string(e.size()));
     for (size_t i = 0; i + 1 < e.size(); ++i)
       if (!(e[i] <= e[i + 1])) throw ValueError(fn + ": bins must increase monotonically, when an array");
   } else {
     if (b.count < 1) throw ValueError(fn + ": bins must be positive, when an integer, got " + std::to_string(b.count));
-    if (b.count > kMaxBins) throw ValueError(fn + ": bins=" + std::to_string(b.count) + " is more than the 2**28 bins allowed");
+    if (b.count > kMaxBins)
+      throw ValueError(fn + ": bins=" + std::to_string(b.count) + " is more than the 2**28 bins allowed");
     double lo = 0, hi = 1;
     bool found = false;  // lo and hi are x's min and max (of its dtype)
     if (b.range) {
@@ -105,7 +104,8 @@ std::vector<double> axis_edges(const Array& flat, const HistogramBins& b, DType 
     } else if (lo == hi) {
       lo -= 0.5, hi += 0.5;
     }
-    e = found && edge_dtype == DType::F32 ? linspace_edges<float>(lo, hi, b.count) : linspace_edges<double>(lo, hi, b.count);
+    e = found && edge_dtype == DType::F32 ? linspace_edges<float>(lo, hi, b.count)
+                                          : linspace_edges<double>(lo, hi, b.count);
   }
   if (edge_dtype == DType::F32)
     for (double& v : e) v = static_cast<double>(static_cast<float>(v));
@@ -123,7 +123,8 @@ Array bin_index(const Array& flat, const std::vector<double>& edges, DType edge_
   } else {
     std::memcpy(table.data(), edges.data(), table.size());
   }
-  return Array(std::make_shared<LookupNode>(flat.astype(edge_dtype).node(), std::move(table), LookupMode::HistogramBin));
+  return Array(
+      std::make_shared<LookupNode>(flat.astype(edge_dtype).node(), std::move(table), LookupMode::HistogramBin));
 }
 
 DType edge_dtype_of(DType t) { return t == DType::F32 ? DType::F32 : DType::F64; }
@@ -225,9 +226,10 @@ Histogram histogram(const Array& x, const HistogramBins& bins, const std::option
   const int64_t nbins = static_cast<int64_t>(edges.size()) - 1;
   Array hist = counted(bin_index(flat, edges, et), w, nbins);
   if (w && !is_float(w->dtype())) hist = hist.astype(promote(w->dtype(), DType::I64));  // NumPy: the weights' type
-  if (density) {  // NumPy: n / db / n.sum()
+  if (density) {                                                                        // NumPy: n / db / n.sum()
     std::vector<double> db(static_cast<size_t>(nbins));
-    for (int64_t i = 0; i < nbins; ++i) db[static_cast<size_t>(i)] = edges[static_cast<size_t>(i) + 1] - edges[static_cast<size_t>(i)];
+    for (int64_t i = 0; i < nbins; ++i)
+      db[static_cast<size_t>(i)] = edges[static_cast<size_t>(i) + 1] - edges[static_cast<size_t>(i)];
     Array dba = owned_f64(std::move(db)).astype(et);
     hist = hist / dba / reduce(Reduction::Sum, hist);
   }
@@ -248,17 +250,21 @@ Histogram histogram2d(const Array& x, const Array& y, const HistogramBins& xbins
   std::vector<double> ex = axis_edges(x, xbins, etx, "histogram2d", ctx);
   std::vector<double> ey = axis_edges(y, ybins, ety, "histogram2d", ctx);
   const int64_t nx = static_cast<int64_t>(ex.size()) - 1, ny = static_cast<int64_t>(ey.size()) - 1;
-  if (nx * ny > kMaxBins) throw ValueError("histogram2d: " + std::to_string(nx * ny) + " bins is more than the 2**28 allowed");
+  if (nx * ny > kMaxBins)
+    throw ValueError("histogram2d: " + std::to_string(nx * ny) + " bins is more than the 2**28 allowed");
   const Array ix = bin_index(x, ex, etx), iy = bin_index(y, ey, ety);
   // One index per point; nx * ny for a point outside either axis's edges.
   const Array both = where((ix < Scalar(nx)) & (iy < Scalar(ny)), ix * Scalar(ny) + iy, Scalar(nx * ny));
   Array hist = reshape(counted(both, w, nx * ny), {nx, ny}).astype(DType::F64);
   if (density) {  // NumPy: hist / dx[:, None] / dy[None, :] / hist.sum()
     std::vector<double> dx(static_cast<size_t>(nx)), dy(static_cast<size_t>(ny));
-    for (int64_t i = 0; i < nx; ++i) dx[static_cast<size_t>(i)] = ex[static_cast<size_t>(i) + 1] - ex[static_cast<size_t>(i)];
-    for (int64_t i = 0; i < ny; ++i) dy[static_cast<size_t>(i)] = ey[static_cast<size_t>(i) + 1] - ey[static_cast<size_t>(i)];
+    for (int64_t i = 0; i < nx; ++i)
+      dx[static_cast<size_t>(i)] = ex[static_cast<size_t>(i) + 1] - ex[static_cast<size_t>(i)];
+    for (int64_t i = 0; i < ny; ++i)
+      dy[static_cast<size_t>(i)] = ey[static_cast<size_t>(i) + 1] - ey[static_cast<size_t>(i)];
     const Array s = reduce(Reduction::Sum, hist);
-    hist = hist / reshape(owned_f64(std::move(dx)).astype(etx), {nx, 1}) / reshape(owned_f64(std::move(dy)).astype(ety), {1, ny}) / s;
+    hist = hist / reshape(owned_f64(std::move(dx)).astype(etx), {nx, 1}) /
+           reshape(owned_f64(std::move(dy)).astype(ety), {1, ny}) / s;
   }
   return {hist, {std::move(ex), std::move(ey)}, et};
 }

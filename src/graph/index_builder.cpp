@@ -4,8 +4,8 @@
 #include "graph/axes.hpp"
 #include "ops/index/mask_node.hpp"
 #include "ops/index/take_node.hpp"
-#include "plan/chunking.hpp"
 #include "ops/shape/reshape_node.hpp"
+#include "plan/chunking.hpp"
 
 namespace b2lazy {
 
@@ -30,8 +30,8 @@ Array take(const Array& x_in, const std::vector<int64_t>& indices, const Shape& 
     (*norm)[i] = v < 0 ? v + len : v;
   }
   return Array(std::make_shared<TakeNode>(x.node(), static_cast<size_t>(a),
-                                         std::vector<std::shared_ptr<const std::vector<int64_t>>>{std::move(norm)},
-                                         index_shape));
+                                          std::vector<std::shared_ptr<const std::vector<int64_t>>>{std::move(norm)},
+                                          index_shape));
 }
 
 Array take_points(const Array& x, size_t axis, const std::vector<std::vector<int64_t>>& indices,
@@ -116,7 +116,8 @@ Array mask_select(const Array& x, const Array& mask, const MaskCounts& counted) 
   const ChunkGrid g(sh, st);
   const int64_t n = x.size() == 0 ? 0 : g.nchunks();
   if (static_cast<int64_t>(counted.counts.size()) != n)
-    throw ValueError(where + ": " + std::to_string(counted.counts.size()) + " counts for " + std::to_string(n) + " strips");
+    throw ValueError(where + ": " + std::to_string(counted.counts.size()) + " counts for " + std::to_string(n) +
+                     " strips");
   for (int64_t s = 0; s < n; ++s) {
     const int64_t c = counted.counts[static_cast<size_t>(s)];
     if (c < 0 || c > g.chunk_box(s).size())
@@ -135,8 +136,8 @@ std::vector<Array> nonzero(const Array& x, Context* ctx) {
     // The coordinate along axis d of every element: a lazy broadcast of arange(n_d).
     std::vector<int64_t> col(x.ndim(), 1);
     col[d] = x.shape()[d];
-    const Array coord = broadcast_to(
-        reshape(arange(0, static_cast<double>(x.shape()[d]), 1, DType::I64), col), x.shape());
+    const Array coord =
+        broadcast_to(reshape(arange(0, static_cast<double>(x.shape()[d]), 1, DType::I64), col), x.shape());
     out.push_back(Array(std::make_shared<MaskSelectNode>(coord.node(), mask.node(), m.strip, m.counts)));
   }
   return out;
@@ -173,7 +174,8 @@ Array take_along_axis(const Array& x_in, const std::vector<int64_t>& indices, co
   for (int64_t i = 0; i < n; ++i) {
     int64_t src = 0;  // flat position in the (broadcast) index array
     for (size_t d = 0; d < nd; ++d) src = src * index_shape[d] + (index_shape[d] == 1 ? 0 : pos[d]);
-    for (size_t d = 0; d < nd; ++d) idx[d][static_cast<size_t>(i)] = d == a ? indices[static_cast<size_t>(src)] : pos[d];
+    for (size_t d = 0; d < nd; ++d)
+      idx[d][static_cast<size_t>(i)] = d == a ? indices[static_cast<size_t>(src)] : pos[d];
     for (size_t d = nd; d-- > 0;)
       if (++pos[d] < out[d]) break;
       else pos[d] = 0;

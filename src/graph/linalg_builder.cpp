@@ -9,8 +9,8 @@
 #include "graph/contract.hpp"
 #include "ops/linalg/gram_node.hpp"
 #include "ops/linalg/matmul_node.hpp"
-#include "ops/shape/reshape_node.hpp"
 #include "ops/shape/permute_node.hpp"
+#include "ops/shape/reshape_node.hpp"
 
 namespace b2lazy {
 
@@ -53,8 +53,8 @@ Array permute_dims(const Array& x, const std::vector<int>& axes) {
     perm.push_back(d);
   }
   if (!valid)
-    throw ValueError("permute_dims: axes " + ints_str(axes) + " are not a permutation of the axes of an array of shape " +
-                     shape_str(x.shape()));
+    throw ValueError("permute_dims: axes " + ints_str(axes) +
+                     " are not a permutation of the axes of an array of shape " + shape_str(x.shape()));
   bool identity = true;
   for (size_t o = 0; o < n; ++o) identity = identity && perm[o] == static_cast<int>(o);
   if (identity) return x;
@@ -63,8 +63,7 @@ Array permute_dims(const Array& x, const std::vector<int>& axes) {
 
 Array matrix_transpose(const Array& x) {
   if (x.ndim() < 2)
-    throw ValueError("matrix_transpose: the array of shape " + shape_str(x.shape()) +
-                     " has fewer than 2 dimensions");
+    throw ValueError("matrix_transpose: the array of shape " + shape_str(x.shape()) + " has fewer than 2 dimensions");
   std::vector<int> perm;
   for (size_t d = 0; d < x.ndim(); ++d) perm.push_back(static_cast<int>(d));
   std::swap(perm[x.ndim() - 2], perm[x.ndim() - 1]);
@@ -120,8 +119,8 @@ Array tensordot(const Array& a, const Array& b, const std::vector<int>& axes_a, 
     int da = normalize_axis(axes_a[i], a.ndim(), where + "), axes[0]", a.shape());
     int db = normalize_axis(axes_b[i], b.ndim(), where + "), axes[1]", b.shape());
     if (used_a[static_cast<size_t>(da)] || used_b[static_cast<size_t>(db)])
-      throw ValueError("tensordot: repeated axis in axes " + ints_str(axes_a) + " of a " + shape_str(a.shape()) +
-                       ", " + ints_str(axes_b) + " of b " + shape_str(b.shape()));
+      throw ValueError("tensordot: repeated axis in axes " + ints_str(axes_a) + " of a " + shape_str(a.shape()) + ", " +
+                       ints_str(axes_b) + " of b " + shape_str(b.shape()));
     used_a[static_cast<size_t>(da)] = used_b[static_cast<size_t>(db)] = true;
     if (a.shape()[static_cast<size_t>(da)] != b.shape()[static_cast<size_t>(db)])
       throw ValueError("tensordot: shape mismatch for sum: axis " + std::to_string(axes_a[i]) + " of a " +
@@ -146,8 +145,9 @@ Array tensordot(const Array& a, const Array& b, const std::vector<int>& axes_a, 
 
 Array tensordot(const Array& a, const Array& b, int axes) {
   if (axes < 0 || static_cast<size_t>(axes) > a.ndim() || static_cast<size_t>(axes) > b.ndim())
-    throw AxisError("tensordot: axes=" + std::to_string(axes) + " is out of bounds: it must be between 0 and the dimensions of a " +
-                     shape_str(a.shape()) + " and b " + shape_str(b.shape()));
+    throw AxisError("tensordot: axes=" + std::to_string(axes) +
+                    " is out of bounds: it must be between 0 and the dimensions of a " + shape_str(a.shape()) +
+                    " and b " + shape_str(b.shape()));
   std::vector<int> xa, xb;
   for (int i = 0; i < axes; ++i) {
     xa.push_back(static_cast<int>(a.ndim()) - axes + i);

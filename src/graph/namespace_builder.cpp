@@ -136,7 +136,8 @@ Array trace(const Array& x, int64_t offset, std::optional<DType> dtype) {
   return sum(diagonal(x, offset), o);
 }
 
-Array diff(const Array& x, int axis, int64_t n, const std::optional<Array>& prepend, const std::optional<Array>& append) {
+Array diff(const Array& x, int axis, int64_t n, const std::optional<Array>& prepend,
+           const std::optional<Array>& append) {
   if (x.ndim() == 0) throw ValueError("diff: the array must have at least one dimension");
   const int d = normalize_axis(axis, x.ndim(), "diff", x.shape());
   if (n < 0) throw ValueError("diff: order n must be non-negative, got " + std::to_string(n));

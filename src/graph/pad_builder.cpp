@@ -23,7 +23,8 @@ PadMode pad_mode(const std::string& name) {
   throw ValueError("pad: mode '" + name + "' is not a pad mode (supported: " + supported + ")");
 }
 
-std::vector<std::pair<int64_t, int64_t>> pad_widths(const std::vector<int64_t>& values, const Shape& shape, size_t ndim) {
+std::vector<std::pair<int64_t, int64_t>> pad_widths(const std::vector<int64_t>& values, const Shape& shape,
+                                                    size_t ndim) {
   // NumPy broadcasts pad_width to (ndim, 2).
   const size_t k = shape.size();
   const bool fits = k <= 2 && (k < 1 || shape[k - 1] == 1 || shape[k - 1] == 2) &&
@@ -35,7 +36,8 @@ std::vector<std::pair<int64_t, int64_t>> pad_widths(const std::vector<int64_t>& 
   const int64_t cols = k >= 1 ? shape[k - 1] : 1, rows = k == 2 ? shape[0] : 1;
   for (size_t d = 0; d < ndim; ++d) {
     const size_t row = rows == 1 ? 0 : d;
-    const int64_t b = values[row * static_cast<size_t>(cols)], a = values[row * static_cast<size_t>(cols) + (cols == 2 ? 1 : 0)];
+    const int64_t b = values[row * static_cast<size_t>(cols)],
+                  a = values[row * static_cast<size_t>(cols) + (cols == 2 ? 1 : 0)];
     if (b < 0 || a < 0) throw ValueError("pad: pad_width can't contain negative values");
     w[d] = {b, a};
   }
@@ -57,8 +59,8 @@ std::vector<uint8_t> fill_bytes(const Array& x, PadMode mode, const std::optiona
   if (is_inexact(v.dtype()) && !is_inexact(x.dtype()))
     for (double f : v.to_vector())
       if (!std::isfinite(f))
-        throw ValueError("pad: constant_values " + std::to_string(f) + " cannot be converted to " + dtype_name(x.dtype()) +
-                         " (the array's dtype)");
+        throw ValueError("pad: constant_values " + std::to_string(f) + " cannot be converted to " +
+                         dtype_name(x.dtype()) + " (the array's dtype)");
   v.astype(x.dtype()).to_buffer(out.data());
   return out;
 }
@@ -76,7 +78,8 @@ Array pad(const Array& x, const std::vector<std::pair<int64_t, int64_t>>& widths
     widths[d] = widths_in.size() == 1 ? widths_in[0] : widths_in[d];
     if (widths[d].first < 0 || widths[d].second < 0) throw ValueError("pad: pad_width can't contain negative values");
     none = none && widths[d].first == 0 && widths[d].second == 0;
-    if (x.shape()[d] == 0 && (widths[d].first || widths[d].second) && mode != PadMode::Constant && mode != PadMode::Empty)
+    if (x.shape()[d] == 0 && (widths[d].first || widths[d].second) && mode != PadMode::Constant &&
+        mode != PadMode::Empty)
       throw ValueError("pad: can't extend empty axis " + std::to_string(d) +
                        " using modes other than 'constant' or 'empty' (shape " + shape_str(x.shape()) + ")");
   }
@@ -94,8 +97,8 @@ Array sliding_window_view(const Array& x, const std::vector<int64_t>& window_sha
     for (size_t d = 0; d < x.ndim(); ++d) axes.push_back(static_cast<int>(d));
   }
   if (axes.size() != window_shape.size())
-    throw ValueError("sliding_window_view: window_shape has " + std::to_string(window_shape.size()) +
-                     " entries for " + std::to_string(axes.size()) + " axes (shape " + shape_str(x.shape()) + ")");
+    throw ValueError("sliding_window_view: window_shape has " + std::to_string(window_shape.size()) + " entries for " +
+                     std::to_string(axes.size()) + " axes (shape " + shape_str(x.shape()) + ")");
   Array y = x;
   for (size_t i = 0; i < axes.size(); ++i) {
     const int64_t w = window_shape[i], n = y.shape()[static_cast<size_t>(axes[i])];

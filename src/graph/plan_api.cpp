@@ -3,16 +3,16 @@
 #include <algorithm>
 
 #include "b2lazy/array.hpp"
+#include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
 #include "b2lazy/plan.hpp"
 #include "exec/executor.hpp"
-#include "runtime/stage_results.hpp"
 #include "graph/run_compute.hpp"
 #include "plan/chunking.hpp"
 #include "plan/memory.hpp"
 #include "plan/tasks.hpp"
-#include "b2lazy/driver.hpp"
 #include "runtime/own_context.hpp"
+#include "runtime/stage_results.hpp"
 
 namespace b2lazy {
 
@@ -47,9 +47,8 @@ Array run_compute(const std::shared_ptr<const Plan>& plan, const EvalOptions& op
     throw ValueError("compute: the plan writes a dense buffer (made for to_buffer); make it with compute's options");
   check_plan_budget(*plan);  // before any work (the sink creates the output)
   // The output's driver follows the URL (b2lazy/driver.hpp); in memory: b2nd.
-  std::unique_ptr<Sink> sink = create_sink(
-      SinkSpec{plan->root->shape(), plan->root->dtype(), plan->chunks, plan->blocks, plan->options.urlpath,
-               &plan->options});
+  std::unique_ptr<Sink> sink = create_sink(SinkSpec{plan->root->shape(), plan->root->dtype(), plan->chunks,
+                                                    plan->blocks, plan->options.urlpath, &plan->options});
   Target t;
   t.writer = sink.get();
   Stats stats = execute_plan(*plan, t, 0, static_cast<int64_t>(plan->tasks.size()), ctx, opts);

@@ -12,7 +12,8 @@ namespace b2lazy {
 namespace {
 Array make(const char* fn, const Shape& shape, const Shape& chunks, DType t, RandomParams p) {
   for (int64_t s : shape)
-    if (s < 0) throw ValueError(std::string(fn) + ": negative dimensions are not allowed, got shape " + shape_str(shape));
+    if (s < 0)
+      throw ValueError(std::string(fn) + ": negative dimensions are not allowed, got shape " + shape_str(shape));
   Shape c = checked_chunks(shape, chunks, fn);
   return Array(std::make_shared<RandomNode>(t, shape, c, p));
 }
@@ -43,8 +44,7 @@ Array random_normal(const Shape& shape, double loc, double scale, RandomKey key,
   return make("random_normal", shape, chunks, dtype, p);
 }
 
-Array random_integers(const Shape& shape, int64_t low, uint64_t span, RandomKey key, DType dtype,
-                      const Shape& chunks) {
+Array random_integers(const Shape& shape, int64_t low, uint64_t span, RandomKey key, DType dtype, const Shape& chunks) {
   if (!is_integral(dtype))
     throw TypeError(std::string("random_integers: dtype must be an integer dtype, got ") + dtype_name(dtype));
   // The values low .. low + span - 1 must fit the dtype.

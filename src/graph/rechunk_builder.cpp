@@ -20,11 +20,13 @@ ChunkSpec chunk_spec_of_blocks(const std::vector<int64_t>& blocks, int64_t axis_
     total = checked_add(total, b, "rechunk");
   }
   if (total != axis_len)
-    throw ValueError(where + " add up to " + std::to_string(total) + ", the axis has length " + std::to_string(axis_len));
+    throw ValueError(where + " add up to " + std::to_string(total) + ", the axis has length " +
+                     std::to_string(axis_len));
   if (blocks.empty()) return ChunkSpec::of(1);
   for (size_t i = 0; i + 1 < blocks.size(); ++i)
     if (blocks[i] != blocks[0] || blocks.back() > blocks[0])
-      throw ValueError(where + " are irregular; b2lazy's chunks are one length per axis (all blocks equal but a "
+      throw ValueError(where +
+                       " are irregular; b2lazy's chunks are one length per axis (all blocks equal but a "
                        "shorter last one)");
   return ChunkSpec::of(std::max<int64_t>(blocks[0], 1));
 }

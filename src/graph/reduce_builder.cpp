@@ -44,25 +44,41 @@ Array reduce(Reduction r, const Array& x, const ReduceOptions& o) {
   if (is_complex(t) && !complex_ok)
     throw TypeError(std::string(fn) + " is not supported for " + dtype_name(t) + " (real dtypes only)");
   switch (r) {
-    case Reduction::Sum: case Reduction::Prod: case Reduction::NanSum: case Reduction::NanProd:
+    case Reduction::Sum:
+    case Reduction::Prod:
+    case Reduction::NanSum:
+    case Reduction::NanProd:
       out = o.dtype.value_or(sum_dtype(t));
       acc = accumulator_for(out);
       if (out == DType::Bool) acc = DType::I64;
       break;
-    case Reduction::Mean: case Reduction::Var: case Reduction::Std:
-    case Reduction::NanMean: case Reduction::NanVar: case Reduction::NanStd: case Reduction::LogSumExp:
+    case Reduction::Mean:
+    case Reduction::Var:
+    case Reduction::Std:
+    case Reduction::NanMean:
+    case Reduction::NanVar:
+    case Reduction::NanStd:
+    case Reduction::LogSumExp:
       out = o.dtype.value_or(is_inexact(t) ? t : DType::F64);
-      if (!is_inexact(out)) throw TypeError(std::string(fn) + ": dtype must be a floating-point type, got " + dtype_name(out));
+      if (!is_inexact(out))
+        throw TypeError(std::string(fn) + ": dtype must be a floating-point type, got " + dtype_name(out));
       acc = is_complex(out) ? DType::C128 : DType::F64;
       break;
-    case Reduction::Min: case Reduction::Max: case Reduction::NanMin: case Reduction::NanMax:
+    case Reduction::Min:
+    case Reduction::Max:
+    case Reduction::NanMin:
+    case Reduction::NanMax:
       acc = t == DType::F16 ? DType::F32 : t;  // (float16 compares as float32: exact)
       break;
-    case Reduction::Argmin: case Reduction::Argmax: case Reduction::NanArgmin: case Reduction::NanArgmax:
+    case Reduction::Argmin:
+    case Reduction::Argmax:
+    case Reduction::NanArgmin:
+    case Reduction::NanArgmax:
       out = DType::I64;
       acc = t == DType::F16 ? DType::F32 : t;
       break;
-    case Reduction::Any: case Reduction::All:
+    case Reduction::Any:
+    case Reduction::All:
       out = DType::Bool;
       acc = DType::Bool;
       break;
@@ -96,7 +112,8 @@ Array quantile_node(const Array& x, double q, const QuantileOptions& o, bool med
                      std::to_string(std::string(fn).ends_with("percentile") ? q * 100 : q));
   std::vector<bool> red = normalize_axes(o.axis, x.shape(), fn);
   const DType t = x.dtype();
-  if (is_complex(t)) throw TypeError(std::string(fn) + " is not supported for " + dtype_name(t) + " (real dtypes only)");
+  if (is_complex(t))
+    throw TypeError(std::string(fn) + " is not supported for " + dtype_name(t) + " (real dtypes only)");
   if (t == DType::F16)  // selected and interpolated in float32, the result in float16 as NumPy's
     return quantile_node(x.astype(DType::F32), q, o, median, fn).astype(DType::F16);
   const bool interpolates = o.method == QuantileMethod::Linear || o.method == QuantileMethod::Midpoint;

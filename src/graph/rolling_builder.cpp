@@ -6,20 +6,20 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <mutex>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <type_traits>
 
 #include "b2lazy/error.hpp"
 #include "b2lazy/rolling.hpp"
 #include "graph/axes.hpp"
 #include "graph/rolling.hpp"
-#include "ops/rolling/moving_node.hpp"
 #include "ops/elementwise/elementwise_node.hpp"
+#include "ops/rolling/moving_node.hpp"
 #include "ops/shape/pad_node.hpp"
-#include "storage/buffer_source.hpp"
 #include "ops/shape/window_node.hpp"
+#include "storage/buffer_source.hpp"
 
 namespace b2lazy {
 
@@ -29,8 +29,7 @@ constexpr const char* kOps = "sum, mean, min, max, var, std, count";
 // Is the value at `p` (dtype t) what a moving node takes a position beyond the axis to
 // be for this op: a skipped NaN, or the identity (sum: 0; max, min without skipping NaNs:
 // the lowest or highest value)? (Every window holds a data position: fold_pad.)
-template <class T>
-bool neutral_as(const uint8_t* p, const MovingSpec& s) {
+template <class T> bool neutral_as(const uint8_t* p, const MovingSpec& s) {
   T v;
   std::memcpy(&v, p, sizeof(T));
   constexpr bool kFloat = std::is_floating_point_v<T>;
@@ -39,8 +38,10 @@ bool neutral_as(const uint8_t* p, const MovingSpec& s) {
   }
   switch (s.op) {
     case MovingOp::Sum: return v == T(0) && s.min_count == 0;
-    case MovingOp::Max: return !s.skipna && v == (kFloat ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest());
-    case MovingOp::Min: return !s.skipna && v == (kFloat ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max());
+    case MovingOp::Max:
+      return !s.skipna && v == (kFloat ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest());
+    case MovingOp::Min:
+      return !s.skipna && v == (kFloat ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max());
     default: return false;
   }
 }
@@ -179,7 +180,8 @@ Array moving_reduce(const Array& x, int64_t window, MovingOp op, const MovingOpt
   if (!(o.ddof >= 0) || !std::isfinite(o.ddof))
     throw ValueError("moving_reduce: ddof must be a finite number >= 0, got " + std::to_string(o.ddof));
   const DType t = x.dtype();
-  if (is_complex(t)) throw TypeError(std::string("moving_reduce: complex input is not supported (got ") + dtype_name(t) + ")");
+  if (is_complex(t))
+    throw TypeError(std::string("moving_reduce: complex input is not supported (got ") + dtype_name(t) + ")");
   const int64_t n = x.shape()[static_cast<size_t>(axis)];
   // The window reaches b positions before i and a after; beyond the axis' length on
   // either side it only adds missing positions, so it is cut there (a window of 10**12
@@ -224,7 +226,8 @@ std::optional<Array> reduce_over_window(Reduction r, const Array& x, const Reduc
     case Reduction::NanMin: s.op = MovingOp::Min; break;
     case Reduction::Max: s.op = MovingOp::Max, s.skipna = false; break;
     case Reduction::NanMax: s.op = MovingOp::Max; break;
-    case Reduction::Var: case Reduction::Std:
+    case Reduction::Var:
+    case Reduction::Std:
       // (NumPy divides by n - ddof <= 0 into inf or NaN with a warning: left to the plain reduction)
       if (o.correction >= static_cast<double>(s.window)) return std::nullopt;
       s.op = r == Reduction::Var ? MovingOp::Var : MovingOp::Std, s.skipna = false;

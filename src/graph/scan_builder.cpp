@@ -1,6 +1,6 @@
 // Builds scan nodes: axis checks, NumPy result dtypes, flattening for axis=None.
-#include "b2lazy/array.hpp"
 #include <string>
+#include "b2lazy/array.hpp"
 #include "b2lazy/error.hpp"
 #include "graph/axes.hpp"
 #include "ops/scan/scan_node.hpp"
@@ -32,7 +32,9 @@ Array scan(ScanOp op, const Array& x, const ScanOptions& o, const char* fn, bool
 }  // namespace
 
 Array cumulative_sum(const Array& x, const ScanOptions& o) { return scan(ScanOp::Sum, x, o, "cumulative_sum", false); }
-Array cumulative_prod(const Array& x, const ScanOptions& o) { return scan(ScanOp::Prod, x, o, "cumulative_prod", false); }
+Array cumulative_prod(const Array& x, const ScanOptions& o) {
+  return scan(ScanOp::Prod, x, o, "cumulative_prod", false);
+}
 
 Array cumsum(const Array& x, std::optional<int> axis, std::optional<DType> dtype) {
   return scan(ScanOp::Sum, x, ScanOptions{axis, dtype, false}, "cumsum", true);

@@ -21,16 +21,26 @@ const std::map<std::string, SegmentFunc>& segment_table() {
   using F = SegmentFold;
   using R = Reduction;
   static const std::map<std::string, SegmentFunc> t = {
-      {"sum", {F::Kernel, R::Sum}},          {"nansum", {F::Kernel, R::NanSum}},
-      {"prod", {F::Kernel, R::Prod}},        {"nanprod", {F::Kernel, R::NanProd}},
-      {"mean", {F::Kernel, R::Mean}},        {"nanmean", {F::Kernel, R::NanMean}},
-      {"min", {F::Kernel, R::Min}},          {"nanmin", {F::Kernel, R::NanMin}},
-      {"max", {F::Kernel, R::Max}},          {"nanmax", {F::Kernel, R::NanMax}},
-      {"var", {F::Kernel, R::Var}},          {"nanvar", {F::Kernel, R::NanVar}},
-      {"std", {F::Kernel, R::Std}},          {"nanstd", {F::Kernel, R::NanStd}},
-      {"any", {F::Kernel, R::Any}},          {"all", {F::Kernel, R::All}},
-      {"count", {F::Kernel, R::CountNonzero}}, {"first", {F::First, R::Min}},
-      {"last", {F::Last, R::Min}},           {"nanfirst", {F::NanFirst, R::Min}},
+      {"sum", {F::Kernel, R::Sum}},
+      {"nansum", {F::Kernel, R::NanSum}},
+      {"prod", {F::Kernel, R::Prod}},
+      {"nanprod", {F::Kernel, R::NanProd}},
+      {"mean", {F::Kernel, R::Mean}},
+      {"nanmean", {F::Kernel, R::NanMean}},
+      {"min", {F::Kernel, R::Min}},
+      {"nanmin", {F::Kernel, R::NanMin}},
+      {"max", {F::Kernel, R::Max}},
+      {"nanmax", {F::Kernel, R::NanMax}},
+      {"var", {F::Kernel, R::Var}},
+      {"nanvar", {F::Kernel, R::NanVar}},
+      {"std", {F::Kernel, R::Std}},
+      {"nanstd", {F::Kernel, R::NanStd}},
+      {"any", {F::Kernel, R::Any}},
+      {"all", {F::Kernel, R::All}},
+      {"count", {F::Kernel, R::CountNonzero}},
+      {"first", {F::First, R::Min}},
+      {"last", {F::Last, R::Min}},
+      {"nanfirst", {F::NanFirst, R::Min}},
       {"nanlast", {F::NanLast, R::Min}},
   };
   return t;
@@ -78,7 +88,8 @@ Array segment_reduce(const Array& x0, const std::vector<int64_t>& codes, const s
   const int64_t n = x0.shape()[axis];
   if (static_cast<int64_t>(codes.size()) != n)
     throw ValueError("segment_reduce: codes has " + std::to_string(codes.size()) + " values; x has " +
-                     std::to_string(n) + " along axis " + std::to_string(axis) + " (shape " + shape_str(x0.shape()) + ")");
+                     std::to_string(n) + " along axis " + std::to_string(axis) + " (shape " + shape_str(x0.shape()) +
+                     ")");
   int64_t top = -1;
   for (size_t i = 0; i < codes.size(); ++i) {
     if (codes[i] < -1)
@@ -105,25 +116,31 @@ Array segment_reduce(const Array& x0, const std::vector<int64_t>& codes, const s
   const Reduction r = f.r;
   const bool folds = f.fold != SegmentFold::Kernel;
   const bool ordered = folds || r == Reduction::Min || r == Reduction::Max || r == Reduction::NanMin ||
-                       r == Reduction::NanMax || r == Reduction::Var || r == Reduction::Std ||
-                       r == Reduction::NanVar || r == Reduction::NanStd;
+                       r == Reduction::NanMax || r == Reduction::Var || r == Reduction::Std || r == Reduction::NanVar ||
+                       r == Reduction::NanStd;
   if (is_complex(t) && ordered)
     throw TypeError("segment_reduce: " + func + " is not supported for " + dtype_name(t) + " (real dtypes only)");
   DType out = t, acc = t;
   bool empty_nan = false;
   switch (r) {
-    case Reduction::Sum: case Reduction::Prod: case Reduction::NanSum: case Reduction::NanProd:
+    case Reduction::Sum:
+    case Reduction::Prod:
+    case Reduction::NanSum:
+    case Reduction::NanProd:
       out = sum_dtype(t);
       acc = out == DType::Bool ? DType::I64 : accumulator_for(out);
       break;
-    case Reduction::Mean: case Reduction::Var: case Reduction::Std:
-    case Reduction::NanMean: case Reduction::NanVar: case Reduction::NanStd:
+    case Reduction::Mean:
+    case Reduction::Var:
+    case Reduction::Std:
+    case Reduction::NanMean:
+    case Reduction::NanVar:
+    case Reduction::NanStd:
       out = is_inexact(t) ? t : DType::F64;
       acc = is_complex(out) ? DType::C128 : DType::F64;
       break;
-    case Reduction::Any: case Reduction::All:
-      out = acc = DType::Bool;
-      break;
+    case Reduction::Any:
+    case Reduction::All: out = acc = DType::Bool; break;
     case Reduction::CountNonzero:
       x = elementwise(Op::Equal, {x, x});  // not NaN
       out = DType::I64;
@@ -135,8 +152,8 @@ Array segment_reduce(const Array& x0, const std::vector<int64_t>& codes, const s
       if (folds && !is_inexact(t)) out = any_empty ? DType::F64 : t;
       break;
   }
-  auto node = std::make_shared<SegmentReduceNode>(x.node(), axis, std::move(sc), f.fold, r, out, acc, o.ddof,
-                                                  empty_nan, func);
+  auto node =
+      std::make_shared<SegmentReduceNode>(x.node(), axis, std::move(sc), f.fold, r, out, acc, o.ddof, empty_nan, func);
   Array result(node);
   if (t0 == DType::F16 && out == DType::F32) result = result.astype(DType::F16);
   return result;

@@ -10,7 +10,6 @@
 
 namespace b2lazy {
 
-
 Array expand_dims(const Array& x, int axis) {
   const int d = normalize_axis(axis, x.ndim() + 1, "expand_dims", x.shape());
   std::vector<Index> ix(static_cast<size_t>(d), Index::slice());
@@ -109,8 +108,7 @@ Array concat(const std::vector<Array>& xs, std::optional<int> axis) {
   if (xs.empty()) throw ValueError("concat: need at least one array to concatenate");
   std::vector<Array> in = xs;
   if (!axis) {  // flattened, as NumPy's axis=None
-    for (auto& x : in)
-      x = flatten(x);
+    for (auto& x : in) x = flatten(x);
   }
   const size_t nd = in[0].ndim();
   if (nd == 0) throw ValueError("concat: zero-dimensional arrays cannot be concatenated");

@@ -36,7 +36,6 @@ Array merge_sort(const Array& x, int axis, bool descending, bool positions, int6
   return axis == last ? back : moveaxis(back, {last}, {axis});
 }
 
-
 // A lane longer than two runs is sorted out of core (runs and a merge).
 Array sorted(const Array& x, int axis, bool descending, bool indices, const char* name) {
   if (x.ndim() == 0) throw ValueError(std::string(name) + ": the array must have at least one dimension");
@@ -70,7 +69,6 @@ Array argsort(const Array& x, int axis, bool descending, bool stable) {
   return sorted(x, axis, descending, true, "argsort");
 }
 
-
 Array searchsorted(const Array& sorted, const Array& values, bool right, const std::optional<Array>& sorter) {
   if (sorted.ndim() != 1)
     throw ValueError("searchsorted: x1 must be 1-dimensional, got shape " + shape_str(sorted.shape()));
@@ -84,7 +82,8 @@ Array searchsorted(const Array& sorted, const Array& values, bool right, const s
     a = take(sorted, idx, {static_cast<int64_t>(idx.size())}, 0);
   }
   DType t = promote(a.dtype(), values.dtype());
-  if (is_complex(t)) throw TypeError(std::string("searchsorted is not supported for ") + dtype_name(t) + " (real dtypes only)");
+  if (is_complex(t))
+    throw TypeError(std::string("searchsorted is not supported for ") + dtype_name(t) + " (real dtypes only)");
   if (t == DType::F16) t = DType::F32;  // (exact: searched as float32)
   const Array s = a.dtype() == t ? a : a.astype(t);
   const Array x = values.dtype() == t ? values : values.astype(t);

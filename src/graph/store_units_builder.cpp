@@ -7,7 +7,8 @@
 namespace b2lazy {
 
 Array store_units_array(StorePtr store, DType dtype, Shape shape, Shape units, bool prefetch) {
-  return Array(std::make_shared<StoreUnitsSource>(std::move(store), dtype, std::move(shape), std::move(units), prefetch));
+  return Array(
+      std::make_shared<StoreUnitsSource>(std::move(store), dtype, std::move(shape), std::move(units), prefetch));
 }
 
 }  // namespace b2lazy

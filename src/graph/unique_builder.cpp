@@ -31,8 +31,7 @@ Array kept(const Array& a, Context* ctx, size_t max_memory) {
 }
 
 // A dense C-order array over `v`, which it keeps alive.
-template <class T>
-Array owned(std::vector<T> v, DType t, Shape shape) {
+template <class T> Array owned(std::vector<T> v, DType t, Shape shape) {
   auto data = std::make_shared<std::vector<T>>(std::move(v));
   return from_buffer(data->data(), t, shape, {}, std::shared_ptr<const void>(data, data->data()), "unique");
 }
@@ -126,7 +125,8 @@ Unique unique(const Array& x, bool indices, bool inverse, bool counts, Context* 
       // packed in one int64 by order[i] puts each element's group at its position
       const Array group = cumsum(first, 0, DType::I64) - Scalar(int64_t(1));
       const Array packed = order * Scalar(int64_t(1) << 32) + group;
-      u.inverse = reshape(sort(packed) & Scalar((int64_t(1) << 32) - 1), std::vector<int64_t>(x.shape().begin(), x.shape().end()));
+      u.inverse = reshape(sort(packed) & Scalar((int64_t(1) << 32) - 1),
+                          std::vector<int64_t>(x.shape().begin(), x.shape().end()));
     }
   }
   return u;

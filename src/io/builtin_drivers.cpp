@@ -4,11 +4,11 @@
 
 namespace b2lazy {
 
-Driver b2nd_driver();  // storage/b2nd_driver.cpp
-Driver zarr_driver();  // io/zarr/zarr_driver.cpp
+Driver b2nd_driver();         // storage/b2nd_driver.cpp
+Driver zarr_driver();         // io/zarr/zarr_driver.cpp
 Driver zarr_region_driver();  // io/zarr/zarr_region_sink.cpp
-Driver b2z_driver();   // io/b2z/b2z_driver.cpp
-Driver hdf5_driver();  // io/hdf5/h5_driver.cpp
+Driver b2z_driver();          // io/b2z/b2z_driver.cpp
+Driver hdf5_driver();         // io/hdf5/h5_driver.cpp
 
 std::vector<Driver> builtin_drivers() {
   std::vector<Driver> ds;

@@ -24,7 +24,8 @@ inline std::string without_query(const std::string& p) {
 }
 
 // (path, key): key empty when the URL names the container itself.
-inline std::pair<std::string, std::string> split_member(const std::string& url, const std::vector<std::string>& suffixes) {
+inline std::pair<std::string, std::string> split_member(const std::string& url,
+                                                        const std::vector<std::string>& suffixes) {
   auto contained = [&](const std::string& p) {
     const std::string bare = without_query(p);
     for (const auto& s : suffixes)

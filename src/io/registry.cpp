@@ -47,8 +47,8 @@ bool ends_with(const std::string& s, const std::string& tail) {
 std::string scheme_of(const std::string& url) {
   size_t i = 0;
   if (url.empty() || !std::isalpha(static_cast<unsigned char>(url[0]))) return {};
-  while (i < url.size() && (std::isalnum(static_cast<unsigned char>(url[i])) || url[i] == '+' || url[i] == '-' ||
-                            url[i] == '.'))
+  while (i < url.size() &&
+         (std::isalnum(static_cast<unsigned char>(url[i])) || url[i] == '+' || url[i] == '-' || url[i] == '.'))
     ++i;
   if (i >= url.size() || url[i] != ':') return {};
   return lower(url.substr(0, i));
@@ -61,9 +61,7 @@ std::string known_schemes(const std::vector<std::shared_ptr<const Driver>>& ds) 
   return s;
 }
 
-bool exists(const std::string& path) {
-  return !path.empty() && ::access(path.c_str(), F_OK) == 0;
-}
+bool exists(const std::string& path) { return !path.empty() && ::access(path.c_str(), F_OK) == 0; }
 
 }  // namespace
 
@@ -210,7 +208,8 @@ std::unique_ptr<Sink> create_sink(SinkSpec spec) {
 std::unique_ptr<Sink> create_part_sink(SinkSpec spec, const std::string& staging) {
   Resolved r = resolve_url(spec.path, true, spec.options ? spec.options->storage : StoreOptions{});
   if (r.store || !r.driver->create_part)
-    throw ValueError("'" + spec.path + "': " + r.driver->name + " outputs take one writer; send its chunks to the committer");
+    throw ValueError("'" + spec.path + "': " + r.driver->name +
+                     " outputs take one writer; send its chunks to the committer");
   spec.path = r.path;
   return r.driver->create_part(spec, staging);
 }

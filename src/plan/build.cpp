@@ -12,8 +12,8 @@
 #include "b2lazy/checked.hpp"
 #include "b2lazy/plan.hpp"
 #include "core/saturating.hpp"
-#include "runtime/stage_results.hpp"
 #include "ops/shape/slice_node.hpp"
+#include "plan/carry.hpp"
 #include "plan/chunking.hpp"
 #include "plan/follow_layout.hpp"
 #include "plan/format.hpp"
@@ -21,8 +21,8 @@
 #include "plan/memory.hpp"
 #include "plan/reuse.hpp"
 #include "plan/siblings.hpp"
-#include "plan/carry.hpp"
 #include "plan/tasks.hpp"
+#include "runtime/stage_results.hpp"
 
 namespace b2lazy {
 
@@ -91,8 +91,8 @@ Shape fill_group(const PlanStage& s, const Shape& chunks, size_t max_memory, int
     return Region::from_box(b);
   };
   const int64_t isz = static_cast<int64_t>(itemsize(s.computed->dtype()));
-  const int64_t most = static_cast<int64_t>(
-      std::min(kMostFillGroup, max_memory / static_cast<size_t>(std::max(1, nworkers)) / 2));
+  const int64_t most =
+      static_cast<int64_t>(std::min(kMostFillGroup, max_memory / static_cast<size_t>(std::max(1, nworkers)) / 2));
   Shape best;
   double best_cost = 0;
   for (const Shape& group : candidates) {
@@ -224,7 +224,8 @@ class Builder {
       // A source in its own storage chunks (each decompressed once), else contiguous rows.
       Shape pc = r.node->preferred_chunks();
       bool fits = s.source && pc.size() == shape.size();
-      for (size_t d = 0; fits && d < pc.size(); ++d) pc[d] = std::clamp<int64_t>(pc[d], 1, std::max<int64_t>(1, shape[d]));
+      for (size_t d = 0; fits && d < pc.size(); ++d)
+        pc[d] = std::clamp<int64_t>(pc[d], 1, std::max<int64_t>(1, shape[d]));
       fits = fits && prod(pc) <= static_cast<int64_t>(std::max(target, size_t(16) << 20) / isz);
       s.chunks = fits ? pc : contiguous_chunks(shape, isz, target);
       // A computed node in the tiles its consumers ask for when they are sizeable: each
@@ -246,7 +247,8 @@ class Builder {
         int64_t in_bytes = 0;
         const auto ins = r.node->input_regions(Region::from_box(r.box));
         for (size_t i = 0; i < ins.size() && i < r.node->inputs().size(); ++i)
-          in_bytes = sat_add(in_bytes, sat_mul(ins[i].size(), static_cast<int64_t>(itemsize(r.node->inputs()[i]->dtype()))));
+          in_bytes =
+              sat_add(in_bytes, sat_mul(ins[i].size(), static_cast<int64_t>(itemsize(r.node->inputs()[i]->dtype()))));
         const int64_t want = 4 * static_cast<int64_t>(p_.nworkers);
         if (p_.nworkers > 1 && g.nchunks() < want && in_bytes / want >= (int64_t(4) << 20) && prod(shape) >= want) {
           // Unless the pieces decompress more of a stored input than the whole does (mean(a,
@@ -290,8 +292,8 @@ class Builder {
   bool read_through_window(const ReusedNode& r, const PlanStage& s) {
     const WindowChoice& w = r.window;
     const int64_t whole = s.bytes;
-    const bool kept = whole <= dense_left_ || (whole <= compressed_left_ && s.pulled_bytes / 4 >= s.once_bytes) ||
-                      worth_repacking(s);
+    const bool kept =
+        whole <= dense_left_ || (whole <= compressed_left_ && s.pulled_bytes / 4 >= s.once_bytes) || worth_repacking(s);
     if (!r.source || !kept || w.blocks <= 0 || whole < (int64_t(8) << 20) || w.bytes > whole / 2 ||
         static_cast<size_t>(w.bytes) > p_.options.max_memory / 3 || w.bytes > dense_left_)
       return false;
@@ -327,7 +329,8 @@ class Builder {
 
   // `c` with each extent within 1..shape's.
   static Shape clamped(Shape c, const Shape& shape) {
-    for (size_t d = 0; d < c.size() && d < shape.size(); ++d) c[d] = std::clamp<int64_t>(c[d], 1, std::max<int64_t>(1, shape[d]));
+    for (size_t d = 0; d < c.size() && d < shape.size(); ++d)
+      c[d] = std::clamp<int64_t>(c[d], 1, std::max<int64_t>(1, shape[d]));
     return c;
   }
 
@@ -373,17 +376,22 @@ void spill_stage(Plan& p, size_t i) {
   PlanStage& s = p.stages[i];
   const std::string what = s.node->describe() + " " + shape_str(s.box.shape());
   if (worth_repacking(s)) {  // read again from a re-packed copy on disk, not from memory
-    p.passes.push_back("memory: " + what + " re-packed and " + kept_in_name(KeptIn::Spilled) + " instead (the plan "
-                       "is over max_memory with it " + kept_in_name(s.where) + ")");
+    p.passes.push_back("memory: " + what + " re-packed and " + kept_in_name(KeptIn::Spilled) +
+                       " instead (the plan "
+                       "is over max_memory with it " +
+                       kept_in_name(s.where) + ")");
     s.where = KeptIn::Spilled;
     repack(s, p.options.max_memory, p.nworkers);
   } else if (s.source) {
-    p.passes.push_back("memory: " + what + " not kept after all (the plan is over max_memory with it); read from "
+    p.passes.push_back("memory: " + what +
+                       " not kept after all (the plan is over max_memory with it); read from "
                        "storage by each task");
     p.stages.erase(p.stages.begin() + static_cast<std::ptrdiff_t>(i));
   } else {
-    p.passes.push_back("memory: " + what + " " + kept_in_name(KeptIn::Spilled) + " instead (the plan is over "
-                       "max_memory with it " + kept_in_name(s.where) + ")");
+    p.passes.push_back("memory: " + what + " " + kept_in_name(KeptIn::Spilled) +
+                       " instead (the plan is over "
+                       "max_memory with it " +
+                       kept_in_name(s.where) + ")");
     s.where = KeptIn::Spilled;
     s.chunks = stored_chunks(s, p.options.max_memory, p.nworkers);  // (dense chunks may be the whole box)
   }
@@ -410,7 +418,8 @@ void spill_until_it_fits(Plan& p) {
     }
     size_t largest = p.stages.size();
     for (size_t i = 0; i < p.stages.size(); ++i)
-      if (kept_in_memory(p.stages[i]) > 0 && (largest == p.stages.size() || p.stages[i].bytes > p.stages[largest].bytes))
+      if (kept_in_memory(p.stages[i]) > 0 &&
+          (largest == p.stages.size() || p.stages[i].bytes > p.stages[largest].bytes))
         largest = i;
     if (largest == p.stages.size()) return;
     spill_stage(p, largest);
@@ -523,9 +532,9 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& given, PlanTarget tar
     }
   auto [chunks, blocks] = output_layout(root, opts, target, nworkers);
   Plan p = plan_on(root, opts, target, nworkers, chunks, blocks, "");
-  const bool by_shape = opts.chunks.empty() && opts.shards.empty() && opts.blocks.empty() &&
-                        preferred_chunks_of(root).empty() &&
-                        (target == PlanTarget::Dense || (product_chunks_of(root).empty() && !aligned_storage_source(root)));
+  const bool by_shape =
+      opts.chunks.empty() && opts.shards.empty() && opts.blocks.empty() && preferred_chunks_of(root).empty() &&
+      (target == PlanTarget::Dense || (product_chunks_of(root).empty() && !aligned_storage_source(root)));
   if (by_shape && p.nchunks > 0 && !p.block_major) {
     p = follow_sources(root, opts, target, nworkers, std::move(p));
     chunks = p.chunks;

@@ -38,8 +38,8 @@ bool cuts_no_source_chunk(const Node& root, size_t d, int64_t e) {
   const int64_t pair = std::min(root.shape()[d], 2 * e);
   if (pair <= e) return true;
   const int64_t both = source_reads(root, along(root.shape(), d, 0, pair));
-  return sat_add(source_reads(root, along(root.shape(), d, 0, e)), source_reads(root, along(root.shape(), d, e, pair))) <=
-         both;
+  return sat_add(source_reads(root, along(root.shape(), d, 0, e)),
+                 source_reads(root, along(root.shape(), d, e, pair))) <= both;
 }
 
 int64_t aligned_extent(const Node& root, size_t d, int64_t most) {

@@ -13,8 +13,7 @@ namespace b2lazy {
 // Dense: the graph's preference, else chunks that are contiguous ranges of the result.
 // Unless the caller gave chunks (or blocks), build_plan then shrinks them until the
 // plan's projected peak fits max_memory (max_memory is a limit).
-std::pair<Shape, Shape> output_layout(const NodePtr& node, const ComputeOptions& opts, PlanTarget target,
-                                      int nthreads);
+std::pair<Shape, Shape> output_layout(const NodePtr& node, const ComputeOptions& opts, PlanTarget target, int nthreads);
 
 // `chunks` checked against `shape` (ValueError naming `what` and `noun`); empty stays empty.
 Shape checked_chunks(const Shape& shape, const Shape& chunks, const char* what, const char* noun = "chunks");

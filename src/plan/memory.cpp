@@ -156,7 +156,8 @@ void check_plan_budget(const Plan& plan) {
   // Slabs, panels and what is kept follow the budget: plan again for whole MiB from the
   // projected peak up, until the plan made for a budget fits it.
   auto whole_mib = [](int64_t bytes) { return ceil_div(std::min<int64_t>(bytes, INT64_MAX - kMiB), kMiB); };
-  int64_t need = std::max(whole_mib(plan.projected_peak), whole_mib(static_cast<int64_t>(std::min<size_t>(budget, INT64_MAX / 2))) + 1);
+  int64_t need = std::max(whole_mib(plan.projected_peak),
+                          whole_mib(static_cast<int64_t>(std::min<size_t>(budget, INT64_MAX / 2))) + 1);
   for (int i = 0; i < 32 && need < INT64_MAX / kMiB; ++i) {
     ComputeOptions o = plan.options;
     o.max_memory = static_cast<size_t>(need) * static_cast<size_t>(kMiB);

@@ -38,12 +38,12 @@ int64_t kept_in_memory(const PlanStage& s);
 // there, less what it forks to the workers), plus each worker's arena (the most one task
 // of any pass, or one forked share, holds). Arenas hold a block at least.
 struct MemoryProjection {
-  int64_t kept = 0;          // the stages' kept copies, and the windows of blocks
-  int64_t windows = 0;       // of which the windows of decompressed blocks (Plan::windows)
-  int64_t calling = 0;       // the calling thread: the largest pass of one chunk
-  int workers = 0;           // workers that hold an arena
-  int64_t per_worker = 0;    // the most one task of a pass on the workers holds
-  int64_t fetched = 0;       // the cache of fetched store reads (Plan::fetch_bytes)
+  int64_t kept = 0;        // the stages' kept copies, and the windows of blocks
+  int64_t windows = 0;     // of which the windows of decompressed blocks (Plan::windows)
+  int64_t calling = 0;     // the calling thread: the largest pass of one chunk
+  int workers = 0;         // workers that hold an arena
+  int64_t per_worker = 0;  // the most one task of a pass on the workers holds
+  int64_t fetched = 0;     // the cache of fetched store reads (Plan::fetch_bytes)
   int64_t peak() const { return sat_add(sat_add(sat_add(kept, calling), fetched), sat_mul(workers, per_worker)); }
   std::string describe() const;  // one line for explain()
 };

@@ -42,11 +42,12 @@ void print_measured(std::ostringstream& os, const Stats& s) {
   }
   os << "\n  written: " << format_bytes(s.bytes_written) << " compressed, " << s.output_chunks << " output chunks"
      << (s.block_major_path ? " (block-major path)" : "") << "\n";
-  os << "  computed once: " << s.cache_misses << " node" << (s.cache_misses == 1 ? "" : "s") << ", "
-     << s.sources_kept << " source" << (s.sources_kept == 1 ? "" : "s") << " kept, " << s.cache_hits
-     << " reads of them";
+  os << "  computed once: " << s.cache_misses << " node" << (s.cache_misses == 1 ? "" : "s") << ", " << s.sources_kept
+     << " source" << (s.sources_kept == 1 ? "" : "s") << " kept, " << s.cache_hits << " reads of them";
   if (s.window_hits) os << "; " << s.window_hits << " blocks read from a window of decompressed blocks";
-  if (s.stages_reused) os << " (" << s.stages_reused << " stage" << (s.stages_reused == 1 ? "" : "s") << " read from an earlier execution)";
+  if (s.stages_reused)
+    os << " (" << s.stages_reused << " stage" << (s.stages_reused == 1 ? "" : "s")
+       << " read from an earlier execution)";
   os << "\n";
   if (s.store_requests || s.prefetch_hits || s.prefetch_misses) {
     char wait[64];
@@ -71,8 +72,8 @@ std::string Plan::to_string(const Stats* measured, int nthreads) const {
   const int64_t out_bytes = root->size() * isz;
   os << "plan: " << dtype_name(root->dtype()) << " " << shape_str(root->shape()) << " = " << format_bytes(out_bytes)
      << " in " << nchunks << " output chunk" << (nchunks == 1 ? "" : "s") << " of " << shape_str(chunks) << " = "
-     << format_bytes(prod(chunks) * isz) << ", " << workers << " worker" << (workers == 1 ? "" : "s")
-     << ", max_memory " << format_bytes(static_cast<double>(options.max_memory)) << "\n";
+     << format_bytes(prod(chunks) * isz) << ", " << workers << " worker" << (workers == 1 ? "" : "s") << ", max_memory "
+     << format_bytes(static_cast<double>(options.max_memory)) << "\n";
   os << "passes:\n";
   for (auto& line : passes) os << "  " << line << "\n";
 
@@ -110,11 +111,13 @@ std::string Plan::to_string(const Stats* measured, int nthreads) const {
   for (auto& s : stages) {
     os << "  " << s.node->describe() << ": box " << shape_str(s.box.shape()) << " = " << format_bytes(s.bytes) << ", "
        << kept_in_name(s.where) << " in chunks " << shape_str(s.chunks) << " (the tasks would "
-       << (s.source ? "decompress " : "compute ") << format_bytes(s.pulled_bytes) << " of it, once: "
-       << format_bytes(s.once_bytes) << "); computing it holds " << format_bytes(s.memory.per_task)
-       << (s.memory.threads ? " per worker" : " on the calling thread") << (s.memory.forked ? ", forked to the workers" : "") << "\n";
+       << (s.source ? "decompress " : "compute ") << format_bytes(s.pulled_bytes)
+       << " of it, once: " << format_bytes(s.once_bytes) << "); computing it holds " << format_bytes(s.memory.per_task)
+       << (s.memory.threads ? " per worker" : " on the calling thread")
+       << (s.memory.forked ? ", forked to the workers" : "") << "\n";
     if (!s.fill_group.empty())
-      os << "    filled " << shape_str(s.fill_group) << " chunks at a time (each of its storage chunks decompressed once)\n";
+      os << "    filled " << shape_str(s.fill_group)
+         << " chunks at a time (each of its storage chunks decompressed once)\n";
     if (!s.needed.empty()) {
       int64_t n = 0;
       for (bool b : s.needed) n += b;
@@ -126,15 +129,14 @@ std::string Plan::to_string(const Stats* measured, int nthreads) const {
   }
   if (!windows.empty()) os << "read through a window of decompressed blocks (pulled again in turn by the tasks):\n";
   for (const PlanWindow& w : windows)
-    os << "  " << w.node->describe() << ": its last " << w.blocks
-       << " decompressed blocks, at most " << format_bytes(w.bytes) << " (the tasks would decompress "
-       << format_bytes(w.pulled_bytes) << " of it, through the window: " << format_bytes(w.read_bytes) << ")\n";
+    os << "  " << w.node->describe() << ": its last " << w.blocks << " decompressed blocks, at most "
+       << format_bytes(w.bytes) << " (the tasks would decompress " << format_bytes(w.pulled_bytes)
+       << " of it, through the window: " << format_bytes(w.read_bytes) << ")\n";
   int64_t most = 0, most_src = 0;
   for (auto& t : tasks) most = std::max(most, t.projected_bytes), most_src = std::max(most_src, t.source_bytes);
   const int64_t per = tasks.empty() ? 0 : tasks[0].last_chunk - tasks[0].first_chunk;
   os << "tasks: " << tasks.size() << " of " << per << " output chunk" << (per == 1 ? "" : "s")
-     << ", each projected at most " << format_bytes(most) << " and " << format_bytes(most_src)
-     << " decompressed\n";
+     << ", each projected at most " << format_bytes(most) << " and " << format_bytes(most_src) << " decompressed\n";
 
   os << "estimates:\n";
   os << "  read (decompressed):";

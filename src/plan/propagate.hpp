@@ -45,7 +45,8 @@ class Propagation {
       for (size_t i = k; i-- > 0;) {  // first input first, as a recursive walk would
         auto pieces = worker_bytes_ ? s.node->pull_pieces(s.region, i, worker_bytes_) : std::vector<Region>{};
         if (pieces.empty()) pieces.push_back(std::move(regions[i]));
-        for (size_t j = pieces.size(); j-- > 0;) todo.push_back({{s.node, i}, s.node->inputs()[i].get(), std::move(pieces[j])});
+        for (size_t j = pieces.size(); j-- > 0;)
+          todo.push_back({{s.node, i}, s.node->inputs()[i].get(), std::move(pieces[j])});
       }
     }
   }

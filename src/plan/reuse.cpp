@@ -9,7 +9,6 @@
 #include <unordered_set>
 #include <utility>
 
-
 namespace b2lazy {
 
 namespace {
@@ -67,8 +66,7 @@ struct Unsettled {
 };
 
 // Distinct inputs: a node pulls an input it lists twice once (a fused program's leaves).
-template <class F>
-void for_each_distinct_input(const Node& n, F f) {
+template <class F> void for_each_distinct_input(const Node& n, F f) {
   const auto& ins = n.inputs();
   for (size_t i = 0; i < ins.size(); ++i) {
     bool repeat = false;

@@ -36,12 +36,12 @@ struct PlanningState {
 // A node several output chunks pull overlapping parts of, with the cost model's figures.
 struct ReusedNode {
   NodePtr node;
-  Box box;             // the part of it the output chunks need
-  Shape request;       // the shape of a typical request (consumer-shaped tiles)
-  int64_t pulled = 0;  // bytes the chunks would pull (decompress, for a source) without reuse
-  int64_t once = 0;    // bytes to compute (decompress) `box` once
-  bool source = false; // a stored source: kept only when it saves decompression
-  int64_t asked = 0;   // a source: bytes of the elements they ask of it (it decompresses more)
+  Box box;              // the part of it the output chunks need
+  Shape request;        // the shape of a typical request (consumer-shaped tiles)
+  int64_t pulled = 0;   // bytes the chunks would pull (decompress, for a source) without reuse
+  int64_t once = 0;     // bytes to compute (decompress) `box` once
+  bool source = false;  // a stored source: kept only when it saves decompression
+  int64_t asked = 0;    // a source: bytes of the elements they ask of it (it decompresses more)
   // A source: the window of decompressed blocks through which the chunks' pulls, in
   // order, decompress it about once (blocks 0: none does), in place of keeping it.
   WindowChoice window;
@@ -57,14 +57,13 @@ bool reuse_candidate(const Node& n);
 // Propagates each output chunk's region down the graph (Node::input_regions) to the
 // first candidates on each path. Computed nodes pulled along several paths of one chunk
 // with sharing below them (or along 4 or more) are candidates too, always computed once:
-// without it `e = e[::-1] + e`, repeated, pulls the innermost node 2**depth times. A cacheable node is reused when the regions asked of it
-// overlap (more elements asked than its bounding box holds); a source when the chunks
-// would decompress at least twice what decompressing its bounding box once costs.
-// Nodes not reused are looked through, to find reuse deeper down; nodes are decided in
-// topological order (consumers first), so a node is decided once every request has
-// reached it. Decided nodes, and subgraphs with nothing left to plan, are skipped. Each
-// node is visited once per output chunk, whatever the number of paths to it. The result
-// is in topological order: compute it from the back (inputs first).
+// without it `e = e[::-1] + e`, repeated, pulls the innermost node 2**depth times. A cacheable node is reused when the
+// regions asked of it overlap (more elements asked than its bounding box holds); a source when the chunks would
+// decompress at least twice what decompressing its bounding box once costs. Nodes not reused are looked through, to
+// find reuse deeper down; nodes are decided in topological order (consumers first), so a node is decided once every
+// request has reached it. Decided nodes, and subgraphs with nothing left to plan, are skipped. Each node is visited
+// once per output chunk, whatever the number of paths to it. The result is in topological order: compute it from the
+// back (inputs first).
 std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, PlanningState& ps);
 
 // Does the graph under `n` hold a candidate not decided yet (n included)?

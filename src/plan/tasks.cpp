@@ -108,21 +108,28 @@ class Costing {
  public:
   Costing(const KeptSoFar& kept, const std::vector<PlanWindow>& windows, size_t max_memory, int nworkers,
           bool single_chunk, AskedChunks* asked = nullptr)
-      : kept_(kept), max_memory_(max_memory), nworkers_(nworkers), single_chunk_(single_chunk),
-        prop_(kept.stop, [this, asked](const Edge&, const Node& n, const Region& r, bool first) {
-          if (!first) return;
-          if (kept_.stop.count(&n)) {  // computed once: read from where it is kept
-            if (asked) asked->ask(n, r);
-            auto it = kept_.read.find(&n);
-            if (it != kept_.read.end() && !it->second.first) cost_.kept = sat_add(cost_.kept, MemoryModel::region_bytes(n, r));
-            return;
-          }
-          if (const int64_t d = decompressed(n, r)) {
-            cost_.source = sat_add(cost_.source, d);
-            int64_t& s = cost_.per_source[n.source_name()];
-            s = sat_add(s, d);
-          }
-        }, max_memory / static_cast<size_t>(std::max(1, nworkers))) {
+      : kept_(kept),
+        max_memory_(max_memory),
+        nworkers_(nworkers),
+        single_chunk_(single_chunk),
+        prop_(
+            kept.stop,
+            [this, asked](const Edge&, const Node& n, const Region& r, bool first) {
+              if (!first) return;
+              if (kept_.stop.count(&n)) {  // computed once: read from where it is kept
+                if (asked) asked->ask(n, r);
+                auto it = kept_.read.find(&n);
+                if (it != kept_.read.end() && !it->second.first)
+                  cost_.kept = sat_add(cost_.kept, MemoryModel::region_bytes(n, r));
+                return;
+              }
+              if (const int64_t d = decompressed(n, r)) {
+                cost_.source = sat_add(cost_.source, d);
+                int64_t& s = cost_.per_source[n.source_name()];
+                s = sat_add(s, d);
+              }
+            },
+            max_memory / static_cast<size_t>(std::max(1, nworkers))) {
     for (const PlanWindow& w : windows) windows_.emplace(w.node.get(), WindowSim(w.blocks));
   }
 
@@ -177,9 +184,9 @@ void plan_tasks(Plan& p) {
     const int64_t n = s.computed->size() == 0 ? 0 : g.nchunks();
     const size_t isz = itemsize(s.computed->dtype());
     const bool to_writer = s.where != KeptIn::Dense;
-    const int64_t buffers = output_buffer_bytes(s.computed->shape(), s.chunks,
-                                                to_writer ? shrink_chunks(s.chunks, isz, s.node->kept_block_bytes()) : Shape{},
-                                                isz, to_writer);
+    const int64_t buffers = output_buffer_bytes(
+        s.computed->shape(), s.chunks, to_writer ? shrink_chunks(s.chunks, isz, s.node->kept_block_bytes()) : Shape{},
+        isz, to_writer);
     Costing costing(kept, p.windows, p.options.max_memory, p.nworkers, n <= 1, &asked);
     int64_t working = 0;
     int64_t forked = 0;

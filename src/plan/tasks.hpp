@@ -18,7 +18,7 @@ class ChunkGroups {
  public:
   ChunkGroups(const ChunkGrid& grid, const Shape& group);
   int64_t count() const { return outer_.nchunks(); }
-  Box box(int64_t k) const;                       // the group's elements
+  Box box(int64_t k) const;                      // the group's elements
   std::vector<int64_t> chunks(int64_t k) const;  // its chunks' ids in `grid`, C order
 
  private:

@@ -17,10 +17,10 @@ constexpr size_t kMaxReplayedBlocks = size_t(1) << 22;
 // deque that grows without copying: a replay of 4M reads holds 16 MiB, not the 128 MiB
 // of ids, times and a sorted copy), grouped by the output chunk that asks for them.
 struct ChunkReads {
-  std::deque<int32_t> blocks;    // dense block numbers, chunk after chunk
-  std::vector<size_t> starts;    // chunk c's reads: blocks[starts[c] .. starts[c + 1])
+  std::deque<int32_t> blocks;  // dense block numbers, chunk after chunk
+  std::vector<size_t> starts;  // chunk c's reads: blocks[starts[c] .. starts[c + 1])
   int64_t distinct = 0;
-  size_t widest = 0;             // the most blocks one pull touches
+  size_t widest = 0;  // the most blocks one pull touches
 };
 
 bool gather_reads(const Node& source, const std::vector<Region>& regions, const std::vector<int64_t>& units,
@@ -53,7 +53,8 @@ bool gather_reads(const Node& source, const std::vector<Region>& regions, const 
 // chunks running at once are merged as the replay goes (no sorted copy of the reads).
 int64_t replay_misses(const ChunkReads& r, int64_t capacity, int64_t nworkers) {
   const size_t nchunks = r.starts.size() - 1;
-  const double step = static_cast<double>(r.blocks.size()) / static_cast<double>(nchunks) / static_cast<double>(nworkers);
+  const double step =
+      static_cast<double>(r.blocks.size()) / static_cast<double>(nchunks) / static_cast<double>(nworkers);
   // The window: a doubly linked list over the dense block numbers, most recent first.
   const size_t n = static_cast<size_t>(r.distinct);
   std::vector<int32_t> prev(n, -1), next(n, -1);

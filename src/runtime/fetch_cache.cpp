@@ -307,7 +307,8 @@ bool FetchCache::worker_read_overlaps(const StoreRead& r) const {
   if (it == worker_reads_.end()) return false;
   for (const ByteRange& want : r.ranges)
     for (const ByteRange& got : it->second) {
-      if (want.offset < 0 || got.offset < 0 || want.length < 0 || got.length < 0) return true;  // (suffix, or to the end)
+      if (want.offset < 0 || got.offset < 0 || want.length < 0 || got.length < 0)
+        return true;  // (suffix, or to the end)
       if (want.offset < got.offset + got.length && got.offset < want.offset + want.length) return true;
     }
   return false;

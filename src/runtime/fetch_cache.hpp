@@ -98,11 +98,11 @@ class FetchCache {
  private:
   struct Entry {
     std::shared_future<Value> value;
-    int64_t bytes = 0;     // its bytes once here; expected while in flight
+    int64_t bytes = 0;  // its bytes once here; expected while in flight
     bool ready = false;
-    bool ahead = false;    // fetched ahead and not read yet: kept
-    int64_t task = -1;     // the task it was fetched ahead for, or read by
-    uint64_t serial = 0;   // who registered it (an erased and re-registered read is another)
+    bool ahead = false;   // fetched ahead and not read yet: kept
+    int64_t task = -1;    // the task it was fetched ahead for, or read by
+    uint64_t serial = 0;  // who registered it (an erased and re-registered read is another)
     bool in_lru = false;
     std::list<std::string>::iterator age;
   };
@@ -113,7 +113,7 @@ class FetchCache {
   bool worker_read_overlaps(const StoreRead& r) const;
   static constexpr size_t kMostWorkerReads = 64;  // per object
   void to_lru(const std::string& id, Entry& e);
-  void set_ahead(Entry& e, bool ahead);    // keeps ahead_bytes_
+  void set_ahead(Entry& e, bool ahead);     // keeps ahead_bytes_
   void set_bytes(Entry& e, int64_t bytes);  // keeps held_ and ahead_bytes_
   void erase(std::unordered_map<std::string, Entry>::iterator it);
   void evict_for(int64_t bytes);  // unkept reads go, least recent first
@@ -127,7 +127,7 @@ class FetchCache {
   std::unordered_map<std::string, Entry> entries_;
   std::list<std::string> lru_;  // unkept, ready reads; most recent first
   int64_t held_ = 0, most_held_ = 0;
-  int64_t ahead_bytes_ = 0;  // of reads fetched ahead and not read yet (at most half the cache)
+  int64_t ahead_bytes_ = 0;   // of reads fetched ahead and not read yet (at most half the cache)
   int64_t reading_task_ = 0;  // claimed()
   std::unordered_map<std::string, std::vector<ByteRange>> worker_reads_;
   uint64_t serials_ = 0;

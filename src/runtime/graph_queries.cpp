@@ -12,8 +12,7 @@ namespace {
 // iteratively), the one whose chunks(node) is largest, with those chunks; chunks(node)
 // empty means "look through it". When chunk grids nest, evaluating on the largest reads
 // every other operand chunk once.
-template <class Chunks>
-std::pair<const Node*, Shape> largest_chunked(const NodePtr& root, Chunks chunks) {
+template <class Chunks> std::pair<const Node*, Shape> largest_chunked(const NodePtr& root, Chunks chunks) {
   const Node* best = nullptr;
   Shape best_chunks;
   std::unordered_set<const Node*> visited;

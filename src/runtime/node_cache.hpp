@@ -23,8 +23,7 @@ class NodeCache {
     virtual size_t bytes() const { return 0; }
   };
   // The entry of `node`, made (default-constructed T) on first use.
-  template <class T>
-  T& entry(const Node* node) {
+  template <class T> T& entry(const Node* node) {
     std::unique_ptr<Entry>& e = entries_[node];
     if (!e) e = std::make_unique<T>();
     return static_cast<T&>(*e);

@@ -14,10 +14,12 @@ void Node::fill_block_major(int64_t /*chunk*/, int64_t /*nitems*/, void* /*out*/
   throw Error("internal: " + kind() + " cannot fill chunks in block-major order");
 }
 
-std::vector<uint8_t> Node::fold_part(const Region& /*region*/, int64_t /*lo*/, int64_t /*hi*/, ThreadState& /*ts*/) const {
+std::vector<uint8_t> Node::fold_part(const Region& /*region*/, int64_t /*lo*/, int64_t /*hi*/,
+                                     ThreadState& /*ts*/) const {
   throw Error("internal: " + kind() + " is not filled in parts");
 }
-void Node::fold_merge(const Region& /*region*/, std::vector<uint8_t>& /*into*/, const uint8_t* /*part*/, size_t /*n*/) const {
+void Node::fold_merge(const Region& /*region*/, std::vector<uint8_t>& /*into*/, const uint8_t* /*part*/,
+                      size_t /*n*/) const {
   throw Error("internal: " + kind() + " is not filled in parts");
 }
 void Node::fold_finish(const Region& /*region*/, const uint8_t* /*state*/, size_t /*n*/, void* /*out*/) const {

@@ -44,8 +44,7 @@ class ScratchScope {
   explicit ScratchScope(Scratch& s) : s_(s), m_(s.mark()) {}
   ~ScratchScope() { s_.release(m_); }
   void* alloc(size_t bytes) { return s_.alloc(bytes); }
-  template <class T>
-  T* alloc_n(size_t n) {
+  template <class T> T* alloc_n(size_t n) {
     size_t bytes;
     if (__builtin_mul_overflow(n, sizeof(T), &bytes)) throw std::bad_alloc();
     return static_cast<T*>(s_.alloc(bytes));

@@ -28,7 +28,7 @@ class ThreadState {
   // Stats at the end.
   std::unordered_map<const Node*, std::unordered_map<int64_t, int64_t>> decompressed;
   std::unordered_map<const Node*, int64_t> decompressed_bytes;  // uncompressed bytes produced
-  Evaluation* eval = nullptr;  // the evaluation it runs in (null outside one)
+  Evaluation* eval = nullptr;                                   // the evaluation it runs in (null outside one)
   // True on the calling thread outside a parallel pass: a node may then spread its own
   // work (e.g. the slabs of a reduction) over the context's workers.
   bool can_fork = false;

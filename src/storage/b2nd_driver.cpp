@@ -32,8 +32,7 @@ Driver b2nd_driver() {
     ComputeOptions o = *s.options;
     o.urlpath = s.path;
     const std::string where = s.path.empty() ? std::string("in memory") : "'" + s.path + "'";
-    if (!o.shards.empty())
-      throw ValueError("compute: shards apply to Zarr outputs; the output " + where + " is b2nd");
+    if (!o.shards.empty()) throw ValueError("compute: shards apply to Zarr outputs; the output " + where + " is b2nd");
     if (o.cparams.compressor != "blosc")
       throw ValueError("compute: compressor '" + o.cparams.compressor + "' applies to Zarr outputs; the output " +
                        where + " is b2nd (Blosc2: choose codec, clevel and filter)");

@@ -18,8 +18,8 @@
 #include "core/strided_copy.hpp"
 #include "runtime/block_window.hpp"
 #include "runtime/evaluation.hpp"
-#include "runtime/thread_state.hpp"
 #include "runtime/memory_model.hpp"
+#include "runtime/thread_state.hpp"
 #include "storage/b2nd_validate.hpp"
 #include "storage/blosc2_util.hpp"
 #include "storage/pinned_io.hpp"
@@ -137,9 +137,10 @@ std::vector<StoreFrame::Want> B2ndSource::remote_wants(const Region& region, boo
     const bool whole = static_cast<int64_t>(blocks.size()) == per_chunk;
     // At most kPrefetchBytes held (fill_bytes counts them): chunks past that are fetched
     // when read, one by one.
-    held = sat_add(held, whole ? remote_->chunk_span(id)
-                               : std::min(remote_->chunk_span(id), static_cast<int64_t>(blocks.size()) *
-                                                                       arr_->sc->blocksize + 4 * per_chunk + 32));
+    held =
+        sat_add(held, whole ? remote_->chunk_span(id)
+                            : std::min(remote_->chunk_span(id),
+                                       static_cast<int64_t>(blocks.size()) * arr_->sc->blocksize + 4 * per_chunk + 32));
     if (capped && held > kPrefetchBytes && !wants.empty()) break;
     wants.push_back({id, whole, whole ? std::vector<int64_t>{} : std::move(blocks)});
   }
@@ -149,7 +150,8 @@ std::vector<StoreFrame::Want> B2ndSource::remote_wants(const Region& region, boo
 void B2ndSource::store_reads(const Region& region, std::vector<StoreRead>& out) const {
   if (!remote_ || region.size() == 0 || ndim() == 0) return;
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
-  for (const StoreFrame::Want& w : remote_wants(region, false)) out.push_back(remote_->first_read(w, extchunk_nitems() * isz));
+  for (const StoreFrame::Want& w : remote_wants(region, false))
+    out.push_back(remote_->first_read(w, extchunk_nitems() * isz));
 }
 
 int64_t B2ndSource::store_read_bytes() const { return remote_ ? remote_->mean_chunk_bytes() : 0; }
@@ -231,8 +233,8 @@ void B2ndSource::check_unchanged() const {
 }
 
 std::string B2ndSource::describe() const {
-  return "b2nd '" + name_ + "' " + shape_str(shape()) + " " + dtype_name(dtype()) + " chunks=" +
-         shape_str(grid_.chunks()) + " blocks=" + shape_str(blocks_);
+  return "b2nd '" + name_ + "' " + shape_str(shape()) + " " + dtype_name(dtype()) +
+         " chunks=" + shape_str(grid_.chunks()) + " blocks=" + shape_str(blocks_);
 }
 
 void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, ThreadState& ts, bool counted) const {
@@ -241,7 +243,7 @@ void B2ndSource::read_items(int64_t id, int64_t start, int64_t n, void* dst, Thr
   int cbytes;
   const bool whole = n == extchunk_nitems();
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
-  std::string bad_header;  // what the chunk's stored header claims wrongly (pinned_io.hpp)
+  std::string bad_header;       // what the chunk's stored header claims wrongly (pinned_io.hpp)
   StoreFrame::Fetched fetched;  // a remote chunk (store_io.hpp)
   if (remote_ && remote_->chunk_position(id) >= 0) {
     const StoreFrame::Fetched& c = remote_chunk(id, start, n, fetched, ts);
@@ -289,8 +291,8 @@ int64_t B2ndSource::touched_blocks(int64_t start, int64_t n) const {
   return n <= 0 ? 0 : (start + n - 1) / per_block - start / per_block + 1;
 }
 
-void B2ndSource::read_checked(int64_t id, const uint8_t* chunk, int32_t cbytes, int64_t start, int64_t n,
-                              void* dst, ThreadState& ts) const {
+void B2ndSource::read_checked(int64_t id, const uint8_t* chunk, int32_t cbytes, int64_t start, int64_t n, void* dst,
+                              ThreadState& ts) const {
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
   // Every chunk of a b2nd array holds its padded chunk shape: one that holds fewer bytes
   // would leave part of `dst` as it was (stale memory) where C-Blosc2 reports success.
@@ -406,7 +408,8 @@ int64_t B2ndSource::fill_bytes_local(const Region& region) const {
     one_chunk = one_chunk && rb.start[d] / c == (rb.stop[d] - 1) / c;
     neg[d] = -(rb.start[d] / c * c);
   }
-  if (one_chunk && region.unit_steps() && is_contiguous_range(rb.shift(neg), extchunk_))  // fill()'s fast path: in place
+  if (one_chunk && region.unit_steps() &&
+      is_contiguous_range(rb.shift(neg), extchunk_))  // fill()'s fast path: in place
     return rb.size() == whole ? compressed : 0;
   // C-order blocks: each chunk's range from the first to the last item needed, at most the
   // region's extent (or a chunk's) along each axis, read in pieces of at most `piece`.
@@ -467,8 +470,7 @@ void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
   }
 }
 
-template <class F>
-void B2ndSource::for_each_block(const Region& region, F f) const {
+template <class F> void B2ndSource::for_each_block(const Region& region, F f) const {
   const size_t nd = ndim();
   const AxisSegments per_axis = split_region(region, grid_.chunks());
   AxisSegments segs(nd);
@@ -482,8 +484,8 @@ void B2ndSource::for_each_block(const Region& region, F f) const {
     for (size_t d = 0; d < nd; ++d) {
       const AxisSegment& g = per_axis[d][kc[d]];
       i_lo[d] = g.i_lo;
-      split_axis(region.start[d] + g.i_lo * region.step[d] - cbox.start[d], region.step[d], g.i_hi - g.i_lo,
-                 blocks_[d], segs[d]);
+      split_axis(region.start[d] + g.i_lo * region.step[d] - cbox.start[d], region.step[d], g.i_hi - g.i_lo, blocks_[d],
+                 segs[d]);
     }
     std::vector<size_t> kb(nd, 0);
     do {
@@ -550,8 +552,8 @@ std::pair<int64_t, int64_t> B2ndSource::item_span(const Box& cbox, const Region&
   return {lo, hi};
 }
 
-void B2ndSource::read_in_pieces(int64_t id, const Box& cbox, const Region& region, const Shape& i_lo,
-                                const Shape& i_hi, char* out, ThreadState& ts) const {
+void B2ndSource::read_in_pieces(int64_t id, const Box& cbox, const Region& region, const Shape& i_lo, const Shape& i_hi,
+                                char* out, ThreadState& ts) const {
   const size_t nd = ndim();
   const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
   const int64_t whole = extchunk_nitems(), piece = std::max<int64_t>(1, kPieceBytes / isz);
@@ -616,10 +618,8 @@ void B2ndSource::read_in_pieces(int64_t id, const Box& cbox, const Region& regio
     if (inner <= piece) run = stride > 0 ? (piece - inner) / stride + 1 : h0 - l0;
     for (int64_t s = l0; s < h0; s += run) {
       lo[d] = s, hi[d] = std::min(h0, s + run);
-      if (hi[d] - lo[d] == 1 && inner > piece)
-        self(self, d + 1);
-      else
-        read();
+      if (hi[d] - lo[d] == 1 && inner > piece) self(self, d + 1);
+      else read();
     }
     lo[d] = l0, hi[d] = h0;
   };

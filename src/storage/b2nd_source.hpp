@@ -3,8 +3,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "b2lazy/byte_store.hpp"
 #include "b2lazy/node.hpp"
@@ -22,8 +22,7 @@ class B2ndSource : public Node {
   // Opens the file or sparse directory at `urlpath` and reads it through descriptors kept
   // for the source's life (storage/pinned_io.hpp); named `name` (default: `urlpath`).
   // `offset`: the frame at that byte of the file (a member of a zip, python-blosc2's .b2z).
-  static std::shared_ptr<B2ndSource> open(const std::string& urlpath, const std::string& name = "",
-                                          int64_t offset = 0);
+  static std::shared_ptr<B2ndSource> open(const std::string& urlpath, const std::string& name = "", int64_t offset = 0);
   static std::shared_ptr<B2ndSource> from_cframe(const void* data, int64_t len);
   // The b2nd frame at key "" of `store` (a remote URL's object), read by range
   // (storage/store_io.hpp): named by its URL.
@@ -96,8 +95,8 @@ class B2ndSource : public Node {
   void read_checked(int64_t id, const uint8_t* chunk, int32_t cbytes, int64_t start, int64_t n, void* dst,
                     ThreadState& ts) const;
   // `chunk` holds the decompressed chunk's bytes from byte `base` on (a range read).
-  void gather_from_chunk(const char* chunk, int64_t base, const Box& cbox, const Region& region,
-                         const Shape& i_lo, const Shape& i_hi, char* out) const;
+  void gather_from_chunk(const char* chunk, int64_t base, const Box& cbox, const Region& region, const Shape& i_lo,
+                         const Shape& i_hi, char* out) const;
   // fill()'s read of the part [i_lo, i_hi) of `region` inside chunk `id` that is not one
   // C-order range of it: C-order blocks in item ranges of at most kPieceBytes, other
   // blocks whole (one at a time when the chunk is larger than a piece, else the chunk).
@@ -106,8 +105,7 @@ class B2ndSource : public Node {
   // Calls f(chunk id, chunk box, block id within the chunk, i_lo, i_hi) for every block
   // `region` touches — [i_lo, i_hi) of the region's indices along each axis — chunk by
   // chunk (C order of the grid), block by block (C order of the chunk's blocks).
-  template <class F>
-  void for_each_block(const Region& region, F f) const;
+  template <class F> void for_each_block(const Region& region, F f) const;
   // fill() through the plan's window of decompressed blocks (runtime/block_window.hpp).
   void fill_windowed(const Region& region, char* out, ThreadState& ts, class BlockWindow& window) const;
   // Blocks not in C order: is a chunk read whole (it is at most a piece, or one block),
@@ -135,7 +133,7 @@ class B2ndSource : public Node {
   std::string name_;
   std::unique_ptr<PinnedFile> pinned_;  // what open() read through; freed after arr_
   std::shared_ptr<StoreFrame> remote_;  // what open_in_store() reads through; freed after arr_
-  mutable std::mutex mu_;  // a super-chunk's reads are not thread-safe
+  mutable std::mutex mu_;               // a super-chunk's reads are not thread-safe
 };
 
 }  // namespace b2lazy

@@ -49,7 +49,9 @@ void upload(const std::string& path, ByteStore& store) {
   void* p = n ? ::mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd, 0) : nullptr;
   ::close(fd);
   if (p == MAP_FAILED) throw IOError("cannot map the output '" + path + "': " + std::strerror(errno));
-  std::unique_ptr<void, std::function<void(void*)>> unmap(p, [n](void* q) { if (q) ::munmap(q, n); });
+  std::unique_ptr<void, std::function<void(void*)>> unmap(p, [n](void* q) {
+    if (q) ::munmap(q, n);
+  });
   store.write("", p, n);
 }
 
@@ -59,11 +61,12 @@ class B2ndStoreSink : public Sink {
     ComputeOptions o = *s.options;
     const std::string url = store->url_of("");
     if (o.contiguous.has_value() && !*o.contiguous)
-      throw ValueError("compute: '" + url + "': a sparse b2nd directory is no single object; remote b2nd outputs are contiguous");
+      throw ValueError("compute: '" + url +
+                       "': a sparse b2nd directory is no single object; remote b2nd outputs are contiguous");
     if (!o.shards.empty()) throw ValueError("compute: shards apply to Zarr outputs; the output '" + url + "' is b2nd");
     if (o.cparams.compressor != "blosc")
-      throw ValueError("compute: compressor '" + o.cparams.compressor + "' applies to Zarr outputs; the output '" + url +
-                       "' is b2nd (Blosc2: choose codec, clevel and filter)");
+      throw ValueError("compute: compressor '" + o.cparams.compressor + "' applies to Zarr outputs; the output '" +
+                       url + "' is b2nd (Blosc2: choose codec, clevel and filter)");
     o.contiguous = true;
     o.urlpath = dir_.path() + "/out.b2nd";
     local_path_ = o.urlpath;

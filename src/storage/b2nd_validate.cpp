@@ -78,19 +78,18 @@ std::string b2nd_inconsistency(blosc2_schunk* sc) {
       chunk_bytes > BLOSC2_MAX_BUFFERSIZE)
     return "its chunks of " + geometry + " exceed Blosc2's chunk size limit";
   if (sc->nchunks != nchunks)
-    return "its frame holds " + std::to_string(sc->nchunks) + " chunks where the metalayer's " + geometry +
-           " makes " + std::to_string(nchunks);
+    return "its frame holds " + std::to_string(sc->nchunks) + " chunks where the metalayer's " + geometry + " makes " +
+           std::to_string(nchunks);
   if (nchunks == 0) return "";  // nothing to read; an empty array's frame may keep any sizes
   if (sc->chunksize != chunk_bytes)
-    return "its frame's chunks hold " + std::to_string(sc->chunksize) + " bytes where the metalayer's " +
-           geometry + " and typesize " + std::to_string(typesize) + " make " + std::to_string(chunk_bytes);
+    return "its frame's chunks hold " + std::to_string(sc->chunksize) + " bytes where the metalayer's " + geometry +
+           " and typesize " + std::to_string(typesize) + " make " + std::to_string(chunk_bytes);
   if (sc->blocksize != block_bytes)
-    return "its frame's blocks hold " + std::to_string(sc->blocksize) + " bytes where the metalayer's " +
-           geometry + " and typesize " + std::to_string(typesize) + " make " + std::to_string(block_bytes);
+    return "its frame's blocks hold " + std::to_string(sc->blocksize) + " bytes where the metalayer's " + geometry +
+           " and typesize " + std::to_string(typesize) + " make " + std::to_string(block_bytes);
   if (!mul(nchunks, chunk_bytes, total_bytes) || sc->nbytes != total_bytes)
-    return "its frame holds " + std::to_string(sc->nbytes) + " uncompressed bytes where " +
-           std::to_string(nchunks) + " chunks of " + std::to_string(chunk_bytes) + " make " +
-           std::to_string(nchunks * chunk_bytes);
+    return "its frame holds " + std::to_string(sc->nbytes) + " uncompressed bytes where " + std::to_string(nchunks) +
+           " chunks of " + std::to_string(chunk_bytes) + " make " + std::to_string(nchunks * chunk_bytes);
   return "";
 }
 
@@ -117,8 +116,7 @@ std::string header_disagreement(const uint8_t* header, int64_t expected_bytes, i
   return "";
 }
 
-std::string stored_chunk_problem(const uint8_t* header, int64_t expected_bytes, int32_t typesize,
-                                 int64_t available) {
+std::string stored_chunk_problem(const uint8_t* header, int64_t expected_bytes, int32_t typesize, int64_t available) {
   int32_t nbytes = 0, cbytes = 0, blocksize = 0;
   if (blosc2_cbuffer_sizes(header, &nbytes, &cbytes, &blocksize) < 0 || nbytes < 0 ||
       cbytes < BLOSC_EXTENDED_HEADER_LENGTH)
@@ -164,8 +162,8 @@ void check_decompressed(int rc, int64_t expected_bytes, const std::string& name,
   const std::string where = "'" + name + "': chunk " + std::to_string(id);
   if (rc < 0) throw IOError(where + " is corrupted (" + print_error(rc) + ")");
   if (rc != expected_bytes)
-    throw IOError(where + " decompressed to " + std::to_string(rc) + " bytes where " +
-                  std::to_string(expected_bytes) + " were expected (corrupted file)");
+    throw IOError(where + " decompressed to " + std::to_string(rc) + " bytes where " + std::to_string(expected_bytes) +
+                  " were expected (corrupted file)");
 }
 
 bool chunk_is_uninit(const uint8_t* chunk, int32_t len) {

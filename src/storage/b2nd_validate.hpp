@@ -34,8 +34,7 @@ std::string header_disagreement(const uint8_t* header, int64_t expected_bytes, i
 // (header_disagreement; skipped when `expected_bytes` < 0, i.e. unknown at open), claims
 // more compressed bytes than are stored, claims more blocks than its bytes can index, or
 // is a plain copy shorter than its uncompressed bytes. Phrased like header_disagreement.
-std::string stored_chunk_problem(const uint8_t* header, int64_t expected_bytes, int32_t typesize,
-                                 int64_t available);
+std::string stored_chunk_problem(const uint8_t* header, int64_t expected_bytes, int32_t typesize, int64_t available);
 
 // Before decompressing chunk `id` of `name` (a buffer of `len` bytes from
 // blosc2_schunk_get_chunk / get_lazychunk): its header is readable and says it holds

@@ -17,12 +17,10 @@ B2ndWriter::B2ndWriter(const Shape& shape, DType dtype, const Shape& chunks, con
     : dtype_(dtype), grid_(shape, chunks), blocks_(blocks) {
   ensure_blosc2();
   const size_t nd = shape.size();
-  if (blocks.size() != nd)
-    throw ValueError("blocks " + shape_str(blocks) + " do not match shape " + shape_str(shape));
+  if (blocks.size() != nd) throw ValueError("blocks " + shape_str(blocks) + " do not match shape " + shape_str(shape));
   for (size_t d = 0; d < nd; ++d)
     if (blocks[d] <= 0 || blocks[d] > chunks[d])
-      throw ValueError("blocks " + shape_str(blocks) + " must be positive and fit in chunks " +
-                       shape_str(chunks));
+      throw ValueError("blocks " + shape_str(blocks) + " must be positive and fit in chunks " + shape_str(chunks));
   if (prod(chunks) > ((int64_t(1) << 31) - 64) / static_cast<int64_t>(itemsize(dtype)))  // (no product to overflow)
     throw ValueError("chunks " + shape_str(chunks) + " exceed Blosc2's 2 GiB chunk limit");
   cparams_ = make_cparams(opts.cparams, dtype, 1);
@@ -45,10 +43,11 @@ B2ndWriter::B2ndWriter(const Shape& shape, DType dtype, const Shape& chunks, con
   storage.dparams = &dparams;
   std::vector<int32_t> c32(chunks.begin(), chunks.end()), b32(blocks.begin(), blocks.end());
   std::string dt = numpy_dtype_str(dtype);
-  b2nd_context_t* ctx = b2nd_create_ctx(&storage, static_cast<int8_t>(nd), shape.data(), c32.data(),
-                                        b32.data(), dt.c_str(), 0, nullptr, 0);
-  if (!ctx) throw ValueError("invalid output parameters: shape " + shape_str(shape) + ", chunks " +
-                             shape_str(chunks) + ", blocks " + shape_str(blocks));
+  b2nd_context_t* ctx = b2nd_create_ctx(&storage, static_cast<int8_t>(nd), shape.data(), c32.data(), b32.data(),
+                                        dt.c_str(), 0, nullptr, 0);
+  if (!ctx)
+    throw ValueError("invalid output parameters: shape " + shape_str(shape) + ", chunks " + shape_str(chunks) +
+                     ", blocks " + shape_str(blocks));
   int rc = b2nd_uninit(ctx, &arr_);
   b2nd_free_ctx(ctx);
   if (rc < 0 || !arr_) {
@@ -102,8 +101,7 @@ void B2ndWriter::to_block_major(int64_t id, const void* data, ThreadState& ts,
       if (count[d] <= 0) empty = true;
       src += lo * src_strides[d];
     }
-    if (!empty)
-      copy_strided(nd, count.data(), src, src_strides.data(), chunk + b * block_bytes, bstrides.data(), isz);
+    if (!empty) copy_strided(nd, count.data(), src, src_strides.data(), chunk + b * block_bytes, bstrides.data(), isz);
     for (size_t d = nd; d-- > 0;) {
       if (++bc[d] < bgrid[d]) break;
       bc[d] = 0;
@@ -142,8 +140,8 @@ void B2ndWriter::write_block_major(int64_t id, const void* data, ThreadState& ts
     int64_t rc = blosc2_schunk_update_chunk(arr_->sc, id, const_cast<uint8_t*>(dest), true);
     if (rc < 0)
       throw IOError("cannot write chunk " + std::to_string(id) + " of '" +
-                    (final_path_.empty() ? std::string("<memory>") : final_path_) + "': " +
-                    print_error(static_cast<int>(rc)));
+                    (final_path_.empty() ? std::string("<memory>") : final_path_) +
+                    "': " + print_error(static_cast<int>(rc)));
     bytes_written_ += csize;
   });
 }
@@ -162,8 +160,8 @@ void B2ndWriter::write_compressed(int64_t id, const void* data, size_t nbytes) {
   const int64_t rc = blosc2_schunk_update_chunk(arr_->sc, id, static_cast<uint8_t*>(const_cast<void*>(data)), true);
   if (rc < 0)
     throw IOError("cannot write chunk " + std::to_string(id) + " of '" +
-                  (final_path_.empty() ? std::string("<memory>") : final_path_) + "': " +
-                  print_error(static_cast<int>(rc)));
+                  (final_path_.empty() ? std::string("<memory>") : final_path_) +
+                  "': " + print_error(static_cast<int>(rc)));
   bytes_written_ += cb;
 }
 

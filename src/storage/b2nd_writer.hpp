@@ -23,8 +23,7 @@ class ThreadState;
 
 class B2ndWriter : public Sink {
  public:
-  B2ndWriter(const Shape& shape, DType dtype, const Shape& chunks, const Shape& blocks,
-             const ComputeOptions& opts);
+  B2ndWriter(const Shape& shape, DType dtype, const Shape& chunks, const Shape& blocks, const ComputeOptions& opts);
   ~B2ndWriter() override;  // removes the temporary output unless finish() succeeded
   B2ndWriter(const B2ndWriter&) = delete;
 
@@ -52,7 +51,8 @@ class B2ndWriter : public Sink {
   std::vector<uint8_t> compress_chunk(int64_t id, const void* data, ThreadState& ts) const;
 
  private:
-  void to_block_major(int64_t id, const void* data, ThreadState& ts, const std::function<void(const void*)>& then) const;
+  void to_block_major(int64_t id, const void* data, ThreadState& ts,
+                      const std::function<void(const void*)>& then) const;
   void compress_block_major(int64_t id, const void* data, ThreadState& ts,
                             const std::function<void(const uint8_t*, int)>& use) const;
 

@@ -26,10 +26,7 @@ class BoundedSax {
   bool end_object() { return --depth_, dom_.end_object(); }
   bool start_array(std::size_t n) { return ++depth_ <= kMaxDepth && dom_.start_array(n); }
   bool end_array() { return --depth_, dom_.end_array(); }
-  template <class Exception>
-  bool parse_error(std::size_t, const std::string&, const Exception&) {
-    return false;
-  }
+  template <class Exception> bool parse_error(std::size_t, const std::string&, const Exception&) { return false; }
   bool too_deep() const { return depth_ > kMaxDepth; }
 
  private:
@@ -69,8 +66,8 @@ nlohmann::json vlmeta(const blosc2_schunk* sc, const char* name, std::string& pr
   if (!m) return nullptr;
   int32_t nbytes = 0, cbytes = 0, blocksize = 0;
   if (!m->content || m->content_len < BLOSC_MIN_HEADER_LENGTH ||
-      blosc2_cbuffer_sizes(m->content, &nbytes, &cbytes, &blocksize) < 0 || cbytes != m->content_len ||
-      nbytes < 0 || nbytes > kMaxPayload) {
+      blosc2_cbuffer_sizes(m->content, &nbytes, &cbytes, &blocksize) < 0 || cbytes != m->content_len || nbytes < 0 ||
+      nbytes > kMaxPayload) {
     problem = std::string("its vlmeta '") + name + "' is not a readable Blosc2 chunk of at most 1 MiB";
     return nullptr;
   }

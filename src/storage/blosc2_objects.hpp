@@ -15,9 +15,9 @@
 namespace b2lazy {
 
 struct Blosc2Object {
-  std::string kind;         // "lazyexpr", "lazyudf", ...; "LazyArray" for the older marker
-  nlohmann::json payload;   // its vlmeta ("b2o" or "_LazyArray") as JSON; null when absent
-  std::string problem;      // why the payload could not be read ("" when it could, or is absent)
+  std::string kind;        // "lazyexpr", "lazyudf", ...; "LazyArray" for the older marker
+  nlohmann::json payload;  // its vlmeta ("b2o" or "_LazyArray") as JSON; null when absent
+  std::string problem;     // why the payload could not be read ("" when it could, or is absent)
 };
 
 // What `sc` holds when it is one of python-blosc2's persisted objects, else nullopt. Reads

@@ -35,13 +35,11 @@ std::string numpy_dtype_str(DType t) {
   return "";
 }
 
-DType dtype_from_b2nd(const char* dtype_str, int8_t dtype_format, int32_t typesize,
-                      const std::string& where) {
+DType dtype_from_b2nd(const char* dtype_str, int8_t dtype_format, int32_t typesize, const std::string& where) {
   if (dtype_format != 0 || !dtype_str)
     throw TypeError(where + ": unsupported b2nd dtype format " + std::to_string(dtype_format));
   std::string s(dtype_str);
-  if (s.size() >= 2 && s[0] == '>' && s.substr(1) != "i1" && s.substr(1) != "u1" &&
-      s.substr(1) != "b1")
+  if (s.size() >= 2 && s[0] == '>' && s.substr(1) != "i1" && s.substr(1) != "u1" && s.substr(1) != "b1")
     throw TypeError(where + ": big-endian dtype '" + s + "' is not supported");
   if (!s.empty() && (s[0] == '<' || s[0] == '|' || s[0] == '=' || s[0] == '>')) s = s.substr(1);
   DType t;
@@ -60,8 +58,7 @@ blosc2_cparams make_cparams(const CParams& p, DType t, int nthreads) {
   blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
   int code = blosc2_compname_to_compcode(p.codec.c_str());
   if (code < 0) throw ValueError("unknown codec '" + p.codec + "' (blosclz, lz4, lz4hc, zlib, zstd)");
-  if (p.clevel < 0 || p.clevel > 9)
-    throw ValueError("clevel must be in 0..9, got " + std::to_string(p.clevel));
+  if (p.clevel < 0 || p.clevel > 9) throw ValueError("clevel must be in 0..9, got " + std::to_string(p.clevel));
   cp.compcode = static_cast<uint8_t>(code);
   cp.clevel = static_cast<uint8_t>(p.clevel);
   cp.typesize = static_cast<int32_t>(itemsize(t));

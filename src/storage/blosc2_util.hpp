@@ -1,7 +1,7 @@
 // Blosc2 library setup, error checks and parameter translation.
 #pragma once
-#include <blosc2.h>
 #include <b2nd.h>
+#include <blosc2.h>
 
 #include <string>
 
@@ -17,8 +17,7 @@ void check_blosc2(int rc, const std::string& what);
 
 // NumPy dtype string stored in b2nd metadata ("<f8", "|b1", ...) and back.
 std::string numpy_dtype_str(DType t);
-DType dtype_from_b2nd(const char* dtype_str, int8_t dtype_format, int32_t typesize,
-                      const std::string& where);
+DType dtype_from_b2nd(const char* dtype_str, int8_t dtype_format, int32_t typesize, const std::string& where);
 
 blosc2_cparams make_cparams(const CParams& p, DType t, int nthreads);
 

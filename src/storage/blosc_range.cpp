@@ -83,7 +83,8 @@ void BlockExtents::pack(const uint8_t* header, const std::vector<int64_t>& block
   const int64_t table = table_end();
   std::memcpy(out, header, static_cast<size_t>(header_len_));
   put32(out + 12, static_cast<uint32_t>(packed_size(blocks)));
-  for (size_t b = 0; b < starts_.size(); ++b) put32(out + header_len_ + 4 * b, static_cast<uint32_t>(table));  // (never read)
+  for (size_t b = 0; b < starts_.size(); ++b)
+    put32(out + header_len_ + 4 * b, static_cast<uint32_t>(table));  // (never read)
   int64_t at = table;
   for (int64_t b : blocks) {
     copy(b, out + at);
@@ -94,8 +95,14 @@ void BlockExtents::pack(const uint8_t* header, const std::vector<int64_t>& block
 
 BloscRangePlan::BloscRangePlan(int64_t size, int64_t expected_bytes, size_t itemsize, std::string where, int64_t start,
                                int64_t n, void* direct, Alloc alloc)
-    : size_(size), expected_(expected_bytes), start_(start), n_(n), isz_(itemsize), where_(std::move(where)),
-      direct_(direct), alloc_(std::move(alloc)) {
+    : size_(size),
+      expected_(expected_bytes),
+      start_(start),
+      n_(n),
+      isz_(itemsize),
+      where_(std::move(where)),
+      direct_(direct),
+      alloc_(std::move(alloc)) {
   if (n_ <= 0) {
     step_ = Step::Done;
     return;
@@ -170,12 +177,15 @@ void BloscRangePlan::after_table() {
   for (int64_t b = b0_; b <= b1_; ++b) blocks.push_back(b);
   packed_ = extents.packed_size(blocks);
   data_ = buffer(static_cast<size_t>(packed_));
-  extents.pack(header_, blocks, [&](int64_t b, uint8_t* dst) {
-    const auto [s0, s1] = extents.extent(b);
-    // Blocks stored one after another are one read (packed one after another too).
-    if (!wants_.empty() && wants_.back().at + wants_.back().len == s0) wants_.back().len += s1 - s0;
-    else want(s0, s1 - s0, dst);
-  }, data_);
+  extents.pack(
+      header_, blocks,
+      [&](int64_t b, uint8_t* dst) {
+        const auto [s0, s1] = extents.extent(b);
+        // Blocks stored one after another are one read (packed one after another too).
+        if (!wants_.empty() && wants_.back().at + wants_.back().len == s0) wants_.back().len += s1 - s0;
+        else want(s0, s1 - s0, dst);
+      },
+      data_);
   read_ = step_ = Step::Blocks;
 }
 

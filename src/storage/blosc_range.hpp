@@ -63,12 +63,12 @@ class BloscRangePlan {
 };
 
 struct BloscRangeRead {
-  int fd;                // the file
-  int64_t offset;        // where the Blosc buffer starts in it
-  int64_t size;          // its stored size
+  int fd;                  // the file
+  int64_t offset;          // where the Blosc buffer starts in it
+  int64_t size;            // its stored size
   int64_t expected_bytes;  // the decoded chunk's size: anything else is a damaged file
   size_t itemsize;
-  std::string where;     // names the file (and chunk) in errors
+  std::string where;  // names the file (and chunk) in errors
 };
 
 // A Blosc buffer's blocks where they are stored: its table of int32 block starts (after a

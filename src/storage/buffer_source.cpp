@@ -76,16 +76,32 @@ void ConstantNode::fill(const Region& r, void* out, ThreadState&) const {
   for (int64_t i = 0; i < r.size(); ++i) std::memcpy(o + i * isz, bytes_, isz);
 }
 
-RangeNode::RangeNode(DType dtype, Shape shape, Shape chunks, double a, double b, std::string what,
-                     bool pin_last, double last)
-    : Node(dtype, std::move(shape)), integer_(false), a_(a), b_(b), last_(last), ia_(0), ib_(0),
-      pin_last_(pin_last), what_(std::move(what)), chunks_(std::move(chunks)) {
+RangeNode::RangeNode(DType dtype, Shape shape, Shape chunks, double a, double b, std::string what, bool pin_last,
+                     double last)
+    : Node(dtype, std::move(shape)),
+      integer_(false),
+      a_(a),
+      b_(b),
+      last_(last),
+      ia_(0),
+      ib_(0),
+      pin_last_(pin_last),
+      what_(std::move(what)),
+      chunks_(std::move(chunks)) {
   if (!chunks_.empty()) grid_ = ChunkGrid(this->shape(), chunks_);
 }
 
 RangeNode::RangeNode(DType dtype, Shape shape, Shape chunks, int64_t a, int64_t b, std::string what)
-    : Node(dtype, std::move(shape)), integer_(true), a_(0), b_(0), last_(0), ia_(a), ib_(b),
-      pin_last_(false), what_(std::move(what)), chunks_(std::move(chunks)) {
+    : Node(dtype, std::move(shape)),
+      integer_(true),
+      a_(0),
+      b_(0),
+      last_(0),
+      ia_(a),
+      ib_(b),
+      pin_last_(false),
+      what_(std::move(what)),
+      chunks_(std::move(chunks)) {
   if (!chunks_.empty()) grid_ = ChunkGrid(this->shape(), chunks_);
 }
 
@@ -107,7 +123,8 @@ void RangeNode::fill(const Region& r, void* out, ThreadState&) const {
       for (size_t d = 0; d < nd; ++d) flat += (r.start[d] + idx[d] * r.step[d]) * cs[d];
       if (integer_) {
         // Modulo 2**64 (exact: arange's values fit int64, only ib_ * flat may not).
-        o[i] = static_cast<T>(static_cast<int64_t>(static_cast<uint64_t>(ia_) + static_cast<uint64_t>(ib_) * static_cast<uint64_t>(flat)));
+        o[i] = static_cast<T>(static_cast<int64_t>(static_cast<uint64_t>(ia_) +
+                                                   static_cast<uint64_t>(ib_) * static_cast<uint64_t>(flat)));
       } else {
         double v = (pin_last_ && flat == total - 1) ? last_ : a_ + b_ * static_cast<double>(flat);
         o[i] = numeric_cast<T>(v);

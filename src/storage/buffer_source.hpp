@@ -11,8 +11,8 @@ namespace b2lazy {
 // A strided in-memory buffer owned elsewhere (a NumPy array kept alive by `owner`).
 class BufferSource : public Node {
  public:
-  BufferSource(const void* data, DType dtype, Shape shape, Shape byte_strides,
-               std::shared_ptr<const void> owner, std::string name);
+  BufferSource(const void* data, DType dtype, Shape shape, Shape byte_strides, std::shared_ptr<const void> owner,
+               std::string name);
   std::string kind() const override { return "buffer"; }
   std::string describe() const override;
   std::string source_name() const override { return name_; }
@@ -47,8 +47,8 @@ class ConstantNode : public Node {
 // value pinned to `stop` when requested.
 class RangeNode : public Node {
  public:
-  RangeNode(DType dtype, Shape shape, Shape chunks, double a, double b, std::string what,
-            bool pin_last = false, double last = 0);
+  RangeNode(DType dtype, Shape shape, Shape chunks, double a, double b, std::string what, bool pin_last = false,
+            double last = 0);
   // Integer flavour for exact integer arange/full.
   RangeNode(DType dtype, Shape shape, Shape chunks, int64_t a, int64_t b, std::string what);
   std::string kind() const override { return what_; }

@@ -86,7 +86,8 @@ std::vector<uint8_t> compress_offsets(const std::vector<int64_t>& offsets) {
 // A chunk of zeros, NaNs or uninitialised values is no bytes but a mark in the index, as
 // C-Blosc2 stores it (its readers refuse such a chunk at a regular offset): that mark, or 0.
 int64_t special_mark(const uint8_t* chunk, int32_t cbytes) {
-  const int special = cbytes > BLOSC2_CHUNK_BLOSC2_FLAGS ? (chunk[BLOSC2_CHUNK_BLOSC2_FLAGS] >> 4) & BLOSC2_SPECIAL_MASK : 0;
+  const int special =
+      cbytes > BLOSC2_CHUNK_BLOSC2_FLAGS ? (chunk[BLOSC2_CHUNK_BLOSC2_FLAGS] >> 4) & BLOSC2_SPECIAL_MASK : 0;
   if (special != BLOSC2_SPECIAL_ZERO && special != BLOSC2_SPECIAL_NAN && special != BLOSC2_SPECIAL_UNINIT) return 0;
   return static_cast<int64_t>(uint64_t(1) << 63 | uint64_t(special) << 56);
 }
@@ -188,7 +189,8 @@ void replace_file(int dirfd, const std::string& name, mode_t mode, const std::st
 // A contiguous file: chunks appended, the header switched once (see the header file).
 class FileUpdate final : public ChunkUpdate {
  public:
-  FileUpdate(const std::string& path, int64_t nchunks) : path_(path), fd_(::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) {
+  FileUpdate(const std::string& path, int64_t nchunks)
+      : path_(path), fd_(::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) {
     if (fd_.fd < 0) throw IOError("cannot open '" + path + "' for writing: " + std::strerror(errno));
     f_.read(fd_.fd, path, nchunks, false);
     const std::string bad = "'" + path + "': not a consistent b2nd frame (";
@@ -232,7 +234,8 @@ class FileUpdate final : public ChunkUpdate {
     put_be(f_.header.data() + kFrameLenAt, f_.frame_len);
     put_be(f_.header.data() + kCbytesAt, f_.cbytes);
     write_exactly(fd_.fd, f_.header.data() + kFrameLenAt, kFieldsEnd - kFrameLenAt, kFrameLenAt, path_);
-    if (::ftruncate(fd_.fd, f_.frame_len) != 0) throw IOError("'" + path_ + "': cannot truncate: " + std::strerror(errno));
+    if (::ftruncate(fd_.fd, f_.frame_len) != 0)
+      throw IOError("'" + path_ + "': cannot truncate: " + std::strerror(errno));
     sync(fd_.fd, path_);
     const int64_t dead = f_.cbytes - live_bytes_;
     if (dead > live_bytes_ && dead > (int64_t(1) << 20)) compact();
@@ -316,10 +319,10 @@ class DirectoryUpdate final : public ChunkUpdate {
   void commit() override {
     if (index_changed_) {
       const std::vector<uint8_t> index = compress_offsets(f_.offsets);
-      put_be(f_.header.data() + kFrameLenAt,
-             f_.header_len + static_cast<int64_t>(index.size() + f_.trailer.size()));
+      put_be(f_.header.data() + kFrameLenAt, f_.header_len + static_cast<int64_t>(index.size() + f_.trailer.size()));
       replace_file(dir_.fd, "chunks.b2frame", mode_, path_,
-                   {{f_.header.data(), f_.header_len}, {index.data(), static_cast<int64_t>(index.size())},
+                   {{f_.header.data(), f_.header_len},
+                    {index.data(), static_cast<int64_t>(index.size())},
                     {f_.trailer.data(), static_cast<int64_t>(f_.trailer.size())}});
       for (int64_t o : orphans_)
         if (std::find(f_.offsets.begin(), f_.offsets.end(), o) == f_.offsets.end())
@@ -370,8 +373,8 @@ std::vector<uint8_t> compress_chunk_like(const b2nd_array_t* arr, const Shape& b
   blosc2_storage storage = BLOSC2_STORAGE_DEFAULTS;
   storage.cparams = &cparams;
   const int nd = arr->ndim;
-  b2nd_context_t* ctx = b2nd_create_ctx(&storage, static_cast<int8_t>(nd), box.data(), arr->chunkshape,
-                                        arr->blockshape, arr->dtype, arr->dtype_format, nullptr, 0);
+  b2nd_context_t* ctx = b2nd_create_ctx(&storage, static_cast<int8_t>(nd), box.data(), arr->chunkshape, arr->blockshape,
+                                        arr->dtype, arr->dtype_format, nullptr, 0);
   if (!ctx) throw IOError("cannot make a chunk like those of the array");
   b2nd_array_t* one = nullptr;
   const int64_t nbytes = prod(box) * arr->sc->typesize;

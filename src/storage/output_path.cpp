@@ -40,8 +40,8 @@ There what_is_there(const std::string& path, const ReplaceRule& rule, std::strin
     if (rule.holds_array(path, dir)) return dir ? There::ArrayDirectory : There::ArrayFile;
   } catch (const IOError& e) {
     if (why)
-      *why = std::string("cannot read what is there (") + e.what() + "); b2lazy replaces only " + rule.format +
-             " arrays";
+      *why =
+          std::string("cannot read what is there (") + e.what() + "); b2lazy replaces only " + rule.format + " arrays";
     return There::Unreadable;
   }
   return dir ? There::Directory : There::File;
@@ -130,17 +130,16 @@ std::string strip_trailing_slashes(const std::string& path) {
 }
 
 const ReplaceRule& b2nd_replace_rule() {
-  static const ReplaceRule rule{"b2nd",
-                                [](const std::string& path, bool dir) {
-                                  if (dir) {  // a sparse directory has its index
-                                    struct stat index;
-                                    if (::lstat((path + "/chunks.b2frame").c_str(), &index) != 0 ||
-                                        !S_ISREG(index.st_mode))
-                                      return false;
-                                  }
-                                  return opens_as_b2nd(path);
-                                },
-                                {"chunks.b2frame"}};
+  static const ReplaceRule rule{
+      "b2nd",
+      [](const std::string& path, bool dir) {
+        if (dir) {  // a sparse directory has its index
+          struct stat index;
+          if (::lstat((path + "/chunks.b2frame").c_str(), &index) != 0 || !S_ISREG(index.st_mode)) return false;
+        }
+        return opens_as_b2nd(path);
+      },
+      {"chunks.b2frame"}};
   return rule;
 }
 

@@ -200,7 +200,8 @@ PinnedOpen::Attempt PinnedOpen::try_open(const std::string& urlpath, int64_t off
   blosc2_schunk* sc = nullptr;
   {
     ChunkFetch fetch;  // the headers read at open (C-Blosc2 reads chunk 0's lazily)
-    sc = offset ? blosc2_schunk_open_offset_udio(urlpath.c_str(), offset, &io) : blosc2_schunk_open_udio(urlpath.c_str(), &io);
+    sc = offset ? blosc2_schunk_open_offset_udio(urlpath.c_str(), offset, &io)
+                : blosc2_schunk_open_udio(urlpath.c_str(), &io);
     if (!sc && !fetch.problem().empty()) why = "a chunk " + fetch.problem();
   }
   if (!sc) return Attempt::NotB2nd;

@@ -27,10 +27,10 @@ class PinnedFile {
   PinnedFile() = default;
   friend struct PinnedOpen;
   friend struct PinnedIO;
-  int fd_ = -1;             // the file, or the directory
+  int fd_ = -1;  // the file, or the directory
   bool dir_ = false;
-  std::string path_;        // the path C-Blosc2 was given (its frame's urlpath for a file)
-  struct stat at_open_ {};  // the file or directory
+  std::string path_;              // the path C-Blosc2 was given (its frame's urlpath for a file)
+  struct stat at_open_ {};        // the file or directory
   struct stat index_at_open_ {};  // directory form: its chunks.b2frame
   // File form: the frame's chunks, [header length, header length + its cbytes), from the
   // frame header as it was opened (empty when that header is not readable).

@@ -13,9 +13,9 @@
 
 #include "b2lazy/error.hpp"
 #include "runtime/fetch_cache.hpp"
-#include "storage/blosc_range.hpp"
 #include "storage/b2nd_validate.hpp"
 #include "storage/blosc2_util.hpp"
+#include "storage/blosc_range.hpp"
 #include "storage/pinned_io.hpp"
 
 namespace b2lazy {
@@ -166,7 +166,8 @@ StoreFrame::Opened StoreFrame::open(const StorePtr& store) {
   if (!r.arr) return r;
   // The chunk-offsets index: a Blosc2 chunk of nchunks int64 at the start of the tail.
   int32_t nbytes = 0, icbytes = 0, bs = 0;
-  if (f->tail_.size() < static_cast<size_t>(kHdr) || blosc2_cbuffer_sizes(f->tail_.data(), &nbytes, &icbytes, &bs) < 0 ||
+  if (f->tail_.size() < static_cast<size_t>(kHdr) ||
+      blosc2_cbuffer_sizes(f->tail_.data(), &nbytes, &icbytes, &bs) < 0 ||
       icbytes > static_cast<int64_t>(f->tail_.size()) || nbytes != nchunks * 8) {
     b2nd_free(r.arr);
     r.arr = nullptr;
@@ -246,7 +247,8 @@ std::vector<StoreFrame::Fetched> StoreFrame::fetch(const std::vector<Want>& want
     StoreRead whole = first_read({w.id, true, {}}, expected_bytes);
     const bool in_cache = fetch_holds(ts, whole);
     StoreRead r = in_cache ? std::move(whole) : first_read(w, expected_bytes);
-    if (r.ranges[0].length < kHdr) throw chunk_error(w.id, "is truncated (" + std::to_string(r.ranges[0].length) + " bytes stored)");
+    if (r.ranges[0].length < kHdr)
+      throw chunk_error(w.id, "is truncated (" + std::to_string(r.ranges[0].length) + " bytes stored)");
     if (in_cache) {
       const auto v = fetch_shared(ts, r);
       const Sizes z = checked(*v, w.id);
@@ -312,10 +314,12 @@ std::vector<StoreFrame::Fetched> StoreFrame::fetch(const std::vector<Want>& want
     out[i].blocks = w.blocks;
     out[i].bytes.resize(static_cast<size_t>(extents[i]->packed_size(w.blocks)));
     size_t part = 0;
-    extents[i]->pack((*headers[i])[0].data(), w.blocks, [&](int64_t, uint8_t* dst) {
-      const auto& p = parts.at(part++);
-      std::memcpy(dst, p.data(), p.size());
-    }, out[i].bytes.data());
+    extents[i]->pack((*headers[i])[0].data(), w.blocks,
+                     [&](int64_t, uint8_t* dst) {
+                       const auto& p = parts.at(part++);
+                       std::memcpy(dst, p.data(), p.size());
+                     },
+                     out[i].bytes.data());
   }
   return out;
 }

@@ -81,12 +81,12 @@ class StoreFrame {
   std::string url_;
   int64_t size_ = 0;
   int64_t header_len_ = 0, chunks_end_ = 0;  // the frame's chunks: [header_len_, chunks_end_)
-  std::vector<uint8_t> head_, tail_;       // bytes [0, head_.size()) and [tail_at_, size_)
+  std::vector<uint8_t> head_, tail_;         // bytes [0, head_.size()) and [tail_at_, size_)
   int64_t tail_at_ = 0;
   int64_t blocksize_ = 0;
   // C-Blosc2 takes the frame's size from stat() of the path it is given (not from the
   // backend): a sparse anonymous file of the object's size stands in, never read.
-  int placeholder_fd_ = -1;  // the frame's block size in bytes
+  int placeholder_fd_ = -1;       // the frame's block size in bytes
   std::vector<int64_t> offsets_;  // per chunk, relative to header_len_ (< 0: special)
   std::vector<int64_t> sorted_;   // the distinct offsets >= 0, ascending
 };

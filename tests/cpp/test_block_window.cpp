@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/block_window.hpp"
 #include "plan/window.hpp"
+#include "runtime/block_window.hpp"
 
 using namespace b2lazy;
 
@@ -60,7 +60,8 @@ WindowChoice reference_window(const Node& source, const std::vector<Region>& reg
   const double step = static_cast<double>(total) / static_cast<double>(chunks.size()) / nworkers;
   std::vector<std::pair<double, int64_t>> events;
   for (size_t c = 0; c < chunks.size(); ++c)
-    for (size_t k = 0; k < chunks[c].size(); ++k) events.push_back({static_cast<double>(c) * step + static_cast<double>(k), chunks[c][k]});
+    for (size_t k = 0; k < chunks[c].size(); ++k)
+      events.push_back({static_cast<double>(c) * step + static_cast<double>(k), chunks[c][k]});
   std::stable_sort(events.begin(), events.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<int64_t> replay;
   for (const auto& e : events) replay.push_back(e.second);
@@ -153,7 +154,8 @@ TEST(ChooseWindow, StreamedReplayMatchesTheSortedOne) {
     for (int64_t c = 0; c < nchunks; ++c) {
       const int64_t pulls = static_cast<int64_t>(rng() % 4);  // 0: a chunk that reads nothing here
       for (int64_t k = 0; k < pulls; ++k) {
-        const int64_t start = std::min<int64_t>(8 * 400 - 1, (c * width / 2 + static_cast<int64_t>(rng() % 64)) % (8 * 400));
+        const int64_t start =
+            std::min<int64_t>(8 * 400 - 1, (c * width / 2 + static_cast<int64_t>(rng() % 64)) % (8 * 400));
         const int64_t count = std::min<int64_t>(8 * 400 - start, 1 + static_cast<int64_t>(rng() % (width * 2)));
         regions.push_back(Region::from_box(Box{{start}, {start + count}}));
         units.push_back(static_cast<int64_t>(rng() % 3) == 0 ? nchunks - 1 - c : c);  // some asked out of order

@@ -12,9 +12,9 @@
 #include <random>
 
 #include "b2lazy/error.hpp"
+#include "io/zarr/blosc1.hpp"
 #include "runtime/thread_state.hpp"
 #include "storage/blosc_range.hpp"
-#include "io/zarr/blosc1.hpp"
 
 #include <blosc2.h>
 
@@ -27,8 +27,10 @@ struct ChunkFile {
   int fd = -1;
   int64_t size = 0;
   explicit ChunkFile(const std::vector<uint8_t>& bytes, const std::string& name) {
-    path = (std::filesystem::path(::testing::TempDir()) / (name + "_" + std::to_string(::getpid()))).string();  // per process
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    path = (std::filesystem::path(::testing::TempDir()) / (name + "_" + std::to_string(::getpid())))
+               .string();  // per process
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     fd = ::open(path.c_str(), O_RDONLY);
     size = static_cast<int64_t>(bytes.size());
   }
@@ -50,7 +52,7 @@ std::vector<double> values(size_t n, bool noise) {
 }  // namespace
 
 TEST(BloscRange, AnyRunEqualsTheChunk) {
-  for (bool noise : {false, true}) {  // compressed blocks, or a chunk stored as it is
+  for (bool noise : {false, true}) {                      // compressed blocks, or a chunk stored as it is
     const std::vector<double> v = values(100000, noise);  // 800 KB: 4 blocks of 256 KiB
     std::vector<uint8_t> bytes;
     zarr::blosc1_compress(reinterpret_cast<const uint8_t*>(v.data()), v.size() * 8, 8, "zstd", 1, true, bytes);
@@ -98,7 +100,7 @@ TEST(BloscRange, DamagedBuffersAreErrorsNamingTheFile) {
   std::fill_n(wild.begin() + 20, 4, uint8_t{0xff});
   fails(wild, n, "outside");
   std::vector<uint8_t> garbage = good;  // block 0's stream claiming more bytes than it has
-  uint32_t first = 0;                    // (where block 0 starts: its stream's size)
+  uint32_t first = 0;                   // (where block 0 starts: its stream's size)
   std::memcpy(&first, garbage.data() + 16, 4);
   ASSERT_LT(size_t(first) + 4, garbage.size());
   std::fill_n(garbage.begin() + first, 4, uint8_t{0x7f});
@@ -126,10 +128,13 @@ TEST(BlockExtents, PackedBlosc2BlocksDecodeAsTheWholeChunk) {
   const BlockExtents ext(chunk.data() + hdr, nblocks, hdr, cbytes, "mem");
   const std::vector<int64_t> blocks = {2, 3, 9, 15};
   std::vector<uint8_t> packed(static_cast<size_t>(ext.packed_size(blocks)));
-  ext.pack(chunk.data(), blocks, [&](int64_t b, uint8_t* dst) {
-    const auto [s0, s1] = ext.extent(b);
-    std::memcpy(dst, chunk.data() + s0, static_cast<size_t>(s1 - s0));
-  }, packed.data());
+  ext.pack(
+      chunk.data(), blocks,
+      [&](int64_t b, uint8_t* dst) {
+        const auto [s0, s1] = ext.extent(b);
+        std::memcpy(dst, chunk.data() + s0, static_cast<size_t>(s1 - s0));
+      },
+      packed.data());
   EXPECT_LT(packed.size(), static_cast<size_t>(cbytes) / 3);
   blosc2_context* dctx = blosc2_create_dctx(BLOSC2_DPARAMS_DEFAULTS);
   for (int64_t b : blocks) {

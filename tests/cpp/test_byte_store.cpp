@@ -69,7 +69,8 @@ TEST(ByteStore, SchemesAreRegistered) {
   } catch (const ValueError& e) {
     EXPECT_NE(std::string(e.what()).find("nosuchscheme"), std::string::npos) << e.what();
   }
-  register_store("memtest", [](const std::string& url, const StoreOptions&) { return open_store("/tmp/" + url.substr(10)); });
+  register_store("memtest",
+                 [](const std::string& url, const StoreOptions&) { return open_store("/tmp/" + url.substr(10)); });
   EXPECT_TRUE(is_remote_url("memtest://x"));
   EXPECT_EQ(open_store("memtest://x")->root(), "/tmp/x");
 }

@@ -12,8 +12,7 @@ using namespace b2lazy;
 
 namespace {
 // The ValueError message of `f`, or "" when it does not throw one.
-template <class F>
-std::string value_error(F f) {
+template <class F> std::string value_error(F f) {
   try {
     f();
   } catch (const ValueError& e) {
@@ -41,26 +40,35 @@ TEST(Checked, ProductsOfShapes) {
   EXPECT_EQ(checked_prod({3, 0, 5}), 0);
   EXPECT_EQ(checked_prod({int64_t(1) << 40, 300}), (int64_t(1) << 40) * 300);
   EXPECT_EQ(checked_prod({INT64_MAX, 1}), INT64_MAX);
-  EXPECT_EQ(value_error([] { checked_prod({int64_t(1) << 32, int64_t(1) << 32}); }),
+  EXPECT_EQ(value_error([] {
+              checked_prod({int64_t(1) << 32, int64_t(1) << 32});
+            }),
             "shape (4294967296, 4294967296) has more elements than fit in int64");
-  EXPECT_EQ(value_error([] { checked_prod({int64_t(1) << 32, int64_t(1) << 32}, "chunks"); }),
+  EXPECT_EQ(value_error([] {
+              checked_prod({int64_t(1) << 32, int64_t(1) << 32}, "chunks");
+            }),
             "chunks (4294967296, 4294967296) has more elements than fit in int64");
   // As NumPy: a zero extent does not excuse the others (their strides must fit).
   EXPECT_NE(value_error([] { checked_prod({0, int64_t(1) << 40, int64_t(1) << 40}); }), "");
   EXPECT_EQ(checked_nbytes({int64_t(1) << 40, 300}, 8), (int64_t(1) << 40) * 2400);
-  EXPECT_EQ(value_error([] { checked_nbytes({int64_t(1) << 31, int64_t(1) << 31}, 8, "chunks"); }),
+  EXPECT_EQ(value_error([] {
+              checked_nbytes({int64_t(1) << 31, int64_t(1) << 31}, 8, "chunks");
+            }),
             "chunks (2147483648, 2147483648) of 8-byte items has more bytes than fit in int64");
   EXPECT_NE(value_error([] { prod({int64_t(1) << 62, 2}); }), "");  // prod() is the checked product
-  EXPECT_EQ(c_strides({int64_t(1) << 31, int64_t(1) << 31, 2}),
-            (Shape{int64_t(1) << 32, 2, 1}));
+  EXPECT_EQ(c_strides({int64_t(1) << 31, int64_t(1) << 31, 2}), (Shape{int64_t(1) << 32, 2, 1}));
   EXPECT_NE(value_error([] { c_strides({2, int64_t(1) << 62, 4}); }), "");
 }
 
 TEST(Checked, ArraysTooBigAreRefusedWhenBuilt) {
   // ones((2**32, 2**32)) had size 0 (sum 0.0, mean nan): now an error naming the shape.
-  EXPECT_EQ(value_error([] { ones({int64_t(1) << 32, int64_t(1) << 32}); }),
+  EXPECT_EQ(value_error([] {
+              ones({int64_t(1) << 32, int64_t(1) << 32});
+            }),
             "shape (4294967296, 4294967296) has more elements than fit in int64");
-  EXPECT_EQ(value_error([] { zeros({int64_t(1) << 60, 4}, DType::F64); }),
+  EXPECT_EQ(value_error([] {
+              zeros({int64_t(1) << 60, 4}, DType::F64);
+            }),
             "an array of shape (1152921504606846976, 4) and dtype float64 has more bytes than fit in int64");
   EXPECT_EQ(zeros({int64_t(1) << 60, 4}, DType::I8).size(), int64_t(1) << 62);
   // sum(zeros((2**40, 300))) is valid: 2**40 * 300 elements fit int64.
@@ -76,7 +84,9 @@ TEST(Checked, HugeChunksAreAnErrorNotACrash) {
   // compute(chunks=(2**32, 2**32)) died with SIGFPE: the chunk size wrapped to 0.
   ComputeOptions o;
   o.chunks = {int64_t(1) << 32, int64_t(1) << 32};
-  EXPECT_EQ(value_error([&] { zeros({4, 4}).compute(o); }),
+  EXPECT_EQ(value_error([&] {
+              zeros({4, 4}).compute(o);
+            }),
             "compute: chunks (4294967296, 4294967296) has more elements than fit in int64");
   o.chunks = {int64_t(1) << 31, int64_t(1) << 31};  // fits int64, not Blosc2's 2 GiB chunks
   EXPECT_NE(value_error([&] { zeros({4, 4}).compute(o); }), "");

@@ -38,8 +38,8 @@ void write_file(const fs::path& p, const Bytes& b) {
 Bytes meta(const Shape& shape, const std::vector<int32_t>& chunks, const std::vector<int32_t>& blocks,
            const char* dtype) {
   uint8_t* m = nullptr;
-  int n = b2nd_serialize_meta(static_cast<int8_t>(shape.size()), shape.data(), chunks.data(), blocks.data(), dtype,
-                              0, &m);
+  int n =
+      b2nd_serialize_meta(static_cast<int8_t>(shape.size()), shape.data(), chunks.data(), blocks.data(), dtype, 0, &m);
   Bytes b(m, m + n);
   std::free(m);
   return b;
@@ -52,8 +52,7 @@ void replace_once(Bytes& data, const Bytes& from, const Bytes& to) {
 }
 
 // Runs `f` and checks that it throws IOError whose message holds `part`.
-template <class F>
-void expect_io_error(F f, const std::string& part) {
+template <class F> void expect_io_error(F f, const std::string& part) {
   try {
     f();
     ADD_FAILURE() << "no IOError (expected one with '" << part << "')";

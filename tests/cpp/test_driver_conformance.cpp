@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 
 #include "b2lazy/b2lazy.hpp"
 #include "test_util.hpp"
@@ -25,7 +25,9 @@ struct DriverCase {
 
 class DriverConformance : public ::testing::TestWithParam<DriverCase> {
  protected:
-  std::string url(const fs::path& dir, const std::string& stem) const { return (dir / stem).string() + GetParam().suffix; }
+  std::string url(const fs::path& dir, const std::string& stem) const {
+    return (dir / stem).string() + GetParam().suffix;
+  }
   Array write(const Array& x, const std::string& to, Shape chunks) const {
     ComputeOptions o;
     o.urlpath = to;
@@ -77,11 +79,10 @@ TEST_P(DriverConformance, StridedPartialReads) {
   const std::string u = url(d, "x");
   write(x, u, {8, 8});
   Array a = open(u);
-  std::vector<std::vector<Index>> keys = {
-      {Index::slice(3, 40, 3), Index::slice(1, 36, 5)},
-      {Index::slice({}, {}, -7), Index::at(36)},
-      {Index::at(49), Index::slice(30, 37)},
-      {Index::slice(9, 15), Index::slice(9, 15)}};
+  std::vector<std::vector<Index>> keys = {{Index::slice(3, 40, 3), Index::slice(1, 36, 5)},
+                                          {Index::slice({}, {}, -7), Index::at(36)},
+                                          {Index::at(49), Index::slice(30, 37)},
+                                          {Index::slice(9, 15), Index::slice(9, 15)}};
   for (const auto& k : keys) EXPECT_EQ(a[k].to_vector(), x[k].to_vector());
   // One chunk's part decompresses that chunk (or inner chunk) only.
   Array part = a[keys[3]];
@@ -120,6 +121,7 @@ TEST_P(DriverConformance, BadPathsAreNamed) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Drivers, DriverConformance,
-                         ::testing::Values(DriverCase{"b2nd_file", ".b2nd", false}, DriverCase{"b2nd_sparse", "/", false},
-                                           DriverCase{"zarr", ".zarr", false}, DriverCase{"zarr_sharded", ".zarr", true}),
+                         ::testing::Values(DriverCase{"b2nd_file", ".b2nd", false},
+                                           DriverCase{"b2nd_sparse", "/", false}, DriverCase{"zarr", ".zarr", false},
+                                           DriverCase{"zarr_sharded", ".zarr", true}),
                          [](const auto& info) { return info.param.name; });

@@ -38,7 +38,8 @@ class CountingSource : public Node {
 
 // Keeps what compute() writes in memory; finish() returns it as a NumPy-like buffer.
 struct MemorySink : Sink {
-  MemorySink(const SinkSpec& s) : grid_(s.shape, s.chunks), data_(std::make_shared<std::vector<double>>(prod(s.shape))) {}
+  MemorySink(const SinkSpec& s)
+      : grid_(s.shape, s.chunks), data_(std::make_shared<std::vector<double>>(prod(s.shape))) {}
   const ChunkGrid& grid() const override { return grid_; }
   void write_chunk(int64_t id, const void* data, ThreadState&) override {
     const Box b = grid_.chunk_box(id);

@@ -40,16 +40,16 @@ TEST(EinsumSubscripts, EllipsisBroadcastsRightAligned) {
 }
 
 TEST(EinsumSubscripts, Errors) {
-  EXPECT_THROW(parse_einsum("ij,jk", {2}), ValueError);             // operand count
-  EXPECT_THROW(parse_einsum("ij", {3}), ValueError);                // axes count
-  EXPECT_THROW(parse_einsum("i1", {2}), ValueError);                // bad character
-  EXPECT_THROW(parse_einsum("i->j", {1}), ValueError);              // output not in inputs
-  EXPECT_THROW(parse_einsum("ij->ii", {2}), ValueError);            // repeated output
-  EXPECT_THROW(parse_einsum("...i->i", {2}), ValueError);           // ellipsis axes with nowhere to go
-  EXPECT_THROW(parse_einsum("i..", {1}), ValueError);               // a lone '.'
-  EXPECT_THROW(parse_einsum("......", {1}), ValueError);            // two ellipses
-  EXPECT_THROW(parse_einsum("i->i->i", {1}), ValueError);           // two arrows
-  EXPECT_THROW(parse_einsum("i", {}), ValueError);                  // no operand
+  EXPECT_THROW(parse_einsum("ij,jk", {2}), ValueError);    // operand count
+  EXPECT_THROW(parse_einsum("ij", {3}), ValueError);       // axes count
+  EXPECT_THROW(parse_einsum("i1", {2}), ValueError);       // bad character
+  EXPECT_THROW(parse_einsum("i->j", {1}), ValueError);     // output not in inputs
+  EXPECT_THROW(parse_einsum("ij->ii", {2}), ValueError);   // repeated output
+  EXPECT_THROW(parse_einsum("...i->i", {2}), ValueError);  // ellipsis axes with nowhere to go
+  EXPECT_THROW(parse_einsum("i..", {1}), ValueError);      // a lone '.'
+  EXPECT_THROW(parse_einsum("......", {1}), ValueError);   // two ellipses
+  EXPECT_THROW(parse_einsum("i->i->i", {1}), ValueError);  // two arrows
+  EXPECT_THROW(parse_einsum("i", {}), ValueError);         // no operand
   try {
     parse_einsum("i->j", {1});
   } catch (const ValueError& e) {
@@ -106,8 +106,7 @@ TEST(Pad, IndexMapsMatchNumPy) {
   Context ctx(1);
   Array x = arange(0, 3, 1, DType::I64);
   // np.pad(np.arange(3), 4, mode) for each mode
-  EXPECT_EQ(pad(x, {{4, 4}}, PadMode::Reflect).to_vector(&ctx),
-            (std::vector<double>{0, 1, 2, 1, 0, 1, 2, 1, 0, 1, 2}));
+  EXPECT_EQ(pad(x, {{4, 4}}, PadMode::Reflect).to_vector(&ctx), (std::vector<double>{0, 1, 2, 1, 0, 1, 2, 1, 0, 1, 2}));
   EXPECT_EQ(pad(x, {{4, 4}}, PadMode::Symmetric).to_vector(&ctx),
             (std::vector<double>{2, 2, 1, 0, 0, 1, 2, 2, 1, 0, 0}));
   EXPECT_EQ(pad(x, {{4, 4}}, PadMode::Wrap).to_vector(&ctx), (std::vector<double>{2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0}));
@@ -132,8 +131,8 @@ TEST(Pad, SmallRegionReadsOnlyItsChunks) {
   ComputeOptions defaults;
   Array r = p.compute(defaults, &ctx);
   auto v = r.to_vector(&ctx);
-  EXPECT_DOUBLE_EQ(v[0], 395.0 * 400 + 395);   // (-5, -5) wraps to (395, 395)
-  EXPECT_DOUBLE_EQ(v[5 * 10 + 5], 0.0);        // (0, 0)
+  EXPECT_DOUBLE_EQ(v[0], 395.0 * 400 + 395);  // (-5, -5) wraps to (395, 395)
+  EXPECT_DOUBLE_EQ(v[5 * 10 + 5], 0.0);       // (0, 0)
   EXPECT_EQ(r.stats()->distinct_chunks_decompressed.begin()->second, 4);
 }
 
@@ -162,7 +161,7 @@ TEST(Rechunk, AskedChunksWinOverAStoredOperandsAndPassThroughReshape) {
   Array a = stored(arange(0, 100 * 60, 1, DType::F64, {100, 60}), {50, 60}, {50, 60}, ctx);
   Array r = rechunk(a, Shape{10, 60});
   ComputeOptions defaults;
-  EXPECT_EQ((a + r).plan(defaults, &ctx).chunks, (Shape{10, 60}));  // the first rechunk found
+  EXPECT_EQ((a + r).plan(defaults, &ctx).chunks, (Shape{10, 60}));                           // the first rechunk found
   EXPECT_EQ(make_plan(r * 2.0, defaults, PlanTarget::Dense, &ctx).chunks, (Shape{10, 60}));  // to_numpy's
   EXPECT_EQ(reshape(r, {100, 6, 10}).node()->preferred_chunks(), (Shape{10, 6, 10}));
 }

@@ -44,7 +44,7 @@ TEST(EmptyAxes, ChunkGridWithExtentZeroOnAnEmptyAxis) {
   EXPECT_EQ(g.nchunks(), 0);
   EXPECT_EQ(g.grid(), (Shape{0, 1}));
   EXPECT_TRUE(g.chunks_touching(Box{{0, 0}, {0, 5}}).empty());
-  EXPECT_THROW(ChunkGrid({3}, {0}), ValueError);   // extent 0 only where the axis is empty
+  EXPECT_THROW(ChunkGrid({3}, {0}), ValueError);  // extent 0 only where the axis is empty
   EXPECT_THROW(ChunkGrid({0}, {-1}), ValueError);
   EXPECT_EQ(ChunkGrid({0}, {4}).nchunks(), 0);
 }

@@ -87,7 +87,8 @@ TEST(Interrupt, SignalInScopeStopsComputeAndLeavesNoFile) {
   fs::path d = temp_dir("interrupt");
   static std::atomic<int> chained{0};
   chained = 0;
-  struct sigaction mine {}, before {};
+  struct sigaction mine {
+  }, before{};
   mine.sa_handler = [](int) { ++chained; };
   sigemptyset(&mine.sa_mask);
   sigaction(SIGUSR1, &mine, &before);
@@ -103,8 +104,8 @@ TEST(Interrupt, SignalInScopeStopsComputeAndLeavesNoFile) {
     EXPECT_TRUE(interrupted());
     EXPECT_LE(src->fills.load(), 4);
   }
-  EXPECT_FALSE(interrupted());      // until the next run of evaluations
-  EXPECT_GE(chained.load(), 1);            // the previous handler (a function) was called too
+  EXPECT_FALSE(interrupted());   // until the next run of evaluations
+  EXPECT_GE(chained.load(), 1);  // the previous handler (a function) was called too
   struct sigaction now {};
   sigaction(SIGUSR1, nullptr, &now);
   EXPECT_EQ(now.sa_handler, mine.sa_handler);  // and is back
@@ -116,7 +117,8 @@ TEST(Interrupt, SignalInScopeStopsComputeAndLeavesNoFile) {
 // Scopes nest across threads: the flag lasts until the last one ends; an evaluation in
 // any of them stops.
 TEST(Interrupt, NestedScopesShareOneFlag) {
-  struct sigaction noop {}, before {};
+  struct sigaction noop {
+  }, before{};
   noop.sa_handler = [](int) {};  // a handler of our own: the default would end the test
   sigemptyset(&noop.sa_mask);
   sigaction(SIGUSR2, &noop, &before);
@@ -139,7 +141,8 @@ TEST(Interrupt, NestedScopesShareOneFlag) {
 }
 
 TEST(Interrupt, IgnoredSignalStaysIgnored) {
-  struct sigaction ign {}, before {};
+  struct sigaction ign {
+  }, before{};
   ign.sa_handler = SIG_IGN;
   sigemptyset(&ign.sa_mask);
   sigaction(SIGUSR2, &ign, &before);

@@ -23,8 +23,7 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-template <class R, class T>
-std::vector<R> run1(Op op, DType t, const std::vector<T>& a) {
+template <class R, class T> std::vector<R> run1(Op op, DType t, const std::vector<T>& a) {
   BlockFn fn = kernels::lookup(op, t);
   EXPECT_NE(fn, nullptr) << op_name(op);
   std::vector<R> out(a.size());
@@ -33,8 +32,7 @@ std::vector<R> run1(Op op, DType t, const std::vector<T>& a) {
   return out;
 }
 
-template <class R, class T>
-std::vector<R> run2(Op op, DType t, const std::vector<T>& a, const std::vector<T>& b) {
+template <class R, class T> std::vector<R> run2(Op op, DType t, const std::vector<T>& a, const std::vector<T>& b) {
   BlockFn fn = kernels::lookup(op, t);
   EXPECT_NE(fn, nullptr) << op_name(op);
   std::vector<R> out(a.size());
@@ -125,27 +123,25 @@ TEST(Lookup, Coverage) {
       bool expect = false;
       switch (op_family(op)) {
         case OpFamily::Arith:
-          expect = !b || op == Op::Add || op == Op::Multiply || op == Op::Maximum ||
-                   op == Op::Minimum || op == Op::Abs || op == Op::Positive || op == Op::Floor ||
-                   op == Op::Ceil || op == Op::Trunc || op == Op::Round || op == Op::Real ||
-                   op == Op::Imag || op == Op::Conj;
+          expect = !b || op == Op::Add || op == Op::Multiply || op == Op::Maximum || op == Op::Minimum ||
+                   op == Op::Abs || op == Op::Positive || op == Op::Floor || op == Op::Ceil || op == Op::Trunc ||
+                   op == Op::Round || op == Op::Real || op == Op::Imag || op == Op::Conj;
           break;
         case OpFamily::Float: expect = f; break;
         case OpFamily::Int:
-          expect = !f && (!b || op == Op::BitwiseAnd || op == Op::BitwiseOr ||
-                          op == Op::BitwiseXor || op == Op::BitwiseInvert);
+          expect = !f && (!b || op == Op::BitwiseAnd || op == Op::BitwiseOr || op == Op::BitwiseXor ||
+                          op == Op::BitwiseInvert);
           break;
         case OpFamily::Cmp:
         case OpFamily::Pred: expect = true; break;
         case OpFamily::Logic: expect = b; break;
         case OpFamily::Special: expect = op != Op::Cast; break;
       }
-      EXPECT_EQ(kernels::lookup(op, t) != nullptr, expect)
-          << op_name(op) << " dtype " << static_cast<int>(t);
+      EXPECT_EQ(kernels::lookup(op, t) != nullptr, expect) << op_name(op) << " dtype " << static_cast<int>(t);
     }
   }
-  const DType every[] = {DType::Bool, DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::U16,
-                         DType::U32, DType::U64, DType::F32, DType::F64, DType::C64, DType::C128};
+  const DType every[] = {DType::Bool, DType::I8,  DType::I16, DType::I32, DType::I64, DType::U8,  DType::U16,
+                         DType::U32,  DType::U64, DType::F32, DType::F64, DType::C64, DType::C128};
   for (DType a : every)
     for (DType b : every) EXPECT_NE(kernels::lookup_cast(a, b), nullptr);
   // Complex: arithmetic, the math functions, ==, !=, the predicates; no ordering, no
@@ -406,11 +402,10 @@ TEST(IntArith, FloorDivideRemainder) {
   // Every signed width, including the promotion to int for int8/int16.
   auto q8 = run2<int8_t>(Op::FloorDivide, DType::I8, std::vector<int8_t>{-128, -7}, std::vector<int8_t>{-1, 0});
   EXPECT_EQ(q8, (std::vector<int8_t>{-128, 0}));
-  auto q64 = run2<int64_t>(Op::FloorDivide, DType::I64, std::vector<int64_t>{INT64_MIN, -1},
-                           std::vector<int64_t>{-1, 3});
+  auto q64 =
+      run2<int64_t>(Op::FloorDivide, DType::I64, std::vector<int64_t>{INT64_MIN, -1}, std::vector<int64_t>{-1, 3});
   EXPECT_EQ(q64, (std::vector<int64_t>{INT64_MIN, -1}));
-  auto r64 = run2<int64_t>(Op::Remainder, DType::I64, std::vector<int64_t>{INT64_MIN, -1},
-                           std::vector<int64_t>{-1, 3});
+  auto r64 = run2<int64_t>(Op::Remainder, DType::I64, std::vector<int64_t>{INT64_MIN, -1}, std::vector<int64_t>{-1, 3});
   EXPECT_EQ(r64, (std::vector<int64_t>{0, 2}));
   auto qu = run2<uint32_t>(Op::FloorDivide, DType::U32, std::vector<uint32_t>{7, 7}, std::vector<uint32_t>{2, 0});
   auto ru = run2<uint32_t>(Op::Remainder, DType::U32, std::vector<uint32_t>{7, 7}, std::vector<uint32_t>{2, 0});
@@ -465,16 +460,14 @@ TEST(BoolArith, LogicalForms) {
 TEST(Bitwise, ShiftsOutOfRange) {
   std::vector<int32_t> a = {1, 1, 1, -8, -8, 8, 3};
   std::vector<int32_t> b = {31, 32, -1, 40, 1, 100, 2};
-  EXPECT_EQ(run2<int32_t>(Op::LeftShift, DType::I32, a, b),
-            (std::vector<int32_t>{INT32_MIN, 0, 0, 0, -16, 0, 12}));
-  EXPECT_EQ(run2<int32_t>(Op::RightShift, DType::I32, a, b),
-            (std::vector<int32_t>{0, 0, 0, -1, -4, 0, 0}));
+  EXPECT_EQ(run2<int32_t>(Op::LeftShift, DType::I32, a, b), (std::vector<int32_t>{INT32_MIN, 0, 0, 0, -16, 0, 12}));
+  EXPECT_EQ(run2<int32_t>(Op::RightShift, DType::I32, a, b), (std::vector<int32_t>{0, 0, 0, -1, -4, 0, 0}));
   auto l8 = run2<int8_t>(Op::LeftShift, DType::I8, std::vector<int8_t>{1, 1, -1}, std::vector<int8_t>{7, 8, 3});
   EXPECT_EQ(l8, (std::vector<int8_t>{-128, 0, -8}));
   auto r8 = run2<int8_t>(Op::RightShift, DType::I8, std::vector<int8_t>{-128, -128, 64}, std::vector<int8_t>{7, 8, 9});
   EXPECT_EQ(r8, (std::vector<int8_t>{-1, -1, 0}));
-  auto ru = run2<uint64_t>(Op::RightShift, DType::U64, std::vector<uint64_t>{~0ull, ~0ull},
-                           std::vector<uint64_t>{63, 64});
+  auto ru =
+      run2<uint64_t>(Op::RightShift, DType::U64, std::vector<uint64_t>{~0ull, ~0ull}, std::vector<uint64_t>{63, 64});
   EXPECT_EQ(ru, (std::vector<uint64_t>{1, 0}));
   auto lu = run2<uint16_t>(Op::LeftShift, DType::U16, std::vector<uint16_t>{0xFFFF}, std::vector<uint16_t>{4});
   EXPECT_EQ(lu[0], 0xFFF0);
@@ -484,12 +477,9 @@ TEST(Bitwise, AndOrXorInvert) {
   std::vector<uint8_t> a = {0xF0, 0x0F}, b = {0xFF, 0x01};
   EXPECT_EQ(run2<uint8_t>(Op::BitwiseAnd, DType::U8, a, b), (std::vector<uint8_t>{0xF0, 0x01}));
   EXPECT_EQ(run2<uint8_t>(Op::BitwiseXor, DType::U8, a, b), (std::vector<uint8_t>{0x0F, 0x0E}));
-  EXPECT_EQ(run1<int16_t>(Op::BitwiseInvert, DType::I16, std::vector<int16_t>{0, -1}),
-            (std::vector<int16_t>{-1, 0}));
-  EXPECT_EQ(run1<uint8_t>(Op::BitwiseInvert, DType::Bool, std::vector<uint8_t>{0, 1}),
-            (std::vector<uint8_t>{1, 0}));
-  EXPECT_EQ(run2<uint8_t>(Op::BitwiseXor, DType::Bool, std::vector<uint8_t>{0, 1, 1},
-                          std::vector<uint8_t>{1, 1, 0}),
+  EXPECT_EQ(run1<int16_t>(Op::BitwiseInvert, DType::I16, std::vector<int16_t>{0, -1}), (std::vector<int16_t>{-1, 0}));
+  EXPECT_EQ(run1<uint8_t>(Op::BitwiseInvert, DType::Bool, std::vector<uint8_t>{0, 1}), (std::vector<uint8_t>{1, 0}));
+  EXPECT_EQ(run2<uint8_t>(Op::BitwiseXor, DType::Bool, std::vector<uint8_t>{0, 1, 1}, std::vector<uint8_t>{1, 1, 0}),
             (std::vector<uint8_t>{1, 0, 1}));
 }
 
@@ -503,16 +493,15 @@ TEST(Compare, FloatNaNAndTail) {
   std::vector<int16_t> ib(4099, 0);
   auto g = run2<uint8_t>(Op::Greater, DType::I16, ia, ib);
   for (size_t i = 0; i < ia.size(); ++i) ASSERT_EQ(g[i], ia[i] > 0);
-  auto lu = run2<uint8_t>(Op::LessEqual, DType::U64, std::vector<uint64_t>{~0ull, 1},
-                          std::vector<uint64_t>{1, 1});
+  auto lu = run2<uint8_t>(Op::LessEqual, DType::U64, std::vector<uint64_t>{~0ull, 1}, std::vector<uint64_t>{1, 1});
   EXPECT_EQ(lu, (std::vector<uint8_t>{0, 1}));
   EXPECT_EQ(run2<uint8_t>(Op::Less, DType::Bool, std::vector<uint8_t>{0, 1}, std::vector<uint8_t>{1, 1}),
             (std::vector<uint8_t>{1, 0}));
 }
 
 TEST(Pred, FloatsIntsBool) {
-  std::vector<float> f = {1.0f, -0.0f, std::numeric_limits<float>::quiet_NaN(),
-                          std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()};
+  std::vector<float> f = {1.0f, -0.0f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity()};
   EXPECT_EQ(run1<uint8_t>(Op::Isnan, DType::F32, f), (std::vector<uint8_t>{0, 0, 1, 0, 0}));
   EXPECT_EQ(run1<uint8_t>(Op::Isinf, DType::F32, f), (std::vector<uint8_t>{0, 0, 0, 1, 1}));
   EXPECT_EQ(run1<uint8_t>(Op::Isfinite, DType::F32, f), (std::vector<uint8_t>{1, 1, 0, 0, 0}));
@@ -591,10 +580,8 @@ TEST(Cast, ToBoolAndBack) {
 TEST(Cast, NumericPairs) {
   EXPECT_EQ((cast<int32_t>(DType::F64, DType::I32, std::vector<double>{-2.7, 2.7, 1e3})),
             (std::vector<int32_t>{-2, 2, 1000}));
-  EXPECT_EQ((cast<int8_t>(DType::I32, DType::I8, std::vector<int32_t>{300, -129})),
-            (std::vector<int8_t>{44, 127}));
-  EXPECT_EQ((cast<uint32_t>(DType::I16, DType::U32, std::vector<int16_t>{-1})),
-            (std::vector<uint32_t>{0xFFFFFFFFu}));
+  EXPECT_EQ((cast<int8_t>(DType::I32, DType::I8, std::vector<int32_t>{300, -129})), (std::vector<int8_t>{44, 127}));
+  EXPECT_EQ((cast<uint32_t>(DType::I16, DType::U32, std::vector<int16_t>{-1})), (std::vector<uint32_t>{0xFFFFFFFFu}));
   EXPECT_EQ((cast<float>(DType::F64, DType::F32, std::vector<double>{0.1, 1e300})),
             (std::vector<float>{0.1f, std::numeric_limits<float>::infinity()}));
   EXPECT_EQ((cast<double>(DType::U64, DType::F64, std::vector<uint64_t>{~0ull})),
@@ -617,8 +604,9 @@ TEST(Cast, FloatToIntIsDefinedForNaNAndOutOfRange) {
   EXPECT_EQ((cast<int64_t>(DType::F64, DType::I64, x)),
             (std::vector<int64_t>{INT64_MIN, INT64_MIN, INT64_MIN, 300, -1, INT64_MIN, -2, -2147483649LL}));
   EXPECT_EQ((cast<uint8_t>(DType::F64, DType::U8, x)), (std::vector<uint8_t>{0, 0, 0, 44, 255, 0, 254, 0}));
-  EXPECT_EQ((cast<uint64_t>(DType::F64, DType::U64, x)),
-            (std::vector<uint64_t>{1ull << 63, 0, 1ull << 63, 300, ~0ull, 1ull << 63, ~0ull - 1, 18446744071562067967ull}));
+  EXPECT_EQ(
+      (cast<uint64_t>(DType::F64, DType::U64, x)),
+      (std::vector<uint64_t>{1ull << 63, 0, 1ull << 63, 300, ~0ull, 1ull << 63, ~0ull - 1, 18446744071562067967ull}));
   const std::vector<float> f = {std::numeric_limits<float>::quiet_NaN(), 1e20f, -3.5f};
   EXPECT_EQ((cast<int16_t>(DType::F32, DType::I16, f)), (std::vector<int16_t>{0, 0, -3}));
 }
@@ -648,7 +636,8 @@ TEST(Half, SoftwareConversionsMatchTheCompilers) {
     }
   }
   for (int i = 0; i < 20000; ++i) {
-    const double d = std::ldexp(static_cast<double>(rng() >> 11) / 9007199254740992.0 - 0.5, static_cast<int>(rng() % 44) - 28);
+    const double d =
+        std::ldexp(static_cast<double>(rng() >> 11) / 9007199254740992.0 - 0.5, static_cast<int>(rng() % 44) - 28);
     EXPECT_EQ(half(d).bits, detail::double_to_half_bits(d)) << d;
   }
   for (double d : {65504.0, 65519.99, 65520.0, 1e300, -0.0, 0x1p-25, 0x1p-24, 3 * 0x1p-26})

@@ -59,8 +59,8 @@ TEST(Moving, EveryOpMatchesWindowByWindowOverChunksSmallerAndLargerThanTheWindow
   Array a = from_buffer(x.data(), DType::F64, {n, m}, {}, nullptr);
   for (int64_t chunk : {1, 4, 37})
     for (int64_t w : {1, 3, 8, 40})
-      for (MovingOp op : {MovingOp::Sum, MovingOp::Mean, MovingOp::Min, MovingOp::Max, MovingOp::Var, MovingOp::Std,
-                          MovingOp::Count})
+      for (MovingOp op :
+           {MovingOp::Sum, MovingOp::Mean, MovingOp::Min, MovingOp::Max, MovingOp::Var, MovingOp::Std, MovingOp::Count})
         for (bool center : {false, true}) {
           const int64_t mp = std::max<int64_t>(1, w / 2);
           MovingOptions o;

@@ -69,7 +69,8 @@ void expected_reads(const Node& n, const Region& r, std::map<const Node*, std::v
     return;
   }
   const auto ins = n.input_regions(r);
-  for (size_t i = 0; i < ins.size() && i < n.inputs().size(); ++i) expected_reads(*n.inputs()[i], ins[i], out, depth + 1);
+  for (size_t i = 0; i < ins.size() && i < n.inputs().size(); ++i)
+    expected_reads(*n.inputs()[i], ins[i], out, depth + 1);
   // A node that keeps state between the output chunks along the last axis (a product's
   // kept band of an expensive operand: Node::shares_rows) reports for a later chunk of a
   // row only what the band does not hold; fill() of such a chunk alone reads what the
@@ -104,7 +105,7 @@ Region random_region(const Shape& shape, std::mt19937& rng) {
 
 struct Case {
   std::string name;
-  std::vector<Shape> shapes;                                   // of the recording sources
+  std::vector<Shape> shapes;  // of the recording sources
   std::function<Array(const std::vector<Array>&)> build;
 };
 
@@ -140,63 +141,151 @@ std::vector<Case> cases() {
       {"vecdot", {{8, 10}, {8, 10}}, [](V x) { return vecdot(x[0], x[1]); }},
       {"tensordot", {{4, 5, 6}, {5, 6, 3}}, [](V x) { return tensordot(x[0], x[1], 2); }},
       {"outer", {{7}, {9}}, [](V x) { return outer(x[0], x[1]); }},
-      {"permute_dims", {{4, 5, 6}}, [](V x) { return permute_dims(x[0], {2, 0, 1}); }},
+      {"permute_dims",
+       {{4, 5, 6}},
+       [](V x) {
+         return permute_dims(x[0], {2, 0, 1});
+       }},
       {"flip", {{9, 8}}, [](V x) { return flip(x[0]); }},
-      {"reshape", {{6, 10}}, [](V x) { return reshape(x[0], {4, 15}); }},
+      {"reshape",
+       {{6, 10}},
+       [](V x) {
+         return reshape(x[0], {4, 15});
+       }},
       {"flatten", {{6, 7}}, [](V x) { return flatten(x[0]); }},
-      {"roll", {{9, 8}}, [](V x) { return roll(x[0], {3, -2}, std::vector<int>{0, 1}); }},
-      {"concat", {{5, 6}, {4, 6}}, [](V x) { return concat({x[0], x[1]}, 0); }},
-      {"stack", {{5, 6}, {5, 6}}, [](V x) { return stack({x[0], x[1]}, 1); }},
-      {"broadcast_to", {{1, 6}}, [](V x) { return broadcast_to(x[0], {5, 6}); }},
+      {"roll",
+       {{9, 8}},
+       [](V x) {
+         return roll(x[0], {3, -2}, std::vector<int>{0, 1});
+       }},
+      {"concat",
+       {{5, 6}, {4, 6}},
+       [](V x) {
+         return concat({x[0], x[1]}, 0);
+       }},
+      {"stack",
+       {{5, 6}, {5, 6}},
+       [](V x) {
+         return stack({x[0], x[1]}, 1);
+       }},
+      {"broadcast_to",
+       {{1, 6}},
+       [](V x) {
+         return broadcast_to(x[0], {5, 6});
+       }},
       {"expand_dims + squeeze", {{5, 6}}, [](V x) { return squeeze(expand_dims(x[0], 1)); }},
-      {"take", {{12, 7}}, [](V x) { return take(x[0], {3, 0, 11, 3, 5}, {5}, 0); }},
-      {"getitem", {{20, 15}}, [](V x) {
+      {"take",
+       {{12, 7}},
+       [](V x) {
+         return take(x[0], {3, 0, 11, 3, 5}, {5}, 0);
+       }},
+      {"getitem",
+       {{20, 15}},
+       [](V x) {
          return x[0][{Index::slice(2, 19, 3), Index::slice(std::nullopt, std::nullopt, -2)}];
        }},
       {"tril", {{9, 9}}, [](V x) { return tril(x[0], -1); }},
       {"triu", {{8, 11}}, [](V x) { return triu(x[0], 2); }},
       {"diagonal", {{9, 12}}, [](V x) { return diagonal(x[0], 1); }},
       {"trace", {{3, 9, 9}}, [](V x) { return trace(x[0]); }},
-      {"tile", {{3, 4}}, [](V x) { return tile(x[0], {2, 3}); }},
+      {"tile",
+       {{3, 4}},
+       [](V x) {
+         return tile(x[0], {2, 3});
+       }},
       {"repeat", {{5, 4}}, [](V x) { return repeat(x[0], 3, 1); }},
       {"diff", {{6, 11}}, [](V x) { return diff(x[0], 1, 2); }},
       {"astype", {{6, 5}}, [](V x) { return (x[0] * 10.0).astype(DType::I32); }},
       {"clip", {{7, 6}}, [](V x) { return clip(x[0], Operand(Scalar(-0.5)), Operand(Scalar(0.5))); }},
       {"mask_select", {{13, 9}}, [](V x) { return mask_select(x[0], x[0] > 0.0); }},
-      {"concat flattened", {{3, 4}, {5}}, [](V x) { return concat({x[0], x[1]}, std::nullopt); }},
-      {"oindex", {{10, 9}}, [](V x) {
+      {"concat flattened",
+       {{3, 4}, {5}},
+       [](V x) {
+         return concat({x[0], x[1]}, std::nullopt);
+       }},
+      {"oindex",
+       {{10, 9}},
+       [](V x) {
          return oindex(x[0], {IndexItem(IndexArray{{7, 1, 1, 4}, {4}}), IndexItem(Index::slice(1, 8, 2))});
        }},
       {"sum of a product", {{6, 8}, {8, 5}}, [](V x) { return sum(matmul(x[0], x[1])); }},
       {"eye", {}, [](V) { return eye(7, 9, 1); }},
-      {"arange and linspace", {}, [](V) { return reshape(arange(0, 24), {4, 6}) * linspace(0, 1, 6); }},
-      {"full plus a source", {{5, 4}}, [](V x) { return full({5, 4}, Scalar(1.5)) + x[0]; }},
-      {"pad reflect", {{9, 8}}, [](V x) { return pad(x[0], {{3, 11}, {0, 2}}, PadMode::Reflect); }},
-      {"pad wrap", {{9, 8}}, [](V x) { return pad(x[0], {{4, 4}}, PadMode::Wrap); }},
-      {"pad constant", {{9, 8}}, [](V x) { return pad(x[0], {{1, 2}, {3, 0}}, PadMode::Constant, scalar(2.5)); }},
-      {"rechunk", {{13, 17}}, [](V x) { return rechunk(x[0], Shape{4, 5}) * 2.0; }},
-      {"moving mean centred", {{23, 6}}, [](V x) {
+      {"arange and linspace",
+       {},
+       [](V) {
+         return reshape(arange(0, 24), {4, 6}) * linspace(0, 1, 6);
+       }},
+      {"full plus a source",
+       {{5, 4}},
+       [](V x) {
+         return full({5, 4}, Scalar(1.5)) + x[0];
+       }},
+      {"pad reflect",
+       {{9, 8}},
+       [](V x) {
+         return pad(x[0], {{3, 11}, {0, 2}}, PadMode::Reflect);
+       }},
+      {"pad wrap",
+       {{9, 8}},
+       [](V x) {
+         return pad(x[0], {{4, 4}}, PadMode::Wrap);
+       }},
+      {"pad constant",
+       {{9, 8}},
+       [](V x) {
+         return pad(x[0], {{1, 2}, {3, 0}}, PadMode::Constant, scalar(2.5));
+       }},
+      {"rechunk",
+       {{13, 17}},
+       [](V x) {
+         return rechunk(x[0], Shape{4, 5}) * 2.0;
+       }},
+      {"moving mean centred",
+       {{23, 6}},
+       [](V x) {
          MovingOptions o;
          o.axis = 0, o.center = true, o.min_periods = 2;
          return moving_reduce(x[0], 5, MovingOp::Mean, o);
        }},
-      {"moving max window beyond the axis", {{7, 9}}, [](V x) {
+      {"moving max window beyond the axis",
+       {{7, 9}},
+       [](V x) {
          MovingOptions o;
          o.axis = 1, o.min_periods = 1;
          return moving_reduce(x[0], 12, MovingOp::Max, o);
        }},
-      {"sliding_window_view", {{11, 6}}, [](V x) { return sliding_window_view(x[0], {3, 2}, std::vector<int>{0, 1}); }},
-      {"var over a window view", {{19, 4}}, [](V x) {
+      {"sliding_window_view",
+       {{11, 6}},
+       [](V x) {
+         return sliding_window_view(x[0], {3, 2}, std::vector<int>{0, 1});
+       }},
+      {"var over a window view",
+       {{19, 4}},
+       [](V x) {
          ReduceOptions o;
          o.axis = std::vector<int>{-1};
          return var(sliding_window_view(x[0], {4}, std::vector<int>{0}), o);
        }},
-      {"segment_reduce interleaved", {{13, 7}},
-       [](V x) { return segment_reduce(x[0], {0, 2, 1, 0, 2, 1, -1, 3, 4, 4, 0, 1, 2}, "nanvar", {.axis = 0, .ngroups = 5}); }},
-      {"segment_reduce contiguous", {{5, 11, 3}},
-       [](V x) { return segment_reduce(x[0] * 2.0, {0, 0, 0, 1, 1, 2, 3, 3, 3, 3, -1}, "mean", {.axis = 1}); }},
-      {"segment_reduce last", {{6, 9}}, [](V x) { return segment_reduce(x[0], {2, 2, 0, 1, 0, 1, 2, 0, 0}, "last"); }},
-      {"einsum batched", {{3, 4, 5, 6}, {3, 6, 5, 2}}, [](V x) { return einsum("bijk,bkjl->bli", {x[0], x[1]}); }},
+      {"segment_reduce interleaved",
+       {{13, 7}},
+       [](V x) {
+         return segment_reduce(x[0], {0, 2, 1, 0, 2, 1, -1, 3, 4, 4, 0, 1, 2}, "nanvar", {.axis = 0, .ngroups = 5});
+       }},
+      {"segment_reduce contiguous",
+       {{5, 11, 3}},
+       [](V x) {
+         return segment_reduce(x[0] * 2.0, {0, 0, 0, 1, 1, 2, 3, 3, 3, 3, -1}, "mean", {.axis = 1});
+       }},
+      {"segment_reduce last",
+       {{6, 9}},
+       [](V x) {
+         return segment_reduce(x[0], {2, 2, 0, 1, 0, 1, 2, 0, 0}, "last");
+       }},
+      {"einsum batched",
+       {{3, 4, 5, 6}, {3, 6, 5, 2}},
+       [](V x) {
+         return einsum("bijk,bkjl->bli", {x[0], x[1]});
+       }},
   };
 }
 

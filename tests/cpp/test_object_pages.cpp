@@ -19,7 +19,8 @@ namespace {
 // Forwards to a store and records the ranges of every read call, and the stats.
 class RecordingStore final : public ByteStore {
  public:
-  explicit RecordingStore(StorePtr inner, bool refuse_suffix = false) : inner_(std::move(inner)), refuse_suffix_(refuse_suffix) {}
+  explicit RecordingStore(StorePtr inner, bool refuse_suffix = false)
+      : inner_(std::move(inner)), refuse_suffix_(refuse_suffix) {}
   std::string root() const override { return inner_->root(); }
   std::optional<Parts> read(const std::string& key, const std::vector<ByteRange>& ranges) override {
     {
@@ -80,7 +81,7 @@ TEST(ObjectPages, ReadsAnyRangeExactlyAndKeepsItsPages) {
   ASSERT_EQ(f.store->reads.size(), 2u);
   EXPECT_EQ(f.store->reads[1].size(), 1u);
   EXPECT_EQ(f.store->reads[1][0].offset, 1024);
-  EXPECT_EQ(pages.read(0, 2048), f.slice(0, 2048));  // held: no request
+  EXPECT_EQ(pages.read(0, 2048), f.slice(0, 2048));    // held: no request
   EXPECT_EQ(pages.read(9990, 10), f.slice(9990, 10));  // the last page, a short one
   EXPECT_EQ(pages.read(10000, 0), std::vector<uint8_t>{});
   EXPECT_EQ(pages.read(0, 10000), f.data);  // the pages between, in one read of one range
@@ -192,8 +193,8 @@ TEST(ObjectPages, KeepsAtMostMaxBytes) {
   Fixture f("pages_lru", 16384);
   ObjectPages pages(f.store, "obj.bin", 16384, 1024, 4096);
   EXPECT_EQ(pages.read(0, 16384), f.data);  // more than it keeps: still read right
-  EXPECT_FALSE(pages.holds(0, 1));      // the first pages went
-  EXPECT_TRUE(pages.holds(12288, 4096));  // the last four stayed
+  EXPECT_FALSE(pages.holds(0, 1));          // the first pages went
+  EXPECT_TRUE(pages.holds(12288, 4096));    // the last four stayed
   EXPECT_EQ(pages.read(0, 10), f.slice(0, 10));
   EXPECT_TRUE(pages.holds(0, 10));
   EXPECT_FALSE(pages.holds(12288, 1024));  // the least recently used went for it

@@ -192,7 +192,8 @@ TEST(OutputPath, CommitReplacesOnlyB2ndArrays) {
     for (const char* old_form : {"none", "file", "dir"}) {
       for (bool new_file : {true, false}) {
         fs::remove_all(target);
-        if (std::string(old_form) != "none") write(arange(0, 10, 1, DType::F64), target, std::string(old_form) == "file");
+        if (std::string(old_form) != "none")
+          write(arange(0, 10, 1, DType::F64), target, std::string(old_form) == "file");
         write(arange(0, 10, 1, DType::F64) * 5, d / "new", new_file);
         {
           OutputTemp t(target.string());

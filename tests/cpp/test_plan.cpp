@@ -241,7 +241,7 @@ namespace b2lazy {
 // chunk ids in C order, every chunk in exactly one group.
 TEST(Plan, ChunkGroupsCoverTheGridOnce) {
   const ChunkGrid grid(Shape{100, 70}, Shape{16, 32});  // 7 x 3 chunks, the last clipped
-  const ChunkGroups groups(grid, Shape{4, 1});           // 2 x 3 groups
+  const ChunkGroups groups(grid, Shape{4, 1});          // 2 x 3 groups
   EXPECT_EQ(groups.count(), 6);
   EXPECT_EQ(groups.box(0), (Box{Shape{0, 0}, Shape{64, 32}}));
   EXPECT_EQ(groups.box(5), (Box{Shape{64, 64}, Shape{100, 70}}));

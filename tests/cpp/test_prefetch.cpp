@@ -15,8 +15,8 @@
 #include "b2lazy/byte_store.hpp"
 #include "b2lazy/error.hpp"
 #include "b2lazy/plan.hpp"
-#include "runtime/fetch_cache.hpp"
 #include "io/store/store_units_source.hpp"
+#include "runtime/fetch_cache.hpp"
 #include "test_util.hpp"
 
 namespace b2lazy {
@@ -69,8 +69,7 @@ class RecordingStore : public ByteStore {
     explicit Active(RecordingStore& s) : s_(s) {
       const int now = ++s_.active;
       int m = s_.most_active.load();
-      while (now > m && !s_.most_active.compare_exchange_weak(m, now)) {
-      }
+      while (now > m && !s_.most_active.compare_exchange_weak(m, now)) {}
       if (s_.latency_ms_) std::this_thread::sleep_for(std::chrono::milliseconds(s_.latency_ms_));
     }
     ~Active() { --s_.active; }

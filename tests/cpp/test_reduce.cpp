@@ -144,4 +144,3 @@ TEST(Reduce, NestedSharedReductionsAreComputedOnceInLinearPlanning) {
   }
   EXPECT_LE(visits_at[1], 5 * visits_at[0] / 2);
 }
-

@@ -20,7 +20,8 @@ namespace {
 // Every byte of every range comes from exactly one slice of one fetch, inside the fetch.
 void expect_covers(const std::vector<ByteRange>& ranges, const std::vector<Fetch>& fetches) {
   std::vector<std::vector<int>> seen(ranges.size());
-  for (size_t i = 0; i < ranges.size(); ++i) seen[i].assign(static_cast<size_t>(std::max<int64_t>(ranges[i].length, 0)), 0);
+  for (size_t i = 0; i < ranges.size(); ++i)
+    seen[i].assign(static_cast<size_t>(std::max<int64_t>(ranges[i].length, 0)), 0);
   for (const auto& f : fetches) {
     for (const auto& s : f.slices) {
       const auto& r = ranges[s.piece];
@@ -54,7 +55,7 @@ TEST(RangePlan, GapThresholdAndCapHold) {
   EXPECT_EQ(plan_fetches(r, {64, 1 << 20}).size(), 2u);  // gap 65 > 64
   EXPECT_EQ(plan_fetches(r, {65, 1 << 20, 1.0}).size(), 1u);
   EXPECT_EQ(plan_fetches(r, {65, 174, 1.0}).size(), 2u);  // merged would be 175 > cap
-  EXPECT_EQ(plan_fetches(r, {65, 1 << 20}).size(), 2u);  // a 65-byte gap is 59% of the 110 asked
+  EXPECT_EQ(plan_fetches(r, {65, 1 << 20}).size(), 2u);   // a 65-byte gap is 59% of the 110 asked
 }
 
 TEST(RangePlan, GapsStayWithinTheWasteFraction) {
@@ -130,7 +131,8 @@ TEST(Xml, ListPageParsed) {
   EXPECT_EQ(p.objects[1].size, 0);
   EXPECT_TRUE(p.truncated);
   EXPECT_EQ(p.next_token, "tok/+=");
-  const auto last = parse_list_page("<ListBucketResult><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>");
+  const auto last =
+      parse_list_page("<ListBucketResult><KeyCount>0</KeyCount><IsTruncated>false</IsTruncated></ListBucketResult>");
   EXPECT_TRUE(last.objects.empty());
   EXPECT_FALSE(last.truncated);
 }
@@ -184,7 +186,8 @@ TEST(S3Addressing, PathStyleForCustomEndpointsAndDottedBuckets) {
 }
 
 TEST(AwsFiles, IniParsed) {
-  const auto f = parse_ini("# c\n[default]\naws_access_key_id = AK \nregion=eu-west-1\n\n[profile x]\n; c\nregion = us-west-2\n");
+  const auto f =
+      parse_ini("# c\n[default]\naws_access_key_id = AK \nregion=eu-west-1\n\n[profile x]\n; c\nregion = us-west-2\n");
   EXPECT_EQ(f.at("default").at("aws_access_key_id"), "AK");
   EXPECT_EQ(f.at("default").at("region"), "eu-west-1");
   EXPECT_EQ(f.at("profile x").at("region"), "us-west-2");

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
 #include "b2lazy/b2lazy.hpp"
-#include "test_util.hpp"
 #include "ops/shape/reshape_node.hpp"
+#include "test_util.hpp"
 
 using namespace b2lazy;
 using b2lazy::test::stored;
@@ -27,7 +27,7 @@ TEST(Scan, CumsumAxesFlattenedAndInitial) {
   EXPECT_EQ(ax0[3 * 5 + 2], 2 + 7 + 12 + 17);
   auto ax1 = cumulative_sum(a, ScanOptions{1, std::nullopt, true}).to_vector(&ctx);
   ASSERT_EQ(ax1.size(), 24u);
-  EXPECT_EQ(ax1[6], 0);            // row 1 starts with the identity
+  EXPECT_EQ(ax1[6], 0);  // row 1 starts with the identity
   EXPECT_EQ(ax1[6 + 5], 5 + 6 + 7 + 8 + 9);
   EXPECT_EQ(cumsum(a).dtype(), DType::I64);
   auto p = cumprod(ones({7}, DType::F32) * 2.0f).to_vector(&ctx);

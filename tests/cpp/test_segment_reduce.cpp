@@ -44,7 +44,11 @@ TEST(SegmentReduce, AgainstALoopPerGroup) {
   Array a = stored(arange(0, double(rows * cols), 1, DType::F64, {rows, cols}) * 0.37, {8, 3}, {4, 3}, ctx);
   const std::vector<double> x = a.to_vector(&ctx);
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  auto sum = [](const std::vector<double>& v) { double s = 0; for (double e : v) s += e; return s; };
+  auto sum = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double e : v) s += e;
+    return s;
+  };
   auto mean = [&](const std::vector<double>& v) { return v.empty() ? nan : sum(v) / double(v.size()); };
   auto var1 = [&](const std::vector<double>& v) {
     if (v.size() < 2) return nan;

@@ -110,7 +110,7 @@ TEST(Siblings, FewDenseRangesAreBalancedOnSourceChunks) {
   Context ctx(2);
   Array a = stored(arange(0, 1460 * 24, 1, DType::F32, {1460, 4, 6}), {24, 4, 6}, {24, 4, 6}, ctx);
   const NodePtr r = sum(a, axes({1, 2})).node();
-  EXPECT_EQ(balanced_ranges(r, {1440}, 2), (Shape{744}));  // 31 source chunks, not 730
+  EXPECT_EQ(balanced_ranges(r, {1440}, 2), (Shape{744}));   // 31 source chunks, not 730
   EXPECT_EQ(balanced_ranges(r, {1460}, 2), (Shape{1460}));  // one chunk: as it was
   EXPECT_EQ(balanced_ranges(r, {900}, 2), (Shape{900}));    // the last is not under half
   EXPECT_EQ(balanced_ranges(r, {100}, 2), (Shape{100}));    // many chunks: as they were

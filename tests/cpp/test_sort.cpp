@@ -70,7 +70,13 @@ TEST(Sort, LargerThanTheBudgetSpillsItsRuns) {
   for (auto& x : v) x = static_cast<double>(rng() % 100000);
   RunLength runs(int64_t(1) << 16);
   const Array s = sort(vector_array(v));
-  const Plan p = s.plan([] { ComputeOptions o; o.max_memory = size_t(12) << 20; return o; }(), &ctx);
+  const Plan p = s.plan(
+      [] {
+        ComputeOptions o;
+        o.max_memory = size_t(12) << 20;
+        return o;
+      }(),
+      &ctx);
   bool spilled = false;
   for (const PlanStage& st : p.stages) spilled = spilled || st.where == KeptIn::Spilled;
   EXPECT_TRUE(spilled);

@@ -39,8 +39,8 @@ TEST(SourceAlignment, SeenThroughASliceAndAReshape) {
   std::vector<float> v;
   const Array t = stored_field("align_through", v);
   EXPECT_EQ(source_alignment(coarsened(t, 4).node()).align, (Shape{6, 4, 9, 2, 18, 2}));
-  EXPECT_EQ(source_alignment(coarsened(t, 48).node()).align, (Shape{1, 24, 9, 2, 18, 2}));  // two chunks a window
-  EXPECT_EQ(source_alignment(reshape(t, {240 * 19, 36}).node()).align, (Shape{24 * 19, 36}));  // merged axes
+  EXPECT_EQ(source_alignment(coarsened(t, 48).node()).align, (Shape{1, 24, 9, 2, 18, 2}));       // two chunks a window
+  EXPECT_EQ(source_alignment(reshape(t, {240 * 19, 36}).node()).align, (Shape{24 * 19, 36}));    // merged axes
   EXPECT_EQ(source_alignment(reshape(t, {48, 5, 19, 36}).node()).align, (Shape{0, 0, 19, 36}));  // 5 cuts chunks
   const Array off = getitem(t, {Index::slice(10, 200), Index::slice(), Index::slice()});
   EXPECT_EQ(source_alignment(off.node()).align, (Shape{0, 19, 36}));  // chunk boundaries off the grid

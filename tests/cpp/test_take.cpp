@@ -16,8 +16,8 @@ TEST(Take, RowsOfAnExpressionReadOnlyTouchedChunks) {
   Array r = take(a * 2.0, {95, -100, 3, 95}, {2, 2}, 0).compute({}, &ctx);
   EXPECT_EQ(r.shape(), (Shape{2, 2, 4}));
   auto v = r.to_vector(&ctx);
-  EXPECT_DOUBLE_EQ(v[0], 2.0 * 380);   // row 95
-  EXPECT_DOUBLE_EQ(v[4], 0.0);         // row -100 == 0
+  EXPECT_DOUBLE_EQ(v[0], 2.0 * 380);     // row 95
+  EXPECT_DOUBLE_EQ(v[4], 0.0);           // row -100 == 0
   EXPECT_DOUBLE_EQ(v[8 + 1], 2.0 * 13);  // row 3, column 1
   EXPECT_EQ(r.stats()->distinct_chunks_decompressed.begin()->second, 2);
   EXPECT_THROW(take(a, {100}, {1}, 0), IndexError);
@@ -31,7 +31,8 @@ TEST(Take, GetitemWithArraysAndOindex) {
   EXPECT_EQ(r.shape(), (Shape{2, 2}));
   EXPECT_EQ(r.to_vector(&ctx), (std::vector<double>{16, 18, 1, 3}));
   // Pointwise: a[[0, 3], [4, 0]] -> 4, 15; a boolean row mask; oindex as an outer product.
-  EXPECT_EQ(getitem(a, {IndexArray{{0, 3}, {2}}, IndexArray{{4, 0}, {2}}}).to_vector(&ctx), (std::vector<double>{4, 15}));
+  EXPECT_EQ(getitem(a, {IndexArray{{0, 3}, {2}}, IndexArray{{4, 0}, {2}}}).to_vector(&ctx),
+            (std::vector<double>{4, 15}));
   EXPECT_EQ(getitem(a, {IndexArray{{0, 1, 0, 0}, {4}, true}, Index::at(2)}).to_vector(&ctx), (std::vector<double>{7}));
   EXPECT_EQ(oindex(a, {IndexArray{{0, 3}, {2}}, IndexArray{{4, 0}, {2}}}).to_vector(&ctx),
             (std::vector<double>{4, 0, 19, 15}));
@@ -47,7 +48,8 @@ TEST(Take, GetitemWithArraysAndOindex) {
 TEST(Take, MaskCountsDecompressEachZarrChunkOnce) {
   const Shape shape{256, 16384};  // 128 KiB rows of float64: 4 MiB strips are 32 rows
   std::vector<double> v(static_cast<size_t>(prod(shape)));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.001 * static_cast<double>(i)) + 0.1 * static_cast<double>(i % 7);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = std::sin(0.001 * static_cast<double>(i)) + 0.1 * static_cast<double>(i % 7);
   // (this process's own directory: two test binaries run at once must not share the file)
   const std::filesystem::path dir = test::temp_dir("mask_counts");
   const std::string path = (dir / "mask_counts.zarr").string();

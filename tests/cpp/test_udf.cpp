@@ -65,7 +65,8 @@ TEST(Udf, GridCallsSeeWholeBlocks) {
   EXPECT_EQ(u.node()->preferred_chunks(), (Shape{6}));
   const std::vector<double> sums = {15, 51, 87, 37};
   std::vector<double> got = u[{Index::slice(5, 19)}].to_vector(&ctx);
-  for (int64_t i = 5; i < 19; ++i) EXPECT_DOUBLE_EQ(got[static_cast<size_t>(i - 5)], sums[static_cast<size_t>(i / 6)]) << i;
+  for (int64_t i = 5; i < 19; ++i)
+    EXPECT_DOUBLE_EQ(got[static_cast<size_t>(i - 5)], sums[static_cast<size_t>(i / 6)]) << i;
   Array irregular = lazyudf_on_grid(block_sums, {x}, DType::F64, {20}, {{0, 2, 20}});
   EXPECT_TRUE(irregular.node()->preferred_chunks().empty());
   EXPECT_THROW(lazyudf_on_grid(block_sums, {x}, DType::F64, {20}, {{0, 6, 6, 20}}), ValueError);

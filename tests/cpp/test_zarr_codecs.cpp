@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "b2lazy/error.hpp"
-#include "runtime/thread_state.hpp"
 #include "io/zarr/blosc1.hpp"
 #include "io/zarr/codecs.hpp"
+#include "runtime/thread_state.hpp"
 
 using namespace b2lazy;
 using namespace b2lazy::zarr;
@@ -49,8 +49,7 @@ Bytes zstd_rle(size_t blocks) {
   return b;
 }
 
-template <class F>
-void expect_io_error(F f, const std::string& part) {
+template <class F> void expect_io_error(F f, const std::string& part) {
   try {
     f();
     ADD_FAILURE() << "no IOError (expected one with '" << part << "')";
@@ -111,14 +110,18 @@ TEST(ZarrCodecs, ZstdContentSizeClaimingMoreRefused) {
   Bytes frame = {0x28, 0xb5, 0x2f, 0xfd, 0xA0, 0, 0, 0, 0x80, 9, 0, 0, 0};  // content size 2^31, one byte
   std::vector<double> out(64);
   ThreadState ts;
-  expect_io_error([&] {
-    decode(chain({codec(K::Blosc, "blosc"), codec(K::Zstd, "zstd")}), frame.data(), frame.size(), {64}, DType::F64,
-           out.data(), "a.zarr/c/0", ts, &kFill);
-  }, "zstd: claims 2147483648 bytes, more than the");
-  expect_io_error([&] {
-    decode(chain({codec(K::Zstd, "zstd")}), frame.data(), frame.size(), {64}, DType::F64, out.data(), "a.zarr/c/0", ts,
-           &kFill);
-  }, "zstd: holds 2147483648 bytes, expected 512 bytes");
+  expect_io_error(
+      [&] {
+        decode(chain({codec(K::Blosc, "blosc"), codec(K::Zstd, "zstd")}), frame.data(), frame.size(), {64}, DType::F64,
+               out.data(), "a.zarr/c/0", ts, &kFill);
+      },
+      "zstd: claims 2147483648 bytes, more than the");
+  expect_io_error(
+      [&] {
+        decode(chain({codec(K::Zstd, "zstd")}), frame.data(), frame.size(), {64}, DType::F64, out.data(), "a.zarr/c/0",
+               ts, &kFill);
+      },
+      "zstd: holds 2147483648 bytes, expected 512 bytes");
 }
 
 TEST(ZarrCodecs, ZstdStreamLongerThanTheMostRefused) {
@@ -127,9 +130,9 @@ TEST(ZarrCodecs, ZstdStreamLongerThanTheMostRefused) {
   std::vector<double> out(1 << 17);  // 1 MiB
   ThreadState ts;
   for (const Pipeline& p : {chain({codec(K::Zstd, "zstd")}), chain({codec(K::Blosc, "blosc"), codec(K::Zstd, "zstd")})})
-    expect_io_error([&] {
-      decode(p, bomb.data(), bomb.size(), {1 << 17}, DType::F64, out.data(), "a.zarr/c/0", ts, &kFill);
-    }, "zstd: holds more than the");
+    expect_io_error(
+        [&] { decode(p, bomb.data(), bomb.size(), {1 << 17}, DType::F64, out.data(), "a.zarr/c/0", ts, &kFill); },
+        "zstd: holds more than the");
   // Exactly the chunk: read.
   const Bytes exact = zstd_rle(8);
   std::fill(out.begin(), out.end(), 1.0);
@@ -147,10 +150,13 @@ TEST(ZarrCodecs, DeflateLongerThanTheMostRefused) {
   deflated.resize(len);
   std::vector<double> out(1 << 17);
   ThreadState ts;
-  for (const Pipeline& p : {chain({codec(K::Deflate, "gzip")}), chain({codec(K::Zstd, "zstd"), codec(K::Deflate, "gzip")})})
-    expect_io_error([&] {
-      decode(p, deflated.data(), deflated.size(), {1 << 17}, DType::F64, out.data(), "a.zarr/c/0", ts, &kFill);
-    }, "gzip: holds more than the");
+  for (const Pipeline& p :
+       {chain({codec(K::Deflate, "gzip")}), chain({codec(K::Zstd, "zstd"), codec(K::Deflate, "gzip")})})
+    expect_io_error(
+        [&] {
+          decode(p, deflated.data(), deflated.size(), {1 << 17}, DType::F64, out.data(), "a.zarr/c/0", ts, &kFill);
+        },
+        "gzip: holds more than the");
 }
 
 TEST(ZarrCodecs, Lz4SizeClaimingMoreRefused) {

@@ -13,10 +13,10 @@
 
 #include "b2lazy/b2lazy.hpp"
 #include "b2lazy/error.hpp"
-#include "runtime/thread_state.hpp"
 #include "io/store/logging_store.hpp"
 #include "io/zarr/blosc1.hpp"
 #include "io/zarr/zarr_source.hpp"
+#include "runtime/thread_state.hpp"
 #include "test_util.hpp"
 
 using namespace b2lazy;
@@ -203,12 +203,13 @@ TEST(ZarrStore, MissingChunksAreTheFillValueAndV2KeysAreRead) {
     const fs::path d = s.dir / ("v2" + (sep == "." ? std::string("dot") : std::string("slash")) + ".zarr");
     write_text(d / ".zarray",
                R"({"zarr_format": 2, "shape": [4, 6], "chunks": [2, 3], "dtype": "<i4", "compressor": null,
-                   "fill_value": -7, "order": "C", "filters": null, "dimension_separator": ")" + sep + R"("})");
+                   "fill_value": -7, "order": "C", "filters": null, "dimension_separator": ")" +
+                   sep + R"("})");
     const int32_t c01[6] = {1, 2, 3, 4, 5, 6};  // chunk (0, 1) only
     write_bytes(d / ("0" + sep + "1"), c01, sizeof c01);
     const auto v = open(s.url(d.filename().string())).to_vector();
-    const std::vector<double> want = {-7, -7, -7, 1, 2, 3, -7, -7, -7, 4, 5, 6, -7, -7, -7, -7, -7, -7,
-                                      -7, -7, -7, -7, -7, -7};
+    const std::vector<double> want = {-7, -7, -7, 1,  2,  3,  -7, -7, -7, 4,  5,  6,
+                                      -7, -7, -7, -7, -7, -7, -7, -7, -7, -7, -7, -7};
     EXPECT_EQ(v, want) << sep;
   }
 }
@@ -238,7 +239,8 @@ TEST(ZarrStore, ConsolidatedMetadataOpensMembersWithoutTheirOwn) {
   std::ifstream in(g / "x" / "zarr.json");
   const std::string xmeta((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   write_text(g / "zarr.json", R"({"zarr_format": 3, "node_type": "group", "attributes": {},
-      "consolidated_metadata": {"kind": "inline", "must_understand": false, "metadata": {"x": )" + xmeta + "}}}");
+      "consolidated_metadata": {"kind": "inline", "must_understand": false, "metadata": {"x": )" +
+                                  xmeta + "}}}");
   fs::remove(g / "x" / "zarr.json");  // only the consolidated copy is left
   auto store = open_store(s.url("g.zarr"));
   s.log->clear();
@@ -329,7 +331,8 @@ TEST(ZarrStore, RegionWritesIntoAnArrayInAStore) {
   };
   std::atomic<bool> cancel{false};
   // (one worker: the second chunk's task starts after the first's progress, and stops)
-  EXPECT_THROW(region(full({6, 4}, 7.0, DType::F64), &cancel, [&](int64_t done, int64_t) { cancel = done >= 1; }, &one),
+  EXPECT_THROW(region(
+                   full({6, 4}, 7.0, DType::F64), &cancel, [&](int64_t done, int64_t) { cancel = done >= 1; }, &one),
                Cancelled);
   auto v = open(s.url("r.zarr")).to_vector();
   for (int i = 0; i < 40; ++i) ASSERT_EQ(v[i], i);

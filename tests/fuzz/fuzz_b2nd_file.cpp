@@ -37,7 +37,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     e.to_buffer(out.data());
     // A compressed evaluation too: the path that reads chunks in Blosc2's block order.
     e.compute();
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   return 0;
 }

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "b2lazy/b2lazy.hpp"
-#include "fuzz_input.hpp"
 #include "b2lazy/byte_store.hpp"
 #include "b2lazy/driver.hpp"
+#include "fuzz_input.hpp"
 #include "io/b2z/b2z_members.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -41,17 +41,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::optional<std::vector<uint8_t>> local, stored;
     try {
       local = corner_of(open(path + "#" + keys[i]));
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
     try {
       stored = corner_of(Array(open_in_store(store, "b2z", keys[i])));
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
     if (local && stored && *local != *stored) std::abort();  // the two paths read other bytes
   }
   try {
     open(path);
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   return 0;
 }

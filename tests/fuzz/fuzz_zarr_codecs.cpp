@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "b2lazy/error.hpp"
-#include "runtime/thread_state.hpp"
 #include "io/zarr/codecs.hpp"
+#include "runtime/thread_state.hpp"
 
 using namespace b2lazy;
 using namespace b2lazy::zarr;
@@ -57,8 +57,8 @@ struct Geometry {
 };
 const std::vector<Geometry>& geometries() {
   static const std::vector<Geometry> g = {
-      {{64}, DType::F64}, {{8, 8}, DType::F64}, {{1000}, DType::I32}, {{3, 5, 7}, DType::U16},
-      {{16, 16}, DType::U8}, {{}, DType::F64}, {{4, 4}, DType::C128}, {{0}, DType::F32},
+      {{64}, DType::F64},    {{8, 8}, DType::F64}, {{1000}, DType::I32},  {{3, 5, 7}, DType::U16},
+      {{16, 16}, DType::U8}, {{}, DType::F64},     {{4, 4}, DType::C128}, {{0}, DType::F32},
   };
   return g;
 }
@@ -81,14 +81,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ThreadState ts;
   try {
     decode(p, chunk, n, g.shape, g.dtype, out.data(), "fuzz.zarr/c/0", ts, fill);
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   for (const BytesCodec& b : p.bytes_codecs) {
     std::vector<uint8_t> r;
     try {
       undo_bytes(b, chunk, n, r, "fuzz.zarr/c/0", ts, 1 << 16);
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
   }
   return 0;
 }

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "b2lazy/error.hpp"
-#include "runtime/thread_state.hpp"
 #include "io/zarr/codecs.hpp"
+#include "runtime/thread_state.hpp"
 
 using namespace b2lazy;
 using namespace b2lazy::zarr;
@@ -76,16 +76,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ThreadState ts;
   try {
     decode(p, shard, n, g.shard, DType::F64, out.data(), "fuzz.zarr/c/0", ts, &fill);
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   int64_t ninner = 1;
   for (size_t d = 0; d < g.shard.size(); ++d) ninner *= g.shard[d] / g.inner[d];
   const int64_t ib = s->index_bytes(ninner);
   if (static_cast<int64_t>(n) >= ib) {
     try {
       decode_index(*s, l.at_end ? shard + n - ib : shard, static_cast<size_t>(ib), ninner, "fuzz.zarr/c/0", ts);
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
   }
   return 0;
 }

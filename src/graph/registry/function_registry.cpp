@@ -26,8 +26,10 @@ FunctionInfo entry(std::string name, F family, const char* signature, std::strin
 
 const char* op_dtype_rule(OpFamily family) {
   switch (family) {
-    case OpFamily::Arith: return "the inputs' promoted dtype (NumPy's rules; abs, real, imag of complex: its part type)";
-    case OpFamily::Float: return "the inputs' promoted dtype made floating (bool and 1-2 byte integers: float32, others float64)";
+    case OpFamily::Arith:
+      return "the inputs' promoted dtype (NumPy's rules; abs, real, imag of complex: its part type)";
+    case OpFamily::Float:
+      return "the inputs' promoted dtype made floating (bool and 1-2 byte integers: float32, others float64)";
     case OpFamily::Int: return "the inputs' promoted dtype; integers and bool only";
     case OpFamily::Cmp:
     case OpFamily::Pred: return "bool";
@@ -58,16 +60,28 @@ void elementwise(std::vector<FunctionInfo>& out) {
 
 std::string reduction_dtype_rule(Reduction r) {
   switch (r) {
-    case Reduction::Sum: case Reduction::Prod: case Reduction::NanSum: case Reduction::NanProd:
-      return "dtype if given, else x's (bool and small integers widened to int64 / uint64)";
-    case Reduction::Mean: case Reduction::Var: case Reduction::Std:
-    case Reduction::NanMean: case Reduction::NanVar: case Reduction::NanStd:
-      return "dtype if given, else x's made floating (integers: float64)";
-    case Reduction::Any: case Reduction::All: return "bool";
-    case Reduction::CountNonzero: case Reduction::Argmin: case Reduction::Argmax:
-    case Reduction::NanArgmin: case Reduction::NanArgmax: return "int64";
+    case Reduction::Sum:
+    case Reduction::Prod:
+    case Reduction::NanSum:
+    case Reduction::NanProd: return "dtype if given, else x's (bool and small integers widened to int64 / uint64)";
+    case Reduction::Mean:
+    case Reduction::Var:
+    case Reduction::Std:
+    case Reduction::NanMean:
+    case Reduction::NanVar:
+    case Reduction::NanStd: return "dtype if given, else x's made floating (integers: float64)";
+    case Reduction::Any:
+    case Reduction::All: return "bool";
+    case Reduction::CountNonzero:
+    case Reduction::Argmin:
+    case Reduction::Argmax:
+    case Reduction::NanArgmin:
+    case Reduction::NanArgmax: return "int64";
     case Reduction::LogSumExp: return "x's made floating (integers: float64)";
-    case Reduction::Min: case Reduction::Max: case Reduction::NanMin: case Reduction::NanMax: break;
+    case Reduction::Min:
+    case Reduction::Max:
+    case Reduction::NanMin:
+    case Reduction::NanMax: break;
   }
   return "x's dtype";
 }
@@ -173,14 +187,17 @@ void statistics(std::vector<FunctionInfo>& out) {
   out.push_back(entry("isin", F::Index, "element, test_elements, *, assume_unique=False, invert=False", "bool"));
   out.push_back(entry("digitize", F::Index, "x, bins, right=False", "int64"));
   out.push_back(entry("bincount", F::Holistic, "x, /, weights=None, minlength=0", "int64 (float64 with weights)"));
-  out.push_back(entry("histogram", F::Holistic, "a, bins=10, range=None, weights=None, density=None",
-                      "(hist, bin_edges): hist int64 (weights' type; float64 with density), edges float64 (float32 for float32 a)"));
+  out.push_back(entry(
+      "histogram", F::Holistic, "a, bins=10, range=None, weights=None, density=None",
+      "(hist, bin_edges): hist int64 (weights' type; float64 with density), edges float64 (float32 for float32 a)"));
   out.push_back(entry("histogram2d", F::Holistic, "x, y, bins=10, range=None, weights=None, density=None",
                       "(hist, xedges, yedges): hist float64, edges float64 (float32 for float32 x and y)"));
   const char* real = "dtype if given (float32 or float64), else float64";
   const char* counter = ", *, seed=0, stream=0, dtype=None, chunks=None";
-  out.push_back(entry("random_uniform", F::Creation, (std::string("shape, /, low=0.0, high=1.0") + counter).c_str(), real));
-  out.push_back(entry("random_normal", F::Creation, (std::string("shape, /, loc=0.0, scale=1.0") + counter).c_str(), real));
+  out.push_back(
+      entry("random_uniform", F::Creation, (std::string("shape, /, low=0.0, high=1.0") + counter).c_str(), real));
+  out.push_back(
+      entry("random_normal", F::Creation, (std::string("shape, /, loc=0.0, scale=1.0") + counter).c_str(), real));
   out.push_back(entry("random_integers", F::Creation, (std::string("shape, /, low, high=None") + counter).c_str(),
                       "dtype if given (an integer dtype), else int64"));
 }

@@ -24,9 +24,7 @@ bool is_identifier(std::string_view s) {
 
 std::vector<Param> parse_signature(std::string_view text) {
   std::vector<Param> params;
-  auto bad = [&](const std::string& why) -> void {
-    throw ValueError("signature '" + std::string(text) + "': " + why);
-  };
+  auto bad = [&](const std::string& why) -> void { throw ValueError("signature '" + std::string(text) + "': " + why); };
   bool keyword_only = false, seen_default = false;
   std::string_view rest = text;
   while (!trim(rest).empty()) {
@@ -80,8 +78,8 @@ std::string FunctionInfo::signature() const {
     if (p.kind == ParamKind::KeywordOnly && !star) add("*"), star = true;
     if (p.kind == ParamKind::VarPositional) star = true;
     add((p.kind == ParamKind::VarPositional ? "*" : "") + p.name + (p.default_value ? "=" + *p.default_value : ""));
-    const bool last_positional_only =
-        p.kind == ParamKind::PositionalOnly && (i + 1 == params.size() || params[i + 1].kind != ParamKind::PositionalOnly);
+    const bool last_positional_only = p.kind == ParamKind::PositionalOnly &&
+                                      (i + 1 == params.size() || params[i + 1].kind != ParamKind::PositionalOnly);
     if (last_positional_only) add("/");
   }
   return "(" + s + ")";

@@ -27,10 +27,10 @@
 #include "b2lazy/error.hpp"
 #include "io/b2z/b2z_members.hpp"
 #include "io/b2z/zip_over_pages.hpp"
-#include "io/store/object_pages.hpp"
-#include "io/store/object_slice_store.hpp"
 #include "io/member_url.hpp"
 #include "io/regular_file.hpp"
+#include "io/store/object_pages.hpp"
+#include "io/store/object_slice_store.hpp"
 #include "storage/b2nd_source.hpp"
 
 namespace b2lazy {
@@ -89,15 +89,19 @@ Members array_members(void* zip, const std::string& path) {
     if (!has_suffix(n, ".b2nd") || n.size() == 5) continue;
     unz64_file_pos pos;
     if (unzGetFilePos64(zip, &pos) != UNZ_OK) break;
-    keys[(n.front() == '/' ? "" : "/") + n.substr(0, n.size() - 5)] = {pos, info.compression_method == 0};  // the last of a name wins
+    keys[(n.front() == '/' ? "" : "/") + n.substr(0, n.size() - 5)] = {
+        pos, info.compression_method == 0};  // the last of a name wins
   }
-  if (rc != UNZ_END_OF_LIST_OF_FILE && rc != UNZ_OK) throw IOError("'" + path + "': a damaged zip (its member table cannot be read)");
+  if (rc != UNZ_END_OF_LIST_OF_FILE && rc != UNZ_OK)
+    throw IOError("'" + path + "': a damaged zip (its member table cannot be read)");
   if (rc == UNZ_OK) throw IOError("'" + path + "': a damaged zip (a member's entry cannot be read)");
   return keys;
 }
 
 // A key in a message: a long one cut (a zip name may have 65535 bytes).
-std::string shown(const std::string& key) { return key.size() > 120 ? key.substr(0, 100) + "...(" + std::to_string(key.size()) + " bytes)" : key; }
+std::string shown(const std::string& key) {
+  return key.size() > 120 ? key.substr(0, 100) + "...(" + std::to_string(key.size()) + " bytes)" : key;
+}
 
 // The keys of the arrays python-blosc2 maps: the stored members.
 std::vector<std::string> stored_keys(const Members& m) {
@@ -183,7 +187,8 @@ NodePtr open_member_in_store(const StorePtr& store, const std::string& member) {
   const std::string member_url = name + "#" + m.key;
   if (m.offset > pages->size() || m.length > pages->size() - m.offset)
     throw IOError("'" + member_url + "': its zip entry claims bytes [" + std::to_string(m.offset) + ", +" +
-                  std::to_string(m.length) + ") of a " + std::to_string(pages->size()) + "-byte zip (truncated or corrupted)");
+                  std::to_string(m.length) + ") of a " + std::to_string(pages->size()) +
+                  "-byte zip (truncated or corrupted)");
   auto source = B2ndSource::open_in_store(make_object_slice_store(pages, m.offset, m.length, member_url));
   pages->forget_outside(m.offset, m.length);  // the directory's pages are not needed any more
   return source;

@@ -92,7 +92,8 @@ int error_stream(voidpf, voidpf stream) { return static_cast<Stream*>(stream)->e
 
 }  // namespace
 
-ZipOverPages::ZipOverPages(std::shared_ptr<ObjectPages> pages) : pages_(std::move(pages)), stream_(std::make_unique<Stream>()) {
+ZipOverPages::ZipOverPages(std::shared_ptr<ObjectPages> pages)
+    : pages_(std::move(pages)), stream_(std::make_unique<Stream>()) {
   stream_->pages = pages_.get();
   pages_->warm_tail(kTail);  // (the whole zip when shorter)
   zlib_filefunc64_def io{};
@@ -106,7 +107,8 @@ ZipOverPages::ZipOverPages(std::shared_ptr<ObjectPages> pages) : pages_(std::mov
   zip_ = unzOpen2_64(stream_.get(), &io);
   if (!zip_) {
     if (!stream_->error.empty()) throw IOError(stream_->error);
-    throw IOError("cannot open '" + pages_->url() + "' as a .b2z store (python-blosc2's DictStore zip): not a zip file");
+    throw IOError("cannot open '" + pages_->url() +
+                  "' as a .b2z store (python-blosc2's DictStore zip): not a zip file");
   }
 }
 

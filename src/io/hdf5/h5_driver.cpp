@@ -29,8 +29,8 @@ Driver hdf5_driver() {
     // holds its dataset after the last '#', when what precedes it is a file.
     std::error_code ec;
     if (const size_t hash = url.rfind('#'); key.empty() && hash != std::string::npos && hash > 0 &&
-                                             !std::filesystem::is_regular_file(url, ec) &&
-                                             std::filesystem::is_regular_file(url.substr(0, hash), ec))
+                                            !std::filesystem::is_regular_file(url, ec) &&
+                                            std::filesystem::is_regular_file(url.substr(0, hash), ec))
       path = url.substr(0, hash), key = url.substr(hash + 1);
     return H5Source::open(path, key);
   };

@@ -1,7 +1,7 @@
 #include "io/hdf5/h5_filters.hpp"
 
-#include <blosc2.h>
 #include <b2nd.h>
+#include <blosc2.h>
 #include <lz4.h>
 
 #include <algorithm>
@@ -11,16 +11,15 @@
 
 #include "b2lazy/error.hpp"
 #include "core/strided_copy.hpp"
+#include "io/zarr/codecs.hpp"
 #include "runtime/scratch.hpp"
 #include "runtime/thread_state.hpp"
-#include "io/zarr/codecs.hpp"
 
 namespace b2lazy::h5 {
 
 namespace {
 
-constexpr int kDeflate = 1, kShuffle = 2, kFletcher32 = 3, kLz4 = 32004, kBlosc = 32001, kZstd = 32015,
-              kBlosc2 = 32026;
+constexpr int kDeflate = 1, kShuffle = 2, kFletcher32 = 3, kLz4 = 32004, kBlosc = 32001, kZstd = 32015, kBlosc2 = 32026;
 
 [[noreturn]] void bad(const std::string& where, const std::string& filter, const std::string& what) {
   throw IOError("'" + where + "': HDF5 filter " + filter + ": " + what);
@@ -173,7 +172,8 @@ bool one_chunk_to_c_order(b2nd_array_t* arr, uint8_t* out, ThreadState& ts) {
 // uninitialised: C-Blosc2 then writes nothing and reports success, which would hand out
 // whatever the buffer held. Never written by the HDF5 filters: damage.
 bool blosc_uninit(const uint8_t* p, size_t n) {
-  return n >= BLOSC_EXTENDED_HEADER_LENGTH && (p[2] & (BLOSC_DOSHUFFLE | BLOSC_DOBITSHUFFLE)) == (BLOSC_DOSHUFFLE | BLOSC_DOBITSHUFFLE) &&
+  return n >= BLOSC_EXTENDED_HEADER_LENGTH &&
+         (p[2] & (BLOSC_DOSHUFFLE | BLOSC_DOBITSHUFFLE)) == (BLOSC_DOSHUFFLE | BLOSC_DOBITSHUFFLE) &&
          ((p[BLOSC2_CHUNK_BLOSC2_FLAGS] >> 4) & BLOSC2_SPECIAL_MASK) == BLOSC2_SPECIAL_UNINIT;
 }
 
@@ -186,7 +186,8 @@ void check_chunks(blosc2_schunk* sc, const std::string& where) {
     const bool uninit = cbytes > 0 && blosc_uninit(chunk, static_cast<size_t>(cbytes));
     if (needs_free) std::free(chunk);
     if (cbytes <= 0) bad(where, "blosc2", "cannot read chunk " + std::to_string(i) + " of its frame (damaged)");
-    if (uninit) bad(where, "blosc2", "chunk " + std::to_string(i) + " of its frame declares its values uninitialised (damaged)");
+    if (uninit)
+      bad(where, "blosc2", "chunk " + std::to_string(i) + " of its frame declares its values uninitialised (damaged)");
   }
 }
 
@@ -206,8 +207,8 @@ bool b2nd_consistent(b2nd_array_t* arr) {
     bool needs_free = false;
     const int cbytes = blosc2_schunk_get_chunk(arr->sc, i, &chunk, &needs_free);
     int32_t nbytes = -1, cb = 0, blocksize = 0;
-    const bool ok = cbytes > 0 && blosc2_cbuffer_sizes(chunk, &nbytes, &cb, &blocksize) >= 0 &&
-                    nbytes == ext_items * isz;
+    const bool ok =
+        cbytes > 0 && blosc2_cbuffer_sizes(chunk, &nbytes, &cb, &blocksize) >= 0 && nbytes == ext_items * isz;
     if (needs_free) std::free(chunk);
     if (!ok) return false;
   }
@@ -240,7 +241,8 @@ void un_blosc2(const uint8_t* src, size_t n, Target t, const std::string& where,
   uint8_t* out = t.get(static_cast<size_t>(sc->nbytes), where, "blosc2");
   int64_t done = 0;
   for (int64_t i = 0; i < sc->nchunks; ++i) {
-    const int r = blosc2_schunk_decompress_chunk(sc, i, out + done, static_cast<int32_t>(std::min<int64_t>(sc->nbytes - done, INT32_MAX)));
+    const int r = blosc2_schunk_decompress_chunk(sc, i, out + done,
+                                                 static_cast<int32_t>(std::min<int64_t>(sc->nbytes - done, INT32_MAX)));
     if (r < 0) bad(where, "blosc2", "cannot decompress chunk " + std::to_string(i));
     done += r;
   }
@@ -260,9 +262,14 @@ bool decodes(const std::vector<Filter>& pipeline) {
   int compressors = 0;
   for (const Filter& f : pipeline) compressors += is_compressor(f.id);
   if (compressors > 1) return false;
-  for (const Filter& f : pipeline)
-    switch (f.id) {
-      case kDeflate: case kShuffle: case kFletcher32: case kLz4: case kBlosc: case kZstd: case kBlosc2: break;
+  for (const Filter& f : pipeline) switch (f.id) {
+      case kDeflate:
+      case kShuffle:
+      case kFletcher32:
+      case kLz4:
+      case kBlosc:
+      case kZstd:
+      case kBlosc2: break;
       default: return false;
     }
   return true;
@@ -298,8 +305,8 @@ void decode(const std::vector<Filter>& pipeline, unsigned mask, size_t itemsize,
         n -= 4;
         // Stored little-endian after the data; files of HDF5 before 1.6.3 have the bytes of
         // each half swapped (libhdf5 accepts both).
-        const uint32_t stored = uint32_t(cur[n]) | uint32_t(cur[n + 1]) << 8 | uint32_t(cur[n + 2]) << 16 |
-                                uint32_t(cur[n + 3]) << 24;
+        const uint32_t stored =
+            uint32_t(cur[n]) | uint32_t(cur[n + 1]) << 8 | uint32_t(cur[n + 2]) << 16 | uint32_t(cur[n + 3]) << 24;
         const uint32_t sum = fletcher32(cur, n), swapped = (sum & 0x00ff00ffu) << 8 | (sum >> 8 & 0x00ff00ffu);
         if (stored != sum && stored != swapped) bad(where, "fletcher32", "checksum mismatch (damaged)");
         if (i == last) std::memcpy(t.get(n, where, "fletcher32"), cur, n);
@@ -312,7 +319,9 @@ void decode(const std::vector<Filter>& pipeline, unsigned mask, size_t itemsize,
       }
       case kLz4: un_lz4(cur, n, t, where); break;
       case kBlosc2: un_blosc2(cur, n, t, where, ts); break;
-      case kDeflate: case kZstd: case kBlosc: {
+      case kDeflate:
+      case kZstd:
+      case kBlosc: {
         if (f.id == kBlosc && blosc_uninit(cur, n)) bad(where, "blosc", "declares its values uninitialised (damaged)");
         using K = zarr::BytesCodec::Kind;
         zarr::BytesCodec c{f.id == kDeflate ? K::Deflate : f.id == kZstd ? K::Zstd : K::Blosc, f.name};

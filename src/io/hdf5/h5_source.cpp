@@ -13,20 +13,20 @@
 #include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
-#include "runtime/scratch.hpp"
-#include "runtime/thread_state.hpp"
 #include "io/hdf5/h5_handles.hpp"
 #include "io/hdf5/h5_library.hpp"
 #include "io/hdf5/h5_storage.hpp"
 #include "io/regular_file.hpp"
 #include "io/zarr/codecs.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 #include "storage/blosc2_util.hpp"
 
 namespace b2lazy {
 
 namespace {
 
-constexpr int64_t kUnitBytes = int64_t(4) << 20;  // a contiguous dataset's read unit, about
+constexpr int64_t kUnitBytes = int64_t(4) << 20;    // a contiguous dataset's read unit, about
 constexpr int64_t kCompactMax = int64_t(64) << 10;  // a compact dataset's values, at most
 
 using h5::H5Lock;
@@ -188,8 +188,7 @@ std::shared_ptr<H5Source> H5Source::open(const std::string& path, const std::str
   struct stat st;
   if (fd.fd < 0 || ::fstat(fd.fd, &st) != 0) throw IOError("cannot open '" + path + "': " + std::strerror(errno));
   h->file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (h->file < 0)
-    throw IOError("cannot open '" + path + "' as an HDF5 file (damaged or not HDF5)" + h5::said());
+  if (h->file < 0) throw IOError("cannot open '" + path + "' as an HDF5 file (damaged or not HDF5)" + h5::said());
   auto src = from_file(h, path, dataset, false);
   src->fd_ = std::exchange(fd.fd, -1);
   src->file_size_ = static_cast<int64_t>(st.st_size);
@@ -244,8 +243,8 @@ std::shared_ptr<H5Source> H5Source::from_file(std::unique_ptr<Handles>& h, const
       throw IOError("'" + name + "': its dimension " + std::to_string(d) + " of " + std::to_string(dims[d]) +
                     " exceeds its maximum " + std::to_string(maxdims[d]) + " (damaged)");
     if (dims[d] > uint64_t(INT64_MAX) || (total *= static_cast<__int128>(dims[d])) > INT64_MAX)
-      throw IOError("'" + name + "': a dataspace of more than 2**63 bytes (" + shape_str(Shape(dims.begin(), dims.end())) +
-                    ", damaged)");
+      throw IOError("'" + name + "': a dataspace of more than 2**63 bytes (" +
+                    shape_str(Shape(dims.begin(), dims.end())) + ", damaged)");
   }
   Shape shape(dims.begin(), dims.end());
   struct Plist {  // closed on every way out
@@ -269,7 +268,8 @@ std::shared_ptr<H5Source> H5Source::from_file(std::unique_ptr<Handles>& h, const
       size_t ncd = 32;
       char fname[256] = {0};
       unsigned config = 0;
-      const H5Z_filter_t id = H5Pget_filter2(dcpl.id, static_cast<unsigned>(i), &flags, &ncd, cd, sizeof fname, fname, &config);
+      const H5Z_filter_t id =
+          H5Pget_filter2(dcpl.id, static_cast<unsigned>(i), &flags, &ncd, cd, sizeof fname, fname, &config);
       filters.push_back({static_cast<int>(id), std::vector<unsigned>(cd, cd + std::min<size_t>(ncd, 32)), fname});
     }
   } else if (nd > 0) {  // contiguous, compact, external or virtual: C-order runs of about kUnitBytes
@@ -407,7 +407,8 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
       std::memcpy(dst, got.data(), len);
     } else {
       const ssize_t r = ::pread(fd_, dst, len, data_offset_ + first * static_cast<int64_t>(isz));
-      if (r != static_cast<ssize_t>(len)) throw IOError("'" + where + "': the file is shorter than its data (truncated?)");
+      if (r != static_cast<ssize_t>(len))
+        throw IOError("'" + where + "': the file is shorter than its data (truncated?)");
     }
     if (big_endian_) zarr::byteswap(dst, have * zarr::parts_of(dtype()), isz / zarr::parts_of(dtype()));
   } else {
@@ -444,7 +445,8 @@ void H5Source::read_unit(int64_t id, void* dst, ThreadState& ts) const {
       // allocate more (h5_filters.hpp bounds the rest); libhdf5 refuses one past the file's end.
       if (size > static_cast<hsize_t>(h5::max_stored(bytes_n)))
         throw IOError("'" + where + "': its chunk claims " + std::to_string(size) + " stored bytes, more than " +
-                      std::to_string(h5::max_stored(bytes_n)) + " for " + std::to_string(bytes_n) + " bytes of values (damaged)");
+                      std::to_string(h5::max_stored(bytes_n)) + " for " + std::to_string(bytes_n) +
+                      " bytes of values (damaged)");
       ScratchScope scope(ts.scratch);  // (not zeroed: the read fills it)
       auto* raw = static_cast<uint8_t*>(scope.alloc(static_cast<size_t>(size)));
       uint32_t mask = 0;
@@ -493,10 +495,12 @@ void H5Source::read_through_library(int64_t id, void* dst) const {
       if (rc < 0) why = h5::said();
     } else {
       std::vector<hsize_t> start(nd), count(nd);
-      for (size_t d = 0; d < nd; ++d) start[d] = static_cast<hsize_t>(box.start[d]), count[d] = static_cast<hsize_t>(part[d]);
+      for (size_t d = 0; d < nd; ++d)
+        start[d] = static_cast<hsize_t>(box.start[d]), count[d] = static_cast<hsize_t>(part[d]);
       const hid_t fs = H5Dget_space(h_->dset);
       const hid_t ms = H5Screate_simple(static_cast<int>(nd), count.data(), nullptr);
-      rc = fs >= 0 && ms >= 0 ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) : -1;
+      rc = fs >= 0 && ms >= 0 ? H5Sselect_hyperslab(fs, H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr)
+                              : -1;
       if (rc >= 0) rc = H5Dread(h_->dset, h_->mem_type, ms, fs, H5P_DEFAULT, buf.data());
       if (rc < 0) why = h5::said();
       if (ms >= 0) H5Sclose(ms);
@@ -504,17 +508,20 @@ void H5Source::read_through_library(int64_t id, void* dst) const {
     }
     if (rc < 0) {
       if (!chunked_)
-        throw IOError("'" + name_ + "': libhdf5 cannot read its " + layout_name() + " data at " + shape_str(box.start) + why);
+        throw IOError("'" + name_ + "': libhdf5 cannot read its " + layout_name() + " data at " + shape_str(box.start) +
+                      why);
       std::string f;
-      for (const auto& x : filters_) f += (f.empty() ? "" : ", ") + (x.name.empty() ? std::to_string(x.id) : x.name) +
-                                          " (" + std::to_string(x.id) + ")";
+      for (const auto& x : filters_)
+        f += (f.empty() ? "" : ", ") + (x.name.empty() ? std::to_string(x.id) : x.name) + " (" + std::to_string(x.id) +
+             ")";
       throw IOError("'" + name_ + "': libhdf5 cannot read chunk " + shape_str(read_grid_.chunk_coords(id)) +
                     " (filters " + f + "; a filter plugin may be missing: HDF5_PLUGIN_PATH)" + why);
     }
   }
   fill_value(dst, prod(unit));
   const Shape ds = byte_strides(unit, isz), ss = byte_strides(part, isz);
-  copy_strided(nd, part.data(), reinterpret_cast<const char*>(buf.data()), ss.data(), static_cast<char*>(dst), ds.data(), isz);
+  copy_strided(nd, part.data(), reinterpret_cast<const char*>(buf.data()), ss.data(), static_cast<char*>(dst),
+               ds.data(), isz);
 }
 
 bool H5Source::stored_info(StorageInfo& info) const {
@@ -525,7 +532,9 @@ bool H5Source::stored_info(StorageInfo& info) const {
   info.dtype = dtype();
   std::string f;
   for (const auto& x : filters_) f += (f.empty() ? "" : "+") + (x.name.empty() ? std::to_string(x.id) : x.name);
-  info.codec = chunked_ ? (f.empty() ? "none" : f) : layout_name() == "contiguous" ? "contiguous, uncompressed" : layout_name();
+  info.codec = chunked_                        ? (f.empty() ? "none" : f)
+               : layout_name() == "contiguous" ? "contiguous, uncompressed"
+                                               : layout_name();
   info.nbytes = sat_mul(prod(shape()), static_cast<int64_t>(itemsize(dtype())));
   info.cbytes = stored_bytes_;
   info.contiguous = true;

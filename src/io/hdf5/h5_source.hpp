@@ -46,7 +46,7 @@ class H5Source : public UnitSource {
   // The store a remote source reads, else nullptr.
   const StorePtr& store() const { return store_; }
 
-  struct Handles;  // libhdf5's identifiers (h5_source.cpp)
+  struct Handles;                                    // libhdf5's identifiers (h5_source.cpp)
   H5Source(DType t, Shape shape, std::string name);  // (the handles are given by open)
 
  private:
@@ -87,17 +87,17 @@ class H5Source : public UnitSource {
   std::string name_;
   bool chunked_ = false, decodes_ = true, big_endian_ = false;
   std::vector<h5::Filter> filters_;
-  std::vector<uint8_t> fill_;    // one item
-  bool virtual_ = false;           // a VDS: read through libhdf5 (its sources checked at open)
-  std::vector<uint8_t> compact_;  // a compact dataset's values (read at open)
-  int64_t data_offset_ = -1;      // contiguous: the data's file offset (-1: not allocated)
+  std::vector<uint8_t> fill_;               // one item
+  bool virtual_ = false;                    // a VDS: read through libhdf5 (its sources checked at open)
+  std::vector<uint8_t> compact_;            // a compact dataset's values (read at open)
+  int64_t data_offset_ = -1;                // contiguous: the data's file offset (-1: not allocated)
   std::vector<h5::ExternalPart> external_;  // external storage: where its bytes lie
   int fd_ = -1;
   int64_t file_size_ = 0;
   FileStamp stamp_;  // fd_'s file as opened
   int64_t stored_bytes_ = 0;
-  StorePtr store_;  // over a store: the file's object is its key ""
-  bool ranged_ = false;  // unit_ranges(): a contiguous dataset over a store
+  StorePtr store_;                                     // over a store: the file's object is its key ""
+  bool ranged_ = false;                                // unit_ranges(): a contiguous dataset over a store
   mutable std::unordered_map<int64_t, Place> places_;  // chunks found (under the library lock)
 };
 

@@ -112,8 +112,8 @@ std::vector<ExternalPart> external_parts(hid_t dcpl, const std::string& file, in
     if (std::strlen(ext) >= sizeof ext - 1 || ext[0] == '\0')
       throw IOError("'" + name + "': the name of its external file " + std::to_string(i) + " is empty or too long");
     const std::string path = ext[0] == '/' ? std::string(ext) : dir_of(file) + "/" + ext;
-    const int64_t take = size == H5F_UNLIMITED || size >= static_cast<hsize_t>(nbytes - at)
-                             ? nbytes - at : static_cast<int64_t>(size);
+    const int64_t take =
+        size == H5F_UNLIMITED || size >= static_cast<hsize_t>(nbytes - at) ? nbytes - at : static_cast<int64_t>(size);
     const std::string what = "'" + name + "': its external file '" + path + "'";
     int64_t have = 0;
     if (::access(path.c_str(), F_OK) != 0) throw IOError(what + " is missing");
@@ -130,14 +130,16 @@ std::vector<ExternalPart> external_parts(hid_t dcpl, const std::string& file, in
   return parts;
 }
 
-void read_external(const std::vector<ExternalPart>& parts, int64_t start, size_t n, void* dst, const std::string& where) {
+void read_external(const std::vector<ExternalPart>& parts, int64_t start, size_t n, void* dst,
+                   const std::string& where) {
   auto* out = static_cast<char*>(dst);
   const int64_t end = start + static_cast<int64_t>(n);
   // The first part that ends past `start`.
   auto it = std::upper_bound(parts.begin(), parts.end(), start,
                              [](int64_t s, const ExternalPart& p) { return s < p.start + p.size; });
   for (int64_t at = start; at < end; ++it) {
-    if (it == parts.end() || it->start > at) throw IOError("'" + where + "': no external file holds byte " + std::to_string(at));
+    if (it == parts.end() || it->start > at)
+      throw IOError("'" + where + "': no external file holds byte " + std::to_string(at));
     const int64_t len = std::min(end, it->start + it->size) - at;
     const int fd = ::open(it->path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
@@ -167,14 +169,17 @@ void check_virtual(hid_t dcpl, hid_t file, const std::string& path, const std::s
     throw IOError("'" + name + "': virtual datasets nested more than " + std::to_string(kMaxVirtualDepth) +
                   " deep (or a cycle) are not read");
   size_t count = 0;
-  if (H5Pget_virtual_count(dcpl, &count) < 0) throw IOError("'" + name + "': cannot read its virtual mappings" + said());
+  if (H5Pget_virtual_count(dcpl, &count) < 0)
+    throw IOError("'" + name + "': cannot read its virtual mappings" + said());
   for (size_t i = 0; i < count; ++i) {
     const std::string fname = mapping_string(H5Pget_virtual_filename, dcpl, i);
     const std::string dname = mapping_string(H5Pget_virtual_dsetname, dcpl, i);
     const std::string src = "'" + fname + "' (dataset '" + dname + "')";
-    if (fname.empty() || dname.empty()) throw IOError("'" + name + "': cannot read its virtual mapping " + std::to_string(i) + said());
+    if (fname.empty() || dname.empty())
+      throw IOError("'" + name + "': cannot read its virtual mapping " + std::to_string(i) + said());
     if (fname.find('%') != std::string::npos || dname.find('%') != std::string::npos)
-      throw IOError("'" + name + "': its virtual source " + src + " is named by a pattern (an unlimited mapping): not read");
+      throw IOError("'" + name + "': its virtual source " + src +
+                    " is named by a pattern (an unlimited mapping): not read");
     // The region of the source this mapping reads: all of it (its extent is then not
     // stored: as many points as the region of the VDS it fills), or a selection.
     Id sel(H5Pget_virtual_srcspace(dcpl, i), H5Sclose);
@@ -183,16 +188,18 @@ void check_virtual(hid_t dcpl, hid_t file, const std::string& path, const std::s
     const bool all = type == H5S_SEL_ALL;
     const int snd = sel.id >= 0 ? H5Sget_simple_extent_ndims(sel.id) : -1;
     std::vector<hsize_t> lo(static_cast<size_t>(std::max(snd, 0))), hi(lo.size());
-    const hssize_t npoints = all ? (vsel.id >= 0 ? H5Sget_select_npoints(vsel.id) : -1)
-                                 : sel.id >= 0 ? H5Sget_select_npoints(sel.id) : -1;
+    const hssize_t npoints = all           ? (vsel.id >= 0 ? H5Sget_select_npoints(vsel.id) : -1)
+                             : sel.id >= 0 ? H5Sget_select_npoints(sel.id)
+                                           : -1;
     if (type == H5S_SEL_ERROR || snd < 0 || npoints < 0 ||
         (!all && npoints > 0 && (snd == 0 || H5Sget_select_bounds(sel.id, lo.data(), hi.data()) < 0)))
       throw IOError("'" + name + "': cannot read the region its virtual source " + src + " maps" + said());
     std::string found = path;
     Id other(fname == "." ? -1 : open_source_file(fname, path, found), H5Fclose);
     if (fname != "." && other.id < 0)
-      throw IOError("'" + name + "': its virtual source file '" + fname + "' is missing or not HDF5 (looked for it in '" +
-                    dir_of(path) + "' and the working directory); libhdf5 would read its region as the fill value");
+      throw IOError("'" + name + "': its virtual source file '" + fname +
+                    "' is missing or not HDF5 (looked for it in '" + dir_of(path) +
+                    "' and the working directory); libhdf5 would read its region as the fill value");
     const hid_t sf = fname == "." ? file : other.id;
     Id ds(H5Dopen2(sf, dname.c_str(), H5P_DEFAULT), H5Dclose);
     if (ds.id < 0) {

@@ -27,7 +27,8 @@ std::vector<ExternalPart> external_parts(hid_t dcpl, const std::string& file, in
 
 // Bytes [start, start + n) of an external dataset's C order into `dst`. IOError naming
 // `where` and the external file when it cannot be read whole.
-void read_external(const std::vector<ExternalPart>& parts, int64_t start, size_t n, void* dst, const std::string& where);
+void read_external(const std::vector<ExternalPart>& parts, int64_t start, size_t n, void* dst,
+                   const std::string& where);
 
 // Checks that every source of the virtual dataset `name` (in the open file `file`, at
 // `path`; creation properties `dcpl`) is there: the file opens as HDF5, found where

@@ -14,14 +14,14 @@
 
 #include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
-#include "runtime/fetch_cache.hpp"
-#include "runtime/thread_state.hpp"
 #include "io/hdf5/h5_handles.hpp"
 #include "io/hdf5/h5_library.hpp"
 #include "io/hdf5/h5_source.hpp"
 #include "io/hdf5/h5_store_vfd.hpp"
 #include "io/store/object_pages.hpp"
 #include "io/zarr/codecs.hpp"
+#include "runtime/fetch_cache.hpp"
+#include "runtime/thread_state.hpp"
 #include "storage/blosc2_util.hpp"
 
 namespace b2lazy {
@@ -29,7 +29,7 @@ namespace b2lazy {
 namespace {
 
 constexpr int64_t kFillFetchBytes = int64_t(64) << 20;  // the most one fill fetches at once
-constexpr size_t kMaxPlaces = size_t(1) << 20;         // chunk places kept per source
+constexpr size_t kMaxPlaces = size_t(1) << 20;          // chunk places kept per source
 constexpr int64_t kOpenTail = int64_t(64) << 10;        // the object's end read at open, with its size
 
 // The units this thread's fill fetched, for read_unit to take.

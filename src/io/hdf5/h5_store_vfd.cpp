@@ -129,37 +129,37 @@ herr_t store_write(H5FD_t* file, H5FD_mem_t, hid_t, haddr_t, size_t, const void*
 }
 
 const H5FD_class_t kStoreClass = {
-    "b2lazy_store",      // name
-    kMaxAddr,            // maxaddr
-    H5F_CLOSE_WEAK,      // fc_degree
-    nullptr,             // terminate
-    nullptr,             // sb_size
-    nullptr,             // sb_encode
-    nullptr,             // sb_decode
-    0,                   // fapl_size
-    nullptr,             // fapl_get
-    nullptr,             // fapl_copy
-    nullptr,             // fapl_free
-    0,                   // dxpl_size
-    nullptr,             // dxpl_copy
-    nullptr,             // dxpl_free
-    store_open,          // open
-    store_close,         // close
-    store_cmp,           // cmp
-    store_query,         // query
-    nullptr,             // get_type_map
-    nullptr,             // alloc
-    nullptr,             // free
-    store_get_eoa,       // get_eoa
-    store_set_eoa,       // set_eoa
-    store_get_eof,       // get_eof
-    nullptr,             // get_handle
-    store_read,          // read
-    store_write,         // write
-    nullptr,             // flush
-    nullptr,             // truncate
-    nullptr,             // lock
-    nullptr,             // unlock
+    "b2lazy_store",        // name
+    kMaxAddr,              // maxaddr
+    H5F_CLOSE_WEAK,        // fc_degree
+    nullptr,               // terminate
+    nullptr,               // sb_size
+    nullptr,               // sb_encode
+    nullptr,               // sb_decode
+    0,                     // fapl_size
+    nullptr,               // fapl_get
+    nullptr,               // fapl_copy
+    nullptr,               // fapl_free
+    0,                     // dxpl_size
+    nullptr,               // dxpl_copy
+    nullptr,               // dxpl_free
+    store_open,            // open
+    store_close,           // close
+    store_cmp,             // cmp
+    store_query,           // query
+    nullptr,               // get_type_map
+    nullptr,               // alloc
+    nullptr,               // free
+    store_get_eoa,         // get_eoa
+    store_set_eoa,         // set_eoa
+    store_get_eof,         // get_eof
+    nullptr,               // get_handle
+    store_read,            // read
+    store_write,           // write
+    nullptr,               // flush
+    nullptr,               // truncate
+    nullptr,               // lock
+    nullptr,               // unlock
     H5FD_FLMAP_DICHOTOMY,  // fl_map
 };
 

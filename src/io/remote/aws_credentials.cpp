@@ -80,7 +80,8 @@ AwsAccess resolve_aws_access(const StoreOptions& o) {
   AwsAccess a;
   a.anon = flag_option(o, "anon", false);
   const std::string option_profile = first_option(o, {"profile", "profile_name"});
-  const std::string profile = !option_profile.empty() ? option_profile : (env("AWS_PROFILE").empty() ? "default" : env("AWS_PROFILE"));
+  const std::string profile =
+      !option_profile.empty() ? option_profile : (env("AWS_PROFILE").empty() ? "default" : env("AWS_PROFILE"));
   const std::string credentials_path = aws_file("AWS_SHARED_CREDENTIALS_FILE", "credentials");
   const std::string config_path = aws_file("AWS_CONFIG_FILE", "config");
   const IniFile credentials = read_ini(credentials_path);
@@ -108,8 +109,8 @@ AwsAccess resolve_aws_access(const StoreOptions& o) {
       a.token = from_files("aws_session_token");
       a.source = "profile '" + profile + "' of " + credentials_path;
     } else if (!option_profile.empty()) {
-      throw IOError("storage option profile='" + option_profile + "': no such profile with keys in " + credentials_path +
-                    " or " + config_path);
+      throw IOError("storage option profile='" + option_profile + "': no such profile with keys in " +
+                    credentials_path + " or " + config_path);
     }
     if (!a.key.empty() && a.secret.empty())
       throw IOError("S3 credentials from " + a.source + " have an access key but no secret key");

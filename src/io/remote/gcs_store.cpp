@@ -39,7 +39,9 @@ StorePtr make_gcs_store(const std::string& url, const StoreOptions& options) {
     b.key = key;
     b.secret = first_option(options, {"secret", "hmac_secret", "client_kwargs.aws_secret_access_key"});
     if (b.secret.empty()) throw IOError("'" + url + "': storage option key (a GCS HMAC access id) without secret");
-    b.sigv4 = "aws:amz:" + (option(options, "region_name").empty() ? std::string("auto") : option(options, "region_name")) + ":s3";
+    b.sigv4 =
+        "aws:amz:" + (option(options, "region_name").empty() ? std::string("auto") : option(options, "region_name")) +
+        ":s3";
     b.credentials_note = "signed with the HMAC key from storage_options";
   } else {
     if (token.empty()) {
@@ -49,7 +51,8 @@ StorePtr make_gcs_store(const std::string& url, const StoreOptions& options) {
     std::error_code ec;
     if (token == "google_default" || token == "cloud" || token == "browser" ||
         (!token.empty() && std::filesystem::exists(token, ec)))
-      throw IOError("'" + url + "': storage option token='" + (token.size() > 64 ? token.substr(0, 64) + "..." : token) +
+      throw IOError("'" + url + "': storage option token='" +
+                    (token.size() > 64 ? token.substr(0, 64) + "..." : token) +
                     "': b2lazy's GCS store takes an OAuth2 access token (gcloud auth print-access-token), "
                     "HMAC keys (key, secret) or anon=true; use gcsfs for other Google credentials");
     if (!token.empty()) {
@@ -59,9 +62,13 @@ StorePtr make_gcs_store(const std::string& url, const StoreOptions& options) {
       b.credentials_note = "the request was unsigned: no token, HMAC key or GOOGLE_OAUTH_ACCESS_TOKEN";
     }
   }
-  if (flag_option(options, "requester_pays", false)) b.headers.push_back("x-goog-user-project: " + option(options, "project"));
-  b.multipart_threshold = static_cast<int64_t>(number_option(options, "multipart_threshold", static_cast<double>(b.multipart_threshold)));
-  b.part_size = std::max<int64_t>(int64_t{5} << 20, static_cast<int64_t>(number_option(options, "multipart_chunksize", static_cast<double>(b.part_size))));
+  if (flag_option(options, "requester_pays", false))
+    b.headers.push_back("x-goog-user-project: " + option(options, "project"));
+  b.multipart_threshold =
+      static_cast<int64_t>(number_option(options, "multipart_threshold", static_cast<double>(b.multipart_threshold)));
+  b.part_size = std::max<int64_t>(
+      int64_t{5} << 20,
+      static_cast<int64_t>(number_option(options, "multipart_chunksize", static_cast<double>(b.part_size))));
   return make_s3_compatible_store(std::move(b), options);
 }
 

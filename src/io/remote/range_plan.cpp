@@ -18,7 +18,8 @@ std::vector<Fetch> plan_fetches(const std::vector<ByteRange>& ranges, const Coal
       out.push_back({r.offset, -1, {{i, 0, 0, -1}}});
       continue;
     }
-    for (int64_t at = 0; at < r.length; at += cap) chunks.push_back({i, at, r.offset + at, std::min(cap, r.length - at)});
+    for (int64_t at = 0; at < r.length; at += cap)
+      chunks.push_back({i, at, r.offset + at, std::min(cap, r.length - at)});
   }
   std::sort(chunks.begin(), chunks.end(), [](const Chunk& a, const Chunk& b) { return a.offset < b.offset; });
   Fetch cur;
@@ -31,7 +32,8 @@ std::vector<Fetch> plan_fetches(const std::vector<ByteRange>& ranges, const Coal
       const int64_t merged_end = std::max(cur_end, end);
       const int64_t gap = std::max<int64_t>(0, c.offset - cur_end);
       const int64_t added = std::max<int64_t>(0, end - std::max(c.offset, cur_end));
-      const bool cheap = gap == 0 || static_cast<double>(gaps + gap) <= limits.max_waste * static_cast<double>(asked + added);
+      const bool cheap =
+          gap == 0 || static_cast<double>(gaps + gap) <= limits.max_waste * static_cast<double>(asked + added);
       if (gap <= limits.max_gap && cheap && merged_end - cur.offset <= cap) {
         cur.length = merged_end - cur.offset;
         cur.slices.push_back({c.piece, c.piece_at, c.offset - cur.offset, c.length});

@@ -60,7 +60,8 @@ std::string check_body(const HttpRequest& rq, const HttpResponse& r) {
   const auto body = static_cast<int64_t>(r.body.size());
   if (r.status == 206) {
     const auto cr = parse_content_range(r.header("content-range"));
-    if (!cr.ok || cr.first < 0) return "a 206 response without a usable Content-Range ('" + r.header("content-range") + "')";
+    if (!cr.ok || cr.first < 0)
+      return "a 206 response without a usable Content-Range ('" + r.header("content-range") + "')";
     if (first < 0) {  // the last -first bytes (or all, when the object is shorter)
       if (cr.total < 0 || cr.last != cr.total - 1 || cr.last - cr.first + 1 != std::min(-first, cr.total))
         return "Content-Range '" + r.header("content-range") + "' for the last " + std::to_string(-first) + " bytes";
@@ -68,9 +69,11 @@ std::string check_body(const HttpRequest& rq, const HttpResponse& r) {
         return "a short body: " + std::to_string(body) + " bytes for Content-Range '" + r.header("content-range") + "'";
       return {};
     }
-    if (cr.first != first) return "Content-Range '" + r.header("content-range") + "' for bytes " + std::to_string(first) + "-";
+    if (cr.first != first)
+      return "Content-Range '" + r.header("content-range") + "' for bytes " + std::to_string(first) + "-";
     if (last >= 0 && cr.last != last && !(cr.total >= 0 && cr.last == cr.total - 1 && cr.last < last))
-      return "Content-Range '" + r.header("content-range") + "' for bytes " + std::to_string(first) + "-" + std::to_string(last);
+      return "Content-Range '" + r.header("content-range") + "' for bytes " + std::to_string(first) + "-" +
+             std::to_string(last);
     if (body != cr.last - cr.first + 1)
       return "a short body: " + std::to_string(body) + " bytes for Content-Range '" + r.header("content-range") + "'";
     return {};
@@ -149,7 +152,8 @@ RemoteStore::RemoteStore(const StoreOptions& options, std::string root) : root_(
     if (name.rfind("headers.", 0) == 0) s.headers.push_back(name.substr(8) + ": " + value);
   limits_.max_gap = static_cast<int64_t>(number_option(options, "coalesce_gap", static_cast<double>(limits_.max_gap)));
   // (at least 4 KiB: a 13 MB chunk split into requests of one byte was millions of them)
-  limits_.max_size = std::max<int64_t>(4096, static_cast<int64_t>(number_option(options, "coalesce_max", static_cast<double>(limits_.max_size))));
+  limits_.max_size = std::max<int64_t>(
+      4096, static_cast<int64_t>(number_option(options, "coalesce_max", static_cast<double>(limits_.max_size))));
   limits_.max_waste = number_option(options, "coalesce_waste", limits_.max_waste);
   check_versions_ = flag_option(options, "check_versions", true);
 }
@@ -237,7 +241,8 @@ std::vector<std::optional<ByteStore::Parts>> RemoteStore::read_many(const std::v
     for (const auto& f : p.fetches) {
       HttpRequest rq = object_request("GET", p.key);
       if (f.length >= 0) {
-        rq.headers.push_back("Range: bytes=" + std::to_string(f.offset) + "-" + std::to_string(f.offset + f.length - 1));
+        rq.headers.push_back("Range: bytes=" + std::to_string(f.offset) + "-" +
+                             std::to_string(f.offset + f.length - 1));
         rq.max_body = std::max(f.offset + f.length, kWholeObjectLimit);
       } else if (f.offset > 0) {
         rq.headers.push_back("Range: bytes=" + std::to_string(f.offset) + "-");
@@ -311,7 +316,7 @@ std::vector<std::optional<ByteStore::Parts>> RemoteStore::read_many(const std::v
       pin(p.key, r);
       int64_t size = -1;
       if (r.status == 206) size = parse_content_range(r.header("content-range")).total;  // (checked by check_body)
-      else if (r.status == 200) size = static_cast<int64_t>(r.body.size());  // the server ignored Range
+      else if (r.status == 200) size = static_cast<int64_t>(r.body.size());              // the server ignored Range
       else if (r.status == 416) size = 0;
       else throw IOError(failure(p.key, r));
       if (size < n)

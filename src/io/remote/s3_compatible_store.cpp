@@ -150,7 +150,8 @@ class S3CompatibleStore final : public RemoteStore {
     require_success(key, r);
     const std::string_view body(reinterpret_cast<const char*>(r.body.data()), r.body.size());
     const std::string upload_id = xml_text(body, "UploadId");
-    if (upload_id.empty()) throw IOError("'" + url_of(key) + "': no UploadId in the answer to starting a multipart upload");
+    if (upload_id.empty())
+      throw IOError("'" + url_of(key) + "': no UploadId in the answer to starting a multipart upload");
     const std::string id_query = "uploadId=" + url_encode_value(upload_id);
     try {
       const size_t part = static_cast<size_t>(a_.part_size);
@@ -168,7 +169,8 @@ class S3CompatibleStore final : public RemoteStore {
         require_success(key, done[i]);
         const std::string etag = done[i].header("etag");
         if (etag.empty()) throw IOError("'" + url_of(key) + "': no ETag for part " + std::to_string(i + 1));
-        complete += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" + xml_escape(etag) + "</ETag></Part>";
+        complete +=
+            "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" + xml_escape(etag) + "</ETag></Part>";
       }
       complete += "</CompleteMultipartUpload>";
       HttpRequest fin = upload_request("POST", key, id_query);

@@ -44,9 +44,12 @@ StorePtr make_s3_store(const std::string& url, const StoreOptions& options) {
     b.credentials_note = "signed with keys from " + access.source;
   }
   if (flag_option(options, "requester_pays", false)) b.headers.push_back("x-amz-request-payer: requester");
-  b.multipart_threshold = static_cast<int64_t>(number_option(options, "multipart_threshold", static_cast<double>(b.multipart_threshold)));
+  b.multipart_threshold =
+      static_cast<int64_t>(number_option(options, "multipart_threshold", static_cast<double>(b.multipart_threshold)));
   // S3 takes parts of 5 MiB and more (but the last).
-  b.part_size = std::max<int64_t>(int64_t{5} << 20, static_cast<int64_t>(number_option(options, "multipart_chunksize", static_cast<double>(b.part_size))));
+  b.part_size = std::max<int64_t>(
+      int64_t{5} << 20,
+      static_cast<int64_t>(number_option(options, "multipart_chunksize", static_cast<double>(b.part_size))));
   return make_s3_compatible_store(std::move(b), options);
 }
 

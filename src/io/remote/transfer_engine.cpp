@@ -49,7 +49,8 @@ bool is_retryable_status(long status) {
 }
 
 double backoff_seconds(const TransferSettings& s, int attempt, double retry_after, double unit_random) {
-  const double ceiling = std::min(s.backoff_max_seconds, s.backoff_base_seconds * std::ldexp(1.0, std::min(attempt - 1, 30)));
+  const double ceiling =
+      std::min(s.backoff_max_seconds, s.backoff_base_seconds * std::ldexp(1.0, std::min(attempt - 1, 30)));
   const double jittered = ceiling * unit_random;
   return std::min(s.backoff_max_seconds, std::max(jittered, retry_after));
 }
@@ -68,10 +69,8 @@ bool is_retryable_code(CURLcode c) {
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
     case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_WEIRD_SERVER_REPLY:
-      return true;
-    default:
-      return false;
+    case CURLE_WEIRD_SERVER_REPLY: return true;
+    default: return false;
   }
 }
 
@@ -220,7 +219,8 @@ class Engine {
       if (finished && !queued_.empty()) continue;  // room was made: start the queued at once
       int timeout_ms = 1000;
       if (!delayed_.empty()) {
-        const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(delayed_.top().when - Clock::now()).count();
+        const auto wait =
+            std::chrono::duration_cast<std::chrono::milliseconds>(delayed_.top().when - Clock::now()).count();
         timeout_ms = static_cast<int>(std::clamp<int64_t>(wait, 0, 1000));
       }
       curl_multi_poll(multi_, nullptr, 0, timeout_ms, nullptr);
@@ -261,7 +261,7 @@ class Engine {
     curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L << 10);  // fewer, larger reads and callbacks
-    curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);  // keys with "../" are keys, not paths to tidy
+    curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);          // keys with "../" are keys, not paths to tidy
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, s.connect_timeout_ms);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, s.stall_seconds);
@@ -372,7 +372,7 @@ class Engine {
     const std::string curl_text = job->errbuf[0] ? std::string(job->errbuf) : std::string(curl_easy_strerror(code));
     running_.erase(job);
     release(job);
-    std::string reason;      // why to try again
+    std::string reason;       // why to try again
     std::string final_error;  // why to stop
     if (r.refused) {
       final_error = "the response is larger than the " + std::to_string(job->request.max_body) + " bytes expected";
@@ -389,7 +389,8 @@ class Engine {
         double retry_after = 0;
         const std::string ra = r.header("retry-after");
         if (!ra.empty() && std::isdigit(static_cast<unsigned char>(ra[0]))) retry_after = std::atof(ra.c_str());
-        const double delay = backoff_seconds(s, r.attempts, retry_after, std::uniform_real_distribution<double>(0, 1)(rng_));
+        const double delay =
+            backoff_seconds(s, r.attempts, retry_after, std::uniform_real_distribution<double>(0, 1)(rng_));
         ++job->link->retries;
         r.body.clear();
         r.headers.clear();
@@ -470,8 +471,9 @@ std::vector<HttpResponse> perform(StoreLink& link, std::vector<HttpRequest> requ
     }
   }
   link.wait_nanoseconds += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
-  if (cancelled) throw Cancelled("evaluation interrupted while waiting for " + std::to_string(jobs.size()) + " request(s) to '" +
-                                 jobs[0].request.url + "'");
+  if (cancelled)
+    throw Cancelled("evaluation interrupted while waiting for " + std::to_string(jobs.size()) + " request(s) to '" +
+                    jobs[0].request.url + "'");
   return std::move(batch.responses);
 }
 

@@ -23,8 +23,8 @@ struct TransferSettings {
   bool verify_tls = true;
   bool follow_redirects = false;
   long connect_timeout_ms = 10000;
-  long stall_seconds = 30;  // a response with no byte for this long is a timeout (retried)
-  std::string aws_sigv4;    // CURLOPT_AWS_SIGV4 ("aws:amz:us-east-1:s3"); "" unsigned
+  long stall_seconds = 30;          // a response with no byte for this long is a timeout (retried)
+  std::string aws_sigv4;            // CURLOPT_AWS_SIGV4 ("aws:amz:us-east-1:s3"); "" unsigned
   std::string aws_key, aws_secret;  // SigV4's credentials
   int max_retries = 8;
   double backoff_base_seconds = 0.05;  // first retry waits up to this, doubling each time
@@ -78,7 +78,6 @@ double backoff_seconds(const TransferSettings& s, int attempt, double retry_afte
 // Runs the requests, up to link.concurrency at once, retrying what may succeed on a second
 // try; blocks until all are done and returns their responses in order. Time blocked is
 // added to the link's wait counter. Thread-safe.
-std::vector<HttpResponse> perform(StoreLink& link, std::vector<HttpRequest> requests,
-                                  const ResponseCheck& check = {});
+std::vector<HttpResponse> perform(StoreLink& link, std::vector<HttpRequest> requests, const ResponseCheck& check = {});
 
 }  // namespace b2lazy::remote

@@ -155,8 +155,8 @@ class LocalStore final : public ByteStore {
       const ssize_t n = ::pread(fd, out.data() + done, static_cast<size_t>(len - done), r.offset + done);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0)
-        throw IOError("'" + path + "': read " + std::to_string(done) + " of " + std::to_string(len) +
-                      " bytes at " + std::to_string(r.offset) + (n < 0 ? std::string(" (") + std::strerror(errno) + ")" : ""));
+        throw IOError("'" + path + "': read " + std::to_string(done) + " of " + std::to_string(len) + " bytes at " +
+                      std::to_string(r.offset) + (n < 0 ? std::string(" (") + std::strerror(errno) + ")" : ""));
       done += n;
     }
     ++requests_;

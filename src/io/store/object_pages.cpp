@@ -64,7 +64,8 @@ void ObjectPages::read(int64_t offset, int64_t len, void* dst) {
     const int64_t index = offset / page_ + static_cast<int64_t>(i);
     const int64_t page_end = std::min((index + 1) * page_, offset + len);
     const auto& p = pieces[i];
-    std::memcpy(out + (at - offset), p.bytes->data() + (at - index * page_ - p.skip), static_cast<size_t>(page_end - at));
+    std::memcpy(out + (at - offset), p.bytes->data() + (at - index * page_ - p.skip),
+                static_cast<size_t>(page_end - at));
     at = page_end;
   }
 }

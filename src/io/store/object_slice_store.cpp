@@ -77,7 +77,9 @@ class ObjectSliceStore final : public ByteStore {
     if (prefix.empty()) out.push_back(*stat(""));
     return out;
   }
-  void write(const std::string&, const void*, size_t) override { throw IOError("'" + name_ + "': read-only (a member of a container)"); }
+  void write(const std::string&, const void*, size_t) override {
+    throw IOError("'" + name_ + "': read-only (a member of a container)");
+  }
   void remove(const std::string&) override { throw IOError("'" + name_ + "': read-only (a member of a container)"); }
   StoreCounters counters() const override { return pages_->store()->counters(); }
 
@@ -108,8 +110,7 @@ class ObjectSliceStore final : public ByteStore {
 
 }  // namespace
 
-StorePtr make_object_slice_store(std::shared_ptr<ObjectPages> pages, int64_t offset, int64_t length,
-                                 std::string name) {
+StorePtr make_object_slice_store(std::shared_ptr<ObjectPages> pages, int64_t offset, int64_t length, std::string name) {
   return std::make_shared<ObjectSliceStore>(std::move(pages), offset, length, std::move(name));
 }
 

@@ -14,7 +14,6 @@ namespace b2lazy {
 
 // `name`: the slice's URL in messages and for the arrays read ("https://h/s.b2z#/x").
 // `pages`: the whole object's pages (its store and key are read).
-StorePtr make_object_slice_store(std::shared_ptr<ObjectPages> pages, int64_t offset, int64_t length,
-                                 std::string name);
+StorePtr make_object_slice_store(std::shared_ptr<ObjectPages> pages, int64_t offset, int64_t length, std::string name);
 
 }  // namespace b2lazy

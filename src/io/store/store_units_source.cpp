@@ -11,7 +11,8 @@ namespace b2lazy {
 
 StoreUnitsSource::StoreUnitsSource(StorePtr store, DType dtype, Shape shape, Shape units, bool prefetch)
     : UnitSource(dtype, std::move(shape)), store_(std::move(store)), name_(store_->root()), prefetch_(prefetch) {
-  if (units.size() != ndim()) throw ValueError("store units: units of " + std::to_string(units.size()) + " axes for " + std::to_string(ndim()));
+  if (units.size() != ndim())
+    throw ValueError("store units: units of " + std::to_string(units.size()) + " axes for " + std::to_string(ndim()));
   for (int64_t u : units)
     if (u <= 0) throw ValueError("store units: a unit's extent must be positive");
   read_grid_ = ChunkGrid(this->shape(), units);

@@ -37,8 +37,8 @@ void put32(uint8_t* p, uint32_t v) {
 size_t compress_block(const std::string& cname, int clevel, const uint8_t* src, size_t n, uint8_t* dst, size_t cap) {
   if (cap == 0) return 0;
   if (cname == "lz4") {
-    const int r = LZ4_compress_fast(reinterpret_cast<const char*>(src), reinterpret_cast<char*>(dst), static_cast<int>(n),
-                                    static_cast<int>(cap), 10 - clevel);
+    const int r = LZ4_compress_fast(reinterpret_cast<const char*>(src), reinterpret_cast<char*>(dst),
+                                    static_cast<int>(n), static_cast<int>(cap), 10 - clevel);
     return r > 0 ? static_cast<size_t>(r) : 0;
   }
   if (cname == "lz4hc") {
@@ -59,8 +59,7 @@ size_t compress_block(const std::string& cname, int clevel, const uint8_t* src, 
 // Blosc's byte shuffle: byte k of every item together, dst[k * items + i] = src[i * TS + k]
 // (a trailing partial item copied as it is). The item size known at compile time for the
 // common ones, so the inner loop unrolls into TS stores.
-template <size_t TS>
-void shuffle_items(const uint8_t* src, size_t items, uint8_t* dst) {
+template <size_t TS> void shuffle_items(const uint8_t* src, size_t items, uint8_t* dst) {
   for (size_t i = 0; i < items; ++i)
     for (size_t k = 0; k < TS; ++k) dst[k * items + i] = src[i * TS + k];
 }
@@ -115,10 +114,12 @@ bool blosc1_writes(const std::string& cname) { return format_code(cname) >= 0; }
 // Dask, write), so that Zarr chunks are the same bytes: the same block size, per-byte
 // streams when it splits, streams that do not compress stored as they are, and the whole
 // chunk copied after the header when the compressed form would not fit in n + 16 bytes.
-void blosc1_compress(const uint8_t* src, size_t n, size_t typesize, const std::string& cname, int clevel,
-                     bool shuffle, std::vector<uint8_t>& out) {
-  if (!blosc1_writes(cname)) throw ValueError("Blosc compressor '" + cname + "' cannot be written for Zarr (lz4, lz4hc, zlib, zstd)");
-  if (n > size_t(INT32_MAX) - 2 * kHeader) throw ValueError("a Zarr chunk of " + std::to_string(n) + " bytes exceeds Blosc's 2 GiB");
+void blosc1_compress(const uint8_t* src, size_t n, size_t typesize, const std::string& cname, int clevel, bool shuffle,
+                     std::vector<uint8_t>& out) {
+  if (!blosc1_writes(cname))
+    throw ValueError("Blosc compressor '" + cname + "' cannot be written for Zarr (lz4, lz4hc, zlib, zstd)");
+  if (n > size_t(INT32_MAX) - 2 * kHeader)
+    throw ValueError("a Zarr chunk of " + std::to_string(n) + " bytes exceeds Blosc's 2 GiB");
   if (clevel < 0 || clevel > 9) throw ValueError("Blosc's clevel must be 0..9, got " + std::to_string(clevel));
   if (typesize > 255 || typesize == 0) typesize = 1;
   bool split = false;

@@ -16,7 +16,7 @@ bool blosc1_writes(const std::string& cname);
 // C-Blosc 1.x writes with one thread (numcodecs, so zarr-python and Dask, where the
 // compressor libraries' versions agree): its block size, one stream per item byte when it
 // splits, each block byte-shuffled when `shuffle`.
-void blosc1_compress(const uint8_t* src, size_t n, size_t typesize, const std::string& cname, int clevel,
-                     bool shuffle, std::vector<uint8_t>& out);
+void blosc1_compress(const uint8_t* src, size_t n, size_t typesize, const std::string& cname, int clevel, bool shuffle,
+                     std::vector<uint8_t>& out);
 
 }  // namespace b2lazy::zarr

@@ -12,8 +12,8 @@
 #include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
-#include "runtime/thread_state.hpp"
 #include "io/zarr/blosc1.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy::zarr {
 
@@ -72,7 +72,8 @@ uint8_t* claimed(const BytesCodec& c, size_t size, Dest& d, const std::string& w
     return d.fixed;
   }
   if (size > d.n)
-    bad(where, c.name, "claims " + bytes_str(size) + ", more than the " + bytes_str(d.n) + " this chunk can hold (a damaged chunk)");
+    bad(where, c.name,
+        "claims " + bytes_str(size) + ", more than the " + bytes_str(d.n) + " this chunk can hold (a damaged chunk)");
   d.holder.resize(size);
   return d.holder.data();
 }
@@ -103,7 +104,9 @@ struct Growing {
     return {p, n};
   }
   [[noreturn]] void too_much(const BytesCodec& c, const std::string& where) const {
-    bad(where, c.name, "holds more than the " + bytes_str(d.n) + (d.fixed ? " expected" : " this chunk can hold") + " (a damaged chunk)");
+    bad(where, c.name,
+        "holds more than the " + bytes_str(d.n) + (d.fixed ? " expected" : " this chunk can hold") +
+            " (a damaged chunk)");
   }
 };
 
@@ -113,9 +116,11 @@ Span undo_zstd(const BytesCodec& c, Span in, Dest& d, const std::string& where) 
   if (size == ZSTD_CONTENTSIZE_ERROR) bad(where, c.name, "not a zstd frame");
   if (size != ZSTD_CONTENTSIZE_UNKNOWN && ZSTD_findFrameCompressedSize(in.p, in.n) == in.n) {  // one frame, sized
     if (!d.fixed && size > d.n)  // (before a cast to size_t)
-      bad(where, c.name, "claims " + std::to_string(size) + " bytes, more than the " + bytes_str(d.n) +
-                             " this chunk can hold (a damaged chunk)");
-    if (d.fixed && size != d.n) bad(where, c.name, "holds " + std::to_string(size) + " bytes, expected " + bytes_str(d.n));
+      bad(where, c.name,
+          "claims " + std::to_string(size) + " bytes, more than the " + bytes_str(d.n) +
+              " this chunk can hold (a damaged chunk)");
+    if (d.fixed && size != d.n)
+      bad(where, c.name, "holds " + std::to_string(size) + " bytes, expected " + bytes_str(d.n));
     uint8_t* dst = claimed(c, static_cast<size_t>(size), d, where);
     const size_t r = ZSTD_decompressDCtx(z.c, dst, static_cast<size_t>(size), in.p, in.n);
     if (ZSTD_isError(r) || r != size)
@@ -180,9 +185,12 @@ Span undo(const BytesCodec& c, Span in, Dest d, const std::string& where, Thread
   switch (c.kind) {
     case BytesCodec::Kind::Crc32c: {
       if (in.n < 4) bad(where, c.name, "shorter than its 4-byte checksum");
-      if (crc32c(in.p, in.n - 4) != get32(in.p + in.n - 4)) bad(where, c.name, "checksum mismatch (the data is damaged)");
+      if (crc32c(in.p, in.n - 4) != get32(in.p + in.n - 4))
+        bad(where, c.name, "checksum mismatch (the data is damaged)");
       if (!d.fixed) {
-        if (in.n - 4 > d.n) bad(where, c.name, "holds " + bytes_str(in.n - 4) + ", more than the " + bytes_str(d.n) + " this chunk can hold");
+        if (in.n - 4 > d.n)
+          bad(where, c.name,
+              "holds " + bytes_str(in.n - 4) + ", more than the " + bytes_str(d.n) + " this chunk can hold");
         return {in.p, in.n - 4};  // (a part of the input: no copy)
       }
       std::memcpy(claimed(c, in.n - 4, d, where), in.p, in.n - 4);
@@ -198,8 +206,10 @@ Span undo(const BytesCodec& c, Span in, Dest d, const std::string& where, Thread
       uint8_t* dst = claimed(c, static_cast<size_t>(nbytes), d, where);
       // Our own context per worker (the key is any address unique to this codec kind).
       static const char key = 0;
-      const int rc = blosc2_decompress_ctx(ts.dctx_for(&key, nullptr, 1), in.p, static_cast<int32_t>(in.n), dst, nbytes);
-      if (rc != nbytes) bad(where, c.name, "cannot decompress (" + std::string(rc < 0 ? print_error(rc) : "short") + ")");
+      const int rc =
+          blosc2_decompress_ctx(ts.dctx_for(&key, nullptr, 1), in.p, static_cast<int32_t>(in.n), dst, nbytes);
+      if (rc != nbytes)
+        bad(where, c.name, "cannot decompress (" + std::string(rc < 0 ? print_error(rc) : "short") + ")");
       return {dst, static_cast<size_t>(nbytes)};
     }
     case BytesCodec::Kind::Zstd: return undo_zstd(c, in, d, where);
@@ -209,8 +219,9 @@ Span undo(const BytesCodec& c, Span in, Dest d, const std::string& where, Thread
       const uint32_t size = get32(in.p);
       if (size > static_cast<uint32_t>(INT32_MAX)) bad(where, c.name, "claims " + std::to_string(size) + " bytes");
       uint8_t* dst = claimed(c, size, d, where);
-      const int r = LZ4_decompress_safe(reinterpret_cast<const char*>(in.p + 4), reinterpret_cast<char*>(dst),
-                                        static_cast<int>(std::min<size_t>(in.n - 4, INT32_MAX)), static_cast<int>(size));
+      const int r =
+          LZ4_decompress_safe(reinterpret_cast<const char*>(in.p + 4), reinterpret_cast<char*>(dst),
+                              static_cast<int>(std::min<size_t>(in.n - 4, INT32_MAX)), static_cast<int>(size));
       if (r < 0 || static_cast<uint32_t>(r) != size) bad(where, c.name, "cannot decompress (damaged or truncated)");
       return {dst, size};
     }
@@ -249,9 +260,11 @@ void shard_copy(bool to_inner, uint8_t* shard, const Shape& outer, uint8_t* chun
   uint8_t* s = shard;
   for (size_t d = 0; d < nd; ++d) s += b.start[d] * os[d];
   if (to_inner)
-    copy_strided(nd, count.data(), reinterpret_cast<const char*>(s), os.data(), reinterpret_cast<char*>(chunk), is.data(), isz);
+    copy_strided(nd, count.data(), reinterpret_cast<const char*>(s), os.data(), reinterpret_cast<char*>(chunk),
+                 is.data(), isz);
   else
-    copy_strided(nd, count.data(), reinterpret_cast<const char*>(chunk), is.data(), reinterpret_cast<char*>(s), os.data(), isz);
+    copy_strided(nd, count.data(), reinterpret_cast<const char*>(chunk), is.data(), reinterpret_cast<char*>(s),
+                 os.data(), isz);
 }
 
 Shape inner_grid(const Sharding& s, const Shape& shard) {
@@ -264,7 +277,8 @@ Shape inner_grid(const Sharding& s, const Shape& shard) {
 
 size_t max_shard_bytes(const Sharding& s, const Shape& shard, DType t) {
   const int64_t n = prod(inner_grid(s, shard));
-  return static_cast<size_t>(sat_add(s.index_bytes(n), sat_mul(n, static_cast<int64_t>(max_stored(s.codecs, s.inner, t)))));
+  return static_cast<size_t>(
+      sat_add(s.index_bytes(n), sat_mul(n, static_cast<int64_t>(max_stored(s.codecs, s.inner, t)))));
 }
 
 namespace {
@@ -276,7 +290,8 @@ void decode_shard(const Sharding& s, Span in, const Shape& shape, DType t, uint8
   const int64_t n = prod(grid);
   const int64_t ib = s.index_bytes(n);
   if (static_cast<int64_t>(in.n) < ib)
-    bad(where, "sharding_indexed", "holds " + bytes_str(in.n) + ", less than its index of " + bytes_str(static_cast<size_t>(ib)));
+    bad(where, "sharding_indexed",
+        "holds " + bytes_str(in.n) + ", less than its index of " + bytes_str(static_cast<size_t>(ib)));
   const uint8_t* idx = s.index_at_end ? in.p + in.n - ib : in.p;
   const std::vector<uint64_t> index = decode_index(s, idx, static_cast<size_t>(ib), n, where, ts);
   std::vector<uint8_t> chunk(static_cast<size_t>(prod(s.inner)) * isz);
@@ -286,8 +301,9 @@ void decode_shard(const Sharding& s, Span in, const Shape& shape, DType t, uint8
       set_fill(chunk.data(), prod(s.inner), fill, isz);
     } else {
       if (off > in.n || len > in.n - off)
-        bad(where, "sharding_indexed", "inner chunk " + std::to_string(i) + " at " + std::to_string(off) + " (+" +
-                                           std::to_string(len) + ") lies outside the shard's " + bytes_str(in.n));
+        bad(where, "sharding_indexed",
+            "inner chunk " + std::to_string(i) + " at " + std::to_string(off) + " (+" + std::to_string(len) +
+                ") lies outside the shard's " + bytes_str(in.n));
       decode(s.codecs, in.p + off, static_cast<size_t>(len), s.inner, t, chunk.data(),
              where + " (inner chunk " + std::to_string(i) + ")", ts, fill);
     }
@@ -297,8 +313,8 @@ void decode_shard(const Sharding& s, Span in, const Shape& shape, DType t, uint8
 
 }  // namespace
 
-void undo_bytes(const BytesCodec& c, const uint8_t* data, size_t n, std::vector<uint8_t>& out,
-                const std::string& where, ThreadState& ts, size_t most) {
+void undo_bytes(const BytesCodec& c, const uint8_t* data, size_t n, std::vector<uint8_t>& out, const std::string& where,
+                ThreadState& ts, size_t most) {
   const Span r = undo(c, {data, n}, Dest{nullptr, most, out}, where, ts);
   if (r.p != out.data()) out.assign(r.p, r.p + r.n);  // (a checksum codec returns a part of `data`)
   else out.resize(r.n);
@@ -373,7 +389,8 @@ void decode(const Pipeline& p, const uint8_t* data, size_t n, const Shape& shape
   for (size_t i = p.bytes_codecs.size(); i-- > 0;) {
     const bool last = i == 0 && !p.sharding;  // its output is the array's bytes: size known
     std::vector<uint8_t>& holder = (i % 2) ? h1 : h2;
-    cur = undo(p.bytes_codecs[i], cur, Dest{last && direct ? static_cast<uint8_t*>(out) : nullptr, most[i], holder}, where, ts);
+    cur = undo(p.bytes_codecs[i], cur, Dest{last && direct ? static_cast<uint8_t*>(out) : nullptr, most[i], holder},
+               where, ts);
     if (last && !direct && cur.n != nbytes)
       bad(where, p.bytes_codecs[i].name, "holds " + bytes_str(cur.n) + ", expected " + bytes_str(nbytes));
   }

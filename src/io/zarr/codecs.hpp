@@ -31,8 +31,8 @@ struct Sharding;
 // into one permutation), an array -> bytes codec (the plain bytes, or sharding), then
 // bytes -> bytes codecs, in encoding order.
 struct Pipeline {
-  std::vector<int> order;     // transpose: encoded axis k is chunk axis order[k]; empty: none
-  bool big_endian = false;    // bytes codec
+  std::vector<int> order;                    // transpose: encoded axis k is chunk axis order[k]; empty: none
+  bool big_endian = false;                   // bytes codec
   std::shared_ptr<const Sharding> sharding;  // array -> bytes is sharding_indexed
   std::vector<BytesCodec> bytes_codecs;
   std::string describe() const;  // "bytes+blosc(zstd)", for explain and info
@@ -65,8 +65,8 @@ void encode(const Pipeline& p, const void* chunk, const Shape& shape, DType t, s
 // Undoes one bytes -> bytes codec on `n` bytes at `data`, the result (at most `most` bytes:
 // a header claiming more is refused before its size is allocated) into `out` (resized):
 // for formats whose filters are these codecs too (HDF5's deflate, zstd, blosc).
-void undo_bytes(const BytesCodec& c, const uint8_t* data, size_t n, std::vector<uint8_t>& out,
-                const std::string& where, ThreadState& ts, size_t most = size_t(INT32_MAX));
+void undo_bytes(const BytesCodec& c, const uint8_t* data, size_t n, std::vector<uint8_t>& out, const std::string& where,
+                ThreadState& ts, size_t most = size_t(INT32_MAX));
 // The same into `dst`, which the result must fill exactly (`dst_n` bytes).
 void undo_bytes_into(const BytesCodec& c, const uint8_t* data, size_t n, void* dst, size_t dst_n,
                      const std::string& where, ThreadState& ts);

@@ -61,14 +61,15 @@ Shape int_list(const json& v, const Where& w, int64_t lo) {
 
 DType dtype_v3(const std::string& name, const Where& w) {
   static const std::pair<const char*, DType> names[] = {
-      {"bool", DType::Bool}, {"int8", DType::I8},   {"int16", DType::I16},   {"int32", DType::I32},
-      {"int64", DType::I64}, {"uint8", DType::U8},  {"uint16", DType::U16},  {"uint32", DType::U32},
-      {"uint64", DType::U64}, {"float32", DType::F32}, {"float64", DType::F64},
-      {"complex64", DType::C64}, {"complex128", DType::C128}, {"float16", DType::F16}};
+      {"bool", DType::Bool},       {"int8", DType::I8},     {"int16", DType::I16},   {"int32", DType::I32},
+      {"int64", DType::I64},       {"uint8", DType::U8},    {"uint16", DType::U16},  {"uint32", DType::U32},
+      {"uint64", DType::U64},      {"float32", DType::F32}, {"float64", DType::F64}, {"complex64", DType::C64},
+      {"complex128", DType::C128}, {"float16", DType::F16}};
   for (const auto& [n, t] : names)
     if (name == n) return t;
   throw TypeError("'" + w.file + "': " + w.key + ": data type '" + name +
-                  "' is not supported (b2lazy has bool, int8..int64, uint8..uint64, float16, float32, float64, complex64, complex128)");
+                  "' is not supported (b2lazy has bool, int8..int64, uint8..uint64, float16, float32, float64, "
+                  "complex64, complex128)");
 }
 
 // v2's NumPy type string ("<f8", "|b1", ">i4"): the type and whether it is big-endian.
@@ -78,13 +79,14 @@ DType dtype_v2(const json& v, const Where& w, bool& big) {
   big = !s.empty() && s[0] == '>';
   const std::string bare = !s.empty() && (s[0] == '<' || s[0] == '>' || s[0] == '|' || s[0] == '=') ? s.substr(1) : s;
   static const std::pair<const char*, DType> names[] = {
-      {"b1", DType::Bool}, {"i1", DType::I8},  {"i2", DType::I16}, {"i4", DType::I32}, {"i8", DType::I64},
-      {"u1", DType::U8},   {"u2", DType::U16}, {"u4", DType::U32}, {"u8", DType::U64}, {"f4", DType::F32},
-      {"f8", DType::F64}, {"c8", DType::C64}, {"c16", DType::C128}, {"f2", DType::F16}};
+      {"b1", DType::Bool}, {"i1", DType::I8},  {"i2", DType::I16},   {"i4", DType::I32}, {"i8", DType::I64},
+      {"u1", DType::U8},   {"u2", DType::U16}, {"u4", DType::U32},   {"u8", DType::U64}, {"f4", DType::F32},
+      {"f8", DType::F64},  {"c8", DType::C64}, {"c16", DType::C128}, {"f2", DType::F16}};
   for (const auto& [n, t] : names)
     if (bare == n) return t;
   throw TypeError("'" + w.file + "': " + w.key + ": data type '" + s +
-                  "' is not supported (b2lazy has bool, int8..int64, uint8..uint64, float16, float32, float64, complex64, complex128)");
+                  "' is not supported (b2lazy has bool, int8..int64, uint8..uint64, float16, float32, float64, "
+                  "complex64, complex128)");
 }
 
 // The fill value as the array's type, in native byte order. Floats may be "NaN",
@@ -171,7 +173,8 @@ void parse_fill(const json& v, DType t, unsigned char* out, const Where& w, bool
     } else if constexpr (std::is_floating_point_v<T>) {
       x = static_cast<T>(v.get<double>());
     } else {
-      if (!v.is_number_integer()) w.fail("fill value " + v.dump() + " is not an integer (data type " + dtype_name(t) + ")");
+      if (!v.is_number_integer())
+        w.fail("fill value " + v.dump() + " is not an integer (data type " + dtype_name(t) + ")");
       if constexpr (std::is_unsigned_v<T>) {
         if (v.is_number_unsigned() ? v.get<uint64_t>() > std::numeric_limits<T>::max() : v.get<int64_t>() < 0)
           w.fail("fill value " + v.dump() + " does not fit data type " + dtype_name(t));
@@ -220,7 +223,8 @@ void parse_codec(const json& c, size_t ndim, size_t itemsz, Pipeline& p, int& st
         seen[k] = true;
         order.push_back(static_cast<int>(k));
       }
-      if (order.size() != ndim) w.fail("order " + o.dump() + " is not a permutation of " + std::to_string(ndim) + " axes");
+      if (order.size() != ndim)
+        w.fail("order " + o.dump() + " is not a permutation of " + std::to_string(ndim) + " axes");
     }
     // Compose with earlier transposes: encoded axis k is chunk axis p.order[order[k]].
     if (!p.order.empty())
@@ -243,8 +247,8 @@ void parse_codec(const json& c, size_t ndim, size_t itemsz, Pipeline& p, int& st
     if (s->inner.size() != ndim)
       w.fail("chunk_shape " + shape_str(s->inner) + " has not " + std::to_string(ndim) + " axes");
     s->codecs = parse_codecs(field(conf, "codecs", w.at("configuration")), ndim, itemsz, w.at("configuration.codecs"));
-    s->index_codecs =
-        parse_codecs(field(conf, "index_codecs", w.at("configuration")), ndim + 1, 8, w.at("configuration.index_codecs"));
+    s->index_codecs = parse_codecs(field(conf, "index_codecs", w.at("configuration")), ndim + 1, 8,
+                                   w.at("configuration.index_codecs"));
     if (s->index_codecs.sharding) w.fail("index_codecs may not shard");
     for (const BytesCodec& b : s->index_codecs.bytes_codecs)
       if (b.kind != BytesCodec::Kind::Crc32c)
@@ -268,7 +272,8 @@ void parse_codec(const json& c, size_t ndim, size_t itemsz, Pipeline& p, int& st
     } else if (name == "crc32c") {
       b.kind = BytesCodec::Kind::Crc32c;
     } else {
-      w.fail("unknown codec '" + name + "' (b2lazy reads bytes, transpose, blosc, zstd, gzip, crc32c, sharding_indexed)");
+      w.fail("unknown codec '" + name +
+             "' (b2lazy reads bytes, transpose, blosc, zstd, gzip, crc32c, sharding_indexed)");
     }
     p.bytes_codecs.push_back(b);
   }
@@ -315,8 +320,9 @@ Metadata parse_v3(const json& j, const std::string& file) {
   const json& grid = field(j, "chunk_grid", w);
   const std::string gname = text(field(grid, "name", w.at("chunk_grid")), w.at("chunk_grid.name"));
   if (gname != "regular") w.at("chunk_grid.name").fail("chunk grid '" + gname + "' is not supported (regular)");
-  m.chunks = int_list(field(field(grid, "configuration", w.at("chunk_grid")), "chunk_shape", w.at("chunk_grid.configuration")),
-                      w.at("chunk_grid.configuration.chunk_shape"), 1);
+  m.chunks =
+      int_list(field(field(grid, "configuration", w.at("chunk_grid")), "chunk_shape", w.at("chunk_grid.configuration")),
+               w.at("chunk_grid.configuration.chunk_shape"), 1);
   if (m.chunks.size() != m.shape.size())
     w.at("chunk_grid").fail("chunk_shape " + shape_str(m.chunks) + " does not match shape " + shape_str(m.shape));
   const json& kenc = field(j, "chunk_key_encoding", w);
@@ -328,7 +334,8 @@ Metadata parse_v3(const json& j, const std::string& file) {
   if (const json* cfg = optional_field(kenc, "configuration"))
     if (const json* sep = optional_field(*cfg, "separator")) {
       const std::string s = text(*sep, w.at("chunk_key_encoding.configuration.separator"));
-      if (s != "/" && s != ".") w.at("chunk_key_encoding.configuration.separator").fail("separator '" + s + "' is neither / nor .");
+      if (s != "/" && s != ".")
+        w.at("chunk_key_encoding.configuration.separator").fail("separator '" + s + "' is neither / nor .");
       m.separator = s[0];
     }
   m.codecs = parse_codecs(field(j, "codecs", w), m.shape.size(), itemsize(m.dtype), w.at("codecs"));
@@ -358,7 +365,8 @@ Metadata parse_v2(const json& j, const std::string& file) {
     if (!f->is_array() || !f->empty()) {
       std::string ids;
       if (f->is_array())
-        for (const json& x : *f) ids += (ids.empty() ? "" : ", ") + (x.is_object() && x.contains("id") ? x["id"].dump() : x.dump());
+        for (const json& x : *f)
+          ids += (ids.empty() ? "" : ", ") + (x.is_object() && x.contains("id") ? x["id"].dump() : x.dump());
       w.at("filters").fail("filters are not supported (" + (ids.empty() ? f->dump() : ids) + ")");
     }
   if (const json* c = optional_field(j, "compressor")) parse_compressor(*c, m.codecs, w.at("compressor"));
@@ -379,9 +387,13 @@ json codec_json(const BytesCodec& b, size_t itemsz) {
     case BytesCodec::Kind::Blosc:
       return {{"name", "blosc"},
               {"configuration",
-               {{"cname", b.cname}, {"clevel", b.level}, {"shuffle", b.shuffle ? "shuffle" : "noshuffle"},
-                {"typesize", itemsz}, {"blocksize", 0}}}};
-    case BytesCodec::Kind::Zstd: return {{"name", "zstd"}, {"configuration", {{"level", b.level}, {"checksum", false}}}};
+               {{"cname", b.cname},
+                {"clevel", b.level},
+                {"shuffle", b.shuffle ? "shuffle" : "noshuffle"},
+                {"typesize", itemsz},
+                {"blocksize", 0}}}};
+    case BytesCodec::Kind::Zstd:
+      return {{"name", "zstd"}, {"configuration", {{"level", b.level}, {"checksum", false}}}};
     case BytesCodec::Kind::Deflate: return {{"name", "gzip"}, {"configuration", {{"level", b.level}}}};
     case BytesCodec::Kind::Crc32c: return {{"name", "crc32c"}};
     case BytesCodec::Kind::Lz4: break;
@@ -466,15 +478,16 @@ Metadata parse_metadata(const std::string& text, int version, const std::string&
 
 std::string v3_json(const Metadata& m) {
   const size_t isz = itemsize(m.dtype);
-  json j = {{"zarr_format", 3},
-            {"node_type", "array"},
-            {"shape", m.shape},
-            {"data_type", dtype_name(m.dtype)},
-            {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", m.chunks}}}}},
-            {"chunk_key_encoding", {{"name", "default"}, {"configuration", {{"separator", std::string(1, m.separator)}}}}},
-            {"fill_value", fill_json(m)},
-            {"codecs", codecs_json(m.codecs, isz)},
-            {"attributes", json::object()}};
+  json j = {
+      {"zarr_format", 3},
+      {"node_type", "array"},
+      {"shape", m.shape},
+      {"data_type", dtype_name(m.dtype)},
+      {"chunk_grid", {{"name", "regular"}, {"configuration", {{"chunk_shape", m.chunks}}}}},
+      {"chunk_key_encoding", {{"name", "default"}, {"configuration", {{"separator", std::string(1, m.separator)}}}}},
+      {"fill_value", fill_json(m)},
+      {"codecs", codecs_json(m.codecs, isz)},
+      {"attributes", json::object()}};
   return j.dump(2) + "\n";
 }
 

@@ -14,10 +14,10 @@
 #include <unordered_map>
 
 #include "b2lazy/error.hpp"
-#include "runtime/thread_state.hpp"
-#include "storage/blosc_range.hpp"
 #include "io/regular_file.hpp"
 #include "io/zarr/zarr_keys.hpp"
+#include "runtime/thread_state.hpp"
+#include "storage/blosc_range.hpp"
 
 namespace b2lazy::zarr {
 
@@ -49,7 +49,8 @@ bool read_small(int dirfd, const std::string& name, std::string& text, const std
   try {
     if (::fstat(fd, &st) != 0) throw IOError("'" + where + "': cannot stat (" + std::strerror(errno) + ")");
     if (stamp) *stamp = FileStamp::of(st);
-    if (st.st_size > kMaxMetadata) throw IOError("'" + where + "': " + std::to_string(st.st_size) + " bytes is too large for metadata");
+    if (st.st_size > kMaxMetadata)
+      throw IOError("'" + where + "': " + std::to_string(st.st_size) + " bytes is too large for metadata");
     read_fd(fd, 0, st.st_size, buf, where);
   } catch (...) {
     ::close(fd);
@@ -94,8 +95,7 @@ std::string layout(const Metadata& m) {
 // A read with the metadata checked around it: before (changed since the last read), after
 // (changed while read: zarr-python writes it before the chunks) and when the read fails
 // (new chunks decoded the old way fail on their own: the metadata says why).
-template <class Check, class Read>
-void metadata_checked(const Check& check, const Read& read) {
+template <class Check, class Read> void metadata_checked(const Check& check, const Read& read) {
   check();
   try {
     read();
@@ -109,7 +109,11 @@ void metadata_checked(const Check& check, const Read& read) {
 class LocalKeys final : public KeyReader {
  public:
   LocalKeys(int dirfd, std::string name, std::string meta_file, const Metadata& m, FileStamp stamp)
-      : dirfd_(dirfd), name_(std::move(name)), meta_file_(std::move(meta_file)), layout_(layout(m)), meta_stamp_(stamp) {}
+      : dirfd_(dirfd),
+        name_(std::move(name)),
+        meta_file_(std::move(meta_file)),
+        layout_(layout(m)),
+        meta_stamp_(stamp) {}
   ~LocalKeys() override { ::close(dirfd_); }
 
   bool chunk(const std::string& key, std::vector<uint8_t>& out) const override {
@@ -134,8 +138,10 @@ class LocalKeys final : public KeyReader {
     });
   }
 
-  bool inner(int64_t sid, const std::string& key, int64_t i, std::vector<uint8_t>& out, ThreadState& ts) const override {
-    return in_shard(sid, key, i, ts, [&](int fd, int64_t off, int64_t len) { read_fd(fd, off, len, out, lay_->where(key)); });
+  bool inner(int64_t sid, const std::string& key, int64_t i, std::vector<uint8_t>& out,
+             ThreadState& ts) const override {
+    return in_shard(sid, key, i, ts,
+                    [&](int fd, int64_t off, int64_t len) { read_fd(fd, off, len, out, lay_->where(key)); });
   }
 
   void around_fill(const std::function<std::vector<KeyRead>()>&, const std::function<void()>& fill,
@@ -183,7 +189,8 @@ class LocalKeys final : public KeyReader {
       if (found) read(fd, static_cast<int64_t>(off), static_cast<int64_t>(len));
       if (stamp_of(fd, path) == stamp) return found;
       if (attempt == 3)
-        throw IOError("'" + path + "': the shard kept changing while it was read (written in place by another process?)");
+        throw IOError("'" + path +
+                      "': the shard kept changing while it was read (written in place by another process?)");
     }
   }
 
@@ -215,7 +222,8 @@ class LocalKeys final : public KeyReader {
   }
 
   [[noreturn]] void throw_store_gone() const {
-    throw IOError("'" + name_ + "': the Zarr array was removed or replaced while open (its " + meta_file_ + " is gone)");
+    throw IOError("'" + name_ + "': the Zarr array was removed or replaced while open (its " + meta_file_ +
+                  " is gone)");
   }
 
   // The metadata file is the one opened, or one that reads the files alike (attributes
@@ -238,7 +246,8 @@ class LocalKeys final : public KeyReader {
     if (layout(m) != layout_) {
       std::string what = "its chunks, codecs or fill value differ";
       if (m.shape != meta.shape) what = "its shape " + shape_str(meta.shape) + " is now " + shape_str(m.shape);
-      else if (m.dtype != meta.dtype) what = std::string("its data type ") + dtype_name(meta.dtype) + " is now " + dtype_name(m.dtype);
+      else if (m.dtype != meta.dtype)
+        what = std::string("its data type ") + dtype_name(meta.dtype) + " is now " + dtype_name(m.dtype);
       throw IOError("'" + file + "' changed since the array was opened (" + what + "): open it again");
     }
     std::lock_guard<std::mutex> g(mu_);
@@ -282,8 +291,8 @@ class LocalKeys final : public KeyReader {
     const int64_t ib = s.index_bytes(n);
     const int64_t size = stamp.size;
     if (size < ib)
-      throw IOError("'" + lay_->where(key) + "': shard of " + std::to_string(size) + " bytes is shorter than its index (" +
-                    std::to_string(ib) + " bytes)");
+      throw IOError("'" + lay_->where(key) + "': shard of " + std::to_string(size) +
+                    " bytes is shorter than its index (" + std::to_string(ib) + " bytes)");
     std::vector<uint8_t> bytes;
     read_fd(fd, s.index_at_end ? size - ib : 0, ib, bytes, lay_->where(key));
     auto v = decode_index(s, bytes.data(), bytes.size(), n, lay_->where(key), ts);
@@ -308,7 +317,8 @@ std::unique_ptr<KeyReader> open_local_keys(const std::string& path, const std::s
   const int dfd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0) {
     const int err = errno;
-    if (err == ENOTDIR) throw IOError("cannot open '" + name + "' as a Zarr array: it is a file, not a directory store");
+    if (err == ENOTDIR)
+      throw IOError("cannot open '" + name + "' as a Zarr array: it is a file, not a directory store");
     throw IOError("cannot open '" + name + "' as a Zarr array (" + std::strerror(err) + ")");
   }
   try {

@@ -34,8 +34,7 @@ int64_t number(const std::string& s, const std::string& url) {
     size_t used = 0;
     const long long v = std::stoll(s, &used);
     if (used == s.size()) return v;
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   throw ValueError("'" + url + "': '" + s + "' is not an integer");
 }
 
@@ -49,8 +48,8 @@ void apply_codec(zarr::Pipeline& p, const std::string& codec, const std::string&
     if (!p.bytes_codecs.empty()) throw ValueError("'" + url + "': codec 'none' but the array is compressed");
     return;
   }
-  if (p.bytes_codecs.size() != 1) throw ValueError("'" + url + "': one compressor expected, the array has " +
-                                                   std::to_string(p.bytes_codecs.size()));
+  if (p.bytes_codecs.size() != 1)
+    throw ValueError("'" + url + "': one compressor expected, the array has " + std::to_string(p.bytes_codecs.size()));
   zarr::BytesCodec& b = p.bytes_codecs[0];
   if (f[0] == "zstd" && f.size() == 2 && b.kind == zarr::BytesCodec::Kind::Zstd) {
     b.level = static_cast<int>(number(f[1], url));
@@ -133,7 +132,8 @@ ZarrRegionSink::ZarrRegionSink(const SinkSpec& spec) {
   grid_ = ChunkGrid(spec.shape, meta_.chunks);
   if (store_) {
     std::string tmpl = (std::filesystem::temp_directory_path() / "b2lazy-region-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw IOError("cannot write into '" + dir_ + "': no spool directory (" + std::strerror(errno) + ")");
+    if (!::mkdtemp(tmpl.data()))
+      throw IOError("cannot write into '" + dir_ + "': no spool directory (" + std::strerror(errno) + ")");
     spool_ = tmpl;
   }
   const std::string& local = store_ ? spool_ : dir_;
@@ -174,10 +174,12 @@ bool ZarrRegionSink::all_fill(const uint8_t* chunk, int64_t n) const {
 
 void ZarrRegionSink::write_temp(const std::string& key, const std::vector<uint8_t>& bytes) {
   const size_t slash = key.rfind('/');
-  const std::string temp = slash == std::string::npos ? "." + key + suffix_
-                                                      : key.substr(0, slash + 1) + "." + key.substr(slash + 1) + suffix_;
+  const std::string temp = slash == std::string::npos
+                               ? "." + key + suffix_
+                               : key.substr(0, slash + 1) + "." + key.substr(slash + 1) + suffix_;
   for (size_t s = key.find('/'); s != std::string::npos; s = key.find('/', s + 1))
-    if (::mkdirat(dirfd_, key.substr(0, s).c_str(), 0755) != 0 && errno != EEXIST) fail(key, "cannot create its directory");
+    if (::mkdirat(dirfd_, key.substr(0, s).c_str(), 0755) != 0 && errno != EEXIST)
+      fail(key, "cannot create its directory");
   const int fd = ::openat(dirfd_, temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail(key, "cannot create");
   {

@@ -42,13 +42,13 @@ class ZarrRegionSink : public Sink {
   // finish() of a remote array: every staged chunk uploaded, then the emptied ones removed.
   void upload_staged();
   zarr::Metadata meta_;
-  ChunkGrid grid_;   // the region's chunks (the array's, from the region's start)
-  Shape first_;      // the region's first chunk, in chunk coordinates of the array
+  ChunkGrid grid_;  // the region's chunks (the array's, from the region's start)
+  Shape first_;     // the region's first chunk, in chunk coordinates of the array
   std::string dir_, suffix_;
   bool write_empty_ = false;
-  int dirfd_ = -1;      // the array's directory, or the spool directory of a remote array
-  StorePtr store_;      // a remote array's store
-  std::string spool_;   // the spool directory (remote arrays)
+  int dirfd_ = -1;     // the array's directory, or the spool directory of a remote array
+  StorePtr store_;     // a remote array's store
+  std::string spool_;  // the spool directory (remote arrays)
   std::mutex mu_;
   std::vector<std::pair<std::string, std::string>> staged_;  // (temporary, key)
   std::vector<std::string> emptied_;                         // keys to remove: all fill now

@@ -17,15 +17,18 @@
 
 namespace b2lazy {
 
-static_assert(std::endian::native == std::endian::little, "Zarr outputs are written little-endian as they are in memory");
+static_assert(std::endian::native == std::endian::little,
+              "Zarr outputs are written little-endian as they are in memory");
 
 const ReplaceRule& zarr_replace_rule() {
   static const ReplaceRule rule{"Zarr",
                                 [](const std::string& path, bool dir) {
                                   if (!dir) return false;
                                   struct stat st;
-                                  if (::lstat((path + "/.zarray").c_str(), &st) == 0 && S_ISREG(st.st_mode)) return true;
-                                  if (::lstat((path + "/zarr.json").c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+                                  if (::lstat((path + "/.zarray").c_str(), &st) == 0 && S_ISREG(st.st_mode))
+                                    return true;
+                                  if (::lstat((path + "/zarr.json").c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+                                    return false;
                                   try {  // an array's, not a group's
                                     std::ifstream f(path + "/zarr.json");
                                     const auto j = nlohmann::json::parse(f);
@@ -45,15 +48,18 @@ zarr::BytesCodec compressor(const CParams& c) {
   b.level = c.clevel;
   if (c.compressor == "blosc") {
     if (!zarr::blosc1_writes(c.codec))
-      throw ValueError("compute: Zarr's blosc codec is written with codec lz4, lz4hc, zlib or zstd, not '" + c.codec + "'");
+      throw ValueError("compute: Zarr's blosc codec is written with codec lz4, lz4hc, zlib or zstd, not '" + c.codec +
+                       "'");
     if (c.filter != "shuffle" && c.filter != "nofilter")
-      throw ValueError("compute: Zarr's blosc codec is written with filter shuffle or nofilter, not '" + c.filter + "'");
+      throw ValueError("compute: Zarr's blosc codec is written with filter shuffle or nofilter, not '" + c.filter +
+                       "'");
     if (c.clevel < 0 || c.clevel > 9) throw ValueError("compute: clevel must be 0..9, got " + std::to_string(c.clevel));
     b.cname = c.codec;
     b.shuffle = c.filter == "shuffle";
   } else if (c.compressor == "zstd") {
     b.kind = zarr::BytesCodec::Kind::Zstd;
-    if (c.clevel < -7 || c.clevel > 22) throw ValueError("compute: zstd's level must be -7..22, got " + std::to_string(c.clevel));
+    if (c.clevel < -7 || c.clevel > 22)
+      throw ValueError("compute: zstd's level must be -7..22, got " + std::to_string(c.clevel));
   } else {
     throw ValueError("compute: compressor must be 'blosc' or 'zstd' for Zarr outputs, got '" + c.compressor + "'");
   }
@@ -79,10 +85,12 @@ Metadata output_metadata(const SinkSpec& spec, const std::string& name) {
     if (o.shards.size() != spec.shape.size())
       throw ValueError("compute: shards " + shape_str(o.shards) + " do not match shape " + shape_str(spec.shape));
     if (o.chunks.empty())
-      throw ValueError("compute: shards " + shape_str(o.shards) + " need chunks: the inner chunks, dividing the shards");
+      throw ValueError("compute: shards " + shape_str(o.shards) +
+                       " need chunks: the inner chunks, dividing the shards");
     for (size_t d = 0; d < o.shards.size(); ++d)
       if (o.chunks[d] <= 0 || o.shards[d] % o.chunks[d] != 0)
-        throw ValueError("compute: shards " + shape_str(o.shards) + " are not multiples of chunks " + shape_str(o.chunks));
+        throw ValueError("compute: shards " + shape_str(o.shards) + " are not multiples of chunks " +
+                         shape_str(o.chunks));
     auto s = std::make_shared<Sharding>();
     s->inner = o.chunks;
     s->codecs = inner;
@@ -153,7 +161,8 @@ void ZarrSink::write_file(const std::string& key, const uint8_t* data, size_t n)
     throw IOError("cannot write output '" + final_ + "': " + key + ": " + what + " (" + std::strerror(errno) + ")");
   };
   for (size_t slash = key.find('/'); slash != std::string::npos; slash = key.find('/', slash + 1))
-    if (::mkdirat(dirfd_, key.substr(0, slash).c_str(), 0755) != 0 && errno != EEXIST) fail("cannot create its directory");
+    if (::mkdirat(dirfd_, key.substr(0, slash).c_str(), 0755) != 0 && errno != EEXIST)
+      fail("cannot create its directory");
   const int fd = ::openat(dirfd_, key.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail("cannot create");
   size_t done = 0;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "b2lazy/driver.hpp"
 #include "b2lazy/checked.hpp"
+#include "b2lazy/driver.hpp"
 #include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
 #include "runtime/block_window.hpp"
@@ -19,7 +19,8 @@ namespace {
 constexpr int64_t kMaxChunkBytes = (int64_t(1) << 31) - 1;  // a read unit, decoded
 constexpr size_t kKeptStoredBytes = size_t(16) << 20;       // read_unit's buffer kept per worker
 
-std::shared_ptr<ZarrSource> make_source(zarr::Metadata m, std::unique_ptr<zarr::KeyReader> keys, const std::string& name) {
+std::shared_ptr<ZarrSource> make_source(zarr::Metadata m, std::unique_ptr<zarr::KeyReader> keys,
+                                        const std::string& name) {
   try {
     return std::make_shared<ZarrSource>(std::move(m), std::move(keys), name);
   } catch (const ValueError& e) {  // sizes beyond int64 (Node's check): the file is at fault
@@ -33,9 +34,9 @@ namespace zarr {
 
 void ReadLayout::check_stored_size(const std::string& key, int64_t size) const {
   if (size > most_stored)
-    throw IOError("'" + where(key) + "': " + std::to_string(size) + " bytes, more than a chunk " + shape_str(meta->chunks) +
-                  " of " + dtype_name(meta->dtype) + " is stored in through its codecs (" + std::to_string(most_stored) +
-                  "): a damaged chunk");
+    throw IOError("'" + where(key) + "': " + std::to_string(size) + " bytes, more than a chunk " +
+                  shape_str(meta->chunks) + " of " + dtype_name(meta->dtype) + " is stored in through its codecs (" +
+                  std::to_string(most_stored) + "): a damaged chunk");
 }
 
 void ReadLayout::check_index(const std::vector<uint64_t>& v, int64_t size, const std::string& key) const {
@@ -44,8 +45,9 @@ void ReadLayout::check_index(const std::vector<uint64_t>& v, int64_t size, const
     const uint64_t off = v[2 * k], len = v[2 * k + 1];
     if (off == kMissing && len == kMissing) continue;
     if (size >= 0 && (off > static_cast<uint64_t>(size) || len > static_cast<uint64_t>(size) - off))
-      throw IOError("'" + where(key) + "': shard index: inner chunk " + std::to_string(k) + " at " + std::to_string(off) +
-                    " (+" + std::to_string(len) + ") lies outside the file's " + std::to_string(size) + " bytes");
+      throw IOError("'" + where(key) + "': shard index: inner chunk " + std::to_string(k) + " at " +
+                    std::to_string(off) + " (+" + std::to_string(len) + ") lies outside the file's " +
+                    std::to_string(size) + " bytes");
     if (off > uint64_t(INT64_MAX) || len > static_cast<uint64_t>(most_inner))
       throw IOError("'" + where(key) + "': shard index: inner chunk " + std::to_string(k) + " is stored in " +
                     std::to_string(len) + " bytes, more than an inner chunk " + shape_str(s.inner) + " of " +
@@ -88,14 +90,16 @@ ZarrSource::ZarrSource(zarr::Metadata meta, std::unique_ptr<zarr::KeyReader> key
   Shape unit = meta_.chunks;
   const auto& sh = meta_.codecs.sharding;
   if (sh) {
-    if (sh->inner.size() != ndim()) throw IOError("'" + file + "': sharding chunk_shape " + shape_str(sh->inner) + " has not " + std::to_string(ndim()) + " axes");
+    if (sh->inner.size() != ndim())
+      throw IOError("'" + file + "': sharding chunk_shape " + shape_str(sh->inner) + " has not " +
+                    std::to_string(ndim()) + " axes");
     lay_.per_shard.resize(ndim());
     // The shard (after any transpose) holds whole inner chunks.
     for (size_t k = 0; k < ndim(); ++k) {
       const int64_t outer = meta_.chunks[meta_.codecs.order.empty() ? k : meta_.codecs.order[k]];
       if (outer % sh->inner[k] != 0)
-        throw IOError("'" + file + "': shard shape " + shape_str(meta_.chunks) + " is not a multiple of the inner chunks " +
-                      shape_str(sh->inner));
+        throw IOError("'" + file + "': shard shape " + shape_str(meta_.chunks) +
+                      " is not a multiple of the inner chunks " + shape_str(sh->inner));
     }
     int64_t n = 1;  // the index (16 bytes per inner chunk) is read whole
     for (size_t d = 0; d < ndim(); ++d) n = sat_mul(n, meta_.chunks[d] / sh->inner[d]);
@@ -106,7 +110,8 @@ ZarrSource::ZarrSource(zarr::Metadata meta, std::unique_ptr<zarr::KeyReader> key
     if (partial_shards_) {
       unit = sh->inner;
       for (size_t d = 0; d < ndim(); ++d) lay_.per_shard[d] = meta_.chunks[d] / sh->inner[d];
-      lay_.most_inner = static_cast<int64_t>(std::min<size_t>(zarr::max_stored(sh->codecs, sh->inner, dtype()), INT64_MAX));
+      lay_.most_inner =
+          static_cast<int64_t>(std::min<size_t>(zarr::max_stored(sh->codecs, sh->inner, dtype()), INT64_MAX));
     }
   }
   if (sat_mul(prod(unit), static_cast<int64_t>(itemsize(dtype()))) > kMaxChunkBytes)
@@ -115,7 +120,8 @@ ZarrSource::ZarrSource(zarr::Metadata meta, std::unique_ptr<zarr::KeyReader> key
   lay_.meta = &meta_;
   lay_.name = name_;
   lay_.unit = unit;
-  lay_.most_stored = static_cast<int64_t>(std::min<size_t>(zarr::max_stored(meta_.codecs, meta_.chunks, dtype()), INT64_MAX));
+  lay_.most_stored =
+      static_cast<int64_t>(std::min<size_t>(zarr::max_stored(meta_.codecs, meta_.chunks, dtype()), INT64_MAX));
   keys_->attach(&lay_);
   // A unit stored as one Blosc buffer of its C order (a chunk, or a partial shard's inner
   // chunk) is read by block.
@@ -140,7 +146,8 @@ std::vector<zarr::KeyRead> ZarrSource::key_reads(const Region& region, BlockWind
 
 void ZarrSource::fill(const Region& region, void* out, ThreadState& ts) const {
   auto reads = [&] { return key_reads(region, ts.eval ? ts.eval->window(this) : nullptr); };
-  keys_->around_fill(reads, [&] { UnitSource::fill(region, out, ts); }, ts);
+  keys_->around_fill(
+      reads, [&] { UnitSource::fill(region, out, ts); }, ts);
 }
 
 void ZarrSource::store_reads(const Region& region, std::vector<StoreRead>& out) const {
@@ -149,7 +156,8 @@ void ZarrSource::store_reads(const Region& region, std::vector<StoreRead>& out) 
 
 int64_t ZarrSource::store_read_bytes() const {
   if (!keys_->fetches_ahead()) return 0;
-  return std::max<int64_t>(1, std::min(lay_.most_stored, sat_mul(prod(lay_.unit), static_cast<int64_t>(itemsize(dtype())))));
+  return std::max<int64_t>(
+      1, std::min(lay_.most_stored, sat_mul(prod(lay_.unit), static_cast<int64_t>(itemsize(dtype())))));
 }
 
 zarr::KeyRead ZarrSource::key_of(int64_t id) const {
@@ -237,7 +245,8 @@ void ZarrSource::read_unit(int64_t id, void* dst, ThreadState& ts) const {
                    lay_.where(r.key + " (inner chunk " + std::to_string(r.inner) + ")"), ts, meta_.fill);
   } else {
     found = keys_->chunk(r.key, bytes);
-    if (found) zarr::decode(meta_.codecs, bytes.data(), bytes.size(), ushape, dtype(), dst, lay_.where(r.key), ts, meta_.fill);
+    if (found)
+      zarr::decode(meta_.codecs, bytes.data(), bytes.size(), ushape, dtype(), dst, lay_.where(r.key), ts, meta_.fill);
   }
   if (!found) {
     auto* d = static_cast<uint8_t*>(dst);

@@ -13,16 +13,16 @@
 #include <list>
 #include <map>
 #include <mutex>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <unordered_map>
 
 #include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
+#include "io/zarr/zarr_keys.hpp"
 #include "runtime/fetch_cache.hpp"
 #include "runtime/thread_state.hpp"
 #include "storage/blosc_range.hpp"
-#include "io/zarr/zarr_keys.hpp"
 
 namespace b2lazy::zarr {
 
@@ -97,7 +97,8 @@ class StoreKeys final : public KeyReader {
     return true;
   }
 
-  bool inner(int64_t sid, const std::string& key, int64_t i, std::vector<uint8_t>& out, ThreadState& ts) const override {
+  bool inner(int64_t sid, const std::string& key, int64_t i, std::vector<uint8_t>& out,
+             ThreadState& ts) const override {
     if (Fetched* f = mine()) {
       auto it = f->inners.find({key, i});
       if (it != f->inners.end()) {
@@ -145,7 +146,8 @@ class StoreKeys final : public KeyReader {
         if (r.inner >= 0) throw IOError("'" + lay_->where(r.key) + "': the shard disappeared while it was read");
         return false;
       }
-      for (size_t k = 0; k < ranges.size(); ++k) std::memcpy(plan->wants()[k].dst, (*parts)[k].data(), (*parts)[k].size());
+      for (size_t k = 0; k < ranges.size(); ++k)
+        std::memcpy(plan->wants()[k].dst, (*parts)[k].data(), (*parts)[k].size());
       plan->advance();
     }
     decoded = plan->decode(dst, ts);
@@ -336,7 +338,8 @@ class StoreKeys final : public KeyReader {
       auto index = cached_index(sid);
       if (!index) {
         const ByteRange at = index_range(size);
-        index = keep_index(sid, key, std::vector<uint8_t>(shard.begin() + at.offset, shard.begin() + at.offset + ib), ts);
+        index =
+            keep_index(sid, key, std::vector<uint8_t>(shard.begin() + at.offset, shard.begin() + at.offset + ib), ts);
       }
       lay_->check_index(*index, size, key);
       for (Job* j : js) {
@@ -424,7 +427,7 @@ class StoreKeys final : public KeyReader {
   // The index bytes of shard `key` decoded, checked and cached (the least recently used
   // dropped beyond kIndexCacheBytes).
   std::shared_ptr<const std::vector<uint64_t>> keep_index(int64_t sid, const std::string& key,
-                                                           const std::vector<uint8_t>& bytes, ThreadState& ts) const {
+                                                          const std::vector<uint8_t>& bytes, ThreadState& ts) const {
     const Sharding& s = *lay_->meta->codecs.sharding;
     auto v = decode_index(s, bytes.data(), bytes.size(), prod(lay_->per_shard), lay_->where(key), ts);
     lay_->check_index(v, -1, key);
@@ -489,9 +492,9 @@ class StoreKeys final : public KeyReader {
     std::vector<Job> jobs;
     jobs.reserve(reads.size());
     for (const KeyRead& r : reads) {
-      if (r.kind == KeyRead::Kind::Run ? f.runs.count(run_id(r))
+      if (r.kind == KeyRead::Kind::Run     ? f.runs.count(run_id(r))
           : r.kind == KeyRead::Kind::Inner ? f.inners.count({r.key, r.inner})
-                                          : f.chunks.count(r.key))
+                                           : f.chunks.count(r.key))
         continue;
       Job j{&r};
       if (r.inner >= 0) j.index = cached_index(r.shard);
@@ -552,9 +555,9 @@ class StoreKeys final : public KeyReader {
         without_suffixes = true;
         continue;
       }
-      if (got.size() != batch.requests().size()) throw IOError("'" + lay_->name + "': the store answered " +
-                                                                std::to_string(got.size()) + " of " +
-                                                                std::to_string(batch.requests().size()) + " requests");
+      if (got.size() != batch.requests().size())
+        throw IOError("'" + lay_->name + "': the store answered " + std::to_string(got.size()) + " of " +
+                      std::to_string(batch.requests().size()) + " requests");
       // A part one job takes is moved to it; one asked twice is copied.
       std::map<std::pair<size_t, size_t>, int> takers;
       for (const Job& j : jobs)
@@ -608,7 +611,8 @@ class StoreKeys final : public KeyReader {
   StorePtr store_;
   std::string prefix_;
   mutable std::mutex mu_;
-  mutable std::unordered_map<int64_t, std::pair<std::shared_ptr<const std::vector<uint64_t>>, std::list<int64_t>::iterator>>
+  mutable std::unordered_map<int64_t,
+                             std::pair<std::shared_ptr<const std::vector<uint64_t>>, std::list<int64_t>::iterator>>
       indexes_;
   mutable std::list<int64_t> lru_;  // most recent first
   mutable int64_t cached_bytes_ = 0, index_reads_ = 0;
@@ -618,7 +622,8 @@ class StoreKeys final : public KeyReader {
 // --- metadata ------------------------------------------------------------------------------
 
 // Whole objects `keys` of `store`, in one read_many.
-std::vector<std::optional<ByteStore::Parts>> whole_objects(const StorePtr& store, const std::vector<std::string>& keys) {
+std::vector<std::optional<ByteStore::Parts>> whole_objects(const StorePtr& store,
+                                                           const std::vector<std::string>& keys) {
   std::vector<ByteStore::Request> requests;
   for (const std::string& k : keys) requests.push_back({k, {ByteRange{0, -1}}});
   auto got = store->read_many(requests);
@@ -693,8 +698,7 @@ std::vector<std::optional<ByteStore::Parts>> root_metadata(const StorePtr& store
   std::lock_guard<std::mutex> g(mu);
   recent.emplace_front(store, got);
   while (recent.size() > 8) recent.pop_back();
-  for (auto it = recent.begin(); it != recent.end();)
-    it = it->first.expired() ? recent.erase(it) : std::next(it);
+  for (auto it = recent.begin(); it != recent.end();) it = it->first.expired() ? recent.erase(it) : std::next(it);
   return got;
 }
 
@@ -776,8 +780,7 @@ bool store_holds_zarr(const StorePtr& store) {
     const auto got = root_metadata(store);
     for (const auto& g : got)
       if (g) return true;
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   return false;
 }
 

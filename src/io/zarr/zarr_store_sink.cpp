@@ -61,8 +61,7 @@ ZarrStoreSink::~ZarrStoreSink() {
   for (const std::string& key : written_keys_) {
     try {
       store_->remove(key);
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
   }
 }
 
@@ -130,7 +129,8 @@ void ZarrStoreSink::write_chunk(int64_t id, const void* data, ThreadState& /*ts*
   if (!zarr::encode_output_chunk(meta_, grid_, id, data, u.bytes)) return;  // all fill: left out
   std::unique_lock<std::mutex> lock(mu_);
   space_cv_.wait(lock, [&] {
-    return failure_ || stopping_ || queue_.empty() || queued_bytes_ + static_cast<int64_t>(u.bytes.size()) <= kQueuedBytes;
+    return failure_ || stopping_ || queue_.empty() ||
+           queued_bytes_ + static_cast<int64_t>(u.bytes.size()) <= kQueuedBytes;
   });
   if (failure_ || stopping_) {
     lock.unlock();

@@ -2,9 +2,9 @@
 
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
-#include "runtime/thread_state.hpp"
 #include "ops/elementwise/program.hpp"
 #include "runtime/memory_model.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 

@@ -35,46 +35,40 @@ template <DType D> using ctype = typename CType<D>::type;
 
 // Unsigned type in which +, -, * on T wrap without UB: at least `unsigned`, because
 // uint8/uint16 operands would otherwise promote to (signed) int and could overflow.
-template <class T>
-using wrap_t = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+template <class T> using wrap_t = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
 
 // Unsigned integer with the same size as T (bit manipulation of floats, Where).
-template <class T> using bits_t = std::conditional_t<sizeof(T) == 8, uint64_t,
+template <class T>
+using bits_t = std::conditional_t<
+    sizeof(T) == 8, uint64_t,
     std::conditional_t<sizeof(T) == 4, uint32_t, std::conditional_t<sizeof(T) == 2, uint16_t, uint8_t>>>;
 
 // Calls f.template operator()<D>() for each D in Ds (register a kernel per dtype).
 template <DType... Ds, class F> void for_dtypes(F&& f) { (f.template operator()<Ds>(), ...); }
 
-#define B2LAZY_INT_DTYPES \
-  DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::U16, DType::U32, DType::U64
+#define B2LAZY_INT_DTYPES DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::U16, DType::U32, DType::U64
 #define B2LAZY_FLOAT_DTYPES DType::F32, DType::F64
 #define B2LAZY_ALL_DTYPES DType::Bool, B2LAZY_INT_DTYPES, B2LAZY_FLOAT_DTYPES
 
 // ---- scalar-functor loops ---------------------------------------------------------------
 // F is a stateless struct with a static (usually templated) f(...). The inner loops take
 // __restrict parameters; out == in (exact in-place) is fine for these pure element maps.
-template <class R, class T, class F>
-inline void loop1(R* __restrict o, const T* __restrict a, int64_t n) {
+template <class R, class T, class F> inline void loop1(R* __restrict o, const T* __restrict a, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = F::f(a[i]);
 }
 template <class R, class T, class F>
 inline void loop2(R* __restrict o, const T* __restrict a, const T* __restrict b, int64_t n) {
   for (int64_t i = 0; i < n; ++i) o[i] = F::f(a[i], b[i]);
 }
-template <class R, class T, class F>
-void unary(void* out, const void* const* in, int64_t n) {
+template <class R, class T, class F> void unary(void* out, const void* const* in, int64_t n) {
   loop1<R, T, F>(static_cast<R*>(out), static_cast<const T*>(in[0]), n);
 }
-template <class R, class T, class F>
-void binary(void* out, const void* const* in, int64_t n) {
+template <class R, class T, class F> void binary(void* out, const void* const* in, int64_t n) {
   loop2<R, T, F>(static_cast<R*>(out), static_cast<const T*>(in[0]), static_cast<const T*>(in[1]), n);
 }
 
 // The Copy kernel (and the cast of a type to itself).
-template <class T>
-void copy(void* out, const void* const* in, int64_t n) {
-  std::memcpy(out, in[0], n * sizeof(T));
-}
+template <class T> void copy(void* out, const void* const* in, int64_t n) { std::memcpy(out, in[0], n * sizeof(T)); }
 
 // ---- SLEEF vector functions ---------------------------------------------------------------
 // The widest variant the build targets is called directly (no dispatcher): AVX-512F (8
@@ -136,8 +130,12 @@ template <> struct Simd<float> {
 #define B2LAZY_HAVE_VROUND 1
 // (The masked form with every lane set: gcc 12 warns that the unmasked one's undefined
 // source may be used uninitialized.)
-template <int Mode> inline __m512d vround(__m512d v) { return _mm512_mask_roundscale_pd(v, 0xFF, v, Mode | _MM_FROUND_NO_EXC); }
-template <int Mode> inline __m512 vround(__m512 v) { return _mm512_mask_roundscale_ps(v, 0xFFFF, v, Mode | _MM_FROUND_NO_EXC); }
+template <int Mode> inline __m512d vround(__m512d v) {
+  return _mm512_mask_roundscale_pd(v, 0xFF, v, Mode | _MM_FROUND_NO_EXC);
+}
+template <int Mode> inline __m512 vround(__m512 v) {
+  return _mm512_mask_roundscale_ps(v, 0xFFFF, v, Mode | _MM_FROUND_NO_EXC);
+}
 #elif defined(__AVX2__)
 #define B2LAZY_HAVE_VROUND 1
 template <int Mode> inline __m256d vround(__m256d v) { return _mm256_round_pd(v, Mode | _MM_FROUND_NO_EXC); }
@@ -146,8 +144,7 @@ template <int Mode> inline __m256 vround(__m256 v) { return _mm256_round_ps(v, M
 
 // o[i] = VF(a[i]) for a SLEEF vector function; the tail (n % W) goes through a padded
 // local vector so we never read or write past the buffers. Works in place (o == a).
-template <class T, auto VF>
-inline void vapply1(T* o, const T* a, int64_t n) {
+template <class T, auto VF> inline void vapply1(T* o, const T* a, int64_t n) {
   using S = Simd<T>;
   int64_t i = 0;
   for (; i + S::W <= n; i += S::W) S::store(o + i, VF(S::load(a + i)));
@@ -158,8 +155,7 @@ inline void vapply1(T* o, const T* a, int64_t n) {
     std::memcpy(o + i, pa, (n - i) * sizeof(T));
   }
 }
-template <class T, auto VF>
-inline void vapply2(T* o, const T* a, const T* b, int64_t n) {
+template <class T, auto VF> inline void vapply2(T* o, const T* a, const T* b, int64_t n) {
   using S = Simd<T>;
   int64_t i = 0;
   for (; i + S::W <= n; i += S::W) S::store(o + i, VF(S::load(a + i), S::load(b + i)));
@@ -171,22 +167,20 @@ inline void vapply2(T* o, const T* a, const T* b, int64_t n) {
     std::memcpy(o + i, pa, (n - i) * sizeof(T));
   }
 }
-template <class T, auto VF>
-void vec_unary(void* out, const void* const* in, int64_t n) {
+template <class T, auto VF> void vec_unary(void* out, const void* const* in, int64_t n) {
   vapply1<T, VF>(static_cast<T*>(out), static_cast<const T*>(in[0]), n);
 }
-template <class T, auto VF>
-void vec_binary(void* out, const void* const* in, int64_t n) {
+template <class T, auto VF> void vec_binary(void* out, const void* const* in, int64_t n) {
   vapply2<T, VF>(static_cast<T*>(out), static_cast<const T*>(in[0]), static_cast<const T*>(in[1]), n);
 }
 
 // Registers the SLEEF function `name` (accuracy suffix acc: u10, u05 or empty) for float32/64.
-#define B2LAZY_SLEEF1(tab, op, name, acc)                                                      \
+#define B2LAZY_SLEEF1(tab, op, name, acc)                                      \
   (tab).set(Op::op, DType::F64, vec_unary<double, B2LAZY_SLEEF_D(name, acc)>), \
-  (tab).set(Op::op, DType::F32, vec_unary<float, B2LAZY_SLEEF_F(name, acc)>)
-#define B2LAZY_SLEEF2(tab, op, name, acc)                                                      \
+      (tab).set(Op::op, DType::F32, vec_unary<float, B2LAZY_SLEEF_F(name, acc)>)
+#define B2LAZY_SLEEF2(tab, op, name, acc)                                       \
   (tab).set(Op::op, DType::F64, vec_binary<double, B2LAZY_SLEEF_D(name, acc)>), \
-  (tab).set(Op::op, DType::F32, vec_binary<float, B2LAZY_SLEEF_F(name, acc)>)
+      (tab).set(Op::op, DType::F32, vec_binary<float, B2LAZY_SLEEF_F(name, acc)>)
 
 // ---- dispatch table -----------------------------------------------------------------------
 struct Table {

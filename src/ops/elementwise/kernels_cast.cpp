@@ -8,17 +8,15 @@ namespace {
 // Branch-free select on the raw bits (U is the same-size unsigned type, so one kernel per
 // item size serves ints, floats and bool, and NaN payloads pass through untouched).
 template <class U>
-void where_loop(U* __restrict o, const uint8_t* __restrict c, const U* __restrict x,
-                const U* __restrict y, int64_t n) {
+void where_loop(U* __restrict o, const uint8_t* __restrict c, const U* __restrict x, const U* __restrict y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const U m = static_cast<U>(-static_cast<int>(c[i] != 0));  // all ones if c[i]
     o[i] = static_cast<U>((x[i] & m) | (y[i] & static_cast<U>(~m)));
   }
 }
-template <class U>
-void where(void* out, const void* const* in, int64_t n) {
-  where_loop<U>(static_cast<U*>(out), static_cast<const uint8_t*>(in[0]),
-                static_cast<const U*>(in[1]), static_cast<const U*>(in[2]), n);
+template <class U> void where(void* out, const void* const* in, int64_t n) {
+  where_loop<U>(static_cast<U*>(out), static_cast<const uint8_t*>(in[0]), static_cast<const U*>(in[1]),
+                static_cast<const U*>(in[2]), n);
 }
 
 // To bool is x != 0 (NaN -> true). Float -> integer is float_to_int (out of range and NaN

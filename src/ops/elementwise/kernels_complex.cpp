@@ -199,8 +199,7 @@ struct RAngle {
 };
 
 // Where: the two parts selected as one 16-byte (or 8-byte) unit.
-template <class C>
-void where_complex(void* out, const void* const* in, int64_t n) {
+template <class C> void where_complex(void* out, const void* const* in, int64_t n) {
   const auto* c = static_cast<const uint8_t*>(in[0]);
   const auto* x = static_cast<const C*>(in[1]);
   const auto* y = static_cast<const C*>(in[2]);
@@ -210,8 +209,7 @@ void where_complex(void* out, const void* const* in, int64_t n) {
 
 // Casts into and out of complex. A real number is the real part; to a real type a complex
 // value keeps its real part (NumPy's cast, which warns); to bool it is "either part != 0".
-template <class To, class From>
-struct CastC {
+template <class To, class From> struct CastC {
   static To f(From x) {
     if constexpr (is_complex_v<To> && is_complex_v<From>) {
       return To(static_cast<part_t<To>>(x.real()), static_cast<part_t<To>>(x.imag()));
@@ -227,8 +225,7 @@ struct CToBool {
 };
 
 // The real and imaginary parts of m complex values (interleaved in `z`) as two runs.
-template <class R>
-void split_parts(const R* z, R* re, R* im, int64_t m) {
+template <class R> void split_parts(const R* z, R* re, R* im, int64_t m) {
   for (int64_t i = 0; i < m; ++i) {
     re[i] = z[2 * i];
     im[i] = z[2 * i + 1];
@@ -237,8 +234,7 @@ void split_parts(const R* z, R* re, R* im, int64_t m) {
 
 // |z| by SLEEF's vector hypot (u05: 0.5 ulp, inf beats NaN as C99's cabs): the parts are
 // split into two local runs first (the C library's cabs is a scalar call per element).
-template <class R, auto VH>
-void abs_kernel(void* out, const void* const* in, int64_t n) {
+template <class R, auto VH> void abs_kernel(void* out, const void* const* in, int64_t n) {
   constexpr int64_t kRun = 256;
   const R* z = static_cast<const R*>(in[0]);
   R* o = static_cast<R*>(out);
@@ -254,8 +250,7 @@ void abs_kernel(void* out, const void* const* in, int64_t n) {
 // (an infinite or NaN part) is the element redone by gcc's C99 Annex G product. Kernels
 // never run in place (the program gives every result its own slot), so the inputs are
 // still there for the redo.
-template <class C>
-void mul_kernel(void* out, const void* const* in, int64_t n) {
+template <class C> void mul_kernel(void* out, const void* const* in, int64_t n) {
   using R = part_t<C>;
   const R* __restrict a = static_cast<const R*>(in[0]);
   const R* __restrict b = static_cast<const R*>(in[1]);
@@ -280,8 +275,7 @@ void mul_kernel(void* out, const void* const* in, int64_t n) {
 // parts; an element with a non-finite part, a large x (where the C library scales to avoid
 // a spurious overflow) or a non-finite result is redone by the C library's cexp, whose
 // special cases are the standard's.
-template <class R, auto VEXP, auto VSIN, auto VCOS>
-void exp_kernel(void* out, const void* const* in, int64_t n) {
+template <class R, auto VEXP, auto VSIN, auto VCOS> void exp_kernel(void* out, const void* const* in, int64_t n) {
   using C = std::complex<R>;
   constexpr int64_t kRun = 256;
   const C* z = static_cast<const C*>(in[0]);
@@ -297,14 +291,12 @@ void exp_kernel(void* out, const void* const* in, int64_t n) {
       const R a = e[i] * c[i], b = e[i] * s[i];
       if (std::isfinite(a) && std::isfinite(b) && std::isfinite(im[i]) && re[i] < R(sizeof(R) == 8 ? 700 : 85))
         o[start + i] = C(a, b);
-      else
-        o[start + i] = std::exp(z[start + i]);
+      else o[start + i] = std::exp(z[start + i]);
     }
   }
 }
 
-template <class C>
-void square_kernel(void* out, const void* const* in, int64_t n) {
+template <class C> void square_kernel(void* out, const void* const* in, int64_t n) {
   const void* both[2] = {in[0], in[0]};
   mul_kernel<C>(out, both, n);
 }
@@ -312,8 +304,7 @@ void square_kernel(void* out, const void* const* in, int64_t n) {
 template <class C, class F> void reg1(Table& t, Op op, DType d) { t.set(op, d, unary<C, C, F>); }
 template <class C, class F> void reg2(Table& t, Op op, DType d) { t.set(op, d, binary<C, C, F>); }
 
-template <DType D>
-void register_one(Table& t) {
+template <DType D> void register_one(Table& t) {
   using C = ctype<D>;
   using R = part_t<C>;
   reg2<C, CAdd>(t, Op::Add, D);

@@ -30,13 +30,13 @@ void narrow(half* o, const float* a, int64_t n) {
   int64_t i = 0;
 #if defined(__F16C__)
   for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(o + i), _mm256_cvtps_ph(_mm256_loadu_ps(a + i), _MM_FROUND_TO_NEAREST_INT));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(a + i), _MM_FROUND_TO_NEAREST_INT));
 #endif
   for (; i < n; ++i) o[i] = half(a[i]);
 }
 
-template <size_t I>
-void via_float32(void* out, const void* const* in, int64_t n) {
+template <size_t I> void via_float32(void* out, const void* const* in, int64_t n) {
   constexpr Op op = static_cast<Op>(I);
   const int arity = op_arity(op);
   const bool to_bool = op_out_dtype(op, DType::F32) == DType::Bool;
@@ -55,8 +55,7 @@ void via_float32(void* out, const void* const* in, int64_t n) {
 }
 
 // float16 -> To: widened to float32, then the float32 cast.
-template <DType To>
-void cast_from_half(void* out, const void* const* in, int64_t n) {
+template <DType To> void cast_from_half(void* out, const void* const* in, int64_t n) {
   alignas(64) float buf[kRun];
   const void* src[1] = {buf};
   const BlockFn cast = kernels::lookup_cast(DType::F32, To);
@@ -68,8 +67,7 @@ void cast_from_half(void* out, const void* const* in, int64_t n) {
 }
 // From -> float16: the value as float64 (exact but for integers beyond 2**53, which
 // float16 rounds to infinity anyway), rounded once.
-template <DType From>
-void cast_to_half(void* out, const void* const* in, int64_t n) {
+template <DType From> void cast_to_half(void* out, const void* const* in, int64_t n) {
   alignas(64) double buf[kRun];
   const BlockFn to_f64 = kernels::lookup_cast(From, DType::F64);
   for (int64_t start = 0; start < n; start += kRun) {
@@ -102,8 +100,7 @@ void nextafter_half(void* out, const void* const* in, int64_t n) {
   }
 }
 
-template <size_t... I>
-void wrap_float32_ops(Table& t, std::index_sequence<I...>) {
+template <size_t... I> void wrap_float32_ops(Table& t, std::index_sequence<I...>) {
   (((g_f32[I] = t.fn[I][size_t(DType::F32)]),
     (t.fn[I][size_t(DType::F16)] =
          g_f32[I] && op_family(static_cast<Op>(I)) != OpFamily::Special ? via_float32<I> : nullptr)),

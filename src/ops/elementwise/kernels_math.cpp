@@ -28,8 +28,7 @@ struct Copysign {
 // log(exp(a) + exp(b)) as NumPy computes it: a == b gives a + log(2) (so equal infinities
 // do not produce inf - inf), otherwise max + log1p(exp(-|a - b|)); NaN propagates through
 // the difference. Works on fixed-size stack chunks so the SLEEF calls stay vectorised.
-template <class T, auto Exp, auto Log1p>
-void logaddexp(void* out, const void* const* in, int64_t n) {
+template <class T, auto Exp, auto Log1p> void logaddexp(void* out, const void* const* in, int64_t n) {
   constexpr int64_t kChunk = 256;
   constexpr T kLn2 = T(0.693147180559945309417232121458176568L);
   const T* a = static_cast<const T*>(in[0]);
@@ -56,7 +55,9 @@ void logaddexp(void* out, const void* const* in, int64_t n) {
 // last bit, so those lanes are redone with std:: after the vector call. Copies of the
 // inputs are kept on the stack because `out` may alias `in`.
 struct LargeAsinh {
-  template <class T> static T f(T x) { return std::copysign(std::log(std::fabs(x)) + T(0.693147180559945309417232121458176568L), x); }
+  template <class T> static T f(T x) {
+    return std::copysign(std::log(std::fabs(x)) + T(0.693147180559945309417232121458176568L), x);
+  }
   template <class T> static T limit() { return sizeof(T) == 8 ? T(1e150) : T(1e18); }
 };
 struct LargeAcosh {
@@ -79,8 +80,7 @@ struct LargeCosh {
   template <class T> static T limit() { return sizeof(T) == 8 ? T(709) : T(88); }
 };
 
-template <class T, auto VF, class Large>
-void unary_with_large(void* out, const void* const* in, int64_t n) {
+template <class T, auto VF, class Large> void unary_with_large(void* out, const void* const* in, int64_t n) {
   constexpr int64_t kChunk = 256;
   const T* a = static_cast<const T*>(in[0]);
   T* o = static_cast<T*>(out);
@@ -107,10 +107,8 @@ void register_math(Table& t) {
     t.set(Op::Copysign, D, binary<T, T, Copysign>);
     t.set(Op::Sqrt, D, unary<T, T, Sqrt>);
   });
-  t.set(Op::Logaddexp, DType::F64,
-        logaddexp<double, B2LAZY_SLEEF_D(exp, u10), B2LAZY_SLEEF_D(log1p, u10)>);
-  t.set(Op::Logaddexp, DType::F32,
-        logaddexp<float, B2LAZY_SLEEF_F(exp, u10), B2LAZY_SLEEF_F(log1p, u10)>);
+  t.set(Op::Logaddexp, DType::F64, logaddexp<double, B2LAZY_SLEEF_D(exp, u10), B2LAZY_SLEEF_D(log1p, u10)>);
+  t.set(Op::Logaddexp, DType::F32, logaddexp<float, B2LAZY_SLEEF_F(exp, u10), B2LAZY_SLEEF_F(log1p, u10)>);
 
   B2LAZY_SLEEF2(t, Atan2, atan2, u10);
   B2LAZY_SLEEF2(t, Hypot, hypot, u05);

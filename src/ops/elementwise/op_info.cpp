@@ -28,11 +28,12 @@ struct NameEntry {
 
 // NumPy / Array API spellings accepted by op_from_name.
 constexpr NameEntry kAliases[] = {
-    {Op::Divide, "true_divide"}, {Op::Remainder, "mod"}, {Op::Pow, "power"},
-    {Op::Abs, "absolute"}, {Op::Asin, "arcsin"}, {Op::Acos, "arccos"}, {Op::Atan, "arctan"},
-    {Op::Atan2, "arctan2"}, {Op::Asinh, "arcsinh"}, {Op::Acosh, "arccosh"},
-    {Op::Atanh, "arctanh"}, {Op::BitwiseInvert, "bitwise_not"}, {Op::BitwiseInvert, "invert"},
-    {Op::LeftShift, "left_shift"}, {Op::RightShift, "right_shift"}, {Op::Conj, "conjugate"},
+    {Op::Divide, "true_divide"},   {Op::Remainder, "mod"},        {Op::Pow, "power"},
+    {Op::Abs, "absolute"},         {Op::Asin, "arcsin"},          {Op::Acos, "arccos"},
+    {Op::Atan, "arctan"},          {Op::Atan2, "arctan2"},        {Op::Asinh, "arcsinh"},
+    {Op::Acosh, "arccosh"},        {Op::Atanh, "arctanh"},        {Op::BitwiseInvert, "bitwise_not"},
+    {Op::BitwiseInvert, "invert"}, {Op::LeftShift, "left_shift"}, {Op::RightShift, "right_shift"},
+    {Op::Conj, "conjugate"},
 };
 
 static_assert(std::size(kArity) == kNumOps && std::size(kNames) == kNumOps);

@@ -7,8 +7,8 @@
 #include <unordered_map>
 
 #include "b2lazy/error.hpp"
-#include "runtime/scratch.hpp"
 #include "ops/elementwise/elementwise_node.hpp"
+#include "runtime/scratch.hpp"
 #include "storage/buffer_source.hpp"
 
 namespace b2lazy {
@@ -17,8 +17,7 @@ namespace {
 
 kernels::BlockFn kernel_for(Op op, DType t, DType from) {
   kernels::BlockFn fn = op == Op::Cast ? kernels::lookup_cast(from, t) : kernels::lookup(op, t);
-  if (!fn)
-    throw TypeError(std::string("no kernel for ") + op_name(op) + " on " + dtype_name(t));
+  if (!fn) throw TypeError(std::string("no kernel for ") + op_name(op) + " on " + dtype_name(t));
   return fn;
 }
 
@@ -163,12 +162,9 @@ void Program::run(const void* const* leaf_data, void* out, int64_t n, ScratchSco
     int64_t bn = std::min(kBlock, n - off);
     for (size_t r = 0; r < regs.size(); ++r) {
       const Reg& g = regs[r];
-      if (g.kind == RegKind::Leaf)
-        ptr[r] = static_cast<const char*>(leaf_data[g.index]) + off * itemsize(g.dtype);
-      else if (g.kind == RegKind::Const)
-        ptr[r] = const_buf[g.index];
-      else if (g.index >= 0)
-        ptr[r] = temp_buf[g.index];
+      if (g.kind == RegKind::Leaf) ptr[r] = static_cast<const char*>(leaf_data[g.index]) + off * itemsize(g.dtype);
+      else if (g.kind == RegKind::Const) ptr[r] = const_buf[g.index];
+      else if (g.index >= 0) ptr[r] = temp_buf[g.index];
     }
     ptr[out_reg] = static_cast<char*>(out) + off * out_isz;
     for (const Instr& ins : code) {

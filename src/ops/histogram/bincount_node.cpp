@@ -15,7 +15,8 @@ Region span(int64_t a, int64_t n) { return Region{{a}, {1}, {n}}; }
 }  // namespace
 
 BincountNode::BincountNode(const NodePtr& x, const NodePtr& weights, int64_t length)
-    : Node(weights ? DType::F64 : DType::I64, {length}, weights ? std::vector<NodePtr>{x, weights} : std::vector<NodePtr>{x}) {}
+    : Node(weights ? DType::F64 : DType::I64, {length},
+           weights ? std::vector<NodePtr>{x, weights} : std::vector<NodePtr>{x}) {}
 
 std::string BincountNode::describe() const {
   return std::string("bincount") + (inputs().size() > 1 ? " (weighted)" : "") + " -> " + dtype_name(dtype()) + " " +
@@ -75,8 +76,7 @@ void BincountNode::fill(const Region& region, void* out, ThreadState& ts) const 
   // Counts (exact in any order) spread over the workers, each into counts of its own,
   // when those stay small; sums of weights stay in x's order on one thread, so that they
   // do not depend on the thread count.
-  if (inputs().size() == 1 && ts.can_fork && ts.eval && nw > 1 && nslabs > 1 &&
-      nout * 8 * nw <= (int64_t(64) << 20)) {
+  if (inputs().size() == 1 && ts.can_fork && ts.eval && nw > 1 && nslabs > 1 && nout * 8 * nw <= (int64_t(64) << 20)) {
     std::vector<std::vector<int64_t>> part(static_cast<size_t>(nw));
     ts.eval->parallel_for(nslabs, [&](int64_t i, int worker, ThreadState& w) {
       auto& p = part[static_cast<size_t>(worker)];

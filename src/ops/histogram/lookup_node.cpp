@@ -10,16 +10,12 @@
 namespace b2lazy {
 
 namespace {
-template <class T>
-bool is_nan(T v) {
+template <class T> bool is_nan(T v) {
   if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
   else return false;
 }
 // NumPy's sort order: NaN after every number.
-template <class T>
-bool less(T a, T b) {
-  return a < b || (is_nan(b) && !is_nan(a));
-}
+template <class T> bool less(T a, T b) { return a < b || (is_nan(b) && !is_nan(a)); }
 const char* mode_name(LookupMode m) {
   switch (m) {
     case LookupMode::Isin: return "isin";

@@ -9,12 +9,12 @@
 namespace b2lazy {
 
 enum class LookupMode : uint8_t {
-  Isin,          // bool: the value is in the table (a set: sorted, unique, no NaN)
-  IsinInvert,    // bool: it is not
-  CountBelow,    // int64: how many table values are < x (searchsorted left)
-  CountNotAbove, // int64: how many are <= x (searchsorted right)
-  HistogramBin,  // int64: i with t[i] <= x < t[i + 1], the last bin closed; n - 1 (the
-                 // number of bins) for x outside [t[0], t[n - 1]] or NaN
+  Isin,           // bool: the value is in the table (a set: sorted, unique, no NaN)
+  IsinInvert,     // bool: it is not
+  CountBelow,     // int64: how many table values are < x (searchsorted left)
+  CountNotAbove,  // int64: how many are <= x (searchsorted right)
+  HistogramBin,   // int64: i with t[i] <= x < t[i + 1], the last bin closed; n - 1 (the
+                  // number of bins) for x outside [t[0], t[n - 1]] or NaN
 };
 
 class LookupNode : public Node {

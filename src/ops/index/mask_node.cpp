@@ -5,9 +5,9 @@
 
 #include "b2lazy/error.hpp"
 #include "core/saturating.hpp"
+#include "runtime/memory_model.hpp"
 #include "runtime/scratch.hpp"
 #include "runtime/thread_state.hpp"
-#include "runtime/memory_model.hpp"
 
 namespace b2lazy {
 
@@ -85,7 +85,8 @@ std::vector<Region> MaskCountsNode::input_regions(const Region& r) const {
   if (r.size() == 0) return {Region::from_box(Box::whole(Shape(strip_.size(), 0)))};
   Box b = g.chunk_box(r.start[0]);
   Box e = g.chunk_box(r.last(0));
-  for (size_t d = 0; d < b.ndim(); ++d) b.start[d] = std::min(b.start[d], e.start[d]), b.stop[d] = std::max(b.stop[d], e.stop[d]);
+  for (size_t d = 0; d < b.ndim(); ++d)
+    b.start[d] = std::min(b.start[d], e.start[d]), b.stop[d] = std::max(b.stop[d], e.stop[d]);
   return {Region::from_box(b)};
 }
 
@@ -123,7 +124,9 @@ int64_t total(const std::vector<int64_t>& counts) {
 }  // namespace
 
 MaskSelectNode::MaskSelectNode(NodePtr values, NodePtr mask, Shape strip, std::vector<int64_t> counts)
-    : Node(values->dtype(), Shape{total(counts)}, {values, mask}), strip_(std::move(strip)), grid_(values->shape(), strip_) {
+    : Node(values->dtype(), Shape{total(counts)}, {values, mask}),
+      strip_(std::move(strip)),
+      grid_(values->shape(), strip_) {
   first_.push_back(0);
   for (int64_t c : counts) first_.push_back(first_.back() + c);
 }
@@ -146,7 +149,8 @@ std::vector<Region> MaskSelectNode::input_regions(const Region& r) const {
   const int64_t s0 = std::upper_bound(first_.begin(), first_.end(), lo) - first_.begin() - 1;
   const int64_t s1 = std::upper_bound(first_.begin(), first_.end(), hi) - first_.begin() - 1;
   Box b = strip_box(s0), e = strip_box(s1);
-  for (size_t d = 0; d < b.ndim(); ++d) b.start[d] = std::min(b.start[d], e.start[d]), b.stop[d] = std::max(b.stop[d], e.stop[d]);
+  for (size_t d = 0; d < b.ndim(); ++d)
+    b.start[d] = std::min(b.start[d], e.start[d]), b.stop[d] = std::max(b.stop[d], e.stop[d]);
   return {Region::from_box(b), Region::from_box(b)};
 }
 
@@ -178,8 +182,9 @@ void MaskSelectNode::fill(const Region& region, void* out, ThreadState& ts) cons
     const int64_t now = std::count(m, m + b.size(), true);
     if (now != want)  // counted before (a reopened saved expression)
       throw ValueError("x[mask]: strip " + std::to_string(s) + " of the mask (" + shape_str(b.shape()) + " at " +
-                       shape_str(b.start) + ") now holds " + std::to_string(now) +
-                       " True values, but " + std::to_string(want) + " when it was counted: the mask's operands "
+                       shape_str(b.start) + ") now holds " + std::to_string(now) + " True values, but " +
+                       std::to_string(want) +
+                       " when it was counted: the mask's operands "
                        "changed since; build the expression again");
     compact(m, v, b.size(), first_[static_cast<size_t>(s)], region, static_cast<char*>(out));
   }

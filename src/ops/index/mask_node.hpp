@@ -32,8 +32,8 @@ class MaskCountsNode : public Node {
   // What fill(region) pulls, in order: each strip, or tiles of each unit's rows.
   std::vector<Box> pieces(const Region& region) const;
   Shape strip_;
-  Shape tile_;          // the trailing extents of a tile (grouped strips)
-  int64_t group_ = 1;   // strips per unit's rows (1: strip by strip)
+  Shape tile_;         // the trailing extents of a tile (grouped strips)
+  int64_t group_ = 1;  // strips per unit's rows (1: strip by strip)
 };
 
 class MaskSelectNode : public Node {

@@ -4,13 +4,13 @@
 #include <cstring>
 #include <unordered_set>
 
-#include "runtime/alignment.hpp"
-#include "runtime/scratch.hpp"
-#include "core/saturating.hpp"
-#include "runtime/thread_state.hpp"
 #include "core/chunk_shapes.hpp"
+#include "core/saturating.hpp"
+#include "runtime/alignment.hpp"
 #include "runtime/graph_queries.hpp"
 #include "runtime/memory_model.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
@@ -48,7 +48,10 @@ int64_t block_length(const Node& root, size_t axis) {
 TakeNode::TakeNode(NodePtr input, size_t axis, std::vector<std::shared_ptr<const std::vector<int64_t>>> indices,
                    Shape index_shape)
     : Node(input->dtype(), taken_shape(input->shape(), axis, indices.size(), index_shape), {input}),
-      axis_(axis), naxes_(indices.size()), indices_(std::move(indices)), index_shape_(std::move(index_shape)) {
+      axis_(axis),
+      naxes_(indices.size()),
+      indices_(std::move(indices)),
+      index_shape_(std::move(index_shape)) {
   // Without storage chunks, group by cells whose box stays small: 4096 along one axis,
   // 64 x 64 (x 64 ...) for points over several axes.
   for (size_t t = 0; t < naxes_; ++t) {
@@ -173,7 +176,8 @@ void TakeNode::fill(const Region& region, void* out, ThreadState& ts) const {
       int64_t local = 0;
       for (size_t t = 0; t < m; ++t) local += (sel[static_cast<size_t>(j) * m + t] - lo[t]) * sst[t];
       for (int64_t p = 0; p < pre; ++p)
-        std::memcpy(dst + static_cast<size_t>(p * nsel + j) * row, buf + static_cast<size_t>(p * box + local) * row, row);
+        std::memcpy(dst + static_cast<size_t>(p * nsel + j) * row, buf + static_cast<size_t>(p * box + local) * row,
+                    row);
     }
     g0 = g1;
   }

@@ -38,7 +38,7 @@ class TakeNode : public Node {
   size_t axis_, naxes_;
   std::vector<std::shared_ptr<const std::vector<int64_t>>> indices_;
   Shape index_shape_;
-  Shape cell_;  // per taken axis: the input's storage chunk length (grouping unit)
+  Shape cell_;         // per taken axis: the input's storage chunk length (grouping unit)
   int64_t block_ = 0;  // one taken axis: the input's storage block length (0: unknown)
   Shape preferred_;    // looked up once: lookups recurse into the input's
 };

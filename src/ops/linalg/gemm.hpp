@@ -35,8 +35,8 @@ inline int blas_int(int64_t v) {
 // C (m x n) += op(A) (m x k) op(B) (k x n); op(X) is X stored transposed when its flag is
 // set (a pulled panel of a transposed operand).
 template <class T>
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* A, int64_t lda, const T* B, int64_t ldb,
-          T* C, int64_t ldc) {
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* A, int64_t lda, const T* B, int64_t ldb, T* C,
+          int64_t ldc) {
   if (m == 0 || n == 0 || k == 0) return;
   if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
     auto gemv = [](auto... args) {
@@ -60,12 +60,11 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* A, int64_t
     const T one(1);
     const auto I = blas_int;
     const auto NT = CblasNoTrans, TR = CblasTrans;
-    if constexpr (std::is_same_v<T, std::complex<double>>)
-      B2LAZY_BLAS(cblas_zgemm)(CblasRowMajor, ta ? TR : NT, tb ? TR : NT, I(m), I(n), I(k), &one, A, I(lda), B,
-                               I(ldb), &one, C, I(ldc));
-    else
-      B2LAZY_BLAS(cblas_cgemm)(CblasRowMajor, ta ? TR : NT, tb ? TR : NT, I(m), I(n), I(k), &one, A, I(lda), B,
-                               I(ldb), &one, C, I(ldc));
+    const auto cgemm = [](auto... args) {
+      if constexpr (std::is_same_v<T, std::complex<double>>) return B2LAZY_BLAS(cblas_zgemm)(args...);
+      else return B2LAZY_BLAS(cblas_cgemm)(args...);
+    };
+    cgemm(CblasRowMajor, ta ? TR : NT, tb ? TR : NT, I(m), I(n), I(k), &one, A, I(lda), B, I(ldb), &one, C, I(ldc));
   } else {  // bool: or of ands; integers: exact, wrapping like NumPy (modular in uint64)
     auto at = [&](int64_t i, int64_t p) { return ta ? A[p * lda + i] : A[i * lda + p]; };
     auto add = [](T& c, T a, T b) {
@@ -92,8 +91,7 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* A, int64_t
 // The upper triangle (diagonal included) of C (n x n) += op(A) op(A)^T, op(A) n x k: A
 // stored k x n when `ta` (a Gram matrix A^T A), else n x k. Half the work of gemm; the
 // strictly lower triangle of C is left as it is.
-template <class T>
-void syrk_upper(bool ta, int64_t n, int64_t k, const T* A, int64_t lda, T* C, int64_t ldc) {
+template <class T> void syrk_upper(bool ta, int64_t n, int64_t k, const T* A, int64_t lda, T* C, int64_t ldc) {
   if (n == 0 || k == 0) return;
   if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
     auto syrk = [](auto... args) {
@@ -104,8 +102,7 @@ void syrk_upper(bool ta, int64_t n, int64_t k, const T* A, int64_t lda, T* C, in
          T(1), C, blas_int(ldc));
   } else {  // row i of the triangle: columns i.. of op(A) op(A)^T, a gemm per row
     for (int64_t i = 0; i < n; ++i)
-      gemm<T>(ta, !ta, 1, n - i, k, ta ? A + i : A + i * lda, lda, ta ? A + i : A + i * lda, lda, C + i * ldc + i,
-              ldc);
+      gemm<T>(ta, !ta, 1, n - i, k, ta ? A + i : A + i * lda, lda, ta ? A + i : A + i * lda, lda, C + i * ldc + i, ldc);
   }
 }
 

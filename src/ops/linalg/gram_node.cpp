@@ -4,18 +4,18 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/chunk_shapes.hpp"
 #include "core/dispatch.hpp"
 #include "core/saturating.hpp"
-#include "runtime/alignment.hpp"
-#include "runtime/evaluation.hpp"
-#include "runtime/scratch.hpp"
-#include "runtime/thread_state.hpp"
 #include "ops/linalg/gemm.hpp"
 #include "ops/linalg/keep_node.hpp"
 #include "ops/linalg/matmul_node.hpp"
 #include "ops/shape/permute_node.hpp"
-#include "core/chunk_shapes.hpp"
+#include "runtime/alignment.hpp"
+#include "runtime/evaluation.hpp"
 #include "runtime/memory_model.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
@@ -62,7 +62,8 @@ enum class Way {
 Way way_of(const Region& r, bool keep, int64_t n) {
   const size_t i = r.ndim() - 2, j = r.ndim() - 1;
   if (r.step[i] != 1 || r.step[j] != 1) return Way::Direct;
-  if (r.start[i] == r.start[j] && r.count[i] == r.count[j]) return !keep || r.count[i] == n ? Way::Diagonal : Way::Square;
+  if (r.start[i] == r.start[j] && r.count[i] == r.count[j])
+    return !keep || r.count[i] == n ? Way::Diagonal : Way::Square;
   if (!keep) return Way::Direct;
   if (r.last(i) <= r.start[j]) return Way::Upper;
   if (r.start[i] >= r.last(j)) return Way::Lower;
@@ -83,7 +84,9 @@ Region x_region(const Node& x, bool trans, const Region& r, int64_t start, int64
 }
 
 // The pulled panels of x of one k step, for a worker's share of the budget.
-size_t stream_limit(size_t per_worker) { return std::min(kStreamBytes, std::max<size_t>(per_worker / 8, size_t(1) << 20)); }
+size_t stream_limit(size_t per_worker) {
+  return std::min(kStreamBytes, std::max<size_t>(per_worker / 8, size_t(1) << 20));
+}
 
 size_t stream_bytes(const ThreadState& ts) {
   if (!ts.eval) return kStreamBytes;
@@ -378,7 +381,8 @@ int64_t UpperGramNode::fill_bytes(const Region& region, const MemoryModel& m) co
   if (region.size() == 0) return 0;
   const auto in = input_regions(region);
   return sat_add(sat_add(panel_bytes(*inputs()[0], trans_, in, worker_share(m)), deepest_pull(*this, in, m)),
-                 m.spread(gram_blas_bytes(*inputs()[0], trans_, region)));  // (on every worker when a pass's one chunk shares its tiles)
+                 m.spread(gram_blas_bytes(*inputs()[0], trans_,
+                                          region)));  // (on every worker when a pass's one chunk shares its tiles)
 }
 
 Shape UpperGramNode::kept_chunks(const Shape& box, size_t target_bytes, size_t most_bytes) const {
@@ -394,7 +398,8 @@ Shape UpperGramNode::kept_chunks(const Shape& box, size_t target_bytes, size_t m
   const int64_t isz = static_cast<int64_t>(itemsize(dtype())), n = std::max<int64_t>(1, box[1]);
   const int64_t bytes = static_cast<int64_t>(std::max(target_bytes, most_bytes));
   const int64_t rows = std::clamp<int64_t>(bytes / (n * isz), 1, std::max<int64_t>(1, box[0]));
-  const int64_t side = std::max<int64_t>(1, static_cast<int64_t>(std::sqrt(static_cast<double>(target_bytes) / static_cast<double>(isz))));
+  const int64_t side = std::max<int64_t>(
+      1, static_cast<int64_t>(std::sqrt(static_cast<double>(target_bytes) / static_cast<double>(isz))));
   const int64_t band_reads = ceil_div(std::max<int64_t>(1, box[0]), rows);
   const int64_t tile_reads = 3 + ceil_div(n, side);
   if (band_reads > tile_reads) return {};
@@ -402,15 +407,16 @@ Shape UpperGramNode::kept_chunks(const Shape& box, size_t target_bytes, size_t m
 }
 
 GramNode::GramNode(NodePtr x, bool trans)
-    : Node(x->dtype(), gram_shape(x->shape(), trans), gram_inputs(x, trans)), trans_(trans),
+    : Node(x->dtype(), gram_shape(x->shape(), trans), gram_inputs(x, trans)),
+      trans_(trans),
       keep_((trans ? x->shape()[x->ndim() - 2] : x->shape().back()) >= kMinKeptK) {
   single_threaded_blas();
 }
 
 std::string GramNode::describe() const {
   const Shape& xs = inputs()[2]->shape();
-  return std::string("matmul ") + (trans_ ? "x^T x" : "x x^T") + ", x " + shape_str(xs) + " -> " +
-         dtype_name(dtype()) + " " + shape_str(shape()) +
+  return std::string("matmul ") + (trans_ ? "x^T x" : "x x^T") + ", x " + shape_str(xs) + " -> " + dtype_name(dtype()) +
+         " " + shape_str(shape()) +
          (keep_ ? " (symmetric: syrk on diagonal tiles, the upper triangle computed once and mirrored)"
                 : " (symmetric: syrk on diagonal tiles; k too short to keep the triangle, gemm off them)");
 }
@@ -447,9 +453,10 @@ int64_t GramNode::fill_bytes(const Region& r, const MemoryModel& m) const {
   switch (way_of(r, keep_, shape().back())) {
     case Way::Direct:
     case Way::Diagonal:
-      return sat_add(sat_add(panel_bytes(*inputs()[2], trans_, {in[2], in[3]}, worker_share(m)), below), m.spread(gram_blas_bytes(*inputs()[2], trans_, r)));
+      return sat_add(sat_add(panel_bytes(*inputs()[2], trans_, {in[2], in[3]}, worker_share(m)), below),
+                     m.spread(gram_blas_bytes(*inputs()[2], trans_, r)));
     case Way::Upper:
-    case Way::Square: return below;  // pulled straight into the output
+    case Way::Square: return below;                // pulled straight into the output
     case Way::Lower: return sat_add(tile, below);  // the mirror tile, transposed into place
     case Way::Crossing: return sat_add(sat_mul(2, tile), below);
   }

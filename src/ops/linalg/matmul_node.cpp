@@ -9,17 +9,17 @@
 #include "b2lazy/context.hpp"
 #include "b2lazy/error.hpp"
 #include "core/big_alloc.hpp"
+#include "core/chunk_shapes.hpp"
 #include "core/dispatch.hpp"
 #include "core/saturating.hpp"
-#include "runtime/evaluation.hpp"
-#include "runtime/scratch.hpp"
-#include "runtime/thread_state.hpp"
 #include "ops/linalg/gemm.hpp"
 #include "ops/linalg/keep_node.hpp"
 #include "ops/shape/permute_node.hpp"
-#include "core/chunk_shapes.hpp"
 #include "runtime/alignment.hpp"
+#include "runtime/evaluation.hpp"
 #include "runtime/memory_model.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
@@ -65,17 +65,19 @@ size_t per_worker(const ThreadState& ts) {
 // A kept band as large as the preferred one is always kept (input_regions relies on it).
 size_t hold_limit(size_t per_worker) { return std::max(per_worker / 4, kBandBytes); }
 // Both streamed operand panels of one K step.
-size_t stream_limit(size_t per_worker) { return std::min(kStreamBytes, std::max<size_t>(per_worker / 8, size_t(1) << 20)); }
+size_t stream_limit(size_t per_worker) {
+  return std::min(kStreamBytes, std::max<size_t>(per_worker / 8, size_t(1) << 20));
+}
 
 }  // namespace
 
 int64_t MatmulNode::alignment_along(size_t axis, const AlignmentQuery& /*q*/) const { return alignment(axis); }
 
 struct MatmulNode::Geometry {
-  int64_t mrows = 1, ncols = 1;  // output matrix of one batch element
-  int64_t m_rest = 1, n_rest = 1;  // per unit of the first M / N axis
+  int64_t mrows = 1, ncols = 1;          // output matrix of one batch element
+  int64_t m_rest = 1, n_rest = 1;        // per unit of the first M / N axis
   int64_t nbatch = 1, nba = 1, nbb = 1;  // batch elements of out, a's and b's panels
-  std::vector<int64_t> ea, eb;  // per output batch element: index into a's / b's panels
+  std::vector<int64_t> ea, eb;           // per output batch element: index into a's / b's panels
 
   Geometry(const MatmulNode& mm, const Region& r) {
     const Shape& as = mm.inputs()[0]->shape();
@@ -114,8 +116,12 @@ struct MatmulNode::Geometry {
 
 MatmulNode::MatmulNode(NodePtr a, NodePtr b, size_t nbatch, size_t nm, size_t nk, size_t nn, Shape out_shape)
     : Node(a->dtype(), std::move(out_shape), {keep_if_expensive(a), keep_if_expensive(b)}),
-      nbatch_(nbatch), nm_(nm), nk_(nk), nn_(nn),
-      a_expensive_(!cheap_to_pull(*a)), b_expensive_(!cheap_to_pull(*b)) {
+      nbatch_(nbatch),
+      nm_(nm),
+      nk_(nk),
+      nn_(nn),
+      a_expensive_(!cheap_to_pull(*a)),
+      b_expensive_(!cheap_to_pull(*b)) {
   single_threaded_blas();
   // A transposed matrix operand is read as it is stored and multiplied transposed.
   a_trans_ = nm == 1 && nk == 1 && is_matrix_transpose(*inputs()[0]);
@@ -144,7 +150,6 @@ std::string MatmulNode::describe() const {
   return s;
 }
 
-
 Region MatmulNode::a_region(const Region& r, int64_t k0, int64_t k1) const {
   const Shape& as = inputs()[0]->shape();
   Region in{Shape(as.size()), Shape(as.size(), 1), Shape(as.size())};
@@ -152,7 +157,8 @@ Region MatmulNode::a_region(const Region& r, int64_t k0, int64_t k1) const {
     if (as[d] == 1) in.count[d] = 1;
     else in.start[d] = r.start[d], in.step[d] = r.step[d], in.count[d] = r.count[d];
   }
-  for (size_t d = nbatch_; d < nbatch_ + nm_; ++d) in.start[d] = r.start[d], in.step[d] = r.step[d], in.count[d] = r.count[d];
+  for (size_t d = nbatch_; d < nbatch_ + nm_; ++d)
+    in.start[d] = r.start[d], in.step[d] = r.step[d], in.count[d] = r.count[d];
   for (size_t d = nbatch_ + nm_; d < as.size(); ++d) in.count[d] = as[d];
   if (nk_) in.start[nbatch_ + nm_] = k0, in.count[nbatch_ + nm_] = k1 - k0;
   return in;
@@ -196,7 +202,8 @@ struct MatmulNode::Schedule {
   // or one storage chunk if that is at most 4x more (reading a chunk for a part of it is
   // the costlier waste). (Only for a streamed a: b's panels are row ranges.)
   int64_t panel(int64_t rows, int64_t cols) const {
-    const int64_t per_k = sat_mul(sat_add(hold_a ? 0 : sat_mul(g.nba, rows), hold_b ? 0 : sat_mul(g.nbb, cols)), mm->k_rest_);
+    const int64_t per_k =
+        sat_mul(sat_add(hold_a ? 0 : sat_mul(g.nba, rows), hold_b ? 0 : sat_mul(g.nbb, cols)), mm->k_rest_);
     const int64_t items = static_cast<int64_t>(stream / isz);
     int64_t kp = per_k ? items / per_k : ke - kb;
     if (!hold_a && mm->k_align_ > kp && per_k && mm->k_align_ <= 4 * items / per_k) kp = mm->k_align_;
@@ -207,8 +214,19 @@ struct MatmulNode::Schedule {
 
 MatmulNode::Schedule MatmulNode::schedule(const Region& region, int64_t kb, int64_t ke, size_t per_worker, bool a_view,
                                           bool b_view) const {
-  Schedule s{this, Geometry(*this, region), kb, ke, sat_mul(ke - kb, k_rest_), itemsize(dtype()),
-             stream_limit(per_worker), a_view, b_view, false, false, 1, 1};
+  Schedule s{this,
+             Geometry(*this, region),
+             kb,
+             ke,
+             sat_mul(ke - kb, k_rest_),
+             itemsize(dtype()),
+             stream_limit(per_worker),
+             a_view,
+             b_view,
+             false,
+             false,
+             1,
+             1};
   const Geometry& g = s.g;
   const int64_t isz = static_cast<int64_t>(s.isz);
   const int64_t hold = static_cast<int64_t>(std::min<size_t>(hold_limit(per_worker), INT64_MAX));
@@ -225,10 +243,11 @@ MatmulNode::Schedule MatmulNode::schedule(const Region& region, int64_t kb, int6
     const int64_t once = x.decompressed_bytes(whole);
     return once > 0 && npanels > 1 && sat_mul(x.decompressed_bytes(first_panel), npanels) >= sat_mul(once, 2);
   };
-  s.hold_a = a_view || ((a_expensive_ || cuts_blocks(a, a_read(region, kb, ke), a_read(region, kb, kb + kp))) &&
-                        a_band <= hold);
-  s.hold_b = b_view || (!s.hold_a && (b_expensive_ || cuts_blocks(b, b_read(region, kb, ke), b_read(region, kb, kb + kp))) &&
-                        b_band <= hold);
+  s.hold_a = a_view ||
+             ((a_expensive_ || cuts_blocks(a, a_read(region, kb, ke), a_read(region, kb, kb + kp))) && a_band <= hold);
+  s.hold_b =
+      b_view || (!s.hold_a && (b_expensive_ || cuts_blocks(b, b_read(region, kb, ke), b_read(region, kb, kb + kp))) &&
+                 b_band <= hold);
   // A held band already takes memory: the streamed panels get half the budget, and the
   // region is cut into sub-tiles (along N when a is held, along M when b is) only when
   // even a 256-deep panel would not fit.
@@ -356,8 +375,8 @@ bool MatmulNode::fork(const Region& region, void* out, ThreadState& ts) const {
   // small result over a long K: each worker sums a K range; the partials are added.
   if (!ts.can_fork || !ts.eval || ts.eval->workers() < 2) return false;
   const int nw = ts.eval->workers();
-  if (region.size() >= 64 * 64 ||
-      static_cast<double>(region.size()) * static_cast<double>(k_len_ * k_rest_) < double(1 << 22))  // (the product could overflow)
+  if (region.size() >= 64 * 64 || static_cast<double>(region.size()) * static_cast<double>(k_len_ * k_rest_) <
+                                      double(1 << 22))  // (the product could overflow)
     return false;
   const size_t isz = itemsize(dtype());
   // A small result over a long K: each worker sums a K range; the partials are added.
@@ -366,7 +385,9 @@ bool MatmulNode::fork(const Region& region, void* out, ThreadState& ts) const {
   const size_t bytes = static_cast<size_t>(region.size()) * isz;
   char* parts = static_cast<char*>(scope.alloc(bytes * static_cast<size_t>(nw)));
   ts.eval->parallel_for(nw, [&](int64_t p, int, ThreadState& wts) {
-    auto at = [&](int64_t q) { return static_cast<int64_t>(static_cast<__int128>(k_len_) * q / nw); };  // (k_len_ * q could overflow)
+    auto at = [&](int64_t q) {
+      return static_cast<int64_t>(static_cast<__int128>(k_len_) * q / nw);
+    };  // (k_len_ * q could overflow)
     contract(region, at(p), at(p + 1), parts + bytes * static_cast<size_t>(p), wts);
   });
   std::memcpy(out, parts, bytes);
@@ -381,7 +402,8 @@ bool MatmulNode::fork(const Region& region, void* out, ThreadState& ts) const {
             continue;
           }
         }
-        if constexpr (std::is_integral_v<T>) acc[i] = static_cast<T>(static_cast<uint64_t>(acc[i]) + static_cast<uint64_t>(x[i]));
+        if constexpr (std::is_integral_v<T>)
+          acc[i] = static_cast<T>(static_cast<uint64_t>(acc[i]) + static_cast<uint64_t>(x[i]));
         else acc[i] += x[i];
       }
     }
@@ -404,8 +426,10 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
   // decompressed) is read in place for the whole K range, like a kept band without a copy:
   // a matrix's panel with its rows at the matrix's stride (BLAS's leading dimension).
   int64_t a_ld = 0, b_ld = 0;
-  const void* a_view = views_rows(a) ? a.pull_view_rows(a_read(region, kb, ke), a_ld, ts) : a.pull_view(a_read(region, kb, ke), ts);
-  const void* b_view = views_rows(b) ? b.pull_view_rows(b_read(region, kb, ke), b_ld, ts) : b.pull_view(b_read(region, kb, ke), ts);
+  const void* a_view =
+      views_rows(a) ? a.pull_view_rows(a_read(region, kb, ke), a_ld, ts) : a.pull_view(a_read(region, kb, ke), ts);
+  const void* b_view =
+      views_rows(b) ? b.pull_view_rows(b_read(region, kb, ke), b_ld, ts) : b.pull_view(b_read(region, kb, ke), ts);
   const Schedule sc = schedule(region, kb, ke, per_worker(ts), a_view != nullptr, b_view != nullptr);
   const Geometry& g = sc.g;
   const bool hold_a = sc.hold_a, hold_b = sc.hold_b;
@@ -428,8 +452,12 @@ void MatmulNode::contract(const Region& region, int64_t kb, int64_t ke, void* ou
   };
   const void* a_full = nullptr;
   const void* b_full = nullptr;
-  if (hold_a) a_full = a_view ? a_view : kept(a_region(region, kb, ke), static_cast<size_t>(g.nba * g.mrows * ktot) * isz, pull_a);
-  if (hold_b) b_full = b_view ? b_view : kept(b_region(region, kb, ke), static_cast<size_t>(g.nbb * ktot * g.ncols) * isz, pull_b);
+  if (hold_a)
+    a_full =
+        a_view ? a_view : kept(a_region(region, kb, ke), static_cast<size_t>(g.nba * g.mrows * ktot) * isz, pull_a);
+  if (hold_b)
+    b_full =
+        b_view ? b_view : kept(b_region(region, kb, ke), static_cast<size_t>(g.nbb * ktot * g.ncols) * isz, pull_b);
   const size_t m_axis = nbatch_, n_axis = nbatch_ + nm_;
   const int64_t m_len = nm_ ? region.count[m_axis] : 1, n_len = nn_ ? region.count[n_axis] : 1;
   const int64_t m_step = sc.m_step, n_step = sc.n_step;
@@ -509,19 +537,24 @@ int64_t MatmulNode::contract_bytes(const Region& region, int64_t kb, int64_t ke,
   if (region.size() == 0 || ke <= kb || k_rest_ == 0) return 0;  // (an empty K pulls nothing)
   const Node& a = a_trans_ ? *inputs()[0]->inputs()[0] : *inputs()[0];
   const Node& b = b_trans_ ? *inputs()[1]->inputs()[0] : *inputs()[1];
-  auto in_place = [&](const Node& x, const Region& r) { return views_rows(x) ? m.in_place_rows(x, r) : m.in_place(x, r); };
+  auto in_place = [&](const Node& x, const Region& r) {
+    return views_rows(x) ? m.in_place_rows(x, r) : m.in_place(x, r);
+  };
   const Schedule sc = schedule(region, kb, ke, m.max_memory() / static_cast<size_t>(m.nworkers()),
                                in_place(a, a_read(region, kb, ke)), in_place(b, b_read(region, kb, ke)));
   const Geometry& g = sc.g;
   int64_t band = 0, deepest = 0;
-  if (sc.hold_a && !sc.a_view) band = MemoryModel::region_bytes(a, a_read(region, kb, ke)), deepest = m.pull_bytes(a, a_read(region, kb, ke));
-  if (sc.hold_b && !sc.b_view) band = MemoryModel::region_bytes(b, b_read(region, kb, ke)), deepest = m.pull_bytes(b, b_read(region, kb, ke));
+  if (sc.hold_a && !sc.a_view)
+    band = MemoryModel::region_bytes(a, a_read(region, kb, ke)), deepest = m.pull_bytes(a, a_read(region, kb, ke));
+  if (sc.hold_b && !sc.b_view)
+    band = MemoryModel::region_bytes(b, b_read(region, kb, ke)), deepest = m.pull_bytes(b, b_read(region, kb, ke));
   // The first (largest) sub-tile and its first K-panel.
   const size_t m_axis = nbatch_, n_axis = nbatch_ + nm_;
   Region sub = region;
   if (nm_) sub.count[m_axis] = sc.m_step;
   if (nn_) sub.count[n_axis] = sc.n_step;
-  const int64_t rows = nm_ ? sat_mul(sub.count[m_axis], g.m_rest) : 1, cols = nn_ ? sat_mul(sub.count[n_axis], g.n_rest) : 1;
+  const int64_t rows = nm_ ? sat_mul(sub.count[m_axis], g.m_rest) : 1,
+                cols = nn_ ? sat_mul(sub.count[n_axis], g.n_rest) : 1;
   const int64_t kp = sc.panel(rows, cols);
   int64_t panels = 0;
   if (!sc.hold_a) {
@@ -546,7 +579,8 @@ int64_t MatmulNode::fill_bytes(const Region& region, const MemoryModel& m) const
   const Geometry g(*this, region);
   const int64_t blas = blas_workspace_bytes(g.mrows, g.ncols, sat_mul(k_len_, k_rest_), itemsize(dtype()));
   if (nw >= 2 && k_len_ >= nw && region.size() < 64 * 64 &&
-      static_cast<double>(region.size()) * static_cast<double>(k_len_) * static_cast<double>(k_rest_) >= double(1 << 22) &&
+      static_cast<double>(region.size()) * static_cast<double>(k_len_) * static_cast<double>(k_rest_) >=
+          double(1 << 22) &&
       m.forks() > 1) {
     const int64_t part = contract_bytes(region, 0, ceil_div(k_len_, int64_t(nw)), m);
     return sat_add(sat_mul(nw, MemoryModel::region_bytes(*this, region)), m.spread(sat_add(part, blas)));

@@ -59,12 +59,12 @@ class MatmulNode : public Node {
   bool fork(const Region& region, void* out, ThreadState& ts) const;
 
   size_t nbatch_, nm_, nk_, nn_;
-  int64_t k_len_ = 0;     // length of the first K axis
-  int64_t k_rest_ = 1;    // product of the other K axes
-  int64_t k_align_ = 0;   // storage chunk length along the first K axis
+  int64_t k_len_ = 0;    // length of the first K axis
+  int64_t k_rest_ = 1;   // product of the other K axes
+  int64_t k_align_ = 0;  // storage chunk length along the first K axis
   bool a_expensive_, b_expensive_;
   bool a_trans_ = false, b_trans_ = false;  // operand is a matrix transpose: pull below it
-  Shape align_;  // alignment() per output axis, looked up once (lookups recurse)
+  Shape align_;                             // alignment() per output axis, looked up once (lookups recurse)
 };
 
 }  // namespace b2lazy

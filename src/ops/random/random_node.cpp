@@ -40,19 +40,20 @@ RandomNode::RandomNode(DType dtype, Shape shape, Shape chunks, RandomParams p)
 }
 
 std::string RandomNode::describe() const {
-  std::string d = p_.dist == RandomDist::Uniform  ? "uniform(" + std::to_string(p_.a) + ", " + std::to_string(p_.b) + ")"
+  std::string d = p_.dist == RandomDist::Uniform ? "uniform(" + std::to_string(p_.a) + ", " + std::to_string(p_.b) + ")"
                   : p_.dist == RandomDist::Normal ? "normal(" + std::to_string(p_.a) + ", " + std::to_string(p_.b) + ")"
                                                   : "integers(low=" + std::to_string(static_cast<int64_t>(p_.low)) +
                                                         ", count=" + std::to_string(p_.span) + ")";
-  return "random " + d + " " + shape_str(shape()) + " " + dtype_name(dtype()) + " philox4x32-10 seed=" +
-         std::to_string(p_.key.seed) + " stream=" + std::to_string(p_.key.stream);
+  return "random " + d + " " + shape_str(shape()) + " " + dtype_name(dtype()) +
+         " philox4x32-10 seed=" + std::to_string(p_.key.seed) + " stream=" + std::to_string(p_.key.stream);
 }
 
 void RandomNode::fill(const Region& r, void* out, ThreadState&) const {
   const size_t nd = ndim();
   const int64_t n = r.size();
   if (n == 0) return;
-  const r123::Philox4x32::key_type key = {{static_cast<uint32_t>(p_.key.seed), static_cast<uint32_t>(p_.key.seed >> 32)}};
+  const r123::Philox4x32::key_type key = {
+      {static_cast<uint32_t>(p_.key.seed), static_cast<uint32_t>(p_.key.seed >> 32)}};
   const uint32_t stream = p_.key.stream;
   const Shape cs = c_strides(shape());
   // Rows along the region's last axis (a 0-d array: one row of one).
@@ -79,11 +80,20 @@ void RandomNode::fill(const Region& r, void* out, ThreadState&) const {
             uint64_t v = 0;
             for (uint32_t round = 0;; ++round) {
               const Words w = words(flat, stream, round, key);
-              if (p_.span == 0) { v = w.w0; break; }
+              if (p_.span == 0) {
+                v = w.w0;
+                break;
+              }
               const unsigned __int128 m0 = static_cast<unsigned __int128>(w.w0) * p_.span;
-              if (static_cast<uint64_t>(m0) >= reject_below) { v = static_cast<uint64_t>(m0 >> 64); break; }
+              if (static_cast<uint64_t>(m0) >= reject_below) {
+                v = static_cast<uint64_t>(m0 >> 64);
+                break;
+              }
               const unsigned __int128 m1 = static_cast<unsigned __int128>(w.w1) * p_.span;
-              if (static_cast<uint64_t>(m1) >= reject_below) { v = static_cast<uint64_t>(m1 >> 64); break; }
+              if (static_cast<uint64_t>(m1) >= reject_below) {
+                v = static_cast<uint64_t>(m1 >> 64);
+                break;
+              }
             }
             const uint64_t x = p_.low + v;  // modulo 2**64: low + offset fits the dtype (checked at build)
             if constexpr (std::is_same_v<T, uint64_t>) *o = x;

@@ -13,8 +13,8 @@ enum class RandomDist : uint8_t { Uniform, Normal, Integers };
 struct RandomParams {
   RandomDist dist = RandomDist::Uniform;
   RandomKey key;
-  double a = 0, b = 1;                // uniform: low, high; normal: loc, scale
-  uint64_t low = 0, span = 0;         // integers: low (two's complement), count (0: 2**64)
+  double a = 0, b = 1;         // uniform: low, high; normal: loc, scale
+  uint64_t low = 0, span = 0;  // integers: low (two's complement), count (0: 2**64)
 };
 
 class RandomNode : public Node {

@@ -12,13 +12,11 @@
 namespace b2lazy::accum {
 
 // a + b and a * b; integers wrap modulo 2**64 as NumPy's (a signed overflow is undefined in C++).
-template <class A>
-inline A add(A a, A b) {
+template <class A> inline A add(A a, A b) {
   if constexpr (std::is_integral_v<A>) return static_cast<A>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
   else return A(a + b);
 }
-template <class A>
-inline A mul(A a, A b) {
+template <class A> inline A mul(A a, A b) {
   if constexpr (std::is_integral_v<A>) return static_cast<A>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
   else return A(a * b);
 }
@@ -36,8 +34,7 @@ inline Shape acc_strides(const Shape& count, const std::vector<bool>& red) {
 }
 
 // Calls row(in_offset, acc_offset, n, inner_reduced) for each innermost row of the slab.
-template <class Row>
-void for_each_row(const Shape& count, const std::vector<bool>& red, Row&& row) {
+template <class Row> void for_each_row(const Shape& count, const std::vector<bool>& red, Row&& row) {
   const size_t nd = count.size();
   for (auto c : count)
     if (c == 0) return;
@@ -98,8 +95,7 @@ void fold(const X* in, const Shape& count, const std::vector<bool>& red, A* acc,
 // g(k, x, j) over the slab: k the accumulator index, j = j0 + sum(idx[d] * rst[d]),
 // e.g. the element's flat index in the reduced sub-space of the whole input.
 template <class A, class G>
-void fold_indexed(const A* in, const Shape& count, const std::vector<bool>& red, const Shape& rst,
-                  int64_t j0, G g) {
+void fold_indexed(const A* in, const Shape& count, const std::vector<bool>& red, const Shape& rst, int64_t j0, G g) {
   const size_t nd = count.size();
   Shape ast = acc_strides(count, red);
   std::vector<int64_t> idx(nd, 0);
@@ -118,8 +114,7 @@ void fold_indexed(const A* in, const Shape& count, const std::vector<bool>& red,
   }
 }
 
-template <class A>
-inline bool is_nan(A x) {
+template <class A> inline bool is_nan(A x) {
   if constexpr (std::is_floating_point_v<A>) return std::isnan(x);
   else if constexpr (is_complex_v<A>) return std::isnan(x.real()) || std::isnan(x.imag());
   else return false;

@@ -9,11 +9,11 @@
 #include "b2lazy/ops.hpp"
 #include "core/dispatch.hpp"
 #include "core/saturating.hpp"
+#include "ops/reduce/accumulate.hpp"
 #include "runtime/evaluation.hpp"
+#include "runtime/memory_model.hpp"
 #include "runtime/scratch.hpp"
 #include "runtime/thread_state.hpp"
-#include "ops/reduce/accumulate.hpp"
-#include "runtime/memory_model.hpp"
 
 namespace b2lazy {
 
@@ -26,7 +26,7 @@ constexpr int64_t kBins = 4096;  // per pass of the selection over a slice too l
 // between the values at floor and floor + 1 (numpy/lib/_function_base_impl.py: its
 // methods' get_virtual_index, _lerp), so results match NumPy's to the last bit.
 struct Position {
-  int64_t lo = 0, hi = 0;    // ranks of the two values (equal: one value)
+  int64_t lo = 0, hi = 0;  // ranks of the two values (equal: one value)
   double gamma = 0;
   bool interpolate = false;  // linear, midpoint: lerp(v[lo], v[hi], gamma) even when lo == hi,
                              // as NumPy's (an infinite v[lo] then gives NaN, as there)
@@ -43,10 +43,11 @@ Position position(int64_t n, double q, QuantileMethod m, bool median) {
     case QuantileMethod::Lower: p.lo = p.hi = clamp(std::floor((nd - 1) * q)); return p;
     case QuantileMethod::Higher: p.lo = p.hi = clamp(std::ceil((nd - 1) * q)); return p;
     case QuantileMethod::Nearest: p.lo = p.hi = clamp(std::nearbyint((nd - 1) * q)); return p;  // half to even
-    case QuantileMethod::Linear: case QuantileMethod::Midpoint: break;
+    case QuantileMethod::Linear:
+    case QuantileMethod::Midpoint: break;
   }
-  const double vi = m == QuantileMethod::Midpoint ? 0.5 * (std::floor((nd - 1) * q) + std::ceil((nd - 1) * q))
-                                                  : (nd - 1) * q;
+  const double vi =
+      m == QuantileMethod::Midpoint ? 0.5 * (std::floor((nd - 1) * q) + std::ceil((nd - 1) * q)) : (nd - 1) * q;
   p.interpolate = true;
   double prev = std::floor(vi);
   if (vi >= nd - 1) {  // NumPy takes the last value twice, its gamma from index -1
@@ -88,8 +89,7 @@ SliceLayout slice_layout(const Shape& count, const std::vector<bool>& reduced) {
 // dst (cols x rows) = src (rows x cols) transposed, in tiles that stay in L1: one value
 // scattered at a time to `cols` slices far apart ran at a third of Dask's speed on an
 // Intel Xeon (every store a different page).
-template <class T>
-void transpose(const T* src, int64_t rows, int64_t cols, T* dst) {
+template <class T> void transpose(const T* src, int64_t rows, int64_t cols, T* dst) {
   constexpr int64_t kTile = 32;
   for (int64_t r0 = 0; r0 < rows; r0 += kTile)
     for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
@@ -130,8 +130,7 @@ void quantile_of(T* v, int64_t n, double q, QuantileMethod m, bool median, bool 
 // Calls f(slab) for slabs of `in` of at most `most` elements (at least one innermost
 // element line when that is more), C order: cut along the outermost axis longer than 1,
 // and within one step of it recursively.
-template <class F>
-void for_each_slab(const Region& in, int64_t most, F&& f) {
+template <class F> void for_each_slab(const Region& in, int64_t most, F&& f) {
   if (in.size() <= most) return f(in);
   size_t d = 0;
   while (d < in.ndim() && in.count[d] == 1) ++d;
@@ -169,11 +168,17 @@ QuantileMethod quantile_method(const std::string& name) {
 
 QuantileNode::QuantileNode(NodePtr input, double q, QuantileMethod method, bool median, std::vector<bool> reduced,
                            bool keepdims, DType out, bool skip_nan)
-    : Node(out, ReducedAxes(input->shape(), reduced, keepdims).out_shape(), {input}), q_(q), method_(method),
-      median_(median), skip_nan_(skip_nan), ax_(input->shape(), std::move(reduced), keepdims), slice_(ax_.count()) {}
+    : Node(out, ReducedAxes(input->shape(), reduced, keepdims).out_shape(), {input}),
+      q_(q),
+      method_(method),
+      median_(median),
+      skip_nan_(skip_nan),
+      ax_(input->shape(), std::move(reduced), keepdims),
+      slice_(ax_.count()) {}
 
 std::string QuantileNode::describe() const {
-  return std::string(skip_nan_ ? "nan" : "") + (median_ ? std::string("median(") : "quantile(q=" + std::to_string(q_) + ", ") + "axis=" + ax_.axes() +
+  return std::string(skip_nan_ ? "nan" : "") +
+         (median_ ? std::string("median(") : "quantile(q=" + std::to_string(q_) + ", ") + "axis=" + ax_.axes() +
          (ax_.keepdims ? ", keepdims" : "") + ") -> " + dtype_name(dtype()) + " " + shape_str(shape()) +
          "; pulls whole slices along the reduced axes, selects in each";
 }
@@ -311,8 +316,8 @@ double QuantileNode::select_in_passes(const Region& one, size_t sh, ThreadState&
   auto rank = [&](int64_t r) {
     if (r < neg_inf) return -kInf;
     if (r >= n - pos_inf) return kInf;
-    double a = lo, b = hi;       // the values in question: a <= x <= b
-    int64_t below = neg_inf;     // values under a
+    double a = lo, b = hi;    // the values in question: a <= x <= b
+    int64_t below = neg_inf;  // values under a
     int64_t count = n - neg_inf - pos_inf;
     while (true) {
       if (a == b) return a;

@@ -1,16 +1,15 @@
 // Holistic reductions: quantile, median (its 0.5) and percentile over axes, NumPy's
 // methods "linear" (its default), "lower", "higher", "nearest" and "midpoint"; a slice
-// holding NaN gives NaN, as NumPy's do, or (nanquantile, nanmedian) its NaNs are left out. No fold: a quantile needs every value of its
-// slice, so an output region pulls the input widened to the reduced axes whole, in pieces
-// of outputs whose values fit a worker's share of max_memory, and selects in each slice
-// (std::nth_element). A single slice larger than that share is answered exactly by
-// passes over it in slabs: each pass histograms the values still in question and keeps
-// the bin holding the wanted rank, until they fit and are selected directly.
+// holding NaN gives NaN, as NumPy's do, or (nanquantile, nanmedian) its NaNs are left out. No fold: a quantile needs
+// every value of its slice, so an output region pulls the input widened to the reduced axes whole, in pieces of outputs
+// whose values fit a worker's share of max_memory, and selects in each slice (std::nth_element). A single slice larger
+// than that share is answered exactly by passes over it in slabs: each pass histograms the values still in question and
+// keeps the bin holding the wanted rank, until they fit and are selected directly.
 #pragma once
 #include <vector>
 
-#include "b2lazy/vocabulary.hpp"
 #include "b2lazy/node.hpp"
+#include "b2lazy/vocabulary.hpp"
 #include "ops/reduce/reduced_axes.hpp"
 
 namespace b2lazy {

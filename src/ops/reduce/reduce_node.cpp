@@ -12,15 +12,15 @@
 #include "core/dispatch.hpp"
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
-#include "runtime/evaluation.hpp"
-#include "runtime/sibling_group.hpp"
-#include "runtime/scratch.hpp"
-#include "runtime/thread_pool.hpp"
-#include "runtime/thread_state.hpp"
 #include "ops/reduce/kernels/make.hpp"
+#include "runtime/alignment.hpp"
+#include "runtime/evaluation.hpp"
 #include "runtime/graph_queries.hpp"
 #include "runtime/memory_model.hpp"
-#include "runtime/alignment.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/sibling_group.hpp"
+#include "runtime/thread_pool.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
@@ -53,10 +53,13 @@ size_t widest_item(const NodePtr& input) {
 
 }  // namespace
 
-ReduceNode::ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bool keepdims, DType out,
-                       DType acc, double correction)
-    : Node(out, ReducedAxes(input->shape(), reduced, keepdims).out_shape(), {input}), r_(r),
-      ax_(input->shape(), std::move(reduced), keepdims), acc_(acc), correction_(correction) {
+ReduceNode::ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bool keepdims, DType out, DType acc,
+                       double correction)
+    : Node(out, ReducedAxes(input->shape(), reduced, keepdims).out_shape(), {input}),
+      r_(r),
+      ax_(input->shape(), std::move(reduced), keepdims),
+      acc_(acc),
+      correction_(correction) {
   align_.assign(input->ndim(), 0);
   if (const Node* src = aligned_storage_source(input)) {
     align_ = src->storage_grid()->chunks();
@@ -78,7 +81,8 @@ ReduceNode::ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bo
 // (the slab and the chunk decompressed): under three chunks a worker, the planner's
 // window of decompressed blocks keeps memory bounded instead.
 const Shape& ReduceNode::aligned(size_t worker_bytes) const {
-  if (!reshaped_ || sat_mul(chunk_bytes_, 3) <= static_cast<int64_t>(std::min<size_t>(worker_bytes, std::numeric_limits<int64_t>::max())))
+  if (!reshaped_ || sat_mul(chunk_bytes_, 3) <=
+                        static_cast<int64_t>(std::min<size_t>(worker_bytes, std::numeric_limits<int64_t>::max())))
     return align_;
   return unaligned_;
 }
@@ -133,8 +137,7 @@ ReduceNode::Slabs ReduceNode::slabs(const Region& in, size_t slab_bytes, size_t 
     int64_t p = std::max<int64_t>(1, room / acc);
     // Slabs end on storage chunks (a cut chunk is decompressed twice), unless a thinner
     // slab is read alone: then a chunk-deep slab over budget is not worth its memory.
-    if (align[d] > 0 && !(align[d] > p && thin_reads(in, d)))
-      p = std::max<int64_t>(align[d], p / align[d] * align[d]);
+    if (align[d] > 0 && !(align[d] > p && thin_reads(in, d))) p = std::max<int64_t>(align[d], p / align[d] * align[d]);
     else if (const int64_t bd = block_extent(d); bd > 1)  // thin slabs: whole blocks deep
       p = std::max<int64_t>(bd, p / bd * bd);
     piece[d] = std::min(p, in.count[d]);
@@ -196,7 +199,8 @@ constexpr int64_t kConvertBytes = int64_t(1) << 20;
 // and merge it into every output (an O(outputs) step): in pieces of 8 MiB, as 1 MiB pieces
 // of a (24, 181, 360) slab, two rows, would pay that step for two values per output.
 std::pair<size_t, int64_t> ReduceNode::convert_rows(const Region& slab) const {
-  const bool moments = r_ == Reduction::Var || r_ == Reduction::Std || r_ == Reduction::NanVar || r_ == Reduction::NanStd;
+  const bool moments =
+      r_ == Reduction::Var || r_ == Reduction::Std || r_ == Reduction::NanVar || r_ == Reduction::NanStd;
   const int64_t piece = moments ? 8 * kConvertBytes : kConvertBytes;
   size_t d = 0;
   while (d < slab.ndim() && slab.count[d] == 1) ++d;
@@ -243,8 +247,8 @@ ReduceNode::Pieces ReduceNode::split_pieces(const Region& region, size_t slab_by
   for (size_t d = 0; d < ax_.reduced.size(); ++d)
     if (ax_.reduced[d])
       thin *= std::min<int64_t>(input.shape()[d], reshaped_ && align[d] > 0 && d > first_kept ? input.shape()[d]
-                                                  : align[d] > 0                                ? align[d]
-                                                                                                : 1);
+                                                  : align[d] > 0                              ? align[d]
+                                                                                              : 1);
   if (static_cast<size_t>(region.size() * thin) * isz <= slab_bytes) return p;
   size_t o = 0;
   while (o < region.ndim() && region.count[o] == 1) ++o;
@@ -257,7 +261,8 @@ ReduceNode::Pieces ReduceNode::split_pieces(const Region& region, size_t slab_by
   // Pieces thinner than a chunk cost no extra decompression when the source reads row
   // ranges alone (of whole blocks); then a chunk-deep piece far over budget is not worth
   // its memory.
-  if (al > 0 && range_reads_ && al > static_cast<int64_t>(4 * slab_bytes / isz) / (per_row * thin)) {  // (no product to overflow)
+  if (al > 0 && range_reads_ &&
+      al > static_cast<int64_t>(4 * slab_bytes / isz) / (per_row * thin)) {  // (no product to overflow)
     al = blocks_.empty() ? 0 : blocks_[static_cast<size_t>(in_axis)];
     if (al >= region.count[o]) al = 0, rows = region.count[o];
   }
@@ -412,8 +417,7 @@ Shape reduced_strides(const Shape& in, const std::vector<bool>& reduced) {
 }
 }  // namespace
 
-template <class A>
-void ReduceNode::consume_slab(reduction::Kernel<A>& k, const Region& slab, ThreadState& t) const {
+template <class A> void ReduceNode::consume_slab(reduction::Kernel<A>& k, const Region& slab, ThreadState& t) const {
   const Node& input = *inputs()[0];
   ScratchScope scope(t.scratch);
   const int64_t m = slab.size();
@@ -448,8 +452,7 @@ void ReduceNode::consume_slab(reduction::Kernel<A>& k, const Region& slab, Threa
 
 // Folds input region `in` (widened from an output region of `nout` elements) in slabs,
 // spread over the workers when `ts` may fork, and hands the Folder<A> to use(folder).
-template <class Use>
-void ReduceNode::fold_input(const Region& in, int64_t nout, ThreadState& ts, Use&& use) const {
+template <class Use> void ReduceNode::fold_input(const Region& in, int64_t nout, ThreadState& ts, Use&& use) const {
   const size_t slab_bytes = ts.eval ? this->slab_bytes(ts.eval->max_memory(), ts.eval->workers()) : kSlabBytes;
   const Slabs parts = slabs(in, slab_bytes, worker_budget(ts));  // one at a time: never listed (a huge input has many)
   const int64_t nparts = in.size() ? parts.size() : 0;
@@ -512,8 +515,8 @@ Node::FoldAxis ReduceNode::fold_axis(const Region& region) const {
 std::vector<uint8_t> ReduceNode::fold_part(const Region& region, int64_t lo, int64_t hi, ThreadState& ts) const {
   const FoldAxis f = fold_axis(region);
   if (f.extent == 0 || lo < 0 || hi > f.extent || lo > hi)
-    throw ValueError(std::string(reduction_name(r_)) + ": no part [" + std::to_string(lo) + ", " +
-                     std::to_string(hi) + ") of its input along the folded axis");
+    throw ValueError(std::string(reduction_name(r_)) + ": no part [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                     ") of its input along the folded axis");
   Region in = widen(region);
   const size_t d = static_cast<size_t>(f.axis);
   in.start[d] = lo;
@@ -529,7 +532,8 @@ reduction::KernelArgs ReduceNode::kernel_args(int64_t nout) const {
 
 void ReduceNode::fold_merge(const Region& region, std::vector<uint8_t>& into, const uint8_t* part, size_t n) const {
   dispatch_computing(acc_, [&]<class A>(A*) {
-    auto a = reduction::make_kernel<A>(kernel_args(region.size())), b = reduction::make_kernel<A>(kernel_args(region.size()));
+    auto a = reduction::make_kernel<A>(kernel_args(region.size())),
+         b = reduction::make_kernel<A>(kernel_args(region.size()));
     a->load(into.data(), into.size());
     b->load(part, n);
     a->merge(*b);
@@ -553,7 +557,8 @@ int ReduceNode::input_axis(size_t o) const {
 }
 
 size_t ReduceNode::slab_bytes(size_t max_memory, int nworkers) const {
-  return std::min(kSlabBytes, std::max<size_t>(size_t(256) << 10, max_memory / 16 / static_cast<size_t>(std::max(1, nworkers))));
+  return std::min(kSlabBytes,
+                  std::max<size_t>(size_t(256) << 10, max_memory / 16 / static_cast<size_t>(std::max(1, nworkers))));
 }
 
 int64_t ReduceNode::fill_bytes(const Region& region, const MemoryModel& m) const {
@@ -589,8 +594,7 @@ std::string ReduceNode::lockstep_key() const {
   return k + shape_str(align_) + (range_reads_ ? "|r|" : "||") + shape_str(blocks_);
 }
 
-template <class A>
-struct ReduceNode::FolderOf final : ReduceNode::Folder {
+template <class A> struct ReduceNode::FolderOf final : ReduceNode::Folder {
   FolderOf(const ReduceNode& n, int64_t nout) : node(n), k(reduction::make_kernel<A>(n.kernel_args(nout))) {}
   void consume(const Region& slab, ThreadState& t) override { node.consume_slab<A>(*k, slab, t); }
   void merge(Folder& other) override { k->merge(*static_cast<FolderOf&>(other).k); }
@@ -696,7 +700,8 @@ bool ReduceNode::fill_siblings(SiblingGroup& g, const Region& region, void* out,
         ScratchScope scope(t.scratch);
         std::vector<char*> bufs(members.size());
         for (size_t j = 0; j < members.size(); ++j)
-          bufs[j] = static_cast<char*>(scope.alloc(static_cast<size_t>(pc.part.size()) * itemsize(members[j]->dtype())));
+          bufs[j] =
+              static_cast<char*>(scope.alloc(static_cast<size_t>(pc.part.size()) * itemsize(members[j]->dtype())));
         fold_lockstep(g, members, widen(pc.part), pc.part.size(), bufs, t);
         for (size_t j = 0; j < members.size(); ++j) {
           const size_t osz = itemsize(members[j]->dtype());

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "b2lazy/vocabulary.hpp"
 #include "b2lazy/node.hpp"
+#include "b2lazy/vocabulary.hpp"
 #include "ops/reduce/kernels/kernel.hpp"
 #include "ops/reduce/reduced_axes.hpp"
 
@@ -19,8 +19,8 @@ class SiblingGroup;
 
 class ReduceNode : public Node {
  public:
-  ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bool keepdims, DType out,
-             DType acc, double correction);
+  ReduceNode(NodePtr input, Reduction r, std::vector<bool> reduced, bool keepdims, DType out, DType acc,
+             double correction);
   std::string kind() const override;
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
@@ -106,12 +106,10 @@ class ReduceNode : public Node {
     virtual void merge(Folder& other) = 0;
     virtual void finish(void* out) const = 0;
   };
-  template <class A>
-  struct FolderOf;
+  template <class A> struct FolderOf;
   std::unique_ptr<Folder> make_folder(int64_t nout) const;
   // Pulls `slab` of the input, converts it to A and folds it into k.
-  template <class A>
-  void consume_slab(reduction::Kernel<A>& k, const Region& slab, ThreadState& t) const;
+  template <class A> void consume_slab(reduction::Kernel<A>& k, const Region& slab, ThreadState& t) const;
   // Every member of `g` at `region` (this one into `out`, the others left waiting in g):
   // false when they may not wait (over the group's memory), then nothing is done.
   bool fill_siblings(SiblingGroup& g, const Region& region, void* out, ThreadState& ts) const;
@@ -125,19 +123,18 @@ class ReduceNode : public Node {
   std::pair<size_t, int64_t> convert_rows(const Region& slab) const;
   // The kernel arguments for an output region of `nout` outputs.
   reduction::KernelArgs kernel_args(int64_t nout) const;
-  template <class Use>
-  void fold_input(const Region& in, int64_t nout, ThreadState& ts, Use&& use) const;
+  template <class Use> void fold_input(const Region& in, int64_t nout, ThreadState& ts, Use&& use) const;
   Reduction r_;
   ReducedAxes ax_;
   DType acc_;
   double correction_;
-  Shape align_;                // per input axis: storage chunk length to align slabs to (0: none)
-  bool range_reads_ = false;   // that source decompresses row ranges of a chunk alone
-  bool reshaped_ = false;      // align_ seen through a reshape (or slice) of the source
-  int64_t chunk_bytes_ = 0;    // then: the bytes of one source chunk
-  Shape unaligned_;            // zeros
-  size_t slab_item_ = 1;       // bytes per item that slabs are sized by (widest_item)
-  Shape blocks_;               // that source's blocks (what a range read decompresses), or empty
+  Shape align_;               // per input axis: storage chunk length to align slabs to (0: none)
+  bool range_reads_ = false;  // that source decompresses row ranges of a chunk alone
+  bool reshaped_ = false;     // align_ seen through a reshape (or slice) of the source
+  int64_t chunk_bytes_ = 0;   // then: the bytes of one source chunk
+  Shape unaligned_;           // zeros
+  size_t slab_item_ = 1;      // bytes per item that slabs are sized by (widest_item)
+  Shape blocks_;              // that source's blocks (what a range read decompresses), or empty
 };
 
 }  // namespace b2lazy

@@ -8,10 +8,10 @@
 
 #include "b2lazy/ops.hpp"
 #include "core/strided_copy.hpp"
-#include "runtime/scratch.hpp"
-#include "runtime/thread_state.hpp"
 #include "runtime/graph_queries.hpp"
 #include "runtime/memory_model.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
@@ -30,8 +30,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Rows of the extended window axis: position p (0 <= p < L + w - 1) is input row
 // p - pin0 of the pulled block when 0 <= p - pin0 < lin, else outside the axis.
-template <class A>
-struct Rows {
+template <class A> struct Rows {
   const A* x;  // the block of one outer index: lin rows of `inner` lanes
   int64_t lin, pin0, inner;
   const A* row(int64_t p) const { return p < pin0 || p >= pin0 + lin ? nullptr : x + (p - pin0) * inner; }
@@ -40,8 +39,7 @@ struct Rows {
 // Sums, means, counts, variances. A: double (float data: NaN and ±inf counted apart,
 // only finite values summed, shifted by K for variance), int64_t or uint64_t (integer
 // data: exact wrapping sums, as NumPy's). R: the result type written.
-template <class A, class R>
-void slide_sums(const MovingSpec& sp, const Rows<A>& in, int64_t L, R* res) {
+template <class A, class R> void slide_sums(const MovingSpec& sp, const Rows<A>& in, int64_t L, R* res) {
   constexpr bool kFloat = std::is_floating_point_v<A>;
   using U = std::conditional_t<kFloat, double, uint64_t>;  // (integers wrap: unsigned)
   const int64_t w = sp.window, restart = std::max(kRestart, 2 * w);
@@ -84,7 +82,8 @@ void slide_sums(const MovingSpec& sp, const Rows<A>& in, int64_t L, R* res) {
             for (int64_t p = j; p < j + w; ++p)
               if (const A* row = in.row(p))
                 for (int64_t l = 0; l < n; ++l)
-                  if (K[l] != K[l] && std::isfinite(static_cast<double>(row[i0 + l]))) K[l] = static_cast<double>(row[i0 + l]);
+                  if (K[l] != K[l] && std::isfinite(static_cast<double>(row[i0 + l])))
+                    K[l] = static_cast<double>(row[i0 + l]);
             for (int64_t l = 0; l < n; ++l)
               if (K[l] != K[l]) K[l] = 0;
           }
@@ -191,7 +190,8 @@ void van_herk(const MovingSpec& sp, const Rows<A>& in, int64_t L, R* res, Scratc
       for (int64_t l = 0; l < n; ++l) {
         const int64_t c = v1[l] - v0[l];
         const bool bad = (!sp.skipna && n1[l] - n0[l] > 0) || c < std::max<int64_t>(1, sp.min_count);
-        if constexpr (std::is_floating_point_v<R>) out[l] = bad ? static_cast<R>(kNaN) : static_cast<R>(pick(hj[l], gj[l]));
+        if constexpr (std::is_floating_point_v<R>)
+          out[l] = bad ? static_cast<R>(kNaN) : static_cast<R>(pick(hj[l], gj[l]));
         else out[l] = static_cast<R>(pick(hj[l], gj[l]));
       }
     }
@@ -208,8 +208,7 @@ struct Block {
   DType out_dtype;
 };
 
-template <class A, class R>
-void run(const MovingSpec& sp, DType acc, DType rt, const Block& b, Scratch& scratch) {
+template <class A, class R> void run(const MovingSpec& sp, DType acc, DType rt, const Block& b, Scratch& scratch) {
   ScratchScope scope(scratch);
   const int64_t P = b.L + sp.window - 1;
   const int64_t per_lane = (b.lin + b.L) * 8 + (sp.op == MovingOp::Min || sp.op == MovingOp::Max ? P * 32 : 0);
@@ -245,7 +244,6 @@ void run(const MovingSpec& sp, DType acc, DType rt, const Block& b, Scratch& scr
       }
     }
 }
-
 
 const char* op_word(MovingOp op) { return moving_op_name(op); }
 
@@ -340,8 +338,10 @@ int64_t MovingNode::fill_bytes(const Region& region, const MemoryModel& m) const
   const DType t = inputs()[0]->dtype();
   // The pulled block, a strided region's dense copy, one strip's scratch (at most about
   // kStripBytes beyond one lane's rows), and what the pull holds below.
-  const int64_t dense = region.step[static_cast<size_t>(spec_.axis)] == 1 ? 0 : u.size() * static_cast<int64_t>(itemsize(dtype()));
-  const int64_t lane = (in.count[static_cast<size_t>(spec_.axis)] + u.count[static_cast<size_t>(spec_.axis)] + spec_.window) * 40;
+  const int64_t dense =
+      region.step[static_cast<size_t>(spec_.axis)] == 1 ? 0 : u.size() * static_cast<int64_t>(itemsize(dtype()));
+  const int64_t lane =
+      (in.count[static_cast<size_t>(spec_.axis)] + u.count[static_cast<size_t>(spec_.axis)] + spec_.window) * 40;
   return in.size() * static_cast<int64_t>(itemsize(t)) + dense + kStripBytes + lane + m.pull_bytes(*inputs()[0], in);
 }
 
@@ -373,8 +373,12 @@ void MovingNode::fill_unit(const Region& u, void* out, ThreadState& ts) const {
   const DType rt = is_inexact(dtype()) ? DType::F64 : acc_;
   const Block b{static_cast<const char*>(raw), t, outer, lin, pin0, inner, L, static_cast<char*>(out), dtype()};
   if (acc_ == DType::F64) run<double, double>(spec_, acc_, rt, b, ts.scratch);
-  else if (acc_ == DType::I64) rt == DType::F64 ? run<int64_t, double>(spec_, acc_, rt, b, ts.scratch) : run<int64_t, int64_t>(spec_, acc_, rt, b, ts.scratch);
-  else rt == DType::F64 ? run<uint64_t, double>(spec_, acc_, rt, b, ts.scratch) : run<uint64_t, uint64_t>(spec_, acc_, rt, b, ts.scratch);
+  else if (acc_ == DType::I64)
+    rt == DType::F64 ? run<int64_t, double>(spec_, acc_, rt, b, ts.scratch)
+                     : run<int64_t, int64_t>(spec_, acc_, rt, b, ts.scratch);
+  else
+    rt == DType::F64 ? run<uint64_t, double>(spec_, acc_, rt, b, ts.scratch)
+                     : run<uint64_t, uint64_t>(spec_, acc_, rt, b, ts.scratch);
 }
 
 }  // namespace b2lazy

@@ -21,11 +21,11 @@ namespace b2lazy {
 struct MovingSpec {
   int axis = 0;
   int64_t window = 1;
-  int64_t offset = 0;    // the window of output i starts at input i + offset
-  int64_t length = 0;    // output length along the axis
+  int64_t offset = 0;  // the window of output i starts at input i + offset
+  int64_t length = 0;  // output length along the axis
   MovingOp op = MovingOp::Sum;
-  bool skipna = true;    // NaN values are missing; otherwise a NaN in the window gives NaN
-  int64_t min_count = 0; // fewer valid (present, non-NaN) values: NaN
+  bool skipna = true;     // NaN values are missing; otherwise a NaN in the window gives NaN
+  int64_t min_count = 0;  // fewer valid (present, non-NaN) values: NaN
   double ddof = 0;
 };
 

@@ -8,16 +8,16 @@
 
 #include "b2lazy/checked.hpp"
 #include "b2lazy/ops.hpp"
+#include "core/chunk_shapes.hpp"
 #include "core/dispatch.hpp"
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
+#include "ops/reduce/accumulate.hpp"
 #include "runtime/carry_board.hpp"
 #include "runtime/evaluation.hpp"
-#include "runtime/thread_state.hpp"
-#include "ops/reduce/accumulate.hpp"
-#include "core/chunk_shapes.hpp"
 #include "runtime/graph_queries.hpp"
 #include "runtime/memory_model.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
@@ -66,8 +66,7 @@ Split split_at(const Shape& c, int k) {
   return s;
 }
 
-template <class A>
-A apply(ScanOp op, A a, A b) {
+template <class A> A apply(ScanOp op, A a, A b) {
   if (op == ScanOp::Push) {  // the last valid (non-NaN) value: associative, NaN its identity
     if constexpr (std::is_floating_point_v<A>) return b != b ? a : b;
     else return b;
@@ -75,8 +74,7 @@ A apply(ScanOp op, A a, A b) {
   return op == ScanOp::Sum ? accum::add(a, b) : accum::mul(a, b);  // (integers wrap, as NumPy's)
 }
 
-template <class A>
-A scan_identity(ScanOp op) {
+template <class A> A scan_identity(ScanOp op) {
   if (op == ScanOp::Push) {
     if constexpr (std::is_floating_point_v<A>) return std::numeric_limits<A>::quiet_NaN();
     else return A(0);
@@ -85,8 +83,7 @@ A scan_identity(ScanOp op) {
 }
 
 // Pull `r` of `n` and convert it to accumulator type A (scratch owned by `scope`).
-template <class A>
-const A* pull_as(const Node& n, const Region& r, DType acc, ScratchScope& scope, ThreadState& ts) {
+template <class A> const A* pull_as(const Node& n, const Region& r, DType acc, ScratchScope& scope, ThreadState& ts) {
   const int64_t m = r.size();
   void* raw = scope.alloc(std::max<int64_t>(m, 1) * itemsize(n.dtype()));
   if (m) n.pull(r, raw, ts);
@@ -98,8 +95,7 @@ const A* pull_as(const Node& n, const Region& r, DType acc, ScratchScope& scope,
 }
 
 // carry[o, i] = op-fold over j of x[o, j, i]
-template <class A>
-void fold_carry(ScanOp op, const A* x, const Split& s, A* carry) {
+template <class A> void fold_carry(ScanOp op, const A* x, const Split& s, A* carry) {
   for (int64_t o = 0; o < s.outer; ++o)
     for (int64_t j = 0; j < s.len; ++j) {
       const A* __restrict row = x + (o * s.len + j) * s.inner;
@@ -126,7 +122,8 @@ Shape scan_chunks(const Shape& input_chunks, int axis, bool whole_along_axis) {
   const size_t k = static_cast<size_t>(axis);
   Shape c = input_chunks;
   c[k] = 1;
-  c = shrink_chunks(c, 8, std::max<size_t>(8, kScanChunkBytes / static_cast<size_t>(std::max<int64_t>(1, input_chunks[k]))));
+  c = shrink_chunks(c, 8,
+                    std::max<size_t>(8, kScanChunkBytes / static_cast<size_t>(std::max<int64_t>(1, input_chunks[k]))));
   c[k] = input_chunks[k];
   return c;
 }
@@ -180,7 +177,11 @@ Shape with_axis(Shape s, int axis, int64_t v) {
 
 SegmentTotals::SegmentTotals(NodePtr input, int axis, int64_t seg, ScanOp op, DType acc)
     : Node(acc, with_axis(input->shape(), axis, ceil_div(input->shape()[static_cast<size_t>(axis)], seg)), {input}),
-      axis_(axis), seg_(seg), op_(op), depth_(piece_unit(input, axis)), width_(whole_chunk_width(input, axis)) {}
+      axis_(axis),
+      seg_(seg),
+      op_(op),
+      depth_(piece_unit(input, axis)),
+      width_(whole_chunk_width(input, axis)) {}
 
 std::string SegmentTotals::describe() const {
   return "segment totals along axis " + std::to_string(axis_) + " every " + std::to_string(seg_) + " -> " +
@@ -212,10 +213,12 @@ int64_t SegmentTotals::fill_bytes(const Region& r, const MemoryModel& m) const {
     strip = sat_mul(r.size() / r.count[l] * width_, static_cast<int64_t>(itemsize(dtype())));
   }
   const int64_t cross = piece.size() / std::max<int64_t>(1, piece.count[k]);
-  piece.count[k] = std::min({piece.count[k], seg_,
-                             piece_depth(std::max<int64_t>(1, kPieceBytes / std::max<int64_t>(1, sat_mul(cross, 8))), depth_)});
+  piece.count[k] =
+      std::min({piece.count[k], seg_,
+                piece_depth(std::max<int64_t>(1, kPieceBytes / std::max<int64_t>(1, sat_mul(cross, 8))), depth_)});
   const DType in = inputs()[0]->dtype();
-  const int64_t held = sat_mul(piece.size(), static_cast<int64_t>(itemsize(in) + (in == dtype() ? 0 : itemsize(dtype()))));
+  const int64_t held =
+      sat_mul(piece.size(), static_cast<int64_t>(itemsize(in) + (in == dtype() ? 0 : itemsize(dtype()))));
   return sat_add(sat_add(sat_add(held, m.pull_bytes(*inputs()[0], piece)), sat_mul(cross, 8)), strip);
 }
 
@@ -268,7 +271,8 @@ void SegmentTotals::fill(const Region& r, void* out, ThreadState& ts) const {
       std::fill(carry.begin(), carry.end(), scan_identity<A>(op_));
       // In pieces of about kPieceBytes along the axis: a segment may be large.
       const int64_t rows = piece_depth(
-          std::max<int64_t>(1, kPieceBytes / std::max<int64_t>(1, ir.size() / std::max<int64_t>(1, ir.count[k]) * 8)), depth_);
+          std::max<int64_t>(1, kPieceBytes / std::max<int64_t>(1, ir.size() / std::max<int64_t>(1, ir.count[k]) * 8)),
+          depth_);
       const int64_t s0 = ir.start[k], s1 = ir.start[k] + ir.count[k];
       for (int64_t i = s0; i < s1; i += rows) {
         Region piece = ir;
@@ -294,16 +298,20 @@ DType scan_accumulator(DType out) {
 }  // namespace
 
 ScanNode::ScanNode(NodePtr input, int axis, ScanOp op, DType out, bool include_initial)
-    : ScanNode(input, axis, op, out, include_initial,
-               whole_block_rows(scan_chunks(preferred_chunks_of(input), axis, whole_chunk_depth(input, axis) > 0),
-                                input)) {}
+    : ScanNode(
+          input, axis, op, out, include_initial,
+          whole_block_rows(scan_chunks(preferred_chunks_of(input), axis, whole_chunk_depth(input, axis) > 0), input)) {}
 
 ScanNode::ScanNode(NodePtr input, int axis, ScanOp op, DType out, bool include_initial, Shape input_chunks)
     : Node(out, with_axis(input->shape(), axis, input->shape()[static_cast<size_t>(axis)] + (include_initial ? 1 : 0)),
            {input, std::make_shared<SegmentTotals>(input, axis, segment_length(input, axis, input_chunks), op,
                                                    scan_accumulator(out))}),
-      axis_(axis), op_(op), acc_(scan_accumulator(out)), include_initial_(include_initial),
-      seg_(segment_length(input, axis, input_chunks)), preferred_(std::move(input_chunks)),
+      axis_(axis),
+      op_(op),
+      acc_(scan_accumulator(out)),
+      include_initial_(include_initial),
+      seg_(segment_length(input, axis, input_chunks)),
+      preferred_(std::move(input_chunks)),
       depth_(piece_unit(input, axis)) {
   if (!preferred_.empty()) preferred_[static_cast<size_t>(axis_)] = seg_;
 }
@@ -474,7 +482,8 @@ void ScanNode::fill(const Region& r, void* out, ThreadState& ts) const {
   void* dense = strided ? scope.alloc(u.size() * isz) : out;
   dispatch_computing(acc_, [&]<class A>(A*) {
     Split su = split_at(u.count, axis_);
-    const int64_t rows = piece_depth(std::max<int64_t>(1, kPieceBytes / (su.outer * su.inner * 8)), depth_);  // along the axis
+    const int64_t rows =
+        piece_depth(std::max<int64_t>(1, kPieceBytes / (su.outer * su.inner * 8)), depth_);  // along the axis
     std::vector<A> carry(static_cast<size_t>(su.outer * su.inner), scan_identity<A>(op_));
     auto fold_range = [&](const Node& n, int64_t a, int64_t e) {  // [a, e) of n along the axis, in pieces
       for (int64_t j = a; j < e; j += rows) {
@@ -486,8 +495,8 @@ void ScanNode::fill(const Region& r, void* out, ThreadState& ts) const {
         fold_carry(op_, x, split_at(piece.count, axis_), carry.data());
       }
     };
-    if (p.s > 0) fold_range(totals, 0, p.s);                     // whole segments before: their totals
-    if (p.e0 > p.s * seg_) fold_range(in, p.s * seg_, p.e0);    // the part of a segment before the region
+    if (p.s > 0) fold_range(totals, 0, p.s);                  // whole segments before: their totals
+    if (p.e0 > p.s * seg_) fold_range(in, p.s * seg_, p.e0);  // the part of a segment before the region
     // Output rows [j0, j1) add input rows e0 + j - skip (with include_initial the first
     // output is the carry itself), a piece at a time, written (cast) into `dense`.
     const int64_t skip = include_initial_ ? 1 : 0;
@@ -521,7 +530,8 @@ void ScanNode::fill(const Region& r, void* out, ThreadState& ts) const {
               const A* __restrict row = x + (o * (x1 - x0) + (j - skip - x0)) * su.inner;
               for (int64_t i = 0; i < su.inner; ++i) c[i] = apply(op_, c[i], row[i]);
             }
-            A* dst = res ? res + (o * plen + (j - j0)) * su.inner : static_cast<A*>(dense) + (o * su.len + j) * su.inner;
+            A* dst =
+                res ? res + (o * plen + (j - j0)) * su.inner : static_cast<A*>(dense) + (o * su.len + j) * su.inner;
             std::memcpy(dst, c, su.inner * sizeof(A));
           }
         }
@@ -559,7 +569,7 @@ int64_t ScanNode::fill_bytes(const Region& r, const MemoryModel& m) const {
   const Node& in = *inputs()[0];
   // The piece of input, its conversion to the accumulator and the result rows (cast).
   const int64_t held = sat_mul(piece.size(), static_cast<int64_t>(itemsize(in.dtype()) + (in.dtype() != acc_ ? 8 : 0) +
-                                                                   (dtype() != acc_ ? 8 : 0)));
+                                                                  (dtype() != acc_ ? 8 : 0)));
   int64_t deepest = m.pull_bytes(in, piece);
   if (p.s > 0) {
     Region t = piece;

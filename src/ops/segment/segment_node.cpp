@@ -1,23 +1,23 @@
 #include "ops/segment/segment_node.hpp"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
 #include "b2lazy/error.hpp"
 #include "b2lazy/ops.hpp"
+#include "core/chunk_shapes.hpp"
 #include "core/dispatch.hpp"
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
-#include "runtime/evaluation.hpp"
-#include "runtime/scratch.hpp"
-#include "runtime/thread_state.hpp"
 #include "ops/reduce/kernels/first_last.hpp"
 #include "ops/reduce/kernels/make.hpp"
-#include "core/chunk_shapes.hpp"
+#include "runtime/evaluation.hpp"
 #include "runtime/graph_queries.hpp"
 #include "runtime/memory_model.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
@@ -47,8 +47,14 @@ SegmentReduceNode::SegmentReduceNode(NodePtr input, size_t axis, std::shared_ptr
              return s;
            }(),
            {input}),
-      axis_(axis), codes_(std::move(codes)), fold_(fold), r_(r), acc_(acc), correction_(correction),
-      empty_nan_(empty_nan), name_(std::move(name)) {
+      axis_(axis),
+      codes_(std::move(codes)),
+      fold_(fold),
+      r_(r),
+      acc_(acc),
+      correction_(correction),
+      empty_nan_(empty_nan),
+      name_(std::move(name)) {
   if (const Node* src = aligned_storage_source(input)) {
     in_chunks_ = src->storage_grid()->chunks();
     align_ = in_chunks_[axis];
@@ -67,8 +73,8 @@ Shape SegmentReduceNode::preferred_chunks() const {
   Shape c = shape();
   for (size_t d = 0; d < c.size(); ++d)
     if (d != axis_ && !in_chunks_.empty()) c[d] = std::max<int64_t>(1, std::min(in_chunks_[d], c[d]));
-  const int64_t group_bytes = std::max<int64_t>(1, prod(c) / std::max<int64_t>(1, c[axis_]) *
-                                                       static_cast<int64_t>(itemsize(dtype())));
+  const int64_t group_bytes =
+      std::max<int64_t>(1, prod(c) / std::max<int64_t>(1, c[axis_]) * static_cast<int64_t>(itemsize(dtype())));
   // Split along sorted groups only where the input is stored in chunks along the axis: a
   // piece then reads its own chunks (a computed input or one whole along the axis would be
   // pulled whole by every piece).
@@ -85,8 +91,8 @@ Shape SegmentReduceNode::kept_chunks(const Shape& box, size_t, size_t most_bytes
 }
 
 std::string SegmentReduceNode::describe() const {
-  return "segment_reduce(" + name_ + ", axis=" + std::to_string(axis_) + ", ngroups=" +
-         std::to_string(codes_->ngroups()) + ") -> " + dtype_name(dtype()) + " " + shape_str(shape()) +
+  return "segment_reduce(" + name_ + ", axis=" + std::to_string(axis_) +
+         ", ngroups=" + std::to_string(codes_->ngroups()) + ") -> " + dtype_name(dtype()) + " " + shape_str(shape()) +
          "; pulls the rows of the region's groups, chunk by chunk, into per-group partials";
 }
 
@@ -118,7 +124,8 @@ std::vector<Region> SegmentReduceNode::input_regions(const Region& region) const
 }
 
 size_t SegmentReduceNode::slab_bytes(size_t max_memory, int nworkers) const {
-  return std::min(kSlabBytes, std::max<size_t>(size_t(256) << 10, max_memory / 16 / static_cast<size_t>(std::max(1, nworkers))));
+  return std::min(kSlabBytes,
+                  std::max<size_t>(size_t(256) << 10, max_memory / 16 / static_cast<size_t>(std::max(1, nworkers))));
 }
 
 // Slabs never cross a multiple of `unit` rows: whole storage chunks (as many as fit the
@@ -169,8 +176,7 @@ reduction::KernelArgs SegmentReduceNode::kernel_args(int64_t nout, int64_t group
   return {r_, acc_, nout, codes_->count[static_cast<size_t>(group)], Shape{}, correction_};
 }
 
-template <class A>
-std::unique_ptr<reduction::Kernel<A>> SegmentReduceNode::make(int64_t nout, int64_t group) const {
+template <class A> std::unique_ptr<reduction::Kernel<A>> SegmentReduceNode::make(int64_t nout, int64_t group) const {
   const reduction::KernelArgs args = kernel_args(nout, group);
   if constexpr (!is_complex_v<A>) {
     switch (fold_) {
@@ -208,7 +214,8 @@ void SegmentReduceNode::fill(const Region& region, void* out, ThreadState& ts) c
     // Runs of equal codes are fed to their group's kernel in pieces of at most
     // kPieceBytes of accumulator values, converted (and made contiguous when axes before
     // the grouped one are longer than 1) piece by piece: a slab is never held converted.
-    const int64_t piece_rows = std::max<int64_t>(1, static_cast<int64_t>(kPieceBytes / sizeof(A)) / std::max<int64_t>(1, per_group));
+    const int64_t piece_rows =
+        std::max<int64_t>(1, static_cast<int64_t>(kPieceBytes / sizeof(A)) / std::max<int64_t>(1, per_group));
     const bool convert = input.dtype() != acc_;
     auto consume = [&](Set& set, const Slab& s, ThreadState& t) {
       ScratchScope scope(t.scratch);

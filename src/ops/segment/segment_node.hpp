@@ -9,8 +9,8 @@
 #include <memory>
 #include <vector>
 
-#include "b2lazy/vocabulary.hpp"
 #include "b2lazy/node.hpp"
+#include "b2lazy/vocabulary.hpp"
 #include "ops/reduce/kernels/kernel.hpp"
 
 namespace b2lazy {
@@ -18,7 +18,7 @@ namespace b2lazy {
 // The codes of one axis: code per row (-1: dropped), rows per group.
 struct SegmentCodes {
   std::vector<int64_t> code;
-  std::vector<int64_t> count;  // ngroups entries
+  std::vector<int64_t> count;        // ngroups entries
   std::vector<int64_t> first, last;  // per group its first and last row (-1: empty)
   SegmentCodes(std::vector<int64_t> codes, int64_t ngroups);
   int64_t ngroups() const { return static_cast<int64_t>(count.size()); }
@@ -65,8 +65,7 @@ class SegmentReduceNode : public Node {
   int64_t local_group(const Region& region, int64_t c) const;
   size_t slab_bytes(size_t max_memory, int nworkers) const;
   reduction::KernelArgs kernel_args(int64_t nout, int64_t group) const;
-  template <class A>
-  std::unique_ptr<reduction::Kernel<A>> make(int64_t nout, int64_t group) const;
+  template <class A> std::unique_ptr<reduction::Kernel<A>> make(int64_t nout, int64_t group) const;
 
   size_t axis_;
   std::shared_ptr<const SegmentCodes> codes_;
@@ -76,7 +75,7 @@ class SegmentReduceNode : public Node {
   double correction_;
   bool empty_nan_;
   std::string name_;
-  int64_t align_ = 0;        // the input's storage chunk length along the axis (0: none)
+  int64_t align_ = 0;         // the input's storage chunk length along the axis (0: none)
   bool range_reads_ = false;  // that source reads row ranges of a chunk alone
   Shape in_chunks_;           // that source's chunks (empty: none)
   bool sorted_ = false;       // codes never decrease (dropped ones aside): contiguous groups

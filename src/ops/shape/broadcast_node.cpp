@@ -1,9 +1,9 @@
 #include "ops/shape/broadcast_node.hpp"
 
 #include "core/strided_copy.hpp"
+#include "ops/elementwise/elementwise_node.hpp"
 #include "runtime/scratch.hpp"
 #include "runtime/thread_state.hpp"
-#include "ops/elementwise/elementwise_node.hpp"
 
 namespace b2lazy {
 

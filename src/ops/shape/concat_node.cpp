@@ -15,7 +15,8 @@ namespace {
 Shape concat_shape(const std::vector<NodePtr>& in, size_t axis) {
   Shape s = in[0]->shape();
   s[axis] = 0;
-  for (auto& n : in) s[axis] = checked_add(s[axis], n->shape()[axis], "concat: the length along axis " + std::to_string(axis));
+  for (auto& n : in)
+    s[axis] = checked_add(s[axis], n->shape()[axis], "concat: the length along axis " + std::to_string(axis));
   return s;
 }
 // First i in [0, count) with start + i*step >= bound (step > 0) or <= bound (step < 0).

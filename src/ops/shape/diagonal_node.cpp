@@ -5,9 +5,9 @@
 
 #include "core/saturating.hpp"
 #include "runtime/alignment.hpp"
+#include "runtime/memory_model.hpp"
 #include "runtime/scratch.hpp"
 #include "runtime/thread_state.hpp"
-#include "runtime/memory_model.hpp"
 
 namespace b2lazy {
 
@@ -28,7 +28,9 @@ constexpr int64_t kMaxBoxElements = int64_t(1) << 18;  // a piece's box, over al
 
 DiagonalNode::DiagonalNode(NodePtr input, int64_t offset)
     : Node(input->dtype(), diagonal_shape(input->shape(), offset), {input}),
-      offset_(offset), row0_(offset < 0 ? -offset : 0), col0_(offset > 0 ? offset : 0) {
+      offset_(offset),
+      row0_(offset < 0 ? -offset : 0),
+      col0_(offset > 0 ? offset : 0) {
   const size_t nd = inputs()[0]->ndim();
   const int64_t r = storage_alignment(*inputs()[0], nd - 2), c = storage_alignment(*inputs()[0], nd - 1);
   cell_r_ = r > 0 ? r : kDefaultCell;

@@ -30,15 +30,19 @@ int64_t positive_mod(int64_t a, int64_t n) {
 }
 }  // namespace
 
-PadNode::PadNode(NodePtr input, std::vector<std::pair<int64_t, int64_t>> widths, PadMode mode, std::vector<uint8_t> fill)
+PadNode::PadNode(NodePtr input, std::vector<std::pair<int64_t, int64_t>> widths, PadMode mode,
+                 std::vector<uint8_t> fill)
     : Node(input->dtype(),
            [&] {
              Shape s = input->shape();
-             for (size_t d = 0; d < s.size(); ++d) s[d] = checked_add(checked_add(s[d], widths[d].first, "pad"), widths[d].second, "pad");
+             for (size_t d = 0; d < s.size(); ++d)
+               s[d] = checked_add(checked_add(s[d], widths[d].first, "pad"), widths[d].second, "pad");
              return s;
            }(),
            {input}),
-      widths_(std::move(widths)), mode_(mode), fill_(std::move(fill)) {}
+      widths_(std::move(widths)),
+      mode_(mode),
+      fill_(std::move(fill)) {}
 
 std::string PadNode::describe() const {
   std::string s = std::string("pad ") + mode_name(mode_) + " " + shape_str(inputs()[0]->shape()) + " -> " +
@@ -214,7 +218,8 @@ void PadNode::fill(const Region& region, void* out, ThreadState& ts) const {
       int64_t oo = 0, io = 0;
       for (size_t d = 0; d < last; ++d) oo += opos[d][pos[d]] * ost[d], io += ipos[d][pos[d]] * ist[d];
       for (auto [j, len] : runs)
-        std::memcpy(o + oo + ol[j] * static_cast<int64_t>(isz), buf + io + il[j] * static_cast<int64_t>(isz), len * isz);
+        std::memcpy(o + oo + ol[j] * static_cast<int64_t>(isz), buf + io + il[j] * static_cast<int64_t>(isz),
+                    len * isz);
       size_t d = last;
       while (d-- > 0) {
         if (++pos[d] < opos[d].size()) break;

@@ -29,7 +29,9 @@ class PadNode : public Node {
   const std::vector<std::pair<int64_t, int64_t>>& widths() const { return widths_; }
   PadMode mode() const { return mode_; }
   // The fill value (itemsize bytes) of axis `d`'s side before (or after) the data.
-  const uint8_t* fill_value(size_t d, bool after) const { return fill_.data() + (2 * d + (after ? 1 : 0)) * itemsize(dtype()); }
+  const uint8_t* fill_value(size_t d, bool after) const {
+    return fill_.data() + (2 * d + (after ? 1 : 0)) * itemsize(dtype());
+  }
 
  private:
   struct Run {

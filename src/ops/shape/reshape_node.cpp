@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/strided_copy.hpp"
 #include "core/chunk_shapes.hpp"
+#include "core/strided_copy.hpp"
 #include "runtime/graph_queries.hpp"
 #include "runtime/thread_state.hpp"
 

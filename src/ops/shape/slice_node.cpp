@@ -8,9 +8,7 @@
 namespace b2lazy {
 
 SliceNode::SliceNode(NodePtr input, std::vector<Axis> axes, std::vector<int> out_to_in, Shape out_shape)
-    : Node(input->dtype(), std::move(out_shape), {input}),
-      axes_(std::move(axes)),
-      out_to_in_(std::move(out_to_in)) {}
+    : Node(input->dtype(), std::move(out_shape), {input}), axes_(std::move(axes)), out_to_in_(std::move(out_to_in)) {}
 
 std::string SliceNode::describe() const {
   std::string s = "slice [";
@@ -48,9 +46,7 @@ void SliceNode::fill(const Region& region, void* out, ThreadState& ts) const {
   inputs()[0]->pull(input_region(region), out, ts);
 }
 
-const void* SliceNode::view(const Region& region) const {
-  return inputs()[0]->view(input_region(region));
-}
+const void* SliceNode::view(const Region& region) const { return inputs()[0]->view(input_region(region)); }
 
 BasicKey normalize_basic_key(const Shape& sh, const std::vector<Index>& index) {
   size_t n_consuming = 0, n_ellipsis = 0;
@@ -60,8 +56,8 @@ BasicKey normalize_basic_key(const Shape& sh, const std::vector<Index>& index) {
   }
   if (n_ellipsis > 1) throw IndexError("an index can only have a single ellipsis ('...')");
   if (n_consuming > sh.size())
-    throw IndexError("too many indices for array: array is " + std::to_string(sh.size()) +
-                     "-dimensional, but " + std::to_string(n_consuming) + " were indexed");
+    throw IndexError("too many indices for array: array is " + std::to_string(sh.size()) + "-dimensional, but " +
+                     std::to_string(n_consuming) + " were indexed");
   std::vector<Index> full;
   for (auto& ix : index) {
     if (ix.kind == Index::Kind::Ellipsis) {
@@ -90,8 +86,8 @@ BasicKey normalize_basic_key(const Shape& sh, const std::vector<Index>& index) {
     if (ix.kind == Index::Kind::Int) {
       int64_t i = ix.i < 0 ? ix.i + len : ix.i;
       if (i < 0 || i >= len)
-        throw IndexError("index " + std::to_string(ix.i) + " is out of bounds for axis " +
-                         std::to_string(d) + " with size " + std::to_string(len));
+        throw IndexError("index " + std::to_string(ix.i) + " is out of bounds for axis " + std::to_string(d) +
+                         " with size " + std::to_string(len));
       axes.push_back({true, i, 1, 1});
       identity = false;
       continue;

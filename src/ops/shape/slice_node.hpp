@@ -1,8 +1,8 @@
 // Basic indexing (integers, strided slices, new axes) as a lazy node: an output region
 // maps to a strided input region, so only what the index covers is pulled.
 #pragma once
-#include "b2lazy/vocabulary.hpp"
 #include "b2lazy/node.hpp"
+#include "b2lazy/vocabulary.hpp"
 
 namespace b2lazy {
 

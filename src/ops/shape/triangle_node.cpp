@@ -3,17 +3,15 @@
 #include <algorithm>
 #include <cstring>
 
-#include "runtime/thread_state.hpp"
 #include "runtime/graph_queries.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
 TriangleNode::TriangleNode(NodePtr input, int64_t k, bool lower)
     : Node(input->dtype(), input->shape(), {input}), k_(k), lower_(lower), preferred_(preferred_chunks_of(input)) {}
 
-std::string TriangleNode::describe() const {
-  return kind() + " k=" + std::to_string(k_) + " " + shape_str(shape());
-}
+std::string TriangleNode::describe() const { return kind() + " k=" + std::to_string(k_) + " " + shape_str(shape()); }
 
 bool TriangleNode::keep(int64_t row, int64_t col) const {
   const int64_t diff = col - row;

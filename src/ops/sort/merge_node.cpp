@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "core/dispatch.hpp"
-#include "runtime/scratch.hpp"
-#include "runtime/thread_state.hpp"
 #include "ops/sort/runs_node.hpp"
 #include "ops/sort/sort_keys.hpp"
 #include "runtime/memory_model.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
@@ -35,8 +35,8 @@ MergeNode::MergeNode(NodePtr runs, NodePtr samples, DType values, int64_t n, int
 
 std::string MergeNode::describe() const {
   const Shape& r = inputs()[0]->shape();
-  return kind() + " of " + std::to_string(r[1]) + " runs of " + std::to_string(r[2]) + (descending_ ? " descending" : "") +
-         " -> " + std::string(dtype_name(dtype())) + " " + shape_str(shape());
+  return kind() + " of " + std::to_string(r[1]) + " runs of " + std::to_string(r[2]) +
+         (descending_ ? " descending" : "") + " -> " + std::string(dtype_name(dtype())) + " " + shape_str(shape());
 }
 
 Region MergeNode::lanes_region(const Region& region) const {
@@ -136,7 +136,8 @@ std::vector<int64_t> MergeNode::splits(int64_t row, int64_t s, const int64_t* sa
   const int64_t want = s - before;
   auto at_or_below = [&](uint64_t x) {
     int64_t c = 0;
-    for (size_t j = 0; j < static_cast<size_t>(k); ++j) c += std::upper_bound(w + off[j], w + off[j + 1], x) - (w + off[j]);
+    for (size_t j = 0; j < static_cast<size_t>(k); ++j)
+      c += std::upper_bound(w + off[j], w + off[j + 1], x) - (w + off[j]);
     return c;
   };
   uint64_t a = 0, b = sortkey::kLast;
@@ -222,7 +223,8 @@ void MergeNode::fill(const Region& region_in, void* out, ThreadState& ts) const 
       const int64_t e = std::min(s + kPiece, end);
       merge(row, s, e, rs, piece, ts);
       for (; i >= 0 && i < cnt && region.start[1] + i * step < e; i += dir)
-        std::memcpy(o + static_cast<size_t>(i) * isz, piece + static_cast<size_t>(region.start[1] + i * step - s) * isz, isz);
+        std::memcpy(o + static_cast<size_t>(i) * isz, piece + static_cast<size_t>(region.start[1] + i * step - s) * isz,
+                    isz);
     }
   }
 }

@@ -6,10 +6,10 @@
 
 #include "b2lazy/error.hpp"
 #include "core/dispatch.hpp"
-#include "runtime/scratch.hpp"
-#include "runtime/thread_state.hpp"
 #include "ops/sort/sort_keys.hpp"
 #include "runtime/memory_model.hpp"
+#include "runtime/scratch.hpp"
+#include "runtime/thread_state.hpp"
 
 namespace b2lazy {
 
@@ -35,7 +35,8 @@ Shape RunsNode::preferred_chunks() const {
 }
 
 std::string RunsNode::describe() const {
-  return kind() + (descending_ ? " descending" : "") + " -> " + std::string(dtype_name(dtype())) + " " + shape_str(shape());
+  return kind() + (descending_ ? " descending" : "") + " -> " + std::string(dtype_name(dtype())) + " " +
+         shape_str(shape());
 }
 
 // The lanes' part under the runs the region crosses (whole runs: a run is sorted whole).
@@ -78,7 +79,8 @@ void RunsNode::fill(const Region& region, void* out, ThreadState& ts) const {
         if (!positions_) {
           sortkey::sorted_keys(src, len, 1, static_cast<size_t>(run), descending_, keys);
           uint64_t* o = static_cast<uint64_t*>(out) + at;
-          for (int64_t i = 0; i < region.count[2]; ++i) o[i] = keys[static_cast<size_t>(region.start[2] + i * region.step[2])];
+          for (int64_t i = 0; i < region.count[2]; ++i)
+            o[i] = keys[static_cast<size_t>(region.start[2] + i * region.step[2])];
           continue;
         }
         sortkey::sorted_pairs(src, len, 1, static_cast<size_t>(run), static_cast<uint64_t>(first), descending_, pairs);
@@ -104,8 +106,9 @@ std::string SamplesNode::describe() const {
 // Every every-th element of each run: keys, or (position, key) pairs.
 std::vector<Region> SamplesNode::input_regions(const Region& region) const {
   const Shape& rs = inputs()[0]->shape();
-  Region r = region.size() == 0 ? Region{{0, 0, 0}, {1, 1, 1}, {0, 0, 0}}
-                                : Region{{region.start[0], 0, 0}, {region.step[0], 1, every_}, {region.count[0], rs[1], per_run_}};
+  Region r = region.size() == 0
+                 ? Region{{0, 0, 0}, {1, 1, 1}, {0, 0, 0}}
+                 : Region{{region.start[0], 0, 0}, {region.step[0], 1, every_}, {region.count[0], rs[1], per_run_}};
   if (rs.size() == 4) r.start.push_back(0), r.step.push_back(1), r.count.push_back(region.size() ? 2 : 0);
   return {r};
 }
@@ -126,8 +129,9 @@ void SamplesNode::fill(const Region& region, void* out, ThreadState& ts) const {
     // orders ties by run as the values merge does)
     for (int64_t i = 0; i < per_lane; ++i) {
       const int64_t e = r * per_lane + i;
-      pairs[static_cast<size_t>(i)] = pairs_in ? sortkey::KeyPos{got[2 * e], got[2 * e + 1]}
-                                               : sortkey::KeyPos{static_cast<uint64_t>((i / per_run_) * run + (i % per_run_) * every_), got[e]};
+      pairs[static_cast<size_t>(i)] =
+          pairs_in ? sortkey::KeyPos{got[2 * e], got[2 * e + 1]}
+                   : sortkey::KeyPos{static_cast<uint64_t>((i / per_run_) * run + (i % per_run_) * every_), got[e]};
     }
     sortkey::sort_pairs(pairs.data(), pairs.size());
     int64_t* o = static_cast<int64_t*>(out) + r * region.count[1];

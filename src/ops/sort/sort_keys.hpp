@@ -17,8 +17,7 @@ constexpr uint64_t kLast = std::numeric_limits<uint64_t>::max();
 
 // `canonical_zero`: -0.0 gets 0.0's key (argsort: NumPy keeps equal values, -0.0 == 0.0,
 // in their order); a values sort keeps them apart, so from_key gives each one back.
-template <class T>
-uint64_t to_key(T v, bool descending, bool canonical_zero = false) {
+template <class T> uint64_t to_key(T v, bool descending, bool canonical_zero = false) {
   uint64_t u;
   if constexpr (std::is_floating_point_v<T>) {
     if (std::isnan(v)) return kLast;
@@ -39,8 +38,7 @@ uint64_t to_key(T v, bool descending, bool canonical_zero = false) {
   return descending ? ~u : u;
 }
 
-template <class T>
-T from_key(uint64_t k, bool descending) {
+template <class T> T from_key(uint64_t k, bool descending) {
   if constexpr (std::is_floating_point_v<T>) {
     if (k == kLast) return std::numeric_limits<T>::quiet_NaN();
     if (descending) k = ~k;

@@ -6,9 +6,9 @@
 
 #include "b2lazy/error.hpp"
 #include "core/dispatch.hpp"
+#include "ops/sort/sort_keys.hpp"
 #include "runtime/scratch.hpp"
 #include "runtime/thread_state.hpp"
-#include "ops/sort/sort_keys.hpp"
 
 namespace b2lazy {
 
@@ -66,8 +66,8 @@ void SortNode::fill(const Region& region, void* out, ThreadState& ts) const {
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
         const T* lane = src + o * len * inner + i;  // element k at lane[k * inner]
-        const int64_t at = o * cnt * inner + i;      // output element k at out[at + k * inner]
-        if (!indices_) {  // values: equal ones are interchangeable, so keys alone will do
+        const int64_t at = o * cnt * inner + i;     // output element k at out[at + k * inner]
+        if (!indices_) {                            // values: equal ones are interchangeable, so keys alone will do
           sortkey::sorted_keys(lane, len, inner, static_cast<size_t>(len), descending_, keys);
           T* o_ = static_cast<T*>(out) + at;
           for (int64_t k = 0; k < cnt; ++k)
@@ -77,7 +77,8 @@ void SortNode::fill(const Region& region, void* out, ThreadState& ts) const {
         // positions: (key, position) pairs, so equal values keep their order
         sortkey::sorted_pairs(lane, len, inner, static_cast<size_t>(len), 0, descending_, pairs);
         int64_t* o_ = static_cast<int64_t*>(out) + at;
-        for (int64_t k = 0; k < cnt; ++k) o_[k * inner] = static_cast<int64_t>(pairs[static_cast<size_t>(first + k * step)].pos);
+        for (int64_t k = 0; k < cnt; ++k)
+          o_[k * inner] = static_cast<int64_t>(pairs[static_cast<size_t>(first + k * step)].pos);
       }
   });
 }

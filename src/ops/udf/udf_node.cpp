@@ -60,8 +60,7 @@ Shape UdfNode::preferred_chunks() const {
 std::vector<Region> UdfNode::input_regions(const Region& region) const {
   std::vector<Region> out;
   const Box w = region.size() ? widened(region.bounds()) : Box{Shape(ndim(), 0), Shape(ndim(), 0)};
-  for (const NodePtr& in : inputs())
-    out.push_back(in->ndim() == 0 ? Region::whole({}) : Region::from_box(w));
+  for (const NodePtr& in : inputs()) out.push_back(in->ndim() == 0 ? Region::whole({}) : Region::from_box(w));
   return out;
 }
 

@@ -8,11 +8,9 @@
 
 namespace b2lazy::reduction {
 
-template <class A, bool Max, bool SkipNaN>
-class ArgKernel : public Kernel<A> {
+template <class A, bool Max, bool SkipNaN> class ArgKernel : public Kernel<A> {
  public:
-  explicit ArgKernel(const KernelArgs& a)
-      : args_(a), val_(static_cast<size_t>(a.n), A(0)), idx_(val_.size(), kNone) {}
+  explicit ArgKernel(const KernelArgs& a) : args_(a), val_(static_cast<size_t>(a.n), A(0)), idx_(val_.size(), kNone) {}
 
   void consume(const A* x, const Region& slab, const std::vector<bool>& red) override {
     Shape rst(red.size(), 0);
@@ -22,7 +20,8 @@ class ArgKernel : public Kernel<A> {
         rst[d] = args_.reduced_strides[d];
         j0 += slab.start[d] * args_.reduced_strides[d];
       }
-    accum::fold_indexed(x, slab.count, red, rst, j0, [&](int64_t k, A v, int64_t j) { take(static_cast<size_t>(k), v, j); });
+    accum::fold_indexed(x, slab.count, red, rst, j0,
+                        [&](int64_t k, A v, int64_t j) { take(static_cast<size_t>(k), v, j); });
   }
   void merge(const Kernel<A>& other) override {
     const auto& o = static_cast<const ArgKernel&>(other);

@@ -9,17 +9,18 @@
 
 namespace b2lazy::reduction {
 
-template <class A, bool Last, bool SkipNaN>
-class FirstLastKernel : public Kernel<A> {
+template <class A, bool Last, bool SkipNaN> class FirstLastKernel : public Kernel<A> {
  public:
-  explicit FirstLastKernel(const KernelArgs& a) : args_(a), val_(static_cast<size_t>(a.n), A(0)), pos_(val_.size(), kNone) {}
+  explicit FirstLastKernel(const KernelArgs& a)
+      : args_(a), val_(static_cast<size_t>(a.n), A(0)), pos_(val_.size(), kNone) {}
 
   void consume(const A* x, const Region& slab, const std::vector<bool>& red) override {
     Shape rst(red.size(), 0);
     int64_t j0 = 0;
     for (size_t d = 0; d < red.size(); ++d)
       if (red[d]) rst[d] = 1, j0 += slab.start[d];  // (one reduced axis: j is the position along it)
-    accum::fold_indexed(x, slab.count, red, rst, j0, [&](int64_t k, A v, int64_t j) { take(static_cast<size_t>(k), v, j); });
+    accum::fold_indexed(x, slab.count, red, rst, j0,
+                        [&](int64_t k, A v, int64_t j) { take(static_cast<size_t>(k), v, j); });
   }
   void merge(const Kernel<A>& other) override {
     const auto& o = static_cast<const FirstLastKernel&>(other);

@@ -11,65 +11,55 @@
 
 namespace b2lazy::reduction {
 
-template <class A>
-constexpr A lowest() {
+template <class A> constexpr A lowest() {
   return std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::lowest();
 }
-template <class A>
-constexpr A highest() {
+template <class A> constexpr A highest() {
   return std::numeric_limits<A>::has_infinity ? std::numeric_limits<A>::infinity() : std::numeric_limits<A>::max();
 }
 
 // Each op: ident() (the fold's identity and the accumulators' start) and f(a, v).
 // min and max propagate NaN (NumPy); nanmin and nanmax start from NaN and take any
 // value over it, so an all-NaN slice stays NaN, as NumPy's does.
-template <class A>
-struct SumOp {
+template <class A> struct SumOp {
   static A ident() { return A(0); }
   static A f(A a, A v) { return accum::add(a, v); }
 };
-template <class A>
-struct ProdOp {
+template <class A> struct ProdOp {
   static A ident() { return A(1); }
   static A f(A a, A v) { return accum::mul(a, v); }
 };
-template <class A>
-struct MinOp {
+template <class A> struct MinOp {
   static A ident() { return highest<A>(); }
   static A f(A a, A v) { return (v < a || accum::is_nan(v)) ? v : a; }
 };
-template <class A>
-struct MaxOp {
+template <class A> struct MaxOp {
   static A ident() { return lowest<A>(); }
   static A f(A a, A v) { return (v > a || accum::is_nan(v)) ? v : a; }
 };
-template <class A>
-struct AnyOp {
+template <class A> struct AnyOp {
   static A ident() { return A(0); }
   static A f(A a, A v) { return A((a != A(0)) | (v != A(0))); }
 };
-template <class A>
-struct AllOp {
+template <class A> struct AllOp {
   static A ident() { return A(1); }
   static A f(A a, A v) { return A((a != A(0)) & (v != A(0))); }
 };
-template <class A>
-struct NanSumOp {
+template <class A> struct NanSumOp {
   static A ident() { return A(0); }
   static A f(A a, A v) { return accum::is_nan(v) ? a : accum::add(a, v); }
 };
-template <class A>
-struct NanProdOp {
+template <class A> struct NanProdOp {
   static A ident() { return A(1); }
   static A f(A a, A v) { return accum::is_nan(v) ? a : accum::mul(a, v); }
 };
-template <class A>
-struct NanMinOp {
-  static A ident() { return std::numeric_limits<A>::has_quiet_NaN ? std::numeric_limits<A>::quiet_NaN() : highest<A>(); }
+template <class A> struct NanMinOp {
+  static A ident() {
+    return std::numeric_limits<A>::has_quiet_NaN ? std::numeric_limits<A>::quiet_NaN() : highest<A>();
+  }
   static A f(A a, A v) { return (v < a || accum::is_nan(a)) ? v : a; }
 };
-template <class A>
-struct NanMaxOp {
+template <class A> struct NanMaxOp {
   static A ident() { return std::numeric_limits<A>::has_quiet_NaN ? std::numeric_limits<A>::quiet_NaN() : lowest<A>(); }
   static A f(A a, A v) { return (v > a || accum::is_nan(a)) ? v : a; }
 };
@@ -83,10 +73,12 @@ class FoldKernel : public Kernel<A> {
     if (Counted) count_.assign(static_cast<size_t>(a.n), 0);
   }
   void consume(const A* x, const Region& slab, const std::vector<bool>& red) override {
-    accum::fold(x, slab.count, red, acc_.data(), [](A a, A v) { return Op<A>::f(a, v); }, Op<A>::ident());
+    accum::fold(
+        x, slab.count, red, acc_.data(), [](A a, A v) { return Op<A>::f(a, v); }, Op<A>::ident());
     if constexpr (Counted)
-      accum::fold(x, slab.count, red, count_.data(), [](int64_t c, A v) { return c + !accum::is_nan(v); },
-                  int64_t(0), [](int64_t c, int64_t p) { return c + p; });
+      accum::fold(
+          x, slab.count, red, count_.data(), [](int64_t c, A v) { return c + !accum::is_nan(v); }, int64_t(0),
+          [](int64_t c, int64_t p) { return c + p; });
   }
   void merge(const Kernel<A>& other) override {
     const auto& o = static_cast<const FoldKernel&>(other);
@@ -124,13 +116,13 @@ class FoldKernel : public Kernel<A> {
 };
 
 // count_nonzero: the slab is bool (0 / 1), counted in int64.
-template <class A>
-class CountKernel : public Kernel<A> {
+template <class A> class CountKernel : public Kernel<A> {
  public:
   explicit CountKernel(const KernelArgs& a) : args_(a), count_(static_cast<size_t>(a.n), 0) {}
   void consume(const A* x, const Region& slab, const std::vector<bool>& red) override {
-    accum::fold(x, slab.count, red, count_.data(), [](int64_t c, A v) { return c + static_cast<int64_t>(v != A(0)); },
-                int64_t(0), [](int64_t c, int64_t p) { return c + p; });
+    accum::fold(
+        x, slab.count, red, count_.data(), [](int64_t c, A v) { return c + static_cast<int64_t>(v != A(0)); },
+        int64_t(0), [](int64_t c, int64_t p) { return c + p; });
   }
   void merge(const Kernel<A>& other) override {
     const auto& o = static_cast<const CountKernel&>(other);

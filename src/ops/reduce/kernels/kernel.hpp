@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "b2lazy/vocabulary.hpp"
 #include "b2lazy/box.hpp"
 #include "b2lazy/dtype.hpp"
 #include "b2lazy/error.hpp"
+#include "b2lazy/vocabulary.hpp"
 
 namespace b2lazy::reduction {
 
@@ -28,8 +28,7 @@ struct KernelArgs {
 };
 
 // A = the accumulator's C++ type (the slab is converted to it before consume).
-template <class A>
-class Kernel {
+template <class A> class Kernel {
  public:
   virtual ~Kernel() = default;
   // `x`: the slab, dense; `slab`: its region of the input; `red`: the reduced axes.
@@ -42,15 +41,13 @@ class Kernel {
   virtual void load(const uint8_t* p, size_t n) = 0;
 };
 
-template <class A>
-std::unique_ptr<Kernel<A>> make_kernel(const KernelArgs& args);
+template <class A> std::unique_ptr<Kernel<A>> make_kernel(const KernelArgs& args);
 
 // Saving and loading a state made of vectors, in order.
 class StateWriter {
  public:
   explicit StateWriter(std::vector<uint8_t>& out) : out_(out) {}
-  template <class V>
-  StateWriter& operator<<(const V& v) {
+  template <class V> StateWriter& operator<<(const V& v) {
     const auto* p = reinterpret_cast<const uint8_t*>(v.data());
     out_.insert(out_.end(), p, p + v.size() * sizeof(v[0]));
     return *this;
@@ -68,8 +65,7 @@ class StateReader {
       throw ValueError("a partial " + std::string(reduction_name(r)) + " of " + std::to_string(n) +
                        " bytes where this region's is " + std::to_string(want));
   }
-  template <class V>
-  StateReader& operator>>(V& v) {
+  template <class V> StateReader& operator>>(V& v) {
     std::memcpy(v.data(), p_, v.size() * sizeof(v[0]));
     p_ += v.size() * sizeof(v[0]);
     return *this;
@@ -79,10 +75,7 @@ class StateReader {
   const uint8_t* p_;
 };
 
-template <class V>
-size_t state_bytes(const V& v) {
-  return v.size() * sizeof(v[0]);
-}
+template <class V> size_t state_bytes(const V& v) { return v.size() * sizeof(v[0]); }
 
 // Casts `n` values of dtype `from` at `src` into `out` of dtype `to`.
 void cast_out(DType from, const void* src, DType to, void* out, int64_t n);

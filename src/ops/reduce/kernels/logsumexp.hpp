@@ -11,8 +11,7 @@
 
 namespace b2lazy::reduction {
 
-template <class A>
-class LogSumExpKernel : public Kernel<A> {
+template <class A> class LogSumExpKernel : public Kernel<A> {
  public:
   explicit LogSumExpKernel(const KernelArgs& a)
       : args_(a), max_(static_cast<size_t>(a.n), -kInf), sum_(max_.size(), 0.0) {}
@@ -41,9 +40,7 @@ class LogSumExpKernel : public Kernel<A> {
     cast_out(DType::F64, v.data(), out_dtype, out, args_.n);
   }
   void save(std::vector<uint8_t>& out) const override { StateWriter(out) << max_ << sum_; }
-  void load(const uint8_t* p, size_t n) override {
-    StateReader(p, n, 2 * state_bytes(max_), args_.r) >> max_ >> sum_;
-  }
+  void load(const uint8_t* p, size_t n) override { StateReader(p, n, 2 * state_bytes(max_), args_.r) >> max_ >> sum_; }
 
  private:
   static constexpr double kInf = std::numeric_limits<double>::infinity();

@@ -10,8 +10,7 @@
 namespace b2lazy::reduction {
 
 // complex: the folds with a complex meaning (the builder refuses the others first).
-template <class A>
-std::unique_ptr<Kernel<A>> make_complex_kernel(const KernelArgs& a) {
+template <class A> std::unique_ptr<Kernel<A>> make_complex_kernel(const KernelArgs& a) {
   switch (a.r) {
     case Reduction::Sum: return std::make_unique<FoldKernel<A, SumOp>>(a);
     case Reduction::Prod: return std::make_unique<FoldKernel<A, ProdOp>>(a);
@@ -23,8 +22,7 @@ std::unique_ptr<Kernel<A>> make_complex_kernel(const KernelArgs& a) {
   }
 }
 
-template <class A>
-std::unique_ptr<Kernel<A>> make_kernel(const KernelArgs& a) {
+template <class A> std::unique_ptr<Kernel<A>> make_kernel(const KernelArgs& a) {
   if constexpr (is_complex_v<A>) return make_complex_kernel<A>(a);
   else {
     switch (a.r) {
@@ -41,8 +39,10 @@ std::unique_ptr<Kernel<A>> make_kernel(const KernelArgs& a) {
       case Reduction::NanMax: return std::make_unique<FoldKernel<A, NanMaxOp>>(a);
       case Reduction::NanMean: return std::make_unique<FoldKernel<A, NanSumOp, true, true>>(a);
       case Reduction::CountNonzero: return std::make_unique<CountKernel<A>>(a);
-      case Reduction::Var: case Reduction::Std: return std::make_unique<MomentsKernel<A, false>>(a);
-      case Reduction::NanVar: case Reduction::NanStd: return std::make_unique<MomentsKernel<A, true>>(a);
+      case Reduction::Var:
+      case Reduction::Std: return std::make_unique<MomentsKernel<A, false>>(a);
+      case Reduction::NanVar:
+      case Reduction::NanStd: return std::make_unique<MomentsKernel<A, true>>(a);
       case Reduction::Argmin: return std::make_unique<ArgKernel<A, false, false>>(a);
       case Reduction::Argmax: return std::make_unique<ArgKernel<A, true, false>>(a);
       case Reduction::NanArgmin: return std::make_unique<ArgKernel<A, false, true>>(a);

@@ -10,8 +10,7 @@
 
 namespace b2lazy::reduction {
 
-template <class A, bool SkipNaN>
-class MomentsKernel : public Kernel<A> {
+template <class A, bool SkipNaN> class MomentsKernel : public Kernel<A> {
  public:
   explicit MomentsKernel(const KernelArgs& a)
       : args_(a), n_(static_cast<size_t>(a.n), 0.0), mean_(n_.size(), 0.0), m2_(n_.size(), 0.0) {}
