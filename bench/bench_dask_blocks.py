@@ -17,6 +17,7 @@ decompressed from the b2nd file over the array's bytes (1.00: each value read on
   np.mean      np.mean(bl.open(f), axis=0).to_numpy()  (the protocol, ~--protocol-mib file)
   bl.mean      bl.mean(bl.open(f), axis=0).to_numpy()
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,6 +41,7 @@ def _status(key):
 def _make(data_dir, mib, zarr_too):
     import blosc2
     import numpy as np
+
     n_cols = 8192
     n_rows = mib * 2**20 // 8 // n_cols
     b2 = os.path.join(data_dir, f"a{mib}.b2nd")
@@ -51,8 +53,15 @@ def _make(data_dir, mib, zarr_too):
         if zarr_too:
             import zarr
             from zarr.codecs import BloscCodec
-            z = zarr.create_array(zp, shape=a.shape, dtype=a.dtype, chunks=CHUNKS, overwrite=True,
-                                  compressors=[BloscCodec(cname="zstd", clevel=1, shuffle="shuffle")])
+
+            z = zarr.create_array(
+                zp,
+                shape=a.shape,
+                dtype=a.dtype,
+                chunks=CHUNKS,
+                overwrite=True,
+                compressors=[BloscCodec(cname="zstd", clevel=1, shuffle="shuffle")],
+            )
             z[...] = a
     return b2, zp
 
@@ -64,6 +73,7 @@ def _run_one(kind, path, repeat):
     import b2lazy as bl
     import dask
     import dask.array as da
+
     base = _status("VmRSS")
     times = []
     for _ in range(repeat):
@@ -85,9 +95,18 @@ def _run_one(kind, path, repeat):
             r = lazy.to_numpy()
             reads = {k: lazy.last_stats[k][path] for k in ("chunks_decompressed", "bytes_decompressed")}
         times.append(time.perf_counter() - t0)
-    print(json.dumps({"kind": kind, "seconds": min(times), "peak_mib": (_status("VmHWM") - base) / 2**20,
-                      "checksum": float(np.asarray(r).sum()), "reads": reads,
-                      "nbytes": blosc2.open(path).nbytes if path.endswith(".b2nd") else None}))
+    print(
+        json.dumps(
+            {
+                "kind": kind,
+                "seconds": min(times),
+                "peak_mib": (_status("VmHWM") - base) / 2**20,
+                "checksum": float(np.asarray(r).sum()),
+                "reads": reads,
+                "nbytes": blosc2.open(path).nbytes if path.endswith(".b2nd") else None,
+            }
+        )
+    )
 
 
 def main():
@@ -103,26 +122,45 @@ def main():
     data_dir = args.data_dir or tempfile.mkdtemp(prefix="bench_dask_blocks_")
     b2, zp = _make(data_dir, args.mib, True)
     b2p, _ = _make(data_dir, args.protocol_mib, False)
-    runs = [("dask+b2lazy", b2), ("dask+zarr", zp), ("np.mean", b2p), ("bl.mean", b2p),
-            ("np.mean", b2p), ("bl.mean", b2p)]  # the protocol pair twice, interleaved
+    runs = [
+        ("dask+b2lazy", b2),
+        ("dask+zarr", zp),
+        ("np.mean", b2p),
+        ("bl.mean", b2p),
+        ("np.mean", b2p),
+        ("bl.mean", b2p),
+    ]  # the protocol pair twice, interleaved
     results = []
     for kind, path in runs:
-        out = subprocess.run([sys.executable, __file__, "--one", kind, path, "--repeat", str(args.repeat)],
-                             check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [sys.executable, __file__, "--one", kind, path, "--repeat", str(args.repeat)],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         r = json.loads(out.strip().splitlines()[-1])
         size = args.mib if path in (b2, zp) else args.protocol_mib
-        print(f"{kind:12s} {size:5d} MiB  {r['seconds']:.3f} s  peak {r['peak_mib']:.0f} MiB  "
-              f"(checksum {r['checksum']:.6g})", flush=True)
+        print(
+            f"{kind:12s} {size:5d} MiB  {r['seconds']:.3f} s  peak {r['peak_mib']:.0f} MiB  "
+            f"(checksum {r['checksum']:.6g})",
+            flush=True,
+        )
         if r.get("reads"):
-            print(f"             read {r['reads']['bytes_decompressed'] / r['nbytes']:.2f}x the array's bytes "
-                  f"({r['reads']['chunks_decompressed']} chunk fetches, partial ones included)", flush=True)
+            print(
+                f"             read {r['reads']['bytes_decompressed'] / r['nbytes']:.2f}x the array's bytes "
+                f"({r['reads']['chunks_decompressed']} chunk fetches, partial ones included)",
+                flush=True,
+            )
         results.append(r)
     # what the protocol adds per call (building the lazy expression, nothing evaluated)
-    code = ("import timeit, numpy as np, b2lazy as bl; x = bl.open(%r); n = 2000; "
-            "print(*(timeit.timeit(s, globals=globals(), number=n) / n * 1e6 "
-            "for s in ('np.mean(x, axis=0)', 'bl.mean(x, axis=0)')))" % b2p)
-    t_np, t_bl = map(float, subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                                           text=True).stdout.split())
+    code = (
+        "import timeit, numpy as np, b2lazy as bl; x = bl.open(%r); n = 2000; "
+        "print(*(timeit.timeit(s, globals=globals(), number=n) / n * 1e6 "
+        "for s in ('np.mean(x, axis=0)', 'bl.mean(x, axis=0)')))" % b2p
+    )
+    t_np, t_bl = map(
+        float, subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
+    )
     print(f"building the expression: np.mean {t_np:.1f} us, bl.mean {t_bl:.1f} us per call")
 
 

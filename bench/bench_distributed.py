@@ -31,6 +31,7 @@ dask's peak per worker.
 Targets: cluster within 1.3x of local; faster than dask on every workload with lower peak
 memory per worker.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,17 +64,24 @@ def reset_peak(pid):
 def _write_zarr(path, shape, chunks, seed):
     import zarr
     from zarr.codecs import BloscCodec
+
     if os.path.exists(os.path.join(path, "zarr.json")):
         return
     tmp = path + ".partial"  # renamed when complete: an interrupted run leaves no short array
-    z = zarr.create_array(tmp, shape=shape, chunks=chunks, dtype="float64", overwrite=True,
-                          compressors=[BloscCodec(cname="zstd", clevel=1, shuffle="shuffle")])
+    z = zarr.create_array(
+        tmp,
+        shape=shape,
+        chunks=chunks,
+        dtype="float64",
+        overwrite=True,
+        compressors=[BloscCodec(cname="zstd", clevel=1, shuffle="shuffle")],
+    )
     rng = np.random.default_rng(seed)
     step = chunks[0]
     for i in range(0, shape[0], step):  # smooth values plus a little noise, strip by strip
         rows = np.arange(i, min(shape[0], i + step), dtype=np.float64)
         base = np.sin(rows / 97.0).reshape((-1,) + (1,) * (len(shape) - 1))
-        z[i:i + len(rows)] = base + 0.001 * rng.standard_normal((len(rows),) + tuple(shape[1:]))
+        z[i : i + len(rows)] = base + 0.001 * rng.standard_normal((len(rows),) + tuple(shape[1:]))
     os.rename(tmp, path)
 
 
@@ -97,12 +105,14 @@ def paths(d, n, m, w):
 
 def quantile_of(path):
     import zarr
+
     z = zarr.open_array(path, mode="r")
     return float(np.quantile(z[:256], 0.999))
 
 
 def b2lazy_expr(w, ops, q, idx):
     import b2lazy as bl
+
     a, b = bl.open(ops["a"]), bl.open(ops["b"])
     if w == "elementwise":
         return bl.sin(a) ** 2 + bl.cos(b) ** 2
@@ -125,6 +135,7 @@ def b2lazy_expr(w, ops, q, idx):
 
 def dask_expr(w, ops, q, idx):
     import dask.array as da
+
     a, b = da.from_zarr(ops["a"]), da.from_zarr(ops["b"])
     if w == "elementwise":
         return da.sin(a) ** 2 + da.cos(b) ** 2
@@ -177,8 +188,16 @@ def on_cluster(client, fn):
 
 def run_cluster(client, w, ops, q, idx, out, max_memory=None):
     x = b2lazy_expr(w, ops, q, idx)
-    return on_cluster(client, lambda: x.compute(urlpath=out, chunks=out_chunks(x.ndim), scheduler=client,
-                                                  cparams={"codec": "zstd", "clevel": 1}, **budget_kw(max_memory)))
+    return on_cluster(
+        client,
+        lambda: x.compute(
+            urlpath=out,
+            chunks=out_chunks(x.ndim),
+            scheduler=client,
+            cparams={"codec": "zstd", "clevel": 1},
+            **budget_kw(max_memory),
+        ),
+    )
 
 
 def run_dask(client, w, ops, q, idx, out):
@@ -187,13 +206,16 @@ def run_dask(client, w, ops, q, idx, out):
     def go():
         x = dask_expr(w, ops, q, idx)
         x = x.rechunk(out_chunks(x.ndim))
-        x.to_zarr(out, overwrite=True, compute=True,
-                  compressors=[BloscCodec(cname="zstd", clevel=1, shuffle="shuffle")])
+        x.to_zarr(
+            out, overwrite=True, compute=True, compressors=[BloscCodec(cname="zstd", clevel=1, shuffle="shuffle")]
+        )
+
     return on_cluster(client, go)
 
 
 def check(out, ref_out):
     import b2lazy as bl
+
     g, r = bl.open(out), bl.open(ref_out)
     if g.shape != r.shape:
         return f"shape {g.shape} vs {r.shape}"
@@ -214,8 +236,12 @@ def main():
     ap.add_argument("--data-dir", default="/work/data/distributed")
     ap.add_argument("--workloads", nargs="*", default=WORKLOADS)
     ap.add_argument("--contenders", nargs="*", default=["local", "cluster", "dask"])
-    ap.add_argument("--max-memory-mib", type=int, default=None,
-                    help="b2lazy's max_memory (local; per worker on the cluster); default: b2lazy's own")
+    ap.add_argument(
+        "--max-memory-mib",
+        type=int,
+        default=None,
+        help="b2lazy's max_memory (local; per worker on the cluster); default: b2lazy's own",
+    )
     ap.add_argument("--out", default=None)
     ap.add_argument("--md", default=None)
     ap.add_argument("--local-one", nargs=4, help=argparse.SUPPRESS)  # subprocess entry: w ops.json q out
@@ -229,8 +255,10 @@ def main():
         return
     make_data(args.data_dir, args.n, args.n_products)
     from distributed import Client, LocalCluster
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                           memory_limit="10GiB")
+
+    cluster = LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, memory_limit="10GiB"
+    )
     client = Client(cluster)
     results = []
     outdir = os.path.join(args.data_dir, "out")
@@ -244,8 +272,22 @@ def main():
             out = os.path.join(outdir, f"{w}-{c}.zarr")
             if c == "local":
                 budget = [] if mm is None else ["--max-memory-mib", str(args.max_memory_mib)]
-                r = subprocess.run([sys.executable, __file__, "--n", str(args.n), *budget, "--local-one", w,
-                                    json.dumps(ops), repr(q), out], capture_output=True, text=True)
+                r = subprocess.run(
+                    [
+                        sys.executable,
+                        __file__,
+                        "--n",
+                        str(args.n),
+                        *budget,
+                        "--local-one",
+                        w,
+                        json.dumps(ops),
+                        repr(q),
+                        out,
+                    ],
+                    capture_output=True,
+                    text=True,
+                )
                 if r.returncode != 0:
                     row[c] = {"error": r.stderr[-400:]}
                     continue
@@ -271,9 +313,11 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             json.dump(results, f, indent=1)
-    lines = ["| workload | local s | cluster s | dask s | cluster / local | dask / cluster | "
-             "peak MiB local | peak MiB/worker cluster | peak MiB/worker dask | check |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| workload | local s | cluster s | dask s | cluster / local | dask / cluster | "
+        "peak MiB local | peak MiB/worker cluster | peak MiB/worker dask | check |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     mib = 1 << 20
     for row in results:
         g = {c: row.get(c, {}) for c in ("local", "cluster", "dask")}
@@ -282,9 +326,11 @@ def main():
         ratio = lambda x, y: f"{x / y:.2f}x" if x and y else "-"  # noqa: E731
         pk = lambda c: f"{g[c]['peak'] / mib:.0f}" if "peak" in g[c] else "-"  # noqa: E731
         chk = ", ".join(f"{c}: {g[c]['check']}" for c in ("cluster", "dask") if "check" in g[c])
-        lines.append(f"| {row['workload']} | {fmt(s['local'])} | {fmt(s['cluster'])} | {fmt(s['dask'])} | "
-                     f"{ratio(s['cluster'], s['local'])} | {ratio(s['dask'], s['cluster'])} | {pk('local')} | "
-                     f"{pk('cluster')} | {pk('dask')} | {chk} |")
+        lines.append(
+            f"| {row['workload']} | {fmt(s['local'])} | {fmt(s['cluster'])} | {fmt(s['dask'])} | "
+            f"{ratio(s['cluster'], s['local'])} | {ratio(s['dask'], s['cluster'])} | {pk('local')} | "
+            f"{pk('cluster')} | {pk('dask')} | {chk} |"
+        )
     table = "\n".join(lines)
     print(table)
     if args.md:

@@ -6,6 +6,7 @@ process, methods interleaved per repeat; best wall time of the repeats; the resu
 
     python bench/bench_dtypes.py [million elements (default 16)] [repeats (default 3)]
 """
+
 import sys
 import time
 
@@ -54,10 +55,10 @@ bh, bg = blosc2.asarray(h), blosc2.asarray(g)
 lh, lg = b2lazy.asarray(bh), b2lazy.asarray(bg)
 dh, dg = da.from_array(h, chunks=bh.chunks), da.from_array(g, chunks=bg.chunks)
 CASES["float16: sin(h)*g + h**2"] = {
-    "numpy": lambda: np.sin(h) * g + h ** 2,
-    "python-blosc2": lambda: (blosc2.sin(bh) * bg + bh ** 2).compute()[:],
-    "dask": lambda: (da.sin(dh) * dg + dh ** 2).compute(),
-    "b2lazy": lambda: (b2lazy.sin(lh) * lg + lh ** 2).to_numpy(),
+    "numpy": lambda: np.sin(h) * g + h**2,
+    "python-blosc2": lambda: (blosc2.sin(bh) * bg + bh**2).compute()[:],
+    "dask": lambda: (da.sin(dh) * dg + dh**2).compute(),
+    "b2lazy": lambda: (b2lazy.sin(lh) * lg + lh**2).to_numpy(),
 }
 CASES["float16: sum(h)"] = {
     "numpy": lambda: np.sum(h),
@@ -67,8 +68,8 @@ CASES["float16: sum(h)"] = {
 }
 
 M = 2048
-a = (rng.standard_normal((M, M)) + 1j * rng.standard_normal((M, M)))
-b = (rng.standard_normal((M, M)) + 1j * rng.standard_normal((M, M)))
+a = rng.standard_normal((M, M)) + 1j * rng.standard_normal((M, M))
+b = rng.standard_normal((M, M)) + 1j * rng.standard_normal((M, M))
 ba, bb = blosc2.asarray(a), blosc2.asarray(b)
 CASES[f"matmul {M}x{M}"] = {
     "numpy": lambda: a @ b,
@@ -78,8 +79,11 @@ CASES[f"matmul {M}x{M}"] = {
 
 
 def main():
-    print(f"complex128 / float16, {N / 1e6:g} M elements ({z.nbytes / 2**20:.0f} / {h.nbytes / 2**20:.0f} MiB per operand); "
-          f"blosc2 chunks {bz.chunks}; best of {REPEATS}")
+    print(
+        f"complex128 / float16, {N / 1e6:g} M elements "
+        f"({z.nbytes / 2**20:.0f} / {h.nbytes / 2**20:.0f} MiB per operand); "
+        f"blosc2 chunks {bz.chunks}; best of {REPEATS}"
+    )
     for name, methods in CASES.items():
         best = {m: float("inf") for m in methods}
         ref = None
@@ -103,8 +107,9 @@ def main():
                 else:
                     np.testing.assert_allclose(r, ref, rtol=1e-9 if "matmul" not in name else 1e-8)
         base = best["b2lazy"]
-        cells = ", ".join(f"{m} {t:.3f} s ({t / base:.2f}x b2lazy's)" for m, t in best.items()
-                          if t is not None and m != "b2lazy")
+        cells = ", ".join(
+            f"{m} {t:.3f} s ({t / base:.2f}x b2lazy's)" for m, t in best.items() if t is not None and m != "b2lazy"
+        )
         print(f"{name}: b2lazy {base:.3f} s; {cells}")
 
 

@@ -5,6 +5,7 @@ parsing and graph building is measured, not evaluation).
 
     python bench/bench_expressions.py
 """
+
 import time
 
 import blosc2

@@ -26,6 +26,7 @@ after a warm-up, in this process. Peak RSS growth: each contender and workload o
 in a fresh process (clear_refs after opening, VmHWM at the end). Data is generated in a
 separate process first. The machine's load (uptime) is recorded before and after.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -67,6 +68,7 @@ def other_paths(d, name):
 
 def blosc_codec():
     from zarr.codecs import BloscCodec
+
     return BloscCodec(cname="zstd", clevel=1, shuffle="shuffle")
 
 
@@ -75,6 +77,7 @@ def gen(d, gib):
     import numpy as np
     import zarr
     import b2lazy
+
     shape = shape_for(gib)
     os.makedirs(d, exist_ok=True)
     stamp = os.path.join(d, f"stamp-{shape[0]}x{shape[1]}")
@@ -90,8 +93,9 @@ def gen(d, gib):
             r1 = min(shape[0], r0 + step)
             x = np.linspace(r0 / shape[0], r1 / shape[0], (r1 - r0) * shape[1], endpoint=False).reshape(r1 - r0, -1)
             z[r0:r1] = np.sin(1234.5 * x) + x + 1e-4 * rng.standard_normal(x.shape)
-        b2lazy.open(zp).compute(urlpath=bp, chunks=chunks, cparams={"codec": "zstd", "clevel": 1, "filter": "shuffle"},
-                                nthreads=NTHREADS)
+        b2lazy.open(zp).compute(
+            urlpath=bp, chunks=chunks, cparams={"codec": "zstd", "clevel": 1, "filter": "shuffle"}, nthreads=NTHREADS
+        )
     open(stamp, "w").close()
 
 
@@ -101,6 +105,7 @@ def gen_others(d, gib):
     import hdf5plugin
     import numcodecs
     import zarr
+
     shape = shape_for(gib)
     stamp = os.path.join(d, f"stamp-others-{shape[0]}x{shape[1]}")
     if os.path.exists(stamp):
@@ -110,15 +115,27 @@ def gen_others(d, gib):
         v2, h5 = other_paths(d, name)
         src = zarr.open_array(zp, mode="r")
         chunks = chunks_for(name, shape)
-        z2 = zarr.create_array(v2, shape=shape, chunks=chunks, dtype="f8", zarr_format=2, overwrite=True,
-                               compressors=numcodecs.Blosc(cname="zstd", clevel=1, shuffle=numcodecs.Blosc.SHUFFLE))
+        z2 = zarr.create_array(
+            v2,
+            shape=shape,
+            chunks=chunks,
+            dtype="f8",
+            zarr_format=2,
+            overwrite=True,
+            compressors=numcodecs.Blosc(cname="zstd", clevel=1, shuffle=numcodecs.Blosc.SHUFFLE),
+        )
         with h5py.File(h5, "w") as f:
-            ds = f.create_dataset("a", shape=shape, dtype="f8", chunks=chunks,
-                                  **hdf5plugin.Blosc2(cname="zstd", clevel=1, filters=hdf5plugin.Blosc2.SHUFFLE))
+            ds = f.create_dataset(
+                "a",
+                shape=shape,
+                dtype="f8",
+                chunks=chunks,
+                **hdf5plugin.Blosc2(cname="zstd", clevel=1, filters=hdf5plugin.Blosc2.SHUFFLE),
+            )
             for r0 in range(0, shape[0], 1024):
-                x = src[r0:r0 + 1024]
-                z2[r0:r0 + 1024] = x
-                ds[r0:r0 + 1024] = x
+                x = src[r0 : r0 + 1024]
+                z2[r0 : r0 + 1024] = x
+                ds[r0 : r0 + 1024] = x
     open(stamp, "w").close()
 
 
@@ -126,10 +143,12 @@ def gen_others(d, gib):
 def run(contender, workload, src, out):
     """Runs one workload; returns a small value to check (a float, or the output's path)."""
     import numpy as np
+
     if os.path.exists(out):
         shutil.rmtree(out) if os.path.isdir(out) else os.remove(out)
     if contender.startswith("b2lazy"):
         import b2lazy
+
         a = b2lazy.open(src + "#/a" if src.endswith(".h5") else src)
         cp = {"codec": "zstd", "clevel": 1, "filter": "shuffle"}
         if workload == "sum":
@@ -142,6 +161,7 @@ def run(contender, workload, src, out):
         return out
     if contender == "zarr+numpy":
         import zarr
+
         z = zarr.open_array(src, mode="r")
         a = z[...]
         if workload == "sum":
@@ -155,10 +175,12 @@ def run(contender, workload, src, out):
     if contender.startswith("dask"):
         import dask
         import dask.array as da
+
         with dask.config.set(scheduler="threads", num_workers=NTHREADS):
             if src.endswith(".h5"):  # as Dask reads HDF5: h5py's dataset, by its chunks
                 import h5py
                 import hdf5plugin  # noqa: F401
+
                 ds = h5py.File(src, "r")["a"]
                 a = da.from_array(ds, chunks=ds.chunks)
             else:
@@ -186,6 +208,7 @@ def output(contender, d):
 def setup_threads():
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import zarr
+
     zarr.config.set({"threading.max_workers": NTHREADS})
 
 
@@ -204,6 +227,7 @@ def rss_child(contender, workload, d, chunking):
     import zarr  # noqa: F401
     import dask.array  # noqa: F401
     import b2lazy  # noqa: F401
+
     src, out = source(contender, d, chunking), output(contender, d)
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")
@@ -222,6 +246,7 @@ def uptime():
 def check(contender, workload, got, ref, d):
     """Outputs equal (sampled rows) to the first contender's."""
     import numpy as np
+
     if workload == "sum":
         assert abs(got - ref) <= 1e-9 * abs(ref) + 1e-6, (contender, got, ref)
         return
@@ -229,6 +254,7 @@ def check(contender, workload, got, ref, d):
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-9, err_msg=contender)
         return
     import b2lazy
+
     g, r = b2lazy.open(got), b2lazy.open(ref)
     rows = [0, g.shape[0] // 2, g.shape[0] - 1]
     for i in rows:
@@ -258,14 +284,25 @@ def main():
     load_before = uptime()
     subprocess.run([sys.executable, __file__, "--gen", "--gib", str(args.gib), "--dir", args.dir], check=True)
     if set(CONTENDERS) & {"b2lazy-zarr2", "dask-zarr2", "b2lazy-h5", "dask-h5"}:
-        subprocess.run([sys.executable, __file__, "--gen-others", "--gib", str(args.gib), "--dir", args.dir], check=True)
-    R = {"shape": shape_for(args.gib), "nthreads": NTHREADS, "workloads": list(WORKLOADS), "contenders": list(CONTENDERS), "load_before": load_before, "rss": {}, "times": {}}
+        subprocess.run(
+            [sys.executable, __file__, "--gen-others", "--gib", str(args.gib), "--dir", args.dir], check=True
+        )
+    R = {
+        "shape": shape_for(args.gib),
+        "nthreads": NTHREADS,
+        "workloads": list(WORKLOADS),
+        "contenders": list(CONTENDERS),
+        "load_before": load_before,
+        "rss": {},
+        "times": {},
+    }
     # Peak RSS growth, one fresh process per cell (while this process is small).
     for chunking in CHUNKINGS:
         for w in WORKLOADS:
             for c in CONTENDERS:
-                q = subprocess.run([sys.executable, __file__, "--rss-child", c, w, args.dir, chunking],
-                                   capture_output=True, text=True)
+                q = subprocess.run(
+                    [sys.executable, __file__, "--rss-child", c, w, args.dir, chunking], capture_output=True, text=True
+                )
                 if q.returncode != 0:
                     raise SystemExit(q.stderr)
                 R["rss"][f"{chunking}/{w}/{c}"] = json.loads(q.stdout.strip().splitlines()[-1])
@@ -295,8 +332,10 @@ def main():
     import zarr
     import numcodecs
     import blosc2
-    R["versions"] = {m.__name__: m.__version__ for m in (b2lazy, dask, numpy, zarr, numcodecs, blosc2)
-                     if hasattr(m, "__version__")}
+
+    R["versions"] = {
+        m.__name__: m.__version__ for m in (b2lazy, dask, numpy, zarr, numcodecs, blosc2) if hasattr(m, "__version__")
+    }
     with open(args.out, "w") as f:
         json.dump(R, f, indent=1)
     print(markdown(R))
@@ -308,20 +347,35 @@ def markdown(R):
     ratios = [(d, b) for d, b in pairs if d in cs and b in cs]
     own = [c for c in cs if c.startswith("b2lazy") and c != "b2lazy-b2nd"] if "b2lazy-b2nd" in cs else []
     head = ["chunks", "workload"] + cs + [f"{d} / {b}" for d, b in ratios] + [f"{c} / b2lazy-b2nd" for c in own]
-    lines = [f"shape {tuple(R['shape'])} float64, {NTHREADS} threads; load average before {R['load_before']}, "
-             f"after {R['load_after']}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [
+        f"shape {tuple(R['shape'])} float64, {NTHREADS} threads; load average before {R['load_before']}, "
+        f"after {R['load_after']}",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
     for key, v in R["times"].items():
         ch, w = key.split("/")
         m = v["median"]
-        cells = [ch, w] + [f"{m[c]:.2f} s" for c in cs] + [f"{m[d] / m[b]:.2f}x" for d, b in ratios] + \
-            [f"{m[c] / m['b2lazy-b2nd']:.2f}x" for c in own]
+        cells = (
+            [ch, w]
+            + [f"{m[c]:.2f} s" for c in cs]
+            + [f"{m[d] / m[b]:.2f}x" for d, b in ratios]
+            + [f"{m[c] / m['b2lazy-b2nd']:.2f}x" for c in own]
+        )
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "Peak RSS growth (MiB, fresh process per cell):", "",
-              "| chunks | workload | " + " | ".join(cs) + " |", "|---|---|" + "---|" * len(cs)]
+    lines += [
+        "",
+        "Peak RSS growth (MiB, fresh process per cell):",
+        "",
+        "| chunks | workload | " + " | ".join(cs) + " |",
+        "|---|---|" + "---|" * len(cs),
+    ]
     for ch in CHUNKINGS:
         for w in R["workloads"]:
-            lines.append(f"| {ch} | {w} | " + " | ".join(f"{R['rss'][f'{ch}/{w}/{c}']['growth'] / 2**20:.0f}"
-                                                       for c in cs) + " |")
+            lines.append(
+                f"| {ch} | {w} | " + " | ".join(f"{R['rss'][f'{ch}/{w}/{c}']['growth'] / 2**20:.0f}" for c in cs) + " |"
+            )
     return "\n".join(lines)
 
 

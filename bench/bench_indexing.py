@@ -72,6 +72,7 @@ python-blosc2 (a few sampled output rows; for mask_values the sampled rows' segm
 total length), so no process ever needs the whole reference. Output files are removed.
 An error in one cell is recorded in that cell; the run goes on.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -100,8 +101,15 @@ SEED = 20240605
 CONTENDERS = ["numpy", "b2lazy", "b2lazy_np", "blosc2", "zarr", "dask", "codec"]
 ON_DISK_PEERS = ["blosc2", "zarr", "dask"]
 B2LAZY = ["b2lazy", "b2lazy_np"]
-LABELS = {"numpy": "NumPy (in memory)", "b2lazy": "b2lazy .compute()", "b2lazy_np": "b2lazy .to_numpy()",
-          "blosc2": "python-blosc2", "zarr": "zarr", "dask": "Dask", "codec": "codec: full decompression"}
+LABELS = {
+    "numpy": "NumPy (in memory)",
+    "b2lazy": "b2lazy .compute()",
+    "b2lazy_np": "b2lazy .to_numpy()",
+    "blosc2": "python-blosc2",
+    "zarr": "zarr",
+    "dask": "Dask",
+    "codec": "codec: full decompression",
+}
 OPS = [
     ("sorted_rows", "a[idx], idx sorted 1 % of rows"),
     ("unsorted_rows", "a[idxu], same rows shuffled + 5 % repeats"),
@@ -127,18 +135,22 @@ def q_value():
 
 
 def data_desc(name, rows):
-    return (f"{DATA_VERSION} {name} ({rows}, {COLS}) float64 chunks={CHUNKS} blocks={BLOCKS} zstd1 shuffle "
-            f"sin(k*917.3*x + k) + 1e-3*noise, k={ {'a': 1, 'b': 2}[name]}")
+    return (
+        f"{DATA_VERSION} {name} ({rows}, {COLS}) float64 chunks={CHUNKS} blocks={BLOCKS} zstd1 shuffle "
+        f"sin(k*917.3*x + k) + 1e-3*noise, k={ {'a': 1, 'b': 2}[name] }"
+    )
 
 
 def zarr_codec():
     import zarr
+
     return zarr.codecs.BloscCodec(cname="zstd", clevel=1, shuffle="shuffle", typesize=8)
 
 
 def data_ok(ddir, name, rows):
     import blosc2
     import zarr
+
     desc = data_desc(name, rows)
     try:
         arr = blosc2.open(data_path(ddir, name, rows, "b2nd"))
@@ -162,6 +174,7 @@ def gen_one(ddir, name, rows):
     import blosc2
     import numpy as np
     import zarr
+
     if data_ok(ddir, name, rows):
         return False
     desc = data_desc(name, rows)
@@ -172,10 +185,10 @@ def gen_one(ddir, name, rows):
     tb, tz = pb + ".tmp.b2nd", pz + ".tmp"
     for p in (tb, tz):
         be.rm(p)
-    arr = blosc2.uninit(shape, dtype=np.float64, chunks=chunks, blocks=blocks, urlpath=tb, mode="w",
-                        cparams=be.b2_cparams())
-    z = zarr.create_array(tz, shape=shape, dtype=np.float64, chunks=chunks, compressors=[zarr_codec()],
-                          overwrite=True)
+    arr = blosc2.uninit(
+        shape, dtype=np.float64, chunks=chunks, blocks=blocks, urlpath=tb, mode="w", cparams=be.b2_cparams()
+    )
+    z = zarr.create_array(tz, shape=shape, dtype=np.float64, chunks=chunks, compressors=[zarr_codec()], overwrite=True)
     k = {"a": 1, "b": 2}[name]
     total = rows * COLS
     counts = np.zeros(rows, dtype=np.int64)
@@ -210,8 +223,11 @@ def gen_main(ddir, rows):
     for name in ("a", "b"):
         t0 = time.perf_counter()
         made = gen_one(ddir, name, rows)
-        print(f"  {'generated' if made else 're-used'} {os.path.basename(data_path(ddir, name, rows, 'b2nd'))} "
-              f"+ .zarr ({time.perf_counter() - t0:.1f} s)", flush=True)
+        print(
+            f"  {'generated' if made else 're-used'} {os.path.basename(data_path(ddir, name, rows, 'b2nd'))} "
+            f"+ .zarr ({time.perf_counter() - t0:.1f} s)",
+            flush=True,
+        )
 
 
 # ----------------------------------------------------------------------------- selections
@@ -219,6 +235,7 @@ def trim_heap():
     """glibc's malloc_trim(0): return freed heap pages to the OS, so that the peak RSS of
     a run is not inflated by the freed results of earlier runs (any contender)."""
     import ctypes
+
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except OSError:
@@ -227,21 +244,28 @@ def trim_heap():
 
 def selections(rows):
     import numpy as np
+
     rng = np.random.default_rng(SEED)
     idx = np.sort(rng.choice(rows, max(1, rows // 100), replace=False))
     rep = rng.choice(idx, max(1, len(idx) // 20))
     idxu = rng.permutation(np.concatenate([idx, rep]))
     m = np.zeros(rows, dtype=bool)
     m[rng.choice(rows, max(1, rows // 10), replace=False)] = True
-    idx10 = rng.permutation(rows)[:max(1, rows // 10)]
+    idx10 = rng.permutation(rows)[: max(1, rows // 10)]
     return {"idx": idx, "idxu": idxu, "m": m, "idx10": idx10}
 
 
 def source_rows(op, sel, rows):
     """Output row j of a row-selecting op is source row source_rows(...)[j]."""
     import numpy as np
-    return {"sorted_rows": sel["idx"], "unsorted_rows": sel["idxu"], "mask_rows": np.flatnonzero(sel["m"]),
-            "write_fancy": sel["idx10"], "strided_expr": np.arange(0, rows, STEP[0])}.get(op)
+
+    return {
+        "sorted_rows": sel["idx"],
+        "unsorted_rows": sel["idxu"],
+        "mask_rows": np.flatnonzero(sel["m"]),
+        "write_fancy": sel["idx10"],
+        "strided_expr": np.arange(0, rows, STEP[0]),
+    }.get(op)
 
 
 def expected_shape(op, sel, rows, meta):
@@ -254,6 +278,7 @@ def expected_shape(op, sel, rows, meta):
 
 def sample_positions(nout, k=8):
     import numpy as np
+
     if nout == 0:
         return []
     fixed = {0, nout // 3, (2 * nout) // 3, nout - 1}
@@ -265,6 +290,7 @@ def sample_positions(nout, k=8):
 def import_b2lazy(tries=3, wait=60):
     """The package may be re-installed while we run: retry a failed import a few times."""
     import importlib
+
     for k in range(tries):
         try:
             return importlib.import_module("b2lazy")
@@ -287,6 +313,7 @@ def make_fn(c, op, paths, sel, q, out, args, holder):
     """(opener, fn): opener() opens the operands and returns a dict; fn(ops) runs the op once."""
     import numpy as np
     import blosc2
+
     need_b = op == "strided_expr"
     s0, s1 = STEP
     kw_b2 = dict(chunks=CHUNKS, blocks=BLOCKS, cparams=be.b2_cparams())
@@ -312,6 +339,7 @@ def make_fn(c, op, paths, sel, q, out, args, holder):
                 return Result("numpy", np.sin(a[::s0, ::s1]) + b[::s0, ::s1])
             blosc2.asarray(a[idx10], urlpath=out, mode="w", **kw_b2)  # the handle is dropped at once
             return Result("b2nd_file", None, out)
+
         return opener, fn
 
     if c in B2LAZY:
@@ -322,9 +350,14 @@ def make_fn(c, op, paths, sel, q, out, args, holder):
 
         def expr(o):
             A, B = o["a"], o["b"]
-            return {"sorted_rows": lambda: A[idx], "unsorted_rows": lambda: A[idxu], "mask_rows": lambda: A[m],
-                    "mask_values": lambda: A[A > q], "strided_expr": lambda: (bl.sin(A) + B)[::s0, ::s1],
-                    "write_fancy": lambda: A[idx10]}[op]()
+            return {
+                "sorted_rows": lambda: A[idx],
+                "unsorted_rows": lambda: A[idxu],
+                "mask_rows": lambda: A[m],
+                "mask_values": lambda: A[A > q],
+                "strided_expr": lambda: (bl.sin(A) + B)[::s0, ::s1],
+                "write_fancy": lambda: A[idx10],
+            }[op]()
 
         def fn(o):
             e = expr(o)
@@ -342,12 +375,17 @@ def make_fn(c, op, paths, sel, q, out, args, holder):
             r = e.to_numpy(nthreads=NTHREADS)
             holder["stats"] = getattr(e, "last_stats", None)
             return Result("numpy", r)
+
         return opener, fn
 
     if c == "blosc2":
+
         def opener():
             dp = be.b2_dparams()
-            return {"a": blosc2.open(paths["a"], dparams=dp), "b": blosc2.open(paths["b"], dparams=dp) if need_b else None}
+            return {
+                "a": blosc2.open(paths["a"], dparams=dp),
+                "b": blosc2.open(paths["b"], dparams=dp) if need_b else None,
+            }
 
         def fn(o):
             A, B = o["a"], o["b"]
@@ -363,15 +401,19 @@ def make_fn(c, op, paths, sel, q, out, args, holder):
                 return Result("numpy", (blosc2.sin(A) + B)[::s0, ::s1])
             blosc2.asarray(A[idx10], urlpath=out, mode="w", **kw_b2)  # the handle is dropped at once
             return Result("b2nd_file", None, out)
+
         return opener, fn
 
     if c == "zarr":
         import zarr
+
         zarr.config.set({"threading.max_workers": NTHREADS})
 
         def opener():
-            return {"a": zarr.open_array(paths["za"], mode="r"),
-                    "b": zarr.open_array(paths["zb"], mode="r") if need_b else None}
+            return {
+                "a": zarr.open_array(paths["za"], mode="r"),
+                "b": zarr.open_array(paths["zb"], mode="r") if need_b else None,
+            }
 
         def fn(o):
             Z, W = o["a"], o["b"]
@@ -385,7 +427,7 @@ def make_fn(c, op, paths, sel, q, out, args, holder):
                 step = Z.chunks[0]
                 parts = []
                 for r0 in range(0, Z.shape[0], step):
-                    z = Z[r0:r0 + step]
+                    z = Z[r0 : r0 + step]
                     parts.append(z[z > q])
                     del z
                 return Result("numpy", np.concatenate(parts))
@@ -393,12 +435,14 @@ def make_fn(c, op, paths, sel, q, out, args, holder):
                 return Result("numpy", np.sin(Z[::s0, ::s1]) + W[::s0, ::s1])
             zarr.create_array(out, data=Z.oindex[idx10], chunks=CHUNKS, compressors=[zarr_codec()], overwrite=True)
             return Result("zarr_file", None, out)
+
         return opener, fn
 
     if c == "dask":
         import dask
         import dask.array as da
         import zarr
+
         zarr.config.set({"threading.max_workers": NTHREADS})
 
         def opener():
@@ -407,6 +451,7 @@ def make_fn(c, op, paths, sel, q, out, args, holder):
                     return da.from_zarr(paths["z" + k])
                 arr = blosc2.open(paths[k], dparams=blosc2.DParams(nthreads=1))  # 2 workers x 1 thread
                 return be.dask_from_b2nd(arr)
+
             return {"a": one("a"), "b": one("b") if need_b else None}
 
         def fn(o):
@@ -424,9 +469,11 @@ def make_fn(c, op, paths, sel, q, out, args, holder):
                     return Result("numpy", (da.sin(A) + B)[::s0, ::s1].compute())
                 da.to_zarr(A[idx10].rechunk(CHUNKS), out, compressors=[zarr_codec()])
                 return Result("zarr_file", None, out)
+
         return opener, fn
 
     if c == "codec":
+
         def opener():
             return {k: blosc2.open(paths[k], dparams=be.b2_dparams()) for k in (("a", "b") if need_b else ("a",))}
 
@@ -436,6 +483,7 @@ def make_fn(c, op, paths, sel, q, out, args, holder):
                 for i in range(arr.schunk.nchunks):
                     arr.schunk.decompress_chunk(i, dst=buf)
             return None
+
         return opener, fn
     raise ValueError(f"unknown contender {c}")
 
@@ -444,6 +492,7 @@ def get_rows(res, js):
     """Rows js (output positions) of a result, as one NumPy array."""
     import numpy as np
     import blosc2
+
     if res.kind == "numpy":
         return res.obj[js]
     if res.kind == "b2lazy":
@@ -453,12 +502,14 @@ def get_rows(res, js):
         return np.stack([o[j] for j in js])
     if res.kind == "zarr_file":
         import zarr
+
         return zarr.open_array(res.path, mode="r").oindex[js]
     raise ValueError(res.kind)
 
 
 def get_range(res, s, e):
     import numpy as np
+
     if res.kind == "numpy":
         return res.obj[s:e]
     if res.kind == "b2lazy":
@@ -468,11 +519,13 @@ def get_range(res, s, e):
 
 def res_shape(res):
     import blosc2
+
     if res.kind in ("numpy", "b2lazy"):
         return tuple(res.obj.shape)
     if res.kind == "b2nd_file":
         return tuple(blosc2.open(res.path).shape)
     import zarr
+
     return tuple(zarr.open_array(res.path, mode="r").shape)
 
 
@@ -480,6 +533,7 @@ def check(op, res, paths, sel, rows, meta):
     """Compares a few sampled output rows with the source rows read with python-blosc2."""
     import numpy as np
     import blosc2
+
     A = blosc2.open(paths["a"])
     q = meta["q"]
     out = {"ok": False, "max_abs_err": None, "note": ""}
@@ -500,7 +554,7 @@ def check(op, res, paths, sel, rows, meta):
                 err = max(err, float(np.max(np.abs(got - ref))))
         out.update(ok=ok, max_abs_err=err)
         if not ok:  # python-blosc2 returns the values chunk by chunk: say so if that is it
-            c0 = A[:CHUNKS[0], :CHUNKS[1]]
+            c0 = A[: CHUNKS[0], : CHUNKS[1]]
             ref0 = c0[c0 > q]
             if ref0.size and np.array_equal(get_range(res, 0, ref0.size), ref0):
                 out["note"] = "values in chunk order, not NumPy's C order"
@@ -510,7 +564,7 @@ def check(op, res, paths, sel, rows, meta):
     got = get_rows(res, js)
     if op == "strided_expr":
         B = blosc2.open(paths["b"])
-        ref = np.stack([np.sin(A[src[j], ::STEP[1]]) + B[src[j], ::STEP[1]] for j in js])
+        ref = np.stack([np.sin(A[src[j], :: STEP[1]]) + B[src[j], :: STEP[1]] for j in js])
         err = float(np.max(np.abs(got - ref)))
         out.update(ok=bool(np.allclose(got, ref, rtol=ATOL, atol=ATOL)), max_abs_err=err)
     else:
@@ -522,12 +576,18 @@ def check(op, res, paths, sel, rows, meta):
 def run_child(c, op, args):
     """Runs one contender on one operation (warm-up + reps); prints one JSON line."""
     res = {"contender": c, "op": op, "rows": args.rows, "error": None, "stats": None}
-    out = os.path.join(args.outdir, f"indexing_{c}_{op}_{os.getpid()}" + (".zarr" if c in ("zarr", "dask") else ".b2nd"))
+    out = os.path.join(
+        args.outdir, f"indexing_{c}_{op}_{os.getpid()}" + (".zarr" if c in ("zarr", "dask") else ".b2nd")
+    )
     try:
         be.set_threads()
         ddir = args.data_dir
-        paths = {"a": data_path(ddir, "a", args.rows, "b2nd"), "b": data_path(ddir, "b", args.rows, "b2nd"),
-                 "za": data_path(ddir, "a", args.rows, "zarr"), "zb": data_path(ddir, "b", args.rows, "zarr")}
+        paths = {
+            "a": data_path(ddir, "a", args.rows, "b2nd"),
+            "b": data_path(ddir, "b", args.rows, "b2nd"),
+            "za": data_path(ddir, "a", args.rows, "zarr"),
+            "zb": data_path(ddir, "b", args.rows, "zarr"),
+        }
         with open(meta_path(ddir, args.rows)) as f:
             meta = json.load(f)
         sel = selections(args.rows)
@@ -548,9 +608,16 @@ def run_child(c, op, args):
             if k >= args.warmup:
                 times.append(dt)
         maxrss = be.maxrss_bytes()
-        res.update(times=times, seconds=statistics.median(times), min_seconds=min(times), maxrss=maxrss,
-                   vmhwm=be.vmhwm_bytes(), rss_open=rss_open, rss_import=rss_import,
-                   growth=maxrss - (rss_import if c == "numpy" else rss_open))
+        res.update(
+            times=times,
+            seconds=statistics.median(times),
+            min_seconds=min(times),
+            maxrss=maxrss,
+            vmhwm=be.vmhwm_bytes(),
+            rss_open=rss_open,
+            rss_import=rss_import,
+            growth=maxrss - (rss_import if c == "numpy" else rss_open),
+        )
         if holder.get("stats") is not None:
             res["stats"] = dict(holder["stats"])
         del ops
@@ -561,6 +628,7 @@ def run_child(c, op, args):
                 res["check"] = {"ok": False, "max_abs_err": None, "note": f"check failed: {type(e).__name__}: {e}"}
             if r.kind == "b2nd_file":
                 import blosc2
+
                 o = blosc2.open(r.path)
                 res["out_cratio"] = o.schunk.cratio
                 res["out_chunks"], res["out_blocks"] = list(o.chunks), list(o.blocks)
@@ -571,9 +639,26 @@ def run_child(c, op, args):
 
 
 def spawn(c, op, args):
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", c, "--op", op, "--rows", str(args.rows),
-           "--data-dir", args.data_dir, "--outdir", args.outdir, "--reps", str(args.reps),
-           "--warmup", str(args.warmup), "--dask-source", args.dask_source]
+    cmd = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--child",
+        c,
+        "--op",
+        op,
+        "--rows",
+        str(args.rows),
+        "--data-dir",
+        args.data_dir,
+        "--outdir",
+        args.outdir,
+        "--reps",
+        str(args.reps),
+        "--warmup",
+        str(args.warmup),
+        "--dask-source",
+        args.dask_source,
+    ]
     s0 = be.cpu_snapshot()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
@@ -583,7 +668,7 @@ def spawn(c, op, args):
     line = [ln for ln in p.stdout.splitlines() if ln.startswith("RUNJSON:")]
     if p.returncode != 0 or not line:
         return {"contender": c, "op": op, "rows": args.rows, "error": f"exit {p.returncode}: {p.stderr[-2000:]}"}
-    d = json.loads(line[0][len("RUNJSON:"):])
+    d = json.loads(line[0][len("RUNJSON:") :])
     d["contention"] = be.contention(s0, s1)
     d["wall_with_startup"] = s1[0] - s0[0]
     return d
@@ -612,22 +697,29 @@ def report(R):
     rows_n, rows = R["rows_n"], R["rows"]
     gib = rows_n * COLS * 8 / 2**30
     meta = R.get("meta", {})
-    L = [f"a, b: ({rows_n}, {COLS}) float64 = {gib:.3g} GiB each on disk (b2nd cratio "
-         f"{meta.get('b2nd_cratio', float('nan')):.2f}; zarr v3 copy), chunks {CHUNKS}, blocks {BLOCKS}, "
-         f"zstd clevel 1 + shuffle; {NTHREADS} threads; Dask reads {R['dask_source']}. "
-         f"Each cell: fresh process, {R['warmup']} warm-up + {R['reps']} timed runs, median "
-         "(min in brackets). Ratio = b2lazy .compute() time / contender time (< 1: b2lazy faster). "
-         "RSS growth: peak minus RSS after opening the operands (NumPy: after imports, i.e. including "
-         "the arrays loaded into RAM, whose loading is not timed); glibc's malloc_trim(0) before each run, so "
-         "freed results of earlier runs do not count. Results other than write_fancy's are held in memory and "
-         "count: for the 10 % selections that is 205 MiB as NumPy, ~156 MiB compressed. Other processes' CPU: share of the "
-         "machine used by other processes during the cell (0 % = quiet).", ""]
+    L = [
+        f"a, b: ({rows_n}, {COLS}) float64 = {gib:.3g} GiB each on disk (b2nd cratio "
+        f"{meta.get('b2nd_cratio', float('nan')):.2f}; zarr v3 copy), chunks {CHUNKS}, blocks {BLOCKS}, "
+        f"zstd clevel 1 + shuffle; {NTHREADS} threads; Dask reads {R['dask_source']}. "
+        f"Each cell: fresh process, {R['warmup']} warm-up + {R['reps']} timed runs, median "
+        "(min in brackets). Ratio = b2lazy .compute() time / contender time (< 1: b2lazy faster). "
+        "RSS growth: peak minus RSS after opening the operands (NumPy: after imports, i.e. including "
+        "the arrays loaded into RAM, whose loading is not timed); glibc's malloc_trim(0) before each run, so "
+        "freed results of earlier runs do not count. Results other than write_fancy's are held in memory and "
+        "count: for the 10 % selections that is 205 MiB as NumPy, ~156 MiB compressed. "
+        "Other processes' CPU: share of the "
+        "machine used by other processes during the cell (0 % = quiet).",
+        "",
+    ]
     for op, label in OPS:
         if not any(find(rows, c, op) for c in CONTENDERS):
             continue
-        L += [f"### `{op}`: {label}", "",
-              "| contender | time s | b2lazy / this | peak RSS growth MiB | check | other processes' CPU |",
-              "|---|---|---|---|---|---|"]
+        L += [
+            f"### `{op}`: {label}",
+            "",
+            "| contender | time s | b2lazy / this | peak RSS growth MiB | check | other processes' CPU |",
+            "|---|---|---|---|---|---|",
+        ]
         me = find(rows, "b2lazy", op)
         for c in CONTENDERS:
             d = find(rows, c, op)
@@ -639,12 +731,17 @@ def report(R):
             ratio = "—"
             if c != "b2lazy" and ok_cell(me) and d.get("seconds"):
                 ratio = f"{me['seconds'] / d['seconds']:.2f}"
-            L.append(f"| {LABELS[c]} | {d['seconds']:.3f} ({d['min_seconds']:.3f}) | {ratio} | "
-                     f"{d['growth'] / MiB:.0f} | {chk_text(d) if c != 'codec' else '—'} | "
-                     f"{'?' if d.get('contention') is None else format(d['contention'], '.0%')} |")
+            L.append(
+                f"| {LABELS[c]} | {d['seconds']:.3f} ({d['min_seconds']:.3f}) | {ratio} | "
+                f"{d['growth'] / MiB:.0f} | {chk_text(d) if c != 'codec' else '—'} | "
+                f"{'?' if d.get('contention') is None else format(d['contention'], '.0%')} |"
+            )
         L.append("")
-    L += ["b2lazy work counters (.compute() / .to_numpy()): chunk reads total / distinct / most reads of "
-          "one chunk, bytes decompressed as a multiple of the operands' size, peak scratch, engine seconds:", ""]
+    L += [
+        "b2lazy work counters (.compute() / .to_numpy()): chunk reads total / distinct / most reads of "
+        "one chunk, bytes decompressed as a multiple of the operands' size, peak scratch, engine seconds:",
+        "",
+    ]
     nbytes = rows_n * COLS * 8
     for op, _ in OPS:
         parts = []
@@ -656,10 +753,16 @@ def report(R):
             dist = st.get("distinct_chunks_decompressed", {})
             mx = st.get("max_decompressions_per_chunk", {})
             bd = st.get("bytes_decompressed", {})
-            src = "; ".join(f"{os.path.basename(k).split('_')[1]}: {v} / {dist.get(k)} / {mx.get(k)}, "
-                            f"{(bd.get(k) or 0) / nbytes:.2f}x" for k, v in cd.items() if k != "total")
-            parts.append(f"{'compute' if c == 'b2lazy' else 'to_numpy'}: {src}; peak scratch "
-                         f"{st.get('peak_scratch_bytes', 0) / MiB:.0f} MiB; {st.get('seconds', float('nan')):.3f} s")
+            src = "; ".join(
+                f"{os.path.basename(k).split('_')[1]}: {v} / {dist.get(k)} / {mx.get(k)}, "
+                f"{(bd.get(k) or 0) / nbytes:.2f}x"
+                for k, v in cd.items()
+                if k != "total"
+            )
+            parts.append(
+                f"{'compute' if c == 'b2lazy' else 'to_numpy'}: {src}; peak scratch "
+                f"{st.get('peak_scratch_bytes', 0) / MiB:.0f} MiB; {st.get('seconds', float('nan')):.3f} s"
+            )
         if parts:
             L.append(f"- `{op}`: " + " | ".join(parts))
     return "\n".join(L)
@@ -676,8 +779,16 @@ def targets(R):
             me = find(rows, c, op)
             if not me:
                 continue
-            t = {"op": op, "variant": c, "ratios": {}, "growth_MiB": None, "faster": None, "rss_ok": None,
-                 "correct": None, "error": None}
+            t = {
+                "op": op,
+                "variant": c,
+                "ratios": {},
+                "growth_MiB": None,
+                "faster": None,
+                "rss_ok": None,
+                "correct": None,
+                "error": None,
+            }
             if not ok_cell(me):
                 t["error"] = (me.get("error") or "no time").splitlines()[0][:150]
                 t["faster"] = t["rss_ok"] = t["correct"] = False
@@ -704,13 +815,17 @@ def targets(R):
 
 
 def md_targets(ts):
-    L = [f"Speed target: faster than each on-disk peer ({', '.join(LABELS[p] for p in ON_DISK_PEERS)}); "
-         "the NumPy column (arrays already in RAM, no decompression) is for information. "
-         "Ratios are b2lazy time / peer time (< 1: b2lazy faster). Memory target: peak RSS growth "
-         "< 256 MiB.", "",
-         "| op | b2lazy | / NumPy (info) | " + " | ".join(f"/ {LABELS[p]}" for p in ON_DISK_PEERS)
-         + " | RSS growth MiB | faster than each peer | RSS < 256 MiB | result |",
-         "|---|---|---|" + "---|" * len(ON_DISK_PEERS) + "---|---|---|---|"]
+    L = [
+        f"Speed target: faster than each on-disk peer ({', '.join(LABELS[p] for p in ON_DISK_PEERS)}); "
+        "the NumPy column (arrays already in RAM, no decompression) is for information. "
+        "Ratios are b2lazy time / peer time (< 1: b2lazy faster). Memory target: peak RSS growth "
+        "< 256 MiB.",
+        "",
+        "| op | b2lazy | / NumPy (info) | "
+        + " | ".join(f"/ {LABELS[p]}" for p in ON_DISK_PEERS)
+        + " | RSS growth MiB | faster than each peer | RSS < 256 MiB | result |",
+        "|---|---|---|" + "---|" * len(ON_DISK_PEERS) + "---|---|---|---|",
+    ]
     for t in ts:
         name = ".compute()" if t["variant"] == "b2lazy" else ".to_numpy()"
         if t["error"]:
@@ -720,9 +835,13 @@ def md_targets(ts):
         def r(p):
             v = t["ratios"].get(p)
             return "—" if v is None else v if isinstance(v, str) else f"{v:.2f}"
-        L.append(f"| `{t['op']}` | {name} | {r('numpy')} | " + " | ".join(r(p) for p in ON_DISK_PEERS)
-                 + f" | {t['growth_MiB']:.0f} | {'MET' if t['faster'] else 'MISSED'} | "
-                 f"{'MET' if t['rss_ok'] else 'MISSED'} | {'ok' if t['correct'] else 'WRONG'} |")
+
+        L.append(
+            f"| `{t['op']}` | {name} | {r('numpy')} | "
+            + " | ".join(r(p) for p in ON_DISK_PEERS)
+            + f" | {t['growth_MiB']:.0f} | {'MET' if t['faster'] else 'MISSED'} | "
+            f"{'MET' if t['rss_ok'] else 'MISSED'} | {'ok' if t['correct'] else 'WRONG'} |"
+        )
     return "\n".join(L)
 
 
@@ -733,12 +852,19 @@ def main():
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--data-dir", default=os.path.join(HERE, "data"))
     ap.add_argument("--outdir", default=os.path.join(HERE, "data", "out"))
-    ap.add_argument("--out", default=os.path.join(HERE, "RESULTS-indexing.json"),
-                    help="JSON results file (the Markdown goes next to it, .md)")
+    ap.add_argument(
+        "--out",
+        default=os.path.join(HERE, "RESULTS-indexing.json"),
+        help="JSON results file (the Markdown goes next to it, .md)",
+    )
     ap.add_argument("--only", nargs="*", default=None, help="contenders to run")
     ap.add_argument("--ops", nargs="*", default=None, help="operations to run")
-    ap.add_argument("--dask-source", choices=["blosc2", "zarr"], default="blosc2",
-                    help="what Dask reads: the b2nd files via da.from_array(blosc2.open(...)) or the zarr copies")
+    ap.add_argument(
+        "--dask-source",
+        choices=["blosc2", "zarr"],
+        default="blosc2",
+        help="what Dask reads: the b2nd files via da.from_array(blosc2.open(...)) or the zarr copies",
+    )
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per cell")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--op", default=None, help=argparse.SUPPRESS)
@@ -752,18 +878,30 @@ def main():
     t_start = time.perf_counter()
     os.makedirs(args.outdir, exist_ok=True)
     print(f"data ({args.rows} x {COLS}, separate process) ...", flush=True)
-    subprocess.run([sys.executable, os.path.abspath(__file__), "--gen", "--rows", str(args.rows),
-                    "--data-dir", args.data_dir], check=True)
+    subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--gen", "--rows", str(args.rows), "--data-dir", args.data_dir],
+        check=True,
+    )
     t_gen = time.perf_counter() - t_start
     with open(meta_path(args.data_dir, args.rows)) as f:
         meta = json.load(f)
     # Keep this process small while it spawns children (ru_maxrss of a child starts at the
     # RSS of the process it was forked from): no NumPy/blosc2 imports here until the end.
-    R = {"argv": sys.argv, "rows_n": args.rows, "cols": COLS, "reps": args.reps, "warmup": args.warmup,
-         "dask_source": args.dask_source, "t_gen": t_gen,
-         "meta": {"q": meta["q"], "kept_fraction": sum(meta["row_counts"]) / (args.rows * COLS),
-                  "b2nd_cratio": meta.get("b2nd_cratio")},
-         "rows": []}
+    R = {
+        "argv": sys.argv,
+        "rows_n": args.rows,
+        "cols": COLS,
+        "reps": args.reps,
+        "warmup": args.warmup,
+        "dask_source": args.dask_source,
+        "t_gen": t_gen,
+        "meta": {
+            "q": meta["q"],
+            "kept_fraction": sum(meta["row_counts"]) / (args.rows * COLS),
+            "b2nd_cratio": meta.get("b2nd_cratio"),
+        },
+        "rows": [],
+    }
     contenders = [c for c in CONTENDERS if args.only is None or c in args.only]
     for op, label in OPS:
         if args.ops and op not in args.ops:
@@ -776,25 +914,40 @@ def main():
             if d.get("error"):
                 msg = "ERROR " + d["error"].splitlines()[0][:200]
             else:
-                msg = (f"{d['seconds']:.3f} s (min {d['min_seconds']:.3f}), growth {d['growth'] / MiB:.0f} MiB, "
-                       f"check {chk_text(d)}")
+                msg = (
+                    f"{d['seconds']:.3f} s (min {d['min_seconds']:.3f}), growth {d['growth'] / MiB:.0f} MiB, "
+                    f"check {chk_text(d)}"
+                )
             print(f"  {op:14s} {c:9s} {msg}", flush=True)
     R["total_seconds"] = time.perf_counter() - t_start
     try:
         import zarr
         import numcodecs
+
         R["environment"] = dict(be.environment(), zarr=zarr.__version__, numcodecs=numcodecs.__version__)
     except Exception as e:  # noqa: BLE001
         R["environment"] = {"error": f"{type(e).__name__}: {e}"}
     R["targets"] = targets(R)
     env = R["environment"]
-    head = [f"# Indexing benchmark ({env.get('date', '?')})", "",
-            f"`python bench/bench_indexing.py {' '.join(sys.argv[1:])}`".replace("  ", " "), "",
-            f"Machine: {env.get('cpu')}, {env.get('cores')} cores, {env.get('ram_GiB', 0):.0f} GiB RAM", "",
-            "Versions: " + ", ".join(f"{k} {env.get(k)}" for k in ("python", "numpy", "blosc2", "c_blosc2", "dask",
-                                                                 "zarr", "numcodecs", "b2lazy_commit") if k in env),
-            "", f"q = {meta['q']:.6f} keeps {100 * R['meta']['kept_fraction']:.2f} % of a's elements. "
-            f"Total run {R['total_seconds']:.0f} s (data {t_gen:.0f} s).", "", ""]
+    head = [
+        f"# Indexing benchmark ({env.get('date', '?')})",
+        "",
+        f"`python bench/bench_indexing.py {' '.join(sys.argv[1:])}`".replace("  ", " "),
+        "",
+        f"Machine: {env.get('cpu')}, {env.get('cores')} cores, {env.get('ram_GiB', 0):.0f} GiB RAM",
+        "",
+        "Versions: "
+        + ", ".join(
+            f"{k} {env.get(k)}"
+            for k in ("python", "numpy", "blosc2", "c_blosc2", "dask", "zarr", "numcodecs", "b2lazy_commit")
+            if k in env
+        ),
+        "",
+        f"q = {meta['q']:.6f} keeps {100 * R['meta']['kept_fraction']:.2f} % of a's elements. "
+        f"Total run {R['total_seconds']:.0f} s (data {t_gen:.0f} s).",
+        "",
+        "",
+    ]
     text = "\n".join(head) + report(R) + "\n\n## Targets\n\n" + md_targets(R["targets"])
     print("\n" + text)
     if args.out:

@@ -30,6 +30,7 @@ Cases (name: what is timed):
   dask-zarr-mean0          da.from_zarr(zarr).mean(axis=0).compute()
   bl-zarr-mean0            bl.open(zarr).mean(axis=0) to NumPy
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,6 +59,7 @@ def gen(d, gib):
     import blosc2
     import zarr
     from zarr.codecs import BloscCodec
+
     shape = shape_for(gib)
     stamp = os.path.join(d, f"stamp-{shape[0]}x{shape[1]}")
     if os.path.exists(stamp):
@@ -68,9 +70,15 @@ def gen(d, gib):
     a = np.empty(shape)
     for i in range(0, shape[0], 4096):
         rows = np.arange(i, min(i + 4096, shape[0]))[:, None] / shape[0]
-        a[i:i + len(rows)] = np.sin(1234.5 * (x + rows)) + x
-    z = zarr.create_array(p["zarr"], shape=shape, chunks=CHUNKS, dtype="f8", overwrite=True,
-                          compressors=BloscCodec(cname="zstd", clevel=1, shuffle="shuffle"))
+        a[i : i + len(rows)] = np.sin(1234.5 * (x + rows)) + x
+    z = zarr.create_array(
+        p["zarr"],
+        shape=shape,
+        chunks=CHUNKS,
+        dtype="f8",
+        overwrite=True,
+        compressors=BloscCodec(cname="zstd", clevel=1, shuffle="shuffle"),
+    )
     z[...] = a
     with h5py.File(p["h5"], "w") as f:
         f.create_dataset("a", data=a, chunks=CHUNKS)
@@ -84,36 +92,41 @@ def gen(d, gib):
 CASES = {
     # name: (setup, timed body) — both see `p` (paths) and `r` (the result, checked after)
     "wrap-zarr": ("import zarr, b2lazy as bl", "r = bl.asarray(zarr.open_array(p['zarr'], mode='r')).shape"),
-    "wrap-h5": ("import h5py, b2lazy as bl",
-                "f = h5py.File(p['h5'], 'r'); r = bl.asarray(f['a']).shape"),
-    "wrap-zarr-mean0": ("import zarr, numpy as np, b2lazy as bl",
-                        "r = bl.asarray(zarr.open_array(p['zarr'], mode='r')).mean(axis=0).to_numpy()"),
-    "wrap-h5-mean0": ("import h5py, numpy as np, b2lazy as bl",
-                      "f = h5py.File(p['h5'], 'r'); r = bl.asarray(f['a']).mean(axis=0).to_numpy()"),
-    "region-zarr-mean0": ("import zarr, numpy as np, b2lazy as bl",
-                          "r = bl.from_array(zarr.open_array(p['zarr'], mode='r'), native=False)"
-                          ".mean(axis=0).to_numpy()"),
-    "region-h5-mean0": ("import h5py, numpy as np, b2lazy as bl",
-                        "f = h5py.File(p['h5'], 'r'); r = bl.from_array(f['a'], native=False).mean(axis=0).to_numpy()"),
-    "dask-h5-mean0": ("import h5py, numpy as np, dask, dask.array as da\n"
-                      "dask.config.set(scheduler='threads', num_workers=2)",
-                      "f = h5py.File(p['h5'], 'r'); r = np.asarray(da.from_array(f['a']).mean(axis=0).compute())"),
-    "zarr-numpy-mean0": ("import zarr, numpy as np",
-                         "r = np.mean(zarr.open_array(p['zarr'], mode='r')[...], axis=0)"),
-    "h5-numpy-mean0": ("import h5py, numpy as np",
-                       "f = h5py.File(p['h5'], 'r'); r = np.mean(f['a'][...], axis=0)"),
+    "wrap-h5": ("import h5py, b2lazy as bl", "f = h5py.File(p['h5'], 'r'); r = bl.asarray(f['a']).shape"),
+    "wrap-zarr-mean0": (
+        "import zarr, numpy as np, b2lazy as bl",
+        "r = bl.asarray(zarr.open_array(p['zarr'], mode='r')).mean(axis=0).to_numpy()",
+    ),
+    "wrap-h5-mean0": (
+        "import h5py, numpy as np, b2lazy as bl",
+        "f = h5py.File(p['h5'], 'r'); r = bl.asarray(f['a']).mean(axis=0).to_numpy()",
+    ),
+    "region-zarr-mean0": (
+        "import zarr, numpy as np, b2lazy as bl",
+        "r = bl.from_array(zarr.open_array(p['zarr'], mode='r'), native=False).mean(axis=0).to_numpy()",
+    ),
+    "region-h5-mean0": (
+        "import h5py, numpy as np, b2lazy as bl",
+        "f = h5py.File(p['h5'], 'r'); r = bl.from_array(f['a'], native=False).mean(axis=0).to_numpy()",
+    ),
+    "dask-h5-mean0": (
+        "import h5py, numpy as np, dask, dask.array as da\ndask.config.set(scheduler='threads', num_workers=2)",
+        "f = h5py.File(p['h5'], 'r'); r = np.asarray(da.from_array(f['a']).mean(axis=0).compute())",
+    ),
+    "zarr-numpy-mean0": ("import zarr, numpy as np", "r = np.mean(zarr.open_array(p['zarr'], mode='r')[...], axis=0)"),
+    "h5-numpy-mean0": ("import h5py, numpy as np", "f = h5py.File(p['h5'], 'r'); r = np.mean(f['a'][...], axis=0)"),
     "np-mean0": ("import numpy as np, b2lazy as bl", "r = np.asarray(np.mean(bl.open(p['b2nd']), axis=0))"),
     "bl-mean0": ("import numpy as np, b2lazy as bl", "r = bl.mean(bl.open(p['b2nd']), axis=0).to_numpy()"),
-    "np-mean0-bdef": ("import numpy as np, b2lazy as bl",
-                      "r = np.asarray(np.mean(bl.open(p['bdef.b2nd']), axis=0))"),
-    "bl-mean0-bdef": ("import numpy as np, b2lazy as bl",
-                      "r = bl.mean(bl.open(p['bdef.b2nd']), axis=0).to_numpy()"),
-    "dask-b2lazy-mean0": ("import numpy as np, dask, dask.array as da, b2lazy as bl\n"
-                          "dask.config.set(scheduler='threads', num_workers=2)",
-                          "r = np.asarray(da.from_array(bl.open(p['b2nd'])).mean(axis=0).compute())"),
-    "dask-zarr-mean0": ("import numpy as np, dask, dask.array as da\n"
-                        "dask.config.set(scheduler='threads', num_workers=2)",
-                        "r = np.asarray(da.from_zarr(p['zarr']).mean(axis=0).compute())"),
+    "np-mean0-bdef": ("import numpy as np, b2lazy as bl", "r = np.asarray(np.mean(bl.open(p['bdef.b2nd']), axis=0))"),
+    "bl-mean0-bdef": ("import numpy as np, b2lazy as bl", "r = bl.mean(bl.open(p['bdef.b2nd']), axis=0).to_numpy()"),
+    "dask-b2lazy-mean0": (
+        "import numpy as np, dask, dask.array as da, b2lazy as bl\ndask.config.set(scheduler='threads', num_workers=2)",
+        "r = np.asarray(da.from_array(bl.open(p['b2nd'])).mean(axis=0).compute())",
+    ),
+    "dask-zarr-mean0": (
+        "import numpy as np, dask, dask.array as da\ndask.config.set(scheduler='threads', num_workers=2)",
+        "r = np.asarray(da.from_zarr(p['zarr']).mean(axis=0).compute())",
+    ),
     "bl-zarr-mean0": ("import numpy as np, b2lazy as bl", "r = bl.open(p['zarr']).mean(axis=0).to_numpy()"),
 }
 
@@ -143,8 +156,7 @@ print(json.dumps({{"seconds": dt, "peak_bytes": max(0, hwm - base), "check": che
 def run_case(name, p):
     setup, body = CASES[name]
     code = RUNNER.format(setup=setup, body=body)
-    out = subprocess.run([sys.executable, "-c", code, json.dumps(p)], capture_output=True, text=True,
-                         timeout=3600)
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(p)], capture_output=True, text=True, timeout=3600)
     if out.returncode != 0:
         return {"error": (out.stderr.strip().splitlines() or ["?"])[-1]}
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -171,21 +183,31 @@ def main():
             results[name] = runs[0]
             print(f"{name:22s} ERROR {runs[0]['error']}", flush=True)
             continue
-        res = {"seconds": statistics.median(r["seconds"] for r in ok),
-               "peak_mib": max(r["peak_bytes"] for r in ok) / 2**20, "check": ok[0]["check"]}
+        res = {
+            "seconds": statistics.median(r["seconds"] for r in ok),
+            "peak_mib": max(r["peak_bytes"] for r in ok) / 2**20,
+            "check": ok[0]["check"],
+        }
         results[name] = res
-        print(f"{name:22s} {res['seconds']:8.3f} s {res['peak_mib']:9.1f} MiB  check {res['check']:.6g}",
-              flush=True)
+        print(f"{name:22s} {res['seconds']:8.3f} s {res['peak_mib']:9.1f} MiB  check {res['check']:.6g}", flush=True)
     print(f"# load after: {os.getloadavg()}")
-    pairs = [("np-mean0", "bl-mean0"), ("np-mean0-bdef", "bl-mean0-bdef"),
-             ("dask-b2lazy-mean0", "dask-zarr-mean0"), ("wrap-zarr-mean0", "zarr-numpy-mean0"),
-             ("wrap-h5-mean0", "h5-numpy-mean0"), ("bl-zarr-mean0", "dask-zarr-mean0"),
-             ("region-zarr-mean0", "dask-zarr-mean0"), ("region-h5-mean0", "dask-h5-mean0"),
-             ("wrap-h5-mean0", "dask-h5-mean0")]
+    pairs = [
+        ("np-mean0", "bl-mean0"),
+        ("np-mean0-bdef", "bl-mean0-bdef"),
+        ("dask-b2lazy-mean0", "dask-zarr-mean0"),
+        ("wrap-zarr-mean0", "zarr-numpy-mean0"),
+        ("wrap-h5-mean0", "h5-numpy-mean0"),
+        ("bl-zarr-mean0", "dask-zarr-mean0"),
+        ("region-zarr-mean0", "dask-zarr-mean0"),
+        ("region-h5-mean0", "dask-h5-mean0"),
+        ("wrap-h5-mean0", "dask-h5-mean0"),
+    ]
     for a, b in pairs:
         if "seconds" in results.get(a, {}) and "seconds" in results.get(b, {}):
-            print(f"{a} / {b}: time {results[a]['seconds'] / results[b]['seconds']:.2f}x, "
-                  f"peak {results[a]['peak_mib']:.0f} vs {results[b]['peak_mib']:.0f} MiB")
+            print(
+                f"{a} / {b}: time {results[a]['seconds'] / results[b]['seconds']:.2f}x, "
+                f"peak {results[a]['peak_mib']:.0f} vs {results[b]['peak_mib']:.0f} MiB"
+            )
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"gib": args.gib, "reps": args.reps, "results": results}, f, indent=1)

@@ -55,6 +55,7 @@ on column strips; n = 8192 takes roughly 8x longer for the products (several hou
 needs ~12 GiB of RAM for NumPy's `a3`. Data are generated once (separate process) under
 --data-dir and re-used.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -114,6 +115,7 @@ def values(name, n):
     """The operand's values: smooth functions of the flat index plus deterministic noise
     (a hash of the index, so every layout holds exactly the same numbers)."""
     import numpy as np
+
     seed = {"a": 1, "b": 2, "a3": 3}[name]
     shape = shape_of(name, n)
     i = np.arange(int(np.prod(shape)), dtype=np.float64)
@@ -126,6 +128,7 @@ def values(name, n):
 
 def gen_main(ddir, n, layouts, names):
     import blosc2
+
     be.set_threads()
     os.makedirs(ddir, exist_ok=True)
     for name in names:
@@ -152,30 +155,35 @@ def gen_main(ddir, n, layouts, names):
             info = (arr.chunks, arr.blocks, arr.schunk.cratio)
             del arr
             os.replace(tmp, path)
-            print(f"  generated {os.path.basename(path)} chunks {info[0]} blocks {info[1]} "
-                  f"cratio {info[2]:.2f} ({time.perf_counter() - t0:.1f} s)", flush=True)
+            print(
+                f"  generated {os.path.basename(path)} chunks {info[0]} blocks {info[1]} "
+                f"cratio {info[2]:.2f} ({time.perf_counter() - t0:.1f} s)",
+                flush=True,
+            )
 
 
 # ----------------------------------------------------------------------------- one run
 def load_numpy(path):
     import blosc2
     import numpy as np
+
     src = blosc2.open(path, dparams=be.b2_dparams())
     out = np.empty(src.shape, dtype=src.dtype)
     step = max(1, (64 * MiB) // (out[0].nbytes or 1))
     for r0 in range(0, src.shape[0], step):
-        out[r0:r0 + step] = src[r0:r0 + step]
+        out[r0 : r0 + step] = src[r0 : r0 + step]
     return out
 
 
 def sample(res, kind, n):
     """A few rows of a result (NumPy, blosc2 or b2lazy array) as one NumPy array."""
     import numpy as np
+
     if kind == "small":
         return np.asarray(res)
     rows = sorted({0, n // 3, (2 * n) // 3 + 1, n - 1})
     if kind == "flat":
-        return np.concatenate([np.asarray(res[r * n:(r + 1) * n]) for r in rows])
+        return np.concatenate([np.asarray(res[r * n : (r + 1) * n]) for r in rows])
     return np.stack([np.asarray(res[r]) for r in rows])
 
 
@@ -195,6 +203,7 @@ def run_child(args):
     import dask
     import dask.array as da
     import b2lazy as bl
+
     be.set_threads()
     c, wl, lay, n = args.child, args.workload, args.layout, args.n
     label, names, kind = WL[wl]
@@ -218,11 +227,17 @@ def run_child(args):
         res["chunks"] = {k: list(blosc2.open(p).chunks) for k, p in paths.items()}
         a, b, a3 = ops.get("a"), ops.get("b"), ops.get("a3")
         if c == "codec":  # the result, untimed; then only codec work is timed
-            ref = {"matmul": lambda: a @ b, "matmul_plus_b": lambda: a @ b + b,
-                   "matmul_sum": lambda: a3.sum(axis=1) @ b, "at_a": lambda: a.T @ a,
-                   "sum0": lambda: a.sum(axis=0), "sum1": lambda: a.sum(axis=1),
-                   "minus_mean": lambda: a - a.mean(axis=0), "cumsum": lambda: np.cumsum(a),
-                   "sincos": lambda: np.sin(a) ** 2 + np.cos(b) ** 2}[wl]()
+            ref = {
+                "matmul": lambda: a @ b,
+                "matmul_plus_b": lambda: a @ b + b,
+                "matmul_sum": lambda: a3.sum(axis=1) @ b,
+                "at_a": lambda: a.T @ a,
+                "sum0": lambda: a.sum(axis=0),
+                "sum1": lambda: a.sum(axis=1),
+                "minus_mean": lambda: a - a.mean(axis=0),
+                "cumsum": lambda: np.cumsum(a),
+                "sincos": lambda: np.sin(a) ** 2 + np.cos(b) ** 2,
+            }[wl]()
             srcs = {k: blosc2.open(p, dparams=be.b2_dparams()) for k, p in paths.items()}
             del ops, a, b, a3
         base = hwm_reset()
@@ -231,11 +246,17 @@ def run_child(args):
             be.rm(out)
             t0 = time.perf_counter()
             if c == "numpy":
-                r = {"matmul": lambda: a @ b, "matmul_plus_b": lambda: a @ b + b,
-                     "matmul_sum": lambda: a3.sum(axis=1) @ b, "at_a": lambda: a.T @ a,
-                     "sum0": lambda: np.sum(a, axis=0), "sum1": lambda: np.sum(a, axis=1),
-                     "minus_mean": lambda: a - np.mean(a, axis=0), "cumsum": lambda: np.cumsum(a),
-                     "sincos": lambda: np.sin(a) ** 2 + np.cos(b) ** 2}[wl]()
+                r = {
+                    "matmul": lambda: a @ b,
+                    "matmul_plus_b": lambda: a @ b + b,
+                    "matmul_sum": lambda: a3.sum(axis=1) @ b,
+                    "at_a": lambda: a.T @ a,
+                    "sum0": lambda: np.sum(a, axis=0),
+                    "sum1": lambda: np.sum(a, axis=1),
+                    "minus_mean": lambda: a - np.mean(a, axis=0),
+                    "cumsum": lambda: np.cumsum(a),
+                    "sincos": lambda: np.sin(a) ** 2 + np.cos(b) ** 2,
+                }[wl]()
             elif c == "codec":
                 for s in srcs.values():
                     buf = np.empty(s.schunk.chunksize, dtype=np.uint8)
@@ -246,17 +267,22 @@ def run_child(args):
                     blosc2.asarray(ref, chunks=ch, urlpath=out, mode="w", cparams=be.b2_cparams())
                 r = ref
             elif c.startswith("b2lazy"):
-                e = {"matmul": lambda: bl.matmul(a, b), "matmul_plus_b": lambda: bl.matmul(a, b) + b,
-                     "matmul_sum": lambda: bl.matmul(bl.sum(a3, axis=1), b), "at_a": lambda: a.T @ a,
-                     "sum0": lambda: bl.sum(a, axis=0), "sum1": lambda: bl.sum(a, axis=1),
-                     "minus_mean": lambda: a - bl.mean(a, axis=0), "cumsum": lambda: bl.cumsum(a),
-                     "sincos": lambda: bl.sin(a) ** 2 + bl.cos(b) ** 2}[wl]()
+                e = {
+                    "matmul": lambda: bl.matmul(a, b),
+                    "matmul_plus_b": lambda: bl.matmul(a, b) + b,
+                    "matmul_sum": lambda: bl.matmul(bl.sum(a3, axis=1), b),
+                    "at_a": lambda: a.T @ a,
+                    "sum0": lambda: bl.sum(a, axis=0),
+                    "sum1": lambda: bl.sum(a, axis=1),
+                    "minus_mean": lambda: a - bl.mean(a, axis=0),
+                    "cumsum": lambda: bl.cumsum(a),
+                    "sincos": lambda: bl.sin(a) ** 2 + bl.cos(b) ** 2,
+                }[wl]()
                 if kind == "small":
                     r = e.to_numpy(nthreads=NTHREADS, max_memory=BUDGETS[c])
                     res["stats"] = dict(e.last_stats)
                 else:
-                    r = e.compute(urlpath=out, cparams=be.B2LAZY_CPARAMS, nthreads=NTHREADS,
-                                  max_memory=BUDGETS[c])
+                    r = e.compute(urlpath=out, cparams=be.B2LAZY_CPARAMS, nthreads=NTHREADS, max_memory=BUDGETS[c])
                     res["stats"] = dict(r.stats)
             elif c == "blosc2":
                 kw = dict(urlpath=out, mode="w", cparams=be.b2_cparams())
@@ -277,20 +303,28 @@ def run_child(args):
                 else:
                     r = blosc2.lazyexpr("sin(a)**2 + cos(b)**2", operands={"a": a, "b": b}).compute(**kw)
             else:
-                x = {"matmul": lambda: a @ b, "matmul_plus_b": lambda: a @ b + b,
-                     "matmul_sum": lambda: da.sum(a3, axis=1) @ b, "at_a": lambda: a.T @ a,
-                     "sum0": lambda: da.sum(a, axis=0), "sum1": lambda: da.sum(a, axis=1),
-                     "minus_mean": lambda: a - da.mean(a, axis=0), "cumsum": lambda: da.cumsum(a.ravel()),
-                     "sincos": lambda: da.sin(a) ** 2 + da.cos(b) ** 2}[wl]()
+                x = {
+                    "matmul": lambda: a @ b,
+                    "matmul_plus_b": lambda: a @ b + b,
+                    "matmul_sum": lambda: da.sum(a3, axis=1) @ b,
+                    "at_a": lambda: a.T @ a,
+                    "sum0": lambda: da.sum(a, axis=0),
+                    "sum1": lambda: da.sum(a, axis=1),
+                    "minus_mean": lambda: a - da.mean(a, axis=0),
+                    "cumsum": lambda: da.cumsum(a.ravel()),
+                    "sincos": lambda: da.sin(a) ** 2 + da.cos(b) ** 2,
+                }[wl]()
                 with dask.config.set(scheduler="threads", num_workers=NTHREADS):
                     if kind == "small":
                         r = x.compute()
                     else:
                         ch = src0.chunks if kind != "flat" else (int(np.prod(src0.chunks)),)
-                        tgt = blosc2.empty(x.shape, dtype=x.dtype, chunks=ch, urlpath=out, mode="w",
-                                           cparams=be.b2_cparams())
-                        if x.chunks != tuple((cc,) * (s // cc) + ((s % cc,) if s % cc else ())
-                                             for s, cc in zip(x.shape, ch)):
+                        tgt = blosc2.empty(
+                            x.shape, dtype=x.dtype, chunks=ch, urlpath=out, mode="w", cparams=be.b2_cparams()
+                        )
+                        if x.chunks != tuple(
+                            (cc,) * (s // cc) + ((s % cc,) if s % cc else ()) for s, cc in zip(x.shape, ch)
+                        ):
                             x = x.rechunk(ch)
                         da.store(x, tgt, lock=True)
                         r = tgt
@@ -331,20 +365,48 @@ def spawn(c, wl, lay, args):
     env = dict(os.environ)
     blas = "1" if c in ("dask",) or c.startswith("b2lazy") else str(NTHREADS)
     env.update(OPENBLAS_NUM_THREADS=blas, OMP_NUM_THREADS=blas, MKL_NUM_THREADS=blas)
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", c, "--workload", wl, "--layout", lay,
-           "--n", str(args.cur_n), "--reps", str(args.reps), "--warmup", str(args.warmup), "--data-dir", args.data_dir, "--outdir", args.outdir]
+    cmd = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--child",
+        c,
+        "--workload",
+        wl,
+        "--layout",
+        lay,
+        "--n",
+        str(args.cur_n),
+        "--reps",
+        str(args.reps),
+        "--warmup",
+        str(args.warmup),
+        "--data-dir",
+        args.data_dir,
+        "--outdir",
+        args.outdir,
+    ]
     s0 = be.cpu_snapshot()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
     except subprocess.TimeoutExpired:
-        return {"contender": c, "workload": wl, "layout": lay, "n": args.cur_n,
-                "error": f"timeout: killed after {args.timeout} s"}
+        return {
+            "contender": c,
+            "workload": wl,
+            "layout": lay,
+            "n": args.cur_n,
+            "error": f"timeout: killed after {args.timeout} s",
+        }
     s1 = be.cpu_snapshot()
     line = [ln for ln in p.stdout.splitlines() if ln.startswith("RUNJSON:")]
     if p.returncode != 0 or not line:
-        return {"contender": c, "workload": wl, "layout": lay, "n": args.cur_n,
-                "error": f"exit {p.returncode}: {p.stderr[-2000:]}"}
-    d = json.loads(line[0][len("RUNJSON:"):])
+        return {
+            "contender": c,
+            "workload": wl,
+            "layout": lay,
+            "n": args.cur_n,
+            "error": f"exit {p.returncode}: {p.stderr[-2000:]}",
+        }
+    d = json.loads(line[0][len("RUNJSON:") :])
     d["contention"] = be.contention(s0, s1)
     return d
 
@@ -352,6 +414,7 @@ def spawn(c, wl, lay, args):
 # ----------------------------------------------------------------------------- report
 def check(rows, outdir, n):
     import numpy as np
+
     for d in rows:
         if d.get("error") or d["contender"] in ("numpy", "codec") or d["n"] != n:
             continue
@@ -360,8 +423,11 @@ def check(rows, outdir, n):
         if not (os.path.exists(f) and os.path.exists(ref)):
             continue
         got, want = np.load(f), np.load(ref)
-        d["rel_err"] = float(np.max(np.abs(got - want)) / max(np.max(np.abs(want)), 1e-300)) \
-            if got.shape == want.shape else float("inf")
+        d["rel_err"] = (
+            float(np.max(np.abs(got - want)) / max(np.max(np.abs(want)), 1e-300))
+            if got.shape == want.shape
+            else float("inf")
+        )
 
 
 def find(rows, c, wl, lay, n):
@@ -379,7 +445,7 @@ def cell(d, ref_t, codec_t, kind, n, budget):
     t, g = d["seconds"], d["growth"] / MiB
     s = f"{t:.2f} s"
     if kind == "product":
-        s += f", {2 * n ** 3 / t / 1e9:.1f} GF"
+        s += f", {2 * n**3 / t / 1e9:.1f} GF"
     if ref_t and d["contender"] != "codec":
         s += f", {ref_t / t:.2f}× NP"
     if codec_t and kind != "product" and d["contender"] != "codec":
@@ -403,6 +469,7 @@ def targets(rows, n, wls, lays, cons):
             t[0] += bool(ok)
             if not ok:
                 t[2].append(what)
+
         for lay in lays:
             for wl in wls:
                 d = find(rows, c, wl, lay, n)
@@ -427,11 +494,17 @@ def targets(rows, n, wls, lays, cons):
                 for peer in ("dask", "blosc2"):
                     q = find(rows, peer, wl, lay, n)
                     if q and not q.get("error"):
-                        tally(peers, d["seconds"] < q["seconds"],
-                              f"{where} vs {peer} {d['seconds']:.2f} / {q['seconds']:.2f} s")
-        for name, t in (("products ≥ 0.8× NumPy, others ≤ 1.3× codec", speed),
-                        ("growth ≤ max_memory + 32 MiB", mem),
-                        ("bytes decompressed ≤ 2× each source", nbytes), ("faster than Dask / python-blosc2", peers)):
+                        tally(
+                            peers,
+                            d["seconds"] < q["seconds"],
+                            f"{where} vs {peer} {d['seconds']:.2f} / {q['seconds']:.2f} s",
+                        )
+        for name, t in (
+            ("products ≥ 0.8× NumPy, others ≤ 1.3× codec", speed),
+            ("growth ≤ max_memory + 32 MiB", mem),
+            ("bytes decompressed ≤ 2× each source", nbytes),
+            ("faster than Dask / python-blosc2", peers),
+        ):
             if t[1]:
                 miss = f" (misses: {'; '.join(t[2])})" if t[2] else ""
                 L.append(f"- {c}: {name}: {t[0]} of {t[1]}{miss}")
@@ -444,28 +517,44 @@ def report(R, n):
     lays = [x for x in LAYOUTS if any(d["layout"] == x and d["n"] == n for d in rows)]
     cons = [c for c in CONTENDERS if any(d["contender"] == c and d["n"] == n for d in rows)]
     rounds = R.get("rounds", 1)
-    per = (f"{rounds} fresh processes per cell, contenders alternating, {R['reps']} run(s) each"
-           if rounds > 1 else f"{R['reps']} run(s) in one fresh process per cell")
+    per = (
+        f"{rounds} fresh processes per cell, contenders alternating, {R['reps']} run(s) each"
+        if rounds > 1
+        else f"{R['reps']} run(s) in one fresh process per cell"
+    )
     if R.get("warmup"):
         per += f", after {R['warmup']} untimed warm-up run(s) in the same process"
-    L = [f"n = {n}, float64, {NTHREADS} threads, median of {per}. "
-         "Cell: time, GFLOPS (products, 2n³/t), speed vs NumPy in memory (>1: faster than NumPy), "
-         "time vs the codec limit (non-products), peak RSS growth (VmHWM after clear_refs). "
-         "**OVER**: growth above max_memory + 32 MiB.", ""]
+    L = [
+        f"n = {n}, float64, {NTHREADS} threads, median of {per}. "
+        "Cell: time, GFLOPS (products, 2n³/t), speed vs NumPy in memory (>1: faster than NumPy), "
+        "time vs the codec limit (non-products), peak RSS growth (VmHWM after clear_refs). "
+        "**OVER**: growth above max_memory + 32 MiB.",
+        "",
+    ]
     for lay in lays:
         ch = next((d.get("chunks") for d in rows if d["layout"] == lay and d["n"] == n and d.get("chunks")), {})
-        L += [f"#### layout `{lay}` (chunks: " + ", ".join(f"{k} {tuple(v)}" for k, v in ch.items()) + ")", "",
-              "| workload | " + " | ".join(cons) + " |", "|---|" + "---|" * len(cons)]
+        L += [
+            f"#### layout `{lay}` (chunks: " + ", ".join(f"{k} {tuple(v)}" for k, v in ch.items()) + ")",
+            "",
+            "| workload | " + " | ".join(cons) + " |",
+            "|---|" + "---|" * len(cons),
+        ]
         for wl in wls:
             label, _, kind = WL[wl]
             ref = find(rows, "numpy", wl, lay, n).get("seconds")
             cod = find(rows, "codec", wl, lay, n).get("seconds")
-            cells = [cell(find(rows, c, wl, lay, n), None if c == "numpy" else ref, cod, kind, n, BUDGETS.get(c))
-                     for c in cons]
+            cells = [
+                cell(find(rows, c, wl, lay, n), None if c == "numpy" else ref, cod, kind, n, BUDGETS.get(c))
+                for c in cons
+            ]
             L.append(f"| `{label}`{' †' if wl == 'cumsum' else ''} | " + " | ".join(cells) + " |")
         L.append("")
-    L += ["b2lazy (default budget) bytes decompressed per source / the source's size, and peak scratch:", "",
-          "| workload | " + " | ".join(lays) + " |", "|---|" + "---|" * len(lays)]
+    L += [
+        "b2lazy (default budget) bytes decompressed per source / the source's size, and peak scratch:",
+        "",
+        "| workload | " + " | ".join(lays) + " |",
+        "|---|" + "---|" * len(lays),
+    ]
     for wl in wls:
         cells = []
         for lay in lays:
@@ -483,13 +572,17 @@ def report(R, n):
                 parts.append(f"scratch {st['peak_scratch_bytes'] / MiB:.0f} MiB")
             cells.append(", ".join(parts) or "—")
         L.append(f"| `{WL[wl][0]}` | " + " | ".join(cells) + " |")
-    L += ["", "† python-blosc2 cannot scan an N-d array flattened: its cell is "
-          "`cumulative_sum(a, axis=0)` (not checked)."]
+    L += [
+        "",
+        "† python-blosc2 cannot scan an N-d array flattened: its cell is `cumulative_sum(a, axis=0)` (not checked).",
+    ]
     L += ["", targets(rows, n, wls, lays, cons)]
     bad = [d for d in rows if d["n"] == n and d.get("error")]
     if bad:
-        L += ["", "Failures:", ""] + [f"- {d['contender']} `{WL[d['workload']][0]}` {d['layout']}: "
-                                      f"{d['error'].splitlines()[0][:200]}" for d in bad]
+        L += ["", "Failures:", ""] + [
+            f"- {d['contender']} `{WL[d['workload']][0]}` {d['layout']}: {d['error'].splitlines()[0][:200]}"
+            for d in bad
+        ]
     return "\n".join(L)
 
 
@@ -501,8 +594,12 @@ def main():
     ap.add_argument("--contenders", nargs="*", default=CONTENDERS, choices=CONTENDERS)
     ap.add_argument("--reps", type=int, default=1, help="runs per process, back to back (median)")
     ap.add_argument("--warmup", type=int, default=0, help="untimed runs first in each process")
-    ap.add_argument("--rounds", type=int, default=1,
-                    help="fresh processes per cell, contenders alternating (the cell: median of every run)")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="fresh processes per cell, contenders alternating (the cell: median of every run)",
+    )
     ap.add_argument("--timeout", type=float, default=1200, help="seconds before a cell is killed")
     ap.add_argument("--data-dir", default=os.path.join(HERE, "data"))
     ap.add_argument("--outdir", default=None)
@@ -527,8 +624,22 @@ def main():
     for n in args.n:
         args.cur_n = n
         print(f"data (n={n}) ...", flush=True)
-        subprocess.run([sys.executable, os.path.abspath(__file__), "--gen", "--n", str(n), "--data-dir",
-                        args.data_dir, "--layouts", *args.layouts, "--workloads", *args.workloads], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                os.path.abspath(__file__),
+                "--gen",
+                "--n",
+                str(n),
+                "--data-dir",
+                args.data_dir,
+                "--layouts",
+                *args.layouts,
+                "--workloads",
+                *args.workloads,
+            ],
+            check=True,
+        )
         cons = ["numpy"] + [c for c in args.contenders if c != "numpy"]  # NumPy is the reference
         for lay in args.layouts:
             for wl in args.workloads:
@@ -537,8 +648,11 @@ def main():
                     for c in cons:
                         d = spawn(c, wl, lay, args)
                         runs[c].append(d)
-                        msg = d["error"].splitlines()[0][:160] if d.get("error") else \
-                            f"{d['seconds']:.2f} s, growth {d['growth'] / MiB:.0f} MiB"
+                        msg = (
+                            d["error"].splitlines()[0][:160]
+                            if d.get("error")
+                            else f"{d['seconds']:.2f} s, growth {d['growth'] / MiB:.0f} MiB"
+                        )
                         print(f"  n={n} {lay:7s} {WL[wl][0]:28s} {c:10s} round {rnd + 1}: {msg}", flush=True)
                 R["rows"] += [merge_rounds(runs[c]) for c in cons]
         check(R["rows"], args.outdir, n)
@@ -546,10 +660,12 @@ def main():
     R["environment"] = be.environment()
     R["seconds"] = time.perf_counter() - t_start
     env = R["environment"]
-    head = (f"- Date: {env['date']}; machine: {env['cores']} cores, {env['cpu']}, {env['ram_GiB']:.1f} GiB RAM\n"
-            f"- Versions: Python {env['python']}, NumPy {env['numpy']}, python-blosc2 {env['blosc2']} "
-            f"(C-Blosc2 {env['c_blosc2']}), dask {env['dask']}; b2lazy commit {env['b2lazy_commit']}\n"
-            f"- Command: `python bench/bench_layouts.py {' '.join(sys.argv[1:])}` ({R['seconds'] / 60:.0f} min)\n")
+    head = (
+        f"- Date: {env['date']}; machine: {env['cores']} cores, {env['cpu']}, {env['ram_GiB']:.1f} GiB RAM\n"
+        f"- Versions: Python {env['python']}, NumPy {env['numpy']}, python-blosc2 {env['blosc2']} "
+        f"(C-Blosc2 {env['c_blosc2']}), dask {env['dask']}; b2lazy commit {env['b2lazy_commit']}\n"
+        f"- Command: `python bench/bench_layouts.py {' '.join(sys.argv[1:])}` ({R['seconds'] / 60:.0f} min)\n"
+    )
     text = head + "\n" + "\n\n".join(texts)
     print("\n" + text)
     if args.out:

@@ -24,6 +24,7 @@ Dask runs 2 worker threads with 1 BLAS thread each (no oversubscription); b2lazy
 workers, each calling (Debian's) OpenBLAS single-threaded on its own tiles (NumPy's
 OpenBLAS, loaded but unused in that process, is set to 1 thread).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -67,6 +68,7 @@ def data_path(ddir, name, n):
 def gen_one(ddir, name, n):
     import blosc2
     import numpy as np
+
     shape, chunks, blocks = layout(name, n)
     path = data_path(ddir, name, n)
     desc = f"{DATA_VERSION} {name} {shape} chunks={chunks} blocks={blocks} zstd1 shuffle"
@@ -80,8 +82,9 @@ def gen_one(ddir, name, n):
         be.rm(path)
     tmp = path + ".tmp.b2nd"
     be.rm(tmp)
-    arr = blosc2.uninit(shape, dtype=np.float64, chunks=chunks, blocks=blocks, urlpath=tmp, mode="w",
-                        cparams=be.b2_cparams())
+    arr = blosc2.uninit(
+        shape, dtype=np.float64, chunks=chunks, blocks=blocks, urlpath=tmp, mode="w", cparams=be.b2_cparams()
+    )
     seed = {"a": 1, "b": 2, "a3": 3}[name]
     per_row = int(np.prod(shape[1:]))
     for i, r0 in enumerate(range(0, n, chunks[0])):
@@ -101,18 +104,22 @@ def gen_main(ddir, n):
     for name in ("a", "b", "a3"):
         t0 = time.perf_counter()
         made = gen_one(ddir, name, n)
-        print(f"  {'generated' if made else 're-used'} {os.path.basename(data_path(ddir, name, n))} "
-              f"({time.perf_counter() - t0:.1f} s)", flush=True)
+        print(
+            f"  {'generated' if made else 're-used'} {os.path.basename(data_path(ddir, name, n))} "
+            f"({time.perf_counter() - t0:.1f} s)",
+            flush=True,
+        )
 
 
 # ----------------------------------------------------------------------------- one run
 def load_numpy(path):
     import blosc2
     import numpy as np
+
     src = blosc2.open(path)
     out = np.empty(src.shape, dtype=src.dtype)
     for r0 in range(0, src.shape[0], src.chunks[0]):
-        out[r0:r0 + src.chunks[0]] = src[r0:r0 + src.chunks[0]]
+        out[r0 : r0 + src.chunks[0]] = src[r0 : r0 + src.chunks[0]]
     return out
 
 
@@ -127,6 +134,7 @@ def run_child(c, op, ddir, n, outdir):
     import dask
     import dask.array as da
     import b2lazy as bl
+
     be.set_threads()
     rss_import = be.rss_bytes()
     paths = {k: data_path(ddir, k, n) for k in ("a", "b", "a3")}
@@ -149,11 +157,19 @@ def run_child(c, op, ddir, n, outdir):
         a, b, a3 = ops.get("a"), ops.get("b"), ops.get("a3")
         t0 = time.perf_counter()
         if c == "numpy":
-            r = {"matmul": lambda: a @ b, "matmul_plus_b": lambda: a @ b + b,
-                 "matmul_sum": lambda: a3.sum(axis=1) @ b, "matmul_at_a": lambda: a.T @ a}[op]()
+            r = {
+                "matmul": lambda: a @ b,
+                "matmul_plus_b": lambda: a @ b + b,
+                "matmul_sum": lambda: a3.sum(axis=1) @ b,
+                "matmul_at_a": lambda: a.T @ a,
+            }[op]()
         elif c == "b2lazy":
-            e = {"matmul": lambda: bl.matmul(a, b), "matmul_plus_b": lambda: bl.matmul(a, b) + b,
-                 "matmul_sum": lambda: bl.matmul(bl.sum(a3, axis=1), b), "matmul_at_a": lambda: a.T @ a}[op]()
+            e = {
+                "matmul": lambda: bl.matmul(a, b),
+                "matmul_plus_b": lambda: bl.matmul(a, b) + b,
+                "matmul_sum": lambda: bl.matmul(bl.sum(a3, axis=1), b),
+                "matmul_at_a": lambda: a.T @ a,
+            }[op]()
             r = e.compute(urlpath=out, cparams=be.B2LAZY_CPARAMS, nthreads=NTHREADS)
             res["stats"] = r.stats
         elif c == "blosc2":
@@ -167,8 +183,12 @@ def run_child(c, op, ddir, n, outdir):
             else:
                 r = blosc2.matmul(blosc2.permute_dims(a), a, **kw)
         else:
-            x = {"matmul": lambda: a @ b, "matmul_plus_b": lambda: a @ b + b,
-                 "matmul_sum": lambda: da.sum(a3, axis=1) @ b, "matmul_at_a": lambda: a.T @ a}[op]()
+            x = {
+                "matmul": lambda: a @ b,
+                "matmul_plus_b": lambda: a @ b + b,
+                "matmul_sum": lambda: da.sum(a3, axis=1) @ b,
+                "matmul_at_a": lambda: a.T @ a,
+            }[op]()
             tgt = blosc2.empty(x.shape, dtype=x.dtype, urlpath=out, mode="w", cparams=be.b2_cparams())
             with dask.config.set(scheduler="threads", num_workers=NTHREADS):
                 da.store(x, tgt, lock=True)
@@ -197,15 +217,27 @@ def spawn(c, op, ddir, n, outdir):
     # worker; NumPy's (loaded, unused) gets 1 thread so its idle pool does not spin.
     blas = "1" if c in ("dask", "b2lazy") else str(NTHREADS)
     env.update(OPENBLAS_NUM_THREADS=blas, OMP_NUM_THREADS=blas, MKL_NUM_THREADS=blas)
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", c, "--op", op, "--n", str(n),
-           "--data-dir", ddir, "--outdir", outdir]
+    cmd = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--child",
+        c,
+        "--op",
+        op,
+        "--n",
+        str(n),
+        "--data-dir",
+        ddir,
+        "--outdir",
+        outdir,
+    ]
     s0 = be.cpu_snapshot()
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     s1 = be.cpu_snapshot()
     line = [ln for ln in p.stdout.splitlines() if ln.startswith("RUNJSON:")]
     if p.returncode != 0 or not line:
         return {"contender": c, "op": op, "n": n, "error": f"exit {p.returncode}: {p.stderr[-2000:]}"}
-    d = json.loads(line[0][len("RUNJSON:"):])
+    d = json.loads(line[0][len("RUNJSON:") :])
     d["contention"] = be.contention(s0, s1)
     return d
 
@@ -213,6 +245,7 @@ def spawn(c, op, ddir, n, outdir):
 # ----------------------------------------------------------------------------- report
 def check(outdir, n, rows):
     import numpy as np
+
     ref_path = os.path.join(outdir, f"linalg_rows_numpy_{{op}}_{n}.npy")
     for d in rows:
         if d.get("error") or d["contender"] == "numpy":
@@ -227,12 +260,14 @@ find = be.find
 
 def report(R):
     n, rows = R["n"], R["rows"]
-    flops = 2.0 * n ** 3
+    flops = 2.0 * n**3
     result_bytes = n * n * 8
-    L = [f"n = {n}, float64, 2 threads; one run per cell in a fresh process. "
-         f"Result size {result_bytes / MiB:.0f} MiB.", "",
-         "| operation | contender | time s | GFLOPS | vs NumPy time | peak RSS growth MiB | out chunks | rel err |",
-         "|---|---|---|---|---|---|---|---|"]
+    L = [
+        f"n = {n}, float64, 2 threads; one run per cell in a fresh process. Result size {result_bytes / MiB:.0f} MiB.",
+        "",
+        "| operation | contender | time s | GFLOPS | vs NumPy time | peak RSS growth MiB | out chunks | rel err |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for op, label in OPS:
         ref = find(rows, "numpy", op).get("seconds")
         for c in CONTENDERS:
@@ -243,25 +278,38 @@ def report(R):
                 L.append(f"| `{label}` | {c} | failed: {d['error'].splitlines()[0][:120]} | | | | | |")
                 continue
             t = d.get("seconds")
-            L.append(f"| `{label}` | {c} | {t:.2f} | {flops / t / 1e9:.1f} | "
-                     f"{'—' if not ref else f'{t / ref:.2f}x'} | {d['growth'] / MiB:.0f} | "
-                     f"{d.get('out_chunks', '—')} | {d.get('max_rel_err', 0):.1e} |")
-    L += ["", "b2lazy work counters per source (chunk reads: total / distinct chunks / most reads of one "
-          "chunk; a read of part of a chunk counts as one; bytes decompressed as a multiple of the "
-          "source's size):", ""]
+            L.append(
+                f"| `{label}` | {c} | {t:.2f} | {flops / t / 1e9:.1f} | "
+                f"{'—' if not ref else f'{t / ref:.2f}x'} | {d['growth'] / MiB:.0f} | "
+                f"{d.get('out_chunks', '—')} | {d.get('max_rel_err', 0):.1e} |"
+            )
+    L += [
+        "",
+        "b2lazy work counters per source (chunk reads: total / distinct chunks / most reads of one "
+        "chunk; a read of part of a chunk counts as one; bytes decompressed as a multiple of the "
+        "source's size):",
+        "",
+    ]
     for op, label in OPS:
         st = find(rows, "b2lazy", op).get("stats") or {}
         cd = st.get("chunks_decompressed", {})
         size = {"a": n * n * 8, "b": n * n * 8, "a3": n * DEPTH3 * n * 8}
+
         def times(k):
             b = st.get("bytes_decompressed", {}).get(k)
             name = os.path.basename(k).split("_")[1]
             return "—" if b is None else f"{b / size[name]:.1f}x"
-        parts = [f"{os.path.basename(k)}: {v} / {st.get('distinct_chunks_decompressed', {}).get(k)} / "
-                 f"{st.get('max_decompressions_per_chunk', {}).get(k)}, {times(k)} its size"
-                 for k, v in cd.items() if k != "total"]
-        L.append(f"- `{label}`: {'; '.join(parts)}; cache hits {st.get('cache_hits')}, "
-                 f"misses {st.get('cache_misses')}, peak scratch {st.get('peak_scratch_bytes', 0) / MiB:.0f} MiB")
+
+        parts = [
+            f"{os.path.basename(k)}: {v} / {st.get('distinct_chunks_decompressed', {}).get(k)} / "
+            f"{st.get('max_decompressions_per_chunk', {}).get(k)}, {times(k)} its size"
+            for k, v in cd.items()
+            if k != "total"
+        ]
+        L.append(
+            f"- `{label}`: {'; '.join(parts)}; cache hits {st.get('cache_hits')}, "
+            f"misses {st.get('cache_misses')}, peak scratch {st.get('peak_scratch_bytes', 0) / MiB:.0f} MiB"
+        )
     return "\n".join(L)
 
 
@@ -275,8 +323,13 @@ def targets(R):
     g = find(rows, "b2lazy", "matmul_plus_b").get("growth")
     if g is not None:
         lim = 0.15 * n * n * 8
-        out.append(("matmul(a, b) + b peak RSS growth < 15% of the result", f"{g / MiB:.0f} MiB vs {lim / MiB:.0f} MiB",
-                    g < lim))
+        out.append(
+            (
+                "matmul(a, b) + b peak RSS growth < 15% of the result",
+                f"{g / MiB:.0f} MiB vs {lim / MiB:.0f} MiB",
+                g < lim,
+            )
+        )
     for op, label in OPS:
         me = find(rows, "b2lazy", op)
         for peer in ("blosc2", "dask"):
@@ -287,8 +340,14 @@ def targets(R):
                 out.append((f"`{label}` faster than {peer}, less memory", f"{peer} failed", True))
                 continue
             ok = me["seconds"] < p["seconds"] and me["growth"] < p["growth"]
-            out.append((f"`{label}` faster than {peer}, less memory",
-                        f"{p['seconds'] / me['seconds']:.2f}x faster, {me['growth'] / MiB:.0f} vs {p['growth'] / MiB:.0f} MiB", ok))
+            out.append(
+                (
+                    f"`{label}` faster than {peer}, less memory",
+                    f"{p['seconds'] / me['seconds']:.2f}x faster, "
+                    f"{me['growth'] / MiB:.0f} vs {p['growth'] / MiB:.0f} MiB",
+                    ok,
+                )
+            )
     return out
 
 
@@ -310,8 +369,10 @@ def main():
         return gen_main(args.data_dir, args.n)
     os.makedirs(args.outdir, exist_ok=True)
     print(f"data (n={args.n}) ...", flush=True)
-    subprocess.run([sys.executable, os.path.abspath(__file__), "--gen", "--n", str(args.n),
-                    "--data-dir", args.data_dir], check=True)
+    subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--gen", "--n", str(args.n), "--data-dir", args.data_dir],
+        check=True,
+    )
     R = {"environment": be.environment(), "n": args.n, "rows": []}
     contenders = args.only or CONTENDERS
     for op, label in OPS:
@@ -320,13 +381,19 @@ def main():
         for c in (["numpy"] if "numpy" not in contenders else []) + contenders:  # NumPy is the reference
             d = spawn(c, op, args.data_dir, args.n, args.outdir)
             R["rows"].append(d)
-            msg = d["error"].splitlines()[0][:200] if d.get("error") else \
-                f"{d['seconds']:.2f} s, growth {d['growth'] / MiB:.0f} MiB"
+            msg = (
+                d["error"].splitlines()[0][:200]
+                if d.get("error")
+                else f"{d['seconds']:.2f} s, growth {d['growth'] / MiB:.0f} MiB"
+            )
             print(f"  {label:28s} {c:7s} {msg}", flush=True)
     check(args.outdir, args.n, R["rows"])
     R["targets"] = [list(t) for t in targets(R)]
-    text = report(R) + "\n\nTargets:\n\n" + "\n".join(
-        f"- {'MET' if ok else 'MISSED'}: {name} ({val})" for name, val, ok in R["targets"])
+    text = (
+        report(R)
+        + "\n\nTargets:\n\n"
+        + "\n".join(f"- {'MET' if ok else 'MISSED'}: {name} ({val})" for name, val, ok in R["targets"])
+    )
     print("\n" + text)
     if args.out:
         with open(args.out, "w") as f:

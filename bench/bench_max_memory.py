@@ -17,6 +17,7 @@ Beside it: b2lazy's projected peak (`stats["projected_peak_bytes"]`, the plan's 
 projection that explain() prints), whether the growth stays within max_memory + 32 MiB, and
 in the table a ‡ where projection and measurement are more than 1.5x apart.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,12 @@ import subprocess
 import sys
 
 MiB = 1 << 20
-LAYOUTS = {"default": lambda n: None, "rows": lambda n: (64, n), "cols": lambda n: (n, 64),
-           "tiles": lambda n: (1024, 1024)}
+LAYOUTS = {
+    "default": lambda n: None,
+    "rows": lambda n: (64, n),
+    "cols": lambda n: (n, 64),
+    "tiles": lambda n: (1024, 1024),
+}
 WORKLOADS = {
     "cumsum(a)": "cumsum(a)",
     "a - mean(a, 0)": "a - mean(a, axis=0)",
@@ -100,8 +105,10 @@ def child(ddir, n, layout, workload, budget):
 
 def table(after_path, before_path=None):
     """Markdown rows: peak RSS growth (projected) per cell, and the figure before if given."""
+
     def load(path):
         return {(r["layout"], r["workload"], r["budget_mib"]): r for r in json.load(open(path))}
+
     after = load(after_path)
     before = load(before_path) if before_path else {}
     budgets = list(dict.fromkeys(k[2] for k in after))
@@ -109,7 +116,7 @@ def table(after_path, before_path=None):
     head = " | ".join(f"{'default' if b is None else f'{b} MiB'}: {label}" for b in budgets)
     print(f"| layout | workload | {head} |")
     print("|---|---|" + "---|" * len(budgets))
-    for (layout, workload) in dict.fromkeys((k[0], k[1]) for k in after):
+    for layout, workload in dict.fromkeys((k[0], k[1]) for k in after):
         cells = []
         for b in budgets:
             new = after.get((layout, workload, b))
@@ -122,7 +129,9 @@ def table(after_path, before_path=None):
             else:
                 proj = f" ({new['projected'] / MiB:.0f})" if new["projected"] else ""
                 n = f"{new['peak'] / MiB:.0f}{proj}" + ("" if new["peak"] / MiB <= limit else " **over**")
-                if new["projected"] and not (new["peak"] <= 1.5 * new["projected"] and new["projected"] <= 1.5 * new["peak"]):
+                if new["projected"] and not (
+                    new["peak"] <= 1.5 * new["projected"] and new["projected"] <= 1.5 * new["peak"]
+                ):
                     n += " ‡"
             if before:
                 old = before.get((layout, workload, b))
@@ -151,17 +160,36 @@ def main():
         return
     # Data in its own process, so the children start from a small parent.
     here = os.path.dirname(os.path.abspath(__file__))
-    subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {here!r}); import bench_max_memory as m; "
-                    f"m.gen({args.dir!r}, {args.n})"], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import sys; sys.path.insert(0, {here!r}); import bench_max_memory as m; m.gen({args.dir!r}, {args.n})",
+        ],
+        check=True,
+    )
     budgets = [None if b == "default" else int(b) for b in args.budgets.split(",")]
     rows = []
     print(f"{'layout':8} {'workload':18} {'budget':>8} {'growth MiB':>11} {'proj MiB':>9} {'limit MiB':>9}  ok")
     for layout in args.layouts.split(","):
         for workload in args.workloads.split("|"):
             for budget in budgets:
-                res = subprocess.run([sys.executable, __file__, "--n", str(args.n), "--dir", args.dir, "--child", layout,
-                                      workload, "default" if budget is None else str(budget)],
-                                     capture_output=True, text=True)
+                res = subprocess.run(
+                    [
+                        sys.executable,
+                        __file__,
+                        "--n",
+                        str(args.n),
+                        "--dir",
+                        args.dir,
+                        "--child",
+                        layout,
+                        workload,
+                        "default" if budget is None else str(budget),
+                    ],
+                    capture_output=True,
+                    text=True,
+                )
                 if res.returncode != 0:
                     print(res.stderr, file=sys.stderr)
                     continue
@@ -170,8 +198,11 @@ def main():
                 peak = r["peak"] / MiB
                 proj = r["projected"] / MiB if r["projected"] else float("nan")
                 ok = "refused" if r["error"] else ("yes" if peak <= limit else "NO")
-                print(f"{layout:8} {workload:18} {('default' if budget is None else budget):>8} {peak:11.0f} {proj:9.0f} "
-                      f"{limit:9}  {ok}" + (f"  ({r['error']})" if r["error"] else ""), flush=True)
+                print(
+                    f"{layout:8} {workload:18} {('default' if budget is None else budget):>8} {peak:11.0f} {proj:9.0f} "
+                    f"{limit:9}  {ok}" + (f"  ({r['error']})" if r["error"] else ""),
+                    flush=True,
+                )
                 rows.append({"layout": layout, "workload": workload, "budget_mib": budget, **r})
     if args.json:
         with open(args.json, "w") as f:

@@ -23,6 +23,7 @@ operands opened (NumPy: loaded), `5` written to /proc/self/clear_refs, one untim
            x[n//4 : n//2] = a NumPy block: blosc2 (blosc2.open(mode="a")[...] = v),
            b2lazy (open(mode="r+")[...] = v); the chunks rewritten are counted
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,8 +56,10 @@ def udf_block(inputs, output, offset):
 
 def worker(args):
     import numpy as np
+
     be.set_threads()
     import blosc2
+
     n, lay, wl, c = args.n, args.layout, args.workload, args.contender
     pa, pb = (bl_bench.data_path(args.data_dir, x, n, lay) for x in "ab")
     out = os.path.join(args.tmp, f"ns_out_{os.getpid()}.b2nd")
@@ -66,6 +69,7 @@ def worker(args):
     if c == "dask":
         import dask
         import dask.array as da
+
         dask.config.set(scheduler="threads", num_workers=be.NTHREADS)
     if c == "b2lazy_numba":
         import numba
@@ -78,7 +82,9 @@ def worker(args):
 
         def numba_block(inputs, output, offset):
             kernel(inputs[0], inputs[1], output)
+
     import b2lazy
+
     src_chunks = blosc2.open(pa).chunks
 
     def run():
@@ -98,7 +104,8 @@ def worker(args):
             else:
                 f = udf_block if c == "b2lazy" else numba_block
                 r = b2lazy.lazyudf(f, (b2lazy.open(pa), b2lazy.open(pb)), np.float64).compute(
-                    urlpath=out, cparams=be.B2LAZY_CPARAMS, nthreads=be.NTHREADS)
+                    urlpath=out, cparams=be.B2LAZY_CPARAMS, nthreads=be.NTHREADS
+                )
                 extra = {"bytes_decompressed": sum(r.stats["bytes_decompressed"].values())}
         elif wl in ("sort1", "sort0"):
             axis = 1 if wl == "sort1" else 0
@@ -111,17 +118,18 @@ def worker(args):
                 tgt = blosc2.empty(r.shape, dtype=r.dtype, chunks=band, **kw)
                 da.store(r, tgt, lock=True)
             else:
-                r = b2lazy.sort(b2lazy.open(pa), axis=axis).compute(urlpath=out, cparams=be.B2LAZY_CPARAMS,
-                                                                     nthreads=be.NTHREADS)
+                r = b2lazy.sort(b2lazy.open(pa), axis=axis).compute(
+                    urlpath=out, cparams=be.B2LAZY_CPARAMS, nthreads=be.NTHREADS
+                )
                 extra = {"bytes_decompressed": sum(r.stats["bytes_decompressed"].values())}
         else:  # setitem: on a fresh copy each run (copied before the clock starts)
             v = np.full((n // 2 - n // 4, n), 7.0)
             if c == "blosc2":
                 x = blosc2.open(copy, mode="a")
-                x[n // 4:n // 2] = v
+                x[n // 4 : n // 2] = v
             else:
                 x = b2lazy.open(copy, mode="r+")
-                x[n // 4:n // 2] = v
+                x[n // 4 : n // 2] = v
         return extra
 
     copy = os.path.join(args.tmp, f"ns_copy_{os.getpid()}.b2nd")
@@ -142,8 +150,9 @@ def worker(args):
     res = {"time": statistics.median(times), "times": times, "growth": be.vmhwm_bytes() - base, **extra}
     if wl == "setitem":
         before, after = blosc2.open(pa), blosc2.open(copy)
-        res["chunks_changed"] = sum(before.schunk.get_chunk(k) != after.schunk.get_chunk(k)
-                                    for k in range(before.schunk.nchunks))
+        res["chunks_changed"] = sum(
+            before.schunk.get_chunk(k) != after.schunk.get_chunk(k) for k in range(before.schunk.nchunks)
+        )
         res["nchunks"] = before.schunk.nchunks
         be.rm(copy)
     be.rm(out)
@@ -163,22 +172,57 @@ def main():
     args = ap.parse_args()
     if args.worker:
         return worker(args)
-    missing = [lay for lay in args.layouts for x in "ab"
-               if not os.path.exists(bl_bench.data_path(args.data_dir, x, args.n, lay))]
+    missing = [
+        lay
+        for lay in args.layouts
+        for x in "ab"
+        if not os.path.exists(bl_bench.data_path(args.data_dir, x, args.n, lay))
+    ]
     if missing:
-        subprocess.run([sys.executable, os.path.join(HERE, "bench_layouts.py"), "--gen", "--n", str(args.n),
-                        "--data-dir", args.data_dir, "--layouts", *sorted(set(missing)), "--workloads", "sincos"],
-                       check=True)
-    print(f"n = {args.n}, float64, {be.NTHREADS} threads, median of {args.reps} runs after a warm-up, "
-          f"fresh process per cell; time (ratio peer / b2lazy: > 1, b2lazy faster), peak growth")
+        subprocess.run(
+            [
+                sys.executable,
+                os.path.join(HERE, "bench_layouts.py"),
+                "--gen",
+                "--n",
+                str(args.n),
+                "--data-dir",
+                args.data_dir,
+                "--layouts",
+                *sorted(set(missing)),
+                "--workloads",
+                "sincos",
+            ],
+            check=True,
+        )
+    print(
+        f"n = {args.n}, float64, {be.NTHREADS} threads, median of {args.reps} runs after a warm-up, "
+        f"fresh process per cell; time (ratio peer / b2lazy: > 1, b2lazy faster), peak growth"
+    )
     for wl in args.workloads:
-        print(f"\n#### `{wl}`\n\n| layout | " + " | ".join(CONTENDERS[wl]) + " |\n|---|" +
-              "---|" * len(CONTENDERS[wl]))
+        print(f"\n#### `{wl}`\n\n| layout | " + " | ".join(CONTENDERS[wl]) + " |\n|---|" + "---|" * len(CONTENDERS[wl]))
         for lay in args.layouts:
             cells, res = [], {}
             for c in CONTENDERS[wl]:
-                cmd = [sys.executable, __file__, "--worker", "--n", str(args.n), "--layout", lay, "--workload", wl,
-                       "--contender", c, "--reps", str(args.reps), "--data-dir", args.data_dir, "--tmp", args.tmp]
+                cmd = [
+                    sys.executable,
+                    __file__,
+                    "--worker",
+                    "--n",
+                    str(args.n),
+                    "--layout",
+                    lay,
+                    "--workload",
+                    wl,
+                    "--contender",
+                    c,
+                    "--reps",
+                    str(args.reps),
+                    "--data-dir",
+                    args.data_dir,
+                    "--tmp",
+                    args.tmp,
+                ]
                 p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
                 line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
                 res[c] = json.loads(line[0][7:]) if line else {"error": (p.stderr.strip().splitlines() or ["?"])[-1]}

@@ -10,13 +10,14 @@ cases) a 4 GiB address-space limit.
     python bench/bench_planning.py [--depths 10,20,30,60] [--timeout 120] [--out r.json]
                                    [--products rows,default,tiles,cols] [--n 8192] [--budget-mib 64]
 """
+
 import argparse
 import json
 import subprocess
 import sys
 import time
 
-DEEP = r'''
+DEEP = r"""
 import json, sys, time, numpy as np, b2lazy as bl
 kind, depth = sys.argv[1], int(sys.argv[2])
 a = np.arange(2000, dtype=np.float64).reshape(40, 50) / 7.0
@@ -31,9 +32,9 @@ r = e.compute(); t2 = time.perf_counter()
 assert np.allclose(r[:], n, rtol=1e-9, atol=1e-9)
 print(json.dumps({"explain_s": t1 - t, "compute_s": t2 - t1, "cache_misses": r.stats["cache_misses"],
                   "cache_hits": r.stats["cache_hits"], "plan_visits": r.stats.get("plan_visits")}))
-'''
+"""
 
-HUGE = r'''
+HUGE = r"""
 import json, os, resource, sys, threading, time, b2lazy as bl
 resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # a run-away plan fails, the machine stays up
 def status(key):
@@ -58,9 +59,9 @@ done = "running" if worker.is_alive() else "done"
 print(json.dumps({"explain_s": t_explain, "rss_after_plan_mib": after_explain / 2**20,
                   "rss_peak_first_2s_mib": (peak - base) / 2**20, "work": done}))
 os._exit(0)
-'''
+"""
 
-PRODUCT = r'''
+PRODUCT = r"""
 import json, os, shutil, sys, tempfile, time, blosc2, b2lazy as bl
 layout, n, budget = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) << 20
 def status(key):
@@ -81,20 +82,20 @@ for name, e in [("matmul", bl.matmul(a, b)), ("matmul_plus_b", bl.matmul(a, b) +
     out[name] = {"plan_s": t, "plan_growth_mib": (status("VmHWM") - base) / 2**20}
 shutil.rmtree(d)
 print(json.dumps(out))
-'''
+"""
 
 
 def run(code, *args, timeout):
     try:
         t = time.perf_counter()
-        p = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True,
-                           timeout=timeout)
+        p = subprocess.run(
+            [sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, timeout=timeout
+        )
         if p.returncode:
             return {"error": p.stderr.strip().splitlines()[-1] if p.stderr.strip() else p.returncode}
         return {**json.loads(p.stdout.splitlines()[-1]), "wall_s": time.perf_counter() - t}
     except subprocess.TimeoutExpired:
         return {"timeout": timeout}
-
 
 
 def main():

@@ -4,6 +4,7 @@ test source b2lazy._core._store_units_array, opted in or not). Prints a table.
 
     python bench/bench_prefetch.py [--units 64] [--unit-kib 64] [--repeat 3]
 """
+
 import argparse
 import sys
 import time
@@ -31,7 +32,7 @@ def main():
     try:
         values = np.arange(args.units * unit, dtype=np.float64)
         for u in range(args.units):
-            nginx.put(f"bench/u/{u}", values[u * unit:(u + 1) * unit].tobytes())
+            nginx.put(f"bench/u/{u}", values[u * unit : (u + 1) * unit].tobytes())
         print(f"{args.units} units of {args.unit_kib} KiB, {args.threads} workers, best of {args.repeat}")
         print(f"{'latency':>8} {'prefetch':>9} {'seconds':>8} {'requests':>9} {'most in flight':>15}")
         for latency in (0.0, 0.02, 0.08):
@@ -46,8 +47,10 @@ def main():
                     dt = time.perf_counter() - t0
                     assert np.array_equal(out, values)
                     best = dt if best is None else min(best, dt)
-                print(f"{latency * 1000:>6.0f}ms {str(prefetch):>9} {best:>8.3f} "
-                      f"{store.counters()['requests']:>9} {proxy.most_in_flight:>15}")
+                print(
+                    f"{latency * 1000:>6.0f}ms {str(prefetch):>9} {best:>8.3f} "
+                    f"{store.counters()['requests']:>9} {proxy.most_in_flight:>15}"
+                )
     finally:
         proxy.stop()
         nginx.stop()

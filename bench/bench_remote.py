@@ -36,6 +36,7 @@ Median of --reps runs. Contenders (engine on format):
 A run that raises is recorded as "fails: <error>". Results are checked against NumPy over
 the local files (the anomaly row: every 13th row of the written Zarr).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,17 +67,38 @@ ROWS = {
 ENGINES = ("zarr-fsspec", "zarr-obstore", "dask", "blosc2", "b2lazy")
 FORMATS = ("zarr-1m", "zarr-16m", "zarr-shard", "b2nd")
 # which formats each engine reads
-READS = {"zarr-fsspec": FORMATS[:3], "zarr-obstore": FORMATS[:3], "dask": FORMATS[:3],
-         "blosc2": ("b2nd",), "b2lazy": FORMATS}
+READS = {
+    "zarr-fsspec": FORMATS[:3],
+    "zarr-obstore": FORMATS[:3],
+    "dask": FORMATS[:3],
+    "blosc2": ("b2nd",),
+    "b2lazy": FORMATS,
+}
 
 
 def geometry(quick):
     """ncols, {format: (chunks, inner chunks or None)}; rows follow from the size."""
     if quick:
-        return 256, {"zarr-1m": ((16, 128), None), "zarr-16m": ((128, 256), None),
-                     "zarr-shard": ((128, 256), (16, 128)), "b2nd": ((128, 256), None)}, 128
-    return 4096, {"zarr-1m": ((128, 1024), None), "zarr-16m": ((1024, 2048), None),
-                  "zarr-shard": ((1024, 2048), (128, 1024)), "b2nd": ((1024, 2048), None)}, 1024
+        return (
+            256,
+            {
+                "zarr-1m": ((16, 128), None),
+                "zarr-16m": ((128, 256), None),
+                "zarr-shard": ((128, 256), (16, 128)),
+                "b2nd": ((128, 256), None),
+            },
+            128,
+        )
+    return (
+        4096,
+        {
+            "zarr-1m": ((128, 1024), None),
+            "zarr-16m": ((1024, 2048), None),
+            "zarr-shard": ((1024, 2048), (128, 1024)),
+            "b2nd": ((1024, 2048), None),
+        },
+        1024,
+    )
 
 
 def file_name(fmt):
@@ -95,6 +117,7 @@ def slab_values(i0, i1, ncols):
     """Rows i0:i1 of the array: rounded normal noise (compresses about 2x) plus a column trend,
     the same whichever slab asks."""
     import numpy as np
+
     rng = np.random.default_rng(i0)
     return np.round(rng.standard_normal((i1 - i0, ncols)), 3) + np.arange(ncols) * 1e-3
 
@@ -105,6 +128,7 @@ def make_data(root, nrows, ncols, formats, step):
     import numpy as np
     import zarr
     from zarr.codecs import BloscCodec
+
     os.makedirs(root, exist_ok=True)
     paths = {}
     for fmt, (chunks, inner) in formats.items():
@@ -115,14 +139,26 @@ def make_data(root, nrows, ncols, formats, step):
         tmp = path + ".tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         if fmt == "b2nd":
-            out = blosc2.empty((nrows, ncols), dtype=np.float64, chunks=chunks, urlpath=tmp, mode="w",
-                               cparams={"codec": blosc2.Codec.ZSTD, "clevel": 5})
+            out = blosc2.empty(
+                (nrows, ncols),
+                dtype=np.float64,
+                chunks=chunks,
+                urlpath=tmp,
+                mode="w",
+                cparams={"codec": blosc2.Codec.ZSTD, "clevel": 5},
+            )
         else:
             kw = {"chunks": inner, "shards": chunks} if inner else {"chunks": chunks}
-            out = zarr.create_array(tmp, shape=(nrows, ncols), dtype="f8", zarr_format=3,
-                                    compressors=BloscCodec(cname="zstd", clevel=5, shuffle="shuffle"), **kw)
+            out = zarr.create_array(
+                tmp,
+                shape=(nrows, ncols),
+                dtype="f8",
+                zarr_format=3,
+                compressors=BloscCodec(cname="zstd", clevel=5, shuffle="shuffle"),
+                **kw,
+            )
         for i in range(0, nrows, step):
-            out[i:i + step] = slab_values(i, min(nrows, i + step), ncols)
+            out[i : i + step] = slab_values(i, min(nrows, i + step), ncols)
         del out
         os.rename(tmp, path)
         print(f"wrote {path} ({dataset_bytes(path) / 2**20:.0f} MiB)", flush=True)
@@ -139,6 +175,7 @@ def reference(paths, nrows, ncols, step, scratch):
     """The expected results, computed by NumPy slab by slab from the generated values;
     returns {row: .npy path}."""
     import numpy as np
+
     total, colsum, prod = 0.0, np.zeros(ncols), np.zeros((ncols, K))
     every13, sl = [], []
     for i in range(0, nrows, step):
@@ -146,8 +183,8 @@ def reference(paths, nrows, ncols, step, scratch):
         total += s.sum()
         colsum += s.sum(axis=0)
         prod += s.T @ s[:, :K]
-        every13.append(s[(-i) % 13::13])
-        sl.append(s[(-i) % 97::97, 100:200])
+        every13.append(s[(-i) % 13 :: 13])
+        sl.append(s[(-i) % 97 :: 97, 100:200])
     anomaly = np.concatenate(every13) - colsum / nrows
     sl = np.concatenate(sl)
     out = {}
@@ -162,11 +199,13 @@ def slice_needs(path, fmt, nrows, ncols):
     inside them holding its values (header and block-offset table included), read from the
     local files: what a reader that fetches whole chunks, or only the needed blocks, must get."""
     import numpy as np
+
     rows = np.arange(0, nrows, 97)
     c0, c1 = 100, 200
     chunk_bytes = block_bytes = 0
     if fmt == "b2nd":
         import blosc2
+
         a = blosc2.open(path)
         (ch_r, ch_c), (bl_r, bl_c) = a.chunks, a.blocks
         nch_c = -(-ncols // ch_c)
@@ -181,6 +220,7 @@ def slice_needs(path, fmt, nrows, ncols):
                 block_bytes += _blosc_blocks_bytes(raw, 32, nbr * nbc, need)
         return chunk_bytes, block_bytes
     import zarr
+
     z = zarr.open_array(path, mode="r")
     inner = z.chunks
     outer = z.shards or z.chunks
@@ -202,6 +242,7 @@ def slice_needs(path, fmt, nrows, ncols):
 def _zarr_chunk_bytes(path, z, outer, inner, nin_c, cr, cc):
     """One inner chunk's stored bytes (for a sharded array, found through its shard's index)."""
     import numpy as np
+
     if outer == inner:
         with open(os.path.join(path, "c", str(cr), str(cc)), "rb") as f:
             return f.read()
@@ -210,19 +251,20 @@ def _zarr_chunk_bytes(path, z, outer, inner, nin_c, cr, cc):
     n = rin * nin_c
     with open(shard, "rb") as f:
         data = f.read()
-    index = np.frombuffer(data[-(16 * n + 4):-4], dtype="<u8").reshape(n, 2)
+    index = np.frombuffer(data[-(16 * n + 4) : -4], dtype="<u8").reshape(n, 2)
     off, nb = index[(cr % rin) * nin_c + cc % nin_c]
-    return data[int(off):int(off + nb)]
+    return data[int(off) : int(off + nb)]
 
 
 def _blosc_blocks_bytes(raw, header, nblocks, need):
     """Bytes of a Blosc chunk's header + block-offset table + the `need`ed blocks (a block's
     length: up to the next block's start). A memcpyed or special chunk counts whole."""
     import numpy as np
+
     flags = raw[2]
     if flags & 0x02 or len(raw) < header + 4 * nblocks:
         return len(raw)
-    starts = np.frombuffer(raw[header:header + 4 * nblocks], dtype="<i4").astype(np.int64)
+    starts = np.frombuffer(raw[header : header + 4 * nblocks], dtype="<i4").astype(np.int64)
     if (starts <= 0).any():
         return len(raw)
     ends = np.append(np.sort(starts)[1:], len(raw))
@@ -244,10 +286,11 @@ def _rss():
 # `so`: fsspec's storage options (None over HTTP; s3fs's over S3), `obs`: obstore's S3 config;
 # b2lazy finds the S3 endpoint and keys in AWS_* variables (set by run_one).
 OPEN = {
-    "zarr-fsspec": "a = zarr.open_array(zarr.storage.FsspecStore.from_url(url, storage_options=so, read_only=True), mode='r')",
+    "zarr-fsspec": "a = zarr.open_array("
+    "zarr.storage.FsspecStore.from_url(url, storage_options=so, read_only=True), mode='r')",
     "zarr-obstore": "import obstore.store\n"
-                    "a = zarr.open_array(zarr.storage.ObjectStore(obstore.store.from_url(url, client_options={'allow_http': True},"
-                    " **obs), read_only=True), mode='r')",
+    "a = zarr.open_array(zarr.storage.ObjectStore(obstore.store.from_url(url, client_options={'allow_http': True},"
+    " **obs), read_only=True), mode='r')",
     "dask": "a = da.from_zarr(url, storage_options=so)",
     "blosc2": "a = blosc2.open(url, lazy=True, **({'storage_options': so} if so else {}))",
     "b2lazy": "a = bl.open(url)",
@@ -259,9 +302,9 @@ SLABBED = {
     "sum": "r = sum(float(a[i:j].sum()) for i, j in slabs(a))",
     "slice": "r = np.asarray(a[::97, 100:200])",
     "anomaly": "m = sum(np.asarray(a[i:j]).sum(axis=0) for i, j in slabs(a)) / a.shape[0]\n"
-               "o = zarr.create_array(out, shape=a.shape, dtype='f8', chunks=write_chunks, zarr_format=3)\n"
-               "for i, j in slabs(a):\n    o[i:j] = np.asarray(a[i:j]) - m\n"
-               "r = None",
+    "o = zarr.create_array(out, shape=a.shape, dtype='f8', chunks=write_chunks, zarr_format=3)\n"
+    "for i, j in slabs(a):\n    o[i:j] = np.asarray(a[i:j]) - m\n"
+    "r = None",
     "product": "r = 0\nfor i, j in slabs(a):\n    s = np.asarray(a[i:j]); r = r + s.T @ s[:, :K]",
 }
 WORK = {
@@ -277,9 +320,9 @@ WORK = {
         "sum": "r = a.sum()",
         "slice": "r = np.asarray(a[::97, 100:200])",
         "anomaly": "e = a - a.mean(axis=0)\n"  # a blosc2 LazyExpr over the RemoteArray
-                   "o = zarr.create_array(out, shape=a.shape, dtype='f8', chunks=write_chunks, zarr_format=3)\n"
-                   "for i, j in slabs(a):\n    o[i:j] = e[i:j]\n"
-                   "r = None",
+        "o = zarr.create_array(out, shape=a.shape, dtype='f8', chunks=write_chunks, zarr_format=3)\n"
+        "for i, j in slabs(a):\n    o[i:j] = e[i:j]\n"
+        "r = None",
         "product": SLABBED["product"],
     },
     "b2lazy": {
@@ -300,6 +343,7 @@ def run_one(spec):
     import dask.array as da
     import blosc2
     import b2lazy as bl
+
     for mod in ("aiohttp", "obstore"):  # imported by every engine when present: the same baseline
         try:
             __import__(mod)
@@ -316,14 +360,38 @@ def run_one(spec):
     so, obs, s3 = None, {}, spec.get("s3")
     if s3:
         so = {"key": s3["key"], "secret": s3["secret"], "endpoint_url": s3["endpoint"]}
-        obs = {"endpoint": s3["endpoint"], "access_key_id": s3["key"], "secret_access_key": s3["secret"],
-               "region": "us-east-1", "virtual_hosted_style_request": False}
-        os.environ.update({"AWS_ENDPOINT_URL": s3["endpoint"], "AWS_ACCESS_KEY_ID": s3["key"],
-                           "AWS_SECRET_ACCESS_KEY": s3["secret"], "AWS_REGION": "us-east-1"})
-    env = {"np": np, "zarr": zarr, "da": da, "blosc2": blosc2, "bl": bl, "url": spec["url"], "out": out,
-           "slabs": slabs, "K": K, "write_chunks": tuple(spec["write_chunks"]), "so": so, "obs": obs,
-           "mm": spec.get("max_memory")}
+        obs = {
+            "endpoint": s3["endpoint"],
+            "access_key_id": s3["key"],
+            "secret_access_key": s3["secret"],
+            "region": "us-east-1",
+            "virtual_hosted_style_request": False,
+        }
+        os.environ.update(
+            {
+                "AWS_ENDPOINT_URL": s3["endpoint"],
+                "AWS_ACCESS_KEY_ID": s3["key"],
+                "AWS_SECRET_ACCESS_KEY": s3["secret"],
+                "AWS_REGION": "us-east-1",
+            }
+        )
+    env = {
+        "np": np,
+        "zarr": zarr,
+        "da": da,
+        "blosc2": blosc2,
+        "bl": bl,
+        "url": spec["url"],
+        "out": out,
+        "slabs": slabs,
+        "K": K,
+        "write_chunks": tuple(spec["write_chunks"]),
+        "so": so,
+        "obs": obs,
+        "mm": spec.get("max_memory"),
+    }
     import warnings
+
     try:
         with warnings.catch_warnings(), dask.config.set(scheduler="threads", num_workers=NTHREADS):
             warnings.simplefilter("ignore")
@@ -345,14 +413,22 @@ def run_one(spec):
             np.save(spec["save"], np.asarray(r, dtype="f8"))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return {"seconds": t2 - t0, "open_seconds": t1 - t0, "peak_bytes": max(0, peak),
-            "cpu_seconds": (c1.user - c0.user) + (c1.system - c0.system)}
+    return {
+        "seconds": t2 - t0,
+        "open_seconds": t1 - t0,
+        "peak_bytes": max(0, peak),
+        "cpu_seconds": (c1.user - c0.user) + (c1.system - c0.system),
+    }
 
 
 def run_fresh(spec, timeout):
     try:
-        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)],
-                             capture_output=True, text=True, timeout=timeout)
+        out = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"timeout after {timeout:g} s"}
     if out.returncode != 0:
@@ -369,8 +445,9 @@ def run_in_process(spec):
 
 
 def compare(got_path, ref_path, rel=1e-9):
-    """"ok" or what differs (max|a - b| against rel * max|ref|: sums in other orders)."""
+    """ "ok" or what differs (max|a - b| against rel * max|ref|: sums in other orders)."""
     import numpy as np
+
     a, b = np.load(got_path), np.load(ref_path)
     if a.shape != b.shape:
         return f"mismatch: shape {a.shape} vs {b.shape}"
@@ -412,6 +489,7 @@ def start_http(data_root):
     """nginx serving data_root (a link in its www directory) behind a counting proxy;
     returns (nginx, proxy, base URL through the proxy)."""
     import remote_servers as rs
+
     server = rs.NginxServer()
     if server.nginx is None or server.openssl is None:
         raise SystemExit("nginx and openssl are needed (Debian: apt-get install nginx-light openssl)")
@@ -425,6 +503,7 @@ def start_s3(data_root):
     """moto's S3 server holding every file of data_root in bucket "bench" (uploaded through
     boto3, not through the proxy), behind a counting proxy; returns (moto, proxy, credentials)."""
     import remote_servers as rs
+
     moto = rs.MotoServer().start()
     client = moto.client()
     client.create_bucket(Bucket="bench")
@@ -456,15 +535,25 @@ def tables(results, needs):
     for lat, rows in results.items():
         cols = [c for c in dict.fromkeys(c for r in rows.values() for c in r)]
         where = "S3 (moto)" if lat.startswith("s3") else "HTTP (nginx)"
-        out += [f"### {where}, {lat.split()[-1]} ms added per request", "",
-                "| row | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+        out += [
+            f"### {where}, {lat.split()[-1]} ms added per request",
+            "",
+            "| row | " + " | ".join(cols) + " |",
+            "|---|" + "---|" * len(cols),
+        ]
         for row, res in rows.items():
-            out.append(f"| `{ROWS[row]}` | " + " | ".join(cell(res.get(c)) + _vs_blocks(row, c, res.get(c), needs)
-                                                      for c in cols) + " |")
+            out.append(
+                f"| `{ROWS[row]}` | "
+                + " | ".join(cell(res.get(c)) + _vs_blocks(row, c, res.get(c), needs) for c in cols)
+                + " |"
+            )
         out.append("")
     if needs:
-        out += ["Bytes `a[::97, 100:200]` needs (compressed, headers and block tables included): " + "; ".join(
-            f"{fmt}: chunks {c / 1e6:.1f} MB, blocks {b / 1e6:.1f} MB" for fmt, (c, b) in needs.items()) + "."]
+        out += [
+            "Bytes `a[::97, 100:200]` needs (compressed, headers and block tables included): "
+            + "; ".join(f"{fmt}: chunks {c / 1e6:.1f} MB, blocks {b / 1e6:.1f} MB" for fmt, (c, b) in needs.items())
+            + "."
+        ]
     return "\n".join(out)
 
 
@@ -478,8 +567,10 @@ def _vs_blocks(row, col, res, needs):
 
 def plot(results, png):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     lats = list(results)
     rows = list(dict.fromkeys(r for v in results.values() for r in v))
     fig, axes = plt.subplots(1, len(rows), figsize=(4.2 * len(rows), 4.2), squeeze=False)
@@ -495,9 +586,14 @@ def plot(results, png):
                         xs.append(float(lat.split()[-1]))
                         ys.append(res["seconds"])
                 if xs:
-                    ax.plot(xs, ys, marker="o", ls="-" if protocol == "http" else "--",
-                            label=col + (" (S3)" if protocol == "s3" else ""),
-                            lw=2.5 if col.startswith("b2lazy") else 1.2)
+                    ax.plot(
+                        xs,
+                        ys,
+                        marker="o",
+                        ls="-" if protocol == "http" else "--",
+                        label=col + (" (S3)" if protocol == "s3" else ""),
+                        lw=2.5 if col.startswith("b2lazy") else 1.2,
+                    )
         ax.set_xlabel("added latency per request (ms)")
         ax.set_ylabel("time (s)")
         ax.set_yscale("log")
@@ -510,6 +606,7 @@ def plot(results, png):
 
 def machine():
     import importlib.metadata as md
+
     versions = {}
     for p in ("numpy", "zarr", "dask", "fsspec", "aiohttp", "obstore", "blosc2", "b2lazy"):
         try:
@@ -517,8 +614,13 @@ def machine():
         except md.PackageNotFoundError:
             pass
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
-    return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpu": cpu, "cores": os.cpu_count(),
-            "python": platform.python_version(), "versions": versions}
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "versions": versions,
+    }
 
 
 # ------------------------------------------------------------------ main
@@ -531,15 +633,26 @@ def main(argv=None):
     ap.add_argument("--only", nargs="*", default=None, choices=list(ROWS), metavar="ROW")
     ap.add_argument("--engines", nargs="*", default=list(ENGINES), choices=ENGINES)
     ap.add_argument("--formats", nargs="*", default=list(FORMATS), choices=FORMATS)
-    ap.add_argument("--s3", action="store_true",
-                    help="also over moto's S3 server (pip install 'moto[server]'), the same objects uploaded")
-    ap.add_argument("--max-memory", type=int, default=None, metavar="MIB",
-                    help="b2lazy's max_memory (the target: its peak within this + 32 MiB)")
+    ap.add_argument(
+        "--s3",
+        action="store_true",
+        help="also over moto's S3 server (pip install 'moto[server]'), the same objects uploaded",
+    )
+    ap.add_argument(
+        "--max-memory",
+        type=int,
+        default=None,
+        metavar="MIB",
+        help="b2lazy's max_memory (the target: its peak within this + 32 MiB)",
+    )
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=1200)
     ap.add_argument("--quick", action="store_true", help="a tiny array, one run each, 0 ms: a smoke run")
-    ap.add_argument("--in-process", action="store_true",
-                    help="run every cell in this process (no fresh processes: the peaks mean nothing)")
+    ap.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run every cell in this process (no fresh processes: the peaks mean nothing)",
+    )
     ap.add_argument("--out", default=None, help="JSON results (e.g. bench/RESULTS-remote.json)")
     ap.add_argument("--plot", default=None, help="PNG: time vs latency per contender, a panel per row")
     ap.add_argument("--md", default=None, help="write the markdown tables here too")
@@ -568,10 +681,17 @@ def _main(args, scratch):
     refs = reference(paths, nrows, ncols, step, scratch)
     needs = {f: slice_needs(paths[f], f, nrows, ncols) for f in shapes}
     info = machine()
-    info["array"] = {"shape": [nrows, ncols], "dtype": "float64", "gib": nrows * ncols * 8 / 2**30,
-                     "stored_mib": {f: dataset_bytes(p) / 2**20 for f, p in paths.items()}}
-    print(f"# {info['date']}, {info['cores']} cores, array {nrows} x {ncols} float64 "
-          f"({info['array']['gib']:.2f} GiB), load {os.getloadavg()}", flush=True)
+    info["array"] = {
+        "shape": [nrows, ncols],
+        "dtype": "float64",
+        "gib": nrows * ncols * 8 / 2**30,
+        "stored_mib": {f: dataset_bytes(p) / 2**20 for f, p in paths.items()},
+    }
+    print(
+        f"# {info['date']}, {info['cores']} cores, array {nrows} x {ncols} float64 "
+        f"({info['array']['gib']:.2f} GiB), load {os.getloadavg()}",
+        flush=True,
+    )
     results = {}
     for protocol in ["http"] + (["s3"] if args.s3 else []):
         if protocol == "http":
@@ -591,8 +711,9 @@ def _main(args, scratch):
                             if fmt not in shapes:
                                 continue
                             col = f"{eng} {fmt}"
-                            cells[col] = _measure(args, proxy, lat, reps, scratch, base, s3, eng, fmt, row,
-                                                  shapes, refs[row])
+                            cells[col] = _measure(
+                                args, proxy, lat, reps, scratch, base, s3, eng, fmt, row, shapes, refs[row]
+                            )
                             print(f"{key:>6} ms {row:8s} {col:24s} {cell(cells[col])}", flush=True)
                             if args.out:  # as it goes: a run stopped early keeps its cells
                                 _save(args.out, info, reps, results, needs)
@@ -602,7 +723,8 @@ def _main(args, scratch):
     md = tables(results, needs) + (
         f"\n\nArray {nrows} x {ncols} float64 ({info['array']['gib']:.2f} GiB); cells: median time (open"
         f" included) / peak RSS growth / MB fetched through the proxy (bodies), median of {reps} runs."
-        f" {info['cores']} cores, {info['cpu']}.")
+        f" {info['cores']} cores, {info['cpu']}."
+    )
     print(md)
     if args.md:
         with open(args.md, "w") as f:
@@ -616,18 +738,34 @@ def _main(args, scratch):
 
 def _save(path, info, reps, results, needs, md=None):
     with open(path, "w") as f:
-        json.dump({"machine": info, "reps": reps, "rows": ROWS, "results": results,
-                   "slice_needs": {k: {"chunks_bytes": c, "blocks_bytes": b} for k, (c, b) in needs.items()},
-                   "markdown": md}, f, indent=1)
+        json.dump(
+            {
+                "machine": info,
+                "reps": reps,
+                "rows": ROWS,
+                "results": results,
+                "slice_needs": {k: {"chunks_bytes": c, "blocks_bytes": b} for k, (c, b) in needs.items()},
+                "markdown": md,
+            },
+            f,
+            indent=1,
+        )
 
 
 def _measure(args, proxy, lat, reps, scratch, base, s3, eng, fmt, row, shapes, ref):
     chunks, inner = shapes[fmt]
     runs = []
     for rep in range(reps):
-        spec = {"engine": eng, "row": row, "url": f"{base}/{file_name(fmt)}", "scratch": scratch,
-                "chunk_rows": chunks[0], "write_chunks": list(inner or chunks), "s3": s3,
-                "max_memory": args.max_memory and args.max_memory << 20}
+        spec = {
+            "engine": eng,
+            "row": row,
+            "url": f"{base}/{file_name(fmt)}",
+            "scratch": scratch,
+            "chunk_rows": chunks[0],
+            "write_chunks": list(inner or chunks),
+            "s3": s3,
+            "max_memory": args.max_memory and args.max_memory << 20,
+        }
         if rep == 0:
             spec["save"] = os.path.join(scratch, "got.npy")
         proxy.set(latency=lat / 1000)
@@ -640,13 +778,16 @@ def _measure(args, proxy, lat, reps, scratch, base, s3, eng, fmt, row, shapes, r
         if rep == 0:
             res["check"] = compare(spec["save"], ref)
             os.remove(spec["save"])
-    return {"seconds": statistics.median(r["seconds"] for r in runs),
-            "open_seconds": statistics.median(r["open_seconds"] for r in runs),
-            "peak_mib": max(r["peak_bytes"] for r in runs) / 2**20,
-            "cpu_seconds": statistics.median(r["cpu_seconds"] for r in runs),
-            "fetched_mb": statistics.median(r["bytes"] for r in runs) / 1e6,
-            "requests": int(statistics.median(r["requests"] for r in runs)),
-            "check": runs[0]["check"], "runs": [round(r["seconds"], 3) for r in runs]}
+    return {
+        "seconds": statistics.median(r["seconds"] for r in runs),
+        "open_seconds": statistics.median(r["open_seconds"] for r in runs),
+        "peak_mib": max(r["peak_bytes"] for r in runs) / 2**20,
+        "cpu_seconds": statistics.median(r["cpu_seconds"] for r in runs),
+        "fetched_mb": statistics.median(r["bytes"] for r in runs) / 1e6,
+        "requests": int(statistics.median(r["requests"] for r in runs)),
+        "check": runs[0]["check"],
+        "runs": [round(r["seconds"], 3) for r in runs],
+    }
 
 
 if __name__ == "__main__":

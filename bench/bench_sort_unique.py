@@ -8,6 +8,7 @@ its own; times are wall clock of the operation (loading counted where the method
 
 --more runs argsort and unique_all instead (positions: a stable argsort's pairs).
 """
+
 import json
 import os
 import resource
@@ -26,6 +27,7 @@ def make(gib):
     n = int(gib * (1 << 30)) // 8
     # rounded normals: sorting as hard as random doubles, with repeats for unique
     import blosc2
+
     rng = np.random.default_rng(0)
     out = blosc2.empty((n,), dtype=np.float64, urlpath=SRC, mode="w")
     step = 1 << 24
@@ -47,6 +49,7 @@ NUMPY = {
 def dask_array():
     import blosc2
     import dask.array as da
+
     return da.from_array(blosc2.open(SRC), chunks=1 << 22)
 
 
@@ -55,6 +58,7 @@ def run(method):
     info = {}
     if method in NUMPY:  # loaded whole (timed apart), then the operation in memory
         import blosc2
+
         x = blosc2.open(SRC)[:]
         t1 = time.perf_counter()
         info["check"] = NUMPY[method](x)
@@ -62,19 +66,22 @@ def run(method):
         t0 = t1
     elif method in ("b2lazy sort", "b2lazy argsort"):
         import b2lazy
+
         f = b2lazy.sort if method == "b2lazy sort" else b2lazy.argsort
         r = f(b2lazy.open(SRC)).compute(urlpath=os.path.join(DIR, "s.b2nd"))
-        info["check"] = r[len(r) // 2:len(r) // 2 + 1].to_numpy()[0].item()
+        info["check"] = r[len(r) // 2 : len(r) // 2 + 1].to_numpy()[0].item()
         info["stats"] = {k: r.stats[k] for k in ("projected_peak_bytes", "peak_scratch_bytes")}
         os.remove(os.path.join(DIR, "s.b2nd"))
     elif method == "b2lazy unique":
         import b2lazy
+
         u = b2lazy.unique_values(b2lazy.open(SRC))
         r = u.compute(urlpath=os.path.join(DIR, "u.b2nd"))
         info["check"] = int(r.shape[0])
         os.remove(os.path.join(DIR, "u.b2nd"))
     elif method == "b2lazy unique_all":
         import b2lazy
+
         u = b2lazy.unique_all(b2lazy.open(SRC))
         for name in ("values", "indices", "inverse_indices", "counts"):
             r = getattr(u, name).compute(urlpath=os.path.join(DIR, name + ".b2nd"))
@@ -89,14 +96,22 @@ def run(method):
     elif method == "dask unique":
         x = dask_array()
         import dask.array as da
+
         info["check"] = int(da.unique(x).compute().size)
     info["s"] = time.perf_counter() - t0
     info["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps(info))
 
 
-METHODS = ["numpy sort", "b2lazy sort", "dask sort chunks (runs only)", "dask topk(1000)",
-           "numpy unique", "b2lazy unique", "dask unique"]
+METHODS = [
+    "numpy sort",
+    "b2lazy sort",
+    "dask sort chunks (runs only)",
+    "dask topk(1000)",
+    "numpy unique",
+    "b2lazy unique",
+    "dask unique",
+]
 MORE = ["numpy argsort", "b2lazy argsort", "numpy unique_all", "b2lazy unique_all"]  # --more
 
 if __name__ == "__main__":
@@ -112,7 +127,10 @@ if __name__ == "__main__":
     if more:  # positions too: argsort and unique_all (NumPy's take tens of seconds here)
         METHODS = MORE
     n = make(gib)
-    print(f"{n} float64 ({gib} GiB) in {SRC}: {os.path.getsize(SRC) / 2**30:.2f} GiB on disk; b2lazy max_memory 1 GiB (default)")
+    print(
+        f"{n} float64 ({gib} GiB) in {SRC}: {os.path.getsize(SRC) / 2**30:.2f} GiB on disk; "
+        f"b2lazy max_memory 1 GiB (default)"
+    )
     results = {}
     for rep in range(repeats):  # interleaved: each repeat runs every method once
         for m in METHODS:
@@ -122,8 +140,11 @@ if __name__ == "__main__":
                 continue
             r = json.loads(out.stdout.strip().splitlines()[-1])
             results.setdefault(m, []).append(r)
-            print(f"  {m:30s} {r['s']:7.2f} s  peak RSS {r['peak_rss_mib']:8.0f} MiB  "
-                  f"{'load %.2f s' % r['load_s'] if 'load_s' in r else ''} {r.get('check', '')} {r.get('stats', '')}", flush=True)
+            print(
+                f"  {m:30s} {r['s']:7.2f} s  peak RSS {r['peak_rss_mib']:8.0f} MiB  "
+                f"{'load %.2f s' % r['load_s'] if 'load_s' in r else ''} {r.get('check', '')} {r.get('stats', '')}",
+                flush=True,
+            )
     best = {m: min(x["s"] for x in v) for m, v in results.items()}
     for op in ("sort", "unique", "argsort", "unique_all"):
         ref = best.get(f"numpy {op}")

@@ -6,6 +6,7 @@ in front with S seconds added per request.
 
     python bench/bench_store_http.py [--size-mib 256] [--range-kib 1024] [--repeat 5]
 """
+
 import argparse
 import os
 import sys
@@ -39,7 +40,10 @@ def main():
         step = a.range_kib << 10
         offsets = list(range(0, size, step))
         n = len(offsets)
-        print(f"{n} ranges of {a.range_kib} KiB of a {a.size_mib} MiB object, {a.inflight} in flight, latency {a.latency} s")
+        print(
+            f"{n} ranges of {a.range_kib} KiB of a {a.size_mib} MiB object, "
+            f"{a.inflight} in flight, latency {a.latency} s"
+        )
 
         store = _core.open_store(f"{base}/bench", {"coalesce_max": str(step)}, concurrency=a.inflight)
         best = float("inf")
@@ -49,8 +53,10 @@ def main():
             best = min(best, time.perf_counter() - t)
         assert b"".join(g[0] for g in got) == data
         c = store.counters()
-        print(f"b2lazy libcurl store: {n / best:8.0f} requests/s {size / best / 1e6:8.0f} MB/s "
-              f"({c['requests'] // a.repeat} requests a pass)")
+        print(
+            f"b2lazy libcurl store: {n / best:8.0f} requests/s {size / best / 1e6:8.0f} MB/s "
+            f"({c['requests'] // a.repeat} requests a pass)"
+        )
 
         try:
             import aiohttp
@@ -67,8 +73,10 @@ def main():
             got = fs.cat_ranges([url] * n, offsets, [o + step for o in offsets], batch_size=a.inflight)
             best = min(best, time.perf_counter() - t)
         assert b"".join(got) == data
-        print(f"fsspec {fsspec.__version__} HTTPFileSystem (aiohttp {aiohttp.__version__}): "
-              f"{n / best:8.0f} requests/s {size / best / 1e6:8.0f} MB/s")
+        print(
+            f"fsspec {fsspec.__version__} HTTPFileSystem (aiohttp {aiohttp.__version__}): "
+            f"{n / best:8.0f} requests/s {size / best / 1e6:8.0f} MB/s"
+        )
     finally:
         if proxy:
             proxy.stop()

@@ -20,6 +20,7 @@ For the wrap and for the mean: seconds, peak RSS growth (VmHWM after /proc/self/
 minus RSS before) and bytes read by the process (/proc/self/io rchar: read() calls, the
 page cache included). Every contender's mean is checked against the numpy one.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,6 +48,7 @@ def data_paths(d):
 # ---------------------------------------------------------------------------------- data
 def generate(d, mib, gzip):
     import numpy as np
+
     shape = shape_for(mib)
     stamp = os.path.join(d, f"stamp-{shape[0]}x{shape[1]}-{'gzip' if gzip else 'raw'}")
     if os.path.exists(stamp):
@@ -54,24 +56,30 @@ def generate(d, mib, gzip):
     import h5py
     import zarr
     from zarr.codecs import BloscCodec
+
     os.makedirs(d, exist_ok=True)
     for f in os.listdir(d):
         if f.startswith("stamp-"):
             os.remove(os.path.join(d, f))
     zpath, hpath = data_paths(d)
-    z = zarr.create_array(zpath, shape=shape, chunks=CHUNKS, dtype="f8", overwrite=True,
-                          compressors=BloscCodec(cname="zstd", clevel=1, shuffle="shuffle"))
+    z = zarr.create_array(
+        zpath,
+        shape=shape,
+        chunks=CHUNKS,
+        dtype="f8",
+        overwrite=True,
+        compressors=BloscCodec(cname="zstd", clevel=1, shuffle="shuffle"),
+    )
     with h5py.File(hpath, "w") as f:
-        ds = f.create_dataset("a", shape=shape, dtype="f8", chunks=CHUNKS,
-                              compression="gzip" if gzip else None)
+        ds = f.create_dataset("a", shape=shape, dtype="f8", chunks=CHUNKS, compression="gzip" if gzip else None)
         rng = np.random.default_rng(0)
         x = np.linspace(0, 1, COLS)
         for r in range(0, shape[0], CHUNKS[0]):
             n = min(CHUNKS[0], shape[0] - r)
             rows = np.sin(1234.5 * x)[None, :] + np.arange(r, r + n)[:, None] * 1e-6
             rows = rows + rng.normal(0, 1e-3, rows.shape)
-            z[r:r + n] = rows
-            ds[r:r + n] = rows
+            z[r : r + n] = rows
+            ds[r : r + n] = rows
     open(stamp, "w").close()
 
 
@@ -110,16 +118,20 @@ def measured(fn):
 
 def run_case(d, store, contender):
     import numpy as np
+
     zpath, hpath = data_paths(d)
     if store == "zarr":
         import zarr
+
         zarr.config.set({"threading.max_workers": NTHREADS})
         obj = zarr.open_array(zpath, mode="r")
     else:
         import h5py
+
         obj = h5py.File(hpath, "r")["a"]
     if contender.startswith("b2lazy"):
         import b2lazy as bl
+
         bl.asarray(np.zeros(2)).to_numpy(nthreads=NTHREADS)  # engine started (not the wrap's cost)
         native = contender == "b2lazy"
         x, wrap_s, wrap_rss, wrap_read = measured(lambda: bl.from_array(obj, native=native))
@@ -131,6 +143,7 @@ def run_case(d, store, contender):
     else:
         import dask
         import dask.array as da
+
         dask.config.set(scheduler="threads", num_workers=NTHREADS)
         wrap = (lambda: da.from_zarr(zpath)) if store == "zarr" else (lambda: da.from_array(obj, chunks=obj.chunks))
         x, wrap_s, wrap_rss, wrap_read = measured(wrap)
@@ -138,8 +151,17 @@ def run_case(d, store, contender):
         mean = lambda: x.mean(axis=0).compute()  # noqa: E731
     m, mean_s, mean_rss, mean_read = measured(mean)
     np.save(os.path.join(d, f"mean-{store}-{contender}.npy"), m)
-    return {"store": store, "contender": contender, "kind": kind, "wrap_s": wrap_s, "wrap_rss": wrap_rss,
-            "wrap_read": wrap_read, "mean_s": mean_s, "mean_rss": mean_rss, "mean_read": mean_read}
+    return {
+        "store": store,
+        "contender": contender,
+        "kind": kind,
+        "wrap_s": wrap_s,
+        "wrap_rss": wrap_rss,
+        "wrap_read": wrap_read,
+        "mean_s": mean_s,
+        "mean_rss": mean_rss,
+        "mean_read": mean_read,
+    }
 
 
 # ---------------------------------------------------------------------------------- driver
@@ -155,26 +177,38 @@ def main():
         print(json.dumps(run_case(a.dir, *a.case)))
         return
     import numpy as np
+
     generate(a.dir, a.mib, a.h5_gzip)
     shape = shape_for(a.mib)
-    print(f"float64 {shape} = {np.prod(shape) * 8 / 2**20:.0f} MiB, chunks {CHUNKS}, {NTHREADS} threads; "
-          f"load {os.getloadavg()[0]:.2f}")
-    print(f"{'store':5} {'contender':14} {'kind':6} {'wrap s':>9} {'wrap RSS':>9} {'wrap read':>10} "
-          f"{'mean s':>8} {'mean RSS':>9} {'mean read':>10}")
+    print(
+        f"float64 {shape} = {np.prod(shape) * 8 / 2**20:.0f} MiB, chunks {CHUNKS}, {NTHREADS} threads; "
+        f"load {os.getloadavg()[0]:.2f}"
+    )
+    print(
+        f"{'store':5} {'contender':14} {'kind':6} {'wrap s':>9} {'wrap RSS':>9} {'wrap read':>10} "
+        f"{'mean s':>8} {'mean RSS':>9} {'mean read':>10}"
+    )
     results = []
     for store in STORES:
         for contender in CONTENDERS:
-            out = subprocess.run([sys.executable, __file__, "--dir", a.dir, "--case", store, contender],
-                                 capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [sys.executable, __file__, "--dir", a.dir, "--case", store, contender],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             r = json.loads(out.stdout.strip().splitlines()[-1])
             ref = np.load(os.path.join(a.dir, f"mean-{store}-numpy.npy")) if contender != "numpy" else None
             got = np.load(os.path.join(a.dir, f"mean-{store}-{contender}.npy"))
             r["equal"] = bool(ref is None or np.allclose(got, ref, rtol=1e-10, atol=1e-12))
             results.append(r)
             mib = 2**20
-            print(f"{store:5} {contender:14} {r['kind']:6} {r['wrap_s'] * 1e3:7.2f}ms {r['wrap_rss'] / mib:7.1f}M "
-                  f"{r['wrap_read'] / mib:8.2f}M {r['mean_s']:7.2f}s {r['mean_rss'] / mib:7.0f}M "
-                  f"{r['mean_read'] / mib:8.0f}M{'' if r['equal'] else '  MISMATCH'}", flush=True)
+            print(
+                f"{store:5} {contender:14} {r['kind']:6} {r['wrap_s'] * 1e3:7.2f}ms {r['wrap_rss'] / mib:7.1f}M "
+                f"{r['wrap_read'] / mib:8.2f}M {r['mean_s']:7.2f}s {r['mean_rss'] / mib:7.0f}M "
+                f"{r['mean_read'] / mib:8.0f}M{'' if r['equal'] else '  MISMATCH'}",
+                flush=True,
+            )
     print(f"load after {os.getloadavg()[0]:.2f}")
     if a.out:
         with open(a.out, "w") as f:

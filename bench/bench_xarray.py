@@ -22,6 +22,7 @@ Results are checked against xarray on NumPy (against Dask where NumPy is skipped
 within 1e-4 of max|ref| (float32 sums in other orders), NaN in the same places.
 A run that raises is recorded as "fails: <error>".
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,34 +43,48 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # see OPEN), `np`, `xr`, `scratch` (an empty directory) and leaves the computed result in `r`.
 WORKLOADS = {
     "open": ("open the dataset", "r = None"),
-    "anomaly-std": ("(t - t.mean('time')).std('time')",
-                    "t = ds.t; r = (t - t.mean('time')).std('time').compute()"),
-    "std-anomaly": ("(t - t.mean('time')) / t.std('time')",
-                    "t = ds.t; r = ((t - t.mean('time')) / t.std('time')).compute()"),
-    "climatology": ("t.groupby('time.month').mean()",
-                    "r = ds.t.groupby('time.month').mean().compute()"),
-    "clim-anomaly": ("t.groupby('time.month') - clim",
-                     "t = ds.t; clim = t.groupby('time.month').mean(); r = (t.groupby('time.month') - clim).compute()"),
-    "weighted-mean": ("t.weighted(cos(lat)).mean(('lat', 'lon'))",
-                      "t = ds.t; r = t.weighted(np.cos(np.deg2rad(t.lat))).mean(('lat', 'lon')).compute()"),
-    "resample": ("t.resample(time='1MS').mean()",
-                 "r = ds.t.resample(time='1MS').mean().compute()"),
-    "rolling": ("t.rolling(time=8).mean()",
-                "r = ds.t.rolling(time=8).mean().compute()"),
-    "region-count": ("(t.sel(lat=slice(30, 60), lon=slice(0, 90)) > 270).sum(('lat', 'lon'))",
-                     "r = (ds.t.sel(lat=slice(30, 60), lon=slice(0, 90)) > 270).sum(('lat', 'lon')).compute()"),
-    "where-count": ("t.where(t > 290).count('time')  (notnull().sum)",
-                    "t = ds.t; r = t.where(t > 290).count('time').compute()"),
-    "where-mean": ("t.where(t > 290).mean('time')  (skipna: nanmean)",
-                   "t = ds.t; r = t.where(t > 290).mean('time').compute()"),
-    "coarsen": ("t.coarsen(time=4, lat=2, lon=2, boundary='trim').mean()",
-                "r = ds.t.coarsen(time=4, lat=2, lon=2, boundary='trim').mean().compute()"),
-    "covariance": ("((u - u.mean('time')) * (v - v.mean('time'))).mean('time')",
-                   "u, v = ds.u, ds.v; r = ((u - u.mean('time')) * (v - v.mean('time'))).mean('time').compute()"),
-    "write": ("standardised anomaly .to_zarr()",
-              "t = ds.t; a = ((t - t.mean('time')) / t.std('time')).rename('tstd')\n"
-              "a.to_dataset().to_zarr(os.path.join(scratch, 'out.zarr'), mode='w', zarr_format=3)\n"
-              "r = 'written'"),
+    "anomaly-std": ("(t - t.mean('time')).std('time')", "t = ds.t; r = (t - t.mean('time')).std('time').compute()"),
+    "std-anomaly": (
+        "(t - t.mean('time')) / t.std('time')",
+        "t = ds.t; r = ((t - t.mean('time')) / t.std('time')).compute()",
+    ),
+    "climatology": ("t.groupby('time.month').mean()", "r = ds.t.groupby('time.month').mean().compute()"),
+    "clim-anomaly": (
+        "t.groupby('time.month') - clim",
+        "t = ds.t; clim = t.groupby('time.month').mean(); r = (t.groupby('time.month') - clim).compute()",
+    ),
+    "weighted-mean": (
+        "t.weighted(cos(lat)).mean(('lat', 'lon'))",
+        "t = ds.t; r = t.weighted(np.cos(np.deg2rad(t.lat))).mean(('lat', 'lon')).compute()",
+    ),
+    "resample": ("t.resample(time='1MS').mean()", "r = ds.t.resample(time='1MS').mean().compute()"),
+    "rolling": ("t.rolling(time=8).mean()", "r = ds.t.rolling(time=8).mean().compute()"),
+    "region-count": (
+        "(t.sel(lat=slice(30, 60), lon=slice(0, 90)) > 270).sum(('lat', 'lon'))",
+        "r = (ds.t.sel(lat=slice(30, 60), lon=slice(0, 90)) > 270).sum(('lat', 'lon')).compute()",
+    ),
+    "where-count": (
+        "t.where(t > 290).count('time')  (notnull().sum)",
+        "t = ds.t; r = t.where(t > 290).count('time').compute()",
+    ),
+    "where-mean": (
+        "t.where(t > 290).mean('time')  (skipna: nanmean)",
+        "t = ds.t; r = t.where(t > 290).mean('time').compute()",
+    ),
+    "coarsen": (
+        "t.coarsen(time=4, lat=2, lon=2, boundary='trim').mean()",
+        "r = ds.t.coarsen(time=4, lat=2, lon=2, boundary='trim').mean().compute()",
+    ),
+    "covariance": (
+        "((u - u.mean('time')) * (v - v.mean('time'))).mean('time')",
+        "u, v = ds.u, ds.v; r = ((u - u.mean('time')) * (v - v.mean('time'))).mean('time').compute()",
+    ),
+    "write": (
+        "standardised anomaly .to_zarr()",
+        "t = ds.t; a = ((t - t.mean('time')) / t.std('time')).rename('tstd')\n"
+        "a.to_dataset().to_zarr(os.path.join(scratch, 'out.zarr'), mode='w', zarr_format=3)\n"
+        "r = 'written'",
+    ),
 }
 ENGINES = ("dask", "numpy", "b2lazy")
 OPEN = {
@@ -102,12 +117,14 @@ def run_one(spec):
     import zarr  # noqa: F401
     import b2lazy  # noqa: F401
     import b2lazy._xarray  # noqa: F401
+
     for mod in ("netCDF4", "h5netcdf"):
         try:
             __import__(mod)
         except ImportError:
             pass
     import warnings
+
     with warnings.catch_warnings(), dask.config.set(scheduler="threads", num_workers=NTHREADS):
         warnings.simplefilter("ignore")
         return _timed(spec, np, xr)
@@ -144,15 +161,25 @@ def _timed(spec, np, xr):
                 np.save(spec["save"], np.asarray(r.values if hasattr(r, "values") else r))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return {"seconds": t2 - t0, "open_seconds": t1 - t0, "peak_bytes": max(0, peak), "anon_bytes": anon,
-            "cpu_seconds": (c1.user - c0.user) + (c1.system - c0.system), "load": load}
+    return {
+        "seconds": t2 - t0,
+        "open_seconds": t1 - t0,
+        "peak_bytes": max(0, peak),
+        "anon_bytes": anon,
+        "cpu_seconds": (c1.user - c0.user) + (c1.system - c0.system),
+        "load": load,
+    }
 
 
 def run_fresh(spec, timeout):
     """run_one in a new interpreter (this file with --child)."""
     try:
-        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)],
-                             capture_output=True, text=True, timeout=timeout)
+        out = subprocess.run(
+            [sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"timeout after {timeout} s"}
     if out.returncode != 0:
@@ -170,9 +197,10 @@ def run_in_process(spec):
 
 # ------------------------------------------------------------------ checking results
 def compare(got_path, ref_path, rel=1e-4):
-    """"ok" or what differs: shapes, NaN positions, max|a - b| against rel * max|ref|
+    """ "ok" or what differs: shapes, NaN positions, max|a - b| against rel * max|ref|
     (compared slab by slab, memory-mapped, so full-size results need little memory)."""
     import numpy as np
+
     a = np.load(got_path, mmap_mode="r")
     b = np.load(ref_path, mmap_mode="r")
     if a.shape != b.shape:
@@ -182,8 +210,8 @@ def compare(got_path, ref_path, rel=1e-4):
     worst = scale = 0.0
     step = max(1, (16 << 20) // max(1, b[0].nbytes if b.ndim else 1))
     for i in range(0, max(1, b.shape[0]), step):
-        x = np.asarray(a[i:i + step], dtype="f8")
-        y = np.asarray(b[i:i + step], dtype="f8")
+        x = np.asarray(a[i : i + step], dtype="f8")
+        y = np.asarray(b[i : i + step], dtype="f8")
         nx, ny = np.isnan(x), np.isnan(y)
         if (nx != ny).any():
             return f"mismatch: NaN at {int((nx != ny).sum())} places"
@@ -202,29 +230,38 @@ def make_small(d, ntime=120, nlat=19, nlon=36, chunk=24):
     import numpy as np
     import pandas as pd
     import xarray as xr
+
     rng = np.random.default_rng(0)
     lat = np.linspace(-90, 90, nlat)
     lon = np.linspace(0, 350, nlon)
     day = np.arange(ntime)[:, None, None]
     season = np.cos(2 * np.pi * day / 365.25)
     s = np.sin(np.radians(lat))[None, :, None]
-    base = {"t": 288 - 40 * np.abs(s) + 10 * season * s,
-            "u": 10 * np.cos(np.radians(2 * lat))[None, :, None] + 3 * season,
-            "v": 2 * np.sin(np.radians(lon))[None, None, :] * np.cos(np.radians(lat))[None, :, None]}
-    ds = xr.Dataset({v: (("time", "lat", "lon"),
-                         (base[v] + rng.standard_normal((ntime, nlat, nlon)) * 3).astype("f4")) for v in "tuv"},
-                    coords={"time": pd.date_range("2000-01-01", periods=ntime, freq="D"), "lat": lat, "lon": lon})
+    base = {
+        "t": 288 - 40 * np.abs(s) + 10 * season * s,
+        "u": 10 * np.cos(np.radians(2 * lat))[None, :, None] + 3 * season,
+        "v": 2 * np.sin(np.radians(lon))[None, None, :] * np.cos(np.radians(lat))[None, :, None],
+    }
+    ds = xr.Dataset(
+        {
+            v: (("time", "lat", "lon"), (base[v] + rng.standard_normal((ntime, nlat, nlon)) * 3).astype("f4"))
+            for v in "tuv"
+        },
+        coords={"time": pd.date_range("2000-01-01", periods=ntime, freq="D"), "lat": lat, "lon": lon},
+    )
     os.makedirs(d, exist_ok=True)
     zpath, npath = os.path.join(d, "small.zarr"), os.path.join(d, "small.nc")
     enc = {v: {"chunks": (chunk, nlat, nlon)} for v in "tuv"}
     if not os.path.exists(zpath):
         import warnings
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # consolidated metadata in v3, as era-*.zarr has it
             ds.to_zarr(zpath, zarr_format=3, encoding=enc, consolidated=True)
     if not os.path.exists(npath):
-        ds.to_netcdf(npath, encoding={v: {"chunksizes": (chunk, nlat, nlon), "zlib": True, "complevel": 1}
-                                      for v in "tuv"})
+        ds.to_netcdf(
+            npath, encoding={v: {"chunksizes": (chunk, nlat, nlon), "zlib": True, "complevel": 1} for v in "tuv"}
+        )
     return zpath, npath
 
 
@@ -239,6 +276,7 @@ def dataset_bytes(path):
 
 def uncompressed_gib(path):
     import xarray as xr
+
     with xr.open_dataset(path, engine=backend_for(path)) as ds:
         return sum(v.size * v.dtype.itemsize for v in ds.data_vars.values()) / 2**30
 
@@ -271,20 +309,28 @@ def ratio(a, b):
 
 
 def table(name, rows, engines):
-    out = [f"### {name}", "", "| workload | " + " | ".join(engines) + " | Dask / b2lazy |",
-           "|---|" + "---|" * len(engines) + "---|"]
+    out = [
+        f"### {name}",
+        "",
+        "| workload | " + " | ".join(engines) + " | Dask / b2lazy |",
+        "|---|" + "---|" * len(engines) + "---|",
+    ]
     for w, res in rows.items():
-        out.append(f"| {WORKLOADS[w][0].replace('|', chr(92) + '|')} | "
-                   + " | ".join(cell(res.get(e)) for e in engines)
-                   + f" | {ratio(res.get('dask'), res.get('b2lazy'))} |")
+        out.append(
+            f"| {WORKLOADS[w][0].replace('|', chr(92) + '|')} | "
+            + " | ".join(cell(res.get(e)) for e in engines)
+            + f" | {ratio(res.get('dask'), res.get('b2lazy'))} |"
+        )
     return "\n".join(out)
 
 
 def plot(results, png):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
+
     names = list(results)
     fig, axes = plt.subplots(len(names), 2, figsize=(12, 0.45 * len(WORKLOADS) * len(names) + 1.5), squeeze=False)
     for row, name in enumerate(names):
@@ -312,6 +358,7 @@ def plot(results, png):
 
 def machine():
     import importlib.metadata as md
+
     versions = {}
     for p in ("numpy", "xarray", "dask", "zarr", "netCDF4", "h5netcdf", "b2lazy"):
         try:
@@ -320,8 +367,14 @@ def machine():
             pass
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
     mem = next((ln.split(":", 1)[1].strip() for ln in open("/proc/meminfo") if ln.startswith("MemTotal")), "?")
-    return {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpu": cpu, "cores": os.cpu_count(),
-            "memory": mem, "python": platform.python_version(), "versions": versions}
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory": mem,
+        "python": platform.python_version(),
+        "versions": versions,
+    }
 
 
 # ------------------------------------------------------------------ main
@@ -329,24 +382,40 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--data", default="/work/data")
-    ap.add_argument("--dataset", nargs="*", default=None,
-                    help="names under --data or paths (default: era-4y.zarr era-16y.zarr era-4y.nc, those present)")
+    ap.add_argument(
+        "--dataset",
+        nargs="*",
+        default=None,
+        help="names under --data or paths (default: era-4y.zarr era-16y.zarr era-4y.nc, those present)",
+    )
     ap.add_argument("--only", nargs="*", default=None, choices=list(WORKLOADS), metavar="WORKLOAD")
     ap.add_argument("--engines", nargs="*", default=list(ENGINES), choices=ENGINES)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--numpy-max-gib", type=float, default=2.0,
-                    help="skip the NumPy engine on datasets larger than this uncompressed")
+    ap.add_argument(
+        "--numpy-max-gib",
+        type=float,
+        default=2.0,
+        help="skip the NumPy engine on datasets larger than this uncompressed",
+    )
     ap.add_argument("--timeout", type=float, default=1200)
     ap.add_argument("--quick", action="store_true", help="a small generated dataset, one run each: a smoke run")
-    ap.add_argument("--in-process", action="store_true",
-                    help="run every case in this process (no fresh processes: the peaks mean nothing)")
+    ap.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run every case in this process (no fresh processes: the peaks mean nothing)",
+    )
     ap.add_argument("--scratch", default=None, help="where results and written stores go (default: a temp dir)")
     ap.add_argument("--out", default=None, help="JSON results (e.g. bench/RESULTS-xarray.json)")
     ap.add_argument("--plot", default=None, help="PNG of time and peak per workload (e.g. bench/xarray.png)")
     ap.add_argument("--md", default=None, help="write the markdown tables here too")
-    ap.add_argument("--merge", nargs="*", default=None, metavar="JSON",
-                    help="no runs: join earlier --out files (datasets run with different --reps; "
-                         "a later file's rows replace an earlier one's) into --out/--plot/--md")
+    ap.add_argument(
+        "--merge",
+        nargs="*",
+        default=None,
+        metavar="JSON",
+        help="no runs: join earlier --out files (datasets run with different --reps; "
+        "a later file's rows replace an earlier one's) into --out/--plot/--md",
+    )
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(run_one(json.loads(args.child))))
@@ -359,24 +428,40 @@ def main(argv=None):
 
 
 def _report(args, results, notes, info, reps, workloads):
-    md = "\n\n".join(table(n, rows, [e for e in ENGINES if any(e in r for r in rows.values())])
-                     for n, rows in results.items())
+    md = "\n\n".join(
+        table(n, rows, [e for e in ENGINES if any(e in r for r in rows.values())]) for n, rows in results.items()
+    )
     loads = [r["load"] for rows in results.values() for res in rows.values() for r in res.values() if "load" in r]
-    md += "\n\nCells: median time / peak RSS growth (from after the imports, opening included)" \
-          " (CPU seconds of the process, all threads); the open row adds the anonymous memory" \
-          " growth (what opening allocated; the rest is library code paged in on first use)." \
-          + (f" Load average during the runs: {min(loads):.1f} to {max(loads):.1f} on {os.cpu_count()} cores"
-             "." if loads else "") \
-          + "".join(f"\n{n}." for n in notes)
+    md += (
+        "\n\nCells: median time / peak RSS growth (from after the imports, opening included)"
+        " (CPU seconds of the process, all threads); the open row adds the anonymous memory"
+        " growth (what opening allocated; the rest is library code paged in on first use)."
+        + (
+            f" Load average during the runs: {min(loads):.1f} to {max(loads):.1f} on {os.cpu_count()} cores."
+            if loads
+            else ""
+        )
+        + "".join(f"\n{n}." for n in notes)
+    )
     print(md)
     if args.md:
         with open(args.md, "w") as f:
             f.write(md + "\n")
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"machine": info, "reps": reps, "nthreads": NTHREADS, "notes": notes,
-                       "workloads": {w: WORKLOADS[w][0] for w in workloads}, "results": results,
-                       "markdown": md}, f, indent=1)
+            json.dump(
+                {
+                    "machine": info,
+                    "reps": reps,
+                    "nthreads": NTHREADS,
+                    "notes": notes,
+                    "workloads": {w: WORKLOADS[w][0] for w in workloads},
+                    "results": results,
+                    "markdown": md,
+                },
+                f,
+                indent=1,
+            )
     if args.plot:
         plot(results, args.plot)
     return 0
@@ -404,8 +489,9 @@ def _main(args, scratch):
         datasets = list(make_small(os.path.join(scratch, "data")))
         reps = 1
     else:
-        names = args.dataset or [n for n in ("era-4y.zarr", "era-16y.zarr", "era-4y.nc")
-                                 if os.path.exists(os.path.join(args.data, n))]
+        names = args.dataset or [
+            n for n in ("era-4y.zarr", "era-16y.zarr", "era-4y.nc") if os.path.exists(os.path.join(args.data, n))
+        ]
         datasets = [n if os.path.exists(n) else os.path.join(args.data, n) for n in names]
         reps = args.reps
     workloads = args.only or list(WORKLOADS)
@@ -420,8 +506,10 @@ def _main(args, scratch):
             engines.remove("numpy")
             notes.append(f"{name}: NumPy skipped ({gib:.1f} GiB uncompressed > --numpy-max-gib {args.numpy_max_gib:g})")
         ref_engine = "numpy" if "numpy" in engines else "dask"
-        print(f"## {name} ({dataset_bytes(path) / 2**30:.2f} GiB on disk, {gib:.2f} GiB of data), "
-              f"reference {ref_engine}", flush=True)
+        print(
+            f"## {name} ({dataset_bytes(path) / 2**30:.2f} GiB on disk, {gib:.2f} GiB of data), reference {ref_engine}",
+            flush=True,
+        )
         rows = results.setdefault(name, {})
         for w in workloads:
             rows[w] = {}
@@ -429,8 +517,7 @@ def _main(args, scratch):
             for e in engines:
                 runs = []
                 for rep in range(reps):
-                    spec = {"path": path, "backend": backend_for(path), "engine": e, "workload": w,
-                            "scratch": scratch}
+                    spec = {"path": path, "backend": backend_for(path), "engine": e, "workload": w, "scratch": scratch}
                     if rep == 0 and w != "open":
                         spec["save"] = saved[e] = os.path.join(scratch, f"{w}-{e}.npy")
                     runs.append(run_in_process(spec) if args.in_process else run_fresh(spec, args.timeout))
@@ -441,13 +528,15 @@ def _main(args, scratch):
                 if not ok:
                     res = {"error": runs[-1]["error"]}
                 else:
-                    res = {"seconds": statistics.median(r["seconds"] for r in ok),
-                           "open_seconds": statistics.median(r["open_seconds"] for r in ok),
-                           "peak_mib": max(r["peak_bytes"] for r in ok) / 2**20,
-                           "cpu_seconds": statistics.median(r["cpu_seconds"] for r in ok),
-                           "load": max(r["load"] for r in ok),
-                           "anon_mib": statistics.median(r["anon_bytes"] for r in ok) / 2**20,
-                           "runs": [round(r["seconds"], 3) for r in ok]}
+                    res = {
+                        "seconds": statistics.median(r["seconds"] for r in ok),
+                        "open_seconds": statistics.median(r["open_seconds"] for r in ok),
+                        "peak_mib": max(r["peak_bytes"] for r in ok) / 2**20,
+                        "cpu_seconds": statistics.median(r["cpu_seconds"] for r in ok),
+                        "load": max(r["load"] for r in ok),
+                        "anon_mib": statistics.median(r["anon_bytes"] for r in ok) / 2**20,
+                        "runs": [round(r["seconds"], 3) for r in ok],
+                    }
                 if w == "open" and "error" not in res:
                     res["workload"] = "open"
                 rows[w][e] = res

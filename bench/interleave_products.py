@@ -16,6 +16,7 @@ NumPy + codec would be a looser bound.)
                                         [--workloads ...] [--rounds 5] [--budget-mib 0]
                                         [--data-dir bench/data]
 """
+
 import argparse
 import os
 import statistics
@@ -28,15 +29,19 @@ import b2lazy as bl
 PRODUCTS = {
     "matmul(a, b)": (lambda a, b, a3: bl.matmul(a, b), lambda a, b, a3: a @ b),
     "matmul(a, b) + b": (lambda a, b, a3: bl.matmul(a, b) + b, lambda a, b, a3: a @ b + b),
-    "matmul(sum(a3, axis=1), b)": (lambda a, b, a3: bl.matmul(bl.sum(a3, axis=1), b),
-                                   lambda a, b, a3: np.sum(a3, axis=1) @ b),
+    "matmul(sum(a3, axis=1), b)": (
+        lambda a, b, a3: bl.matmul(bl.sum(a3, axis=1), b),
+        lambda a, b, a3: np.sum(a3, axis=1) @ b,
+    ),
     "a.T @ a": (lambda a, b, a3: a.T @ a, lambda a, b, a3: a.T @ a),
 }
 OTHERS = {
     "a - mean(a, axis=0)": (lambda a, b, a3: a - bl.mean(a, axis=0), lambda a, b, a3: a - np.mean(a, axis=0)),
     "sum(a) + a": (lambda a, b, a3: bl.sum(a) + a, lambda a, b, a3: np.sum(a) + a),
-    "sin(a)**2 + cos(b)**2": (lambda a, b, a3: bl.sin(a) ** 2 + bl.cos(b) ** 2,
-                              lambda a, b, a3: np.sin(a) ** 2 + np.cos(b) ** 2),
+    "sin(a)**2 + cos(b)**2": (
+        lambda a, b, a3: bl.sin(a) ** 2 + bl.cos(b) ** 2,
+        lambda a, b, a3: np.sin(a) ** 2 + np.cos(b) ** 2,
+    ),
 }
 WORKLOADS = {**PRODUCTS, **OTHERS}
 # b2lazy's own pass over the same sources into an output of the same size, with no
@@ -47,8 +52,12 @@ IO_PASS = {
     "matmul(sum(a3, axis=1), b)": lambda a, b, a3: bl.sum(a3, axis=1) + b,
     "a.T @ a": lambda a, b, a3: a * 1.0,
 }
-SOURCES = {"matmul(sum(a3, axis=1), b)": ("a3", "b"), "a.T @ a": ("a",), "a - mean(a, axis=0)": ("a",),
-           "sum(a) + a": ("a",)}  # the others read a and b
+SOURCES = {
+    "matmul(sum(a3, axis=1), b)": ("a3", "b"),
+    "a.T @ a": ("a",),
+    "a - mean(a, axis=0)": ("a",),
+    "sum(a) + a": ("a",),
+}  # the others read a and b
 CPARAMS = {"codec": "zstd", "clevel": 1, "filter": "shuffle"}  # b2lazy's and bench_layouts'
 NTHREADS = 2
 
@@ -77,8 +86,11 @@ def main():
     o = ap.parse_args()
     blosc2.set_nthreads(NTHREADS)
     kw = {"max_memory": o.budget_mib << 20} if o.budget_mib else {}
-    print("| layout | workload | NumPy | codec pass | b2lazy | b2lazy io pass | b2lazy / NumPy speed | ceiling NumPy / (NumPy + io) "
-          "| b2lazy of ceiling | b2lazy / codec time |")
+    print(
+        "| layout | workload | NumPy | codec pass | b2lazy "
+        "| b2lazy io pass | b2lazy / NumPy speed | ceiling NumPy / (NumPy + io) "
+        "| b2lazy of ceiling | b2lazy / codec time |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for lay in o.layouts:
         paths = {x: os.path.join(o.data_dir, f"layouts_{x}_{o.n}_{lay}.b2nd") for x in ("a", "b", "a3")}
@@ -101,17 +113,22 @@ def main():
                 tb.append(time.perf_counter() - t)
                 if name in IO_PASS:
                     t = time.perf_counter()
-                    IO_PASS[name](lz["a"], lz["b"], lz["a3"]).compute(urlpath=o.out, cparams=CPARAMS,
-                                                                     nthreads=NTHREADS, **kw)
+                    IO_PASS[name](lz["a"], lz["b"], lz["a3"]).compute(
+                        urlpath=o.out, cparams=CPARAMS, nthreads=NTHREADS, **kw
+                    )
                     ti.append(time.perf_counter() - t)
             mn, mc, mb = statistics.median(tn), statistics.median(tc), statistics.median(tb)
             product = name in IO_PASS
             mi = statistics.median(ti) if product else 0.0
             ceiling = mn / (mn + mi)
-            print(f"| {lay} | `{name}` | {mn:.2f} s ({min(tn):.2f}–{max(tn):.2f}) | {mc:.2f} s ({min(tc):.2f}–{max(tc):.2f}) "
-                  f"| {mb:.2f} s ({min(tb):.2f}–{max(tb):.2f}) | {f'{mi:.2f} s' if product else '–'} | {mn / mb:.2f}× "
-                  f"| {f'{ceiling:.2f}×' if product else '–'} | {f'{(mn / mb) / ceiling:.2f}' if product else '–'} "
-                  f"| {'–' if product else f'{mb / mc:.2f}×'} |", flush=True)
+            print(
+                f"| {lay} | `{name}` | {mn:.2f} s ({min(tn):.2f}–{max(tn):.2f}) "
+                f"| {mc:.2f} s ({min(tc):.2f}–{max(tc):.2f}) "
+                f"| {mb:.2f} s ({min(tb):.2f}–{max(tb):.2f}) | {f'{mi:.2f} s' if product else '–'} | {mn / mb:.2f}× "
+                f"| {f'{ceiling:.2f}×' if product else '–'} | {f'{(mn / mb) / ceiling:.2f}' if product else '–'} "
+                f"| {'–' if product else f'{mb / mc:.2f}×'} |",
+                flush=True,
+            )
             del mem
     if os.path.exists(o.out):
         os.remove(o.out)

@@ -20,6 +20,7 @@ W workers. The commit: Zarr — workers write their chunk files in parallel to a
 store of STORE_BW aggregate bandwidth; b2nd — every compressed chunk goes through the
 one committer's link at LINK_BW.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,19 +36,25 @@ STORE_BW, LINK_BW = 20e9, 1.25e9  # a parallel file system; one 10 GbE link
 
 def operands(d, n, chunk):
     import blosc2
+
     out = {}
     for name in ("a", "b"):
         p = os.path.join(d, f"{name}.b2nd")
-        blosc2.uninit((n, n), dtype="float64", chunks=(chunk, chunk), blocks=(256, chunk // 8 or 1), urlpath=p,
-                      mode="w")
+        blosc2.uninit(
+            (n, n), dtype="float64", chunks=(chunk, chunk), blocks=(256, chunk // 8 or 1), urlpath=p, mode="w"
+        )
         out[name] = p
     return out
 
 
 def workloads(bl, ops):
     a, b = bl.open(ops["a"]), bl.open(ops["b"])
-    return {"sum(a) + a": bl.sum(a) + a, "a - mean(a, axis=0)": a - bl.mean(a, axis=0),
-            "cumsum(a, axis=0)": bl.cumsum(a, axis=0), "matmul(a, b) + b": bl.matmul(a, b) + b}
+    return {
+        "sum(a) + a": bl.sum(a) + a,
+        "a - mean(a, axis=0)": a - bl.mean(a, axis=0),
+        "cumsum(a, axis=0)": bl.cumsum(a, axis=0),
+        "matmul(a, b) + b": bl.matmul(a, b) + b,
+    }
 
 
 def stage_read(plan):
@@ -66,6 +73,7 @@ def stages_of(plan, workers):
     """[(pieces, folds, merge tasks)] per stage, as distributed.py submits them."""
     from b2lazy import _core
     from b2lazy.distributed import MERGE_FANIN
+
     out = []
     for i in range(len(plan.stages)):
         pieces, folds = _core.split_stage(plan._p, i, workers)
@@ -80,6 +88,7 @@ def stages_of(plan, workers):
 def simulate(plan, workers, out_bytes, flops_total):
     """(stage seconds, output seconds on `workers`, commit-limited seconds for zarr, b2nd)."""
     from b2lazy.distributed import MERGE_FANIN
+
     read = stage_read(plan)
     stage = 0.0
     for st, (pieces, folds, merges) in zip(plan.stages, stages_of(plan, workers)):
@@ -105,20 +114,28 @@ def main():
     ap.add_argument("--workers", type=int, nargs="*", default=[1, 10, 100])
     args = ap.parse_args()
     import b2lazy as bl
+
     n = args.n
     with tempfile.TemporaryDirectory() as d:
         ops = operands(d, n, args.chunk)
-        print(f"operands: ({n}, {n}) float64 = {n * n * 8 / 1e12:.2f} TB each, chunks ({args.chunk}, {args.chunk}) "
-              f"= {args.chunk**2 * 8 / 2**20:.0f} MiB")
-        print("| workload | stages | stage bytes read | kept | stage tasks at W=" + str(max(args.workers)) +
-              " (pieces + merges + finish) | bytes between stages at W=" + str(max(args.workers)) +
-              " | output tasks | per-task memory | per-task source bytes | " +
-              " | ".join(f"W={w}: stage + output s, Zarr / b2nd commit s" for w in args.workers) + " |")
+        print(
+            f"operands: ({n}, {n}) float64 = {n * n * 8 / 1e12:.2f} TB each, chunks ({args.chunk}, {args.chunk}) "
+            f"= {args.chunk**2 * 8 / 2**20:.0f} MiB"
+        )
+        print(
+            "| workload | stages | stage bytes read | kept | stage tasks at W="
+            + str(max(args.workers))
+            + " (pieces + merges + finish) | bytes between stages at W="
+            + str(max(args.workers))
+            + " | output tasks | per-task memory | per-task source bytes | "
+            + " | ".join(f"W={w}: stage + output s, Zarr / b2nd commit s" for w in args.workers)
+            + " |"
+        )
         print("|---" * (9 + len(args.workers)) + "|")
         for name, x in workloads(bl, ops).items():
             p = x.plan(nthreads=1, urlpath=os.path.join(d, "out.zarr"), chunks=(args.chunk,) * x.ndim)
             out_bytes = x.size * 8
-            flops = 2.0 * n ** 3 if "matmul" in name else 0.0
+            flops = 2.0 * n**3 if "matmul" in name else 0.0
             t0 = time.perf_counter()
             kept = ", ".join(f"{s['kind']} {s['where']} {s['bytes'] / 2**20:.0f} MiB" for s in p.stages) or "-"
             tasks = p.tasks
@@ -133,11 +150,16 @@ def main():
             stage_tasks = ", ".join(f"{n} {'folds' if f else 'chunk ranges'} + {m} + 1" for n, f, m in split) or "-"
             # pieces to the finishing task (a partial state per piece, or the stage's chunks), then the
             # finished stage to every worker process (an upper bound: mapped, each reads what it uses)
-            moved = sum((n * 24 * max(1, s["bytes"] // 8) if f else s["bytes"]) + wmax * s["bytes"]
-                        for s, (n, f, _) in zip(p.stages, split))
-            print(f"| {name} | {len(p.stages)} | {stage_read(p) / 1e12:.2f} TB | {kept} | {stage_tasks} | "
-                  f"{moved / 2**30:.1f} GiB | {len(tasks)} | "
-                  f"{mem / 2**20:.0f} MiB | {src / 2**30:.1f} GiB | " + " | ".join(cells) + " |", flush=True)
+            moved = sum(
+                (n * 24 * max(1, s["bytes"] // 8) if f else s["bytes"]) + wmax * s["bytes"]
+                for s, (n, f, _) in zip(p.stages, split)
+            )
+            print(
+                f"| {name} | {len(p.stages)} | {stage_read(p) / 1e12:.2f} TB | {kept} | {stage_tasks} | "
+                f"{moved / 2**30:.1f} GiB | {len(tasks)} | "
+                f"{mem / 2**20:.0f} MiB | {src / 2**30:.1f} GiB | " + " | ".join(cells) + " |",
+                flush=True,
+            )
             print(f"  (planned in {time.perf_counter() - t0:.1f} s)", file=sys.stderr)
 
 

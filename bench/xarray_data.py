@@ -5,6 +5,7 @@ same chunks). Written a chunk at a time, so generating the 4.5 GiB one needs lit
 
     python bench/xarray_data.py DIR [--years 4] [--netcdf]   # DIR/era-4y.zarr (and .nc)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,9 +23,11 @@ def _field(name, start, n, rng):
     lat = np.linspace(-90, 90, NLAT, dtype="f4")[None, :, None]
     lon = np.linspace(0, 359, NLON, dtype="f4")[None, None, :]
     season = np.cos(2 * np.pi * day / 365.25)
-    base = {"t": 288 - 40 * np.abs(np.sin(np.radians(lat))) + 10 * season * np.sin(np.radians(lat)),
-            "u": 10 * np.cos(np.radians(2 * lat)) + 3 * season,
-            "v": 2 * np.sin(np.radians(lon)) * np.cos(np.radians(lat))}[name]
+    base = {
+        "t": 288 - 40 * np.abs(np.sin(np.radians(lat))) + 10 * season * np.sin(np.radians(lat)),
+        "u": 10 * np.cos(np.radians(2 * lat)) + 3 * season,
+        "v": 2 * np.sin(np.radians(lon)) * np.cos(np.radians(lat)),
+    }[name]
     noise = rng.standard_normal((n, NLAT, NLON), dtype="f4") * {"t": 2.0, "u": 4.0, "v": 3.0}[name]
     return (base + noise).astype("f4")
 
@@ -33,17 +36,26 @@ def dataset(ntime, chunk=CHUNK):
     """An empty-data xarray Dataset skeleton (coordinates and attributes) of `ntime` days."""
     import pandas as pd
     import xarray as xr
+
     time = pd.date_range("2000-01-01", periods=ntime, freq="D")
     coords = {"time": time, "lat": np.linspace(-90, 90, NLAT), "lon": np.linspace(0, 359, NLON)}
     import dask.array as da
-    vars_ = {v: (("time", "lat", "lon"), da.zeros((ntime, NLAT, NLON), dtype="f4", chunks=(chunk, NLAT, NLON)),
-                 {"units": {"t": "K", "u": "m s-1", "v": "m s-1"}[v]}) for v in "tuv"}
+
+    vars_ = {
+        v: (
+            ("time", "lat", "lon"),
+            da.zeros((ntime, NLAT, NLON), dtype="f4", chunks=(chunk, NLAT, NLON)),
+            {"units": {"t": "K", "u": "m s-1", "v": "m s-1"}[v]},
+        )
+        for v in "tuv"
+    }
     return xr.Dataset(vars_, coords=coords)
 
 
 def write_zarr(path, ntime, seed=0):
     """DIR/era.zarr: metadata first (xarray, compute=False), then the chunks one by one."""
     import zarr
+
     dataset(ntime).to_zarr(path, compute=False, zarr_format=3, consolidated=False, mode="w")
     group = zarr.open_group(path, mode="r+")
     rng = np.random.default_rng(seed)
@@ -51,7 +63,7 @@ def write_zarr(path, ntime, seed=0):
         arr = group[v]
         for s in range(0, ntime, CHUNK):
             n = min(CHUNK, ntime - s)
-            arr[s:s + n] = _field(v, s, n, rng)
+            arr[s : s + n] = _field(v, s, n, rng)
     zarr.consolidate_metadata(path)
 
 
@@ -59,6 +71,7 @@ def write_netcdf(path, ntime, seed=0):
     """The same values in netCDF4 (through netCDF4-python), chunked as the Zarr store, zlib 1."""
     import netCDF4
     import pandas as pd
+
     rng = np.random.default_rng(seed)
     with netCDF4.Dataset(path, "w") as nc:
         nc.createDimension("time", ntime)
@@ -71,12 +84,13 @@ def write_netcdf(path, ntime, seed=0):
         nc.createVariable("lat", "f8", ("lat",))[:] = np.linspace(-90, 90, NLAT)
         nc.createVariable("lon", "f8", ("lon",))[:] = np.linspace(0, 359, NLON)
         for v in "tuv":
-            var = nc.createVariable(v, "f4", ("time", "lat", "lon"), chunksizes=(CHUNK, NLAT, NLON),
-                                    zlib=True, complevel=1)
+            var = nc.createVariable(
+                v, "f4", ("time", "lat", "lon"), chunksizes=(CHUNK, NLAT, NLON), zlib=True, complevel=1
+            )
             var.units = {"t": "K", "u": "m s-1", "v": "m s-1"}[v]
             for s in range(0, ntime, CHUNK):
                 n = min(CHUNK, ntime - s)
-                var[s:s + n] = _field(v, s, n, rng)
+                var[s : s + n] = _field(v, s, n, rng)
     del pd
 
 

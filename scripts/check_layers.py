@@ -13,6 +13,7 @@ includes it (they use b2lazy/vocabulary.hpp). Prints every violation; exit statu
 
     python scripts/check_layers.py [ROOT]
 """
+
 import os
 import re
 import sys
@@ -58,7 +59,7 @@ def main(root):
     for h, incs in sorted(public.items()):
         for i in incs:
             if not i.startswith("b2lazy/"):
-                problems.append(f"include/{h}: includes \"{i}\" (public headers include only b2lazy/)")
+                problems.append(f'include/{h}: includes "{i}" (public headers include only b2lazy/)')
     src = os.path.join(root, "src")
     for layer in sorted(os.listdir(src)):
         if layer not in BELOW:
@@ -74,11 +75,12 @@ def main(root):
                 for i in includes(path):
                     top = i.split("/")[0]
                     if top in BELOW and top not in allowed:
-                        problems.append(f"{rel}: includes \"{i}\" ({layer} may include {', '.join(sorted(allowed))})")
+                        problems.append(f'{rel}: includes "{i}" ({layer} may include {", ".join(sorted(allowed))})')
                     if layer in NO_ARRAY and i in with_array:
                         via = "" if i == "b2lazy/array.hpp" else " (which includes b2lazy/array.hpp)"
-                        problems.append(f"{rel}: includes \"{i}\"{via}: {layer} uses b2lazy/vocabulary.hpp, "
-                                        "not the Array API")
+                        problems.append(
+                            f'{rel}: includes "{i}"{via}: {layer} uses b2lazy/vocabulary.hpp, not the Array API'
+                        )
     for p in problems:
         print(p)
     print(f"layering: {len(problems)} violation(s)")

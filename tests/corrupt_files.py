@@ -32,6 +32,7 @@ Each Case says what is known of its outcome: `must_fail` (the file is inconsiste
 must refuse it) or `harmless` (a reader must give python-blosc2's values); neither for the
 rest (an error, or python-blosc2's values when the damage is in padding or unused bytes).
 """
+
 from __future__ import annotations
 
 import os
@@ -99,9 +100,14 @@ GEOMETRIES = [
 ]
 # (geometry, writer, contiguous)
 ORIGINALS = [
-    ("f8-100x100", "blosc2", True), ("f8-95", "blosc2", True), ("i4-60x70", "blosc2", False),
-    ("u1-7x6x5", "blosc2", True), ("b1-40", "blosc2", True),
-    ("i4-60x70", "b2lazy", True), ("f8-95", "b2lazy", False), ("f4-4x5", "b2lazy", True),
+    ("f8-100x100", "blosc2", True),
+    ("f8-95", "blosc2", True),
+    ("i4-60x70", "blosc2", False),
+    ("u1-7x6x5", "blosc2", True),
+    ("b1-40", "blosc2", True),
+    ("i4-60x70", "b2lazy", True),
+    ("f8-95", "b2lazy", False),
+    ("f4-4x5", "b2lazy", True),
 ]
 
 
@@ -134,8 +140,11 @@ def originals(directory):
         _, shape, chunks, blocks, dt = geoms[gname]
         name = f"{writer}-{gname}" + ("" if contiguous else "-sparse")
         v = values_for(shape, dt)
-        out.append(Original(name, os.path.join(directory, name + ".b2nd"), writer, contiguous, shape, chunks,
-                            blocks, v.dtype, v))
+        out.append(
+            Original(
+                name, os.path.join(directory, name + ".b2nd"), writer, contiguous, shape, chunks, blocks, v.dtype, v
+            )
+        )
     return out
 
 
@@ -143,11 +152,9 @@ def write_original(o):
     remove(o.path)
     os.makedirs(os.path.dirname(o.path) or ".", exist_ok=True)
     if o.writer == "blosc2":
-        blosc2.asarray(o.values, urlpath=o.path, chunks=o.chunks, blocks=o.blocks, contiguous=o.contiguous,
-                       mode="w")
+        blosc2.asarray(o.values, urlpath=o.path, chunks=o.chunks, blocks=o.blocks, contiguous=o.contiguous, mode="w")
     else:
-        b2lazy.asarray(o.values).compute(urlpath=o.path, chunks=o.chunks, blocks=o.blocks,
-                                         contiguous=o.contiguous)
+        b2lazy.asarray(o.values).compute(urlpath=o.path, chunks=o.chunks, blocks=o.blocks, contiguous=o.contiguous)
     return o
 
 
@@ -162,9 +169,18 @@ def write_originals(directory):
 # (the last chunk), and a trailer whose uint32 length sits 22 bytes before the end.
 # ---------------------------------------------------------------------------------------
 HEADER_FIELDS = {  # byte offsets of fields in the frame header (their lowest byte for sizes)
-    "magic": 3, "header-len": 14, "frame-len": 23, "general-flags": 25, "frame-type": 26,
-    "codec-flags": 27, "nbytes": 37, "cbytes": 46, "typesize": 51, "blocksize": 56,
-    "chunksize": 61, "filters": 75,
+    "magic": 3,
+    "header-len": 14,
+    "frame-len": 23,
+    "general-flags": 25,
+    "frame-type": 26,
+    "codec-flags": 27,
+    "nbytes": 37,
+    "cbytes": 46,
+    "typesize": 51,
+    "blocksize": 56,
+    "chunksize": 61,
+    "filters": 75,
 }
 NBYTES_FIELD = slice(30, 38)  # int64, big-endian
 
@@ -181,7 +197,7 @@ def chunk_spans(data):
     """(start, cbytes) of each chunk stored in the frame, the chunk index last."""
     spans, pos, end = [], header_len(data), len(data) - trailer_len(data)
     while pos + 16 <= end:
-        cbytes = int.from_bytes(data[pos + 12:pos + 16], "little")
+        cbytes = int.from_bytes(data[pos + 12 : pos + 16], "little")
         if cbytes <= 0:
             break
         spans.append((pos, cbytes))
@@ -219,7 +235,8 @@ def truncate_frame(orig, where):
     def m(path):
         f = frame_file(orig, path)
         data = read(f)
-        write(f, data[:where(data)])
+        write(f, data[: where(data)])
+
     return m
 
 
@@ -229,6 +246,7 @@ def flip_frame(orig, where, mask):
         data = read(f)
         data[where(data)] ^= mask
         write(f, data)
+
     return m
 
 
@@ -242,20 +260,22 @@ def patch_meta(orig, shape=None, chunks=None, blocks=None, dtype=None, ndim=None
         if ndim is not None:
             new = new[:2] + bytes([ndim]) + new[3:]
         i = data.find(old)
-        data[i:i + len(old)] = new
+        data[i : i + len(old)] = new
         write(f, data)
+
     return m
 
 
 def short_chunk(orig, which, hidden):
     """Chunk `which` replaced by one compressed from half the bytes; `hidden` also patches the
     frame's total size so that the frame alone looks consistent."""
+
     def m(path):
         a = blosc2.open(path, mode="a")
         n = a.schunk.nchunks
         i = which % n
         full = a.schunk.decompress_chunk(i)
-        half = full[:len(full) // 2 // orig.dtype.itemsize * orig.dtype.itemsize]
+        half = full[: len(full) // 2 // orig.dtype.itemsize * orig.dtype.itemsize]
         a.schunk.update_chunk(i, blosc2.compress2(half, typesize=orig.dtype.itemsize))
         del a
         if hidden:
@@ -263,6 +283,7 @@ def short_chunk(orig, which, hidden):
             data = read(f)
             data[NBYTES_FIELD] = struct.pack(">q", n * len(full))
             write(f, data)
+
     return m
 
 
@@ -278,27 +299,30 @@ def sparse_chunk_file(orig, action, index=0):
             if action == "empty":
                 data = b""
             elif action == "truncate":
-                data = data[:len(data) // 2]
+                data = data[: len(data) // 2]
             elif action == "flip-nbytes":
                 data[4] ^= 0x01
             elif action == "flip-payload":
                 data[len(data) // 2] ^= 0xFF
             write(f, data)
+
     return m
 
 
 def patch_chunk_header(orig, nbytes=None, cbytes=None, blocksize=None, flags_or=0):
     """The first stored chunk's header patched: int32 nbytes at byte 4, blocksize at 8,
     cbytes at 12 (little-endian), flag bits or-ed into byte 2."""
+
     def m(path):
         f = path if orig.contiguous else os.path.join(path, "00000000.chunk")
         data = read(f)
         pos = chunk_spans(data)[0][0] if orig.contiguous else 0
         for off, value in ((4, nbytes), (8, blocksize), (12, cbytes)):
             if value is not None:
-                data[pos + off:pos + off + 4] = struct.pack("<i", value)
+                data[pos + off : pos + off + 4] = struct.pack("<i", value)
         data[pos + 2] |= flags_or
         write(f, data)
+
     return m
 
 
@@ -321,6 +345,7 @@ def cases(originals):
     """Every corruption of every original, as Cases."""
     out = []
     for o in originals:
+
         def add(kind, mutate, must_fail=False, harmless=False, o=o):
             out.append(Case(f"{o.name}-{kind}", o, mutate, must_fail, harmless))
 
@@ -328,8 +353,10 @@ def cases(originals):
         index = lambda d: chunk_spans(d)[-1]  # noqa: E731
         # Truncations. Cutting into the header or the index loses what the array needs.
         for kind, where, fail in [
-            ("empty", lambda d: 0, True), ("in-magic", lambda d: 8, True),
-            ("in-header", lambda d: header_len(d) // 2, True), ("after-header", header_len, True),
+            ("empty", lambda d: 0, True),
+            ("in-magic", lambda d: 8, True),
+            ("in-header", lambda d: header_len(d) // 2, True),
+            ("after-header", header_len, True),
             ("in-first-chunk", lambda d: first(d)[0] + first(d)[1] // 2, True),
             ("before-index", lambda d: index(d)[0], True),
             ("in-index", lambda d: index(d)[0] + index(d)[1] // 2, True),
@@ -339,17 +366,29 @@ def cases(originals):
             add(f"truncate-{kind}", truncate_frame(o, where), must_fail=fail)
         # Bytes changed in the header's fields.
         for fname, off in HEADER_FIELDS.items():
-            add(f"flip-header-{fname}", flip_frame(o, lambda d, off=off: off, 0x01 if fname in (
-                "header-len", "frame-len", "nbytes", "cbytes", "typesize", "blocksize", "chunksize") else 0x80))
+            add(
+                f"flip-header-{fname}",
+                flip_frame(
+                    o,
+                    lambda d, off=off: off,
+                    0x01
+                    if fname in ("header-len", "frame-len", "nbytes", "cbytes", "typesize", "blocksize", "chunksize")
+                    else 0x80,
+                ),
+            )
         # ... in the metalayer area (its last bytes: the dtype string).
         add("flip-header-meta-end", flip_frame(o, lambda d: header_len(d) - 1, 0x20))
         # ... in the chunks (for a sparse array, the frame holds only the index).
         if o.contiguous:
             for kind, where, mask in [
-                ("version", lambda d: first(d)[0], 0xFF), ("flags", lambda d: first(d)[0] + 2, 0x10),
-                ("typesize", lambda d: first(d)[0] + 3, 0x03), ("nbytes", lambda d: first(d)[0] + 4, 0x08),
-                ("blocksize", lambda d: first(d)[0] + 8, 0x01), ("cbytes", lambda d: first(d)[0] + 12, 0x04),
-                ("special", lambda d: first(d)[0] + 31, 0x10), ("bstarts", lambda d: first(d)[0] + 32, 0x01),
+                ("version", lambda d: first(d)[0], 0xFF),
+                ("flags", lambda d: first(d)[0] + 2, 0x10),
+                ("typesize", lambda d: first(d)[0] + 3, 0x03),
+                ("nbytes", lambda d: first(d)[0] + 4, 0x08),
+                ("blocksize", lambda d: first(d)[0] + 8, 0x01),
+                ("cbytes", lambda d: first(d)[0] + 12, 0x04),
+                ("special", lambda d: first(d)[0] + 31, 0x10),
+                ("bstarts", lambda d: first(d)[0] + 32, 0x01),
                 ("payload", lambda d: first(d)[0] + first(d)[1] // 2, 0xFF),
                 ("last-byte", lambda d: first(d)[0] + first(d)[1] - 1, 0xFF),
             ]:
@@ -362,8 +401,11 @@ def cases(originals):
         c0, b0, s0 = o.chunks[0], o.blocks[0], o.shape[0]
         rest_c, rest_b, rest_s = o.chunks[1:], o.blocks[1:], o.shape[1:]
         add("meta-chunks-double", patch_meta(o, chunks=(2 * c0,) + rest_c), must_fail=True)
-        add("meta-chunks-blocks-half", patch_meta(o, chunks=(max(1, c0 // 2),) + rest_c,
-                                                  blocks=(max(1, b0 // 2),) + rest_b), must_fail=True)
+        add(
+            "meta-chunks-blocks-half",
+            patch_meta(o, chunks=(max(1, c0 // 2),) + rest_c, blocks=(max(1, b0 // 2),) + rest_b),
+            must_fail=True,
+        )
         add("meta-chunks-negative", patch_meta(o, chunks=(-c0,) + rest_c), must_fail=True)
         add("meta-chunks-zero", patch_meta(o, chunks=(0,) + rest_c), must_fail=True)
         add("meta-blocks-larger", patch_meta(o, blocks=(c0 + 1,) + rest_b), must_fail=True)

@@ -30,6 +30,7 @@ def _load_core():
 _core = _load_core()
 from . import _dtypes, _face, _numpy_protocol, _registry, _serial
 from . import _fsspec_store
+
 _fsspec_store.register(_core)  # fsspec's protocols (memory://, zip::, simplecache::, ...) as stores
 from ._numpy_protocol import EagerEvaluationWarning
 from ._registry import registered as _registered
@@ -38,8 +39,21 @@ __version__ = _face.package_version()
 __array_api_version__ = "2024.12"
 _API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
-__all__ = ["Array", "Plan", "open", "asarray", "zeros", "ones", "full", "arange", "linspace",
-           "where", "clip", "astype", "EagerEvaluationWarning"]
+__all__ = [
+    "Array",
+    "Plan",
+    "open",
+    "asarray",
+    "zeros",
+    "ones",
+    "full",
+    "arange",
+    "linspace",
+    "where",
+    "clip",
+    "astype",
+    "EagerEvaluationWarning",
+]
 
 _SUPPORTED_DTYPES = tuple(_dtypes.ACCEPTED)  # (the namespace's dtypes and float16)
 
@@ -84,12 +98,14 @@ def _progress_callback(progress, fn):
     """(tqdm bar or None, callable or None) for a progress argument."""
     if progress is True:
         from tqdm import tqdm
+
         bar = tqdm(total=0, unit="chunk", desc="b2lazy", leave=False)
 
         def callback(done, total):
             if bar.total != total:
                 bar.total = total
             bar.update(done - bar.n)
+
         return bar, callback
     if progress is None or progress is False:
         return None, None
@@ -133,21 +149,38 @@ def _cparams_args(cparams):
 
 
 # The package's parts by category (each imports what it needs from the lines above).
-from ._array import (Array, _OIndex, _VIndex, _advanced_getitem, _assigned, _binary,  # noqa: E402,F401
-                     _check_int64_indices, _index_axes, _is_array_index, _is_full_mask, _mask_select_counted,
-                     _numpy_key, _setitem_mask, _setitem_value, _unary)
-from ._plan import Plan  # noqa: E402
+from ._array import (
+    Array,
+    _OIndex,
+    _VIndex,
+    _advanced_getitem,
+    _assigned,
+    _binary,
+    _check_int64_indices,
+    _index_axes,
+    _is_array_index,
+    _is_full_mask,
+    _mask_select_counted,
+    _numpy_key,
+    _setitem_mask,
+    _setitem_value,
+    _unary,
+)
+from ._plan import Plan
 
 
 def _make_function(name, arity):
     # The Array API's signatures, (x, /) and (x1, x2, /): nothing to bind, so the fast
     # form with the registry's signature.
     if arity == 1:
+
         def fn(x, /):
             return Array(_core.elementwise(name, _unwrap(x)))
     else:
+
         def fn(x1, x2, /):
             return Array(_core.elementwise(name, _unwrap(x1), _unwrap(x2)))
+
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name}, lazy; NumPy broadcasting and type promotion."
     return _registered(fn)
@@ -158,17 +191,36 @@ for _entry in _registry.ENTRIES.values():
         globals()[_entry["name"]] = _make_function(_entry["name"], len(_entry["params"]))
         __all__.append(_entry["name"])
 
-from . import _array, _evaluate, _linalg, _plan, _reductions, _shape_functions, _sources, _udf  # noqa: E402
-from ._shape_functions import *  # noqa: E402,F401,F403
-from ._shape_functions import _axes_arg, _axis, _axis_or_none, _int_axes, _int_indices  # noqa: E402,F401
-from ._linalg import *  # noqa: E402,F401,F403
-from ._reductions import *  # noqa: E402,F401,F403
-from ._udf import lazyudf  # noqa: E402,F401
-from ._reductions import (_axis_int, _check_axis, _holistic, _method, _reduction,  # noqa: E402,F401
-                          _reduction_names, astype, clip, where)
-from ._sources import (_fill_scalar, _path_text, _text, arange, asarray, full, linspace, ones, open,  # noqa: E402,F401
-                       zeros)
-from ._evaluate import evaluate  # noqa: E402
+from . import _array, _evaluate, _linalg, _plan, _reductions, _shape_functions, _sources, _udf
+from ._shape_functions import *
+from ._shape_functions import _axes_arg, _axis, _axis_or_none, _int_axes, _int_indices
+from ._linalg import *
+from ._reductions import *
+from ._udf import lazyudf
+from ._reductions import (
+    _axis_int,
+    _check_axis,
+    _holistic,
+    _method,
+    _reduction,
+    _reduction_names,
+    astype,
+    clip,
+    where,
+)
+from ._sources import (
+    _fill_scalar,
+    _path_text,
+    _text,
+    arange,
+    asarray,
+    full,
+    linspace,
+    ones,
+    open,
+    zeros,
+)
+from ._evaluate import evaluate
 
 __all__ += _shape_functions.__all__ + _linalg.__all__ + _reductions.__all__ + _udf.__all__ + ["evaluate"]
 
@@ -183,44 +235,93 @@ del _part, _v
 
 
 # --- the Array API namespace (issue #15) ---------------------------------------------
-from ._creation import *  # noqa: E402,F401,F403
-from ._creation import __all__ as _creation_all  # noqa: E402
-from ._dtypes import (can_cast, complex64, complex128, finfo, float16, float32, float64, iinfo,  # noqa: E402,F401
-                      int8, int16, int32, int64, isdtype, result_type, uint8, uint16, uint32, uint64)
-from ._info import __array_namespace_info__  # noqa: E402,F401
-from ._manipulation import *  # noqa: E402,F401,F403
-from ._manipulation import __all__ as _manipulation_all  # noqa: E402
-from ._sorting import *  # noqa: E402,F401,F403
-from ._sorting import __all__ as _sorting_all  # noqa: E402
-from . import _store, _wrapping  # noqa: E402  (_wrapping, not _wrap: that name is a function here)
-from . import random  # noqa: E402,F401  (b2lazy.random: default_rng over the random_* sources)
-from ._store import *  # noqa: E402,F401,F403
-from ._blocks import *  # noqa: E402,F401,F403
-from ._blocks import __all__ as _blocks_all  # noqa: E402
-from ._statistics import *  # noqa: E402,F401,F403
-from ._statistics import __all__ as _statistics_all  # noqa: E402
-from ._einsum_pad import *  # noqa: E402,F401,F403
-from ._einsum_pad import __all__ as _einsum_pad_all  # noqa: E402
-from ._rolling import *  # noqa: E402,F401,F403
-from ._rolling import __all__ as _rolling_all  # noqa: E402
-from ._groupby import *  # noqa: E402,F401,F403
-from ._groupby import __all__ as _groupby_all  # noqa: E402
+from ._creation import *
+from ._creation import __all__ as _creation_all
+from ._dtypes import (
+    can_cast,
+    complex64,
+    complex128,
+    finfo,
+    float16,
+    float32,
+    float64,
+    iinfo,
+    int8,
+    int16,
+    int32,
+    int64,
+    isdtype,
+    result_type,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from ._info import __array_namespace_info__
+from ._manipulation import *
+from ._manipulation import __all__ as _manipulation_all
+from ._sorting import *
+from ._sorting import __all__ as _sorting_all
+from . import _store, _wrapping  # (_wrapping, not _wrap: that name is a function here)
+from . import random  # (b2lazy.random: default_rng over the random_* sources)
+from ._store import *
+from ._blocks import *
+from ._blocks import __all__ as _blocks_all
+from ._statistics import *
+from ._statistics import __all__ as _statistics_all
+from ._einsum_pad import *
+from ._einsum_pad import __all__ as _einsum_pad_all
+from ._rolling import *
+from ._rolling import __all__ as _rolling_all
+from ._groupby import *
+from ._groupby import __all__ as _groupby_all
 
 _groupby._install_when_xarray_imports()  # xarray's groupby reductions of b2lazy objects: segment_reduce
-from ._gradient import *  # noqa: E402,F401,F403
-from ._gradient import __all__ as _gradient_all  # noqa: E402
-from ._wrapping import from_array  # noqa: E402,F401
+from ._gradient import *
+from ._gradient import __all__ as _gradient_all
+from ._wrapping import from_array
 
 _wrapping.install_blosc2_chunks(Array)  # after Array.chunks exists (it wraps that property)
 __all__ += _store.__all__ + _blocks_all + ["from_array"]
 
 e, pi, inf, nan = float(np.e), float(np.pi), float("inf"), float("nan")
 newaxis = None
-__all__ += (_creation_all + _manipulation_all + _sorting_all + _statistics_all + _einsum_pad_all + _rolling_all +
-            _groupby_all + _gradient_all +
-            ["can_cast", "finfo", "iinfo", "isdtype", "result_type", "e", "pi", "inf", "nan", "newaxis",
-             "__array_namespace_info__", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
-             "uint32", "uint64", "float32", "float64", "complex64", "complex128"])
+__all__ += (
+    _creation_all
+    + _manipulation_all
+    + _sorting_all
+    + _statistics_all
+    + _einsum_pad_all
+    + _rolling_all
+    + _groupby_all
+    + _gradient_all
+    + [
+        "can_cast",
+        "finfo",
+        "iinfo",
+        "isdtype",
+        "result_type",
+        "e",
+        "pi",
+        "inf",
+        "nan",
+        "newaxis",
+        "__array_namespace_info__",
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    ]
+)
 
 
 # Every registry function is here under its name and its aliases (a missing one fails the
@@ -234,13 +335,13 @@ for _entry in _registry.ENTRIES.values():
 del _entry, _alias
 
 # numpydoc docstrings from the registry (b2lazy/_docs.py), before the wrappers below copy them.
-from . import _docs  # noqa: E402
+from . import _docs
 
 _docs.document_registry(globals(), _registry.ENTRIES)
 
 # Every namespace function remembers, on the Arrays it returns, the call that made them
 # (their saved form, b2lazy/_serial.py); the methods that are namespace functions too.
-import types as _types  # noqa: E402
+import types as _types
 
 _wrapped = {}  # one wrapper per function: aliases (arctan2 is atan2) stay the same object
 for _name in __all__:
@@ -259,7 +360,7 @@ for _name in [n for e in _registry.ENTRIES.values() if e["method"] for n in [e["
 del _name, _f, _g, _wrapped
 
 # NumPy's ndarray methods xarray calls by name (round(decimals), conj, real, imag, argsort).
-from ._ndarray_methods import attach as _attach_ndarray_methods  # noqa: E402
+from ._ndarray_methods import attach as _attach_ndarray_methods
 
 _attach_ndarray_methods(Array)
 

@@ -208,9 +208,20 @@ class Array:
         return _face.array_html(self)
 
     # --- evaluation -----------------------------------------------------------------
-    def compute(self, urlpath=None, chunks=None, blocks=None, cparams=None, nthreads=None,
-                max_memory=None, contiguous=None, progress=None, shards=None, scheduler=None,
-                storage_options=None):
+    def compute(
+        self,
+        urlpath=None,
+        chunks=None,
+        blocks=None,
+        cparams=None,
+        nthreads=None,
+        max_memory=None,
+        contiguous=None,
+        progress=None,
+        shards=None,
+        scheduler=None,
+        storage_options=None,
+    ):
         """Evaluate into a compressed array, in memory or on disk.
 
         The result is b2nd in memory, or on disk in the format `urlpath` names: b2nd ("x.b2nd",
@@ -266,18 +277,42 @@ class Array:
         """
         if scheduler is not None and scheduler != "threads":  # another executor (b2lazy.executors)
             _, executor = executors.pick(scheduler)
-            return executor.compute(self, urlpath, scheduler, chunks=chunks, blocks=blocks, cparams=cparams,
-                                    nthreads=nthreads, max_memory=max_memory, contiguous=contiguous,
-                                    progress=progress, shards=shards, storage_options=storage_options)
+            return executor.compute(
+                self,
+                urlpath,
+                scheduler,
+                chunks=chunks,
+                blocks=blocks,
+                cparams=cparams,
+                nthreads=nthreads,
+                max_memory=max_memory,
+                contiguous=contiguous,
+                progress=progress,
+                shards=shards,
+                storage_options=storage_options,
+            )
         if urlpath is not None:
             urlpath = _ns()._path_text(os.fspath(urlpath), "compute: urlpath")
         cparams, compressor = _zarr_compressor(cparams)
         codec, clevel, filt = _cparams_args(cparams)
         bar, callback = _progress_callback(progress, "compute")
         try:
-            r = _core.compute(self._a, urlpath, chunks, blocks, codec, clevel, filt,
-                              _context(nthreads), max_memory, contiguous, callback, shards, compressor,
-                              storage_options)
+            r = _core.compute(
+                self._a,
+                urlpath,
+                chunks,
+                blocks,
+                codec,
+                clevel,
+                filt,
+                _context(nthreads),
+                max_memory,
+                contiguous,
+                callback,
+                shards,
+                compressor,
+                storage_options,
+            )
         finally:
             if bar is not None:
                 bar.close()
@@ -286,8 +321,18 @@ class Array:
             _serial.remember_storage(urlpath, storage_options)
         return out
 
-    def plan(self, urlpath=None, chunks=None, blocks=None, cparams=None, nthreads=None,
-             max_memory=None, contiguous=None, shards=None, storage_options=None):
+    def plan(
+        self,
+        urlpath=None,
+        chunks=None,
+        blocks=None,
+        cparams=None,
+        nthreads=None,
+        max_memory=None,
+        contiguous=None,
+        shards=None,
+        storage_options=None,
+    ):
         """The plan compute() would run with these options; nothing is computed.
 
         ``str()`` prints it; its attributes expose the stages, tasks and projected peak;
@@ -331,8 +376,24 @@ class Array:
         cparams, compressor = _zarr_compressor(cparams)
         codec, clevel, filt = _cparams_args(cparams)
         ctx = _context(nthreads)
-        return Plan(_core.plan(self._a, urlpath, chunks, blocks, codec, clevel, filt, ctx, max_memory,
-                               contiguous, shards, compressor, storage_options), ctx)
+        return Plan(
+            _core.plan(
+                self._a,
+                urlpath,
+                chunks,
+                blocks,
+                codec,
+                clevel,
+                filt,
+                ctx,
+                max_memory,
+                contiguous,
+                shards,
+                compressor,
+                storage_options,
+            ),
+            ctx,
+        )
 
     def persist(self, nthreads=None, max_memory=None):
         """The values, evaluated now into an in-memory compressed b2nd array.
@@ -510,6 +571,7 @@ class Array:
     def to_blosc2(self, urlpath=None):
         """A blosc2.NDArray with the same values, chunks and blocks."""
         import blosc2
+
         if urlpath is not None:
             urlpath = os.fspath(urlpath)
             if self.urlpath != urlpath:
@@ -629,8 +691,7 @@ class Array:
     # --- the Array API's array object -------------------------------------------------
     def __array_namespace__(self, /, *, api_version=None):
         if api_version is not None and api_version not in _API_VERSIONS:
-            raise ValueError(f"api_version {api_version!r} is not supported (supported: "
-                             f"{', '.join(_API_VERSIONS)})")
+            raise ValueError(f"api_version {api_version!r} is not supported (supported: {', '.join(_API_VERSIONS)})")
         return _ns()
 
     @property
@@ -681,8 +742,9 @@ class Array:
         if stream is not None:
             raise ValueError("__dlpack__: b2lazy has no streams; stream must be None")
         if copy is False:
-            raise BufferError("__dlpack__: a lazy array is evaluated for export, which is a copy; "
-                              "copy=False cannot be honoured")
+            raise BufferError(
+                "__dlpack__: a lazy array is evaluated for export, which is a copy; copy=False cannot be honoured"
+            )
         kwargs = {"dl_device": dl_device}
         if max_version is not None:
             kwargs["max_version"] = max_version
@@ -694,8 +756,10 @@ class Array:
     def _scalar(self, what):
         if self.ndim != 0:
             if self.size != 1:
-                raise TypeError(f"only 0-d arrays (or arrays of one element) can be converted to "
-                                f"Python {what}, got shape {self.shape}")
+                raise TypeError(
+                    f"only 0-d arrays (or arrays of one element) can be converted to "
+                    f"Python {what}, got shape {self.shape}"
+                )
         return self.to_numpy().reshape(())
 
     def __bool__(self, /):
@@ -824,7 +888,7 @@ def _index_axes(k):
 def _check_int64_indices(items, shape):
     """An integer index beyond int64 is out of bounds: IndexError with NumPy's message."""
     for pos, k in enumerate(items):
-        if isinstance(k, (int, np.integer)) and not isinstance(k, bool) and not -2**63 <= int(k) < 2**63:
+        if isinstance(k, (int, np.integer)) and not isinstance(k, bool) and not -(2**63) <= int(k) < 2**63:
             if _builtins.any(x is Ellipsis for x in items[:pos]):
                 axis = len(shape) - _builtins.sum(_index_axes(x) for x in items[pos:])
             else:
@@ -848,8 +912,10 @@ def _setitem_value(dtype, value):
         src, dst = value.dtype.kind, dtype.kind
         if (src in "fc" and dst in "iu") or (src == "c" and dst == "f"):
             loss = "the imaginary part" if dst == "f" else "NaN, infinity and fractions"
-            raise TypeError(f"x[key] = value: cannot assign {value.dtype} values to a {dtype} array without "
-                            f"losing {loss}; cast the value explicitly (value.astype({dtype.name!r}))")
+            raise TypeError(
+                f"x[key] = value: cannot assign {value.dtype} values to a {dtype} array without "
+                f"losing {loss}; cast the value explicitly (value.astype({dtype.name!r}))"
+            )
         return value
     if isinstance(value, np.ndarray) and value.ndim > 0:
         if value.dtype == dtype or np.can_cast(value.dtype, dtype, "same_kind"):
@@ -870,16 +936,20 @@ def _setitem_mask(x, items):
     if len(items) == 1 and _is_array_index(items[0]):
         m = items[0] if isinstance(items[0], Array) else _ns().asarray(np.asarray(items[0]))
         if m.dtype == np.bool_:
-            lead = tuple(x.shape[:m.ndim])
+            lead = tuple(x.shape[: m.ndim])
             if m.ndim > x.ndim or tuple(m.shape) != lead:
-                raise IndexError(f"x[mask] = value: the mask's shape {tuple(m.shape)} does not match the "
-                                 f"leading axes of x's shape {tuple(x.shape)}")
+                raise IndexError(
+                    f"x[mask] = value: the mask's shape {tuple(m.shape)} does not match the "
+                    f"leading axes of x's shape {tuple(x.shape)}"
+                )
             if m.ndim < x.ndim:
                 m = _ns().broadcast_to(_ns().reshape(m, tuple(m.shape) + (1,) * (x.ndim - m.ndim)), x.shape)
             return m
-    raise IndexError("x[key] = value with integer index arrays is not supported; keys are integers, "
-                     "slices, ..., None or one boolean mask (b2lazy.where(mask, value, x) builds any "
-                     "masked update)")
+    raise IndexError(
+        "x[key] = value with integer index arrays is not supported; keys are integers, "
+        "slices, ..., None or one boolean mask (b2lazy.where(mask, value, x) builds any "
+        "masked update)"
+    )
 
 
 def _assigned(x, key, value, mask=None):
@@ -892,13 +962,15 @@ def _assigned(x, key, value, mask=None):
     else:
         v = value if value.dtype == x.dtype else value.astype(x.dtype)
         k = key[0] if isinstance(key, tuple) else key
-        rest = tuple(x.shape[k.ndim if isinstance(k, Array) else np.ndim(k):])  # after the masked axes
-        if v.ndim > len(rest) and _builtins.any(s != 1 for s in v.shape[:v.ndim - len(rest)]):
-            raise ValueError(f"x[mask] = value: a value of shape {tuple(v.shape)} would be matched with the "
-                             f"selected elements one by one, which b2lazy does not do lazily; give a scalar or "
-                             f"a value of shape {tuple(rest)} (or use b2lazy.where(mask, values, x))")
+        rest = tuple(x.shape[k.ndim if isinstance(k, Array) else np.ndim(k) :])  # after the masked axes
+        if v.ndim > len(rest) and _builtins.any(s != 1 for s in v.shape[: v.ndim - len(rest)]):
+            raise ValueError(
+                f"x[mask] = value: a value of shape {tuple(v.shape)} would be matched with the "
+                f"selected elements one by one, which b2lazy does not do lazily; give a scalar or "
+                f"a value of shape {tuple(rest)} (or use b2lazy.where(mask, values, x))"
+            )
         if v.ndim > len(rest):
-            v = _ns().reshape(v, v.shape[v.ndim - len(rest):])
+            v = _ns().reshape(v, v.shape[v.ndim - len(rest) :])
         r = _ns().where(mask, v, x)
     return _serial.record(r, _serial._SETITEM, (x, key, value))
 
@@ -912,8 +984,7 @@ def _mask_select_counted(x, mask, strip, counts, stamps=None):
         raise ValueError(f"mask counts: a 1-d array of integers, got {counts.dtype} of shape {counts.shape}")
     counts = counts.astype(np.int64)
     r = Array(_core.mask_select_counted(x._a, mask._a, [int(s) for s in strip], counts.tolist()))
-    return _serial.record(r, _serial._MASKSELECT, (x, mask, tuple(strip), counts),
-                          {_serial.STAMPS: stamps or {}})
+    return _serial.record(r, _serial._MASKSELECT, (x, mask, tuple(strip), counts), {_serial.STAMPS: stamps or {}})
 
 
 def _is_full_mask(k, shape):
@@ -972,6 +1043,7 @@ def _binary(name, reflected=False):
             return NotImplemented
         a, b = (other, self) if reflected else (self, other)
         return _serial.record(Array(_core.elementwise(name, _unwrap(a), _unwrap(b))), name, (a, b))
+
     op.__name__ = f"__{'r' if reflected else ''}{name}__"
     return op
 
@@ -979,18 +1051,34 @@ def _binary(name, reflected=False):
 def _unary(name):
     def op(self):
         return _serial.record(Array(_core.elementwise(name, self._a)), name, (self,))
+
     return op
 
 
-for _dunder, _name in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
-                       ("truediv", "divide"), ("floordiv", "floor_divide"), ("mod", "remainder"),
-                       ("pow", "pow"), ("and", "bitwise_and"), ("or", "bitwise_or"),
-                       ("xor", "bitwise_xor"), ("lshift", "bitwise_left_shift"),
-                       ("rshift", "bitwise_right_shift")]:
+for _dunder, _name in [
+    ("add", "add"),
+    ("sub", "subtract"),
+    ("mul", "multiply"),
+    ("truediv", "divide"),
+    ("floordiv", "floor_divide"),
+    ("mod", "remainder"),
+    ("pow", "pow"),
+    ("and", "bitwise_and"),
+    ("or", "bitwise_or"),
+    ("xor", "bitwise_xor"),
+    ("lshift", "bitwise_left_shift"),
+    ("rshift", "bitwise_right_shift"),
+]:
     setattr(Array, f"__{_dunder}__", _binary(_name))
     setattr(Array, f"__r{_dunder}__", _binary(_name, reflected=True))
-for _dunder, _name in [("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
-                       ("ge", "greater_equal"), ("eq", "equal"), ("ne", "not_equal")]:
+for _dunder, _name in [
+    ("lt", "less"),
+    ("le", "less_equal"),
+    ("gt", "greater"),
+    ("ge", "greater_equal"),
+    ("eq", "equal"),
+    ("ne", "not_equal"),
+]:
     setattr(Array, f"__{_dunder}__", _binary(_name))
 Array.__hash__ = None
 Array.__neg__ = _unary("negative")

@@ -23,6 +23,7 @@ __all__ = ["map_blocks", "blockwise"]
 
 def _b2():
     import b2lazy
+
     return b2lazy
 
 
@@ -78,8 +79,9 @@ class _Layout:
             n = max(h[1] for h in have)
             bad = [(i, m) for i, m, _ in have if m not in (1, n)]
             if bad:
-                raise ValueError(f"{fn}: index {s!r} has length {n} in one argument and {bad[0][1]} in "
-                                 f"argument {bad[0][0]}")
+                raise ValueError(
+                    f"{fn}: index {s!r} has length {n} in one argument and {bad[0][1]} in argument {bad[0][0]}"
+                )
             self.length[s] = n
             if s in self.contracted or n == 0:
                 self.blocks[s] = (n,)  # contracted axes are concatenated: one block
@@ -135,16 +137,22 @@ class _Layout:
                 else:
                     st = self.starts[self.syms.index(s)]
                     nchunks.append(len(st) - 1), where.append(at[s]), span.append((st[at[s]], st[at[s] + 1]))
-            info[i] = {"shape": a.shape, "num-chunks": tuple(nchunks), "chunk-location": tuple(where),
-                       "array-location": span}
+            info[i] = {
+                "shape": a.shape,
+                "num-chunks": tuple(nchunks),
+                "chunk-location": tuple(where),
+                "array-location": span,
+            }
         nout = len(self.out)
         oloc = tuple(loc[:nout])
-        info[None] = {"shape": self.shape[:nout],
-                      "num-chunks": tuple(len(self.blocks[s]) for s in self.out),
-                      "chunk-location": oloc,
-                      "array-location": [(st[j], st[j + 1]) for st, j in zip(self.starts, oloc)],
-                      "chunk-shape": tuple(self.blocks[s][j] for s, j in zip(self.out, oloc)),
-                      "dtype": dtype}
+        info[None] = {
+            "shape": self.shape[:nout],
+            "num-chunks": tuple(len(self.blocks[s]) for s in self.out),
+            "chunk-location": oloc,
+            "array-location": [(st[j], st[j + 1]) for st, j in zip(self.starts, oloc)],
+            "chunk-shape": tuple(self.blocks[s][j] for s, j in zip(self.out, oloc)),
+            "dtype": dtype,
+        }
         return info
 
 
@@ -176,13 +184,15 @@ class _BlockCall:
         if self.with_info:
             kwargs["block_info"] = lay.block_info(loc, self.dtype)
         if self.with_id:
-            kwargs["block_id"] = tuple(loc[:len(lay.out)])
+            kwargs["block_id"] = tuple(loc[: len(lay.out)])
         r = np.asarray(self.func(*args, **kwargs))
-        want = tuple(b - a for a, b in zip(lo, hi))[:len(lay.out)]
+        want = tuple(b - a for a, b in zip(lo, hi))[: len(lay.out)]
         if r.shape != want:
-            raise ValueError(f"the function returned a block of shape {r.shape} for the block {tuple(loc)} of shape "
-                             f"{want}; b2lazy's map_blocks/blockwise keep every block's shape (chunks= cannot "
-                             f"change it)")
+            raise ValueError(
+                f"the function returned a block of shape {r.shape} for the block {tuple(loc)} of shape "
+                f"{want}; b2lazy's map_blocks/blockwise keep every block's shape (chunks= cannot "
+                f"change it)"
+            )
         return r.reshape(r.shape + (1,) * len(lay.contracted)), lo
 
     def __call__(self, views, out, offset):
@@ -218,8 +228,10 @@ def _infer_dtype(fn, func, argpairs, kwargs):
     try:
         return np.asarray(func(*args, **kwargs)).dtype
     except Exception as e:  # noqa: BLE001 - any failure: ask for the dtype
-        raise ValueError(f"{fn}: could not infer the output dtype by calling the function on one-element "
-                         f"blocks ({type(e).__name__}: {e}); give dtype=") from None
+        raise ValueError(
+            f"{fn}: could not infer the output dtype by calling the function on one-element "
+            f"blocks ({type(e).__name__}: {e}); give dtype="
+        ) from None
 
 
 def _build(fn, func, out_ind, argpairs, dtype, new_axes, kwargs, name, extras):
@@ -231,19 +243,19 @@ def _build(fn, func, out_ind, argpairs, dtype, new_axes, kwargs, name, extras):
     if dtype is None:
         dtype = _infer_dtype(fn, func, argpairs, kwargs)
     dtype = np.dtype(dtype)
-    out_shape = lay.shape[:len(lay.out)]
+    out_shape = lay.shape[: len(lay.out)]
     if 0 in out_shape:
         return b2.zeros(out_shape, dtype=dtype)  # no block: func is never called (as in Dask)
     if 0 in lay.shape:
-        raise ValueError(f"{fn}: a contracted index has length 0 (every call would see an empty axis); "
-                         f"b2lazy does not support it")
+        raise ValueError(
+            f"{fn}: a contracted index has length 0 (every call would see an empty axis); b2lazy does not support it"
+        )
     with_info = extras and _accepts(func, "block_info")
     with_id = extras and _accepts(func, "block_id")
     call = _BlockCall(func, [a for a, _ in argpairs], kwargs, lay, dtype, with_info, with_id)
     label = name or getattr(func, "__name__", type(func).__name__)
     grid = [list(st) for st in lay.starts]
-    r = b2.Array(b2._core.lazyudf_on_grid(call, [x._a for x in lay.inputs()], dtype.name, list(lay.shape),
-                                          grid, label))
+    r = b2.Array(b2._core.lazyudf_on_grid(call, [x._a for x in lay.inputs()], dtype.name, list(lay.shape), grid, label))
     if lay.contracted:
         r = r[(slice(None),) * len(lay.out) + (0,) * len(lay.contracted)]
     return r
@@ -268,13 +280,26 @@ def _chunks_like(fn, chunks, expected, skip):
             continue
         got = tuple(int(v) for v in c) if isinstance(c, (tuple, list)) else (int(c),) * len(e)
         if got != tuple(e):
-            raise ValueError(f"{fn}: chunks={tuple(chunks)} asks for blocks of other lengths than the inputs' "
-                             f"{tuple(expected)} along axis {d}; b2lazy's map_blocks keeps each block's shape "
-                             f"(rechunk the inputs to change the blocks)")
+            raise ValueError(
+                f"{fn}: chunks={tuple(chunks)} asks for blocks of other lengths than the inputs' "
+                f"{tuple(expected)} along axis {d}; b2lazy's map_blocks keeps each block's shape "
+                f"(rechunk the inputs to change the blocks)"
+            )
 
 
-def map_blocks(func, *args, name=None, token=None, dtype=None, chunks=None, drop_axis=None, new_axis=None,
-               enforce_ndim=False, meta=None, **kwargs):
+def map_blocks(
+    func,
+    *args,
+    name=None,
+    token=None,
+    dtype=None,
+    chunks=None,
+    drop_axis=None,
+    new_axis=None,
+    enforce_ndim=False,
+    meta=None,
+    **kwargs,
+):
     """Apply a function to every block of one or more arrays, lazily (``dask.array.map_blocks``).
 
     The blocks are the arrays' chunks (``Array.chunks``), unified across the arrays;
@@ -359,8 +384,20 @@ def map_blocks(func, *args, name=None, token=None, dtype=None, chunks=None, drop
     return _build(fn, func, out_ind, argpairs, dtype, new_axes, kwargs, name or token, extras=True)
 
 
-def blockwise(func, out_ind, *args, name=None, token=None, dtype=None, adjust_chunks=None, new_axes=None,
-              align_arrays=True, concatenate=None, meta=None, **kwargs):
+def blockwise(
+    func,
+    out_ind,
+    *args,
+    name=None,
+    token=None,
+    dtype=None,
+    adjust_chunks=None,
+    new_axes=None,
+    align_arrays=True,
+    concatenate=None,
+    meta=None,
+    **kwargs,
+):
     """Apply a function across blocks matched by index symbols (``dask.array.blockwise``).
 
     ``args`` alternate arrays and their index (a tuple of symbols, one per axis; None for
@@ -415,8 +452,10 @@ def blockwise(func, out_ind, *args, name=None, token=None, dtype=None, adjust_ch
     out = tuple(out_ind)
     contracted = {s for _, ind in argpairs if ind is not None for s in ind if s not in out}
     if contracted and concatenate is not True:
-        raise ValueError(f"{fn}: contracted indices {sorted(map(str, contracted))} need concatenate=True "
-                         f"(b2lazy passes whole axes, not lists of blocks)")
+        raise ValueError(
+            f"{fn}: contracted indices {sorted(map(str, contracted))} need concatenate=True "
+            f"(b2lazy passes whole axes, not lists of blocks)"
+        )
     if dtype is None and meta is not None:
         dtype = np.asarray(meta).dtype
     return _build(fn, func, out, argpairs, dtype, new_axes, kwargs, name or token, extras=False)

@@ -70,6 +70,7 @@ def _npy_header(text):
     import io
 
     import numpy as np
+
     f = io.BytesIO(base64.b64decode(text[:1024]))  # (the header is within its first bytes)
     major, _ = np.lib.format.read_magic(f)
     read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
@@ -95,6 +96,7 @@ def info(argv):
     import json
 
     import b2lazy as bl
+
     if len(argv) != 1:
         print("b2lazy: error: info takes one path: b2lazy info PATH", file=sys.stderr)
         return 2
@@ -111,10 +113,13 @@ def info(argv):
     print(f"shape     {_fmt_shape(x.shape)}")
     print(f"dtype     {x.dtype}")
     print(f"size      {_human(x.nbytes)} uncompressed")
-    print(f"plan      chunks {_fmt_shape(p.chunks)}, {p.nchunks} chunks in {p.ntasks} tasks, "
-          f"{len(p.stages)} stage{'' if len(p.stages) == 1 else 's'} computed once")
-    print(f"          reads {_human(sum(p.source_bytes.values()))} of sources, "
-          f"projected peak {_human(p.projected_peak)}")
+    print(
+        f"plan      chunks {_fmt_shape(p.chunks)}, {p.nchunks} chunks in {p.ntasks} tasks, "
+        f"{len(p.stages)} stage{'' if len(p.stages) == 1 else 's'} computed once"
+    )
+    print(
+        f"          reads {_human(sum(p.source_bytes.values()))} of sources, projected peak {_human(p.projected_peak)}"
+    )
     return 0
 
 
@@ -136,6 +141,7 @@ def storage_options(items):
 
 def eval_main(argv):
     import b2lazy as bl
+
     p = argparse.ArgumentParser(prog="b2lazy eval")
     p.add_argument("cmd", choices=["eval"])
     p.add_argument("expr")
@@ -159,19 +165,32 @@ def eval_main(argv):
     for item in a.operands:
         name, _, path = item.partition("=")
         ops[name] = bl.open(path, storage_options=so)
-    cparams = {k: v for k, v in (("codec", a.codec), ("clevel", a.clevel), ("filter", a.filter),
-                                 ("compressor", a.compressor)) if v is not None}
+    cparams = {
+        k: v
+        for k, v in (("codec", a.codec), ("clevel", a.clevel), ("filter", a.filter), ("compressor", a.compressor))
+        if v is not None
+    }
     x = bl.evaluate(a.expr, ops)
     show = a.progress or (not a.no_progress and sys.stderr.isatty())
     t0 = time.perf_counter()
-    r = x.compute(urlpath=a.output, chunks=a.chunks, blocks=a.blocks, shards=a.shards, cparams=cparams or None,
-                  max_memory=a.max_memory, progress=True if show else None, scheduler=a.scheduler,
-                  storage_options=so)
+    r = x.compute(
+        urlpath=a.output,
+        chunks=a.chunks,
+        blocks=a.blocks,
+        shards=a.shards,
+        cparams=cparams or None,
+        max_memory=a.max_memory,
+        progress=True if show else None,
+        scheduler=a.scheduler,
+        storage_options=so,
+    )
     secs = time.perf_counter() - t0
     nbytes = r.size * r.dtype.itemsize
     cbytes = r.stats.get("bytes_written", 0)
-    print(f"wrote {a.output}: shape {_fmt_shape(r.shape)}, {r.dtype}, {_human(cbytes)} in {secs:.2f} s "
-          f"(ratio {nbytes / cbytes if cbytes else 0:.2f}x) on {a.scheduler}")
+    print(
+        f"wrote {a.output}: shape {_fmt_shape(r.shape)}, {r.dtype}, {_human(cbytes)} in {secs:.2f} s "
+        f"(ratio {nbytes / cbytes if cbytes else 0:.2f}x) on {a.scheduler}"
+    )
     return 0
 
 

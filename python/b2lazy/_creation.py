@@ -11,8 +11,18 @@ from ._dtypes import as_dtype
 from ._registry import registered as _registered
 from ._info import check_device
 
-__all__ = ["empty", "empty_like", "zeros_like", "ones_like", "full_like", "eye", "tril", "triu",
-           "meshgrid", "from_dlpack"]
+__all__ = [
+    "empty",
+    "empty_like",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "eye",
+    "tril",
+    "triu",
+    "meshgrid",
+    "from_dlpack",
+]
 
 
 @_registered
@@ -61,7 +71,7 @@ def _int_arg(v, what):
 def _diagonal_index(k, what):
     """A diagonal number as an int64: one beyond int64 lies beyond any matrix, the same as
     int64's limit (the engine clamps to the matrix)."""
-    return min(max(_int_arg(k, what), -2**63), 2**63 - 1)
+    return min(max(_int_arg(k, what), -(2**63)), 2**63 - 1)
 
 
 @_registered

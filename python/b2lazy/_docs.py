@@ -34,13 +34,23 @@ PARAMS = {
     "keepdims": ("bool", "bool", "Keep the reduced axes as axes of length 1."),
     "dtype": ("dtype", "_DTypeLike", "The result's dtype (see Returns for the default)."),
     "device": ("str", "str", "b2lazy's one device, ``'cpu'``, or None."),
-    "chunks": ("tuple of int", "_Shape", "The chunk shape the array reports (Array.chunks) and is cheapest "
-               "to evaluate in; None: one chunk per axis."),
+    "chunks": (
+        "tuple of int",
+        "_Shape",
+        "The chunk shape the array reports (Array.chunks) and is cheapest to evaluate in; None: one chunk per axis.",
+    ),
     "shape": ("int or tuple of int", "_Shape", "The result's shape."),
-    "copy": ("bool", "bool", "As the Array API's: b2lazy arrays are immutable, so a copy is a new Array over "
-             "the same graph."),
-    "correction": ("float", "float", "Degrees of freedom subtracted from the number of elements (the Array "
-                   "API's name; NumPy's `ddof` is the same — give one of them)."),
+    "copy": (
+        "bool",
+        "bool",
+        "As the Array API's: b2lazy arrays are immutable, so a copy is a new Array over the same graph.",
+    ),
+    "correction": (
+        "float",
+        "float",
+        "Degrees of freedom subtracted from the number of elements (the Array "
+        "API's name; NumPy's `ddof` is the same — give one of them).",
+    ),
     "ddof": ("float", "float", "NumPy's name for `correction`."),
     "q": ("float or array_like of float", "float | _ArrayLike", "The quantile(s) to compute."),
     "method": ("str", "str", "Interpolation: 'linear', 'lower', 'higher', 'nearest' or 'midpoint'."),
@@ -92,8 +102,11 @@ PARAM_OVERRIDES = {
     ("take_along_axis", "axis"): ("int", "int", "Axis to take along (None: `x` flattened)."),
     ("repeat", "axis"): ("int", "int", "Axis to repeat along (None: `x` flattened)."),
     ("transpose", "axes"): ("sequence of int", "_Sequence[int]", "The new order of the axes (None: reversed)."),
-    ("tensordot", "axes"): ("int or pair of sequences of int", "int | tuple[_Sequence[int], _Sequence[int]]",
-                            "Contract the last `axes` axes of `x1` with the first of `x2`, or these axes."),
+    ("tensordot", "axes"): (
+        "int or pair of sequences of int",
+        "int | tuple[_Sequence[int], _Sequence[int]]",
+        "Contract the last `axes` axes of `x1` with the first of `x2`, or these axes.",
+    ),
     ("astype", "dtype"): ("dtype", "_DTypeLike", "The dtype to cast to."),
     ("astype", "copy"): ("bool", "bool", "False returns `x` itself when it has that dtype."),
     ("reshape", "copy"): ("bool", "bool", "False is refused (a lazy reshape is never a view)."),
@@ -126,68 +139,115 @@ def param(fn, family, name):
 
 # --- summaries of the functions whose bodies have none -----------------------------------
 _U = {  # unary elementwise
-    "negative": "Numerical negative, element by element.", "positive": "Numerical positive (a copy of `x`).",
-    "abs": "Absolute value (the modulus for complex numbers).", "square": "The square of each element.",
-    "sign": "The sign of each element (-1, 0 or 1; x/|x| for complex).", "reciprocal": "1/x, element by element.",
+    "negative": "Numerical negative, element by element.",
+    "positive": "Numerical positive (a copy of `x`).",
+    "abs": "Absolute value (the modulus for complex numbers).",
+    "square": "The square of each element.",
+    "sign": "The sign of each element (-1, 0 or 1; x/|x| for complex).",
+    "reciprocal": "1/x, element by element.",
     "floor": "The largest integer not greater than each element.",
-    "ceil": "The smallest integer not less than each element.", "trunc": "Each element rounded towards zero.",
+    "ceil": "The smallest integer not less than each element.",
+    "trunc": "Each element rounded towards zero.",
     "round": "Each element rounded to the nearest integer (halves to even, as NumPy).",
-    "bitwise_invert": "Bitwise NOT of each integer (logical NOT of bools).", "sqrt": "Square root.",
-    "cbrt": "Cube root.", "exp": "e to the power of each element.", "exp2": "2 to the power of each element.",
-    "expm1": "exp(x) - 1, accurate for small x.", "log": "Natural logarithm.", "log2": "Base-2 logarithm.",
-    "log10": "Base-10 logarithm.", "log1p": "log(1 + x), accurate for small x.", "sin": "Sine (radians).",
-    "cos": "Cosine (radians).", "tan": "Tangent (radians).", "asin": "Inverse sine, in radians.",
-    "acos": "Inverse cosine, in radians.", "atan": "Inverse tangent, in radians.", "sinh": "Hyperbolic sine.",
-    "cosh": "Hyperbolic cosine.", "tanh": "Hyperbolic tangent.", "asinh": "Inverse hyperbolic sine.",
-    "acosh": "Inverse hyperbolic cosine.", "atanh": "Inverse hyperbolic tangent.",
-    "isnan": "True where an element is NaN.", "isinf": "True where an element is infinite.",
+    "bitwise_invert": "Bitwise NOT of each integer (logical NOT of bools).",
+    "sqrt": "Square root.",
+    "cbrt": "Cube root.",
+    "exp": "e to the power of each element.",
+    "exp2": "2 to the power of each element.",
+    "expm1": "exp(x) - 1, accurate for small x.",
+    "log": "Natural logarithm.",
+    "log2": "Base-2 logarithm.",
+    "log10": "Base-10 logarithm.",
+    "log1p": "log(1 + x), accurate for small x.",
+    "sin": "Sine (radians).",
+    "cos": "Cosine (radians).",
+    "tan": "Tangent (radians).",
+    "asin": "Inverse sine, in radians.",
+    "acos": "Inverse cosine, in radians.",
+    "atan": "Inverse tangent, in radians.",
+    "sinh": "Hyperbolic sine.",
+    "cosh": "Hyperbolic cosine.",
+    "tanh": "Hyperbolic tangent.",
+    "asinh": "Inverse hyperbolic sine.",
+    "acosh": "Inverse hyperbolic cosine.",
+    "atanh": "Inverse hyperbolic tangent.",
+    "isnan": "True where an element is NaN.",
+    "isinf": "True where an element is infinite.",
     "isfinite": "True where an element is neither infinite nor NaN.",
     "signbit": "True where the sign bit is set (negative numbers, -0.0).",
-    "real": "The real part of each element.", "imag": "The imaginary part of each element.",
+    "real": "The real part of each element.",
+    "imag": "The imaginary part of each element.",
     "conj": "The complex conjugate of each element.",
     "angle": "The argument (phase angle) of each element, in radians.",
     "logical_not": "Logical NOT of each element.",
 }
 _B = {  # binary elementwise
-    "add": "x1 + x2, element by element.", "subtract": "x1 - x2, element by element.",
-    "multiply": "x1 * x2, element by element.", "divide": "x1 / x2 (true division), element by element.",
-    "floor_divide": "x1 // x2: the floor of the quotient.", "remainder": "x1 % x2, with the sign of x2 (as Python).",
-    "pow": "x1 to the power x2.", "maximum": "The larger of x1 and x2 (NaN if either is).",
-    "minimum": "The smaller of x1 and x2 (NaN if either is).", "atan2": "The angle of the point (x2, x1), in radians.",
-    "hypot": "sqrt(x1**2 + x2**2), without overflow.", "copysign": "The magnitude of x1 with the sign of x2.",
+    "add": "x1 + x2, element by element.",
+    "subtract": "x1 - x2, element by element.",
+    "multiply": "x1 * x2, element by element.",
+    "divide": "x1 / x2 (true division), element by element.",
+    "floor_divide": "x1 // x2: the floor of the quotient.",
+    "remainder": "x1 % x2, with the sign of x2 (as Python).",
+    "pow": "x1 to the power x2.",
+    "maximum": "The larger of x1 and x2 (NaN if either is).",
+    "minimum": "The smaller of x1 and x2 (NaN if either is).",
+    "atan2": "The angle of the point (x2, x1), in radians.",
+    "hypot": "sqrt(x1**2 + x2**2), without overflow.",
+    "copysign": "The magnitude of x1 with the sign of x2.",
     "logaddexp": "log(exp(x1) + exp(x2)), without overflow.",
     "nextafter": "The next floating-point value after x1 towards x2.",
-    "bitwise_and": "Bitwise AND.", "bitwise_or": "Bitwise OR.", "bitwise_xor": "Bitwise XOR.",
-    "bitwise_left_shift": "x1 << x2.", "bitwise_right_shift": "x1 >> x2 (arithmetic for signed integers).",
-    "equal": "x1 == x2.", "not_equal": "x1 != x2.", "less": "x1 < x2.", "less_equal": "x1 <= x2.",
-    "greater": "x1 > x2.", "greater_equal": "x1 >= x2.", "logical_and": "Logical AND of the truth values.",
-    "logical_or": "Logical OR of the truth values.", "logical_xor": "Logical XOR of the truth values.",
+    "bitwise_and": "Bitwise AND.",
+    "bitwise_or": "Bitwise OR.",
+    "bitwise_xor": "Bitwise XOR.",
+    "bitwise_left_shift": "x1 << x2.",
+    "bitwise_right_shift": "x1 >> x2 (arithmetic for signed integers).",
+    "equal": "x1 == x2.",
+    "not_equal": "x1 != x2.",
+    "less": "x1 < x2.",
+    "less_equal": "x1 <= x2.",
+    "greater": "x1 > x2.",
+    "greater_equal": "x1 >= x2.",
+    "logical_and": "Logical AND of the truth values.",
+    "logical_or": "Logical OR of the truth values.",
+    "logical_xor": "Logical XOR of the truth values.",
 }
 _R = {  # reductions
-    "sum": "Sum of the elements over `axis`.", "prod": "Product of the elements over `axis`.",
-    "min": "Minimum over `axis` (NaN if any element is).", "max": "Maximum over `axis` (NaN if any element is).",
-    "mean": "Arithmetic mean over `axis`.", "var": "Variance over `axis`.", "std": "Standard deviation over `axis`.",
-    "any": "Whether any element over `axis` is true.", "all": "Whether every element over `axis` is true.",
+    "sum": "Sum of the elements over `axis`.",
+    "prod": "Product of the elements over `axis`.",
+    "min": "Minimum over `axis` (NaN if any element is).",
+    "max": "Maximum over `axis` (NaN if any element is).",
+    "mean": "Arithmetic mean over `axis`.",
+    "var": "Variance over `axis`.",
+    "std": "Standard deviation over `axis`.",
+    "any": "Whether any element over `axis` is true.",
+    "all": "Whether every element over `axis` is true.",
     "count_nonzero": "Number of nonzero elements over `axis`.",
     "argmin": "Position of the first minimum along `axis` (None: in `x` flattened).",
     "argmax": "Position of the first maximum along `axis` (None: in `x` flattened).",
-    "nansum": "Sum over `axis`, NaNs counted as zero.", "nanprod": "Product over `axis`, NaNs counted as one.",
-    "nanmin": "Minimum over `axis`, ignoring NaNs.", "nanmax": "Maximum over `axis`, ignoring NaNs.",
-    "nanmean": "Mean over `axis`, ignoring NaNs.", "nanvar": "Variance over `axis`, ignoring NaNs.",
+    "nansum": "Sum over `axis`, NaNs counted as zero.",
+    "nanprod": "Product over `axis`, NaNs counted as one.",
+    "nanmin": "Minimum over `axis`, ignoring NaNs.",
+    "nanmax": "Maximum over `axis`, ignoring NaNs.",
+    "nanmean": "Mean over `axis`, ignoring NaNs.",
+    "nanvar": "Variance over `axis`, ignoring NaNs.",
     "nanstd": "Standard deviation over `axis`, ignoring NaNs.",
     "nanargmin": "Position of the first minimum along `axis`, ignoring NaNs.",
     "nanargmax": "Position of the first maximum along `axis`, ignoring NaNs.",
     "logsumexp": "log(sum(exp(x))) over `axis` (scipy.special.logsumexp), without overflow.",
 }
-SUMMARIES = {**_U, **_B, **_R,
-             "clip": "`x` with its elements limited to [min, max].",
-             "arange": "Evenly spaced values in [start, stop), by `step` (never materialised).",
-             "linspace": "`num` evenly spaced values from `start` to `stop` (never materialised).",
-             "cumulative_prod": "The Array API's cumulative product along `axis`.",
-             "cumprod": "NumPy's cumprod: axis=None scans `x` flattened in C order.",
-             "empty_like": "An array of x's shape whose values are unspecified (zeros here).",
-             "zeros_like": "Zeros in x's shape and (by default) x's dtype.",
-             "ones_like": "Ones in x's shape and (by default) x's dtype."}
+SUMMARIES = {
+    **_U,
+    **_B,
+    **_R,
+    "clip": "`x` with its elements limited to [min, max].",
+    "arange": "Evenly spaced values in [start, stop), by `step` (never materialised).",
+    "linspace": "`num` evenly spaced values from `start` to `stop` (never materialised).",
+    "cumulative_prod": "The Array API's cumulative product along `axis`.",
+    "cumprod": "NumPy's cumprod: axis=None scans `x` flattened in C order.",
+    "empty_like": "An array of x's shape whose values are unspecified (zeros here).",
+    "zeros_like": "Zeros in x's shape and (by default) x's dtype.",
+    "ones_like": "Ones in x's shape and (by default) x's dtype.",
+}
 
 # --- examples ------------------------------------------------------------------------------
 # (operands, arguments): operands are NumPy expressions, shown wrapped in bl.asarray(); the
@@ -199,23 +259,42 @@ _C = "x = np.array([1+2j, -3j])"
 _X2 = "x = np.array([[1.0, 5.0, 2.0], [4.0, 3.0, 6.0]])"
 _I2 = "x = np.arange(6).reshape(2, 3)"
 EXAMPLES = {
-    **{n: (_S, "x") for n in ("negative", "positive", "abs", "square", "sign", "reciprocal", "floor", "ceil",
-                              "trunc", "round", "signbit")},
+    **{
+        n: (_S, "x")
+        for n in (
+            "negative",
+            "positive",
+            "abs",
+            "square",
+            "sign",
+            "reciprocal",
+            "floor",
+            "ceil",
+            "trunc",
+            "round",
+            "signbit",
+        )
+    },
     **{n: (_C, "x") for n in ("real", "imag", "conj", "angle")},
     **{n: ("x = np.array([1.0, np.nan, np.inf])", "x") for n in ("isnan", "isinf", "isfinite")},
     "acosh": ("x = np.array([1.0, 1.5, 2.0])", "x"),
     "logical_not": ("x = np.array([True, False])", "x"),
     "bitwise_invert": ("x = np.array([0, 1, 12], dtype=np.int8)", "x"),
-    **{n: ("x1 = np.array([1, 6, 12]); x2 = np.array([3, 2, 1])", "x1, x2")
-       for n in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift")},
-    **{n: ("x1 = np.array([True, True, False]); x2 = np.array([True, False, False])", "x1, x2")
-       for n in ("logical_and", "logical_or", "logical_xor")},
+    **{
+        n: ("x1 = np.array([1, 6, 12]); x2 = np.array([3, 2, 1])", "x1, x2")
+        for n in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift")
+    },
+    **{
+        n: ("x1 = np.array([True, True, False]); x2 = np.array([True, False, False])", "x1, x2")
+        for n in ("logical_and", "logical_or", "logical_xor")
+    },
     "where": ("c = np.array([True, False, True]); x = np.array([1, 2, 3]); y = np.array([10, 20, 30])", "c, x, y"),
     "clip": ("x = np.array([-2, 0, 5])", "x, 0, 3"),
     "astype": ("x = np.array([1.5, -2.7])", "x, np.int32"),
-    **{n: ("x = np.array([[1.0, np.nan, 2.0], [4.0, 3.0, np.nan]])", "x, axis=0")
-       for n in ("nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanvar", "nanstd", "nanargmin",
-                 "nanargmax")},
+    **{
+        n: ("x = np.array([[1.0, np.nan, 2.0], [4.0, 3.0, np.nan]])", "x, axis=0")
+        for n in ("nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanvar", "nanstd", "nanargmin", "nanargmax")
+    },
     "any": ("x = np.array([[True, False, True], [False, False, True]])", "x, axis=0"),
     "all": ("x = np.array([[True, False, True], [False, False, True]])", "x, axis=0"),
     "count_nonzero": ("x = np.array([[0, 1, 2], [3, 0, 0]])", "x, axis=1"),
@@ -274,11 +353,12 @@ EXAMPLES = {
 }
 # NumPy's function for the expected output, where its name differs (empty: b2lazy's values
 # are zeros, NumPy's whatever memory held).
-NUMPY = {"flatten": "np.ravel", "empty": "np.zeros", "empty_like": "np.zeros_like",
-         "logsumexp": "_logsumexp"}
-_FAMILY_EXAMPLES = {("elementwise", 1): (_F, "x"),
-                    ("elementwise", 2): ("x1 = np.array([1.0, 2.0, 3.0]); x2 = np.array([2.0, 2.0, 0.5])", "x1, x2"),
-                    ("reduction", 3): (_X2, "x, axis=0")}
+NUMPY = {"flatten": "np.ravel", "empty": "np.zeros", "empty_like": "np.zeros_like", "logsumexp": "_logsumexp"}
+_FAMILY_EXAMPLES = {
+    ("elementwise", 1): (_F, "x"),
+    ("elementwise", 2): ("x1 = np.array([1.0, 2.0, 3.0]); x2 = np.array([2.0, 2.0, 0.5])", "x1, x2"),
+    ("reduction", 3): (_X2, "x, axis=0"),
+}
 
 
 def _logsumexp(x, axis=None):
@@ -303,8 +383,14 @@ def numpy_results(specs):
     """{name: NumPy's result of the example} for {name: spec}, compiled in one go (one
     compile per example would cost 30 ms at import); an exception where NumPy fails."""
     ns = {"np": np, "_logsumexp": _logsumexp}
-    exec(compile("\n\n".join(_oracle_source(n, s) for n, s in specs.items()),  # noqa: S102 - this table's own code
-                 "<b2lazy._docs examples>", "exec"), ns)
+    exec(
+        compile(
+            "\n\n".join(_oracle_source(n, s) for n, s in specs.items()),  # noqa: S102 - this table's own code
+            "<b2lazy._docs examples>",
+            "exec",
+        ),
+        ns,
+    )
     out = {}
     with np.errstate(all="ignore"):
         for name in specs:
@@ -386,8 +472,9 @@ def document_registry(namespace, entries):
     wrappers copy it)."""
     sigs = {name: inspect.signature(namespace[name]) for name in entries}  # the registry's
     todo = {name: e for name, e in entries.items() if not _has_section(namespace[name].__doc__, "Parameters")}
-    specs = {name: spec for name, e in todo.items()
-             if (spec := _example_spec(name, e["family"], len(sigs[name].parameters)))}
+    specs = {
+        name: spec for name, e in todo.items() if (spec := _example_spec(name, e["family"], len(sigs[name].parameters)))
+    }
     wants = numpy_results(specs)
     for name, entry in todo.items():
         fn = namespace[name]

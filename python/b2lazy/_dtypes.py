@@ -11,8 +11,21 @@ from dataclasses import dataclass
 import numpy as np
 
 # The dtypes b2lazy computes with, by name (the Array API's names).
-DTYPE_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-               "float32", "float64", "complex64", "complex128")
+DTYPE_NAMES = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+)
 DTYPES = {name: np.dtype(name) for name in DTYPE_NAMES}
 # float16 is not an Array API dtype (so not in the namespace's dtypes()), but b2lazy stores
 # and computes with it as NumPy does (math of bool / int8 / uint8 gives float16).
@@ -63,6 +76,7 @@ def as_dtype(dtype, what="dtype"):
 def _dtype_of(x, what):
     """The dtype of an array, or `x` itself taken as a dtype."""
     from . import Array  # the package defines Array before importing this module's users
+
     if isinstance(x, (Array, np.ndarray, np.generic)):
         return as_dtype(x.dtype, what)
     return as_dtype(x, what)
@@ -71,6 +85,7 @@ def _dtype_of(x, what):
 @dataclass(frozen=True)
 class finfo_object:
     """Machine limits of a floating-point dtype (Python floats, as the standard asks)."""
+
     bits: int
     eps: float
     max: float
@@ -82,6 +97,7 @@ class finfo_object:
 @dataclass(frozen=True)
 class iinfo_object:
     """Machine limits of an integer dtype."""
+
     bits: int
     max: int
     min: int
@@ -120,8 +136,9 @@ def finfo(type, /):
     if d.kind not in "fc":
         raise TypeError(f"finfo: {d} is not a floating-point dtype")
     f = np.finfo(d)
-    return finfo_object(int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal),
-                        ACCEPTED[f.dtype.name])
+    return finfo_object(
+        int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal), ACCEPTED[f.dtype.name]
+    )
 
 
 def iinfo(type, /):

@@ -18,6 +18,7 @@ __all__ = ["einsum", "einsum_path", "pad", "rechunk", "sliding_window_view", "li
 def _interleaved(args):
     """NumPy's other form, einsum(op0, sublist0, op1, sublist1, ..., [sublistout]), as a
     subscript string and the operands."""
+
     def letters(sub):
         out = ""
         for s in sub:
@@ -28,6 +29,7 @@ def _interleaved(args):
             else:
                 raise ValueError(f"einsum: subscript {s!r} in a sublist must be an int in [0, 52) or Ellipsis")
         return out
+
     ops, subs = list(args[0::2]), list(args[1::2])
     out = None
     if len(ops) > len(subs):  # an output sublist was given last
@@ -49,8 +51,11 @@ def _optimize_arg(optimize):
             steps = steps[1:]
         path = []
         for s in steps:
-            if (not isinstance(s, (list, tuple)) or len(s) != 2
-                    or not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) and i >= 0 for i in s)):
+            if (
+                not isinstance(s, (list, tuple))
+                or len(s) != 2
+                or not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) and i >= 0 for i in s)
+            ):
                 raise ValueError(f"einsum: optimize path step {s!r} is not a pair of operand positions")
             path.append((int(min(s)), int(max(s))))
         return path
@@ -146,8 +151,7 @@ def einsum_path(subscripts, /, *operands, optimize="greedy"):
     if isinstance(how, list):
         raise TypeError("einsum_path: optimize must be True, False, 'greedy' or 'optimal'")
     path, flops, naive = _core.einsum_path(subscripts, [asarray(o)._a for o in operands], how)
-    report = (f"  Optimized operations (multiply-adds): {flops:.6g}\n"
-              f"  Left-to-right operations:             {naive:.6g}")
+    report = f"  Optimized operations (multiply-adds): {flops:.6g}\n  Left-to-right operations:             {naive:.6g}"
     return ["einsum_path", *[tuple(p) for p in path]], report
 
 

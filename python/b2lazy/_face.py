@@ -34,6 +34,7 @@ def plan_chunks(x):
     if cached is not None and cached[0] is x._a:
         return cached[1]
     from . import _serial
+
     if x.size == 0 or x.ndim == 0:
         chunks = tuple(x.shape)
     elif _serial.opening():  # (planning would count as computing while a saved form replays)
@@ -53,12 +54,14 @@ def plan_chunks(x):
 
 def _core_requested(x):
     from . import _core
+
     return tuple(int(c) for c in _core.requested_output_chunks(x._a))
 
 
 def dask_chunks(x):
     """x's plan chunks as Dask normalizes them: a tuple of block lengths per axis."""
     from ._xarray_chunks import normalized
+
     return normalized(plan_chunks(x), x.shape)
 
 
@@ -83,8 +86,10 @@ def array_repr(x):
     """``b2lazy.Array<add>(shape=(1000, 1000), dtype=float64, chunks=(250, 1000), nbytes=7.6 MiB)``;
     a stored source also names its format and path: ``b2lazy.Array<zarr>(..., urlpath='a.zarr')``."""
     where = f", urlpath={x.urlpath!r}" if x.urlpath else ""
-    return (f"b2lazy.Array<{operation(x)}>(shape={_shape_text(x.shape)}, dtype={x.dtype}, "
-            f"chunks={_shape_text(plan_chunks(x))}, nbytes={human_bytes(x.nbytes)}{where})")
+    return (
+        f"b2lazy.Array<{operation(x)}>(shape={_shape_text(x.shape)}, dtype={x.dtype}, "
+        f"chunks={_shape_text(plan_chunks(x))}, nbytes={human_bytes(x.nbytes)}{where})"
+    )
 
 
 def array_html(x):
@@ -93,20 +98,25 @@ def array_html(x):
     chunks = plan_chunks(x)
     nchunks = int(np.prod([-(-s // c) if c else 0 for s, c in zip(x.shape, chunks)], dtype=np.int64))
     chunk_bytes = int(np.prod(chunks, dtype=np.int64)) * x.dtype.itemsize
-    rows = [("Bytes", human_bytes(x.nbytes), human_bytes(chunk_bytes)),
-            ("Shape", _shape_text(x.shape), _shape_text(chunks)),
-            ("Count", f"{nchunks} chunk" + ("" if nchunks == 1 else "s"), ""),
-            ("Type", f"{x.dtype}", "numpy.ndarray")]
+    rows = [
+        ("Bytes", human_bytes(x.nbytes), human_bytes(chunk_bytes)),
+        ("Shape", _shape_text(x.shape), _shape_text(chunks)),
+        ("Count", f"{nchunks} chunk" + ("" if nchunks == 1 else "s"), ""),
+        ("Type", f"{x.dtype}", "numpy.ndarray"),
+    ]
     body = "".join(f"<tr><th>{h}</th><td>{html.escape(a)}</td><td>{html.escape(c)}</td></tr>" for h, a, c in rows)
-    return ("<table><thead><tr><td></td><th>Array</th><th>Chunk</th></tr></thead>"
-            f"<tbody>{body}</tbody></table>"
-            f"<p>b2lazy.Array, operation <code>{html.escape(operation(x))}</code></p>")
+    return (
+        "<table><thead><tr><td></td><th>Array</th><th>Chunk</th></tr></thead>"
+        f"<tbody>{body}</tbody></table>"
+        f"<p>b2lazy.Array, operation <code>{html.escape(operation(x))}</code></p>"
+    )
 
 
 def package_version():
     """The installed distribution's version (pyproject.toml's), else "0+unknown" (a
     source tree that was not installed)."""
     from importlib import metadata
+
     try:
         return metadata.version("b2lazy")
     except metadata.PackageNotFoundError:

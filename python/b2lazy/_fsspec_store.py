@@ -53,6 +53,7 @@ class FsspecStore:
 
     def __init__(self, url, values):
         import fsspec.core
+
         self.root = _without_secrets(url).rstrip("/")
         try:
             self.fs, path = fsspec.core.url_to_fs(url, **options_from_values(values))
@@ -116,7 +117,7 @@ class FsspecStore:
         out = []
         for name, info in sorted(found.items()):
             name = name.lstrip("/") if not self.path.startswith("/") else name
-            key = name[len(base):] if name.startswith(base) else name.rsplit("/", 1)[-1]
+            key = name[len(base) :] if name.startswith(base) else name.rsplit("/", 1)[-1]
             if key.startswith(prefix) and info.get("type", "file") != "directory":
                 out.append({"key": key, "size": int(info.get("size") or 0), "version": self._version(info)})
         return out

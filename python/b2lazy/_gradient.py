@@ -12,6 +12,7 @@ __all__ = ["gradient"]
 
 def _bl():
     import b2lazy
+
     return b2lazy
 
 
@@ -74,6 +75,7 @@ def _one_axis(f, axis, dx, edge_order, otype):
 
     def part(a, b):
         return _along(f, axis, a, b)
+
     if np.ndim(dx) == 0:
         interior = (part(2, None) - part(None, -2)) / np.float64(2.0 * dx)
         if edge_order == 1:
@@ -88,18 +90,27 @@ def _one_axis(f, axis, dx, edge_order, otype):
         b = (dx2 - dx1) / (dx1 * dx2)
         c = dx1 / (dx2 * (dx1 + dx2))
         nd = f.ndim
-        interior = (_shaped(a, nd, axis) * part(None, -2) + _shaped(b, nd, axis) * part(1, -1)
-                    + _shaped(c, nd, axis) * part(2, None))
+        interior = (
+            _shaped(a, nd, axis) * part(None, -2)
+            + _shaped(b, nd, axis) * part(1, -1)
+            + _shaped(c, nd, axis) * part(2, None)
+        )
         if edge_order == 1:
             first = (part(1, 2) - part(0, 1)) / np.float64(dx[0])
             last = (part(n - 1, n) - part(n - 2, n - 1)) / np.float64(dx[-1])
         else:
             d1, d2 = dx[0], dx[1]
-            first = (-(2.0 * d1 + d2) / (d1 * (d1 + d2)) * part(0, 1) + (d1 + d2) / (d1 * d2) * part(1, 2)
-                     - d1 / (d2 * (d1 + d2)) * part(2, 3))
+            first = (
+                -(2.0 * d1 + d2) / (d1 * (d1 + d2)) * part(0, 1)
+                + (d1 + d2) / (d1 * d2) * part(1, 2)
+                - d1 / (d2 * (d1 + d2)) * part(2, 3)
+            )
             d1, d2 = dx[-2], dx[-1]
-            last = (d2 / (d1 * (d1 + d2)) * part(n - 3, n - 2) - (d2 + d1) / (d1 * d2) * part(n - 2, n - 1)
-                    + (2.0 * d2 + d1) / (d2 * (d1 + d2)) * part(n - 1, n))
+            last = (
+                d2 / (d1 * (d1 + d2)) * part(n - 3, n - 2)
+                - (d2 + d1) / (d1 * d2) * part(n - 2, n - 1)
+                + (2.0 * d2 + d1) / (d2 * (d1 + d2)) * part(n - 1, n)
+            )
     pieces = [first, interior, last] if n > 2 else [first, last]
     return bl.concat([p.astype(otype) for p in pieces], axis=axis)
 
@@ -154,7 +165,9 @@ def gradient(f, /, *varargs, axis=None, edge_order=1):
     out = []
     for ax, dx in zip(axes, spacings):
         if f.shape[ax] < edge_order + 1:
-            raise ValueError(f"gradient: axis {ax} has {f.shape[ax]} elements; at least edge_order + 1 = "
-                             f"{edge_order + 1} are required")
+            raise ValueError(
+                f"gradient: axis {ax} has {f.shape[ax]} elements; at least edge_order + 1 = "
+                f"{edge_order + 1} are required"
+            )
         out.append(_one_axis(f, ax, dx, edge_order, otype))
     return out[0] if len(out) == 1 else tuple(out)

@@ -83,8 +83,11 @@ def segment_reduce(x, codes, /, func, *, ngroups, axis, ddof):
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise TypeError(f"segment_reduce: axis must be an int, got {axis!r}")
     a = asarray(x)
-    return Array(_core.segment_reduce(a._a, _codes_list(codes), func, None if ngroups is None else int(ngroups),
-                                      int(axis), float(ddof)))
+    return Array(
+        _core.segment_reduce(
+            a._a, _codes_list(codes), func, None if ngroups is None else int(ngroups), int(axis), float(ddof)
+        )
+    )
 
 
 # --- xarray: groupby / resample reductions of b2lazy-backed objects ----------------------
@@ -98,10 +101,20 @@ def segment_reduce(x, codes, /, func, *, ngroups, axis, ddof):
 # instead; every other object (NumPy, Dask, ...) goes to xarray's own reduce unchanged.
 
 # duck_array_ops function name -> (segment func, its NaN-skipping form)
-_XR_FUNCS = {"sum": ("sum", "nansum"), "prod": ("prod", "nanprod"), "mean": ("mean", "nanmean"),
-             "min": ("min", "nanmin"), "max": ("max", "nanmax"), "std": ("std", "nanstd"),
-             "var": ("var", "nanvar"), "count": ("count", "count"), "array_any": ("any", "any"),
-             "array_all": ("all", "all"), "first": ("first", "nanfirst"), "last": ("last", "nanlast")}
+_XR_FUNCS = {
+    "sum": ("sum", "nansum"),
+    "prod": ("prod", "nanprod"),
+    "mean": ("mean", "nanmean"),
+    "min": ("min", "nanmin"),
+    "max": ("max", "nanmax"),
+    "std": ("std", "nanstd"),
+    "var": ("var", "nanvar"),
+    "count": ("count", "count"),
+    "array_any": ("any", "any"),
+    "array_all": ("all", "all"),
+    "first": ("first", "nanfirst"),
+    "last": ("last", "nanlast"),
+}
 _installed = False
 
 
@@ -198,8 +211,11 @@ def _segment_groupby_reduce(gb, func, dim, axis, keep_attrs, kwargs):
         dims = tuple(out_dim if d == group_dim else d for d in var.dims)
         return xr.Variable(dims, data, attrs=var.attrs if keep_attrs else None)
 
-    coords = {k: v.variable for k, v in obj.coords.items()
-              if group_dim not in v.dims and name not in v.dims and k not in (name, out_dim)}
+    coords = {
+        k: v.variable
+        for k, v in obj.coords.items()
+        if group_dim not in v.dims and name not in v.dims and k not in (name, out_dim)
+    }
     coords[out_dim] = xr.IndexVariable(out_dim, full_index)
     if isinstance(obj, xr.DataArray):
         v = reduce_var(obj.variable)
@@ -230,8 +246,7 @@ def _install_xarray_groupby():
     for cls in (xg.DataArrayGroupByBase, xg.DatasetGroupByBase):
         original = cls.reduce
 
-        def reduce(self, func, dim=None, *, axis=None, keep_attrs=None, shortcut=True, _original=original,
-                   **kwargs):
+        def reduce(self, func, dim=None, *, axis=None, keep_attrs=None, shortcut=True, _original=original, **kwargs):
             if _holds_b2lazy(self._obj):
                 out = _segment_groupby_reduce(self, func, dim, axis, keep_attrs, kwargs)
                 if out is not None:
@@ -250,8 +265,7 @@ def _install_xarray_groupby():
     def _binary_op(self, other, f, reflexive=False):
         import xarray as xr
 
-        if (_holds_b2lazy(self._original_obj) and isinstance(other, (xr.DataArray, xr.Dataset))
-                and not other.chunks):
+        if _holds_b2lazy(self._original_obj) and isinstance(other, (xr.DataArray, xr.Dataset)) and not other.chunks:
             other = other.chunk(dict(other.sizes), chunked_array_type="b2lazy")
         return original_binary_op(self, other, f, reflexive)
 

@@ -33,8 +33,12 @@ class Info:
 
     def default_dtypes(self, *, device=None):
         check_device(device, "default_dtypes")
-        return {"real floating": DTYPES["float64"], "complex floating": DTYPES["complex128"],
-                "integral": DTYPES["int64"], "indexing": DTYPES["int64"]}
+        return {
+            "real floating": DTYPES["float64"],
+            "complex floating": DTYPES["complex128"],
+            "integral": DTYPES["int64"],
+            "indexing": DTYPES["int64"],
+        }
 
     def dtypes(self, *, device=None, kind=None):
         check_device(device, "dtypes")

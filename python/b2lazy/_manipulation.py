@@ -72,6 +72,7 @@ def repeat(x, repeats, /, *, axis):
 def _matrix_axes(x, axis1, axis2, fn):
     """x with axes axis1, axis2 moved last (lazily), for diagonal and trace."""
     from . import moveaxis
+
     if x.ndim < 2:
         raise ValueError(f"{fn}: the array must have at least two dimensions, got shape {x.shape}")
     a1 = _normalized(_axis_arg(axis1, fn), x.ndim, fn)
@@ -97,7 +98,9 @@ def trace(x, /, *, offset, dtype, axis1, axis2):
     """The sum of diagonal `offset` of the matrices on axes axis1, axis2 (the last two by
     default, as the Array API's linalg.trace), with sum's dtype rules."""
     x = _matrix_axes(asarray(x), axis1, axis2, "trace")
-    return Array(_core.trace(x._a, _diagonal_index(offset, "trace: offset"), None if dtype is None else as_dtype(dtype, "trace")))
+    return Array(
+        _core.trace(x._a, _diagonal_index(offset, "trace: offset"), None if dtype is None else as_dtype(dtype, "trace"))
+    )
 
 
 @_registered

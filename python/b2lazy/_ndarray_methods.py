@@ -12,6 +12,7 @@ __all__ = ["attach"]
 
 def _bl():
     import b2lazy
+
     return b2lazy
 
 
@@ -53,8 +54,10 @@ def round(self, decimals=0, out=None):  # noqa: A001  (ndarray's name)
     if x.dtype.kind in "iub":
         if decimals > 0:
             return bl.asarray(x)  # NumPy returns integers unchanged
-        raise NotImplementedError(f"Array.round: decimals={decimals} on {x.dtype} is not supported lazily "
-                                  f"(round a float copy: x.astype('f8').round({decimals}))")
+        raise NotImplementedError(
+            f"Array.round: decimals={decimals} on {x.dtype} is not supported lazily "
+            f"(round a float copy: x.astype('f8').round({decimals}))"
+        )
     if decimals > 0:
         scale = 10.0 ** int(decimals)
         return (bl.round(x * scale) / scale).astype(x.dtype)

@@ -15,14 +15,21 @@ from ._numpy_protocol import _NV, _Eager, _asarray, _bl, _is_b2lazy, _keep, _no,
 from ._numpy_shapes import SHAPES
 
 # --- reductions -----------------------------------------------------------------------
-_INITIAL = {"sum": operator.add, "nansum": operator.add, "prod": operator.mul, "nanprod": operator.mul,
-            "max": "maximum", "min": "minimum", "nanmax": "maximum", "nanmin": "minimum"}
+_INITIAL = {
+    "sum": operator.add,
+    "nansum": operator.add,
+    "prod": operator.mul,
+    "nanprod": operator.mul,
+    "max": "maximum",
+    "min": "minimum",
+    "nanmax": "maximum",
+    "nanmin": "minimum",
+}
 _HAS_DTYPE = {"sum", "prod", "mean", "std", "var", "nansum", "nanprod", "nanmean", "nanstd", "nanvar"}
 
 
 def _reduction(bname):
-    def adapt(f, a, axis=None, dtype=None, keepdims=_NV, initial=_NV, where=_NV, ddof=0, correction=_NV,
-              mean=_NV):
+    def adapt(f, a, axis=None, dtype=None, keepdims=_NV, initial=_NV, where=_NV, ddof=0, correction=_NV, mean=_NV):
         _no(bname, where=(where, True), mean=(mean, None))
         kw = {"axis": axis, "keepdims": _keep(keepdims)}
         if dtype is not None:
@@ -38,6 +45,7 @@ def _reduction(bname):
                 raise _Eager("initial= is not supported lazily")
             r = op(r, initial) if callable(op) else getattr(_bl(), op)(r, initial)
         return r
+
     return bname, adapt
 
 
@@ -63,16 +71,19 @@ def _average(f, a, axis=None, weights=None, returned=False, *, keepdims=_NV):
 
 
 def _quantile(bname, percent=False):
-    def adapt(f, a, q, axis=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None,
-              interpolation=None):
+    def adapt(
+        f, a, q, axis=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None, interpolation=None
+    ):
         _no(bname, weights=(weights, None), interpolation=(interpolation, None))
         return f(a, q, axis=axis, method=method, keepdims=bool(keepdims))
+
     return bname, adapt
 
 
 def _median(bname):
     def adapt(f, a, axis=None, overwrite_input=False, keepdims=False):
         return f(a, axis=axis, keepdims=bool(keepdims))
+
     return bname, adapt
 
 
@@ -88,6 +99,7 @@ def _scan(bname, nan_fill=None):
             if a.dtype.kind in "fc":
                 a = _bl().where(_bl().isnan(a), nan_fill, a)
         return f(a, axis=axis, dtype=dtype)
+
     return bname, adapt
 
 
@@ -150,12 +162,14 @@ def _sort(bname):
         if axis is None:
             a, axis = _bl().reshape(a, (-1,)), -1
         return f(a, axis=axis, stable=True if stable is None else bool(stable))
+
     return bname, adapt
 
 
 def _partition(bname):
     """np.partition / argpartition: a full (stable) sort is a partition around every kth —
     NumPy leaves the order inside the parts undefined."""
+
     def adapt(f, a, kth, axis=-1, kind="introselect", order=None):
         _no(bname, order=(order, None))
         a = _asarray(a)
@@ -164,9 +178,11 @@ def _partition(bname):
         n = a.shape[axis]
         for k in np.atleast_1d(np.asarray(kth)).ravel():
             if not -n <= int(k) < n:
-                raise ValueError(f"numpy.{'arg' if bname == 'argsort' else ''}partition: kth(={int(k)}) "
-                                 f"out of bounds ({n})")
+                raise ValueError(
+                    f"numpy.{'arg' if bname == 'argsort' else ''}partition: kth(={int(k)}) out of bounds ({n})"
+                )
         return f(a, axis=axis, stable=True)
+
     return bname, adapt
 
 
@@ -174,10 +190,16 @@ def _searchsorted(f, a, v, side="left", sorter=None):
     return f(a, v, side=side, sorter=sorter)
 
 
-def _unique(f, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
-            equal_nan=True, sorted=True):
-    _no("unique", axis=(axis, None), return_index=(return_index, False), return_inverse=(return_inverse, False),
-        equal_nan=(equal_nan, True))
+def _unique(
+    f, ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True, sorted=True
+):
+    _no(
+        "unique",
+        axis=(axis, None),
+        return_index=(return_index, False),
+        return_inverse=(return_inverse, False),
+        equal_nan=(equal_nan, True),
+    )
     bl = _bl()
     if return_counts:
         r = bl.unique_counts(ar)
@@ -188,6 +210,7 @@ def _unique(f, ar, return_index=False, return_inverse=False, return_counts=False
 def _unique_fn(bname):
     def adapt(f, x, **kwargs):
         return f(x)
+
     return bname, adapt
 
 
@@ -262,9 +285,9 @@ def _round(f, a, decimals=0):
             return a  # NumPy returns the integers unchanged
         raise _Eager("round with negative decimals on integers is not lazy")
     if decimals > 0:  # as NumPy: rint(a * 10**d) / 10**d, or rint(a / 10**-d) * 10**-d
-        scale = 10.0 ** decimals
+        scale = 10.0**decimals
         return (bl.round(a * scale) / scale).astype(a.dtype)
-    scale = 10.0 ** -decimals
+    scale = 10.0**-decimals
     return (bl.round(a / scale) * scale).astype(a.dtype)
 
 
@@ -278,8 +301,9 @@ def _isclose_impl(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     a, b = _asarray(a), _asarray(b)
     dt = np.result_type(b.dtype, 1.0)
     a, b = a.astype(np.result_type(a.dtype, dt)), b.astype(dt)
-    r = bl.logical_or(bl.logical_and(bl.less_equal(bl.abs(a - b), atol + rtol * bl.abs(b)), bl.isfinite(b)),
-                      bl.equal(a, b))
+    r = bl.logical_or(
+        bl.logical_and(bl.less_equal(bl.abs(a - b), atol + rtol * bl.abs(b)), bl.isfinite(b)), bl.equal(a, b)
+    )
     if equal_nan:
         r = bl.logical_or(r, bl.logical_and(bl.isnan(a), bl.isnan(b)))
     return r
@@ -321,6 +345,7 @@ def _iscomplex(want):
         if x.dtype.kind != "c":
             return bl.full(x.shape, not want, dtype=bool)
         return bl.not_equal(bl.imag(x), 0) if want else bl.equal(bl.imag(x), 0)
+
     return adapt
 
 
@@ -330,6 +355,7 @@ def _isinf_sign(neg):
         x = _asarray(x)
         s = bl.signbit(x)
         return bl.logical_and(bl.isinf(x), s if neg else bl.logical_not(s))
+
     return adapt
 
 
@@ -372,8 +398,13 @@ def _select(f, condlist, choicelist, default=0):
     r = bl.asarray(default).astype(dt)
     for c, v in zip(reversed(condlist), reversed(choicelist)):
         r = bl.where(c, _asarray(v).astype(dt), r)
-    return bl.broadcast_to(r, np.broadcast_shapes(*[_asarray(c).shape for c in condlist],
-                                                  *[_asarray(v).shape for v in choicelist])) if r.ndim == 0 else r
+    return (
+        bl.broadcast_to(
+            r, np.broadcast_shapes(*[_asarray(c).shape for c in condlist], *[_asarray(v).shape for v in choicelist])
+        )
+        if r.ndim == 0
+        else r
+    )
 
 
 def _extract(f, condition, arr):
@@ -412,6 +443,7 @@ def _like(bname):
         if bname == "full_like":
             return f(a, fill_value, dtype=dt)
         return f(a, dtype=dt)
+
     return bname, adapt
 
 
@@ -454,6 +486,7 @@ def metadata(func):
         if isinstance(r, tuple) and r and all(isinstance(v, np.ndarray) for v in r):
             return tuple(_bl().asarray(v) for v in r)  # index arrays (tril_indices_from, ...)
         return r
+
     return adapt
 
 
@@ -481,42 +514,95 @@ def _eye(f, N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
 # NumPy name -> (b2lazy function name, adapter(b2lazy function, *NumPy's arguments)).
 # Names b2lazy does not have yet (other parts add them) are resolved at call time.
 FUNCTIONS = {
-    **{n: _reduction(n) for n in ("sum", "prod", "mean", "std", "var", "max", "min", "all", "any",
-                                  "nansum", "nanprod", "nanmean", "nanstd", "nanvar", "nanmax", "nanmin")},
-    "amax": _reduction("max"), "amin": _reduction("min"),
+    **{
+        n: _reduction(n)
+        for n in (
+            "sum",
+            "prod",
+            "mean",
+            "std",
+            "var",
+            "max",
+            "min",
+            "all",
+            "any",
+            "nansum",
+            "nanprod",
+            "nanmean",
+            "nanstd",
+            "nanvar",
+            "nanmax",
+            "nanmin",
+        )
+    },
+    "amax": _reduction("max"),
+    "amin": _reduction("min"),
     "argmax": ("argmax", lambda f, a, axis=None, *, keepdims=_NV: f(a, axis=axis, keepdims=_keep(keepdims))),
     "argmin": ("argmin", lambda f, a, axis=None, *, keepdims=_NV: f(a, axis=axis, keepdims=_keep(keepdims))),
     "nanargmax": ("nanargmax", lambda f, a, axis=None, *, keepdims=_NV: f(a, axis=axis, keepdims=_keep(keepdims))),
     "nanargmin": ("nanargmin", lambda f, a, axis=None, *, keepdims=_NV: f(a, axis=axis, keepdims=_keep(keepdims))),
-    "ptp": ("max", _ptp), "average": ("mean", _average), "count_nonzero": ("count_nonzero", _count_nonzero),
-    "median": _median("median"), "nanmedian": _median("nanmedian"),
-    "quantile": _quantile("quantile"), "percentile": _quantile("percentile"),
-    "nanquantile": _quantile("nanquantile"), "nanpercentile": _quantile("nanpercentile"),
-    "cumsum": _scan("cumsum"), "cumprod": _scan("cumprod"),
-    "nancumsum": _scan("cumsum", 0), "nancumprod": _scan("cumprod", 1),
-    "cumulative_sum": ("cumulative_sum", _cumulative), "cumulative_prod": ("cumulative_prod", _cumulative),
-    "dot": ("matmul", _dot), "inner": ("tensordot", _inner), "vdot": ("vecdot", _vdot),
-    "tensordot": ("tensordot", _tensordot), "outer": ("outer", lambda f, a, b: f(a, b)),
+    "ptp": ("max", _ptp),
+    "average": ("mean", _average),
+    "count_nonzero": ("count_nonzero", _count_nonzero),
+    "median": _median("median"),
+    "nanmedian": _median("nanmedian"),
+    "quantile": _quantile("quantile"),
+    "percentile": _quantile("percentile"),
+    "nanquantile": _quantile("nanquantile"),
+    "nanpercentile": _quantile("nanpercentile"),
+    "cumsum": _scan("cumsum"),
+    "cumprod": _scan("cumprod"),
+    "nancumsum": _scan("cumsum", 0),
+    "nancumprod": _scan("cumprod", 1),
+    "cumulative_sum": ("cumulative_sum", _cumulative),
+    "cumulative_prod": ("cumulative_prod", _cumulative),
+    "dot": ("matmul", _dot),
+    "inner": ("tensordot", _inner),
+    "vdot": ("vecdot", _vdot),
+    "tensordot": ("tensordot", _tensordot),
+    "outer": ("outer", lambda f, a, b: f(a, b)),
     "einsum": ("einsum", _einsum),
     **SHAPES,
-    "where": ("where", _where), "clip": ("clip", _clip), "select": ("where", _select),
-    "extract": ("reshape", _extract), "compress": ("take", _compress),
-    "sort": _sort("sort"), "argsort": _sort("argsort"),
-    "partition": _partition("sort"), "argpartition": _partition("argsort"),
+    "where": ("where", _where),
+    "clip": ("clip", _clip),
+    "select": ("where", _select),
+    "extract": ("reshape", _extract),
+    "compress": ("take", _compress),
+    "sort": _sort("sort"),
+    "argsort": _sort("argsort"),
+    "partition": _partition("sort"),
+    "argpartition": _partition("argsort"),
     "searchsorted": ("searchsorted", _searchsorted),
-    "unique": ("unique_values", _unique), "union1d": ("unique_values", _union1d),
+    "unique": ("unique_values", _unique),
+    "union1d": ("unique_values", _union1d),
     **{n: _unique_fn(n) for n in ("unique_values", "unique_counts", "unique_inverse", "unique_all")},
-    "unravel_index": ("floor_divide", _unravel_index), "ravel_multi_index": ("multiply", _ravel_multi_index),
-    "nonzero": ("nonzero", _nonzero), "argwhere": ("nonzero", _argwhere), "flatnonzero": ("nonzero", _flatnonzero),
-    "round": ("round", _round), "around": ("round", _round), "fix": ("trunc", _fix),
-    "real": ("real", _real_imag), "imag": ("imag", _real_imag), "angle": ("angle", _angle),
-    "iscomplex": ("imag", _iscomplex(True)), "isreal": ("imag", _iscomplex(False)),
-    "isneginf": ("isinf", _isinf_sign(True)), "isposinf": ("isinf", _isinf_sign(False)),
-    "nan_to_num": ("where", _nan_to_num), "trapezoid": ("sum", _trapezoid),
-    "isclose": ("isfinite", _isclose), "allclose": ("all", _allclose),
-    "array_equal": ("all", _array_equal), "array_equiv": ("all", _array_equiv),
-    "empty_like": _like("empty_like"), "zeros_like": _like("zeros_like"), "ones_like": _like("ones_like"),
-    "full_like": ("full_like", _full_like), "astype": ("astype", _astype), "copy": ("asarray", _copy),
+    "unravel_index": ("floor_divide", _unravel_index),
+    "ravel_multi_index": ("multiply", _ravel_multi_index),
+    "nonzero": ("nonzero", _nonzero),
+    "argwhere": ("nonzero", _argwhere),
+    "flatnonzero": ("nonzero", _flatnonzero),
+    "round": ("round", _round),
+    "around": ("round", _round),
+    "fix": ("trunc", _fix),
+    "real": ("real", _real_imag),
+    "imag": ("imag", _real_imag),
+    "angle": ("angle", _angle),
+    "iscomplex": ("imag", _iscomplex(True)),
+    "isreal": ("imag", _iscomplex(False)),
+    "isneginf": ("isinf", _isinf_sign(True)),
+    "isposinf": ("isinf", _isinf_sign(False)),
+    "nan_to_num": ("where", _nan_to_num),
+    "trapezoid": ("sum", _trapezoid),
+    "isclose": ("isfinite", _isclose),
+    "allclose": ("all", _allclose),
+    "array_equal": ("all", _array_equal),
+    "array_equiv": ("all", _array_equiv),
+    "empty_like": _like("empty_like"),
+    "zeros_like": _like("zeros_like"),
+    "ones_like": _like("ones_like"),
+    "full_like": ("full_like", _full_like),
+    "astype": ("astype", _astype),
+    "copy": ("asarray", _copy),
     "meshgrid": ("meshgrid", _meshgrid),
     # names b2lazy added later (looked up at call time; NumPy's keywords passed on as given)
     "pad": ("pad", lambda f, array, pad_width, mode="constant", **kw: f(array, pad_width, mode=mode, **kw)),
@@ -529,11 +615,26 @@ FUNCTIONS = {
     "histogram": ("histogram", lambda f, a, bins=10, **kw: _edges_as_arrays(f(a, bins=bins, **kw))),
     "histogram2d": ("histogram2d", lambda f, x, y, bins=10, **kw: _edges_as_arrays(f(x, y, bins=bins, **kw))),
     # metadata only: answered from shapes and dtypes
-    **{n: ("asarray", metadata(getattr(np, n))) for n in (
-        "shape", "ndim", "size", "result_type", "can_cast", "common_type", "iscomplexobj", "isrealobj",
-        "diag_indices_from", "tril_indices_from", "triu_indices_from")},
+    **{
+        n: ("asarray", metadata(getattr(np, n)))
+        for n in (
+            "shape",
+            "ndim",
+            "size",
+            "result_type",
+            "can_cast",
+            "common_type",
+            "iscomplexobj",
+            "isrealobj",
+            "diag_indices_from",
+            "tril_indices_from",
+            "triu_indices_from",
+        )
+    },
     # constructors dispatched by like=
     **{n: (n, _shaped) for n in ("zeros", "ones", "empty")},
-    "full": ("full", _full), "arange": ("arange", _arange), "eye": ("eye", _eye),
+    "full": ("full", _full),
+    "arange": ("arange", _arange),
+    "eye": ("eye", _eye),
     **{n: ("asarray", _as_array) for n in ("asarray", "array", "asanyarray")},
 }

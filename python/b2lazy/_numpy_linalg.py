@@ -1,6 +1,7 @@
 """numpy.linalg on b2lazy arrays: the norms (vector, Frobenius, 1 and inf; lazily), chained
 and repeated products, the Array API's products, and lstsq of a NumPy matrix against lazy
-right-hand sides (xarray's polyfit); the decompositions and other solvers stay NumPy's (eager). Part of the table behind Array.__array_function__.
+right-hand sides (xarray's polyfit); the decompositions and other solvers stay NumPy's (eager).
+Part of the table behind Array.__array_function__.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import operator
 import numpy as np
 
 from ._numpy_protocol import _Eager, _asarray, _bl, _is_b2lazy
+
 
 def _floating(x):
     """x as NumPy's norms take it: integers and bools as float64, floats and complex as they are."""
@@ -32,7 +34,7 @@ def _vector_norm(x, ord, axis, keepdims):
         return bl.sum(bl.not_equal(a, 0).astype(a.dtype), axis=axis, keepdims=keepdims)
     if isinstance(ord, str):
         raise ValueError(f"numpy.linalg.norm: invalid norm order {ord!r} for vectors")
-    return bl.sum(a ** ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+    return bl.sum(a**ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
 
 
 def _matrix_norm(x, ord, axes, keepdims):
@@ -162,13 +164,17 @@ def _unflattened(b, m):
 
 # numpy.linalg name -> (b2lazy function name, adapter), as FUNCTIONS.
 LINALG = {
-    "norm": ("sqrt", _norm), "vector_norm": ("sqrt", _linalg_vector_norm),
+    "norm": ("sqrt", _norm),
+    "vector_norm": ("sqrt", _linalg_vector_norm),
     "matrix_norm": ("sqrt", _linalg_matrix_norm),
-    "matmul": ("matmul", lambda f, x1, x2: f(x1, x2)), "outer": ("outer", lambda f, x1, x2: f(x1, x2)),
+    "matmul": ("matmul", lambda f, x1, x2: f(x1, x2)),
+    "outer": ("outer", lambda f, x1, x2: f(x1, x2)),
     "tensordot": ("tensordot", lambda f, x1, x2, *, axes=2: f(x1, x2, axes=axes)),
     "vecdot": ("vecdot", lambda f, x1, x2, *, axis=-1: f(x1, x2, axis=axis)),
     "matrix_transpose": ("matrix_transpose", lambda f, x: f(x)),
     "trace": ("trace", lambda f, x, *, offset=0, dtype=None: f(x, offset=offset, dtype=dtype)),
     "diagonal": ("diagonal", lambda f, x, *, offset=0: f(x, offset=offset)),
-    "multi_dot": ("matmul", _multi_dot), "lstsq": ("matmul", _lstsq), "matrix_power": ("matmul", _matrix_power),
+    "multi_dot": ("matmul", _multi_dot),
+    "lstsq": ("matmul", _lstsq),
+    "matrix_power": ("matmul", _matrix_power),
 }

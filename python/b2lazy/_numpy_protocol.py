@@ -52,6 +52,7 @@ _warned_lock = threading.Lock()
 
 def _bl():
     import b2lazy
+
     return b2lazy
 
 
@@ -88,8 +89,11 @@ def _unset(v):
 def _no(fname, **given):
     """Refuse (lazily) arguments other than their defaults: these go eager."""
     for k, (v, default) in given.items():
-        if v is _NV or v is default or (isinstance(default, (bool, int, float, str)) and
-                                        isinstance(v, type(default)) and v == default):
+        if (
+            v is _NV
+            or v is default
+            or (isinstance(default, (bool, int, float, str)) and isinstance(v, type(default)) and v == default)
+        ):
             continue
         raise _Eager(f"{k}={v!r} is not supported lazily")
 
@@ -105,9 +109,12 @@ def warn_eager(name, reason, stacklevel=5):
         if name in _warned:
             return
         _warned.add(name)
-    warnings.warn(f"numpy.{name} on b2lazy arrays: {reason}; the b2lazy operands were loaded into memory "
-                  f"(evaluated to NumPy) and NumPy computed it eagerly",
-                  EagerEvaluationWarning, stacklevel=stacklevel)
+    warnings.warn(
+        f"numpy.{name} on b2lazy arrays: {reason}; the b2lazy operands were loaded into memory "
+        f"(evaluated to NumPy) and NumPy computed it eagerly",
+        EagerEvaluationWarning,
+        stacklevel=stacklevel,
+    )
 
 
 # In-place NumPy functions: on a copy of a b2lazy target their update would be lost.
@@ -117,7 +124,7 @@ _IN_PLACE = {"place", "put", "putmask", "fill_diagonal", "put_along_axis", "copy
 def _qualified(func):
     """`func`'s name under numpy: "sum", "linalg.norm"."""
     module = getattr(func, "__module__", None) or "numpy"
-    sub = module[len("numpy."):] if module.startswith("numpy.") and not module.startswith("numpy._") else ""
+    sub = module[len("numpy.") :] if module.startswith("numpy.") and not module.startswith("numpy._") else ""
     return f"{sub}.{func.__name__}" if sub else func.__name__
 
 
@@ -125,8 +132,10 @@ def eager(func, args, kwargs, reason):
     """NumPy's `func` on the operands evaluated to NumPy, after the one-time warning."""
     name = _qualified(func)
     if name in _IN_PLACE and args and _is_b2lazy(args[0]):
-        raise TypeError(f"numpy.{name}: cannot update a b2lazy Array in place through NumPy; "
-                        f"use x[key] = value (or b2lazy.where) instead")
+        raise TypeError(
+            f"numpy.{name}: cannot update a b2lazy Array in place through NumPy; "
+            f"use x[key] = value (or b2lazy.where) instead"
+        )
     warn_eager(name, reason)
     return func(*_to_numpy(args), **_to_numpy(kwargs))
 
@@ -145,8 +154,9 @@ def store_out(fname, result, out):
     if isinstance(out, (str, os.PathLike)):
         return bl.asarray(result).compute(urlpath=out)
     if not isinstance(out, (bl.Array, np.ndarray)):
-        raise TypeError(f"numpy.{fname}: out must be a b2lazy Array, a NumPy ndarray or a b2nd/Zarr path, "
-                        f"got {type(out).__name__}")
+        raise TypeError(
+            f"numpy.{fname}: out must be a b2lazy Array, a NumPy ndarray or a b2nd/Zarr path, got {type(out).__name__}"
+        )
     r = bl.asarray(result)
     if tuple(out.shape) != tuple(r.shape):
         raise ValueError(f"numpy.{fname}: out has shape {tuple(out.shape)}, the result has shape {tuple(r.shape)}")
@@ -166,6 +176,7 @@ def _entry(func):
         table = {}
         from ._numpy_functions import FUNCTIONS
         from ._numpy_linalg import LINALG
+
         for module, entries in ((np, FUNCTIONS), (np.linalg, LINALG)):
             for n, e in entries.items():
                 f = getattr(module, n, None)
@@ -197,6 +208,7 @@ def _signature(func):
     sig = _signatures.get(func, _NO_OUT)
     if sig is _NO_OUT:
         import inspect
+
         try:
             sig = inspect.signature(func)
         except (TypeError, ValueError):
@@ -216,6 +228,7 @@ def register_with_dask():
     _dask_registered = True
     from dask.array.backends import percentile
     from dask.array.dispatch import percentile_lookup
+
     percentile_lookup.register(_bl().Array, percentile)
 
 
@@ -272,14 +285,20 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         register_with_dask()
     outs = kwargs.get("out") or ()
     for x in list(inputs) + list(outs):
-        if x is not None and not isinstance(x, (bool, int, float, complex, list, tuple, str, os.PathLike)) \
-                and not _known_type(type(x)):
+        if (
+            x is not None
+            and not isinstance(x, (bool, int, float, complex, list, tuple, str, os.PathLike))
+            and not _known_type(type(x))
+        ):
             return NotImplemented
     label = f"{ufunc.__name__}.{method}" if method != "__call__" else ufunc.__name__
     if method == "at" and inputs and _is_b2lazy(inputs[0]):
-        raise TypeError(f"numpy.{ufunc.__name__}.at: cannot update a b2lazy Array in place; "
-                        f"use x[key] = value (or b2lazy.where) instead")
+        raise TypeError(
+            f"numpy.{ufunc.__name__}.at: cannot update a b2lazy Array in place; "
+            f"use x[key] = value (or b2lazy.where) instead"
+        )
     from ._numpy_ufuncs import METHODS
+
     handler = METHODS.get(method)
     try:
         if handler is None:

@@ -9,6 +9,7 @@ import numpy as np
 
 from ._numpy_protocol import _NV, _Eager, _asarray, _bl, _no
 
+
 def _perm_of(numpy_fn, ndim, *args):
     """The axis permutation NumPy's `numpy_fn` applies (on a zero-strided stand-in whose axis
     lengths name the axes: nothing is allocated)."""
@@ -49,6 +50,7 @@ def _atleast_nd(nd):
     def adapt(f, *arys):
         out = tuple(_atleast(nd, a) for a in arys)
         return out[0] if len(out) == 1 else out
+
     return adapt
 
 
@@ -113,6 +115,7 @@ def _axis_call(f, a, axis=None):
 def _flip_axis(ax):
     def adapt(f, m):
         return f(m, axis=ax)
+
     return adapt
 
 
@@ -180,8 +183,7 @@ def _tri(f, m, k=0):
 
 
 def _diff(f, a, n=1, axis=-1, prepend=_NV, append=_NV):
-    return f(a, n=n, axis=axis, prepend=None if prepend is _NV else prepend,
-             append=None if append is _NV else append)
+    return f(a, n=n, axis=axis, prepend=None if prepend is _NV else prepend, append=None if append is _NV else append)
 
 
 def _ediff1d(f, ary, to_end=None, to_begin=None):
@@ -214,12 +216,14 @@ def _split(even, fixed_axis=None):
             lo, hi = min(lo, a.shape[axis]), min(max(hi, lo), a.shape[axis])
             out.append(a[(slice(None),) * axis + (slice(lo, hi),)])
         return out
+
     return adapt
 
 
 def _block(f, arrays):
     """np.block: nested lists concatenated from the innermost (last axis) out, every operand
     first given the result's number of axes (leading ones)."""
+
     def depth(x):
         if isinstance(x, tuple):
             raise TypeError("numpy.block: arrays is a tuple; only lists can be used to arrange blocks")
@@ -239,6 +243,7 @@ def _block(f, arrays):
             return bl.concat([build(v, level + 1) for v in x], axis=-(d - level))
         a = _asarray(x)
         return bl.reshape(a, (1,) * (ndim - a.ndim) + tuple(a.shape)) if a.ndim < ndim else a
+
     return build(arrays, 0)
 
 
@@ -263,27 +268,50 @@ def _permute_dims(f, a, axes=None):
 
 # NumPy name -> (b2lazy function name, adapter), as FUNCTIONS.
 SHAPES = {
-    "concatenate": ("concat", _concatenate), "concat": ("concat", _concatenate), "stack": ("stack", _stack),
-    "vstack": ("concat", _vstack), "hstack": ("concat", _hstack), "dstack": ("concat", _dstack),
+    "concatenate": ("concat", _concatenate),
+    "concat": ("concat", _concatenate),
+    "stack": ("stack", _stack),
+    "vstack": ("concat", _vstack),
+    "hstack": ("concat", _hstack),
+    "dstack": ("concat", _dstack),
     "column_stack": ("concat", _column_stack),
-    "atleast_1d": ("reshape", _atleast_nd(1)), "atleast_2d": ("reshape", _atleast_nd(2)),
+    "atleast_1d": ("reshape", _atleast_nd(1)),
+    "atleast_2d": ("reshape", _atleast_nd(2)),
     "atleast_3d": ("reshape", _atleast_nd(3)),
-    "transpose": ("transpose", _transpose), "permute_dims": ("transpose", _permute_dims),
+    "transpose": ("transpose", _transpose),
+    "permute_dims": ("transpose", _permute_dims),
     "matrix_transpose": ("matrix_transpose", _matrix_transpose),
-    "swapaxes": ("permute_dims", _swapaxes), "rollaxis": ("permute_dims", _rollaxis),
-    "reshape": ("reshape", _reshape), "ravel": ("reshape", _ravel),
-    "squeeze": ("squeeze", _axis_call), "expand_dims": ("expand_dims", _expand_dims),
+    "swapaxes": ("permute_dims", _swapaxes),
+    "rollaxis": ("permute_dims", _rollaxis),
+    "reshape": ("reshape", _reshape),
+    "ravel": ("reshape", _ravel),
+    "squeeze": ("squeeze", _axis_call),
+    "expand_dims": ("expand_dims", _expand_dims),
     "moveaxis": ("moveaxis", lambda f, a, source, destination: f(a, source, destination)),
     "flip": ("flip", lambda f, m, axis=None: f(m, axis=axis)),
-    "fliplr": ("flip", _flip_axis(1)), "flipud": ("flip", _flip_axis(0)),
-    "rot90": ("flip", _rot90), "roll": ("roll", _roll),
-    "broadcast_to": ("broadcast_to", _broadcast_to), "broadcast_arrays": ("broadcast_arrays", _broadcast_arrays),
-    "tile": ("tile", _tile), "repeat": ("repeat", _repeat), "take": ("take", _take),
+    "fliplr": ("flip", _flip_axis(1)),
+    "flipud": ("flip", _flip_axis(0)),
+    "rot90": ("flip", _rot90),
+    "roll": ("roll", _roll),
+    "broadcast_to": ("broadcast_to", _broadcast_to),
+    "broadcast_arrays": ("broadcast_arrays", _broadcast_arrays),
+    "tile": ("tile", _tile),
+    "repeat": ("repeat", _repeat),
+    "take": ("take", _take),
     "take_along_axis": ("take_along_axis", _take_along_axis),
-    "diagonal": ("diagonal", _diagonal), "trace": ("trace", _trace), "diag": ("diagonal", _diag),
-    "tril": ("tril", _tri), "triu": ("triu", _tri), "diff": ("diff", _diff), "ediff1d": ("diff", _ediff1d),
-    "split": ("reshape", _split(True)), "array_split": ("reshape", _split(False)),
-    "hsplit": ("reshape", _split(True, 1)), "vsplit": ("reshape", _split(True, 0)),
+    "diagonal": ("diagonal", _diagonal),
+    "trace": ("trace", _trace),
+    "diag": ("diagonal", _diag),
+    "tril": ("tril", _tri),
+    "triu": ("triu", _tri),
+    "diff": ("diff", _diff),
+    "ediff1d": ("diff", _ediff1d),
+    "split": ("reshape", _split(True)),
+    "array_split": ("reshape", _split(False)),
+    "hsplit": ("reshape", _split(True, 1)),
+    "vsplit": ("reshape", _split(True, 0)),
     "dsplit": ("reshape", _split(True, 2)),
-    "unstack": ("unstack", _unstack), "block": ("concat", _block), "append": ("concat", _append),
+    "unstack": ("unstack", _unstack),
+    "block": ("concat", _block),
+    "append": ("concat", _append),
 }

@@ -11,10 +11,24 @@ import numpy as np
 from ._numpy_protocol import _NV, _Eager, _asarray, _bl, _lazy, store_out
 
 # NumPy ufunc name -> b2lazy elementwise function, where the names differ.
-UFUNC_NAMES = {"absolute": "abs", "power": "pow", "true_divide": "divide", "arcsin": "asin", "arccos": "acos",
-               "arctan": "atan", "arctan2": "atan2", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
-               "invert": "bitwise_invert", "bitwise_not": "bitwise_invert", "left_shift": "bitwise_left_shift",
-               "right_shift": "bitwise_right_shift", "mod": "remainder", "conj": "conjugate"}
+UFUNC_NAMES = {
+    "absolute": "abs",
+    "power": "pow",
+    "true_divide": "divide",
+    "arcsin": "asin",
+    "arccos": "acos",
+    "arctan": "atan",
+    "arctan2": "atan2",
+    "arcsinh": "asinh",
+    "arccosh": "acosh",
+    "arctanh": "atanh",
+    "invert": "bitwise_invert",
+    "bitwise_not": "bitwise_invert",
+    "left_shift": "bitwise_left_shift",
+    "right_shift": "bitwise_right_shift",
+    "mod": "remainder",
+    "conj": "conjugate",
+}
 
 
 def _composite(f):
@@ -26,6 +40,7 @@ def _fmaxmin(pick):
     def f(bl, a, b):
         m = getattr(bl, pick)(a, b)
         return bl.where(bl.isnan(a), b, bl.where(bl.isnan(b), a, m))
+
     return f
 
 
@@ -60,13 +75,19 @@ def _rad(bl, x):
 
 
 COMPOSITE_UFUNCS = {
-    "fmax": _composite(_fmaxmin("maximum")), "fmin": _composite(_fmaxmin("minimum")),
+    "fmax": _composite(_fmaxmin("maximum")),
+    "fmin": _composite(_fmaxmin("minimum")),
     "fabs": _composite(lambda bl, x: bl.abs(_float(x, "fabs"))),
-    "rad2deg": _composite(_deg), "degrees": _composite(_deg),
-    "deg2rad": _composite(_rad), "radians": _composite(_rad),
+    "rad2deg": _composite(_deg),
+    "degrees": _composite(_deg),
+    "deg2rad": _composite(_rad),
+    "radians": _composite(_rad),
     "rint": _composite(lambda bl, x: bl.round(x if x.dtype.kind in "fc" else _float(x, "rint"))),
-    "float_power": _composite(lambda bl, a, b: bl.pow(bl.asarray(a).astype(
-        np.complex128 if np.result_type(a, b).kind == "c" else np.float64), b)),
+    "float_power": _composite(
+        lambda bl, a, b: bl.pow(
+            bl.asarray(a).astype(np.complex128 if np.result_type(a, b).kind == "c" else np.float64), b
+        )
+    ),
     "logaddexp2": _composite(lambda bl, a, b: bl.logaddexp(a * np.log(2), b * np.log(2)) / np.log(2)),
     "heaviside": _composite(lambda bl, x, h0: _heaviside(bl, _float(x, "heaviside"), h0)),
     "matmul": lambda a, b: _bl().matmul(a, b),
@@ -78,8 +99,16 @@ COMPOSITE_UFUNCS = {
 }
 
 # ufunc.reduce / accumulate: the ufunc -> the b2lazy reduction or scan.
-UFUNC_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
-                "logical_and": "all", "logical_or": "any", "fmax": "nanmax", "fmin": "nanmin"}
+UFUNC_REDUCE = {
+    "add": "sum",
+    "multiply": "prod",
+    "maximum": "max",
+    "minimum": "min",
+    "logical_and": "all",
+    "logical_or": "any",
+    "fmax": "nanmax",
+    "fmin": "nanmin",
+}
 UFUNC_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
 _NO_REDUCE_DTYPE = {"max", "min", "all", "any", "nanmax", "nanmin"}
 
@@ -93,8 +122,7 @@ def ufunc_function(ufunc):
     return _lazy(UFUNC_NAMES.get(name, name))
 
 
-_UFUNC_DEFAULTS = {"signature": None, "casting": "same_kind", "order": "K", "axes": None, "axis": None,
-                   "subok": True}
+_UFUNC_DEFAULTS = {"signature": None, "casting": "same_kind", "order": "K", "axes": None, "axis": None, "subok": True}
 
 
 def _ufunc_cast_inputs(ufunc, inputs, dtype):
@@ -126,8 +154,11 @@ def _ufunc_call(ufunc, inputs, kwargs):
     out = kwargs.pop("out", None)
     where = kwargs.pop("where", True)
     dtype = kwargs.pop("dtype", None)
-    odd = sorted(k for k, v in kwargs.items() if k not in _UFUNC_DEFAULTS or
-                 (v != _UFUNC_DEFAULTS[k] and not (k == "order" and v in ("C", "A"))))
+    odd = sorted(
+        k
+        for k, v in kwargs.items()
+        if k not in _UFUNC_DEFAULTS or (v != _UFUNC_DEFAULTS[k] and not (k == "order" and v in ("C", "A")))
+    )
     if odd:
         raise _Eager(f"the ufunc arguments {', '.join(f'{k}={kwargs[k]!r}' for k in odd)} are not supported lazily")
     if dtype is not None:
@@ -139,8 +170,10 @@ def _ufunc_call(ufunc, inputs, kwargs):
     if not (isinstance(where, (bool, np.bool_)) and where):
         first = out[0] if isinstance(out, tuple) else out
         if first is None:
-            raise ValueError(f"numpy.{ufunc.__name__}: where= without out= leaves the unselected elements "
-                             f"undefined; give out= (a b2lazy Array or NumPy ndarray) to keep its values there")
+            raise ValueError(
+                f"numpy.{ufunc.__name__}: where= without out= leaves the unselected elements "
+                f"undefined; give out= (a b2lazy Array or NumPy ndarray) to keep its values there"
+            )
         if isinstance(r, tuple):
             raise _Eager("where= with a ufunc of several outputs is not supported lazily")
         r = _bl().where(where, r, _asarray(first))
@@ -200,5 +233,4 @@ def _ufunc_outer(ufunc, inputs, kwargs):
 
 
 # ufunc method -> its lazy handler (reduceat and at have none)
-METHODS = {"__call__": _ufunc_call, "reduce": _ufunc_reduce, "accumulate": _ufunc_accumulate,
-           "outer": _ufunc_outer}
+METHODS = {"__call__": _ufunc_call, "reduce": _ufunc_reduce, "accumulate": _ufunc_accumulate, "outer": _ufunc_outer}

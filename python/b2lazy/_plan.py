@@ -37,8 +37,10 @@ class Plan:
         return str(self._p)
 
     def __repr__(self):
-        return (f"b2lazy.Plan(shape={self.shape}, chunks={self.chunks}, stages={len(self.stages)}, "
-                f"tasks={self.ntasks}, projected_peak={self.projected_peak})")
+        return (
+            f"b2lazy.Plan(shape={self.shape}, chunks={self.chunks}, stages={len(self.stages)}, "
+            f"tasks={self.ntasks}, projected_peak={self.projected_peak})"
+        )
 
     def __getattr__(self, name):  # shape, dtype, chunks, blocks, nchunks, ntasks, stages, tasks, ...
         if name.startswith("_"):
@@ -92,8 +94,10 @@ class Plan:
         if not isinstance(out, np.ndarray):
             raise TypeError(f"execute: out must be a numpy.ndarray, got {type(out).__name__}")
         if out.shape != self._p.shape or out.dtype != dtype:
-            raise ValueError(f"execute: out has shape {out.shape} and dtype {out.dtype}; the plan "
-                             f"writes shape {self._p.shape} and dtype {dtype}")
+            raise ValueError(
+                f"execute: out has shape {out.shape} and dtype {out.dtype}; the plan "
+                f"writes shape {self._p.shape} and dtype {dtype}"
+            )
         if not out.flags.c_contiguous or not out.flags.writeable:
             raise ValueError("execute: out must be C-contiguous and writeable")
         ntasks = self._p.ntasks
@@ -102,8 +106,7 @@ class Plan:
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise TypeError(f"execute: {what} must be an int, got {type(v).__name__}")
         if not 0 <= first_task <= last <= ntasks:
-            raise IndexError(f"execute: tasks [{first_task}, {last}) are not a range of the plan's "
-                             f"{ntasks} tasks")
+            raise IndexError(f"execute: tasks [{first_task}, {last}) are not a range of the plan's {ntasks} tasks")
         bar, callback = _progress_callback(progress, "execute")
         try:
             self.last_stats = _core.execute_plan(self._p, out, int(first_task), int(last), self._ctx, callback)

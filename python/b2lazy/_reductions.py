@@ -20,7 +20,9 @@ __all__: list[str] = []
 def _check_axis(axis, fn):
     if axis is None or isinstance(axis, (int, np.integer)) and not isinstance(axis, bool):
         return None if axis is None else _axis(axis, fn)
-    if isinstance(axis, (tuple, list)) and _builtins.all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in axis):
+    if isinstance(axis, (tuple, list)) and _builtins.all(
+        isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in axis
+    ):
         return tuple(_axis(a, fn) for a in axis)
     raise TypeError(f"axis must be None, an int or a tuple of ints, got {axis!r}")
 
@@ -36,7 +38,10 @@ def _reduction(entry):
         corr = correction if correction is not None else (ddof if ddof is not None else 0)
         if not isinstance(keepdims, (bool, np.bool_)):
             raise TypeError(f"{name}(): keepdims must be a bool, got {keepdims!r}")
-        return Array(_core.reduce(name, _ns().asarray(x)._a, _check_axis(axis, name), bool(keepdims), dtype, float(corr)))
+        return Array(
+            _core.reduce(name, _ns().asarray(x)._a, _check_axis(axis, name), bool(keepdims), dtype, float(corr))
+        )
+
     flattened = "the array flattened" if entry["single_axis"] else "all axes"
     return _registry.generated(name, body, f"Lazy {name} over `axis` (None: {flattened}), NumPy semantics.")
 
@@ -87,7 +92,6 @@ def percentile(x, /, q, axis, *, method, keepdims):
 __all__ += ["median", "quantile", "percentile"]
 
 
-
 def _axis_int(axis, fn):
     if axis is None:
         return None
@@ -99,14 +103,16 @@ def _axis_int(axis, fn):
 @_registered
 def cumulative_sum(x, /, *, axis, dtype, include_initial):
     """Array API cumulative sum (axis required for more than one dimension)."""
-    return Array(_core.scan("sum", _ns().asarray(x)._a, _axis_int(axis, "cumulative_sum"), dtype,
-                            bool(include_initial), False))
+    return Array(
+        _core.scan("sum", _ns().asarray(x)._a, _axis_int(axis, "cumulative_sum"), dtype, bool(include_initial), False)
+    )
 
 
 @_registered
 def cumulative_prod(x, /, *, axis, dtype, include_initial):
-    return Array(_core.scan("prod", _ns().asarray(x)._a, _axis_int(axis, "cumulative_prod"), dtype,
-                            bool(include_initial), False))
+    return Array(
+        _core.scan("prod", _ns().asarray(x)._a, _axis_int(axis, "cumulative_prod"), dtype, bool(include_initial), False)
+    )
 
 
 @_registered
@@ -122,13 +128,15 @@ def cumprod(x, axis, dtype):
 
 __all__ += _reduction_names + ["cumulative_sum", "cumulative_prod", "cumsum", "cumprod"]
 
+
 def _method(f):
     """f as an Array method; its signature (inspect.signature) is f's, self as x."""
+
     @functools.wraps(f)
     def method(self, /, *args, **kwargs):
         return f(self, *args, **kwargs)
-    return method
 
+    return method
 
 
 @_registered
@@ -144,8 +152,7 @@ def where(condition, x, y):
 
 @_registered
 def clip(x, /, min, max):
-    return Array(_core.clip(_unwrap(x), None if min is None else _unwrap(min),
-                            None if max is None else _unwrap(max)))
+    return Array(_core.clip(_unwrap(x), None if min is None else _unwrap(min), None if max is None else _unwrap(max)))
 
 
 @_registered

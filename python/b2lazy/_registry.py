@@ -17,8 +17,12 @@ import inspect
 from . import _core
 
 _P = inspect.Parameter
-_KINDS = {"positional_only": _P.POSITIONAL_ONLY, "positional_or_keyword": _P.POSITIONAL_OR_KEYWORD,
-          "var_positional": _P.VAR_POSITIONAL, "keyword_only": _P.KEYWORD_ONLY}
+_KINDS = {
+    "positional_only": _P.POSITIONAL_ONLY,
+    "positional_or_keyword": _P.POSITIONAL_OR_KEYWORD,
+    "var_positional": _P.VAR_POSITIONAL,
+    "keyword_only": _P.KEYWORD_ONLY,
+}
 
 ENTRIES = {e["name"]: e for e in _core.functions()}
 
@@ -37,10 +41,13 @@ def _check_body(body, sig):
     defaults (the registry's are the ones that apply)."""
     have = list(inspect.signature(body).parameters.values())
     want = list(sig.parameters.values())
-    if ([(p.name, p.kind) for p in have] != [(p.name, p.kind) for p in want]
-            or any(p.default is not _P.empty for p in have)):
-        raise TypeError(f"b2lazy.{body.__name__}{inspect.signature(body)} does not match its registry "
-                        f"entry {sig} (same parameters and kinds, no defaults: the registry holds them)")
+    if [(p.name, p.kind) for p in have] != [(p.name, p.kind) for p in want] or any(
+        p.default is not _P.empty for p in have
+    ):
+        raise TypeError(
+            f"b2lazy.{body.__name__}{inspect.signature(body)} does not match its registry "
+            f"entry {sig} (same parameters and kinds, no defaults: the registry holds them)"
+        )
 
 
 def call_error(name, sig, args, kwargs):
@@ -53,15 +60,17 @@ def call_error(name, sig, args, kwargs):
     if len(args) > len(positional) and not star:
         n = len(positional)
         return f"{name}() takes at most {n} positional argument{'' if n == 1 else 's'}, got {len(args)}"
-    bound = {p.name for p in positional[:len(args)]}
+    bound = {p.name for p in positional[: len(args)]}
     for k in kwargs:
         p = sig.parameters.get(k)
         if p is not None and p.kind == _P.POSITIONAL_ONLY:
             return f"{name}() got a positional-only argument passed by keyword: '{k}'"
         if p is None or p.kind == _P.VAR_POSITIONAL:
             names = [q.name for q in params if q.kind not in (_P.VAR_POSITIONAL, _P.POSITIONAL_ONLY)]
-            return (f"{name}() got an unexpected keyword argument '{k}' "
-                    f"({'it takes ' + ', '.join(names) if names else 'it takes none'})")
+            return (
+                f"{name}() got an unexpected keyword argument '{k}' "
+                f"({'it takes ' + ', '.join(names) if names else 'it takes none'})"
+            )
         if k in bound:
             return f"{name}() got multiple values for argument '{k}'"
         bound.add(k)
@@ -89,6 +98,7 @@ _NO_OUT = object()
 def numpy_takes_out(name):
     """Whether NumPy's function of this name takes ``out=`` (every ufunc does)."""
     import numpy as np
+
     f = getattr(np, name, None)
     if f is None:
         return False
@@ -113,6 +123,7 @@ def _with_out(name, result, out):
     if out is _NO_OUT or out is None:
         return result
     from ._numpy_protocol import store_out
+
     return store_out(name, result, out)
 
 
@@ -128,6 +139,7 @@ def registered(body):
         out = _pop_out(body.__name__, sig, kwargs)
         bound = _bind(body.__name__, sig, args, kwargs)
         return _with_out(body.__name__, body(*bound.args, **bound.kwargs), out)
+
     fn.__signature__ = sig
     del fn.__wrapped__  # help() and inspect show the registry's signature
     return fn
@@ -141,6 +153,7 @@ def generated(name, body, doc):
     def fn(*args, **kwargs):
         out = _pop_out(name, sig, kwargs)
         return _with_out(name, body(**_bind(name, sig, args, kwargs).arguments), out)
+
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     fn.__signature__ = sig

@@ -25,7 +25,7 @@ def _int(v, what):
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
         raise TypeError(f"moving_reduce: {what} must be an int, got {v!r}")
     v = int(v)
-    if not -2**63 <= v < 2**63:
+    if not -(2**63) <= v < 2**63:
         raise ValueError(f"moving_reduce: {what} {v} is out of range")
     return v
 
@@ -89,5 +89,8 @@ def moving_reduce(x, /, window, func, *, axis, center, min_periods, ddof, skipna
     if isinstance(ddof, (bool, np.bool_)) or not isinstance(ddof, (int, float, np.integer, np.floating)):
         raise TypeError(f"moving_reduce: ddof must be a number, got {ddof!r}")
     mp = None if min_periods is None else _int(min_periods, "min_periods")
-    return Array(_core.moving_reduce(asarray(x)._a, _int(window, "window"), func, _int(axis, "axis"),
-                                     bool(center), mp, float(ddof), bool(skipna)))
+    return Array(
+        _core.moving_reduce(
+            asarray(x)._a, _int(window, "window"), func, _int(axis, "axis"), bool(center), mp, float(ddof), bool(skipna)
+        )
+    )

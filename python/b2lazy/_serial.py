@@ -71,6 +71,7 @@ _storage_lock = threading.Lock()
 def is_remote(url):
     """Does `url` name a remote store (https://, s3://, gs://, memory://, simplecache::...)?"""
     from . import _core
+
     if not isinstance(url, str):
         return False
     try:
@@ -145,6 +146,7 @@ def _frozen(v):
     """An argument as it is now: Arrays replaced by copies of their current state, since
     x[key] = value rebinds an Array object later (the record must keep the old x)."""
     from . import Array
+
     if isinstance(v, Array):
         f = Array(v._a, v.stats)
         f._call = v._call
@@ -165,6 +167,7 @@ def record(result, fn, args, kwargs=None):
     """Remember on `result` (an Array, or a tuple/list of them) the call that made it,
     unless an inner call already did."""
     from . import Array
+
     if (kwargs or {}).get("out") is not None:  # written into `out`: not a call to replay
         return result
     call = (fn, _frozen(tuple(args)), {k: _frozen(v) for k, v in (kwargs or {}).items()})
@@ -185,6 +188,7 @@ def recording(name, f):
     @functools.wraps(f)
     def g(*args, **kwargs):
         return record(f(*args, **kwargs), name, args, kwargs)
+
     return g
 
 
@@ -256,8 +260,11 @@ def stamp(path):
                 s = os.stat(p)
             except OSError:
                 continue
-            h.update(f"{os.path.relpath(p, path)}\0{s.st_size}\0{s.st_mtime_ns}\0{s.st_ino}\0{s.st_ctime_ns}\n"
-                     .encode("utf-8", "surrogateescape"))
+            h.update(
+                f"{os.path.relpath(p, path)}\0{s.st_size}\0{s.st_mtime_ns}\0{s.st_ino}\0{s.st_ctime_ns}\n".encode(
+                    "utf-8", "surrogateescape"
+                )
+            )
     return ["dir", h.hexdigest()]
 
 
@@ -346,6 +353,7 @@ class _Encoder:
     def operands(a):
         """The Arrays among the arguments of the call that made `a`."""
         from . import Array
+
         if not isinstance(a._call, tuple):
             return []
         (_, args, kwargs), _ = a._call
@@ -392,8 +400,11 @@ class _Encoder:
         if fn == _MASKSELECT:
             kwargs = dict(kwargs)
             stamps = kwargs.pop(STAMPS, None) or {}
-        entry = {"fn": fn, "args": [self.value(v) for v in args],
-                 "kwargs": {k: self.value(v) for k, v in kwargs.items()}}
+        entry = {
+            "fn": fn,
+            "args": [self.value(v) for v in args],
+            "kwargs": {k: self.value(v) for k, v in kwargs.items()},
+        }
         if stamps is not None:  # the counts hold for the mask's operands as they were counted
             self.stamp_operands(entry["args"][1]["array"], stamps)
         self.calls.append(entry)
@@ -418,10 +429,12 @@ class _Encoder:
             raise ValueError(
                 f"cannot save {what}: it is {nbytes / 2**20:.1f} MiB in memory, above the inline limit of "
                 f"{self.inline_limit / 2**20:.1f} MiB; store it first (b2lazy.asarray(x).compute(urlpath=...)) "
-                f"so that the saved expression refers to it by path")
+                f"so that the saved expression refers to it by path"
+            )
 
     def value(self, v, depth=0):
         from . import Array
+
         if depth > _MAX_NESTING:
             raise ValueError(f"cannot save an argument nested deeper than {_MAX_NESTING} levels")
         if isinstance(v, Array):
@@ -456,6 +469,7 @@ class _Encoder:
             return {"ndarray": base64.b64encode(buf.getvalue()).decode()}
         try:
             import blosc2
+
             if isinstance(v, blosc2.NDArray):
                 if v.schunk.urlpath:
                     return {"array": self.node(_open_path(v.schunk.urlpath))}
@@ -494,7 +508,7 @@ def _refs(call):
         if isinstance(v, list):
             todo.extend(v)
         elif isinstance(v, dict):
-            (tag, x), = v.items()
+            ((tag, x),) = v.items()
             if tag == "array":
                 out.append(x)
             elif tag in ("tuple", "slice", "dict", "npscalar"):
@@ -504,6 +518,7 @@ def _refs(call):
 
 def _open_path(path):
     from . import open as b2open
+
     return b2open(path)
 
 
@@ -528,6 +543,7 @@ class _Checker:
 
     def check(self):
         from ._dtypes import ACCEPTED
+
         self.dtypes = set(ACCEPTED)
         d = self.d
         for field, kind in (("calls", list), ("nodes", list)):
@@ -571,8 +587,9 @@ class _Checker:
         if not isinstance(kwargs, dict):
             raise self.bad(f"{pos}.kwargs", f"an object is needed, got {_kind(kwargs)}")
         if not _namespace_function(fn) and fn not in _INTERNAL_ARITY:
-            raise ValueError(f"{self.where}: {pos}.fn: unknown function {fn!r:.60} (not a function of the b2lazy "
-                             f"namespace)")
+            raise ValueError(
+                f"{self.where}: {pos}.fn: unknown function {fn!r:.60} (not a function of the b2lazy namespace)"
+            )
         refs = []
         for i, v in enumerate(args):
             self.value(v, f"{pos}.args[{i}]", refs)
@@ -580,13 +597,15 @@ class _Checker:
             self.value(v, f"{pos}.kwargs[{k!r:.40}]", refs)
         if fn in _INTERNAL_ARITY:
             if len(args) != _INTERNAL_ARITY[fn] or kwargs:
-                raise self.bad(pos, f"{fn} takes {_INTERNAL_ARITY[fn]} arguments and no keywords, got "
-                                    f"{len(args)} and {len(kwargs)}")
+                raise self.bad(
+                    pos,
+                    f"{fn} takes {_INTERNAL_ARITY[fn]} arguments and no keywords, got {len(args)} and {len(kwargs)}",
+                )
             if fn == _CFRAME:
                 if not isinstance(args[0], str):
                     raise self.bad(f"{pos}.args[0]", f"base64 text of a frame, got {_kind(args[0])}")
             elif not (isinstance(args[0], dict) and "array" in args[0]):
-                raise self.bad(f"{pos}.args[0]", f"an array ({{\"array\": node}}) is needed, got {args[0]!r:.60}")
+                raise self.bad(f"{pos}.args[0]", f'an array ({{"array": node}}) is needed, got {args[0]!r:.60}')
             if fn == _MASKSELECT and not (isinstance(args[1], dict) and "array" in args[1]):
                 raise self.bad(f"{pos}.args[1]", f"the mask, an array, is needed, got {args[1]!r:.60}")
         elif fn == "open":
@@ -595,11 +614,16 @@ class _Checker:
             if any(not isinstance(v, str) for v in kwargs.values()):
                 raise self.bad(f"{pos}.kwargs", "open's key, dataset and mode are strings")
             if "stamp" in c and not _is_stamp(c["stamp"]):
-                raise self.bad(f"{pos}.stamp",
-                               f"[size, mtime_ns, inode, ctime_ns] or [\"dir\", digest], got {c['stamp']!r:.60}")
+                raise self.bad(
+                    f"{pos}.stamp", f'[size, mtime_ns, inode, ctime_ns] or ["dir", digest], got {c["stamp"]!r:.60}'
+                )
         elif fn == "evaluate":  # operands always given: never the caller's variables
-            if len(args) != 2 or not isinstance(args[0], str) or not (isinstance(args[1], dict)
-                                                                     and "dict" in args[1]) or kwargs:
+            if (
+                len(args) != 2
+                or not isinstance(args[0], str)
+                or not (isinstance(args[1], dict) and "dict" in args[1])
+                or kwargs
+            ):
                 raise self.bad(pos, "evaluate takes an expression string and a dict of operands")
         return refs
 
@@ -616,7 +640,7 @@ class _Checker:
             raise self.bad(pos, f"unexpected {_kind(v)}")
         if len(v) != 1:
             raise self.bad(pos, f"a tagged value has one key, got {sorted(v)[:4]!r:.80}")
-        (tag, x), = v.items()
+        ((tag, x),) = v.items()
         p = f"{pos}.{tag}"
         if tag == "array":
             if not _is_int(x) or not 0 <= x < self.nnodes:
@@ -666,9 +690,12 @@ class _Checker:
             i, it = stack[-1]
             for j in it:
                 if state.get(j) == 1:
-                    raise self.bad(f"calls[{nodes[i]['call']}]",
-                                   f"nodes[{i}] refers to nodes[{j}], which needs nodes[{i}]: a cycle" if j != i else
-                                   f"nodes[{i}] refers to itself")
+                    raise self.bad(
+                        f"calls[{nodes[i]['call']}]",
+                        f"nodes[{i}] refers to nodes[{j}], which needs nodes[{i}]: a cycle"
+                        if j != i
+                        else f"nodes[{i}] refers to itself",
+                    )
                 if j not in state:
                     state[j] = 1
                     stack.append((j, iter(self.refs[nodes[j]["call"]])))
@@ -681,8 +708,15 @@ class _Checker:
 
 
 def _kind(v):
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
-            float: "a number", type(None): "null"}.get(type(v), type(v).__name__)
+    return {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        type(None): "null",
+    }.get(type(v), type(v).__name__)
 
 
 def _is_int(v):
@@ -700,8 +734,11 @@ def _is_float_text(x):
 
 
 def _is_stamp(s):
-    return isinstance(s, list) and 2 <= len(s) <= 4 and (
-        (s[0] == "dir" and isinstance(s[1], str) and len(s) == 2) or all(_is_int(x) for x in s))
+    return (
+        isinstance(s, list)
+        and 2 <= len(s) <= 4
+        and ((s[0] == "dir" and isinstance(s[1], str) and len(s) == 2) or all(_is_int(x) for x in s))
+    )
 
 
 # Namespace functions a saved file may not call: they write into files and arrays
@@ -714,19 +751,27 @@ def _namespace_function(fn):
     """Is `fn` a public function of the b2lazy namespace (not a class, module, constant,
     dtype or private name) that a saved file may call?"""
     import b2lazy
-    return (isinstance(fn, str) and not fn.startswith("_") and fn in b2lazy.__all__ and fn not in NOT_REPLAYED
-            and isinstance(getattr(b2lazy, fn, None), types.FunctionType))
+
+    return (
+        isinstance(fn, str)
+        and not fn.startswith("_")
+        and fn in b2lazy.__all__
+        and fn not in NOT_REPLAYED
+        and isinstance(getattr(b2lazy, fn, None), types.FunctionType)
+    )
 
 
 # --- reopening: the replay ---------------------------------------------------------------
 def _array_class():
     from . import Array
+
     return Array
 
 
 class _Deferred:
     """Placeholder; replaced by the Array subclass below on first use (b2lazy imports
     this module before it defines Array)."""
+
     _core_a = None
 
 
@@ -824,10 +869,12 @@ def _materialise(root, max_mem):
 
 def _check_shape(out, shape, dtype, where, what, changed=False):
     if tuple(out.shape) != shape or out.dtype != dtype:
-        raise ValueError(f"{where}: {what} was saved with shape {shape} and dtype {dtype}, but now has shape "
-                         f"{tuple(out.shape)} and dtype {out.dtype}; "
-                         f"{'its operands changed since it was saved, and ' if changed else ''}the expression "
-                         f"would give different results, so it is not reopened")
+        raise ValueError(
+            f"{where}: {what} was saved with shape {shape} and dtype {dtype}, but now has shape "
+            f"{tuple(out.shape)} and dtype {out.dtype}; "
+            f"{'its operands changed since it was saved, and ' if changed else ''}the expression "
+            f"would give different results, so it is not reopened"
+        )
 
 
 class _Decoder:
@@ -852,8 +899,10 @@ class _Decoder:
         unused = set(self.operands) - self.used
         if unused:
             named = sorted({c["args"][0] for c in self.d["calls"] if c["fn"] == "open"})
-            raise ValueError(f"{self.where}: operands={{...}} names {sorted(unused)}, which the saved expression does "
-                             f"not read (its operands: {named})")
+            raise ValueError(
+                f"{self.where}: operands={{...}} names {sorted(unused)}, which the saved expression does "
+                f"not read (its operands: {named})"
+            )
         return self.nodes[order[-1]]
 
     def what(self, k):
@@ -871,8 +920,7 @@ class _Decoder:
             self.calls[k] = self.call(k)
         out = self.calls[k]
         if isinstance(out, _Thunk):  # computes when used
-            d = _Deferred(lambda: self.pick(out.result(), k, i, item), out.deps, shape, dtype, self.what(k),
-                          self.where)
+            d = _Deferred(lambda: self.pick(out.result(), k, i, item), out.deps, shape, dtype, self.what(k), self.where)
             d._call = out.saved_call(item)
             self.nodes[i] = d
             return
@@ -889,8 +937,10 @@ class _Decoder:
                 raise ValueError(f"{self.where}: nodes[{i}].item: calls[{k}] does not return {item + 1} arrays")
             out = out[item]
         if not isinstance(out, Array):
-            raise ValueError(f"{self.where}: nodes[{i}]: calls[{k}] ({self.d['calls'][k]['fn']}) returns "
-                             f"{type(out).__name__}, not an array")
+            raise ValueError(
+                f"{self.where}: nodes[{i}]: calls[{k}] ({self.d['calls'][k]['fn']}) returns "
+                f"{type(out).__name__}, not an array"
+            )
         return out
 
     def call(self, k):
@@ -905,8 +955,10 @@ class _Decoder:
             changed = self.changed_operands(entry)
             if changed:  # counted again, at first use
                 fn, args = _GETITEM, args[:2]
-                self.notes[k] = (f"x[mask] (calls[{k}], its counts saved for operand(s) "
-                                 f"{', '.join(repr(u) for u in changed)}, which changed since)")
+                self.notes[k] = (
+                    f"x[mask] (calls[{k}], its counts saved for operand(s) "
+                    f"{', '.join(repr(u) for u in changed)}, which changed since)"
+                )
         deps = [a for a in _arrays((args, kwargs)) if _is_deferred(a)]
         if not deps:
             try:
@@ -919,6 +971,7 @@ class _Decoder:
     def run(self, k, fn, args, kwargs):
         """The call, its errors naming the file and the call."""
         import b2lazy
+
         try:
             if fn == _GETITEM:
                 return args[0][args[1]]
@@ -931,8 +984,12 @@ class _Decoder:
             if fn == _SETITEM:
                 x, key, value = args
                 items = key if isinstance(key, tuple) else (key,)
-                return b2lazy._assigned(x, key, value if isinstance(value, b2lazy.Array) else b2lazy.asarray(value),
-                                        b2lazy._setitem_mask(x, items))
+                return b2lazy._assigned(
+                    x,
+                    key,
+                    value if isinstance(value, b2lazy.Array) else b2lazy.asarray(value),
+                    b2lazy._setitem_mask(x, items),
+                )
             if fn == _CFRAME:
                 return b2lazy.Array(b2lazy._core.from_cframe(_b64(args[0], f"calls[{k}].args[0]", self.where)))
             return getattr(b2lazy, fn)(*args, **kwargs)
@@ -945,6 +1002,7 @@ class _Decoder:
         """An operand: its URL resolved against the saved file's directory, or the
         substitute operands={...} gives; a stored saved expression is not followed."""
         import b2lazy
+
         written = entry["args"][0]
         kwargs = entry["kwargs"]
         member = kwargs.get("key", kwargs.get("dataset"))
@@ -974,8 +1032,9 @@ class _Decoder:
         if part is None:
             raise FileNotFoundError(f"{self.where}: operand '{url}' does not exist")
         if is_saved_expression(part):
-            raise ValueError(f"{self.where}: operand '{url}' is itself a saved expression; saved expressions name "
-                             f"stored arrays only")
+            raise ValueError(
+                f"{self.where}: operand '{url}' is itself a saved expression; saved expressions name stored arrays only"
+            )
         self.resolved[k] = url
         if "stamp" in entry and k not in self.changed:
             self.changed[k] = _operand_stamp(url) != entry["stamp"]
@@ -988,6 +1047,7 @@ class _Decoder:
 
     def open_remote(self, k, entry, url):
         import b2lazy
+
         self.resolved[k] = url
         self.changed[k] = True
         so = self.storage_options
@@ -1017,8 +1077,11 @@ class _Decoder:
         nodes, calls = self.d["nodes"], self.d["calls"]
         mask = entry["args"][1]["array"]
         ids = {id(c): j for j, c in enumerate(calls)}
-        return [c["args"][0] for c in _leaf_calls(nodes, calls, mask)
-                if c["fn"] == "open" and self.changed.get(ids[id(c)], True)]
+        return [
+            c["args"][0]
+            for c in _leaf_calls(nodes, calls, mask)
+            if c["fn"] == "open" and self.changed.get(ids[id(c)], True)
+        ]
 
     def value(self, v, pos):
         """A checked value (_Checker.value) as the Python value it stands for."""
@@ -1026,7 +1089,7 @@ class _Decoder:
             return [self.value(x, pos) for x in v]
         if not isinstance(v, dict):
             return v
-        (tag, x), = v.items()
+        ((tag, x),) = v.items()
         if tag == "array":
             return self.nodes[x]
         if tag == "float":
@@ -1057,6 +1120,7 @@ class _Decoder:
                 raise ValueError(f"{self.where}: {pos}: not an .npy array: {type(e).__name__}: {e}") from None
         if tag == "blosc2":  # (read as b2lazy reads frames, validated: not by python-blosc2)
             import b2lazy
+
             try:
                 return b2lazy.Array(b2lazy._core.from_cframe(_b64(x, pos, self.where)))
             except Exception as e:  # noqa: BLE001
@@ -1123,8 +1187,9 @@ def from_dict(d, where="b2lazy expression", base=None, operands=None, storage_op
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         raise ValueError(f"{where}: not a saved b2lazy expression")
     if d.get("version") != VERSION:
-        raise ValueError(f"{where}: saved with format version {d.get('version')!r:.40}; this b2lazy reads "
-                         f"version {VERSION}")
+        raise ValueError(
+            f"{where}: saved with format version {d.get('version')!r:.40}; this b2lazy reads version {VERSION}"
+        )
     ops = {}
     for k, v in (operands or {}).items():
         if not isinstance(k, str):
@@ -1133,8 +1198,7 @@ def from_dict(d, where="b2lazy expression", base=None, operands=None, storage_op
             raise TypeError(f"open(): operands['{k}'] must be a path or a b2lazy Array, got {type(v).__name__}")
         ops[k] = v
     order = _Checker(d, where).check()
-    return _Decoder(d, where, os.getcwd() if base is None else base, ops, storage_options,
-                    storage_by_url).build(order)
+    return _Decoder(d, where, os.getcwd() if base is None else base, ops, storage_options, storage_by_url).build(order)
 
 
 def dumps(a, inline_limit=None):

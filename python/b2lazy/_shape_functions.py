@@ -18,7 +18,7 @@ def _axis(v, what):
     """An axis as an int; one beyond a C int is out of bounds (AxisError), as the engine
     says of any axis out of range, not a conversion error."""
     v = int(v)
-    if not -2**31 <= v < 2**31:
+    if not -(2**31) <= v < 2**31:
         raise np.exceptions.AxisError(f"{what}: axis {v} is out of bounds")
     return v
 
@@ -36,14 +36,6 @@ def _int_axes(v, what, as_axes=True):
     raise TypeError(f"{what} must be an int or a sequence of ints, got {v!r}")
 
 
-
-
-
-
-
-
-
-
 @_registered
 def permute_dims(x, /, axes):
     """The array with its axes in the order `axes`; lazy."""
@@ -55,8 +47,6 @@ def transpose(x, axes):
     """NumPy's transpose: reversed axes by default."""
     x = _ns().asarray(x)
     return _ns().permute_dims(x, tuple(range(x.ndim))[::-1] if axes is None else axes)
-
-
 
 
 @_registered
@@ -151,8 +141,11 @@ def flip(x, /, *, axis):
 @_registered
 def moveaxis(x, source, destination, /):
     """Axes moved from `source` to `destination`, the others in order; lazy."""
-    return Array(_core.moveaxis(_ns().asarray(x)._a, _int_axes(source, "moveaxis: source"),
-                                _int_axes(destination, "moveaxis: destination")))
+    return Array(
+        _core.moveaxis(
+            _ns().asarray(x)._a, _int_axes(source, "moveaxis: source"), _int_axes(destination, "moveaxis: destination")
+        )
+    )
 
 
 @_registered
@@ -184,6 +177,20 @@ def roll(x, /, shift, *, axis):
     return Array(_core.roll(_ns().asarray(x)._a, shifts, _axes_arg(axis, "roll")))
 
 
-__all__ += ["permute_dims", "transpose", "take",
-            "expand_dims", "squeeze", "flip", "moveaxis", "broadcast_to", "concat", "stack",
-            "roll", "reshape", "flatten", "take_along_axis", "nonzero"]
+__all__ += [
+    "permute_dims",
+    "transpose",
+    "take",
+    "expand_dims",
+    "squeeze",
+    "flip",
+    "moveaxis",
+    "broadcast_to",
+    "concat",
+    "stack",
+    "roll",
+    "reshape",
+    "flatten",
+    "take_along_axis",
+    "nonzero",
+]

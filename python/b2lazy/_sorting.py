@@ -29,15 +29,29 @@ def _flag(v, name, fn):
 @_registered
 def sort(x, /, *, axis, descending, stable):
     """x sorted along `axis` (ascending unless `descending`; stable, NaNs last)."""
-    return Array(_core.sort(asarray(x)._a, _axis_arg(axis, "sort"), _flag(descending, "descending", "sort"),
-                            _flag(stable, "stable", "sort"), False))
+    return Array(
+        _core.sort(
+            asarray(x)._a,
+            _axis_arg(axis, "sort"),
+            _flag(descending, "descending", "sort"),
+            _flag(stable, "stable", "sort"),
+            False,
+        )
+    )
 
 
 @_registered
 def argsort(x, /, *, axis, descending, stable):
     """The int64 positions that sort x along `axis` (stable: equal values keep their order)."""
-    return Array(_core.sort(asarray(x)._a, _axis_arg(axis, "argsort"), _flag(descending, "descending", "argsort"),
-                            _flag(stable, "stable", "argsort"), True))
+    return Array(
+        _core.sort(
+            asarray(x)._a,
+            _axis_arg(axis, "argsort"),
+            _flag(descending, "descending", "argsort"),
+            _flag(stable, "stable", "argsort"),
+            True,
+        )
+    )
 
 
 @_registered
@@ -47,8 +61,11 @@ def searchsorted(x1, x2, /, *, side, sorter):
     Each output chunk searches all of x1 (kept once when several need it)."""
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
-    return Array(_core.searchsorted(asarray(x1)._a, asarray(x2)._a, side == "right",
-                                    None if sorter is None else asarray(sorter)._a))
+    return Array(
+        _core.searchsorted(
+            asarray(x1)._a, asarray(x2)._a, side == "right", None if sorter is None else asarray(sorter)._a
+        )
+    )
 
 
 def _unique(x, indices, inverse, counts, max_memory):

@@ -107,7 +107,9 @@ def open(urlpath, *, key=None, dataset=None, mode="r", operands=None, storage_op
         urlpath = f"{urlpath}#{key if key.startswith('/') else '/' + key}"
     _path_text(urlpath, "open(): urlpath")
     if storage_options is not None and not isinstance(storage_options, dict):
-        raise TypeError(f"open(): storage_options must be a dict (fsspec's names), got {type(storage_options).__name__}")
+        raise TypeError(
+            f"open(): storage_options must be a dict (fsspec's names), got {type(storage_options).__name__}"
+        )
     remote = _serial.is_remote(urlpath)
     if not remote and _serial.is_saved_expression(urlpath):
         if mode != "r":
@@ -124,14 +126,17 @@ def open(urlpath, *, key=None, dataset=None, mode="r", operands=None, storage_op
         _serial.remember_storage(urlpath, storage_options)
     if mode == "r+":
         if x._a.kind != "b2nd" or "#" in urlpath:
-            raise ValueError(f"open(): mode='r+' updates b2nd files in place; '{urlpath}' is a "
-                             f"{x._a.kind} array{' inside a container' if '#' in urlpath else ''}")
+            raise ValueError(
+                f"open(): mode='r+' updates b2nd files in place; '{urlpath}' is a "
+                f"{x._a.kind} array{' inside a container' if '#' in urlpath else ''}"
+            )
         x._writable = urlpath
     return x
 
 
-def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=None, cparams=None,
-            storage_options=None):
+def asarray(
+    obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=None, cparams=None, storage_options=None
+):
     """A lazy Array over `obj` (the Array API's asarray, plus b2lazy's storage options).
 
     NumPy arrays are wrapped without copying unless `copy=True` (copied once, now) or
@@ -179,8 +184,9 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None, chunks=None, blocks=N
     arr = np.array(obj, dtype=dtype, copy=copy)
     if arr.dtype.byteorder == ">" and arr.dtype.name in _SUPPORTED_DTYPES:  # held in native order
         if copy is False:
-            raise ValueError(f"asarray: big-endian {arr.dtype.str} is held in native order, which needs "
-                             f"a copy, but copy=False")
+            raise ValueError(
+                f"asarray: big-endian {arr.dtype.str} is held in native order, which needs a copy, but copy=False"
+            )
         arr = arr.astype(arr.dtype.newbyteorder("="))
     if arr.dtype.name not in _SUPPORTED_DTYPES:
         raise TypeError(f"unsupported dtype {arr.dtype.name} (supported: {', '.join(_SUPPORTED_DTYPES)})")
@@ -209,8 +215,9 @@ def full(shape, fill_value, dtype, *, device, chunks):
     """`fill_value` everywhere (never materialised); dtype from the value by default
     (bool, int64, float64 or complex128)."""
     _check_device(device, "full")
-    return Array(_core.full(shape, _fill_scalar(fill_value, "full"),
-                            None if dtype is None else _as_dtype(dtype, "full"), chunks))
+    return Array(
+        _core.full(shape, _fill_scalar(fill_value, "full"), None if dtype is None else _as_dtype(dtype, "full"), chunks)
+    )
 
 
 @_registered
@@ -233,7 +240,7 @@ def arange(start, /, stop, step, dtype, *, device, shape, chunks):
     if stop is None:
         start, stop = 0, start
     ints = _builtins.all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (start, stop, step))
-    if ints and _builtins.all(-2**63 <= int(v) < 2**63 for v in (start, stop, step)):
+    if ints and _builtins.all(-(2**63) <= int(v) < 2**63 for v in (start, stop, step)):
         # exactly: through doubles, values and lengths beyond 2**53 would be rounded
         return Array(_core.arange_int(int(start), int(stop), int(step), dtype, shape, chunks))
     if dtype is None:
@@ -253,5 +260,4 @@ def linspace(start, stop, /, num, endpoint, dtype, *, device, shape, chunks):
         re = _ns().linspace(start.real, stop.real, num=num, endpoint=endpoint, dtype=part, shape=shape, chunks=chunks)
         im = _ns().linspace(start.imag, stop.imag, num=num, endpoint=endpoint, dtype=part, shape=shape, chunks=chunks)
         return (re + im * 1j).astype(dtype or np.complex128)
-    return Array(_core.linspace(float(start), float(stop), num, bool(endpoint), dtype,
-                                shape, chunks))
+    return Array(_core.linspace(float(start), float(stop), num, bool(endpoint), dtype, shape, chunks))

@@ -20,8 +20,19 @@ from . import Array, _check_axis, _context, _core, asarray, reshape, stack
 from ._dtypes import as_dtype
 from ._registry import registered as _registered
 
-__all__ = ["nanmedian", "nanquantile", "nanpercentile", "isin", "digitize", "bincount", "histogram",
-           "histogram2d", "random_uniform", "random_normal", "random_integers"]
+__all__ = [
+    "nanmedian",
+    "nanquantile",
+    "nanpercentile",
+    "isin",
+    "digitize",
+    "bincount",
+    "histogram",
+    "histogram2d",
+    "random_uniform",
+    "random_normal",
+    "random_integers",
+]
 
 
 def _flag(v, name, fn):
@@ -176,8 +187,15 @@ def isin(element, test_elements, *, assume_unique, invert):
     >>> bl.isin(np.arange(6), [1, 4, 9]).to_numpy()
     array([False,  True, False, False,  True, False])
     """
-    return Array(_core.isin(asarray(element)._a, asarray(test_elements)._a, _flag(assume_unique, "assume_unique", "isin"),
-                            _flag(invert, "invert", "isin"), _context(None)))
+    return Array(
+        _core.isin(
+            asarray(element)._a,
+            asarray(test_elements)._a,
+            _flag(assume_unique, "assume_unique", "isin"),
+            _flag(invert, "invert", "isin"),
+            _context(None),
+        )
+    )
 
 
 @_registered
@@ -309,8 +327,9 @@ def histogram(a, bins, range, weights, density):
     """
     count, edges = _axis_bins(bins, "histogram")
     w = None if weights is None else asarray(weights)._a
-    hist, e, edge_dtype = _core.histogram(asarray(a)._a, count, edges, _range(range, "histogram"), w,
-                                          _density(density, "histogram"), _context(None))
+    hist, e, edge_dtype = _core.histogram(
+        asarray(a)._a, count, edges, _range(range, "histogram"), w, _density(density, "histogram"), _context(None)
+    )
     return Array(hist), _edges(bins, edges, e[0], edge_dtype)
 
 
@@ -367,11 +386,24 @@ def histogram2d(x, y, bins, range, weights, density):
         try:
             rx, ry = range
         except (TypeError, ValueError):
-            raise ValueError(f"histogram2d(): range must be None or [[xmin, xmax], [ymin, ymax]], got {range!r}") from None
+            raise ValueError(
+                f"histogram2d(): range must be None or [[xmin, xmax], [ymin, ymax]], got {range!r}"
+            ) from None
         rx, ry = _range(rx, "histogram2d", "range[0]"), _range(ry, "histogram2d", "range[1]")
     w = None if weights is None else asarray(weights)._a
-    hist, e, edge_dtype = _core.histogram2d(asarray(x)._a, asarray(y)._a, bx[0], bx[1], rx, by[0], by[1], ry, w,
-                                            _density(density, "histogram2d"), _context(None))
+    hist, e, edge_dtype = _core.histogram2d(
+        asarray(x)._a,
+        asarray(y)._a,
+        bx[0],
+        bx[1],
+        rx,
+        by[0],
+        by[1],
+        ry,
+        w,
+        _density(density, "histogram2d"),
+        _context(None),
+    )
     given = (bins, bins) if isinstance(bins, str) or n != 2 else (bins[0], bins[1])
     return (Array(hist), _edges(given[0], bx[1], e[0], edge_dtype), _edges(given[1], by[1], e[1], edge_dtype))
 
@@ -411,7 +443,9 @@ def _real(v, name, fn):
 def _float_source(dist, fn, shape, a, b, seed, stream, dtype, chunks):
     name = "float64" if dtype is None else np.dtype(as_dtype(dtype, fn)).name
     seed, stream = _key(seed, stream, fn)
-    return Array(_core.random_source(dist, list(_shape(shape, fn)), a, b, 0, 0, seed, stream, name, _chunks(chunks, fn)))
+    return Array(
+        _core.random_source(dist, list(_shape(shape, fn)), a, b, 0, 0, seed, stream, name, _chunks(chunks, fn))
+    )
 
 
 @_registered
@@ -447,8 +481,17 @@ def random_uniform(shape, /, low, high, *, seed, stream, dtype, chunks):
     >>> bool((x[1:3].to_numpy() == x.to_numpy()[1:3]).all())
     True
     """
-    return _float_source("uniform", "random_uniform", shape, _real(low, "low", "random_uniform"),
-                         _real(high, "high", "random_uniform"), seed, stream, dtype, chunks)
+    return _float_source(
+        "uniform",
+        "random_uniform",
+        shape,
+        _real(low, "low", "random_uniform"),
+        _real(high, "high", "random_uniform"),
+        seed,
+        stream,
+        dtype,
+        chunks,
+    )
 
 
 @_registered
@@ -480,8 +523,17 @@ def random_normal(shape, /, loc, scale, *, seed, stream, dtype, chunks):
     >>> bl.random_normal(3, 5.0, 0.0, seed=2).to_numpy()
     array([5., 5., 5.])
     """
-    return _float_source("normal", "random_normal", shape, _real(loc, "loc", "random_normal"),
-                         _real(scale, "scale", "random_normal"), seed, stream, dtype, chunks)
+    return _float_source(
+        "normal",
+        "random_normal",
+        shape,
+        _real(loc, "loc", "random_normal"),
+        _real(scale, "scale", "random_normal"),
+        seed,
+        stream,
+        dtype,
+        chunks,
+    )
 
 
 @_registered
@@ -532,5 +584,8 @@ def random_integers(shape, /, low, high, *, seed, stream, dtype, chunks):
     seed, stream = _key(seed, stream, fn)
     span = (high - low) % 2**64  # 2**64 values: 0
     low64 = low - 2**64 if low >= 2**63 else low  # (uint64 lows as their two's complement)
-    return Array(_core.random_source("integers", list(_shape(shape, fn)), 0.0, 0.0, low64, span, seed, stream, name,
-                                     _chunks(chunks, fn)))
+    return Array(
+        _core.random_source(
+            "integers", list(_shape(shape, fn)), 0.0, 0.0, low64, span, seed, stream, name, _chunks(chunks, fn)
+        )
+    )

@@ -21,6 +21,7 @@ SLAB_BYTES = 64 << 20
 
 def _b2():
     import b2lazy
+
     return b2lazy
 
 
@@ -78,7 +79,7 @@ def _slabs(shape, chunks, itemsize, limit):
     ext = list(chunks)
     # Grow the box from the last axis to the first while it stays under the limit.
     for d in reversed(range(len(shape))):
-        per = int(np.prod(ext[:d] + ext[d + 1:], dtype=np.int64)) * itemsize
+        per = int(np.prod(ext[:d] + ext[d + 1 :], dtype=np.int64)) * itemsize
         fit = max(1, limit // max(1, per * chunks[d])) * chunks[d]
         ext[d] = min(shape[d], max(chunks[d], fit))
         if ext[d] < shape[d]:
@@ -92,8 +93,10 @@ def _region_offsets(region, target_shape, shape):
     per target axis) or the whole target."""
     if region is None:
         if tuple(target_shape) != tuple(shape):
-            raise ValueError(f"store: a source of shape {tuple(shape)} does not fit a target of shape "
-                             f"{tuple(target_shape)} (give regions=)")
+            raise ValueError(
+                f"store: a source of shape {tuple(shape)} does not fit a target of shape "
+                f"{tuple(target_shape)} (give regions=)"
+            )
         return tuple(slice(0, s) for s in shape)
     region = region if isinstance(region, tuple) else (region,)
     if len(region) > len(target_shape):
@@ -131,14 +134,17 @@ def _staged(x):
 def _check_target(t, i):
     b2 = _b2()
     if isinstance(t, b2.Array) and t._writable is None:
-        raise ValueError(f"store: target {i} is a read-only b2lazy array; open its file with "
-                         f"b2lazy.open(path, mode='r+') to write into it")
+        raise ValueError(
+            f"store: target {i} is a read-only b2lazy array; open its file with "
+            f"b2lazy.open(path, mode='r+') to write into it"
+        )
     if not hasattr(t, "__setitem__") or not hasattr(t, "shape"):
         raise TypeError(f"store: target {i} ({type(t).__name__}) takes no target[region] = values")
 
 
-def store(sources, targets, regions=None, lock=True, compute=True, return_stored=False, *,
-          nthreads=None, max_memory=None):
+def store(
+    sources, targets, regions=None, lock=True, compute=True, return_stored=False, *, nthreads=None, max_memory=None
+):
     """Write lazy arrays into existing arrays, chunk by chunk (``dask.array.store``).
 
     Each source is evaluated by slabs of whole target chunks (about 64 MiB each) and
@@ -235,7 +241,7 @@ def _is_local(url):
 
 
 def _local_path(url):
-    return url[len("file://"):] if url.startswith("file://") else url
+    return url[len("file://") :] if url.startswith("file://") else url
 
 
 def _write_group(path):
@@ -247,9 +253,23 @@ def _write_group(path):
             json.dump({"zarr_format": 3, "node_type": "group", "attributes": {}}, f)
 
 
-def to_zarr(arr, url, component=None, storage_options=None, overwrite=False, region=None, compute=True,
-            return_stored=False, *, chunks=None, shards=None, cparams=None, nthreads=None, max_memory=None,
-            **kwargs):
+def to_zarr(
+    arr,
+    url,
+    component=None,
+    storage_options=None,
+    overwrite=False,
+    region=None,
+    compute=True,
+    return_stored=False,
+    *,
+    chunks=None,
+    shards=None,
+    cparams=None,
+    nthreads=None,
+    max_memory=None,
+    **kwargs,
+):
     """Write a lazy array into a Zarr array (``dask.array.to_zarr``).
 
     A local path (or ``file://`` URL) is written by the engine's own Zarr v3 writer
@@ -319,14 +339,28 @@ def to_zarr(arr, url, component=None, storage_options=None, overwrite=False, reg
             raise FileExistsError(f"to_zarr: '{url}' holds objects (overwrite=True replaces them)")
         for o in existing:
             store_.remove(o["key"])
-        r = arr.compute(urlpath=url, chunks=chunks, shards=shards, cparams=cparams, nthreads=nthreads,
-                        max_memory=max_memory, storage_options=storage_options)
+        r = arr.compute(
+            urlpath=url,
+            chunks=chunks,
+            shards=shards,
+            cparams=cparams,
+            nthreads=nthreads,
+            max_memory=max_memory,
+            storage_options=storage_options,
+        )
         return r if return_stored else None
     if not _is_local(url):
         import zarr
-        z = zarr.open_array(url, mode="w" if overwrite else "w-", shape=arr.shape, dtype=arr.dtype,
-                            chunks=chunks or tuple(int(c) for c in b2._face.plan_chunks(arr)),
-                            path=component, storage_options=storage_options)
+
+        z = zarr.open_array(
+            url,
+            mode="w" if overwrite else "w-",
+            shape=arr.shape,
+            dtype=arr.dtype,
+            chunks=chunks or tuple(int(c) for c in b2._face.plan_chunks(arr)),
+            path=component,
+            storage_options=storage_options,
+        )
         store(arr, z, nthreads=nthreads, max_memory=max_memory)
         return b2.asarray(z) if return_stored else None
     root = _local_path(url)
@@ -339,8 +373,9 @@ def to_zarr(arr, url, component=None, storage_options=None, overwrite=False, reg
         parts = component.strip("/").split("/")
         for i in range(len(parts)):
             _write_group(os.path.join(root, *parts[:i]))
-    arr.compute(urlpath="zarr:" + path, chunks=chunks, shards=shards, cparams=cparams, nthreads=nthreads,
-                max_memory=max_memory)
+    arr.compute(
+        urlpath="zarr:" + path, chunks=chunks, shards=shards, cparams=cparams, nthreads=nthreads, max_memory=max_memory
+    )
     return b2.open("zarr:" + path) if return_stored else None
 
 
@@ -388,6 +423,7 @@ def from_zarr(url, component=None, storage_options=None, chunks=None, name=None,
             x = b2.open(path if path.startswith("zarr:") else "zarr:" + path)
         else:
             import zarr
+
             x = b2.asarray(zarr.open_array(url, mode="r", path=component, storage_options=storage_options))
     else:
         if component is not None:

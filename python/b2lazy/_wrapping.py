@@ -29,6 +29,7 @@ _MAX_NESTING = 8  # LazyExprs over LazyExprs, as src/graph/blosc2_lazyexpr.cpp
 
 def _b2lazy():
     import b2lazy
+
     return b2lazy
 
 
@@ -41,6 +42,7 @@ def _is_zarr_array(obj):
     if _module_of(obj) != "zarr":
         return False
     import zarr
+
     return isinstance(obj, zarr.Array)
 
 
@@ -48,6 +50,7 @@ def _is_h5py_dataset(obj):
     if _module_of(obj) != "h5py":
         return False
     import h5py
+
     return isinstance(obj, h5py.Dataset)
 
 
@@ -56,6 +59,7 @@ def _blosc2_kind(obj):
     if _module_of(obj) != "blosc2":
         return None
     import blosc2
+
     if isinstance(obj, blosc2.NDArray):
         return "ndarray"
     if isinstance(obj, blosc2.LazyExpr):
@@ -73,8 +77,11 @@ _IN_MEMORY = ("pandas",)
 def is_array_like(obj):
     """Has `obj` what a region source needs: shape, a NumPy dtype and __getitem__? (A
     torch tensor's dtype is not one: NumPy converts it.)"""
-    if (isinstance(obj, (np.ndarray, np.generic, list, tuple, str, bytes)) or _module_of(obj) in _IN_MEMORY
-            or not (hasattr(obj, "shape") and hasattr(obj, "dtype") and hasattr(type(obj), "__getitem__"))):
+    if (
+        isinstance(obj, (np.ndarray, np.generic, list, tuple, str, bytes))
+        or _module_of(obj) in _IN_MEMORY
+        or not (hasattr(obj, "shape") and hasattr(obj, "dtype") and hasattr(type(obj), "__getitem__"))
+    ):
         return False
     try:
         np.dtype(obj.dtype)
@@ -141,8 +148,10 @@ def _checked_chunks(chunks, shape, fn):
         elif isinstance(c, (tuple, list)):  # Dask's block lengths: regular ones only
             blocks = [int(b) for b in c]
             if sum(blocks) != n or any(b != blocks[0] for b in blocks[:-1]) or (blocks and blocks[-1] > blocks[0]):
-                raise ValueError(f"{fn}: chunks along axis {d} must be regular (equal blocks, a smaller last one) "
-                                 f"and sum to {n}, got {c!r}")
+                raise ValueError(
+                    f"{fn}: chunks along axis {d} must be regular (equal blocks, a smaller last one) "
+                    f"and sum to {n}, got {c!r}"
+                )
             out.append(max(blocks[0] if blocks else 1, 1))
         elif isinstance(c, (int, np.integer)) and not isinstance(c, bool) and c >= 1:
             out.append(int(c))
@@ -170,8 +179,7 @@ class RegionReader:
             return
         v = np.asarray(v)
         if v.shape != out.shape:
-            raise ValueError(f"{type(self.obj).__name__}[{_key_text(key)}] gave shape {v.shape}, "
-                             f"not {out.shape}")
+            raise ValueError(f"{type(self.obj).__name__}[{_key_text(key)}] gave shape {v.shape}, not {out.shape}")
         out[...] = v
 
     def read(self, key):
@@ -186,6 +194,7 @@ class RegionReader:
             return None
         if _is_zarr_array(self.obj):
             from zarr.core.buffer import default_buffer_prototype
+
             self.obj.get_basic_selection(key, out=default_buffer_prototype().nd_buffer.from_numpy_array(out))
             return None
         return self.read(key)
@@ -194,9 +203,11 @@ class RegionReader:
         """Why Array.save refuses (b2lazy/_serial.py): a saved expression names files and
         b2lazy functions, never Python objects (reopening one must run no code)."""
         t = type(self.obj)
-        return (f"cannot save an expression over a {t.__module__}.{t.__qualname__} read by __getitem__ "
-                "(a saved expression holds no Python objects): store it first, e.g. with "
-                "b2lazy.asarray(obj).compute('x.b2nd'), or save a zarr/HDF5 array b2lazy opens itself")
+        return (
+            f"cannot save an expression over a {t.__module__}.{t.__qualname__} read by __getitem__ "
+            "(a saved expression holds no Python objects): store it first, e.g. with "
+            "b2lazy.asarray(obj).compute('x.b2nd'), or save a zarr/HDF5 array b2lazy opens itself"
+        )
 
 
 def _is_xarray_indexed(obj):
@@ -204,11 +215,13 @@ def _is_xarray_indexed(obj):
     if _module_of(obj) != "xarray":
         return False
     from xarray.core.indexing import ExplicitlyIndexed
+
     return isinstance(obj, ExplicitlyIndexed)
 
 
 def _xarray_getitem(obj, key):
     from xarray.core.indexing import BasicIndexer
+
     return np.asarray(obj[BasicIndexer(key)])
 
 
@@ -224,9 +237,12 @@ def _native_dtype(obj, fn):
     if dt.byteorder == ">":
         dt = dt.newbyteorder("=")
     from . import _SUPPORTED_DTYPES
+
     if dt.name not in _SUPPORTED_DTYPES:
-        raise TypeError(f"{fn}: {type(obj).__name__} has dtype {dt}, which b2lazy does not hold "
-                        f"(supported: {', '.join(_SUPPORTED_DTYPES)})")
+        raise TypeError(
+            f"{fn}: {type(obj).__name__} has dtype {dt}, which b2lazy does not hold "
+            f"(supported: {', '.join(_SUPPORTED_DTYPES)})"
+        )
     return dt
 
 
@@ -261,8 +277,7 @@ def region_source(obj, chunks=None, name=None, lock=None, getitem=None, fn="asar
         getitem = _xarray_getitem
     label = name or f"{fn}({type(obj).__name__})"
     reader = RegionReader(obj, getitem, lock)
-    r = bl.Array(bl._core.lazyudf(reader, [], dtype.name, list(shape), [0] * len(shape), label,
-                                  list(chunks or ())))
+    r = bl.Array(bl._core.lazyudf(reader, [], dtype.name, list(shape), [0] * len(shape), label, list(chunks or ())))
     r._call = ((fn, (reader,), {}), None)  # refused by name when saved (unsaved_reason)
     return r
 
@@ -336,14 +351,19 @@ def _lazyexpr(e, fn, depth=0):
     if where:
         if set(where) != {"_where_x", "_where_y"}:
             raise ValueError(f"{what}: where() with one value (python-blosc2's filter) is not translated")
-        r = bl.where(r, _operand(where["_where_x"], f"{what}: where's x", fn, depth),
-                     _operand(where["_where_y"], f"{what}: where's y", fn, depth))
+        r = bl.where(
+            r,
+            _operand(where["_where_x"], f"{what}: where's x", fn, depth),
+            _operand(where["_where_y"], f"{what}: where's y", fn, depth),
+        )
     shape, dtype = tuple(e.shape), np.dtype(e.dtype)
     if r.shape == shape and r.dtype != dtype and np.can_cast(r.dtype, dtype, "same_kind"):
         r = r.astype(dtype)  # python-blosc2's result type (int32 / int32 is float32 there)
     if r.shape != shape or r.dtype != dtype:
-        raise ValueError(f"{what}: gives shape {r.shape} and dtype {r.dtype} in b2lazy, but python-blosc2 says "
-                         f"shape {shape} and dtype {dtype}; refused rather than computed differently")
+        raise ValueError(
+            f"{what}: gives shape {r.shape} and dtype {r.dtype} in b2lazy, but python-blosc2 says "
+            f"shape {shape} and dtype {dtype}; refused rather than computed differently"
+        )
     return r
 
 
@@ -355,8 +375,10 @@ def _operand(v, what, fn, depth):
         return _lazyexpr(v, fn, depth + 1)
     if isinstance(v, (np.ndarray, np.generic)) or _blosc2_kind(v) == "ndarray":
         return bl.asarray(v)
-    raise TypeError(f"{what} is a {type(v).__name__}, which b2lazy does not translate "
-                    f"(NDArrays, NumPy arrays, numbers and nested LazyExprs are)")
+    raise TypeError(
+        f"{what} is a {type(v).__name__}, which b2lazy does not translate "
+        f"(NDArrays, NumPy arrays, numbers and nested LazyExprs are)"
+    )
 
 
 # --- entry points --------------------------------------------------------------------------
@@ -452,8 +474,9 @@ def from_array(x, chunks=None, *, name=None, lock=False, getitem=None, native=Tr
     a = bl.asarray(x, storage_options=storage_options) if isinstance(x, str) else bl.asarray(x)
     if chunks is None or a.ndim == 0:
         return a
-    return _rechunked(a, chunks, "from_array", x if isinstance(x, np.ndarray) or _blosc2_kind(x) == "ndarray" else None,
-                      name, lock)
+    return _rechunked(
+        a, chunks, "from_array", x if isinstance(x, np.ndarray) or _blosc2_kind(x) == "ndarray" else None, name, lock
+    )
 
 
 # --- python-blosc2's asarray reading b2lazy arrays -----------------------------------------

@@ -82,8 +82,9 @@ class B2lazyManager(ChunkManagerEntrypoint):
     def array_api(self):
         return b2lazy
 
-    def apply_gufunc(self, func, signature, *args, axes=None, keepdims=False, output_dtypes=None,
-                     vectorize=None, **kwargs):
+    def apply_gufunc(
+        self, func, signature, *args, axes=None, keepdims=False, output_dtypes=None, vectorize=None, **kwargs
+    ):
         """Elementwise functions (signature "(),()->()"): a lazyudf calling `func` on each
         block of the broadcast inputs. Core dimensions are not supported here."""
         # (xarray binds func's own arguments; these are Dask's options: chunks are b2lazy's)
@@ -92,8 +93,9 @@ class B2lazyManager(ChunkManagerEntrypoint):
             raise TypeError(f"apply_ufunc on b2lazy arrays: unsupported options {sorted(extra)}")
         ins, outs = signature.replace(" ", "").split("->")
         if any(part != "()" for part in ins.split(",") + outs.split(",")) or axes or keepdims:
-            raise NotImplementedError(f"apply_ufunc on b2lazy arrays: only elementwise functions, not "
-                                      f"signature {signature!r}")
+            raise NotImplementedError(
+                f"apply_ufunc on b2lazy arrays: only elementwise functions, not signature {signature!r}"
+            )
         if output_dtypes is None or len(output_dtypes) != 1:
             raise ValueError("apply_ufunc on b2lazy arrays: give output_dtypes=[one dtype]")
         arrays = [a if isinstance(a, Array) else b2lazy.asarray(a) for a in args]
@@ -103,8 +105,10 @@ class B2lazyManager(ChunkManagerEntrypoint):
 
         def block(inputs, out, offset):
             out[...] = f(*inputs)
-        return b2lazy.lazyudf(block, arrays, output_dtypes[0], shape=shape,
-                              name=getattr(func, "__name__", "apply_ufunc"))
+
+        return b2lazy.lazyudf(
+            block, arrays, output_dtypes[0], shape=shape, name=getattr(func, "__name__", "apply_ufunc")
+        )
 
     def store(self, sources, targets, **kwargs):
         """Each source written into its target (to_zarr, to_netcdf): b2lazy/_xarray_store.py."""

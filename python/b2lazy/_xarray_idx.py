@@ -32,6 +32,7 @@ def _lookup(table, index, name):
 
     def block(inputs, out, offset):
         out[...] = table[inputs[0]]
+
     return bl.lazyudf(block, [index], table.dtype, shape=index.shape, name=name)
 
 
@@ -40,10 +41,16 @@ def _calc_idxminmax(original, *, array, func, dim=None, skipna=None, fill_value=
 
     if fill_value is None:
         fill_value = dtypes.NA
-    if (not isinstance(array.data, Array) or not array.ndim or dim is None or dim not in array.dims
-            or dim not in array.coords):
-        return original(array=array, func=func, dim=dim, skipna=skipna, fill_value=fill_value,
-                        keep_attrs=keep_attrs, **kw)  # xarray's own errors and paths
+    if (
+        not isinstance(array.data, Array)
+        or not array.ndim
+        or dim is None
+        or dim not in array.dims
+        or dim not in array.coords
+    ):
+        return original(
+            array=array, func=func, dim=dim, skipna=skipna, fill_value=fill_value, keep_attrs=keep_attrs, **kw
+        )  # xarray's own errors and paths
     import b2lazy as bl
 
     skip = skipna or (skipna is None and array.dtype.kind in "cfO")
@@ -59,9 +66,12 @@ def _calc_idxminmax(original, *, array, func, dim=None, skipna=None, fill_value=
         if skip:
             res = res.where(~allna, fill_value)
     else:
-        warnings.warn(f"{name} on b2lazy arrays: the coordinate {dim!r} has dtype {table.dtype}, which b2lazy "
-                      f"does not hold; the {name.replace('idx', 'arg')} (not the data) was evaluated to index it",
-                      bl.EagerEvaluationWarning, stacklevel=4)
+        warnings.warn(
+            f"{name} on b2lazy arrays: the coordinate {dim!r} has dtype {table.dtype}, which b2lazy "
+            f"does not hold; the {name.replace('idx', 'arg')} (not the data) was evaluated to index it",
+            bl.EagerEvaluationWarning,
+            stacklevel=4,
+        )
         idx = index.data.to_numpy() if isinstance(index.data, Array) else np.asarray(index.data)
         res = index.copy(data=table[idx]).rename(dim)
         if skip:
@@ -76,8 +86,10 @@ def _vindex_get(original, adapter, indexer):
         return original(adapter, indexer)
     key = indexer.tuple
     if any(isinstance(k, Array) for k in key):
-        raise TypeError("vectorized indexing of a b2lazy array by lazy (b2lazy) indexers is not supported: "
-                        "call .compute() on the indexers first")
+        raise TypeError(
+            "vectorized indexing of a b2lazy array by lazy (b2lazy) indexers is not supported: "
+            "call .compute() on the indexers first"
+        )
     from xarray.core.nputils import NumpyVIndexAdapter
 
     return NumpyVIndexAdapter(adapter.array)[key]

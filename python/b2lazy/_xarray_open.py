@@ -29,6 +29,7 @@ __all__ = []  # (used by _xarray.py only)
 
 def _bl():
     import b2lazy
+
     return b2lazy
 
 
@@ -36,6 +37,7 @@ def _types():
     """xarray's classes, imported when used (xarray is optional for b2lazy)."""
     from xarray.coding import common, variables
     from xarray.core import indexing
+
     return indexing, common, variables
 
 
@@ -271,7 +273,9 @@ def chunk_sizes(chunks, shape, current, what="chunks"):
     or one value for all), taking `current` (one length per axis) where it says so."""
     ndim = len(shape)
     if isinstance(chunks, dict):
-        bad = [k for k in chunks if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not -ndim <= k < ndim]
+        bad = [
+            k for k in chunks if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not -ndim <= k < ndim
+        ]
         if bad:
             raise ValueError(f"{what}: {bad[0]!r} is not an axis of an array of shape {shape}")
         chunks = tuple(chunks.get(i, chunks.get(i - ndim)) for i in range(ndim))

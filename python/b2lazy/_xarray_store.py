@@ -31,6 +31,7 @@ _OPTIONS = {"nthreads", "max_memory"}
 
 def _b2():
     import b2lazy
+
     return b2lazy
 
 
@@ -41,8 +42,10 @@ def store(sources, targets, regions=None, lock=None, compute=True, flush=True, *
     writes when computed, which is what xarray's delayed close expects."""
     extra = set(kwargs) - _OPTIONS
     if extra:
-        raise TypeError(f"store (to_zarr / to_netcdf) on b2lazy arrays: unsupported options {sorted(extra)} "
-                        f"(chunkmanager_store_kwargs takes {sorted(_OPTIONS)})")
+        raise TypeError(
+            f"store (to_zarr / to_netcdf) on b2lazy arrays: unsupported options {sorted(extra)} "
+            f"(chunkmanager_store_kwargs takes {sorted(_OPTIONS)})"
+        )
     regions = list(regions) if regions is not None else [None] * len(sources)
     if not (len(sources) == len(targets) == len(regions)):
         raise ValueError(f"store: {len(sources)} sources, {len(targets)} targets and {len(regions)} regions")
@@ -57,8 +60,10 @@ def store(sources, targets, regions=None, lock=None, compute=True, flush=True, *
     try:
         import dask
     except ImportError as e:  # xarray's delayed close needs dask too
-        raise NotImplementedError("to_zarr(compute=False) on b2lazy arrays returns a dask.delayed object: "
-                                  "install dask, or write with compute=True") from e
+        raise NotImplementedError(
+            "to_zarr(compute=False) on b2lazy arrays returns a dask.delayed object: "
+            "install dask, or write with compute=True"
+        ) from e
     return dask.delayed(write, pure=False)()
 
 
@@ -115,8 +120,12 @@ def _store_one(src, tgt, region, lock, nthreads, max_memory):
             old = b2.open("zarr:" + path)[whole]
             src = b2._assigned(old, _within(whole, place), src)
         offset = ",".join(str(b.start) for b in whole)
-        src.compute(urlpath=f"zarr-region:{path}?offset={offset}&codec={codec}&empty={int(empty)}",
-                    chunks=chunks, nthreads=nthreads, max_memory=max_memory)
+        src.compute(
+            urlpath=f"zarr-region:{path}?offset={offset}&codec={codec}&empty={int(empty)}",
+            chunks=chunks,
+            nthreads=nthreads,
+            max_memory=max_memory,
+        )
 
 
 def _whole_chunks(place, chunks, shape):
@@ -153,8 +162,12 @@ def _compressor(name, conf, itemsize):
         cname = str(conf.get("cname", "lz4"))
         shuffle = conf.get("shuffle", 1)
         shuffle = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}.get(shuffle, shuffle)
-        if (cname in ("lz4", "lz4hc", "zlib", "zstd") and shuffle in (0, 1) and not conf.get("blocksize")
-                and conf.get("typesize") in (None, itemsize)):
+        if (
+            cname in ("lz4", "lz4hc", "zlib", "zstd")
+            and shuffle in (0, 1)
+            and not conf.get("blocksize")
+            and conf.get("typesize") in (None, itemsize)
+        ):
             return f"blosc:{cname}:{int(conf.get('clevel', 5))}:{int(shuffle)}"
     return None
 
@@ -200,6 +213,7 @@ def _write_slabs(x, tgt, place, lock, nthreads, max_memory):
 
     def values(box):
         return x[box].to_numpy(nthreads=nthreads, max_memory=max_memory)
+
     with concurrent.futures.ThreadPoolExecutor(1) as ahead:
         pending = ahead.submit(values, boxes[0]) if boxes else None
         for k, box in enumerate(boxes):
@@ -239,6 +253,7 @@ def _write_by_tasks(x, tgt, place, lock, nthreads, max_memory):
     def run(slab):
         plan.execute(out, first_task=slab[0], last_task=slab[1])  # noqa: F821  (out: deleted after the pool)
         return tasks[slab[0]][0] * rows, min(x.shape[0], ends[slab[1] - 1] * rows)
+
     page = mmap.PAGESIZE
     try:
         with concurrent.futures.ThreadPoolExecutor(1) as ahead:

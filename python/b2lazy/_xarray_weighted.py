@@ -12,8 +12,9 @@ import numpy as np
 from . import Array
 
 _installed = False
-_MESSAGE = ("`weights` cannot contain missing values. "
-            "Missing values can be replaced by `weights.fillna(0)`.")  # xarray's words
+_MESSAGE = (
+    "`weights` cannot contain missing values. Missing values can be replaced by `weights.fillna(0)`."  # xarray's words
+)
 
 
 def checked_weights(w):
@@ -26,6 +27,7 @@ def checked_weights(w):
         if np.isnan(inputs[0]).any():
             raise ValueError(_MESSAGE)
         out[...] = inputs[0]
+
     return bl.lazyudf(block, [w], w.dtype, shape=w.shape, name="weights_check")
 
 

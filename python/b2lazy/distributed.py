@@ -50,6 +50,7 @@ def _build_plan(payload, opts, nthreads):
     """The plan of the saved form `payload`; its remote operands open here, in this
     process, with the storage_options opts["operand_storage"] maps their URLs to."""
     import b2lazy
+
     opts = dict(opts)
     storage = opts.pop("operand_storage", None)
     x = b2lazy._serial.from_dict(payload, "the distributed expression", storage_by_url=storage)
@@ -60,14 +61,17 @@ def _worker_plan(token, payload, opts, nthreads, fingerprint, stages=()):
     """This process's plan of the job, built on first use, with `stages` (finished stages
     as _finish_task returns them, by index) imported."""
     from . import _core
+
     with _plans_lock:
         entry = _plans.get(token)
         if entry is None:
             p = _build_plan(payload, opts, nthreads)
             fp = _core.plan_fingerprint(p._p)
             if fp != fingerprint:
-                raise RuntimeError(f"this worker planned the expression differently ({fp}) than the client "
-                                   f"({fingerprint}): are b2lazy's versions or the operands different here?")
+                raise RuntimeError(
+                    f"this worker planned the expression differently ({fp}) than the client "
+                    f"({fingerprint}): are b2lazy's versions or the operands different here?"
+                )
             entry = _plans[token] = [p, set()]
         p, imported = entry
         for i, (finished, _) in enumerate(stages):
@@ -80,6 +84,7 @@ def _worker_plan(token, payload, opts, nthreads, fingerprint, stages=()):
 def _where():
     try:
         from distributed import get_worker
+
         return f"worker {get_worker().address}"
     except (ImportError, ValueError):
         return f"process {os.getpid()}"
@@ -87,13 +92,15 @@ def _where():
 
 def _stage_failed(p, i, what, e):
     st = p.stages[i]
-    return RuntimeError(f"b2lazy: {what} of stage {i} ({st['kind']} {st['box'][1]}) failed on {_where()}: "
-                        f"{type(e).__name__}: {e}")
+    return RuntimeError(
+        f"b2lazy: {what} of stage {i} ({st['kind']} {st['box'][1]}) failed on {_where()}: {type(e).__name__}: {e}"
+    )
 
 
 def _piece_task(token, payload, opts, nthreads, fingerprint, prior, i, k, processes, path):
     """Piece k of stage i (the stages before it imported): (bytes or its file's path, stats)."""
     from . import _core
+
     p = _worker_plan(token, payload, opts, nthreads, fingerprint, prior)
     try:
         data, stats = _core.compute_stage_piece(p._p, i, k, processes, path or "", p._ctx)
@@ -105,6 +112,7 @@ def _piece_task(token, payload, opts, nthreads, fingerprint, prior, i, k, proces
 def _merge_task(token, payload, opts, nthreads, fingerprint, i, parts):
     """Partial states of stage i merged into one (a node of the merge tree)."""
     from . import _core
+
     p = _worker_plan(token, payload, opts, nthreads, fingerprint)
     try:
         return _core.merge_stage_pieces(p._p, i, [d for d, _ in parts]), {}
@@ -115,6 +123,7 @@ def _merge_task(token, payload, opts, nthreads, fingerprint, i, parts):
 def _finish_task(token, payload, opts, nthreads, fingerprint, i, parts, path):
     """Stage i from its pieces, as every worker imports it: (bytes or its file's path, stats)."""
     from . import _core
+
     p = _worker_plan(token, payload, opts, nthreads, fingerprint)
     try:
         data, stats = _core.finish_stage(p._p, i, [d for d, _ in parts], path or "", p._ctx)
@@ -126,28 +135,52 @@ def _finish_task(token, payload, opts, nthreads, fingerprint, i, parts, path):
 def _submit_stages(client, plan, args, nworkers, spill_dir, token, retries):
     """The futures of every stage's pieces, merges and finish; the finished stages' futures."""
     from . import _core
+
     futures, finished = [], []
     for i, st in enumerate(plan.stages):
         pieces, folds = _core.split_stage(plan._p, i, nworkers)
 
         def big(nbytes, name):
             return os.path.join(spill_dir, f".b2lazy-{token}-s{i}{name}.bin") if nbytes > STAGE_INLINE_LIMIT else None
+
         level = []
         for k in range(pieces):
             path = None if folds else big(st["bytes"] // pieces, f"p{k}")
-            level.append(client.submit(_piece_task, *args, list(finished), i, k, nworkers, path,
-                                       key=f"b2lazy-stage{i}-piece{k}-{token}", retries=retries, pure=False))
+            level.append(
+                client.submit(
+                    _piece_task,
+                    *args,
+                    list(finished),
+                    i,
+                    k,
+                    nworkers,
+                    path,
+                    key=f"b2lazy-stage{i}-piece{k}-{token}",
+                    retries=retries,
+                    pure=False,
+                )
+            )
         futures += level
         depth = 0
         while folds and len(level) > MERGE_FANIN:  # the merge tree: small partial states as task data
             depth += 1
-            level = [client.submit(_merge_task, *args, i, level[j:j + MERGE_FANIN],
-                                   key=f"b2lazy-stage{i}-merge{depth}-{j}-{token}", retries=retries, pure=False)
-                     for j in range(0, len(level), MERGE_FANIN)]
+            level = [
+                client.submit(
+                    _merge_task,
+                    *args,
+                    i,
+                    level[j : j + MERGE_FANIN],
+                    key=f"b2lazy-stage{i}-merge{depth}-{j}-{token}",
+                    retries=retries,
+                    pure=False,
+                )
+                for j in range(0, len(level), MERGE_FANIN)
+            ]
             futures += level
         path = big(st["bytes"] if st["where"] != "spilled" else STAGE_INLINE_LIMIT + 1, "")
-        fin = client.submit(_finish_task, *args, i, level, path, key=f"b2lazy-stage{i}-{token}",
-                            retries=retries, pure=False)
+        fin = client.submit(
+            _finish_task, *args, i, level, path, key=f"b2lazy-stage{i}-{token}", retries=retries, pure=False
+        )
         futures.append(fin)
         finished.append(fin)
     return futures, finished
@@ -156,19 +189,23 @@ def _submit_stages(client, plan, args, nworkers, spill_dir, token, retries):
 def _part_task(token, payload, opts, nthreads, fingerprint, stages, first, last, staging):
     """Output tasks [first, last): (compressed chunks or [], stats)."""
     from . import _core
+
     p = _worker_plan(token, payload, opts, nthreads, fingerprint, stages)
     try:
         return _core.execute_part(p._p, first, last, staging, p._ctx)
     except Exception as e:
         t = p.tasks
         c0, c1 = t[first]["chunks"][0], t[last - 1]["chunks"][1]
-        raise RuntimeError(f"b2lazy: output tasks [{first}, {last}) (output chunks [{c0}, {c1}): the region "
-                           f"{_region(p, c0, c1)}) failed on {_where()}: {type(e).__name__}: {e}") from e
+        raise RuntimeError(
+            f"b2lazy: output tasks [{first}, {last}) (output chunks [{c0}, {c1}): the region "
+            f"{_region(p, c0, c1)}) failed on {_where()}: {type(e).__name__}: {e}"
+        ) from e
 
 
 def _region(p, c0, c1):
     """The box from chunk c0's start to chunk c1 - 1's end (C order of the chunk grid)."""
     import numpy as np
+
     grid = [-(-n // c) for n, c in zip(p.shape, p.chunks)]
     lo = np.unravel_index(c0, grid) if grid else ()
     hi = np.unravel_index(c1 - 1, grid) if grid else ()
@@ -189,10 +226,12 @@ def _forget(token):
 def _connect(scheduler):
     """(client, cluster to close or None) for a Client, an address or 'local:N'."""
     from distributed import Client
+
     if isinstance(scheduler, Client):
         return scheduler, None
     if isinstance(scheduler, str) and scheduler.startswith("local:"):
         from distributed import LocalCluster
+
         n = int(scheduler.split(":", 1)[1])
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
         return Client(cluster), cluster
@@ -205,8 +244,21 @@ def _ranges(ntasks, group):
     return [(i, min(ntasks, i + group)) for i in range(0, ntasks, group)]
 
 
-def compute(x, urlpath=None, *, scheduler, chunks=None, blocks=None, cparams=None, max_memory=None,
-            contiguous=None, shards=None, progress=None, retries=2, storage_options=None):
+def compute(
+    x,
+    urlpath=None,
+    *,
+    scheduler,
+    chunks=None,
+    blocks=None,
+    cparams=None,
+    max_memory=None,
+    contiguous=None,
+    shards=None,
+    progress=None,
+    retries=2,
+    storage_options=None,
+):
     """Array.compute(..., scheduler=...): the same result, computed on a dask.distributed cluster.
 
     The plan's stages and output tasks run as tasks of the cluster; the output chunks are
@@ -263,9 +315,17 @@ def compute(x, urlpath=None, *, scheduler, chunks=None, blocks=None, cparams=Non
     remote_output = urlpath is not None and _serial.is_remote(os.fspath(urlpath))
     if urlpath is not None and not remote_output:
         urlpath = os.path.abspath(os.fspath(urlpath))  # the workers' working directory may differ
-    opts = dict(urlpath=urlpath, chunks=chunks, blocks=blocks, cparams=cparams, max_memory=max_memory,
-                contiguous=contiguous, shards=shards, storage_options=storage_options,
-                operand_storage=_serial.storage_of(x))
+    opts = dict(
+        urlpath=urlpath,
+        chunks=chunks,
+        blocks=blocks,
+        cparams=cparams,
+        max_memory=max_memory,
+        contiguous=contiguous,
+        shards=shards,
+        storage_options=storage_options,
+        operand_storage=_serial.storage_of(x),
+    )
     payload = _serial.to_dict(x)
     client, cluster = _connect(scheduler)
     token = uuid.uuid4().hex[:16]
@@ -284,13 +344,26 @@ def compute(x, urlpath=None, *, scheduler, chunks=None, blocks=None, cparams=Non
         spill_dir = os.path.dirname(urlpath) if urlpath and not remote_output else tempfile.gettempdir()
         futures, stages = _submit_stages(client, plan, args, nworkers, spill_dir, token, retries)
         ntasks = plan.ntasks
-        task_bytes = max(1, int(np.prod(plan.chunks)) * np.dtype(plan.dtype).itemsize *
-                         ((plan.tasks[0]["chunks"][1] - plan.tasks[0]["chunks"][0]) if ntasks else 1))
+        task_bytes = max(
+            1,
+            int(np.prod(plan.chunks))
+            * np.dtype(plan.dtype).itemsize
+            * ((plan.tasks[0]["chunks"][1] - plan.tasks[0]["chunks"][0]) if ntasks else 1),
+        )
         group = max(1, min(-(-ntasks // (4 * nworkers)), PART_BYTES // task_bytes))
         parts = {}
         for first, last in _ranges(ntasks, group):
-            f = client.submit(_part_task, *args, list(stages), first, last, staging,
-                              key=f"b2lazy-part-{first}-{token}", retries=retries, pure=False)
+            f = client.submit(
+                _part_task,
+                *args,
+                list(stages),
+                first,
+                last,
+                staging,
+                key=f"b2lazy-part-{first}-{token}",
+                retries=retries,
+                pure=False,
+            )
             parts[f.key] = (first, last)
             futures.append(f)
         stats, done = [], 0

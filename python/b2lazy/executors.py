@@ -52,8 +52,10 @@ def pick(scheduler: Any) -> tuple[str, Any]:
     for name, (executor, claims) in _EXECUTORS.items():
         if claims is not None and claims(scheduler):
             return name, executor
-    raise TypeError(f"scheduler {scheduler!r}: no executor takes it (executors: {', '.join(_EXECUTORS)}; "
-                    f"dask takes a distributed.Client, an address 'tcp://host:port' or 'local:N')")
+    raise TypeError(
+        f"scheduler {scheduler!r}: no executor takes it (executors: {', '.join(_EXECUTORS)}; "
+        f"dask takes a distributed.Client, an address 'tcp://host:port' or 'local:N')"
+    )
 
 
 class _Threads:
@@ -75,11 +77,13 @@ class _Dask:
     @staticmethod
     def compute(x, urlpath, scheduler, nthreads=None, **options):
         from . import distributed
+
         return distributed.compute(x, urlpath, scheduler=scheduler, **options)
 
     @staticmethod
     def to_numpy(x, scheduler, nthreads=None, **options):
         from . import distributed
+
         return distributed.to_numpy(x, scheduler=scheduler, **options)
 
 

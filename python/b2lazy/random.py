@@ -26,6 +26,7 @@ __all__ = ["default_rng", "Generator"]
 
 def _ns():
     import b2lazy  # (at call time: the recording wrappers of the namespace)
+
     return b2lazy
 
 
@@ -55,8 +56,9 @@ def _params(fn, size, *values):
                 raise ValueError
             shape = size
     except ValueError:
-        raise ValueError(f"Generator.{fn}(): parameters of shapes {[a.shape for a in arrays]} do not broadcast "
-                         f"to size={size}") from None
+        raise ValueError(
+            f"Generator.{fn}(): parameters of shapes {[a.shape for a in arrays]} do not broadcast to size={size}"
+        ) from None
     return arrays, shape
 
 
@@ -127,8 +129,9 @@ class Generator:
         >>> x.dtype, bool(((x.to_numpy() >= 0) & (x.to_numpy() < 1)).all())
         (dtype('float32'), True)
         """
-        return _ns().random_uniform(_size(size), 0.0, 1.0, seed=self.seed, stream=self._next(), dtype=dtype,
-                                    chunks=chunks)
+        return _ns().random_uniform(
+            _size(size), 0.0, 1.0, seed=self.seed, stream=self._next(), dtype=dtype, chunks=chunks
+        )
 
     def uniform(self, low=0.0, high=1.0, size=None, *, dtype=np.float64, chunks=None):
         """Uniform floats in [low, high).
@@ -157,8 +160,9 @@ class Generator:
         True
         """
         if _is_scalar(low) and _is_scalar(high):
-            return _ns().random_uniform(_size(size), low, high, seed=self.seed, stream=self._next(), dtype=dtype,
-                                        chunks=chunks)
+            return _ns().random_uniform(
+                _size(size), low, high, seed=self.seed, stream=self._next(), dtype=dtype, chunks=chunks
+            )
         # Array parameters: low + (high - low) * u, u uniform in [0, 1) (the scalar formula)
         (lo, hi), shape = _params("uniform", size, low, high)
         u = _ns().random_uniform(shape, 0.0, 1.0, seed=self.seed, stream=self._next(), chunks=chunks)
@@ -191,8 +195,9 @@ class Generator:
         10
         """
         if _is_scalar(loc) and _is_scalar(scale):
-            return _ns().random_normal(_size(size), loc, scale, seed=self.seed, stream=self._next(), dtype=dtype,
-                                       chunks=chunks)
+            return _ns().random_normal(
+                _size(size), loc, scale, seed=self.seed, stream=self._next(), dtype=dtype, chunks=chunks
+            )
         (mu, sigma), shape = _params("normal", size, loc, scale)  # array parameters: loc + scale * z
         if (sigma < 0).any() or not np.isfinite(sigma).all():
             raise ValueError("Generator.normal(): scale must be finite and >= 0")
@@ -264,10 +269,13 @@ class Generator:
             raise TypeError(f"Generator.integers(): endpoint must be True or False, got {endpoint!r}")
         low, high = int(low), int(high) + (1 if endpoint else 0)
         if high <= low:
-            raise ValueError(f"Generator.integers(): low >= high (low={low}, high={high - bool(endpoint)}"
-                             f"{', endpoint=True' if endpoint else ''})")
-        return _ns().random_integers(_size(size), low, high, seed=self.seed, stream=self._next(), dtype=dtype,
-                                     chunks=chunks)
+            raise ValueError(
+                f"Generator.integers(): low >= high (low={low}, high={high - bool(endpoint)}"
+                f"{', endpoint=True' if endpoint else ''})"
+            )
+        return _ns().random_integers(
+            _size(size), low, high, seed=self.seed, stream=self._next(), dtype=dtype, chunks=chunks
+        )
 
 
 def default_rng(seed=None):

@@ -19,6 +19,7 @@ ndim read) feed the coverage signal of fuzz_feedback.py, since the C++ extension
 instrumented. A file may describe a huge array in a few bytes (a chunk index of run-length
 chunks): arrays above MAX_ITEMS are evaluated on a corner only.
 """
+
 from __future__ import annotations
 
 import os
@@ -53,9 +54,32 @@ def TestOneInput(data: bytes):
 
 def _dictionary(path):
     """The frame format's markers: msgpack types, the magic, metalayer names, dtypes."""
-    tokens = [b"b2frame\x00", b"b2nd", b"caterva", b"\x97\x00", b"\xd2", b"\xd3", b"\xdb", b"\xcd", b"\xce",
-              b"\xcf", b"\xde", b"\xc6", b"<f8", b"<f4", b"<i4", b"<i8", b"|u1", b"|b1", b"\x00\x00\x00\x00",
-              b"\xff\xff\xff\xff", b"\x00\x00\x00\x80", b"\x05\x01", b"\x10", b"\x40"]
+    tokens = [
+        b"b2frame\x00",
+        b"b2nd",
+        b"caterva",
+        b"\x97\x00",
+        b"\xd2",
+        b"\xd3",
+        b"\xdb",
+        b"\xcd",
+        b"\xce",
+        b"\xcf",
+        b"\xde",
+        b"\xc6",
+        b"<f8",
+        b"<f4",
+        b"<i4",
+        b"<i8",
+        b"|u1",
+        b"|b1",
+        b"\x00\x00\x00\x00",
+        b"\xff\xff\xff\xff",
+        b"\x00\x00\x00\x80",
+        b"\x05\x01",
+        b"\x10",
+        b"\x40",
+    ]
     with open(path, "w") as fh:
         for t in tokens:
             fh.write('"' + "".join(f"\\x{b:02x}" for b in t) + '"\n')

@@ -13,6 +13,7 @@ path), TypeError or ValueError. When zipfile reads the member table, the arrays 
 lists must be the stored .b2nd members python-blosc2 would map (the last of a name).
 Seeds: zips python-blosc2 and zipfile wrote (long names, duplicates, a deflated member).
 """
+
 from __future__ import annotations
 
 import os
@@ -37,6 +38,7 @@ def _well_formed(data: bytes):
     anything else (a name running past the directory, say), so only then are b2lazy's
     arrays checked against python-blosc2's."""
     import struct
+
     if len(data) < 22 or data[-22:-18] != b"PK\x05\x06":
         return False
     _, _, _, n, size, offset, _ = struct.unpack("<HHHHIIH", data[-18:])
@@ -44,9 +46,9 @@ def _well_formed(data: bytes):
         return False
     at, end = offset, offset + size
     for _ in range(n):
-        if at + 46 > end or data[at:at + 4] != b"PK\x01\x02":
+        if at + 46 > end or data[at : at + 4] != b"PK\x01\x02":
             return False
-        name, extra, comment = struct.unpack("<HHH", data[at + 28:at + 34])
+        name, extra, comment = struct.unpack("<HHH", data[at + 28 : at + 34])
         at += 46 + name + extra + comment
     return at == end
 
@@ -61,8 +63,11 @@ def _python_blosc2_keys(path):
                 members[info.filename] = info
     except Exception:
         return None
-    return sorted(("" if n.startswith("/") else "/") + n[:-5] for n, i in members.items()
-                  if n.endswith(".b2nd") and len(n) > 5 and i.compress_type == zipfile.ZIP_STORED)
+    return sorted(
+        ("" if n.startswith("/") else "/") + n[:-5]
+        for n, i in members.items()
+        if n.endswith(".b2nd") and len(n) > 5 and i.compress_type == zipfile.ZIP_STORED
+    )
 
 
 def _read(a):
@@ -99,8 +104,21 @@ def TestOneInput(data: bytes):
 
 
 def _dictionary(path):
-    tokens = [b"PK\x03\x04", b"PK\x01\x02", b"PK\x05\x06", b"PK\x06\x06", b"PK\x06\x07", b".b2nd", b"embed.b2e",
-              b"\xff\xff\xff\xff", b"\x00\x00\x00\x00", b"\xff\xff", b"\x00\x10", b"\x01\x00", b"b2frame\x00"]
+    tokens = [
+        b"PK\x03\x04",
+        b"PK\x01\x02",
+        b"PK\x05\x06",
+        b"PK\x06\x06",
+        b"PK\x06\x07",
+        b".b2nd",
+        b"embed.b2e",
+        b"\xff\xff\xff\xff",
+        b"\x00\x00\x00\x00",
+        b"\xff\xff",
+        b"\x00\x10",
+        b"\x01\x00",
+        b"b2frame\x00",
+    ]
     with open(path, "w") as fh:
         for t in tokens:
             fh.write('"' + "".join(f"\\x{b:02x}" for b in t) + '"\n')
@@ -109,6 +127,7 @@ def _dictionary(path):
 def _seeds(corpus):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import zarr_seeds
+
     zarr_seeds.b2z_seeds(corpus)
 
 

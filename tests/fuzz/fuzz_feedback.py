@@ -5,6 +5,7 @@ coverage signal: what an input led to (an error message or a line of a plan, its
 parts blanked) is hashed to one of 1024 leaves of a generated, atheris-instrumented decision
 tree, so that an input reaching a new outcome is kept in the corpus.
 """
+
 from __future__ import annotations
 
 import re
@@ -26,6 +27,7 @@ def _make_feedback(depth=10):
         tree(level + 1, indent + 1)
         lines.append(" " * indent + "else:")
         tree(level + 1, indent + 1)
+
     tree(0, 1)
     scope = {}
     exec(compile("\n".join(lines), "<feedback>", "exec"), scope)  # noqa: S102 (generated code, no input)
@@ -49,6 +51,7 @@ def fuzz(test_one_input, work, write_seeds, write_dictionary, max_len, custom_mu
     `custom_mutator` (data, max_size, seed) -> bytes makes the mutations structure-aware."""
     import os
     import sys
+
     args = sys.argv[1:]
     if not [a for a in args if not a.startswith("-")]:
         corpus = os.path.join(work, "corpus")
@@ -56,8 +59,16 @@ def fuzz(test_one_input, work, write_seeds, write_dictionary, max_len, custom_mu
         write_seeds(corpus)
         dict_path = os.path.join(work, "fuzz.dict")
         write_dictionary(dict_path)
-        defaults = {"-max_total_time": "60", "-timeout": "20", "-rss_limit_mb": "3072", "-max_len": str(max_len),
-                    "-seed": "1", "-dict": dict_path, "-artifact_prefix": work + "/", "-print_final_stats": "1"}
+        defaults = {
+            "-max_total_time": "60",
+            "-timeout": "20",
+            "-rss_limit_mb": "3072",
+            "-max_len": str(max_len),
+            "-seed": "1",
+            "-dict": dict_path,
+            "-artifact_prefix": work + "/",
+            "-print_final_stats": "1",
+        }
         given = {a.split("=", 1)[0] for a in args}
         args = [f"{k}={v}" for k, v in defaults.items() if k not in given] + args + [corpus]
     atheris.Setup([sys.argv[0]] + args, test_one_input, custom_mutator=custom_mutator)

@@ -13,16 +13,19 @@ documents for a file (OSError naming the path, TypeError, ValueError), or values
 differ from h5py's when h5py reads the same bytes too (h5py is asked only when b2lazy read
 them: it may read garbage where b2lazy refuses, and it is no oracle of memory or time).
 Inputs that b2lazy reads but h5py refuses are counted in the final line, as 'ours only'
-(kept in the directory $B2LAZY_FUZZ_KEEP when set); they are not failures, since h5py's libhdf5 (2.0) checks more than Debian's (1.10) whose
+(kept in the directory $B2LAZY_FUZZ_KEEP when set); they are not failures, since h5py's libhdf5 (2.0) checks
+more than Debian's (1.10) whose
 metadata b2lazy follows.
 
 Inputs are not whole files but patches of seed files (see _patched and _regions): the
-regions b2lazy interprets itself. Seeds: small h5py files of one dataset each — contiguous, compact, scalar, chunked with
+regions b2lazy interprets itself. Seeds: small h5py files of one dataset each — contiguous, compact, scalar,
+chunked with
 gzip, shuffle, fletcher32, scale-offset, lzf (not decodable: an error) and hdf5plugin's
 Blosc, Blosc2, Zstd and LZ4, fill values of unwritten chunks, big-endian, bool, complex,
 external storage and a virtual dataset (their other files sit beside the input, not
 mutated), and a null dataspace. Outcomes feed the coverage signal of fuzz_feedback.py.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -96,7 +99,7 @@ def _patched(data: bytes) -> bytes:
     out = bytearray(seed)
     total = sum(n for _, n in regions)
     for k in range(1, len(data) - 2, 3):
-        pos = int.from_bytes(data[k:k + 2], "little") % total
+        pos = int.from_bytes(data[k : k + 2], "little") % total
         for start, n in regions:
             if pos < n:
                 out[start + pos] ^= data[k + 2]
@@ -121,8 +124,9 @@ def _through_store(local_out, corner):
         return
     feedback("store read")
     if local_out is not None:
-        assert np.array_equal(out, local_out, equal_nan=out.dtype.kind in "fc"), \
+        assert np.array_equal(out, local_out, equal_nan=out.dtype.kind in "fc"), (
             f"read through a store differs from the local read:\n{out!r}\n{local_out!r}"
+        )
 
 
 def TestOneInput(data: bytes):
@@ -152,7 +156,9 @@ def TestOneInput(data: bytes):
                 fh.write(_patched(data))
         return
     ref = ref.astype(ref.dtype.newbyteorder("="))
-    assert ref.shape == out.shape and ref.dtype == out.dtype, f"h5py reads {ref.shape} {ref.dtype}, b2lazy {out.shape} {out.dtype}"
+    assert ref.shape == out.shape and ref.dtype == out.dtype, (
+        f"h5py reads {ref.shape} {ref.dtype}, b2lazy {out.shape} {out.dtype}"
+    )
     same = np.array_equal(ref, out, equal_nan=out.dtype.kind in "fc")
     assert same, f"b2lazy and h5py read different values from {a.urlpath}:\n{out!r}\n{ref!r}"
 
@@ -228,12 +234,19 @@ def _make_seeds(work):
     seed("compact", compact)
     seed("scalar", lambda f: f.create_dataset("x", data=np.float64(1.5)))
     seed("null", lambda f: f.create_dataset("x", data=h5py.Empty("f8")))
-    seed("gzip-shuffle", lambda f: f.create_dataset("x", data=ints.astype("i4"), chunks=(5, 4), compression="gzip",
-                                                    shuffle=True))
-    seed("fletcher32", lambda f: f.create_dataset("x", data=ints.astype("u2") + 100, chunks=(6, 5), fletcher32=True,
-                                                  compression="gzip"))
-    seed("scaleoffset", lambda f: f.create_dataset("x", data=ints.astype("i4"), chunks=(6, 5), scaleoffset=0),
-         data=False)
+    seed(
+        "gzip-shuffle",
+        lambda f: f.create_dataset("x", data=ints.astype("i4"), chunks=(5, 4), compression="gzip", shuffle=True),
+    )
+    seed(
+        "fletcher32",
+        lambda f: f.create_dataset(
+            "x", data=ints.astype("u2") + 100, chunks=(6, 5), fletcher32=True, compression="gzip"
+        ),
+    )
+    seed(
+        "scaleoffset", lambda f: f.create_dataset("x", data=ints.astype("i4"), chunks=(6, 5), scaleoffset=0), data=False
+    )
     seed("lzf", lambda f: f.create_dataset("x", data=x, chunks=(6, 5), compression="lzf"))
     seed("blosc", lambda f: f.create_dataset("x", data=x.astype("f4"), chunks=(6, 10), **hdf5plugin.Blosc()))
     seed("blosc2", lambda f: f.create_dataset("x", data=x, chunks=(6, 10), **hdf5plugin.Blosc2(cname="lz4")))
@@ -246,14 +259,19 @@ def _make_seeds(work):
     def unwritten(f):
         d = f.create_dataset("x", shape=(20, 10), dtype="i8", chunks=(5, 5), fillvalue=-3, compression="gzip")
         d[5:10, 0:5] = 7
+
     seed("fill", unwritten)
     with h5py.File(os.path.join(work, "src.h5"), "w") as f:
         f.create_dataset("s", data=x)
     raw = x.tobytes()
     with open(os.path.join(work, "ext.bin"), "wb") as fh:
         fh.write(raw)
-    seed("external", lambda f: f.create_dataset("x", shape=x.shape, dtype=x.dtype,
-                                                external=[("ext.bin", 0, 480), ("ext.bin", 480, len(raw) - 480)]))
+    seed(
+        "external",
+        lambda f: f.create_dataset(
+            "x", shape=x.shape, dtype=x.dtype, external=[("ext.bin", 0, 480), ("ext.bin", 480, len(raw) - 480)]
+        ),
+    )
     lay = h5py.VirtualLayout(shape=(14, 10), dtype="f8")
     lay[0:12] = h5py.VirtualSource("src.h5", "s", shape=(12, 10))
     seed("virtual", lambda f: f.create_virtual_dataset("x", lay, fillvalue=-1))

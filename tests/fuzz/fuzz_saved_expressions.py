@@ -19,6 +19,7 @@ than those the format documents: at open a ValueError or OSError naming the file
 evaluation ValueError, OSError, TypeError or IndexError (an operand's own errors name the
 operand). Outcomes feed the coverage signal of fuzz_feedback.py.
 """
+
 from __future__ import annotations
 
 import base64
@@ -41,15 +42,90 @@ EVAL_ERRORS = (ValueError, OSError, TypeError, IndexError)
 MAX_ITEMS = 100_000
 INPUT = None  # the file each input is written to (set in main)
 FORMS = []  # valid saved forms (set in main)
-FUNCTIONS = ["add", "sin", "sum", "nonzero", "unique_values", "unique_all", "reshape", "arange", "open", "evaluate",
-             "zeros", "full", "concat", "matmul", "where", "take", "sort", "repeat", "cumsum", "broadcast_to",
-             ".getitem", ".vindex", ".oindex", ".cframe", ".maskselect", ".setitem", "Plan", "Array", "_core",
-             "lazyudf", "bool", "float64", "e", "linspace", "meshgrid", "astype", "eye", ""]
-STRINGS = ["float64", "int8", "bool", "object", "nan", "inf", "-inf", "1e400", "a + 1", "nonzero(a > 0)[0]",
-           "a[a > 1]", "a\ud800", "/dev/zero", "/proc/self/mem", "http://x/a.b2nd", "zarr:", "hdf5:x#/", "b2z:s.b2z#/",
-           "a.b2nd", "../a.b2nd", "le.b2nd", "z.zarr", "f.h5#/g/x", "s.b2z#/x", "input.b2lazy", "AAAA", "!!", ""]
-TAGS = ["array", "float", "complex", "tuple", "dict", "slice", "ellipsis", "dtype", "npscalar", "ndarray", "blosc2",
-        "bogus"]
+FUNCTIONS = [
+    "add",
+    "sin",
+    "sum",
+    "nonzero",
+    "unique_values",
+    "unique_all",
+    "reshape",
+    "arange",
+    "open",
+    "evaluate",
+    "zeros",
+    "full",
+    "concat",
+    "matmul",
+    "where",
+    "take",
+    "sort",
+    "repeat",
+    "cumsum",
+    "broadcast_to",
+    ".getitem",
+    ".vindex",
+    ".oindex",
+    ".cframe",
+    ".maskselect",
+    ".setitem",
+    "Plan",
+    "Array",
+    "_core",
+    "lazyudf",
+    "bool",
+    "float64",
+    "e",
+    "linspace",
+    "meshgrid",
+    "astype",
+    "eye",
+    "",
+]
+STRINGS = [
+    "float64",
+    "int8",
+    "bool",
+    "object",
+    "nan",
+    "inf",
+    "-inf",
+    "1e400",
+    "a + 1",
+    "nonzero(a > 0)[0]",
+    "a[a > 1]",
+    "a\ud800",
+    "/dev/zero",
+    "/proc/self/mem",
+    "http://x/a.b2nd",
+    "zarr:",
+    "hdf5:x#/",
+    "b2z:s.b2z#/",
+    "a.b2nd",
+    "../a.b2nd",
+    "le.b2nd",
+    "z.zarr",
+    "f.h5#/g/x",
+    "s.b2z#/x",
+    "input.b2lazy",
+    "AAAA",
+    "!!",
+    "",
+]
+TAGS = [
+    "array",
+    "float",
+    "complex",
+    "tuple",
+    "dict",
+    "slice",
+    "ellipsis",
+    "dtype",
+    "npscalar",
+    "ndarray",
+    "blosc2",
+    "bogus",
+]
 
 
 def _seed_forms(work):
@@ -57,6 +133,7 @@ def _seed_forms(work):
     import blosc2
     import h5py
     import zarr
+
     x = np.arange(24.0).reshape(4, 6) % 5
     a_path = os.path.join(work, "a.b2nd")
     b2lazy.asarray(x, chunks=(2, 3), blocks=(1, 3)).compute(urlpath=a_path)
@@ -75,14 +152,34 @@ def _seed_forms(work):
     inline = b2lazy.asarray(x, chunks=(2, 3), blocks=(1, 3))
     w = b2lazy.asarray(x) + 0
     w[1:3, 2] = 7.5
-    exprs = [a + 1, b2lazy.sin(a) * 2 + z, a[a > 2], b2lazy.nonzero(a > 2)[1], b2lazy.unique_values(h),
-             b2lazy.sum(a, axis=0) + b, a[1:3, ::2], a.vindex[idx, idx], a.oindex[idx, :], a[idx + 0],
-             b2lazy.evaluate("a * 2 + b", a=a, b=z), inline + 1, b2lazy.asarray(x) * a, w,
-             b2lazy.concat([a, h], axis=0), b2lazy.matmul(a, b2lazy.matrix_transpose(z)), b2lazy.where(a > 1, a, -h),
-             b2lazy.take(a, np.array([0, 5]), axis=1), b2lazy.reshape(a, (6, 4)).astype(np.float32),
-             b2lazy.sort(b, axis=1), b2lazy.cumsum(a, axis=1), b2lazy.repeat(a, 2, axis=0),
-             b2lazy.full((3,), np.int16(4)) + b2lazy.linspace(0, 1, 3), a[..., None, 1:2], a * (1 + 2j),
-             b2lazy.open(os.path.join(work, "le.b2nd")) - a]
+    exprs = [
+        a + 1,
+        b2lazy.sin(a) * 2 + z,
+        a[a > 2],
+        b2lazy.nonzero(a > 2)[1],
+        b2lazy.unique_values(h),
+        b2lazy.sum(a, axis=0) + b,
+        a[1:3, ::2],
+        a.vindex[idx, idx],
+        a.oindex[idx, :],
+        a[idx + 0],
+        b2lazy.evaluate("a * 2 + b", a=a, b=z),
+        inline + 1,
+        b2lazy.asarray(x) * a,
+        w,
+        b2lazy.concat([a, h], axis=0),
+        b2lazy.matmul(a, b2lazy.matrix_transpose(z)),
+        b2lazy.where(a > 1, a, -h),
+        b2lazy.take(a, np.array([0, 5]), axis=1),
+        b2lazy.reshape(a, (6, 4)).astype(np.float32),
+        b2lazy.sort(b, axis=1),
+        b2lazy.cumsum(a, axis=1),
+        b2lazy.repeat(a, 2, axis=0),
+        b2lazy.full((3,), np.int16(4)) + b2lazy.linspace(0, 1, 3),
+        a[..., None, 1:2],
+        a * (1 + 2j),
+        b2lazy.open(os.path.join(work, "le.b2nd")) - a,
+    ]
     return [b2lazy._serial.to_dict(e) for e in exprs]
 
 
@@ -103,7 +200,7 @@ def _value(fdp, d):
     n = max(len(d.get("nodes", [])) if isinstance(d.get("nodes"), list) else 1, 1)
     kind = fdp.ConsumeIntInRange(0, 11)
     if kind == 0:
-        return fdp.PickValueInList([-2, -1, 0, 1, 2, 3, 7, n - 1, n, 2**31, 2**63, -2**63, 10**12, 10**30])
+        return fdp.PickValueInList([-2, -1, 0, 1, 2, 3, 7, n - 1, n, 2**31, 2**63, -(2**63), 10**12, 10**30])
     if kind == 1:
         return fdp.PickValueInList(STRINGS + FUNCTIONS)
     if kind == 2:
@@ -126,8 +223,11 @@ def _value(fdp, d):
     if kind == 8:
         return fdp.ConsumeUnicodeNoSurrogates(12)
     if kind == 9:
-        return {"shape": [fdp.ConsumeIntInRange(0, 10**6) for _ in range(fdp.ConsumeIntInRange(0, 3))],
-                "dtype": fdp.PickValueInList(STRINGS[:6]), "call": fdp.ConsumeIntInRange(-1, n)}
+        return {
+            "shape": [fdp.ConsumeIntInRange(0, 10**6) for _ in range(fdp.ConsumeIntInRange(0, 3))],
+            "dtype": fdp.PickValueInList(STRINGS[:6]),
+            "call": fdp.ConsumeIntInRange(-1, n),
+        }
     if kind == 10:
         return {"fn": fdp.PickValueInList(FUNCTIONS), "args": [_value(fdp, d)], "kwargs": {}}
     return fdp.ConsumeIntInRange(-3, 10)
@@ -220,10 +320,42 @@ def TestOneInput(data: bytes):
 
 
 def _dictionary(path):
-    tokens = ['"array"', '"tuple"', '"slice"', '"dict"', '"npscalar"', '"ndarray"', '"blosc2"', '".cframe"',
-              '".maskselect"', '"stamp"', '"item"', '"root"', '"calls"', '"nodes"', '"fn"', '"args"', '"kwargs"',
-              '"shape"', '"dtype"', '"call"', '"open"', '"evaluate"', '"nonzero"', '"unique_values"', '"Plan"',
-              '"zarr:', '"hdf5:', '"b2z:', '#/', '\\ud800', '[[[[', '1e400', '-1', '9223372036854775808']
+    tokens = [
+        '"array"',
+        '"tuple"',
+        '"slice"',
+        '"dict"',
+        '"npscalar"',
+        '"ndarray"',
+        '"blosc2"',
+        '".cframe"',
+        '".maskselect"',
+        '"stamp"',
+        '"item"',
+        '"root"',
+        '"calls"',
+        '"nodes"',
+        '"fn"',
+        '"args"',
+        '"kwargs"',
+        '"shape"',
+        '"dtype"',
+        '"call"',
+        '"open"',
+        '"evaluate"',
+        '"nonzero"',
+        '"unique_values"',
+        '"Plan"',
+        '"zarr:',
+        '"hdf5:',
+        '"b2z:',
+        "#/",
+        "\\ud800",
+        "[[[[",
+        "1e400",
+        "-1",
+        "9223372036854775808",
+    ]
     with open(path, "w") as fh:
         for t in tokens:
             fh.write('"' + "".join(f"\\x{b:02x}" for b in t.encode()) + '"\n')

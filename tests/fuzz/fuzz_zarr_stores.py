@@ -14,6 +14,7 @@ process past -rss_limit_mb, or an exception other than what b2lazy documents for
 OSError (which must name the store), TypeError or ValueError. Seeds: stores zarr-python
 wrote with every codec chain b2lazy reads (v2 compressors, v3 chains, shards).
 """
+
 from __future__ import annotations
 
 import json
@@ -36,13 +37,74 @@ MAX_CHUNK_BYTES = 64 << 20  # stores whose metadata asks for larger chunks are o
 SEP = b"\n\x00--chunk--\x00\n"
 STORE = None  # the directory each input is written to (set in main)
 
-PALETTE = [None, True, False, 0, 1, -1, 2, 3, 7, 255, 2**31, 2**32 + 1, 2**62, 2**63 - 1, -2**63, 2**64, 1.5, -0.0,
-           "NaN", "Infinity", "-Infinity", "0x7ff8000000000000", "", "x", "<f8", ">i2", "|b1", "<c16", "float64",
-           "int8", "bool", "uint64", "complex64", "zstd", "blosc", "gzip", "zlib", "lz4", "crc32c", "bytes",
-           "transpose", "sharding_indexed", "regular", "default", "v2", "little", "big", "C", "F", "/", ".",
-           "start", "end", [], {}, [0], [1], [2, 2], [2**40], [1, 0], [-1], {"name": "bytes"},
-           {"name": "zstd", "configuration": {"level": 1}}, {"id": "zstd"}, {"id": "blosc", "cname": "lz4"},
-           {"name": "crc32c"}]
+PALETTE = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    2,
+    3,
+    7,
+    255,
+    2**31,
+    2**32 + 1,
+    2**62,
+    2**63 - 1,
+    -(2**63),
+    2**64,
+    1.5,
+    -0.0,
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "0x7ff8000000000000",
+    "",
+    "x",
+    "<f8",
+    ">i2",
+    "|b1",
+    "<c16",
+    "float64",
+    "int8",
+    "bool",
+    "uint64",
+    "complex64",
+    "zstd",
+    "blosc",
+    "gzip",
+    "zlib",
+    "lz4",
+    "crc32c",
+    "bytes",
+    "transpose",
+    "sharding_indexed",
+    "regular",
+    "default",
+    "v2",
+    "little",
+    "big",
+    "C",
+    "F",
+    "/",
+    ".",
+    "start",
+    "end",
+    [],
+    {},
+    [0],
+    [1],
+    [2, 2],
+    [2**40],
+    [1, 0],
+    [-1],
+    {"name": "bytes"},
+    {"name": "zstd", "configuration": {"level": 1}},
+    {"id": "zstd"},
+    {"id": "blosc", "cname": "lz4"},
+    {"name": "crc32c"},
+]
 
 
 def parse(data: bytes):
@@ -91,9 +153,25 @@ def _mutate_json(doc, rng):
     elif op < 0.85 and isinstance(parent[last], int) and not isinstance(parent[last], bool):
         parent[last] = parent[last] + rng.choice([-1, 1, -parent[last] - 1, parent[last], 2**31])
     elif isinstance(parent, dict):
-        parent[rng.choice(["x", "fill_value", "codecs", "compressor", "filters", "order", "shape", "chunks",
-                           "dtype", "data_type", "configuration", "index_location", "dimension_separator"])] = \
-            rng.choice(PALETTE)
+        parent[
+            rng.choice(
+                [
+                    "x",
+                    "fill_value",
+                    "codecs",
+                    "compressor",
+                    "filters",
+                    "order",
+                    "shape",
+                    "chunks",
+                    "dtype",
+                    "data_type",
+                    "configuration",
+                    "index_location",
+                    "dimension_separator",
+                ]
+            )
+        ] = rng.choice(PALETTE)
     else:
         parent[last] = rng.choice(PALETTE)
     return doc
@@ -184,12 +262,52 @@ def TestOneInput(data: bytes):
 
 
 def _dictionary(path):
-    tokens = ['"zarr_format"', '"node_type"', '"array"', '"shape"', '"data_type"', '"chunk_grid"', '"regular"',
-              '"chunk_shape"', '"chunk_key_encoding"', '"codecs"', '"fill_value"', '"configuration"', '"name"',
-              '"sharding_indexed"', '"index_codecs"', '"index_location"', '"transpose"', '"order"', '"bytes"',
-              '"endian"', '"blosc"', '"zstd"', '"gzip"', '"crc32c"', '"cname"', '"compressor"', '"filters"',
-              '"dtype"', '"chunks"', '"id"', '"zlib"', '"lz4"', "null", "true", "false", "NaN", "[", "]", "{", "}",
-              ",", ":", "-1", "4294967296"]
+    tokens = [
+        '"zarr_format"',
+        '"node_type"',
+        '"array"',
+        '"shape"',
+        '"data_type"',
+        '"chunk_grid"',
+        '"regular"',
+        '"chunk_shape"',
+        '"chunk_key_encoding"',
+        '"codecs"',
+        '"fill_value"',
+        '"configuration"',
+        '"name"',
+        '"sharding_indexed"',
+        '"index_codecs"',
+        '"index_location"',
+        '"transpose"',
+        '"order"',
+        '"bytes"',
+        '"endian"',
+        '"blosc"',
+        '"zstd"',
+        '"gzip"',
+        '"crc32c"',
+        '"cname"',
+        '"compressor"',
+        '"filters"',
+        '"dtype"',
+        '"chunks"',
+        '"id"',
+        '"zlib"',
+        '"lz4"',
+        "null",
+        "true",
+        "false",
+        "NaN",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        ":",
+        "-1",
+        "4294967296",
+    ]
     with open(path, "w") as fh:
         for t in tokens:
             fh.write('"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"\n')
@@ -201,8 +319,10 @@ def _seeds(corpus):
     """Stores zarr-python wrote, each as one input."""
     import numpy as np
     import zarr
+
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "formats"))
     import zarr_stores
+
     warnings.simplefilter("ignore")
     tmp = tempfile.mkdtemp(prefix="b2lazy-zarr-seeds-")
     n = 0

@@ -8,6 +8,7 @@ numcodecs, python-blosc2 and Python's zipfile wrote.
 The tables below follow those of tests/fuzz/fuzz_zarr_codecs.cpp and fuzz_zarr_shard.cpp
 (their order is the choice byte).
 """
+
 from __future__ import annotations
 
 import os
@@ -25,18 +26,47 @@ warnings.simplefilter("ignore")
 
 # fuzz_zarr_codecs.cpp's chains: (compressors, transpose, big-endian); "lz4" is v2's.
 CHAINS = [
-    [], ["blosc"], ["zstd"], ["gzip"], "lz4", ["zstd", "crc32c"], ["zstd", "blosc"], ["blosc", "zstd"],
-    ["zstd", "gzip"], ["blosc", "zstd", "crc32c"], (["blosc"], True, False), (["zstd"], False, True),
+    [],
+    ["blosc"],
+    ["zstd"],
+    ["gzip"],
+    "lz4",
+    ["zstd", "crc32c"],
+    ["zstd", "blosc"],
+    ["blosc", "zstd"],
+    ["zstd", "gzip"],
+    ["blosc", "zstd", "crc32c"],
+    (["blosc"], True, False),
+    (["zstd"], False, True),
     (["gzip"], True, True),
 ]
-GEOMETRIES = [((64,), "f8"), ((8, 8), "f8"), ((1000,), "i4"), ((3, 5, 7), "u2"), ((16, 16), "u1"), ((), "f8"),
-              ((4, 4), "c16"), ((0,), "f4")]
-CODECS = {"blosc": lambda: BloscCodec(cname="lz4"), "zstd": lambda: ZstdCodec(), "gzip": lambda: GzipCodec(),
-          "crc32c": lambda: Crc32cCodec()}
+GEOMETRIES = [
+    ((64,), "f8"),
+    ((8, 8), "f8"),
+    ((1000,), "i4"),
+    ((3, 5, 7), "u2"),
+    ((16, 16), "u1"),
+    ((), "f8"),
+    ((4, 4), "c16"),
+    ((0,), "f4"),
+]
+CODECS = {
+    "blosc": lambda: BloscCodec(cname="lz4"),
+    "zstd": lambda: ZstdCodec(),
+    "gzip": lambda: GzipCodec(),
+    "crc32c": lambda: Crc32cCodec(),
+}
 
 # fuzz_zarr_shard.cpp's layouts: (inner compressors, index at the end, compressors after).
-LAYOUTS = [([], True, []), (["zstd"], True, []), (["blosc"], False, []), (["zstd", "blosc"], True, []),
-           (["crc32c"], True, []), ([], True, ["zstd"]), (["blosc"], False, ["gzip"])]
+LAYOUTS = [
+    ([], True, []),
+    (["zstd"], True, []),
+    (["blosc"], False, []),
+    (["zstd", "blosc"], True, []),
+    (["crc32c"], True, []),
+    ([], True, ["zstd"]),
+    (["blosc"], False, ["gzip"]),
+]
 SHARD_GEOMETRIES = [((64,), (16,)), ((8, 8), (4, 4)), ((4, 6, 8), (2, 3, 4)), ((1024,), (1,)), ((10,), (10,))]
 
 
@@ -52,8 +82,15 @@ def values(shape, dtype, seed):
 def one_chunk(tmp, data, **kw):
     """The stored bytes of the single chunk of an array holding `data`."""
     p = os.path.join(tmp, "a.zarr")
-    z = zarr.create_array(p, shape=data.shape, chunks=tuple(max(1, s) for s in data.shape), dtype=data.dtype, overwrite=True,
-                          fill_value=7, **kw)
+    z = zarr.create_array(
+        p,
+        shape=data.shape,
+        chunks=tuple(max(1, s) for s in data.shape),
+        dtype=data.dtype,
+        overwrite=True,
+        fill_value=7,
+        **kw,
+    )
     z[...] = data
     files = [os.path.join(r, f) for r, _, fs in os.walk(p) for f in fs if f != "zarr.json" and f != ".zarray"]
     return open(files[0], "rb").read() if files else b""
@@ -86,8 +123,11 @@ def shards_seeds(out):
                     data = values(shard, "f8", seed)
                     if seed:  # some inner chunks missing (the fill value)
                         data.reshape(-1)[: data.size // 2] = 7
-                    codec = ShardingCodec(chunk_shape=chunk, codecs=[BytesCodec()] + [CODECS[n]() for n in inner],
-                                          index_location="end" if at_end else "start")
+                    codec = ShardingCodec(
+                        chunk_shape=chunk,
+                        codecs=[BytesCodec()] + [CODECS[n]() for n in inner],
+                        index_location="end" if at_end else "start",
+                    )
                     body = one_chunk(tmp, data, serializer=codec, compressors=[CODECS[n]() for n in outer] or None)
                     with open(os.path.join(out, f"s{li}-g{gi}-{seed}"), "wb") as f:
                         f.write(bytes([li, gi]) + body)
@@ -95,6 +135,7 @@ def shards_seeds(out):
 
 def b2z_seeds(out):
     import blosc2
+
     with tempfile.TemporaryDirectory() as _tmp:
         stores = {
             "one": {"/x": np.arange(20.0)},
@@ -114,8 +155,11 @@ def b2z_seeds(out):
             "dup": [("x.b2nd", frame), ("x.b2nd", blosc2.asarray(np.ones(4)).to_cframe())],
             "deflated": [("x.b2nd", frame)],
         }.items():
-            with zipfile.ZipFile(os.path.join(out, name + ".b2z"), "w",
-                                 zipfile.ZIP_DEFLATED if name == "deflated" else zipfile.ZIP_STORED) as z:
+            with zipfile.ZipFile(
+                os.path.join(out, name + ".b2z"),
+                "w",
+                zipfile.ZIP_DEFLATED if name == "deflated" else zipfile.ZIP_STORED,
+            ) as z:
                 z.writestr("embed.b2e", embed)
                 for n, b in members:
                     z.writestr(n, b)

@@ -1,6 +1,7 @@
 """Strategies and checks shared by test_reductions.py and test_scans.py: random shapes,
 chunkings and source kinds, the ways of evaluating a lazy array, and NaN/inf-aware
 comparisons."""
+
 from __future__ import annotations
 
 import math
@@ -21,8 +22,10 @@ def examples(n):
     return settings(max_examples=max(1, int(n * scale)), **SETTINGS)
 
 
-DTYPES = [np.dtype(t) for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
-                                "uint32", "uint64", "float32", "float64")]
+DTYPES = [
+    np.dtype(t)
+    for t in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64")
+]
 INT_DTYPES = [d for d in DTYPES if d.kind in "iu"]
 FLOAT_DTYPES = [d for d in DTYPES if d.kind == "f"]
 SOURCE_KINDS = ["numpy", "numpy_view", "mem", "disk"]
@@ -94,9 +97,8 @@ def basic_index(draw, shape, newaxis=False):
             items.append(draw(st.integers(-n, n - 1)))
         else:
             b = st.one_of(st.none(), st.integers(-n - 2, n + 2))
-            items.append(slice(draw(b), draw(b),
-                               draw(st.one_of(st.none(), st.integers(-3, 3).filter(bool)))))
-    items = items[:draw(st.integers(0, len(items)))]
+            items.append(slice(draw(b), draw(b), draw(st.one_of(st.none(), st.integers(-3, 3).filter(bool)))))
+    items = items[: draw(st.integers(0, len(items)))]
     if newaxis and items and draw(st.integers(0, 4)) == 0:
         items.insert(draw(st.integers(0, len(items))), None)
     return tuple(items)
@@ -116,8 +118,10 @@ def assert_close(got, ref, rtol, atol, what=""):
     err = np.abs(got[fin] - ref[fin])
     tol = atol[fin] + rtol * np.abs(ref[fin])
     bad = ~(err <= tol)
-    assert not bad.any(), (f"{what}: max excess {np.max(err[bad] - tol[bad])}\n"
-                           f"got={got[fin][bad][:8]}\nref={ref[fin][bad][:8]}\ntol={tol[bad][:8]}")
+    assert not bad.any(), (
+        f"{what}: max excess {np.max(err[bad] - tol[bad])}\n"
+        f"got={got[fin][bad][:8]}\nref={ref[fin][bad][:8]}\ntol={tol[bad][:8]}"
+    )
 
 
 def assert_exact(got, ref, what=""):

@@ -26,6 +26,7 @@ Documented deviations from NumPy, which the tests assert as b2lazy's behaviour:
 Engine bugs found by these tests are fixed and kept as regression tests
 (`test_bug_*`).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -58,8 +59,7 @@ settings.register_profile(
     "b2lazy",
     deadline=None,
     max_examples=100,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                           HealthCheck.function_scoped_fixture],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
     print_blob=True,
 )
 # CI runs a fixed set of examples so a landing never depends on luck; local runs explore.
@@ -73,15 +73,15 @@ def examples(n):
     """settings(max_examples=n), scaled by B2LAZY_EXAMPLES_SCALE."""
     return settings(max_examples=max(1, int(n * EXAMPLES_SCALE)))
 
+
 # The installed b2lazy command of this interpreter's environment (a venv's own before one
 # elsewhere on PATH), or None when it is not installed.
-B2LAZY_COMMAND = (shutil.which("b2lazy", path=os.path.dirname(sys.executable)) or shutil.which("b2lazy"))
+B2LAZY_COMMAND = shutil.which("b2lazy", path=os.path.dirname(sys.executable)) or shutil.which("b2lazy")
 
 
 def run_python(code, timeout=120):
     """Run `code` in a fresh interpreter (for crash checks); returns CompletedProcess."""
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
 
 
 def b2np(lazy, via="to_numpy"):
@@ -92,8 +92,10 @@ def b2np(lazy, via="to_numpy"):
 # ----------------------------------------------------------------------------------------
 # dtypes and operations
 # ----------------------------------------------------------------------------------------
-DTYPES = [np.dtype(n) for n in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16",
-                                "uint32", "uint64", "float32", "float64")]
+DTYPES = [
+    np.dtype(n)
+    for n in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64")
+]
 INT_DTYPES = [d for d in DTYPES if d.kind in "iu"]
 FLOAT_DTYPES = [d for d in DTYPES if d.kind == "f"]
 F16 = np.dtype("float16")
@@ -102,9 +104,17 @@ MAX_ULP = 4
 RTOL = {F16: 2e-3, np.dtype("float32"): 1e-5, np.dtype("float64"): 1e-12}
 
 NP_NAME = {
-    "pow": "power", "asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
-    "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2", "bitwise_invert": "invert",
-    "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift",
+    "pow": "power",
+    "asin": "arcsin",
+    "acos": "arccos",
+    "atan": "arctan",
+    "asinh": "arcsinh",
+    "acosh": "arccosh",
+    "atanh": "arctanh",
+    "atan2": "arctan2",
+    "bitwise_invert": "invert",
+    "bitwise_left_shift": "left_shift",
+    "bitwise_right_shift": "right_shift",
 }
 
 
@@ -116,35 +126,126 @@ def b2_func(name):
     return getattr(b2lazy, name)
 
 
-UNARY_OPS = ["negative", "positive", "abs", "square", "sign", "reciprocal", "floor", "ceil",
-             "trunc", "round", "bitwise_invert", "logical_not", "isnan", "isinf", "isfinite",
-             "signbit", "sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
-             "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
-             "acosh", "atanh"]
-BINARY_OPS = ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow",
-              "maximum", "minimum", "atan2", "hypot", "copysign", "logaddexp", "nextafter",
-              "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-              "bitwise_right_shift", "equal", "not_equal", "less", "less_equal", "greater",
-              "greater_equal", "logical_and", "logical_or", "logical_xor"]
+UNARY_OPS = [
+    "negative",
+    "positive",
+    "abs",
+    "square",
+    "sign",
+    "reciprocal",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "bitwise_invert",
+    "logical_not",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "signbit",
+    "sqrt",
+    "cbrt",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+]
+BINARY_OPS = [
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "floor_divide",
+    "remainder",
+    "pow",
+    "maximum",
+    "minimum",
+    "atan2",
+    "hypot",
+    "copysign",
+    "logaddexp",
+    "nextafter",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+]
 # Approximate (libm-grade) functions: compared within MAX_ULP when applied to exact inputs.
-TRANSCENDENTAL = {"sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
-                  "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
-                  "acosh", "atanh", "atan2", "hypot", "logaddexp"}  # + pow on floats
+TRANSCENDENTAL = {
+    "sqrt",
+    "cbrt",
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "atan2",
+    "hypot",
+    "logaddexp",
+}  # + pow on floats
 # Continuous operations that may take approximate inputs (error scale is propagated).
-APPROX_OK = {"negative", "positive", "abs", "square", "add", "subtract", "multiply",
-             "divide", "maximum", "minimum"}
+APPROX_OK = {"negative", "positive", "abs", "square", "add", "subtract", "multiply", "divide", "maximum", "minimum"}
 
 BINARY_OPERATORS = {
-    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
-    "divide": operator.truediv, "floor_divide": operator.floordiv, "remainder": operator.mod,
-    "pow": operator.pow, "bitwise_and": operator.and_, "bitwise_or": operator.or_,
-    "bitwise_xor": operator.xor, "bitwise_left_shift": operator.lshift,
-    "bitwise_right_shift": operator.rshift, "less": operator.lt, "less_equal": operator.le,
-    "greater": operator.gt, "greater_equal": operator.ge, "equal": operator.eq,
+    "add": operator.add,
+    "subtract": operator.sub,
+    "multiply": operator.mul,
+    "divide": operator.truediv,
+    "floor_divide": operator.floordiv,
+    "remainder": operator.mod,
+    "pow": operator.pow,
+    "bitwise_and": operator.and_,
+    "bitwise_or": operator.or_,
+    "bitwise_xor": operator.xor,
+    "bitwise_left_shift": operator.lshift,
+    "bitwise_right_shift": operator.rshift,
+    "less": operator.lt,
+    "less_equal": operator.le,
+    "greater": operator.gt,
+    "greater_equal": operator.ge,
+    "equal": operator.eq,
     "not_equal": operator.ne,
 }
-UNARY_OPERATORS = {"negative": operator.neg, "positive": operator.pos, "abs": abs,
-                   "bitwise_invert": operator.invert}
+UNARY_OPERATORS = {"negative": operator.neg, "positive": operator.pos, "abs": abs, "bitwise_invert": operator.invert}
 
 
 def _is_intlike(x):
@@ -200,8 +301,9 @@ def assert_same_nonfinite(got, ref, where=None, msg=""):
     bad = nan_mismatch | inf_mismatch
     if bad.any():
         idx = tuple(np.argwhere(bad)[0])
-        raise AssertionError(f"{msg}\nnon-finite mismatch at {idx}: got {got[idx]!r}, "
-                             f"expected {ref[idx]!r} ({int(bad.sum())} elements)")
+        raise AssertionError(
+            f"{msg}\nnon-finite mismatch at {idx}: got {got[idx]!r}, expected {ref[idx]!r} ({int(bad.sum())} elements)"
+        )
 
 
 def assert_max_ulp(got, ref, maxulp=MAX_ULP, msg=""):
@@ -213,9 +315,11 @@ def assert_max_ulp(got, ref, maxulp=MAX_ULP, msg=""):
     bad = fin & (d > maxulp)
     if bad.any():
         idx = tuple(np.argwhere(bad)[0])
-        raise AssertionError(f"{msg}\n{int(bad.sum())} elements differ by more than {maxulp} ULP;"
-                             f" first at {idx}: got {got[idx]!r}, expected {ref[idx]!r}"
-                             f" ({int(d[idx])} ULP)")
+        raise AssertionError(
+            f"{msg}\n{int(bad.sum())} elements differ by more than {maxulp} ULP;"
+            f" first at {idx}: got {got[idx]!r}, expected {ref[idx]!r}"
+            f" ({int(d[idx])} ULP)"
+        )
 
 
 def assert_exact(got, ref, msg=""):
@@ -227,8 +331,10 @@ def assert_exact(got, ref, msg=""):
         same = got == ref
     if not np.all(same):
         idx = tuple(np.argwhere(~same)[0])
-        raise AssertionError(f"{msg}\n{int((~same).sum())} of {ref.size} elements differ; first at"
-                             f" {idx}: got {got[idx]!r}, expected {ref[idx]!r}")
+        raise AssertionError(
+            f"{msg}\n{int((~same).sum())} of {ref.size} elements differ; first at"
+            f" {idx}: got {got[idx]!r}, expected {ref[idx]!r}"
+        )
 
 
 def assert_lazy_equal(got, ref, what):
@@ -261,9 +367,11 @@ def assert_close(got, ref, mag, rtol, msg=""):
         bad = check & ~ok
     if bad.any():
         idx = tuple(np.argwhere(bad)[0])
-        raise AssertionError(f"{msg}\n{int(bad.sum())} elements out of tolerance (rtol={rtol});"
-                             f" first at {idx}: got {got[idx]!r}, expected {ref[idx]!r},"
-                             f" allowed {rtol * mag[idx]:.3g}")
+        raise AssertionError(
+            f"{msg}\n{int(bad.sum())} elements out of tolerance (rtol={rtol});"
+            f" first at {idx}: got {got[idx]!r}, expected {ref[idx]!r},"
+            f" allowed {rtol * mag[idx]:.3g}"
+        )
 
 
 # ----------------------------------------------------------------------------------------
@@ -291,17 +399,42 @@ def random_values(rng, dtype, shape, special=True, lo=None, hi=None):
         return out.reshape(shape)
     # floats
     kind = rng.random(n)
-    vals = np.where(kind < 0.5, rng.normal(0, 3, n),
-                    np.where(kind < 0.75, rng.uniform(-1.2, 1.2, n),
-                             np.where(kind < 0.9, np.round(rng.normal(0, 20, n)),
-                                      rng.normal(0, 1, n) * 10.0 ** rng.integers(-30, 30, n))))
+    vals = np.where(
+        kind < 0.5,
+        rng.normal(0, 3, n),
+        np.where(
+            kind < 0.75,
+            rng.uniform(-1.2, 1.2, n),
+            np.where(
+                kind < 0.9, np.round(rng.normal(0, 20, n)), rng.normal(0, 1, n) * 10.0 ** rng.integers(-30, 30, n)
+            ),
+        ),
+    )
     if lo is not None:
         vals = rng.uniform(lo, hi, n)
     out = vals.astype(dtype)
     if special and lo is None and n:
         fi = np.finfo(dtype)
-        ext = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, fi.max, -fi.max, fi.smallest_normal,
-                        fi.smallest_subnormal, 0.5, -0.5, 1.5, 2.5, 1.0, -1.0], dtype=dtype)
+        ext = np.array(
+            [
+                np.nan,
+                np.inf,
+                -np.inf,
+                -0.0,
+                0.0,
+                fi.max,
+                -fi.max,
+                fi.smallest_normal,
+                fi.smallest_subnormal,
+                0.5,
+                -0.5,
+                1.5,
+                2.5,
+                1.0,
+                -1.0,
+            ],
+            dtype=dtype,
+        )
         mask = rng.random(n) < 0.08
         out[mask] = rng.choice(ext, int(mask.sum()))
     return out.reshape(shape)
@@ -373,13 +506,13 @@ def make_source(draw, arr, kind, tmpdir):
 # ----------------------------------------------------------------------------------------
 @dataclass
 class Node:
-    lazy: object            # b2lazy.Array, or a Python scalar
-    ref: object             # np.ndarray, or the same Python scalar
+    lazy: object  # b2lazy.Array, or a Python scalar
+    ref: object  # np.ndarray, or the same Python scalar
     desc: str
     exact: bool = True
-    mag: object = 0.0       # error scale (float64 array/number), only for inexact nodes
+    mag: object = 0.0  # error scale (float64 array/number), only for inexact nodes
     rtol: float = 0.0
-    ulp: bool = False       # single transcendental over exact inputs
+    ulp: bool = False  # single transcendental over exact inputs
     scalar: bool = False
     depth: int = 0
 
@@ -419,7 +552,7 @@ class ExprBuilder:
         nd = d(st.integers(0, len(self.base)))
         if nd == 0 and d(st.booleans()):
             nd = len(self.base)  # 0-d operands: rarer
-        shape = list(self.base[len(self.base) - nd:])
+        shape = list(self.base[len(self.base) - nd :])
         for i in range(nd):
             if d(st.integers(0, 3)) == 0:
                 shape[i] = 1
@@ -450,12 +583,19 @@ class ExprBuilder:
                 v = d(st.integers(lo, hi))
             else:
                 info = np.iinfo(other_dtype if np.dtype(other_dtype).kind in "iu" else np.int64)
-                v = d(st.one_of(st.integers(-5, 5),
-                                st.integers(max(info.min, -2**63), min(info.max, 2**63 - 1)))
-                      .filter(lambda x: info.min <= x <= info.max))
+                v = d(
+                    st.one_of(
+                        st.integers(-5, 5), st.integers(max(info.min, -(2**63)), min(info.max, 2**63 - 1))
+                    ).filter(lambda x: info.min <= x <= info.max)
+                )
         else:
-            v = d(st.one_of(st.floats(-10, 10, width=32), st.floats(allow_nan=True, allow_infinity=True),
-                            st.sampled_from([0.5, -0.0, 2.0, 1e-3])))
+            v = d(
+                st.one_of(
+                    st.floats(-10, 10, width=32),
+                    st.floats(allow_nan=True, allow_infinity=True),
+                    st.sampled_from([0.5, -0.0, 2.0, 1e-3]),
+                )
+            )
         return Node(v, v, repr(v), scalar=True)
 
     # --- applying an op -----------------------------------------------------------------
@@ -558,8 +698,7 @@ class ExprBuilder:
         if depth == 0 or d(st.integers(0, 4)) == 0:
             return self.leaf()
         for _ in range(6):
-            kind = d(st.sampled_from(["unary", "binary", "binary", "binary", "where", "clip",
-                                      "astype"]))
+            kind = d(st.sampled_from(["unary", "binary", "binary", "binary", "where", "clip", "astype"]))
             node = getattr(self, f"_{kind}")(depth)
             if node is not None:
                 return node
@@ -572,8 +711,9 @@ class ExprBuilder:
 
     def _operand(self, depth, other_dtype, exact_only=False, array_only=False):
         d = self.draw
-        choice = d(st.sampled_from(["tree", "leaf", "scalar"] if self.use_scalars and not array_only
-                                   else ["tree", "leaf"]))
+        choice = d(
+            st.sampled_from(["tree", "leaf", "scalar"] if self.use_scalars and not array_only else ["tree", "leaf"])
+        )
         if choice == "scalar":
             return self.scalar_for(other_dtype)
         if choice == "leaf":
@@ -606,16 +746,22 @@ class ExprBuilder:
                 right = self.scalar_for(ldt, "int", 0, 6)
             elif c == "int_leaf":
                 edt = d(st.sampled_from(INT_DTYPES + [np.dtype(bool)]))
-                right = self.leaf(edt, self.leaf_shape(), *((None, None) if edt == np.bool_ else (0, 6)),
-                                  fresh=True)
+                right = self.leaf(edt, self.leaf_shape(), *((None, None) if edt == np.bool_ else (0, 6)), fresh=True)
             else:
-                right = self.leaf(d(st.sampled_from(FLOAT_DTYPES)), self.leaf_shape(), fresh=True) \
-                    if d(st.booleans()) else self.scalar_for(ldt, "float")
+                right = (
+                    self.leaf(d(st.sampled_from(FLOAT_DTYPES)), self.leaf_shape(), fresh=True)
+                    if d(st.booleans())
+                    else self.scalar_for(ldt, "float")
+                )
         else:
             exact_only = name not in APPROX_OK or name in TRANSCENDENTAL
             right = self._operand(depth, ldt, exact_only=exact_only)
-            if name == "pow" and _is_intlike(right.dtype) and not right.scalar \
-                    and np.result_type(left.ref, right.ref).kind in "biu":
+            if (
+                name == "pow"
+                and _is_intlike(right.dtype)
+                and not right.scalar
+                and np.result_type(left.ref, right.ref).kind in "biu"
+            ):
                 return None  # would need non-negative integer exponents
             if name == "pow" and isinstance(right.ref, (bool, int)) and _is_intlike(ldt):
                 return None
@@ -657,8 +803,11 @@ class ExprBuilder:
             node.exact = False
             node.rtol = max(x.rtol, y.rtol, RTOL.get(ref.dtype, 0.0))
             c = np.asarray(cond.ref).astype(bool)
-            node.mag = np.where(c, np.asarray(x.mag if not x.exact else 0.0, np.float64),
-                                np.asarray(y.mag if not y.exact else 0.0, np.float64))
+            node.mag = np.where(
+                c,
+                np.asarray(x.mag if not x.exact else 0.0, np.float64),
+                np.asarray(y.mag if not y.exact else 0.0, np.float64),
+            )
             node.mag = node.mag + _finite_abs(ref)  # a rounding cast may be involved
         return node
 
@@ -779,8 +928,7 @@ def evaluations(lazy, draw, tmpdir):
         chunks, blocks = draw(chunks_blocks(lazy.shape))
     yield "to_numpy()", b2np(lazy)
     r = lazy.compute()
-    assert set(r.stats) >= {"chunks_decompressed", "output_chunks", "cache_hits", "cache_misses",
-                            "peak_scratch_bytes"}
+    assert set(r.stats) >= {"chunks_decompressed", "output_chunks", "cache_hits", "cache_misses", "peak_scratch_bytes"}
     assert r.shape == lazy.shape and r.dtype == lazy.dtype
     yield "compute().to_numpy()", b2np(r)
     n = next(_file_counter)
@@ -802,7 +950,9 @@ def evaluations(lazy, draw, tmpdir):
         yield f"compute(chunks={chunks}, blocks={blocks})", b2np(r)
 
 
-_BUDGET_REFUSED = re.compile(r"max_memory of .* is too small for this evaluation: .*the smallest budget that works is (\d+) MiB")
+_BUDGET_REFUSED = re.compile(
+    r"max_memory of .* is too small for this evaluation: .*the smallest budget that works is (\d+) MiB"
+)
 
 
 def within_budget(call, max_memory):

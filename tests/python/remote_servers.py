@@ -18,6 +18,7 @@ the end of the session (conftest.py turns them into session fixtures):
 A server whose program is missing is skipped with the reason; any other failure to start
 is an error.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -118,20 +119,43 @@ class NginxServer:
         self.root = self.work / "www"
         self.root.mkdir()
         os.chmod(self.work, 0o755)
-        subprocess.run([self.openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                        "-nodes", "-keyout", str(self.work / "key.pem"), "-out", str(self.work / "cert.pem"),
-                        "-days", "2", "-subj", "/CN=127.0.0.1",
-                        "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [
+                self.openssl,
+                "req",
+                "-x509",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:prime256v1",
+                "-nodes",
+                "-keyout",
+                str(self.work / "key.pem"),
+                "-out",
+                str(self.work / "cert.pem"),
+                "-days",
+                "2",
+                "-subj",
+                "/CN=127.0.0.1",
+                "-addext",
+                "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            ],
+            check=True,
+            capture_output=True,
+        )
         self.ca_file = str(self.work / "cert.pem")
         self.port, self.tls_port = free_port(), free_port()
         # As root, nginx's workers would drop to "nobody": keep them as this user.
         user = f"user {pwd.getpwuid(os.getuid()).pw_name};" if os.getuid() == 0 else ""
         conf = self.work / "nginx.conf"
-        conf.write_text(NGINX_CONF.format(user=user, work=self.work, host=HOST, port=self.port,
-                                          tls_port=self.tls_port, root=self.root))
-        self.proc = subprocess.Popen([self.nginx, "-c", str(conf), "-p", str(self.work)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        conf.write_text(
+            NGINX_CONF.format(
+                user=user, work=self.work, host=HOST, port=self.port, tls_port=self.tls_port, root=self.root
+            )
+        )
+        self.proc = subprocess.Popen(
+            [self.nginx, "-c", str(conf), "-p", str(self.work)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         wait_for_port(self.port, self.proc, what="nginx")
         wait_for_port(self.tls_port, self.proc, what="nginx (TLS)")
         self.url = f"http://{HOST}:{self.port}"
@@ -145,8 +169,16 @@ class NginxServer:
         for line in (self.work / "access.log").read_text().splitlines():
             c, n, proto, method, rest = line.split(" ", 4)
             uri, status = rest.rsplit(" ", 1)  # ($uri is decoded: it may hold spaces)
-            out.append({"connection": int(c), "requests": int(n), "protocol": proto, "method": method,
-                        "uri": uri, "status": int(status)})
+            out.append(
+                {
+                    "connection": int(c),
+                    "requests": int(n),
+                    "protocol": proto,
+                    "method": method,
+                    "uri": uri,
+                    "status": int(status),
+                }
+            )
         return out
 
     def put(self, name: str, data: bytes) -> str:
@@ -182,8 +214,12 @@ class MotoServer:
                 del env[k]
         # werkzeug logs each request: to a file (a pipe nobody reads would fill and block it)
         self.log = tempfile.NamedTemporaryFile(prefix="b2lazy_moto_", suffix=".log", delete=False)
-        self.proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(self.port)],
-                                     env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(self.port)],
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         wait_for_port(self.port, self.proc, what="moto server")
         self.endpoint_url = f"http://{HOST}:{self.port}"
         self.key, self.secret = "testing", "testing"
@@ -193,8 +229,14 @@ class MotoServer:
 
     def client(self, service="s3", key=None, secret=None):
         import boto3
-        return boto3.client(service, endpoint_url=self.endpoint_url, region_name="us-east-1",
-                            aws_access_key_id=key or self.key, aws_secret_access_key=secret or self.secret)
+
+        return boto3.client(
+            service,
+            endpoint_url=self.endpoint_url,
+            region_name="us-east-1",
+            aws_access_key_id=key or self.key,
+            aws_secret_access_key=secret or self.secret,
+        )
 
     def storage_options(self, **extra):
         """s3fs-style storage options reaching this server."""
@@ -202,8 +244,12 @@ class MotoServer:
 
     def set_env(self, monkeypatch):
         """The AWS_* variables that point S3 URLs at this server (credentials as the SDKs take them)."""
-        for k, v in {"AWS_ACCESS_KEY_ID": self.key, "AWS_SECRET_ACCESS_KEY": self.secret,
-                     "AWS_ENDPOINT_URL": self.endpoint_url, "AWS_REGION": "us-east-1"}.items():
+        for k, v in {
+            "AWS_ACCESS_KEY_ID": self.key,
+            "AWS_SECRET_ACCESS_KEY": self.secret,
+            "AWS_ENDPOINT_URL": self.endpoint_url,
+            "AWS_REGION": "us-east-1",
+        }.items():
             monkeypatch.setenv(k, v)
 
     def make_bucket(self, name: str) -> str:
@@ -214,21 +260,52 @@ class MotoServer:
         import json
 
         import requests
+
         iam = self.client("iam")
         iam.create_user(UserName="reader")
-        iam.put_user_policy(UserName="reader", PolicyName="bucket", PolicyDocument=json.dumps({
-            "Version": "2012-10-17",
-            "Statement": [{"Effect": "Allow", "Action": "s3:*",
-                           "Resource": [f"arn:aws:s3:::{PRIVATE_BUCKET}", f"arn:aws:s3:::{PRIVATE_BUCKET}/*"]},
-                          {"Effect": "Allow", "Action": "sts:AssumeRole", "Resource": "*"}]}))
+        iam.put_user_policy(
+            UserName="reader",
+            PolicyName="bucket",
+            PolicyDocument=json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Action": "s3:*",
+                            "Resource": [f"arn:aws:s3:::{PRIVATE_BUCKET}", f"arn:aws:s3:::{PRIVATE_BUCKET}/*"],
+                        },
+                        {"Effect": "Allow", "Action": "sts:AssumeRole", "Resource": "*"},
+                    ],
+                }
+            ),
+        )
         # a role the user may assume: temporary keys with a session token
-        role = iam.create_role(RoleName="reader-role", AssumeRolePolicyDocument=json.dumps({
-            "Version": "2012-10-17",
-            "Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}]}))
-        iam.put_role_policy(RoleName="reader-role", PolicyName="bucket", PolicyDocument=json.dumps({
-            "Version": "2012-10-17",
-            "Statement": [{"Effect": "Allow", "Action": "s3:*",
-                           "Resource": [f"arn:aws:s3:::{PRIVATE_BUCKET}", f"arn:aws:s3:::{PRIVATE_BUCKET}/*"]}]}))
+        role = iam.create_role(
+            RoleName="reader-role",
+            AssumeRolePolicyDocument=json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}],
+                }
+            ),
+        )
+        iam.put_role_policy(
+            RoleName="reader-role",
+            PolicyName="bucket",
+            PolicyDocument=json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Action": "s3:*",
+                            "Resource": [f"arn:aws:s3:::{PRIVATE_BUCKET}", f"arn:aws:s3:::{PRIVATE_BUCKET}/*"],
+                        }
+                    ],
+                }
+            ),
+        )
         self.role_arn = role["Role"]["Arn"]
         k = iam.create_access_key(UserName="reader")["AccessKey"]
         self.key, self.secret = k["AccessKeyId"], k["SecretAccessKey"]
@@ -380,15 +457,15 @@ class FaultProxy:
             return False
         if fault in ("503", "429", "500"):
             body = f"<Error><Code>Injected</Code><Message>fault {fault}</Message></Error>".encode()
-            writer.write(f"HTTP/1.1 {fault} Injected\r\nContent-Length: {len(body)}\r\n"
-                         f"Retry-After: 0\r\n\r\n".encode() + body)
+            writer.write(
+                f"HTTP/1.1 {fault} Injected\r\nContent-Length: {len(body)}\r\nRetry-After: 0\r\n\r\n".encode() + body
+            )
             await writer.drain()
             return True
         if fault == "ignore_range":
             head = b"\r\n".join(l for l in head.split(b"\r\n") if not l.lower().startswith(b"range:"))
         resp_head, body = await self._upstream(head, request_body or b"")
-        lines = [l for l in resp_head.split(b"\r\n")
-                 if not l.lower().startswith((b"connection:", b"keep-alive:"))]
+        lines = [l for l in resp_head.split(b"\r\n") if not l.lower().startswith((b"connection:", b"keep-alive:"))]
         if fault == "short_range" and lines[0].split(b" ")[1] == b"206" and len(body) > 1:
             body = body[: len(body) // 2]
             lines = [l for l in lines if not l.lower().startswith(b"content-length:")]
@@ -412,6 +489,7 @@ class FaultProxy:
 # ------------------------------------------------------------------------------------------
 # session fixtures' bodies (conftest.py registers them)
 # ------------------------------------------------------------------------------------------
+
 
 def nginx_server_fixture():
     server = NginxServer()

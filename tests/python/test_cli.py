@@ -1,5 +1,6 @@
 """The installed `b2lazy` command: eval / explain / info / demo on generated files,
 outputs compared with NumPy through python-blosc2; exit statuses and messages; Ctrl-C."""
+
 import os
 import subprocess
 
@@ -32,15 +33,18 @@ def files(tmp_path):
     return {"a": a, "b": b, "a3": a3}, paths, tmp_path
 
 
-@pytest.mark.parametrize("expr, ref", [
-    ("matmul(a, b) + 1", lambda v: v["a"] @ v["b"] + 1),
-    ("matmul(sum(a3, axis=1), b)", lambda v: v["a3"].sum(axis=1) @ v["b"]),
-    ("sum(a) + a", lambda v: v["a"].sum() + v["a"]),
-    ("cumsum(a)", lambda v: np.cumsum(v["a"])),
-    ("(sin(a) + 1)[[5, 0, 299, 5], ::3]", lambda v: (np.sin(v["a"]) + 1)[[5, 0, 299, 5], ::3]),
-    ("a[a > 0.9]", lambda v: v["a"][v["a"] > 0.9]),
-    ("a.T.mean(axis=1, keepdims=True)", lambda v: v["a"].T.mean(axis=1, keepdims=True)),
-])
+@pytest.mark.parametrize(
+    "expr, ref",
+    [
+        ("matmul(a, b) + 1", lambda v: v["a"] @ v["b"] + 1),
+        ("matmul(sum(a3, axis=1), b)", lambda v: v["a3"].sum(axis=1) @ v["b"]),
+        ("sum(a) + a", lambda v: v["a"].sum() + v["a"]),
+        ("cumsum(a)", lambda v: np.cumsum(v["a"])),
+        ("(sin(a) + 1)[[5, 0, 299, 5], ::3]", lambda v: (np.sin(v["a"]) + 1)[[5, 0, 299, 5], ::3]),
+        ("a[a > 0.9]", lambda v: v["a"][v["a"] > 0.9]),
+        ("a.T.mean(axis=1, keepdims=True)", lambda v: v["a"].T.mean(axis=1, keepdims=True)),
+    ],
+)
 def test_eval_matches_numpy(files, expr, ref):
     vals, paths, tmp = files
     out = str(tmp / "out.b2nd")
@@ -55,8 +59,25 @@ def test_eval_matches_numpy(files, expr, ref):
 def test_eval_options_reach_the_file(files):
     vals, paths, tmp = files
     out = str(tmp / "o.b2nd")
-    r = run("eval", "a * 2", f"a={paths['a']}", "-o", out, "--chunks", "100,50", "--blocks", "20,50",
-            "--codec", "lz4", "--clevel", "5", "--threads", "1", "--filter", "bitshuffle")
+    r = run(
+        "eval",
+        "a * 2",
+        f"a={paths['a']}",
+        "-o",
+        out,
+        "--chunks",
+        "100,50",
+        "--blocks",
+        "20,50",
+        "--codec",
+        "lz4",
+        "--clevel",
+        "5",
+        "--threads",
+        "1",
+        "--filter",
+        "bitshuffle",
+    )
     assert r.returncode == 0, r.stderr
     x = blosc2.open(out)
     assert x.chunks == (100, 50) and x.blocks == (20, 50)
@@ -76,22 +97,25 @@ def test_explain_prints_the_plan(files):
         assert word in r.stdout, (word, r.stdout)
 
 
-@pytest.mark.parametrize("args, status, words", [
-    ([], 2, ["usage"]),
-    (["frobnicate"], 2, ["unknown command", "frobnicate"]),
-    (["eval", "a + 1", "a=X"], 2, ["-o"]),
-    (["eval", "a +", "a=X", "-o", "o.b2nd"], 2, ["column 4", "^"]),
-    (["eval", "a + c", "a={a}", "-o", "o.b2nd"], 2, ["c", "NAME=PATH"]),
-    (["eval", "sinn(a)", "a={a}", "-o", "o.b2nd"], 2, ["sin"]),
-    (["eval", "a + 1", "a", "-o", "o.b2nd"], 2, ["NAME=PATH"]),
-    (["eval", "a + 1", "a={a}", "-o", "o.b2nd", "--chunks", "1,x"], 2, ["--chunks"]),
-    (["eval", "a + 1", "a={a}", "-o", "o.b2nd", "--bogus"], 2, ["unknown option", "--bogus"]),
-    (["eval", "a + 1", "a=/no/such.b2nd", "-o", "o.b2nd"], 1, ["operand 'a'", "/no/such.b2nd"]),
-    (["eval", "a @ a", "a={a}", "-o", "o.b2nd"], 1, ["matmul", "(300, 200)"]),
-    (["eval", "a + 1", "a={a}", "-o", "/no/dir/o.b2nd"], 1, ["/no/dir"]),
-    (["info", "/no/such.b2nd"], 1, ["/no/such.b2nd"]),
-    (["info"], 2, ["info takes one path"]),
-])
+@pytest.mark.parametrize(
+    "args, status, words",
+    [
+        ([], 2, ["usage"]),
+        (["frobnicate"], 2, ["unknown command", "frobnicate"]),
+        (["eval", "a + 1", "a=X"], 2, ["-o"]),
+        (["eval", "a +", "a=X", "-o", "o.b2nd"], 2, ["column 4", "^"]),
+        (["eval", "a + c", "a={a}", "-o", "o.b2nd"], 2, ["c", "NAME=PATH"]),
+        (["eval", "sinn(a)", "a={a}", "-o", "o.b2nd"], 2, ["sin"]),
+        (["eval", "a + 1", "a", "-o", "o.b2nd"], 2, ["NAME=PATH"]),
+        (["eval", "a + 1", "a={a}", "-o", "o.b2nd", "--chunks", "1,x"], 2, ["--chunks"]),
+        (["eval", "a + 1", "a={a}", "-o", "o.b2nd", "--bogus"], 2, ["unknown option", "--bogus"]),
+        (["eval", "a + 1", "a=/no/such.b2nd", "-o", "o.b2nd"], 1, ["operand 'a'", "/no/such.b2nd"]),
+        (["eval", "a @ a", "a={a}", "-o", "o.b2nd"], 1, ["matmul", "(300, 200)"]),
+        (["eval", "a + 1", "a={a}", "-o", "/no/dir/o.b2nd"], 1, ["/no/dir"]),
+        (["info", "/no/such.b2nd"], 1, ["/no/such.b2nd"]),
+        (["info"], 2, ["info takes one path"]),
+    ],
+)
 def test_errors_exit_status_and_message(files, args, status, words):
     _, paths, tmp = files
     args = [a.format(**paths) for a in args]
@@ -144,8 +168,20 @@ def test_eval_on_a_local_cluster(files):
     pytest.importorskip("distributed")
     vals, paths, tmp = files
     for out in (str(tmp / "d.b2nd"), str(tmp / "d.zarr")):
-        r = run("eval", "matmul(a, b) + sum(a)", f"a={paths['a']}", f"b={paths['b']}", "-o", out,
-                "--chunks", "100,50", "--scheduler", "local:2", "--no-progress", timeout=300)
+        r = run(
+            "eval",
+            "matmul(a, b) + sum(a)",
+            f"a={paths['a']}",
+            f"b={paths['b']}",
+            "-o",
+            out,
+            "--chunks",
+            "100,50",
+            "--scheduler",
+            "local:2",
+            "--no-progress",
+            timeout=300,
+        )
         assert r.returncode == 0, r.stderr
         assert "wrote" in r.stdout and "on local:2" in r.stdout
         got = b2lazy.open(out)
@@ -160,6 +196,7 @@ def test_functions_lists_the_registry():
     """`b2lazy functions` prints every registry function with the Python package's
     signature; NAME shows its family, dtype rule, aliases."""
     import inspect
+
     out = run("functions")
     assert out.returncode == 0
     lines = set(out.stdout.splitlines())

@@ -1,6 +1,7 @@
 """Issue #15 item 2: complex64 and complex128 through elementwise functions, reductions,
 scans, products and storage, against NumPy 2 as the oracle (random shapes, chunkings and
 sources; the standard's special cases are the Array API suite's)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,13 +20,43 @@ EXACT_BINARY = ["add", "subtract", "equal", "not_equal"]
 # Through the C library (b2lazy) or NumPy's own loops: close, not equal. (Products and
 # quotients with infinite parts differ by design: gcc's follow C99 Annex G, (inf+inf j) * 2
 # is inf+inf j; NumPy's naive formula gives nan+nan j. Finite inputs only here.)
-MATH_UNARY = ["abs", "sqrt", "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "sinh",
-              "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "square", "reciprocal",
-              "sign", "angle"]
+MATH_UNARY = [
+    "abs",
+    "sqrt",
+    "exp",
+    "expm1",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "sin",
+    "cos",
+    "tan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asin",
+    "acos",
+    "atan",
+    "asinh",
+    "acosh",
+    "atanh",
+    "square",
+    "reciprocal",
+    "sign",
+    "angle",
+]
 MATH_BINARY = ["multiply", "divide", "pow"]
 
-NP_NAME = {"pow": "power", "asin": "arcsin", "acos": "arccos", "atan": "arctan", "asinh": "arcsinh",
-           "acosh": "arccosh", "atanh": "arctanh"}
+NP_NAME = {
+    "pow": "power",
+    "asin": "arcsin",
+    "acos": "arccos",
+    "atan": "arctan",
+    "asinh": "arcsinh",
+    "acosh": "arccosh",
+    "atanh": "arctanh",
+}
 
 
 def np_fn(name):
@@ -109,7 +140,7 @@ def test_powers_as_numpy(exponent):
     x = complex_values(np.random.default_rng(3), np.complex128, (50,), scale=2)
     x[:3] = [0, 1j, -1]
     with np.errstate(all="ignore"):
-        close((b2lazy.asarray(x) ** exponent).to_numpy(), x ** exponent, np.complex128)
+        close((b2lazy.asarray(x) ** exponent).to_numpy(), x**exponent, np.complex128)
 
 
 def test_a_fused_expression_of_complex_and_real_operands():
@@ -122,10 +153,19 @@ def test_a_fused_expression_of_complex_and_real_operands():
     close(got, ref, np.float32)
 
 
-@pytest.mark.parametrize("left,right", [
-    (np.complex64, np.float32), (np.complex64, np.float64), (np.complex64, np.int16), (np.complex64, np.int32),
-    (np.complex128, np.float32), (np.complex64, np.bool_), (np.complex64, np.uint8), (np.complex64, np.complex128),
-])
+@pytest.mark.parametrize(
+    "left,right",
+    [
+        (np.complex64, np.float32),
+        (np.complex64, np.float64),
+        (np.complex64, np.int16),
+        (np.complex64, np.int32),
+        (np.complex128, np.float32),
+        (np.complex64, np.bool_),
+        (np.complex64, np.uint8),
+        (np.complex64, np.complex128),
+    ],
+)
 def test_promotion_matches_numpy(left, right):
     a, b = np.ones(3, left), np.ones(3, right)
     assert (b2lazy.asarray(a) + b2lazy.asarray(b)).dtype == (a + b).dtype
@@ -147,7 +187,10 @@ def test_python_scalars_are_weak(dtype, scalar):
 def test_casts_as_numpy(dtype, to):
     x = complex_values(np.random.default_rng(2), dtype, (40,), scale=100)
     x[:4] = [0, 1j, -0.0, 5]
-    with np.errstate(all="ignore"), pytest.warns(np.exceptions.ComplexWarning) if to not in COMPLEX and to is not np.bool_ else _nothing():
+    with (
+        np.errstate(all="ignore"),
+        pytest.warns(np.exceptions.ComplexWarning) if to not in COMPLEX and to is not np.bool_ else _nothing(),
+    ):
         ref = x.astype(to)
     np.testing.assert_array_equal(b2lazy.asarray(x).astype(to).to_numpy(), ref)
     back = b2lazy.asarray(ref).astype(dtype).to_numpy()
@@ -242,8 +285,7 @@ def test_zarr_python_reads_complex_with_a_fill_value(tmp_path):
     path = str(tmp_path / "z.zarr")
     b2lazy.asarray(x).compute(urlpath=path, chunks=(5, 5))
     np.testing.assert_array_equal(zarr.open_array(path, mode="r")[:], x)
-    z = zarr.create_array(str(tmp_path / "f.zarr"), shape=(6,), chunks=(4,), dtype="complex128",
-                          fill_value=1 + 2j)
+    z = zarr.create_array(str(tmp_path / "f.zarr"), shape=(6,), chunks=(4,), dtype="complex128", fill_value=1 + 2j)
     z[:2] = [3j, 4]
     np.testing.assert_array_equal(b2lazy.open(str(tmp_path / "f.zarr")).to_numpy(), z[:])
 
@@ -251,8 +293,9 @@ def test_zarr_python_reads_complex_with_a_fill_value(tmp_path):
 def test_creation_and_scalars():
     assert b2lazy.asarray(1 + 2j).dtype == np.complex128
     assert complex(b2lazy.asarray(1 + 2j)) == 1 + 2j
-    np.testing.assert_array_equal(b2lazy.full((3, 2), 1 - 1j, dtype=np.complex64).to_numpy(),
-                                  np.full((3, 2), 1 - 1j, dtype=np.complex64))
+    np.testing.assert_array_equal(
+        b2lazy.full((3, 2), 1 - 1j, dtype=np.complex64).to_numpy(), np.full((3, 2), 1 - 1j, dtype=np.complex64)
+    )
     np.testing.assert_array_equal(b2lazy.zeros(4, dtype=b2lazy.complex64).to_numpy(), np.zeros(4, np.complex64))
     np.testing.assert_allclose(b2lazy.linspace(1j, 2 + 3j, 7).to_numpy(), np.linspace(1j, 2 + 3j, 7))
     np.testing.assert_array_equal(b2lazy.eye(3, dtype=np.complex128).to_numpy(), np.eye(3, dtype=np.complex128))
@@ -267,16 +310,19 @@ def test_an_expression_string_with_complex_operands():
     np.testing.assert_allclose(got, np.abs(z * 2j) + z.real)
 
 
-@pytest.mark.parametrize("call,words", [
-    (lambda z: b2lazy.less(z, z), ["less", "complex128"]),
-    (lambda z: b2lazy.maximum(z, 1), ["maximum", "complex128"]),
-    (lambda z: b2lazy.floor(z), ["floor", "complex128"]),
-    (lambda z: b2lazy.max(z), ["max", "complex128"]),
-    (lambda z: b2lazy.argmin(z), ["argmin", "complex128"]),
-    (lambda z: b2lazy.sort(z), ["sort", "complex128"]),
-    (lambda z: b2lazy.std(z), ["std", "complex128"]),
-    (lambda z: b2lazy.bitwise_and(z, z), ["bitwise_and", "complex128"]),
-])
+@pytest.mark.parametrize(
+    "call,words",
+    [
+        (lambda z: b2lazy.less(z, z), ["less", "complex128"]),
+        (lambda z: b2lazy.maximum(z, 1), ["maximum", "complex128"]),
+        (lambda z: b2lazy.floor(z), ["floor", "complex128"]),
+        (lambda z: b2lazy.max(z), ["max", "complex128"]),
+        (lambda z: b2lazy.argmin(z), ["argmin", "complex128"]),
+        (lambda z: b2lazy.sort(z), ["sort", "complex128"]),
+        (lambda z: b2lazy.std(z), ["std", "complex128"]),
+        (lambda z: b2lazy.bitwise_and(z, z), ["bitwise_and", "complex128"]),
+    ],
+)
 def test_functions_without_a_complex_meaning_say_so(call, words):
     z = b2lazy.asarray(np.arange(6) * 1j)
     with pytest.raises(TypeError) as e:
@@ -297,6 +343,7 @@ def test_imaginary_literals_in_expression_strings():
 
 def test_saved_and_pickled_expressions_keep_complex_scalars_and_operands(tmp_path):
     import pickle
+
     z = complex_values(np.random.default_rng(11), np.complex64, (6, 5))
     e = b2lazy.exp(b2lazy.asarray(z) * complex(0.5, float("inf"))) + (1 - 2j)
     path = str(tmp_path / "e.b2lazy")
@@ -335,8 +382,16 @@ def test_exp_over_the_whole_range_as_the_c_library(dtype):
     rng = np.random.default_rng(12)
     big = 750 if dtype == np.complex128 else 95
     x = rng.uniform(-big, big, 4000) + 1j * rng.uniform(-1e6, 1e6, 4000) * rng.choice([1e-6, 1, 1e-300], 4000)
-    x[:8] = [0, -0.0 + 0j, complex(np.inf, 0), complex(-np.inf, 1), complex(1, np.inf), complex(np.nan, 0),
-             complex(709.5, 1e-300), complex(-745, 3)]
+    x[:8] = [
+        0,
+        -0.0 + 0j,
+        complex(np.inf, 0),
+        complex(-np.inf, 1),
+        complex(1, np.inf),
+        complex(np.nan, 0),
+        complex(709.5, 1e-300),
+        complex(-745, 3),
+    ]
     x = x.astype(dtype)
     with np.errstate(all="ignore"):
         ref = np.exp(x)

@@ -1,5 +1,6 @@
 """Elementwise expressions against NumPy: random expression trees (property tests), every
 op over every dtype, Python operators, TypeErrors, and the known-bug regressions."""
+
 import itertools
 import warnings
 
@@ -9,10 +10,29 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import b2lazy
-from conftest import (examples, BINARY_OPERATORS, BINARY_OPS, DTYPES, FLOAT_DTYPES, INT_DTYPES, MAX_ULP,
-                      TRANSCENDENTAL, UNARY_OPERATORS, UNARY_OPS, ExprBuilder, b2np,
-                      assert_close, assert_exact, assert_max_ulp, b2_func, check_node, evaluations,
-                      known_bug, np_func, random_values)
+from conftest import (
+    examples,
+    BINARY_OPERATORS,
+    BINARY_OPS,
+    DTYPES,
+    FLOAT_DTYPES,
+    INT_DTYPES,
+    MAX_ULP,
+    TRANSCENDENTAL,
+    UNARY_OPERATORS,
+    UNARY_OPS,
+    ExprBuilder,
+    b2np,
+    assert_close,
+    assert_exact,
+    assert_max_ulp,
+    b2_func,
+    check_node,
+    evaluations,
+    known_bug,
+    np_func,
+    random_values,
+)
 
 
 # ----------------------------------------------------------------------------------------
@@ -47,9 +67,23 @@ def test_integer_arithmetic_exact(data, tmpdir_factory_fn):
     """Integer/bool-only expressions (wrap-around, extremes, division by zero) are exact."""
     tmp = tmpdir_factory_fn()
     b = ExprBuilder(data.draw, tmp)
-    ops = ["add", "subtract", "multiply", "floor_divide", "remainder", "maximum", "minimum",
-           "bitwise_and", "bitwise_or", "bitwise_xor", "negative", "abs", "square", "sign",
-           "bitwise_invert"]
+    ops = [
+        "add",
+        "subtract",
+        "multiply",
+        "floor_divide",
+        "remainder",
+        "maximum",
+        "minimum",
+        "bitwise_and",
+        "bitwise_or",
+        "bitwise_xor",
+        "negative",
+        "abs",
+        "square",
+        "sign",
+        "bitwise_invert",
+    ]
     dts = [np.dtype(bool)] + INT_DTYPES
     node = b.leaf(data.draw(st.sampled_from(dts)))
     for _ in range(data.draw(st.integers(1, 4))):
@@ -57,8 +91,11 @@ def test_integer_arithmetic_exact(data, tmpdir_factory_fn):
         if name in UNARY_OPS:
             new = b.apply(name, [node])
         else:
-            other = (b.scalar_for(node.dtype, data.draw(st.sampled_from(["bool", "int"])))
-                     if data.draw(st.booleans()) else b.leaf(data.draw(st.sampled_from(dts))))
+            other = (
+                b.scalar_for(node.dtype, data.draw(st.sampled_from(["bool", "int"])))
+                if data.draw(st.booleans())
+                else b.leaf(data.draw(st.sampled_from(dts)))
+            )
             args = [node, other] if data.draw(st.booleans()) else [other, node]
             new = b.apply(name, args)
         node = new or node
@@ -78,8 +115,7 @@ def test_single_transcendental_ulp(data, tmpdir_factory_fn):
     dt = data.draw(st.sampled_from(DTYPES))
     x = b.leaf(dt)
     if name in ("atan2", "hypot", "logaddexp", "pow"):
-        y = b.leaf(data.draw(st.sampled_from(FLOAT_DTYPES))) if data.draw(st.booleans()) \
-            else b.scalar_for(dt, "float")
+        y = b.leaf(data.draw(st.sampled_from(FLOAT_DTYPES))) if data.draw(st.booleans()) else b.scalar_for(dt, "float")
         node = b.apply(name, [x, y])
     else:
         node = b.apply(name, [x])
@@ -149,8 +185,7 @@ def _binary_args(name, d1, d2, seed):
     y = _values(d2, seed=seed + 1)
     res = np.result_type(d1, d2)
     if name in ("bitwise_left_shift", "bitwise_right_shift") and res.kind in "iu":
-        y = np.random.default_rng(seed).integers(0, 8 * res.itemsize, 64).astype(d2) \
-            if d2 != np.bool_ else y
+        y = np.random.default_rng(seed).integers(0, 8 * res.itemsize, 64).astype(d2) if d2 != np.bool_ else y
     if name == "pow" and res.kind in "biu":
         y = np.random.default_rng(seed).integers(0, 7, 64).astype(d2) if d2 != np.bool_ else y
     return x, y
@@ -163,8 +198,7 @@ def test_binary_op_all_dtype_pairs(name):
         x, y = _binary_args(name, d1, d2, seed=3)
         if known_bug(name, [x, y]):
             continue
-        _check_one(name, [x, y], [b2lazy.asarray(x, chunks=(16,), blocks=(4,)), b2lazy.asarray(y)],
-                   failures)
+        _check_one(name, [x, y], [b2lazy.asarray(x, chunks=(16,), blocks=(4,)), b2lazy.asarray(y)], failures)
     assert not failures, f"{len(failures)} failures:\n" + "\n".join(failures[:20])
 
 
@@ -176,12 +210,14 @@ def test_binary_op_with_python_scalars(name):
         for s in (True, False, 0, 1, 3, -1, 2.5, -0.0, float("nan"), float("inf"), 1e300):
             if isinstance(s, int) and not isinstance(s, bool) and dt.kind == "u" and s < 0:
                 continue  # deviation (c): out-of-range Python ints
-            if name in ("bitwise_left_shift", "bitwise_right_shift", "pow") and \
-                    isinstance(s, int) and s < 0:
+            if name in ("bitwise_left_shift", "bitwise_right_shift", "pow") and isinstance(s, int) and s < 0:
                 continue
             for args in ((x, s), (s, x)):
-                if name in ("bitwise_left_shift", "bitwise_right_shift", "pow") and \
-                        args[1] is x and np.result_type(x, s).kind in "iu":
+                if (
+                    name in ("bitwise_left_shift", "bitwise_right_shift", "pow")
+                    and args[1] is x
+                    and np.result_type(x, s).kind in "iu"
+                ):
                     continue  # array counts/exponents would need a restricted domain
                 if known_bug(name, list(args)):
                     continue
@@ -197,13 +233,18 @@ def test_where_and_clip_dtypes():
         x, y = _values(d1, seed=1), _values(d2, seed=2)
         with np.errstate(all="ignore"):
             for what, ref, lazy in [
-                ("where", np.where(c, x, y), lambda: b2lazy.where(b2lazy.asarray(c), b2lazy.asarray(x),
-                                                                 b2lazy.asarray(y))),
-                ("where-cond-nonbool", np.where(x, y, 0),
-                 lambda: b2lazy.where(b2lazy.asarray(x), b2lazy.asarray(y), 0)),
+                (
+                    "where",
+                    np.where(c, x, y),
+                    lambda: b2lazy.where(b2lazy.asarray(c), b2lazy.asarray(x), b2lazy.asarray(y)),
+                ),
+                (
+                    "where-cond-nonbool",
+                    np.where(x, y, 0),
+                    lambda: b2lazy.where(b2lazy.asarray(x), b2lazy.asarray(y), 0),
+                ),
                 ("clip", np.clip(x, y, None), lambda: b2lazy.clip(b2lazy.asarray(x), b2lazy.asarray(y))),
-                ("clip-hi", np.clip(x, None, y), lambda: b2lazy.clip(b2lazy.asarray(x), None,
-                                                                   b2lazy.asarray(y))),
+                ("clip-hi", np.clip(x, None, y), lambda: b2lazy.clip(b2lazy.asarray(x), None, b2lazy.asarray(y))),
             ]:
                 ref = np.asarray(ref)
                 try:
@@ -313,25 +354,43 @@ BOOL = np.array([True, False, True])
 FLT = np.array([1.5, -2.0, 3.0])
 
 
-@pytest.mark.parametrize("build", [
-    lambda a, f: a - a,
-    lambda a, f: b2lazy.subtract(a, True),
-    lambda a, f: True - a,
-    lambda a, f: -a,
-    lambda a, f: b2lazy.negative(a),
-    lambda a, f: b2lazy.sign(a),
-    lambda a, f: f & f,
-    lambda a, f: f | 1,
-    lambda a, f: 1 ^ f,
-    lambda a, f: ~f,
-    lambda a, f: f << 1,
-    lambda a, f: 1 >> f,
-    lambda a, f: b2lazy.bitwise_and(f, a),
-    lambda a, f: b2lazy.bitwise_invert(f),
-    lambda a, f: b2lazy.bitwise_left_shift(a, f),
-], ids=["bool-bool", "bool-True", "True-bool", "neg-bool", "negative-bool", "sign-bool",
-        "float&float", "float|int", "int^float", "~float", "float<<int", "int>>float",
-        "bitwise_and(float,bool)", "invert(float)", "lshift(bool,float)"])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda a, f: a - a,
+        lambda a, f: b2lazy.subtract(a, True),
+        lambda a, f: True - a,
+        lambda a, f: -a,
+        lambda a, f: b2lazy.negative(a),
+        lambda a, f: b2lazy.sign(a),
+        lambda a, f: f & f,
+        lambda a, f: f | 1,
+        lambda a, f: 1 ^ f,
+        lambda a, f: ~f,
+        lambda a, f: f << 1,
+        lambda a, f: 1 >> f,
+        lambda a, f: b2lazy.bitwise_and(f, a),
+        lambda a, f: b2lazy.bitwise_invert(f),
+        lambda a, f: b2lazy.bitwise_left_shift(a, f),
+    ],
+    ids=[
+        "bool-bool",
+        "bool-True",
+        "True-bool",
+        "neg-bool",
+        "negative-bool",
+        "sign-bool",
+        "float&float",
+        "float|int",
+        "int^float",
+        "~float",
+        "float<<int",
+        "int>>float",
+        "bitwise_and(float,bool)",
+        "invert(float)",
+        "lshift(bool,float)",
+    ],
+)
 def test_numpy_type_errors(build):
     a, f = b2lazy.asarray(BOOL), b2lazy.asarray(FLT, chunks=(2,), blocks=(1,))
     with pytest.raises(TypeError):
@@ -362,8 +421,14 @@ def test_scalar_only_functions_make_0d_arrays():
 def test_aliases():
     x = np.linspace(-0.9, 0.9, 11)
     a = b2lazy.asarray(x)
-    for alias, np_name in [("absolute", "abs"), ("power", "power"), ("arcsin", "arcsin"),
-                           ("arctan2", "arctan2"), ("true_divide", "divide"), ("mod", "mod")]:
+    for alias, np_name in [
+        ("absolute", "abs"),
+        ("power", "power"),
+        ("arcsin", "arcsin"),
+        ("arctan2", "arctan2"),
+        ("true_divide", "divide"),
+        ("mod", "mod"),
+    ]:
         f = getattr(b2lazy, alias)
         args = [a] if np_name in ("abs", "arcsin") else [a, 0.5]
         nargs = [x] if np_name in ("abs", "arcsin") else [x, 0.5]
@@ -398,8 +463,9 @@ def test_integer_division_by_zero_is_zero():
                 got = b2_func(name)(b2lazy.asarray(x), b2lazy.asarray(z)).to_numpy()
                 assert_exact(got, ref)
                 assert (got == 0).all()
-                assert_exact((b2lazy.asarray(x) // 0 if name == "floor_divide" else b2lazy.asarray(x) % 0)
-                             .to_numpy(), ref)
+                assert_exact(
+                    (b2lazy.asarray(x) // 0 if name == "floor_divide" else b2lazy.asarray(x) % 0).to_numpy(), ref
+                )
 
 
 # ----------------------------------------------------------------------------------------
@@ -444,8 +510,9 @@ def test_bug_round_bool_dtype():
 
 
 @pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor"])
-@pytest.mark.parametrize("dt,s", [("bool", 0.5), ("int8", 0.5), ("float64", float("nan")),
-                                  ("float64", float("inf")), ("float32", 1e300)])
+@pytest.mark.parametrize(
+    "dt,s", [("bool", 0.5), ("int8", 0.5), ("float64", float("nan")), ("float64", float("inf")), ("float32", 1e300)]
+)
 # (float arrays with 0.5 are covered by the random trees)
 def test_bug_logical_with_float_scalar(name, dt, s):
     x = np.array([1, 0], dtype=dt)
@@ -458,8 +525,9 @@ def test_bug_pow_of_dbl_max():
     assert_max_ulp((b2lazy.asarray(x) ** 1.0).to_numpy(), np.power(x, 1.0))
 
 
-@pytest.mark.parametrize("dt,e", [("int8", 2.0), ("int32", 2.0), ("uint8", 0.5), ("int16", 0.5),
-                                  ("bool", 0.5), ("bool", 2)])
+@pytest.mark.parametrize(
+    "dt,e", [("int8", 2.0), ("int32", 2.0), ("uint8", 0.5), ("int16", 0.5), ("bool", 0.5), ("bool", 2)]
+)
 def test_bug_pow_scalar_strength_reduction_dtype(dt, e):
     x = np.array([1, 0, 3], dtype=dt) if dt != "bool" else np.array([True, False])
     ref = np.power(x, e)

@@ -1,4 +1,5 @@
 """Bad input: clear Python exceptions naming the culprit, no crash, no files left behind."""
+
 import os
 import re
 
@@ -20,14 +21,20 @@ def _shape_str(shape):
 # ----------------------------------------------------------------------------------------
 # shapes
 # ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("s1,s2", [((3, 4), (5,)), ((2, 3), (3, 2)), ((4,), (0,)), ((2, 1, 3), (4, 2)),
-                                   ((1, 5), (7, 4))])
+@pytest.mark.parametrize(
+    "s1,s2", [((3, 4), (5,)), ((2, 3), (3, 2)), ((4,), (0,)), ((2, 1, 3), (4, 2)), ((1, 5), (7, 4))]
+)
 def test_non_broadcastable_shapes(s1, s2):
     with pytest.raises(ValueError):
         np.ones(s1) + np.ones(s2)
     a, b = b2lazy.asarray(np.ones(s1)), b2lazy.asarray(np.ones(s2), chunks=tuple(max(1, n) for n in s2))
-    for build in (lambda: a + b, lambda: b2lazy.atan2(a, b), lambda: b2lazy.where(a > 0, a, b),
-                  lambda: b2lazy.clip(a, b, None), lambda: b2lazy.maximum(b, a)):
+    for build in (
+        lambda: a + b,
+        lambda: b2lazy.atan2(a, b),
+        lambda: b2lazy.where(a > 0, a, b),
+        lambda: b2lazy.clip(a, b, None),
+        lambda: b2lazy.maximum(b, a),
+    ):
         with pytest.raises(ValueError) as e:
             build()
         msg = str(e.value)
@@ -35,8 +42,7 @@ def test_non_broadcastable_shapes(s1, s2):
 
 
 @examples(40)
-@given(s1=st.lists(st.integers(1, 4), min_size=1, max_size=3),
-       s2=st.lists(st.integers(1, 4), min_size=1, max_size=3))
+@given(s1=st.lists(st.integers(1, 4), min_size=1, max_size=3), s2=st.lists(st.integers(1, 4), min_size=1, max_size=3))
 def test_broadcast_agrees_with_numpy(s1, s2):
     s1, s2 = tuple(s1), tuple(s2)
     try:
@@ -51,15 +57,17 @@ def test_broadcast_agrees_with_numpy(s1, s2):
 # ----------------------------------------------------------------------------------------
 # dtypes
 # ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("dtype", ["float128", ">f8", ">c16", ">i4", ">u2", "U3",
-                                   "datetime64[s]", "O"])
+@pytest.mark.parametrize("dtype", ["float128", ">f8", ">c16", ">i4", ">u2", "U3", "datetime64[s]", "O"])
 def test_unsupported_dtype(dtype):
     x = np.zeros(4, dtype=dtype)
     name = np.dtype(dtype).name if not dtype.startswith(">") else dtype
     builds = [lambda: b2lazy.zeros(4, dtype=dtype)]
     if not dtype.startswith(">"):  # NumPy's big-endian arrays and astype(">f8"): accepted, held native
-        builds += [lambda: b2lazy.asarray(x), lambda: b2lazy.asarray(x, chunks=(2,)),
-                   lambda: b2lazy.asarray(np.ones(4)).astype(dtype)]
+        builds += [
+            lambda: b2lazy.asarray(x),
+            lambda: b2lazy.asarray(x, chunks=(2,)),
+            lambda: b2lazy.asarray(np.ones(4)).astype(dtype),
+        ]
     for build in builds:
         with pytest.raises(TypeError) as e:
             build()
@@ -71,9 +79,13 @@ def test_python_int_scalar_out_of_range_is_value_error():
     """Documented deviation (c): NumPy raises OverflowError, b2lazy ValueError."""
     u8 = b2lazy.asarray(np.arange(3, dtype=np.uint8))
     i8 = b2lazy.asarray(np.arange(3, dtype=np.int8))
-    for build, num in [(lambda: u8 + 300, "300"), (lambda: u8 - (-1), "-1"), (lambda: i8 * 128, "128"),
-                       (lambda: b2lazy.where(u8 > 0, u8, 256), "256"),
-                       (lambda: b2lazy.asarray(np.arange(3)) + 2**64, str(2**64))]:
+    for build, num in [
+        (lambda: u8 + 300, "300"),
+        (lambda: u8 - (-1), "-1"),
+        (lambda: i8 * 128, "128"),
+        (lambda: b2lazy.where(u8 > 0, u8, 256), "256"),
+        (lambda: b2lazy.asarray(np.arange(3)) + 2**64, str(2**64)),
+    ]:
         with pytest.raises(ValueError, match=num):
             build()
 
@@ -82,8 +94,14 @@ def test_comparison_with_out_of_range_python_int_is_by_value():
     """NumPy 2 compares by value: every int8 is below 1000, every uint8 above -1."""
     i8 = np.arange(-3, 3, dtype=np.int8)
     u8 = np.arange(3, dtype=np.uint8)
-    for f in [lambda x: 1000 < x, lambda x: x < 1000, lambda x: x == -129, lambda x: x != 2**70 // 2**10,
-              lambda x: x >= -(2**63), lambda x: x <= 2**64 - 1]:
+    for f in [
+        lambda x: 1000 < x,
+        lambda x: x < 1000,
+        lambda x: x == -129,
+        lambda x: x != 2**70 // 2**10,
+        lambda x: x >= -(2**63),
+        lambda x: x <= 2**64 - 1,
+    ]:
         for x in (i8, u8):
             assert (f(b2lazy.asarray(x)).to_numpy() == f(x)).all()
 
@@ -127,24 +145,23 @@ def _write_rows(path, contiguous=True):
     b2lazy.asarray(ROWS).compute(urlpath=str(path), chunks=(10, 100), blocks=(5, 50), contiguous=contiguous)
 
 
-@pytest.mark.parametrize("how", ["truncate-half", "truncate-tail", "truncate-header", "flip-middle",
-                                 "zero-middle"])
+@pytest.mark.parametrize("how", ["truncate-half", "truncate-tail", "truncate-header", "flip-middle", "zero-middle"])
 def test_corrupted_file(tmp_path, how):
     path = tmp_path / "x.b2nd"
     _write_rows(path)
     d = bytearray(path.read_bytes())
     n = len(d)
     if how == "truncate-half":
-        d = d[:n // 2]
+        d = d[: n // 2]
     elif how == "truncate-tail":
-        d = d[:n - 20]
+        d = d[: n - 20]
     elif how == "truncate-header":
         d = d[:40]
     elif how == "flip-middle":
         for i in range(n // 3, n // 3 + 200):
             d[i] ^= 0xFF
     else:
-        d[n // 2:n // 2 + 500] = bytes(500)
+        d[n // 2 : n // 2 + 500] = bytes(500)
     path.write_bytes(bytes(d))
     out = tmp_path / "out"
     out.mkdir()
@@ -211,8 +228,9 @@ def arr():
     return b2lazy.asarray(np.arange(24.0).reshape(2, 3, 4), chunks=(1, 2, 2), blocks=(1, 1, 2))
 
 
-@pytest.mark.parametrize("key,axis", [(2, 0), (-3, 0), ((0, 3), 1), ((0, -4), 1), ((Ellipsis, 4), 2),
-                                      ((0, 0, -5), 2), ((None, 1, 5), 1)])
+@pytest.mark.parametrize(
+    "key,axis", [(2, 0), (-3, 0), ((0, 3), 1), ((0, -4), 1), ((Ellipsis, 4), 2), ((0, 0, -5), 2), ((None, 1, 5), 1)]
+)
 def test_index_out_of_bounds(arr, key, axis):
     with pytest.raises(IndexError):
         np.arange(24.0).reshape(2, 3, 4)[key]

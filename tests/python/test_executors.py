@@ -2,6 +2,7 @@
 where the evaluation runs by name ("threads", "dask", or one registered), or by the
 scheduler object given (a registered executor's test); values against NumPy. The dask
 executor's own runs are in tests/python/distributed/."""
+
 import numpy as np
 import pytest
 
@@ -58,8 +59,9 @@ def test_a_registered_executor_by_name_and_by_its_scheduler_objects(recording):
     assert [c[0] for c in recording.calls] == ["to_numpy", "compute"]
     assert isinstance(recording.calls[1][1], Cluster)
     # compute's options reach the executor (nthreads too: an executor decides what applies)
-    assert recording.calls[1][2] == sorted(["chunks", "blocks", "cparams", "nthreads", "max_memory", "contiguous",
-                                            "progress", "shards", "storage_options"])
+    assert recording.calls[1][2] == sorted(
+        ["chunks", "blocks", "cparams", "nthreads", "max_memory", "contiguous", "progress", "shards", "storage_options"]
+    )
 
 
 def test_a_scheduler_no_executor_takes_is_a_clear_error():

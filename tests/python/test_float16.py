@@ -2,6 +2,7 @@
 widens to float32 and rounds once (NumPy's float16 loops do the same): arithmetic and
 comparisons match NumPy bit for bit, math functions within 1 ulp of float16; reductions
 accumulate in wider types (close to NumPy's); sorts, casts and storage are exact."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,12 +14,54 @@ import b2lazy
 from conftest import SOURCE_KINDS, assert_max_ulp, base_shapes, examples, make_source
 
 F16 = np.float16
-EXACT_BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "floor_divide", "remainder",
-                "copysign", "nextafter", "equal", "less", "greater_equal", "not_equal"]
-EXACT_UNARY = ["negative", "abs", "sqrt", "floor", "ceil", "trunc", "round", "sign", "square", "reciprocal",
-               "isnan", "isinf", "isfinite", "signbit"]
-MATH_UNARY = ["sin", "cos", "tan", "exp", "expm1", "exp2", "log", "log2", "log10", "log1p", "tanh", "asinh",
-              "atan", "cbrt"]
+EXACT_BINARY = [
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "maximum",
+    "minimum",
+    "floor_divide",
+    "remainder",
+    "copysign",
+    "nextafter",
+    "equal",
+    "less",
+    "greater_equal",
+    "not_equal",
+]
+EXACT_UNARY = [
+    "negative",
+    "abs",
+    "sqrt",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "sign",
+    "square",
+    "reciprocal",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "signbit",
+]
+MATH_UNARY = [
+    "sin",
+    "cos",
+    "tan",
+    "exp",
+    "expm1",
+    "exp2",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "tanh",
+    "asinh",
+    "atan",
+    "cbrt",
+]
 NP_NAME = {"pow": "power", "atan": "arctan", "asinh": "arcsinh"}
 
 
@@ -78,8 +121,9 @@ def test_math_functions_within_one_ulp(tmp_path_factory, data, name):
     assert_max_ulp(got, ref, maxulp=1, msg=f"{name} {descr}")
 
 
-@pytest.mark.parametrize("other", [np.bool_, np.int8, np.uint8, np.int16, np.int32, np.float32, np.float64,
-                                   np.complex64])
+@pytest.mark.parametrize(
+    "other", [np.bool_, np.int8, np.uint8, np.int16, np.int32, np.float32, np.float64, np.complex64]
+)
 def test_promotion_as_numpy(other):
     a, b = np.ones(3, F16), np.ones(3, other)
     assert (b2lazy.asarray(a) + b2lazy.asarray(b)).dtype == (a + b).dtype
@@ -121,8 +165,14 @@ def test_reductions_close_to_numpy(tmp_path_factory, data, name):
     if name in ("max", "min", "argmax", "argmin"):
         np.testing.assert_array_equal(got, ref)
     else:  # ours accumulates in float64, NumPy's in float32 (pairwise): one rounding apart
-        np.testing.assert_allclose(got.astype(np.float64), ref.astype(np.float64), rtol=2e-3, atol=2e-3,
-                                   equal_nan=True, err_msg=f"{name} {descr}")
+        np.testing.assert_allclose(
+            got.astype(np.float64),
+            ref.astype(np.float64),
+            rtol=2e-3,
+            atol=2e-3,
+            equal_nan=True,
+            err_msg=f"{name} {descr}",
+        )
 
 
 def test_scans_and_quantiles():
@@ -130,8 +180,9 @@ def test_scans_and_quantiles():
     got = b2lazy.cumulative_sum(b2lazy.asarray(x, chunks=(64,))).to_numpy()
     assert got.dtype == F16
     # NumPy rounds every partial sum to float16; ours accumulates in float64, rounds once
-    np.testing.assert_allclose(got.astype(float), np.cumsum(x.astype(float)).astype(F16).astype(float), rtol=1e-3,
-                               atol=1e-3)
+    np.testing.assert_allclose(
+        got.astype(float), np.cumsum(x.astype(float)).astype(F16).astype(float), rtol=1e-3, atol=1e-3
+    )
     q = b2lazy.quantile(b2lazy.asarray(x), 0.3).to_numpy()
     assert q.dtype == np.quantile(x, 0.3).dtype
     np.testing.assert_allclose(float(q), float(np.quantile(x, 0.3)), rtol=1e-3)
@@ -144,12 +195,14 @@ def test_sorts_searches_and_unique_are_exact(tmp_path_factory, data):
     if x.ndim == 0:
         return
     np.testing.assert_array_equal(b2lazy.sort(lazy, axis=-1).to_numpy(), np.sort(x, axis=-1))
-    np.testing.assert_array_equal(b2lazy.argsort(lazy, axis=-1, stable=True).to_numpy(),
-                                  np.argsort(x, axis=-1, kind="stable"))
+    np.testing.assert_array_equal(
+        b2lazy.argsort(lazy, axis=-1, stable=True).to_numpy(), np.argsort(x, axis=-1, kind="stable")
+    )
     flat = np.sort(x.reshape(-1))
     v = half_values(rng, (9,))
-    np.testing.assert_array_equal(b2lazy.searchsorted(b2lazy.asarray(flat), b2lazy.asarray(v)).to_numpy(),
-                                  np.searchsorted(flat, v))
+    np.testing.assert_array_equal(
+        b2lazy.searchsorted(b2lazy.asarray(flat), b2lazy.asarray(v)).to_numpy(), np.searchsorted(flat, v)
+    )
     u = b2lazy.unique_counts(lazy)
     ref = np.unique_counts(x)
     np.testing.assert_array_equal(u.values.to_numpy(), ref.values)
@@ -165,8 +218,11 @@ def test_products_accumulate_in_float32_and_round_once():
     ref = (a.astype(np.float32) @ b.astype(np.float32)).astype(F16)
     assert_max_ulp(got, ref, maxulp=1)  # (BLAS's float32 sums in another order: a rounding apart)
     np.testing.assert_allclose(got.astype(float), (a @ b).astype(float), rtol=5e-3, atol=5e-3)
-    assert_max_ulp(b2lazy.matmul(b2lazy.asarray(a).mT, b2lazy.asarray(a)).to_numpy(),
-                   (a.T.astype(np.float32) @ a.astype(np.float32)).astype(F16), maxulp=1)
+    assert_max_ulp(
+        b2lazy.matmul(b2lazy.asarray(a).mT, b2lazy.asarray(a)).to_numpy(),
+        (a.T.astype(np.float32) @ a.astype(np.float32)).astype(F16),
+        maxulp=1,
+    )
     v = b2lazy.vecdot(b2lazy.asarray(a), b2lazy.asarray(a)).to_numpy()
     assert v.dtype == F16
     np.testing.assert_allclose(v.astype(float), np.vecdot(a, a).astype(float), rtol=5e-3)
@@ -188,6 +244,7 @@ def test_peers_read_and_write_float16():
     blosc2 = pytest.importorskip("blosc2")
     zarr = pytest.importorskip("zarr")
     import tempfile
+
     d = tempfile.mkdtemp()
     x = half_values(np.random.default_rng(6), (31, 9))
     blosc2.asarray(x, urlpath=f"{d}/p.b2nd", mode="w", chunks=(10, 4))

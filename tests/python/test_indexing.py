@@ -1,5 +1,6 @@
 """Basic indexing (integers, slices with any step, Ellipsis, None) of sources and lazy
 expressions against NumPy, and the chunk-read counters of sliced evaluations."""
+
 import os
 
 import numpy as np
@@ -8,8 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import b2lazy
-from conftest import (DTYPES, assert_exact, b2np, base_shapes, examples, make_source,
-                      random_values, SOURCE_KINDS)
+from conftest import DTYPES, assert_exact, b2np, base_shapes, examples, make_source, random_values, SOURCE_KINDS
 
 
 # ----------------------------------------------------------------------------------------
@@ -94,17 +94,36 @@ def test_basic_indexing_of_expressions(data, tmpdir_factory_fn):
         _check(sub[key2], np.asarray(ref[key2]), f"({how} expr)[{key!r}][{key2!r}]")
         # indexing a sliced source, then computing an expression over it
         with np.errstate(all="ignore"):
-            _check(b2lazy.abs(lazy[key][key2]) if arr.dtype != np.bool_ else lazy[key][key2],
-                   np.asarray(np.abs(arr[key][key2]) if arr.dtype != np.bool_ else arr[key][key2]),
-                   f"abs({how}[{key!r}][{key2!r}])")
+            _check(
+                b2lazy.abs(lazy[key][key2]) if arr.dtype != np.bool_ else lazy[key][key2],
+                np.asarray(np.abs(arr[key][key2]) if arr.dtype != np.bool_ else arr[key][key2]),
+                f"abs({how}[{key!r}][{key2!r}])",
+            )
 
 
-@pytest.mark.parametrize("key", [
-    0, -1, 5, slice(None), slice(None, None, -1), slice(3, 17, 4), slice(-2, -19, -3),
-    slice(100, None), slice(None, -100), Ellipsis, None, (None, Ellipsis, None),
-    (Ellipsis, 3), (slice(1, 9, 2), Ellipsis, -2), (2, 3), (None, 1, None, slice(None, None, -2)),
-    (slice(5, 5),), (slice(8, 2),),
-])
+@pytest.mark.parametrize(
+    "key",
+    [
+        0,
+        -1,
+        5,
+        slice(None),
+        slice(None, None, -1),
+        slice(3, 17, 4),
+        slice(-2, -19, -3),
+        slice(100, None),
+        slice(None, -100),
+        Ellipsis,
+        None,
+        (None, Ellipsis, None),
+        (Ellipsis, 3),
+        (slice(1, 9, 2), Ellipsis, -2),
+        (2, 3),
+        (None, 1, None, slice(None, None, -2)),
+        (slice(5, 5),),
+        (slice(8, 2),),
+    ],
+)
 def test_index_table(key, tmp_path):
     x = np.arange(20 * 6, dtype=np.int32).reshape(20, 6)
     b2lazy.asarray(x).compute(urlpath=tmp_path / "x.b2nd", chunks=(4, 4), blocks=(2, 2))
@@ -116,7 +135,7 @@ def test_index_table(key, tmp_path):
 def test_index_numpy_integers_in_slices():
     x = np.arange(24).reshape(4, 6)
     a = b2lazy.asarray(x)
-    _check(a[np.int64(1):np.int16(4):np.int8(2)], x[1:4:2], "numpy ints in slice")
+    _check(a[np.int64(1) : np.int16(4) : np.int8(2)], x[1:4:2], "numpy ints in slice")
 
 
 @pytest.mark.parametrize("k", [np.int64(2), np.uint8(1), np.int32(-1)], ids=repr)
@@ -134,7 +153,7 @@ def test_bug_index_numpy_integer_scalar(k):
 def files(tmp_path_factory):
     d = tmp_path_factory.mktemp("counters")
     x = np.arange(100 * 80, dtype=np.float64).reshape(100, 80)
-    rows = str(d / "rows.b2nd")    # chunks (10, 80): 10 row chunks
+    rows = str(d / "rows.b2nd")  # chunks (10, 80): 10 row chunks
     tiles = str(d / "tiles.b2nd")  # chunks (10, 8): 10 x 10 tiles
     b2lazy.asarray(x).compute(urlpath=rows, chunks=(10, 80), blocks=(5, 40))
     b2lazy.asarray(x).compute(urlpath=tiles, chunks=(10, 8), blocks=(5, 4))
@@ -146,20 +165,35 @@ def _reads(r, path):
     return cd.get(path, cd.get(os.path.basename(path), 0)), cd["total"]
 
 
-@pytest.mark.parametrize("build,ref,expected", [
-    (lambda a: (a + 1)[12:19], lambda x: (x + 1)[12:19], 1),
-    (lambda a: a[12:19] + 1, lambda x: x[12:19] + 1, 1),
-    (lambda a: a[::7, 5], lambda x: x[::7, 5], 10),
-    (lambda a: a[95:], lambda x: x[95:], 1),
-    (lambda a: a[5:15], lambda x: x[5:15], 2),
-    (lambda a: a[-1], lambda x: x[-1], 1),
-    (lambda a: a[::-1][0], lambda x: x[::-1][0], 1),
-    (lambda a: a[0:100:50], lambda x: x[0:100:50], 2),
-    (lambda a: a[::-10, ::-1] * 2, lambda x: x[::-10, ::-1] * 2, 10),
-    (lambda a: b2lazy.sin(a)[None, 33, 7:9], lambda x: np.sin(x)[None, 33, 7:9], 1),
-    (lambda a: a[..., 3][40:60], lambda x: x[..., 3][40:60], 2),
-], ids=["(a+1)[12:19]", "a[12:19]+1", "a[::7,5]", "a[95:]", "a[5:15]", "a[-1]", "a[::-1][0]",
-        "a[0:100:50]", "a[::-10,::-1]*2", "sin(a)[None,33,7:9]", "a[...,3][40:60]"])
+@pytest.mark.parametrize(
+    "build,ref,expected",
+    [
+        (lambda a: (a + 1)[12:19], lambda x: (x + 1)[12:19], 1),
+        (lambda a: a[12:19] + 1, lambda x: x[12:19] + 1, 1),
+        (lambda a: a[::7, 5], lambda x: x[::7, 5], 10),
+        (lambda a: a[95:], lambda x: x[95:], 1),
+        (lambda a: a[5:15], lambda x: x[5:15], 2),
+        (lambda a: a[-1], lambda x: x[-1], 1),
+        (lambda a: a[::-1][0], lambda x: x[::-1][0], 1),
+        (lambda a: a[0:100:50], lambda x: x[0:100:50], 2),
+        (lambda a: a[::-10, ::-1] * 2, lambda x: x[::-10, ::-1] * 2, 10),
+        (lambda a: b2lazy.sin(a)[None, 33, 7:9], lambda x: np.sin(x)[None, 33, 7:9], 1),
+        (lambda a: a[..., 3][40:60], lambda x: x[..., 3][40:60], 2),
+    ],
+    ids=[
+        "(a+1)[12:19]",
+        "a[12:19]+1",
+        "a[::7,5]",
+        "a[95:]",
+        "a[5:15]",
+        "a[-1]",
+        "a[::-1][0]",
+        "a[0:100:50]",
+        "a[::-10,::-1]*2",
+        "sin(a)[None,33,7:9]",
+        "a[...,3][40:60]",
+    ],
+)
 def test_row_chunk_counters(files, build, ref, expected):
     x, rows, _ = files
     a = b2lazy.open(rows)
@@ -170,15 +204,19 @@ def test_row_chunk_counters(files, build, ref, expected):
     assert (n, total) == (expected, expected), r.stats
 
 
-@pytest.mark.parametrize("build,expected", [
-    (lambda a: a[:, 5], 10),          # one column of tiles
-    (lambda a: a[:, 5:7], 10),
-    (lambda a: a[:, 7:9], 20),        # straddles two tile columns
-    (lambda a: a[3, :], 10),
-    (lambda a: a[3, 5], 1),
-    (lambda a: a[12:19, 17:23] * 2, 1),
-    (lambda a: a[::11, ::9], 90),     # rows hit all 10 row chunks; columns miss tile column 8
-], ids=["a[:,5]", "a[:,5:7]", "a[:,7:9]", "a[3,:]", "a[3,5]", "a[12:19,17:23]*2", "a[::11,::9]"])
+@pytest.mark.parametrize(
+    "build,expected",
+    [
+        (lambda a: a[:, 5], 10),  # one column of tiles
+        (lambda a: a[:, 5:7], 10),
+        (lambda a: a[:, 7:9], 20),  # straddles two tile columns
+        (lambda a: a[3, :], 10),
+        (lambda a: a[3, 5], 1),
+        (lambda a: a[12:19, 17:23] * 2, 1),
+        (lambda a: a[::11, ::9], 90),  # rows hit all 10 row chunks; columns miss tile column 8
+    ],
+    ids=["a[:,5]", "a[:,5:7]", "a[:,7:9]", "a[3,:]", "a[3,5]", "a[12:19,17:23]*2", "a[::11,::9]"],
+)
 def test_tile_chunk_counters(files, build, expected):
     x, _, tiles = files
     a = b2lazy.open(tiles)
@@ -217,8 +255,7 @@ def test_to_numpy_counters(files):
 def test_stats_keys(files):
     _, rows, _ = files
     r = (b2lazy.open(rows) * 2).compute()
-    for k in ("chunks_decompressed", "output_chunks", "cache_hits", "cache_misses",
-              "peak_scratch_bytes"):
+    for k in ("chunks_decompressed", "output_chunks", "cache_hits", "cache_misses", "peak_scratch_bytes"):
         assert k in r.stats, k
     assert r.stats["chunks_decompressed"]["total"] == 10
     assert r.stats["output_chunks"] >= 1

@@ -1,6 +1,7 @@
 """lazyudf (issue #15, item 5): Python and numba functions called on blocks, with their
 inputs' values over each block (widened by `depth` for stencils) and the block's offset.
 NumPy is the oracle; counters check what a block reads."""
+
 import threading
 
 import numpy as np
@@ -130,10 +131,12 @@ def test_numba_function_without_the_gil():
     a = b2lazy.asarray(x, chunks=(50, 500))
     u = b2lazy.lazyudf(numba_udf, (a,), np.float64)
     np.testing.assert_allclose(u.compute(nthreads=2).to_numpy(), x * x + 1.0)
+
     # a numba dispatcher called directly as the function works too
     @numba.njit(nogil=True)
     def direct(inputs, out, offset):
         out[...] = inputs[0] * 3.0
+
     np.testing.assert_allclose(b2lazy.lazyudf(direct, (a,), np.float64).to_numpy(), x * 3.0)
 
 
@@ -169,6 +172,7 @@ def test_scalars_shape_and_dtype():
         (k,) = inputs
         assert k.shape == ()
         out[...] = k
+
     u = b2lazy.lazyudf(fill, (7,), np.int32, shape=(3, 4))
     np.testing.assert_array_equal(u.to_numpy(), np.full((3, 4), 7, np.int32))
     assert u.dtype == np.int32
@@ -180,7 +184,8 @@ def test_chunked_false_shows_whole_inputs():
     def cumulative(inputs, out, offset):
         (x,) = inputs
         seen.append(x.shape)
-        out[...] = np.cumsum(x)[offset[0]:offset[0] + out.shape[0]]
+        out[...] = np.cumsum(x)[offset[0] : offset[0] + out.shape[0]]
+
     x = np.arange(30.0)
     u = b2lazy.lazyudf(cumulative, (b2lazy.asarray(x, chunks=(7,)),), np.float64, chunked_eval=False)
     np.testing.assert_array_equal(u.compute(chunks=(7,)).to_numpy(), np.cumsum(x))
@@ -190,6 +195,7 @@ def test_chunked_false_shows_whole_inputs():
 def test_udf_errors():
     def boom(inputs, out, offset):
         raise ZeroDivisionError("no")
+
     u = b2lazy.lazyudf(boom, (b2lazy.zeros((4, 4)),), np.float64, name="boom")
     with pytest.raises(ValueError, match=r"lazyudf 'boom' failed on the block at \(0, 0\).*ZeroDivisionError"):
         u.to_numpy()
@@ -206,11 +212,13 @@ def test_udf_errors():
 def test_module_level_function_exits_cleanly():
     """u = lazyudf(f, ...) at module level: f's globals hold u, a cycle through C++ that is
     released at exit (no leak report, no crash)."""
-    code = ("import numpy as np, b2lazy\n"
-            "def f(i, o, off):\n    o[...] = i[0] + 1\n"
-            "u = b2lazy.lazyudf(f, (b2lazy.zeros((4, 4)),), np.float64)\n"
-            "assert u.to_numpy().sum() == 16\n"
-            "v = u * 2\n")
+    code = (
+        "import numpy as np, b2lazy\n"
+        "def f(i, o, off):\n    o[...] = i[0] + 1\n"
+        "u = b2lazy.lazyudf(f, (b2lazy.zeros((4, 4)),), np.float64)\n"
+        "assert u.to_numpy().sum() == 16\n"
+        "v = u * 2\n"
+    )
     r = run_python(code)
     assert r.returncode == 0, r.stderr
     assert "leaked" not in r.stderr
@@ -226,16 +234,19 @@ def test_a_udf_result_in_an_expression_string():
     x = np.arange(12.0).reshape(3, 4)
     a = b2lazy.asarray(x, chunks=(2, 2))
     u = b2lazy.lazyudf(twice_plus, (a, 1.0), np.float64)
-    np.testing.assert_allclose(b2lazy.evaluate("sum(u, axis=0) + a[0]", u=u, a=a).to_numpy(),
-                               (2 * x + 1).sum(axis=0) + x[0])
+    np.testing.assert_allclose(
+        b2lazy.evaluate("sum(u, axis=0) + a[0]", u=u, a=a).to_numpy(), (2 * x + 1).sum(axis=0) + x[0]
+    )
 
 
 def test_udfs_where_an_input_is_read_when_called():
     """Calls that evaluate an operand at once (a sorter, a mask) let the workers take the
     GIL a UDF needs: no deadlock."""
+
     def rev(inputs, out, offset):
         n = 5
         out[...] = n - 1 - (np.arange(out.shape[0]) + offset[0])
+
     sorter = b2lazy.lazyudf(rev, (), np.int64, shape=(5,))
     x1 = np.array([5.0, 4.0, 3.0, 2.0, 1.0])  # ascending in the sorter's order
     np.testing.assert_array_equal(b2lazy.searchsorted(x1, np.array([2.5]), sorter=sorter).to_numpy(), [2])

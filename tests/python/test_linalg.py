@@ -27,6 +27,7 @@ recomputed once per output chunk when the output chunks are not row bands.
 
 Shared strategies and checks live in array_cases.py (no conftest fixtures).
 """
+
 from __future__ import annotations
 
 import math
@@ -117,6 +118,7 @@ def ieee_tensordot(axes):
         sb = [c or next(letters) for c in sb]
         out = [sa[i] for i in range(x.ndim) if i not in xa] + [sb[j] for j in range(y.ndim) if j not in xb]
         return np.einsum(f"{''.join(sa)},{''.join(sb)}->{''.join(out)}", x, y)
+
     return f
 
 
@@ -135,8 +137,9 @@ def check(got, want, ref=None, mag=None, what=""):
         return
     g = got.astype(np.float64)
     nonfin = ~np.isfinite(ref)
-    assert np.array_equal(np.isnan(g), np.isnan(ref)), \
+    assert np.array_equal(np.isnan(g), np.isnan(ref)), (
         f"{what}: NaN positions differ\ngot={got[nonfin | ~np.isfinite(g)][:8]}\nref={ref[nonfin][:8]}"
+    )
     inf = np.isinf(ref)
     assert np.array_equal(g[inf], ref[inf]) and not np.isinf(g[~inf]).any(), f"{what}: inf mismatch"
     fin = ~nonfin
@@ -144,8 +147,10 @@ def check(got, want, ref=None, mag=None, what=""):
     err = np.abs(g[fin] - ref[fin])
     tol = RTOL[want.dtype] * mag[fin] + tiny
     bad = ~(err <= tol)
-    assert not bad.any(), (f"{what}: {int(bad.sum())} of {err.size} values out of tolerance\n"
-                           f"got={g[fin][bad][:6]}\nref={ref[fin][bad][:6]}\ntol={tol[bad][:6]}")
+    assert not bad.any(), (
+        f"{what}: {int(bad.sum())} of {err.size} values out of tolerance\n"
+        f"got={g[fin][bad][:6]}\nref={ref[fin][bad][:6]}\ntol={tol[bad][:6]}"
+    )
 
 
 @st.composite
@@ -163,7 +168,7 @@ def dim(draw, cap=12):
 def batch_of(draw, batch):
     """A trailing part of `batch` with some lengths replaced by 1 (broadcasts to it)."""
     take = draw(st.integers(0, len(batch)))
-    tail = batch[len(batch) - take:]
+    tail = batch[len(batch) - take :]
     return tuple(1 if draw(st.integers(0, 3)) == 0 else n for n in tail)
 
 
@@ -207,8 +212,10 @@ def evaluate_lin(draw, lazy, tmp_path_factory):
         return within_budget(lambda mm: lazy.to_numpy(nthreads=nthreads, max_memory=mm), max_memory)
     path = tmp_path_factory.mktemp("out") / "r.b2nd"
     chunks, blocks = draw(chunking(lazy.shape), label="disk chunks/blocks") if lazy.ndim else (None, None)
-    r = within_budget(lambda mm: lazy.compute(urlpath=path, chunks=chunks, blocks=blocks, nthreads=nthreads,
-                                              max_memory=mm), max_memory)
+    r = within_budget(
+        lambda mm: lazy.compute(urlpath=path, chunks=chunks, blocks=blocks, nthreads=nthreads, max_memory=mm),
+        max_memory,
+    )
     assert r.shape == lazy.shape and r.dtype == lazy.dtype
     return b2lazy.open(path).to_numpy()
 
@@ -230,8 +237,9 @@ def _operand(draw, x, tmp_path_factory, label):
     """A source with the values of x, or (matrices) the transpose of a source of x.mT:
     an operand stored transposed, which the engine reads as stored."""
     if x.ndim >= 2 and draw(st.integers(0, 2), label=f"{label} stored transposed") == 0:
-        src = make_source(draw, np.ascontiguousarray(np.swapaxes(x, -1, -2)), tmp_path_factory,
-                          kinds=KINDS, label=label)
+        src = make_source(
+            draw, np.ascontiguousarray(np.swapaxes(x, -1, -2)), tmp_path_factory, kinds=KINDS, label=label
+        )
         if draw(st.booleans(), label=f"{label} .mT"):
             return src.mT
         return b2lazy.permute_dims(src, tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2))
@@ -252,8 +260,9 @@ def test_random_matmul(data, tmp_path_factory):
     want, ref, mag = oracle(np.matmul, x, y, ieee=ieee_matmul)
     r = _call_matmul(form, a, b, x, y)
     assert isinstance(r, b2lazy.Array), what
-    assert r.dtype == want.dtype and r.shape == want.shape, \
+    assert r.dtype == want.dtype and r.shape == want.shape, (
         f"{what}: lazy {r.shape}:{r.dtype}, NumPy {want.shape}:{want.dtype}"
+    )
     if want.ndim and data.draw(st.integers(0, 3), label="index the result") == 0:
         key = data.draw(basic_index(want.shape), label="index")  # strided / reversed regions
         r, want, what = r[key], want[key], f"({what})[{key}]"
@@ -336,7 +345,9 @@ def test_inf_times_zero_is_nan_in_contractions():
     assert_exact(b2lazy.tensordot(x, y, axes=0).to_numpy(), np.array([np.nan, 0.0]))
     assert_exact(b2lazy.outer(x, y).to_numpy(), np.array([[np.nan], [0.0]]))
     X, Y = np.array([[np.inf], [1.0]]), np.array([[0.0, 1.0]])
-    assert_exact(b2lazy.matmul(X, b2lazy.asarray(Y, chunks=(1, 1))).to_numpy(), np.array([[np.nan, np.inf], [0.0, 1.0]]))
+    assert_exact(
+        b2lazy.matmul(X, b2lazy.asarray(Y, chunks=(1, 1))).to_numpy(), np.array([[np.nan, np.inf], [0.0, 1.0]])
+    )
     assert np.isnan(b2lazy.matmul(np.array([np.inf, 1.0]), np.array([0.0, 2.0])).to_numpy())
     assert np.isnan(b2lazy.vecdot(np.array([np.inf, 1.0]), np.array([0.0, 2.0])).to_numpy())
 
@@ -355,8 +366,9 @@ def test_row_range_across_an_all_zero_block():
 def test_tensordot_default_axes():
     rng = np.random.default_rng(5)
     x, y = rng.standard_normal((3, 4, 5)), rng.standard_normal((4, 5, 2))
-    check(b2lazy.tensordot(b2lazy.asarray(x, chunks=(2, 3, 2)), y).to_numpy(),
-          *oracle(np.tensordot, x, y), what="axes=2")
+    check(
+        b2lazy.tensordot(b2lazy.asarray(x, chunks=(2, 3, 2)), y).to_numpy(), *oracle(np.tensordot, x, y), what="axes=2"
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -376,8 +388,7 @@ def vecdot_case(draw):
         # drop leading axes (the contracted one too, sometimes: then NumPy counts a
         # non-negative axis on the shorter operand differently, or raises)
         drop = draw(st.integers(0, d if draw(st.integers(0, 3)) else nd - 1), label="dropped leading axes")
-        part = tuple(1 if i != d and draw(st.integers(0, 2)) == 0 else n
-                     for i, n in enumerate(full))[drop:]
+        part = tuple(1 if i != d and draw(st.integers(0, 2)) == 0 else n for i, n in enumerate(full))[drop:]
         if which == "a":
             sa = part
         else:
@@ -413,8 +424,11 @@ def test_vecdot_nonnegative_axis_counts_on_each_operand():
     x = np.arange(6.0).reshape(2, 3)
     y = np.arange(12.0).reshape(2, 2, 3)
     for p, q in ((x, y), (y, x)):
-        check(b2lazy.vecdot(p, q, axis=0).to_numpy(), *oracle(lambda u, v: np.vecdot(u, v, axis=0), p, q),
-              what=f"vecdot({p.shape}, {q.shape}, axis=0)")
+        check(
+            b2lazy.vecdot(p, q, axis=0).to_numpy(),
+            *oracle(lambda u, v: np.vecdot(u, v, axis=0), p, q),
+            what=f"vecdot({p.shape}, {q.shape}, axis=0)",
+        )
     x = np.arange(12.0).reshape(4, 3)
     y = np.arange(36.0).reshape(3, 4, 3)
     with pytest.raises(ValueError):
@@ -484,6 +498,7 @@ def test_random_permutations(data, tmp_path_factory):
 # ----------------------------------------------------------------------------------------
 class LazyOps:
     """The operations the templates use, for b2lazy arrays."""
+
     matmul = staticmethod(b2lazy.matmul)
     tensordot = staticmethod(b2lazy.tensordot)
     outer = staticmethod(b2lazy.outer)
@@ -521,6 +536,7 @@ class LazyOps:
 class NumpyOps:
     """The same with NumPy (native dtypes: the dtype oracle and the integer oracle; on
     float64 copies: the float reference)."""
+
     matmul = staticmethod(np.matmul)
     mm = staticmethod(np.matmul)
     tensordot = staticmethod(np.tensordot)
@@ -546,6 +562,7 @@ class MagOps(NumpyOps):
     """Magnitude bounds on |x| inputs: |x op y| <= mag(x) op' mag(y), scalars by their
     absolute value; sin by 1 (its few-ULP error is far below the tolerance) plus the bound
     of its argument (sin passes on its argument's error, at most)."""
+
     sub = staticmethod(np.add)
 
     @staticmethod
@@ -581,8 +598,10 @@ TEMPLATES = {
     "sin(a @ b) * 2": (lambda o, v: o.mul(o.sin(o.mm(v["a"], v["b"])), 2), True),
     "tensordot(a3, b, ([2], [0])) * 3": (lambda o, v: o.mul(o.tensordot(v["a3"], v["b"], ([2], [0])), 3), False),
     "tensordot(a3 - 1, e, ([1], [0]))": (lambda o, v: o.tensordot(o.sub(v["a3"], 1), v["e"], ([1], [0])), False),
-    "vecdot(a @ b, (a + 1) @ b, axis=0)":
-        (lambda o, v: o.vecdot(o.mm(v["a"], v["b"]), o.mm(o.add(v["a"], 1), v["b"]), 0), False),
+    "vecdot(a @ b, (a + 1) @ b, axis=0)": (
+        lambda o, v: o.vecdot(o.mm(v["a"], v["b"]), o.mm(o.add(v["a"], 1), v["b"]), 0),
+        False,
+    ),
     "(a @ b).T @ a": (lambda o, v: o.mm(o.T(o.mm(v["a"], v["b"])), v["a"]), False),
     "permute_dims(a3, (2, 0, 1)) @ e": (lambda o, v: o.mm(o.permute_dims(v["a3"], (2, 0, 1)), v["e"]), False),
     "(A3 + 1) @ B3": (lambda o, v: o.mm(o.add(v["A3"], 1), v["B3"]), False),
@@ -595,8 +614,13 @@ TEMPLATES = {
     "sum(a, axis=0) @ a3.mT": (lambda o, v: o.matmul(o.sum(v["a"], 0), o.mT(v["a3"])), False),
     "a3.mT @ a3": (lambda o, v: o.mm(o.mT(v["a3"]), v["a3"]), False),
     "(d @ s) @ (s @ b)": (lambda o, v: o.mm(o.mm(v["d"], v["s"]), o.mm(v["s"], v["b"])), False),
-    "matmul(a @ b * (a @ b), c)": (lambda o, v: o.matmul(o.mul(o.mm(v["a"], v["b"]), o.mm(v["a"], v["b"])), v["c"]), False),
+    "matmul(a @ b * (a @ b), c)": (
+        lambda o, v: o.matmul(o.mul(o.mm(v["a"], v["b"]), o.mm(v["a"], v["b"])), v["c"]),
+        False,
+    ),
 }
+
+
 class _Recorder(dict):
     def __init__(self, d):
         super().__init__(d)
@@ -617,8 +641,17 @@ def nest_shapes(draw):
     b2 = 1 if draw(st.booleans()) else b1
     if draw(st.booleans()):
         b1, b2 = b2, b1
-    return {"a": (m, k), "b": (k, n), "c": (n, p), "d": (n, k), "s": (k, k), "e": (q, n),
-            "a3": (m, q, k), "A3": (b1, m, k), "B3": (b2, k, n)}
+    return {
+        "a": (m, k),
+        "b": (k, n),
+        "c": (n, p),
+        "d": (n, k),
+        "s": (k, k),
+        "e": (q, n),
+        "a3": (m, q, k),
+        "A3": (b1, m, k),
+        "B3": (b2, k, n),
+    }
 
 
 @examples(120)
@@ -636,8 +669,10 @@ def test_nested_expressions(data, tmp_path_factory):
         vals = {k: (v / (1 + np.abs(v).max(initial=0) / 10)).astype(dtype) for k, v in vals.items()}
     used = _Recorder(vals)
     fn(NumpyOps, used)  # which operands the template reads: only those become random sources
-    lazy_in = {k: make_source(data.draw, v, tmp_path_factory, kinds=KINDS, label=k) if k in used.used
-               else None for k, v in vals.items()}
+    lazy_in = {
+        k: make_source(data.draw, v, tmp_path_factory, kinds=KINDS, label=k) if k in used.used else None
+        for k, v in vals.items()
+    }
     with np.errstate(all="ignore"):
         want = np.asarray(fn(NumpyOps, vals))
         if want.dtype.kind == "f":
@@ -657,8 +692,9 @@ def test_nested_expressions(data, tmp_path_factory):
             want = want + want.dtype.type(1)
         ref, mag = (None, None) if ref is None else (ref + 1, mag + 1)
     what = f"{name} {dtype} {shapes_}"
-    assert lazy.dtype == want.dtype and lazy.shape == want.shape, \
+    assert lazy.dtype == want.dtype and lazy.shape == want.shape, (
         f"{what}: lazy {lazy.shape}:{lazy.dtype}, NumPy {want.shape}:{want.dtype}"
+    )
     check(lazy.to_numpy(), want, ref, mag, f"to_numpy(): {what}")
     if lazy.ndim == 0:
         check(lazy.compute().to_numpy(), want, ref, mag, f"compute(): {what}")
@@ -683,8 +719,7 @@ def square(tmp_path_factory):
     """a, b: (512, 512) on disk in (128, 128) chunks; a3: (512, 4, 512) in (128, 2, 128)."""
     rng = np.random.default_rng(11)
     d = tmp_path_factory.mktemp("counters")
-    vals = {"a": rng.standard_normal((N, N)), "b": rng.standard_normal((N, N)),
-            "a3": rng.standard_normal((N, 4, N))}
+    vals = {"a": rng.standard_normal((N, N)), "b": rng.standard_normal((N, N)), "a3": rng.standard_normal((N, 4, N))}
     chunks = {"a": ((128, 128), (32, 64)), "b": ((128, 128), (64, 32)), "a3": ((128, 2, 128), (32, 2, 32))}
     paths = {}
     for k, x in vals.items():
@@ -807,10 +842,12 @@ def panel_sources(tmp_path_factory):
 def test_long_contraction_panels(panel_sources, dt, expr, budget, nthreads):
     x, y, pa, pb = panel_sources[dt]
     a, b = b2lazy.open(pa), b2lazy.open(pb)
-    f = {"a @ b": lambda p, q: p @ q,
-         "(a + 1) @ b": lambda p, q: (p + 1) @ q,
-         "a @ (b * 2)": lambda p, q: p @ (q * 2),
-         "a[:, ::-1] @ b[::-1]": lambda p, q: p[:, ::-1] @ q[::-1]}[expr]
+    f = {
+        "a @ b": lambda p, q: p @ q,
+        "(a + 1) @ b": lambda p, q: (p + 1) @ q,
+        "a @ (b * 2)": lambda p, q: p @ (q * 2),
+        "a[:, ::-1] @ b[::-1]": lambda p, q: p[:, ::-1] @ q[::-1],
+    }[expr]
     got = within_budget(lambda mm: f(a, b).to_numpy(nthreads=nthreads, max_memory=mm), budget)
     check(got, *oracle(f, x, y), what=f"{expr} {dt} budget={budget}")
     r = within_budget(lambda mm: f(a, b).compute(chunks=(20, 16), max_memory=mm, nthreads=nthreads), budget)
@@ -823,11 +860,13 @@ def test_kept_operand_sub_tiles(dt, nthreads):
     """Kept expensive operands with sub-tiles along the other side (> 256 rows / columns),
     batched, with both kinds of operand chunking."""
     rng = np.random.default_rng(3)
-    cases = [((600, 300), (300, 40), lambda p, q: p @ (q + 1)),
-             ((40, 300), (300, 600), lambda p, q: (p + 1) @ q),
-             ((3, 50, 100), (1, 100, 300), lambda p, q: (p - 1) @ q),
-             ((2, 1, 300, 30), (4, 30, 70), lambda p, q: p @ (q * 3)),
-             ((300, 70), (70, 300), lambda p, q: (p + 1) @ (q + 2))]
+    cases = [
+        ((600, 300), (300, 40), lambda p, q: p @ (q + 1)),
+        ((40, 300), (300, 600), lambda p, q: (p + 1) @ q),
+        ((3, 50, 100), (1, 100, 300), lambda p, q: (p - 1) @ q),
+        ((2, 1, 300, 30), (4, 30, 70), lambda p, q: p @ (q * 3)),
+        ((300, 70), (70, 300), lambda p, q: (p + 1) @ (q + 2)),
+    ]
     for sa, sb, f in cases:
         x, y = lin_values(rng, dt, sa), lin_values(rng, dt, sb)
         want = oracle(f, x, y)
@@ -835,11 +874,18 @@ def test_kept_operand_sub_tiles(dt, nthreads):
         b = b2lazy.asarray(y, chunks=tuple(max(1, n // 2) for n in sb))
         out_chunks = tuple(max(1, n // 2) for n in want[0].shape[:-1]) + (7,)
         for budget in (None, 1 << 20):
-            check(within_budget(lambda mm: f(a, b).to_numpy(nthreads=nthreads, max_memory=mm), budget), *want,
-                  what=f"{sa} {sb} {budget}")
-            check(within_budget(lambda mm: f(x, b).compute(chunks=out_chunks, nthreads=nthreads, max_memory=mm),
-                                budget).to_numpy(),
-                  *want, what=f"{sa} {sb} {budget} chunks={out_chunks}")
+            check(
+                within_budget(lambda mm: f(a, b).to_numpy(nthreads=nthreads, max_memory=mm), budget),
+                *want,
+                what=f"{sa} {sb} {budget}",
+            )
+            check(
+                within_budget(
+                    lambda mm: f(x, b).compute(chunks=out_chunks, nthreads=nthreads, max_memory=mm), budget
+                ).to_numpy(),
+                *want,
+                what=f"{sa} {sb} {budget} chunks={out_chunks}",
+            )
 
 
 @pytest.mark.parametrize("dt", ["float64", "float32", "int32"])
@@ -851,16 +897,20 @@ def test_column_panels_read_in_place(dt, form, tmp_path):
     rng = np.random.default_rng(11)
     xs = lin_values(rng, dt, (300, 260))
     ys = lin_values(rng, dt, (260, 300))
-    f = {"x @ y": lambda x, y: x @ y, "x.T @ y": lambda x, y: x[:260, :260].T @ y,
-         "x @ y.T": lambda x, y: x @ y[:, :260].T, "(x + 1) @ y": lambda x, y: (x + 1) @ y,
-         "x.T @ y.T": lambda x, y: x[:260, :260].T @ y[:, :260].T}[form]
+    f = {
+        "x @ y": lambda x, y: x @ y,
+        "x.T @ y": lambda x, y: x[:260, :260].T @ y,
+        "x @ y.T": lambda x, y: x @ y[:, :260].T,
+        "(x + 1) @ y": lambda x, y: (x + 1) @ y,
+        "x.T @ y.T": lambda x, y: x[:260, :260].T @ y[:, :260].T,
+    }[form]
     want = oracle(f, xs, ys)
     b2lazy.asarray(xs).compute(urlpath=str(tmp_path / "x.b2nd"), chunks=(64, 260))
     b2lazy.asarray(ys).compute(urlpath=str(tmp_path / "y.b2nd"), chunks=(64, 300))
     stored = (b2lazy.open(tmp_path / "x.b2nd"), b2lazy.open(tmp_path / "y.b2nd"))
     for x, y in [(b2lazy.asarray(xs), b2lazy.asarray(ys)), stored]:
         for chunks in [(100, 48), (40, 300), (300, 30)]:
-            out = f(x, y).compute(chunks=chunks[:want[0].ndim], nthreads=2)
+            out = f(x, y).compute(chunks=chunks[: want[0].ndim], nthreads=2)
             check(out.to_numpy(), *want, what=f"{form} {dt} chunks={chunks}")
 
 
@@ -874,8 +924,11 @@ def test_parallel_k_split(dt):
     for nthreads in (1, 2):
         check(b2lazy.matmul(a, y).to_numpy(nthreads=nthreads), *oracle(np.matmul, x, y), what=f"{nthreads}")
     xx, yy = x[: 1 << 21].reshape(1, -1), y[: 1 << 21].reshape(-1, 1)
-    check(b2lazy.matmul(xx, b2lazy.asarray(yy, chunks=(1000, 1))).to_numpy(nthreads=2),
-          *oracle(np.matmul, xx, yy), what="(1, K) @ (K, 1)")
+    check(
+        b2lazy.matmul(xx, b2lazy.asarray(yy, chunks=(1000, 1))).to_numpy(nthreads=2),
+        *oracle(np.matmul, xx, yy),
+        what="(1, K) @ (K, 1)",
+    )
 
 
 def test_parallel_row_split():
@@ -895,10 +948,16 @@ def test_tensordot_several_k_axes_in_panels(tmp_path):
     b = b2lazy.asarray(y, chunks=(25, 70, 30))
     for budget in (None, 4 << 20, 1 << 20):
         for axes in (2, ([1, 2], [0, 1]), ([2, 1], [1, 0]), ([-1, -2], [1, 0])):
-            check(within_budget(lambda mm: b2lazy.tensordot(a, b, axes=axes).to_numpy(max_memory=mm), budget),
-                  *oracle(lambda p, q: np.tensordot(p, q, axes=axes), x, y), what=f"{axes} {budget}")
-        check(within_budget(lambda mm: b2lazy.tensordot(a + 1, b, axes=2).to_numpy(max_memory=mm), budget),
-              *oracle(lambda p, q: np.tensordot(p + 1, q, axes=2), x, y), what=f"(a + 1) {budget}")
+            check(
+                within_budget(lambda mm: b2lazy.tensordot(a, b, axes=axes).to_numpy(max_memory=mm), budget),
+                *oracle(lambda p, q: np.tensordot(p, q, axes=axes), x, y),
+                what=f"{axes} {budget}",
+            )
+        check(
+            within_budget(lambda mm: b2lazy.tensordot(a + 1, b, axes=2).to_numpy(max_memory=mm), budget),
+            *oracle(lambda p, q: np.tensordot(p + 1, q, axes=2), x, y),
+            what=f"(a + 1) {budget}",
+        )
 
 
 # ----------------------------------------------------------------------------------------
@@ -937,7 +996,17 @@ BAD = [
     ("vecdot 0-d", lambda: b2lazy.vecdot(_z(), _z()), [()]),
     ("vecdot 0-d and 1-d", lambda: b2lazy.vecdot(_z(3), _z()), [(3,), ()]),
     ("vecdot axis", lambda: b2lazy.vecdot(_z(2, 3), _z(2, 3), axis=2), [(2, 3)]),
-    ("vecdot axis neg", lambda: b2lazy.vecdot(_z(2, 3), _z(3,), axis=-2), [(2, 3), (3,)]),
+    (
+        "vecdot axis neg",
+        lambda: b2lazy.vecdot(
+            _z(2, 3),
+            _z(
+                3,
+            ),
+            axis=-2,
+        ),
+        [(2, 3), (3,)],
+    ),
     ("vecdot size", lambda: b2lazy.vecdot(_z(2, 3), _z(2, 4)), [(2, 3), (2, 4)]),
     ("vecdot broadcast", lambda: b2lazy.vecdot(_z(2, 3), _z(4, 3)), [(2, 3), (4, 3)]),
     ("vecdot contracted 1 vs 3", lambda: b2lazy.vecdot(_z(2, 1), _z(2, 3)), [(2, 1), (2, 3)]),
@@ -991,26 +1060,35 @@ def test_bad_input_in_subprocess_never_crashes():
     """The whole bad-input table in a fresh interpreter: errors, never an abort."""
     import subprocess
     import sys
-    code = ("import sys; sys.path.insert(0, %r)\n"
-            "import test_linalg as t\n"
-            "n = 0\n"
-            "for _, call, *_ in t.BAD + t.BAD_TYPES:\n"
-            "    try:\n"
-            "        call().to_numpy()\n"
-            "    except (TypeError, ValueError):\n"
-            "        n += 1\n"
-            "print('OK', n)\n") % __import__("os").path.dirname(__file__)
+
+    code = (
+        "import sys; sys.path.insert(0, %r)\n"
+        "import test_linalg as t\n"
+        "n = 0\n"
+        "for _, call, *_ in t.BAD + t.BAD_TYPES:\n"
+        "    try:\n"
+        "        call().to_numpy()\n"
+        "    except (TypeError, ValueError):\n"
+        "        n += 1\n"
+        "print('OK', n)\n"
+    ) % __import__("os").path.dirname(__file__)
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0 and f"OK {len(BAD) + len(BAD_TYPES)}" in p.stdout, (p.returncode, p.stdout, p.stderr[-800:])
+    assert p.returncode == 0 and f"OK {len(BAD) + len(BAD_TYPES)}" in p.stdout, (
+        p.returncode,
+        p.stdout,
+        p.stderr[-800:],
+    )
 
 
 def test_bug_bool_matmul_stores_true_not_counts():
     """A bool product is an or of ands: its bytes are 0 or 1 (they held the count of
     true products, so 0 + a @ c gave 2), in tiles and in the K-split of a small result."""
     rng = np.random.default_rng(4)
-    for a, c in [(np.ones((1, 3), bool), np.array([[False], [True], [True]])),
-                 (rng.random((3, 1 << 21)) < 0.5, rng.random((1 << 21, 2)) < 0.5),
-                 (rng.random((300, 500)) < 0.5, rng.random((500, 7)) < 0.5)]:
+    for a, c in [
+        (np.ones((1, 3), bool), np.array([[False], [True], [True]])),
+        (rng.random((3, 1 << 21)) < 0.5, rng.random((1 << 21, 2)) < 0.5),
+        (rng.random((300, 500)) < 0.5, rng.random((500, 7)) < 0.5),
+    ]:
         r = b2lazy.matmul(b2lazy.asarray(a), b2lazy.asarray(c))
         assert r.to_numpy().view(np.uint8).max() <= 1
         np.testing.assert_array_equal((0 + r).to_numpy(), 0 + a @ c)

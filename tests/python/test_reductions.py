@@ -13,6 +13,7 @@ Tolerances (see the engine's accumulation strategy):
 
 Shared strategies and checks live in array_cases.py (no conftest fixtures).
 """
+
 from __future__ import annotations
 
 import math
@@ -24,11 +25,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import b2lazy
-from array_cases import (DTYPES, FLOAT_DTYPES, assert_close, assert_exact, basic_index, evaluate,
-                         examples, make_source, shapes)
+from array_cases import (
+    DTYPES,
+    FLOAT_DTYPES,
+    assert_close,
+    assert_exact,
+    basic_index,
+    evaluate,
+    examples,
+    make_source,
+    shapes,
+)
 
-REDUCTIONS = ["sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "count_nonzero",
-              "argmin", "argmax"]
+REDUCTIONS = ["sum", "prod", "min", "max", "mean", "var", "std", "any", "all", "count_nonzero", "argmin", "argmax"]
 HAS_DTYPE = {"sum", "prod", "mean", "var", "std"}
 ORDERING = {"min", "max", "argmin", "argmax"}
 
@@ -80,8 +89,7 @@ def axes(draw, nd, allow_tuple=True):
     if choice <= 2:
         ax = draw(st.integers(0, nd - 1))
         return ax - nd if draw(st.booleans()) else ax
-    ax = draw(st.lists(st.integers(0, nd - 1), unique=True, min_size=0 if choice == 3 else 1,
-                       max_size=nd))
+    ax = draw(st.lists(st.integers(0, nd - 1), unique=True, min_size=0 if choice == 3 else 1, max_size=nd))
     return tuple(a - nd if draw(st.booleans()) else a for a in ax)
 
 
@@ -174,8 +182,7 @@ def reduction_case(draw, names=REDUCTIONS, dtypes=DTYPES):
     rng = np.random.default_rng(seed)
     style = "prod" if name == "prod" else draw(st.sampled_from(["any", "small"]))
     nan = dtype.kind == "f" and draw(st.integers(0, 3)) == 0
-    inf = dtype.kind == "f" and name in ORDERING | {"any", "all", "count_nonzero"} and \
-        draw(st.integers(0, 4)) == 0
+    inf = dtype.kind == "f" and name in ORDERING | {"any", "all", "count_nonzero"} and draw(st.integers(0, 4)) == 0
     x = random_values(rng, dtype, shape, style=style, nan=nan, inf=inf)
     axis = draw(axes(x.ndim, allow_tuple=name not in ("argmin", "argmax")), label="axis")
     keepdims = draw(st.booleans(), label="keepdims")
@@ -247,7 +254,7 @@ EXPR_DTYPES = [np.dtype(t) for t in ("int16", "int32", "int64", "uint32", "float
 def broadcast_partner(draw, shape):
     """A shape that broadcasts against `shape` to `shape` (trailing dims, some set to 1)."""
     k = draw(st.integers(0, len(shape)))
-    tail = shape[len(shape) - k:]
+    tail = shape[len(shape) - k :]
     return tuple(1 if draw(st.integers(0, 3)) == 0 else n for n in tail)
 
 
@@ -258,10 +265,12 @@ def test_reduction_of_expression(data, tmp_path_factory):
     shape = data.draw(shapes(), label="shape")
     bshape = data.draw(broadcast_partner(shape), label="b shape")
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
-    name = data.draw(st.sampled_from(["sum", "mean", "min", "max", "var", "std", "any",
-                                      "count_nonzero", "argmax", "prod"]), label="reduction")
+    name = data.draw(
+        st.sampled_from(["sum", "mean", "min", "max", "var", "std", "any", "count_nonzero", "argmax", "prod"]),
+        label="reduction",
+    )
     style = "prod" if name == "prod" else "any"
-    x = random_values(rng, dtype, shape, style=style, nan=dtype.kind == "f" and rng.random() < .2)
+    x = random_values(rng, dtype, shape, style=style, nan=dtype.kind == "f" and rng.random() < 0.2)
     y = random_values(rng, dtype, bshape, style=style)
     ename = data.draw(st.sampled_from(sorted(EXPRS)), label="expression")
     if name == "prod":
@@ -301,9 +310,12 @@ def test_expression_of_reductions(data, tmp_path_factory):
     a = make_source(data.draw, x, tmp_path_factory, label="a")
     b = make_source(data.draw, y, tmp_path_factory, label="b")
     x64, y64 = x.astype(np.float64), y.astype(np.float64)
-    case = data.draw(st.sampled_from(["normalize", "sum(a)+a", "max(abs(a-b))", "a-min(a,k)",
-                                      "sum0*2+max0", "a/sum(abs(a))", "var(a)+mean(b,k)"]),
-                     label="case")
+    case = data.draw(
+        st.sampled_from(
+            ["normalize", "sum(a)+a", "max(abs(a-b))", "a-min(a,k)", "sum0*2+max0", "a/sum(abs(a))", "var(a)+mean(b,k)"]
+        ),
+        label="case",
+    )
     k = data.draw(st.integers(-nd, nd - 1), label="k")
     exact = False
     if case == "normalize":
@@ -353,8 +365,7 @@ def test_expression_of_reductions(data, tmp_path_factory):
         assert_exact(got, ref.astype(dtype), case)
     else:
         f32 = dtype == np.float32
-        assert_close(got, ref.astype(dtype), 1e-5 if f32 else 1e-9, (1e-6 if f32 else 1e-12) * scale,
-                     case)
+        assert_close(got, ref.astype(dtype), 1e-5 if f32 else 1e-9, (1e-6 if f32 else 1e-12) * scale, case)
 
 
 @examples(160)
@@ -362,16 +373,20 @@ def test_expression_of_reductions(data, tmp_path_factory):
 def test_reduction_of_reduction(data, tmp_path_factory):
     shape = data.draw(shapes(min_nd=2, allow_empty=False), label="shape")
     nd = len(shape)
-    dtype = data.draw(st.sampled_from([np.dtype(t) for t in ("int16", "int64", "uint8", "float64",
-                                                              "float32")]), label="dtype")
+    dtype = data.draw(
+        st.sampled_from([np.dtype(t) for t in ("int16", "int64", "uint8", "float64", "float32")]), label="dtype"
+    )
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
     x = random_values(rng, dtype, shape, style=data.draw(st.sampled_from(["any", "small"])))
     a = make_source(data.draw, x, tmp_path_factory)
-    inner = data.draw(st.sampled_from(["sum", "max", "min", "mean", "any", "count_nonzero"]),
-                      label="inner")
-    iaxis = data.draw(st.one_of(st.integers(-nd, nd - 1),
-                                st.lists(st.integers(0, nd - 1), unique=True, min_size=1,
-                                         max_size=nd - 1).map(tuple)), label="inner axis")
+    inner = data.draw(st.sampled_from(["sum", "max", "min", "mean", "any", "count_nonzero"]), label="inner")
+    iaxis = data.draw(
+        st.one_of(
+            st.integers(-nd, nd - 1),
+            st.lists(st.integers(0, nd - 1), unique=True, min_size=1, max_size=nd - 1).map(tuple),
+        ),
+        label="inner axis",
+    )
     ikeep = data.draw(st.booleans(), label="inner keepdims")
     mid_lazy = b2_reduce(inner, a, iaxis, ikeep)
     mid_ref = np_reduce(inner, x, iaxis, ikeep)
@@ -380,8 +395,7 @@ def test_reduction_of_reduction(data, tmp_path_factory):
     if exact_mid:
         outers += ["argmax", "argmin", "count_nonzero"]
     outer = data.draw(st.sampled_from(outers), label="outer")
-    oaxis = data.draw(axes(mid_ref.ndim, allow_tuple=outer not in ("argmin", "argmax")),
-                      label="outer axis")
+    oaxis = data.draw(axes(mid_ref.ndim, allow_tuple=outer not in ("argmin", "argmax")), label="outer axis")
     okeep = data.draw(st.booleans(), label="outer keepdims")
     what = f"{outer}({inner}(x{shape}:{dtype}, {iaxis}, {ikeep}), {oaxis}, {okeep})"
     if outer == "prod" and mid_ref.dtype.kind == "f" and inner in ("sum", "mean"):
@@ -408,8 +422,7 @@ def test_reduction_of_reduction(data, tmp_path_factory):
         ref = np_reduce(outer, mid64, oaxis, okeep)
         scale = np_reduce(outer if outer != "prod" else "sum", scale_mid, oaxis, okeep)
     f32 = native.dtype == np.float32
-    assert_close(got, ref.astype(native.dtype), 1e-5 if f32 else 1e-8,
-                 (1e-5 if f32 else 1e-11) * scale, what)
+    assert_close(got, ref.astype(native.dtype), 1e-5 if f32 else 1e-8, (1e-5 if f32 else 1e-11) * scale, what)
 
 
 @examples(120)
@@ -442,8 +455,9 @@ def test_indexed_reductions_and_reductions_of_slices(data, tmp_path_factory):
 # ----------------------------------------------------------------------------------------
 # table tests: dtypes, empties, NaNs, 0-d
 # ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("dt", ["bool", "int8", "uint8", "int16", "uint16", "int32", "int64",
-                                "uint64", "float32", "float64"])
+@pytest.mark.parametrize(
+    "dt", ["bool", "int8", "uint8", "int16", "uint16", "int32", "int64", "uint64", "float32", "float64"]
+)
 @pytest.mark.parametrize("name", ["mean", "var", "std", "sum", "prod"])
 def test_result_dtypes(dt, name):
     """mean/var/std of bool/int8/uint8 give float64 (as NumPy does, no float16)."""
@@ -459,8 +473,9 @@ def test_result_dtypes(dt, name):
 
 
 @pytest.mark.parametrize("kind", ["numpy", "mem"])
-@pytest.mark.parametrize("shape,axis", [((0,), None), ((0, 3), 0), ((3, 0), 1), ((2, 0, 3), (1,)),
-                                        ((2, 0, 3), (0, 1)), ((0, 4), None)])
+@pytest.mark.parametrize(
+    "shape,axis", [((0,), None), ((0, 3), 0), ((3, 0), 1), ((2, 0, 3), (1,)), ((2, 0, 3), (0, 1)), ((0, 4), None)]
+)
 def test_empty_reductions(kind, shape, axis):
     x = np.zeros(shape)
     a = b2lazy.asarray(x) if kind == "numpy" else b2lazy.asarray(x, chunks=tuple(max(1, n) for n in shape))
@@ -518,8 +533,8 @@ def test_single_block_edge_chunk_read():
     """Run in a subprocess: this bug used to corrupt the heap and abort the interpreter."""
     import subprocess
     import sys
-    p = subprocess.run([sys.executable, "-c", _EDGE_REPRO], capture_output=True, text=True,
-                       timeout=120)
+
+    p = subprocess.run([sys.executable, "-c", _EDGE_REPRO], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and "OK" in p.stdout, (p.returncode, p.stdout[-500:], p.stderr[-500:])
 
 
@@ -527,8 +542,7 @@ def test_single_block_edge_chunk_read():
 def test_nan_semantics(kind):
     x = np.array([[1.0, np.nan, 3.0, np.nan], [np.nan, 0.5, -2.0, 7.0], [4.0, 5.0, 6.0, 8.0]])
     a = b2lazy.asarray(x) if kind == "numpy" else b2lazy.asarray(x, chunks=(2, 2), blocks=(1, 1))
-    for name in ("min", "max", "argmin", "argmax", "sum", "mean", "var", "any", "all",
-                 "count_nonzero"):
+    for name in ("min", "max", "argmin", "argmax", "sum", "mean", "var", "any", "all", "count_nonzero"):
         for axis in (None, 0, 1):
             got = getattr(b2lazy, name)(a, axis=axis).to_numpy()
             assert_exact(got, np_reduce(name, x, axis), f"{name} axis={axis}")
@@ -541,8 +555,11 @@ def test_argmin_argmax_first_occurrence():
     for name in ("argmin", "argmax"):
         for axis in (None, 0, 1, -1):
             for keep in (False, True):
-                assert_exact(getattr(b2lazy, name)(a, axis=axis, keepdims=keep).to_numpy(),
-                             np_reduce(name, x, axis, keep), f"{name} {axis} {keep}")
+                assert_exact(
+                    getattr(b2lazy, name)(a, axis=axis, keepdims=keep).to_numpy(),
+                    np_reduce(name, x, axis, keep),
+                    f"{name} {axis} {keep}",
+                )
 
 
 @pytest.mark.parametrize("name", REDUCTIONS)
@@ -584,8 +601,7 @@ def test_var_with_large_offset_is_accurate():
     for src in (b2lazy.asarray(x), b2lazy.asarray(x, chunks=(64, 50), blocks=(16, 25))):
         for axis in (None, 0, 1, (1, 0)):
             assert_close(b2lazy.var(src, axis=axis).to_numpy(), np.var(x, axis=axis), 1e-7, 0)
-            assert_close(b2lazy.std(src, axis=axis, correction=1).to_numpy(),
-                         np.std(x, axis=axis, ddof=1), 1e-7, 0)
+            assert_close(b2lazy.std(src, axis=axis, correction=1).to_numpy(), np.std(x, axis=axis, ddof=1), 1e-7, 0)
     x32 = (1e3 + np.random.default_rng(1).standard_normal((300, 200))).astype(np.float32)
     got = b2lazy.var(b2lazy.asarray(x32, chunks=(64, 64)), axis=0).to_numpy()
     assert got.dtype == np.float32
@@ -611,8 +627,7 @@ def counted_sources(tmp_path_factory):
     x = np.random.default_rng(7).standard_normal((400, 300))
     path = tmp_path_factory.mktemp("counters") / "a.b2nd"
     b2lazy.asarray(x).compute(urlpath=str(path), chunks=(50, 60), blocks=(10, 20))
-    return x, {"disk": lambda: b2lazy.open(path),
-               "mem": lambda: b2lazy.asarray(x, chunks=(50, 60), blocks=(10, 20))}
+    return x, {"disk": lambda: b2lazy.open(path), "mem": lambda: b2lazy.asarray(x, chunks=(50, 60), blocks=(10, 20))}
 
 
 @pytest.mark.parametrize("kind", ["disk", "mem"])

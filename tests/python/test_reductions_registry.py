@@ -5,6 +5,7 @@ percentile with NumPy's methods; random shapes / chunkings / dtypes / axes / sou
 all-NaN slices. Quantiles of float64 match NumPy to the last bit. Slices larger than the
 budget are selected in passes: exact, counted reads, scratch within max_memory.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -17,8 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import b2lazy
-from array_cases import (FLOAT_DTYPES, assert_close, assert_exact, evaluate, examples, make_source,
-                         shapes)
+from array_cases import FLOAT_DTYPES, assert_close, assert_exact, evaluate, examples, make_source, shapes
 from test_reductions import axes, norm_axes, random_values, reduced_count
 
 NAN_FOLDS = ["nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanvar", "nanstd"]
@@ -100,8 +100,12 @@ def test_nan_reductions_match_numpy(data, tmp_path_factory):
         return
     f32 = ref.dtype == np.float32
     x64 = np.nan_to_num(np.abs(x.astype(np.float64)), nan=0.0)
-    scale = quiet(np.sum if name != "nanprod" else np.prod, np.maximum(x64, 1.0 if name == "nanprod" else 0.0),
-                  axis=axis, keepdims=keepdims)
+    scale = quiet(
+        np.sum if name != "nanprod" else np.prod,
+        np.maximum(x64, 1.0 if name == "nanprod" else 0.0),
+        axis=axis,
+        keepdims=keepdims,
+    )
     if name in ("nanvar", "nanstd"):
         scale = float(np.max(x64) ** 2) if x64.size else 0.0
         scale = math.sqrt(scale) if name == "nanstd" else scale
@@ -126,8 +130,13 @@ def test_logsumexp_matches_scipys_definition(data, tmp_path_factory):
     got = evaluate(data.draw, b2lazy.logsumexp(a, axis=axis, keepdims=keepdims))
     ref = np_logsumexp(x, axis, keepdims).astype(np.float32 if dtype == np.float32 else np.float64)
     assert got.dtype == ref.dtype and got.shape == ref.shape
-    assert_close(got, ref, 1e-5 if dtype == np.float32 else 1e-12, 1e-5 if dtype == np.float32 else 1e-12,
-                 f"logsumexp axis={axis}")
+    assert_close(
+        got,
+        ref,
+        1e-5 if dtype == np.float32 else 1e-12,
+        1e-5 if dtype == np.float32 else 1e-12,
+        f"logsumexp axis={axis}",
+    )
 
 
 @examples(200)

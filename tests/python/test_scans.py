@@ -10,6 +10,7 @@ by the running magnitude (the same scan of |x|).
 
 Shared strategies and checks live in array_cases.py (no conftest fixtures).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -20,8 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import b2lazy
-from array_cases import (DTYPES, assert_close, assert_exact, basic_index, evaluate, examples,
-                         make_source, shapes)
+from array_cases import DTYPES, assert_close, assert_exact, basic_index, evaluate, examples, make_source, shapes
 
 SCANS = ["cumsum", "cumprod", "cumulative_sum", "cumulative_prod"]
 
@@ -37,8 +37,7 @@ def random_values(rng, dtype, shape, *, prod=False, nan=False):
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         if prod:  # mostly 1 / -1, a few 0 and 2
-            v = rng.choice([1, 1, 1, -1, -1, 2, 0] if dtype.kind == "i" else [1, 1, 1, 2, 0],
-                           size=shape)
+            v = rng.choice([1, 1, 1, -1, -1, 2, 0] if dtype.kind == "i" else [1, 1, 1, 2, 0], size=shape)
             return np.array(v, dtype=dtype)
         if rng.random() < 0.4:
             return np.array(rng.integers(max(info.min, -5), 6, size=shape), dtype=dtype)
@@ -110,8 +109,7 @@ def scan_case(draw, names=SCANS, dtypes=DTYPES):
     include_initial = name.startswith("cumulative") and draw(st.booleans(), label="incl")
     sdtype = None
     if draw(st.integers(0, 3)) == 0:
-        opts = ["float64", "float32"] if dtype.kind == "f" else ["int64", "uint64", "int32",
-                                                                  "float64", "float32"]
+        opts = ["float64", "float32"] if dtype.kind == "f" else ["int64", "uint64", "int32", "float64", "float32"]
         sdtype = np.dtype(draw(st.sampled_from(opts), label="dtype="))
     return name, x, axis, sdtype, include_initial
 
@@ -147,8 +145,9 @@ def test_random_scans_zero_d(data):
 def test_scan_regions(data, tmp_path_factory):
     """Random basic-index regions of scans, and the last few elements of flattened scans."""
     name = data.draw(st.sampled_from(SCANS), label="scan")
-    dtype = data.draw(st.sampled_from([np.dtype(t) for t in ("int32", "int64", "uint8",
-                                                              "float32", "float64")]), label="dtype")
+    dtype = data.draw(
+        st.sampled_from([np.dtype(t) for t in ("int32", "int64", "uint8", "float32", "float64")]), label="dtype"
+    )
     shape = data.draw(shapes(allow_empty=False, max_size=3000), label="shape")
     nd = len(shape)
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
@@ -188,51 +187,63 @@ COMPOSITIONS = {
     "sum(cumsum(a,0)*b,1)": (
         lambda a, b: b2lazy.sum(b2lazy.cumsum(a, axis=0) * b, axis=1),
         lambda a, b: np.sum(np.cumsum(a, axis=0) * b, axis=1),
-        lambda a, b: np.sum(np.cumsum(a, axis=0) * b, axis=1)),
+        lambda a, b: np.sum(np.cumsum(a, axis=0) * b, axis=1),
+    ),
     "cumsum(a*2+b,-1)": (
         lambda a, b: b2lazy.cumsum(a * 2 + b, axis=-1),
         lambda a, b: np.cumsum(a * 2 + b, axis=-1),
-        lambda a, b: np.cumsum(a * 2 + b, axis=-1)),
+        lambda a, b: np.cumsum(a * 2 + b, axis=-1),
+    ),
     "cumsum(sum(a,0))": (
         lambda a, b: b2lazy.cumsum(b2lazy.sum(a, axis=0)),
         lambda a, b: np.cumsum(np.sum(a, axis=0)),
-        lambda a, b: np.cumsum(np.sum(a, axis=0))),
+        lambda a, b: np.cumsum(np.sum(a, axis=0)),
+    ),
     "cumsum(a,0)-a": (
         lambda a, b: b2lazy.cumsum(a, axis=0) - a,
         lambda a, b: np.cumsum(a, axis=0) - a,
-        lambda a, b: np.cumsum(a, axis=0) + a),
+        lambda a, b: np.cumsum(a, axis=0) + a,
+    ),
     "max(cumsum(a))": (
         lambda a, b: b2lazy.max(b2lazy.cumsum(a)),
         lambda a, b: np.max(np.cumsum(a)),
-        lambda a, b: np.sum(a)),
+        lambda a, b: np.sum(a),
+    ),
     "cumulative_sum(cumsum(a,0),axis=-1)": (
         lambda a, b: b2lazy.cumulative_sum(b2lazy.cumsum(a, axis=0), axis=-1),
         lambda a, b: np.cumulative_sum(np.cumsum(a, axis=0), axis=-1),
-        lambda a, b: np.cumulative_sum(np.cumsum(a, axis=0), axis=-1)),
+        lambda a, b: np.cumulative_sum(np.cumsum(a, axis=0), axis=-1),
+    ),
     "cumsum(a)[-7:]+sum(b)": (
         lambda a, b: b2lazy.cumsum(a)[-7:] + b2lazy.sum(b),
         lambda a, b: np.cumsum(a)[-7:] + np.sum(b),
-        lambda a, b: np.cumsum(a)[-7:] + np.sum(b)),
+        lambda a, b: np.cumsum(a)[-7:] + np.sum(b),
+    ),
     "mean(cumprod(a/8+1,axis=0),axis=-1)": (
         lambda a, b: b2lazy.mean(b2lazy.cumprod(a / 8 + 1, axis=0), axis=-1),
         lambda a, b: np.mean(np.cumprod(a / 8 + 1, axis=0), axis=-1),
-        lambda a, b: np.mean(np.cumprod(a / 8 + 1, axis=0), axis=-1)),
+        lambda a, b: np.mean(np.cumprod(a / 8 + 1, axis=0), axis=-1),
+    ),
     "cumsum(a+b[0],0)": (
         lambda a, b: b2lazy.cumsum(a + b[0], axis=0),
         lambda a, b: np.cumsum(a + b[0], axis=0),
-        lambda a, b: np.cumsum(a + b[0], axis=0)),
+        lambda a, b: np.cumsum(a + b[0], axis=0),
+    ),
     "cumprod(a[::-1]/8+1,axis=-1)": (
         lambda a, b: b2lazy.cumprod(a[::-1] / 8 + 1, axis=-1),
         lambda a, b: np.cumprod(a[::-1] / 8 + 1, axis=-1),
-        lambda a, b: np.cumprod(a[::-1] / 8 + 1, axis=-1)),
+        lambda a, b: np.cumprod(a[::-1] / 8 + 1, axis=-1),
+    ),
     "cumsum(a[1:,::2]*b[:-1,::2])": (
         lambda a, b: b2lazy.cumsum(a[1:, ::2] * b[:-1, ::2]),
         lambda a, b: np.cumsum(a[1:, ::2] * b[:-1, ::2]),
-        lambda a, b: np.cumsum(a[1:, ::2] * b[:-1, ::2])),
+        lambda a, b: np.cumsum(a[1:, ::2] * b[:-1, ::2]),
+    ),
     "cumsum(where(a>0,a,b),1)": (
         lambda a, b: b2lazy.cumsum(b2lazy.where(a > 0, a, b), axis=1),
         lambda a, b: np.cumsum(np.where(a > 0, a, b), axis=1),
-        None),
+        None,
+    ),
 }
 
 
@@ -242,8 +253,7 @@ def test_scan_compositions(data, tmp_path_factory):
     cname = data.draw(st.sampled_from(sorted(COMPOSITIONS)), label="composition")
     lazy_f, np_f, mag_f = COMPOSITIONS[cname]
     shape = data.draw(shapes(min_nd=2, max_nd=3, allow_empty=False, max_size=3000), label="shape")
-    dtype = data.draw(st.sampled_from([np.dtype("int64"), np.dtype("int32"), np.dtype("float64")]),
-                      label="dtype")
+    dtype = data.draw(st.sampled_from([np.dtype("int64"), np.dtype("int32"), np.dtype("float64")]), label="dtype")
     if "cumprod" in cname or "mean" in cname:
         dtype = np.dtype("float64")
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
@@ -279,10 +289,13 @@ def test_scan_values_small():
     assert_exact(b2lazy.cumsum(a).to_numpy(), np.array([1, 3, 6, 10, 15, 21]))
     assert_exact(b2lazy.cumsum(a, axis=0).to_numpy(), np.cumsum(x, axis=0))
     assert_exact(b2lazy.cumprod(a, axis=-1).to_numpy(), np.cumprod(x, axis=-1))
-    assert_exact(b2lazy.cumulative_sum(a, axis=1, include_initial=True).to_numpy(),
-                 np.array([[0, 1, 3, 6], [0, 4, 9, 15]]))
-    assert_exact(b2lazy.cumulative_prod(a, axis=0, include_initial=True).to_numpy(),
-                 np.array([[1, 1, 1], [1, 2, 3], [4, 10, 18]]))
+    assert_exact(
+        b2lazy.cumulative_sum(a, axis=1, include_initial=True).to_numpy(), np.array([[0, 1, 3, 6], [0, 4, 9, 15]])
+    )
+    assert_exact(
+        b2lazy.cumulative_prod(a, axis=0, include_initial=True).to_numpy(),
+        np.array([[1, 1, 1], [1, 2, 3], [4, 10, 18]]),
+    )
     assert b2lazy.cumsum(a).dtype == np.int64
     assert b2lazy.cumsum(a, dtype=np.int16).dtype == np.int16
     assert a.cumsum(axis=1).to_numpy().tolist() == np.cumsum(x, axis=1).tolist()
@@ -325,8 +338,7 @@ def counted_sources(tmp_path_factory):
     x = np.random.default_rng(11).standard_normal((400, 300))
     path = tmp_path_factory.mktemp("scan_counters") / "a.b2nd"
     b2lazy.asarray(x).compute(urlpath=str(path), chunks=(50, 60), blocks=(10, 20))
-    return x, {"disk": lambda: b2lazy.open(path),
-               "mem": lambda: b2lazy.asarray(x, chunks=(50, 60), blocks=(10, 20))}
+    return x, {"disk": lambda: b2lazy.open(path), "mem": lambda: b2lazy.asarray(x, chunks=(50, 60), blocks=(10, 20))}
 
 
 def _total(r):
@@ -348,8 +360,7 @@ def test_counter_full_cumsum(counted_sources, kind, axis):
     x, src = counted_sources
     r = b2lazy.cumsum(src[kind](), axis=axis).compute()
     assert _total(r) <= 80, r.stats
-    assert_close(r.to_numpy(), np.cumsum(x, axis=axis), 1e-10,
-                 1e-12 * np.cumsum(np.abs(x), axis=axis))
+    assert_close(r.to_numpy(), np.cumsum(x, axis=axis), 1e-10, 1e-12 * np.cumsum(np.abs(x), axis=axis))
 
 
 @pytest.mark.parametrize("kind", ["disk", "mem"])
@@ -364,8 +375,12 @@ def test_counter_scan_head_reads_little(counted_sources, kind):
 def test_counter_include_initial(counted_sources, kind):
     x, src = counted_sources
     r = b2lazy.cumulative_sum(src[kind](), axis=0, include_initial=True).compute()
-    assert_close(r.to_numpy(), np.cumulative_sum(x, axis=0, include_initial=True), 1e-10,
-                 1e-12 * np.cumulative_sum(np.abs(x), axis=0, include_initial=True))
+    assert_close(
+        r.to_numpy(),
+        np.cumulative_sum(x, axis=0, include_initial=True),
+        1e-10,
+        1e-12 * np.cumulative_sum(np.abs(x), axis=0, include_initial=True),
+    )
     assert _total(r) <= 80, r.stats
 
 
@@ -394,8 +409,7 @@ def test_cumulative_needs_axis(name, shape):
     with pytest.raises(ValueError):
         getattr(b2lazy, name)(b2lazy.asarray(np.ones(shape))).to_numpy()
     with pytest.raises(ValueError):
-        getattr(b2lazy, name)(b2lazy.asarray(np.ones(shape), chunks=(1,) * len(shape)),
-                              include_initial=True)
+        getattr(b2lazy, name)(b2lazy.asarray(np.ones(shape), chunks=(1,) * len(shape)), include_initial=True)
 
 
 @pytest.mark.parametrize("name", SCANS)

@@ -1,6 +1,7 @@
 """Lazy expressions that serialise (issue #14): pickling, Array.save / b2lazy.open.
 The oracle: the reopened expression gives exactly the values of the original (and NumPy's
 within the expression's accuracy); a changed operand is refused, never silently used."""
+
 from __future__ import annotations
 
 import json
@@ -65,7 +66,11 @@ def _workloads(a, b, a3, x, y, x3):
         ("concat", bl.concat([a, b], axis=0)[::3], np.concatenate([x, y])[::3]),
         ("meshgrid", bl.meshgrid(a[0], b[:, 1])[1], np.meshgrid(x[0], y[:, 1])[1]),
         ("where", bl.where(a > 0.5, a, -b), np.where(x > 0.5, x, -y)),
-        ("creation", bl.arange(16.0).reshape(4, 4) + bl.eye(4, dtype=np.float64), np.arange(16.0).reshape(4, 4) + np.eye(4)),
+        (
+            "creation",
+            bl.arange(16.0).reshape(4, 4) + bl.eye(4, dtype=np.float64),
+            np.arange(16.0).reshape(4, 4) + np.eye(4),
+        ),
         ("numpy scalar", a * np.float32(2) + np.int64(1), x * np.float32(2) + np.int64(1)),
     ]
 
@@ -139,8 +144,13 @@ def test_changed_operand_is_refused(stored, tmp_path):
 
 def test_saved_form_calls_only_namespace_functions(tmp_path):
     path = str(tmp_path / "evil.b2lazy")
-    d = {"format": "b2lazy-expression", "version": 1, "root": 0,
-         "calls": [{"fn": "_serial", "args": [], "kwargs": {}}], "nodes": [{"shape": [], "dtype": "float64", "call": 0}]}
+    d = {
+        "format": "b2lazy-expression",
+        "version": 1,
+        "root": 0,
+        "calls": [{"fn": "_serial", "args": [], "kwargs": {}}],
+        "nodes": [{"shape": [], "dtype": "float64", "call": 0}],
+    }
     for fn in ("_serial", "os.system", "__import__", "Array"):
         d["calls"][0]["fn"] = fn
         with open(path, "w") as f:
@@ -186,10 +196,12 @@ def test_mask_selection_keeps_its_counts(tmp_path, monkeypatch):
         np.testing.assert_array_equal(pickle.loads(pickle.dumps(sel)).to_numpy(), 2 * x[x > 0.5])
     d = json.loads(open(saved).read())
     call = next(c for c in d["calls"] if c["fn"] == ".maskselect")
-    for counts, msg in (([1, 2, 3], "3 counts for 2 strips"), ([1, 99999], "cannot hold 99999"),
-                        ([0.5, 1], "integers")):
-        bad = dict(d, calls=[dict(c, args=c["args"][:3] + [{"tuple": counts}]) if c is call else c
-                             for c in d["calls"]])
+    for counts, msg in (
+        ([1, 2, 3], "3 counts for 2 strips"),
+        ([1, 99999], "cannot hold 99999"),
+        ([0.5, 1], "integers"),
+    ):
+        bad = dict(d, calls=[dict(c, args=c["args"][:3] + [{"tuple": counts}]) if c is call else c for c in d["calls"]])
         with pytest.raises(ValueError, match=msg):
             bl._serial.from_dict(bad)
     # The operand rewritten with the same shape and dtype but other values.

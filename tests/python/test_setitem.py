@@ -28,8 +28,11 @@ def assignments(draw, min_ndim=0):
     if how == "scalar":
         value = random_values(rng, np.dtype(vdtype), (), special=False).item()
     else:
-        vshape = {"full": sel, "trailing": sel[len(sel) // 2:],
-                  "ones": tuple(1 if i % 2 else s for i, s in enumerate(sel))}[how]
+        vshape = {
+            "full": sel,
+            "trailing": sel[len(sel) // 2 :],
+            "ones": tuple(1 if i % 2 else s for i, s in enumerate(sel)),
+        }[how]
         value = random_values(rng, np.dtype(vdtype), vshape, special=False)
     return x, key, value
 
@@ -113,8 +116,13 @@ def test_pull_reads_only_the_value_it_covers(tmp_path):
     np.testing.assert_array_equal(whole.to_numpy(), expect)
 
 
-@given(dtype=st.sampled_from(DTYPES), shape=base_shapes(min_ndim=1, max_ndim=3), lead=st.integers(0, 2),
-       scalar=st.booleans(), seed=st.integers(0, 2**32 - 1))
+@given(
+    dtype=st.sampled_from(DTYPES),
+    shape=base_shapes(min_ndim=1, max_ndim=3),
+    lead=st.integers(0, 2),
+    scalar=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
 @examples(60)
 def test_mask_setitem(dtype, shape, lead, scalar, seed):
     rng = np.random.default_rng(seed)
@@ -171,6 +179,7 @@ def test_lazy_setitem_saves_and_reopens(tmp_path):
 
 # --- mode="r+": written through to the file ----------------------------------------------
 
+
 def _chunk_bytes(path):
     a = blosc2.open(path)  # (held: its schunk does not keep it alive)
     return [bytes(a.schunk.get_chunk(i)) for i in range(a.schunk.nchunks)]
@@ -186,8 +195,12 @@ def _touched_chunks(shape, chunks, marks):
     return out
 
 
-@given(dtype=st.sampled_from(["float64", "int32", "uint8"]), shape=base_shapes(min_ndim=1, max_ndim=3, allow_zero=False),
-       contiguous=st.booleans(), data=st.data())
+@given(
+    dtype=st.sampled_from(["float64", "int32", "uint8"]),
+    shape=base_shapes(min_ndim=1, max_ndim=3, allow_zero=False),
+    contiguous=st.booleans(),
+    data=st.data(),
+)
 @examples(60)
 def test_r_plus_rewrites_only_touched_chunks(dtype, shape, contiguous, data, tmp_path):
     chunks = tuple(data.draw(st.integers(1, s)) for s in shape)

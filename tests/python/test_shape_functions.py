@@ -1,6 +1,7 @@
 """Shape functions (expand_dims, squeeze, flip, moveaxis, broadcast_to, reshape, concat,
 stack, roll, take_along_axis, nonzero) against NumPy on every source kind, alone and
 chained with each other and with expressions."""
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -52,10 +53,8 @@ def shape_op(draw, shape):
         return f"flip({axes})", lambda a: np.flip(a, axis=axes), lambda a: b2lazy.flip(a, axis=axes)
     if kind == "moveaxis" and nd:
         src = draw(st.lists(st.integers(0, nd - 1), min_size=1, max_size=nd, unique=True))
-        dst = draw(st.lists(st.integers(-nd, nd - 1), min_size=len(src), max_size=len(src),
-                            unique_by=lambda v: v % nd))
-        return (f"moveaxis({src}, {dst})", lambda a: np.moveaxis(a, src, dst),
-                lambda a: b2lazy.moveaxis(a, src, dst))
+        dst = draw(st.lists(st.integers(-nd, nd - 1), min_size=len(src), max_size=len(src), unique_by=lambda v: v % nd))
+        return (f"moveaxis({src}, {dst})", lambda a: np.moveaxis(a, src, dst), lambda a: b2lazy.moveaxis(a, src, dst))
     # broadcast_to: new leading axes, and length-1 axes stretched
     lead = tuple(draw(st.lists(st.integers(0, 3), max_size=2)))
     target = lead + tuple(draw(st.integers(0, 3)) if s == 1 else s for s in shape)
@@ -73,6 +72,7 @@ def test_shape_function_chains(data, tmpdir_factory_fn):
     assert_lazy_equal(got, np.asarray(ref), what)
     if ref.ndim:  # strided and reversed regions of the chain
         from test_indexing import basic_indices
+
         key = data.draw(basic_indices(ref.shape), label="key")
         assert_exact(b2np(got[key]), np.asarray(ref[key]), f"{what}[{key!r}]")
     if arr.dtype != np.bool_ and ref.size:
@@ -80,14 +80,17 @@ def test_shape_function_chains(data, tmpdir_factory_fn):
             assert_exact(b2np(got * 2), np.asarray(ref * 2), what + " * 2")
 
 
-@pytest.mark.parametrize("call, words", [
-    (lambda a: b2lazy.expand_dims(a, axis=3), ["expand_dims", "axis 3"]),
-    (lambda a: b2lazy.squeeze(a, axis=0), ["squeeze", "axis 0", "not 1"]),
-    (lambda a: b2lazy.flip(a, axis=(0, 0)), ["repeated axis"]),
-    (lambda a: b2lazy.moveaxis(a, [0], [0, 1]), ["same number"]),
-    (lambda a: b2lazy.broadcast_to(a, (4, 5)), ["(4, 5)", "(12, 5)"]),
-    (lambda a: b2lazy.broadcast_to(a, (5,)), ["(5,)", "(12, 5)"]),
-])
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda a: b2lazy.expand_dims(a, axis=3), ["expand_dims", "axis 3"]),
+        (lambda a: b2lazy.squeeze(a, axis=0), ["squeeze", "axis 0", "not 1"]),
+        (lambda a: b2lazy.flip(a, axis=(0, 0)), ["repeated axis"]),
+        (lambda a: b2lazy.moveaxis(a, [0], [0, 1]), ["same number"]),
+        (lambda a: b2lazy.broadcast_to(a, (4, 5)), ["(4, 5)", "(12, 5)"]),
+        (lambda a: b2lazy.broadcast_to(a, (5,)), ["(5,)", "(12, 5)"]),
+    ],
+)
 def test_shape_function_errors(call, words):
     a = b2lazy.asarray(np.zeros((12, 5)), chunks=(5, 5))
     raises_naming(ValueError, lambda: call(a), words)
@@ -108,6 +111,7 @@ def test_concat_stack_roll(data, tmpdir_factory_fn):
     """concat of pieces of a source (and of a differently typed copy), stack, roll, then
     random basic indexing of the result (strided and reversed regions across the pieces)."""
     from test_indexing import basic_indices
+
     arr, lazy, how = data.draw(indexed_source(tmpdir_factory_fn()))
     nd = arr.ndim
     axis = data.draw(st.integers(-nd, nd - 1))
@@ -132,21 +136,26 @@ def test_concat_stack_roll(data, tmpdir_factory_fn):
         shift = data.draw(st.integers(-2 * n - 1, 2 * n + 1))
         ref, got = np.roll(arr, shift, axis=axis), b2lazy.roll(lazy, shift, axis=axis)
     what = f"{kind}({how}{arr.shape}, axis={axis})"
-    assert got.shape == ref.shape and got.dtype == ref.dtype, f"{what}: {got.shape} {got.dtype} vs {ref.shape} {ref.dtype}"
+    assert got.shape == ref.shape and got.dtype == ref.dtype, (
+        f"{what}: {got.shape} {got.dtype} vs {ref.shape} {ref.dtype}"
+    )
     assert_exact(b2np(got), ref, what)
     if ref.ndim:
         key = data.draw(basic_indices(ref.shape), label="key")
         assert_exact(b2np(got[key]), np.asarray(ref[key]), f"{what}[{key!r}]")
 
 
-@pytest.mark.parametrize("call, words", [
-    (lambda a: b2lazy.concat([a, b2lazy.zeros((3, 4))]), ["array 1", "(3, 4)", "(12, 5)", "axis 1"]),
-    (lambda a: b2lazy.concat([a, b2lazy.zeros((5,))]), ["same number of dimensions", "(5,)"]),
-    (lambda a: b2lazy.concat([]), ["at least one"]),
-    (lambda a: b2lazy.stack([a, b2lazy.zeros((12, 4))]), ["same shape", "(12, 4)"]),
-    (lambda a: b2lazy.roll(a, (1, 2)), ["axis=None", "single integer"]),
-    (lambda a: b2lazy.roll(a, (1, 2), axis=(0,)), ["same length"]),
-])
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda a: b2lazy.concat([a, b2lazy.zeros((3, 4))]), ["array 1", "(3, 4)", "(12, 5)", "axis 1"]),
+        (lambda a: b2lazy.concat([a, b2lazy.zeros((5,))]), ["same number of dimensions", "(5,)"]),
+        (lambda a: b2lazy.concat([]), ["at least one"]),
+        (lambda a: b2lazy.stack([a, b2lazy.zeros((12, 4))]), ["same shape", "(12, 4)"]),
+        (lambda a: b2lazy.roll(a, (1, 2)), ["axis=None", "single integer"]),
+        (lambda a: b2lazy.roll(a, (1, 2), axis=(0,)), ["same length"]),
+    ],
+)
 def test_concat_errors(call, words):
     a = b2lazy.asarray(np.zeros((12, 5)), chunks=(5, 5))
     raises_naming(ValueError, lambda: call(a), words)
@@ -187,19 +196,26 @@ def test_reshape_reads_each_chunk_about_once(tmp_path):
     assert_exact(r.to_numpy(), x.reshape(300, 16, 16), "reshape")
 
 
-@pytest.mark.parametrize("call, exc, words", [
-    (lambda a: b2lazy.reshape(a, (7, -1)), ValueError, ["size 60", "(7, -1)"]),
-    (lambda a: b2lazy.reshape(a, (6, 11)), ValueError, ["size 60", "(6, 11)"]),
-    (lambda a: b2lazy.reshape(a, (-1, -1)), ValueError, ["one unknown"]),
-    (lambda a: b2lazy.reshape(a, (-2, -30)), ValueError, ["negative", "-2"]),
-    (lambda a: b2lazy.reshape(a, (6.0, 10)), TypeError, ["integers", "6.0"]),
-    (lambda a: b2lazy.take_along_axis(a, np.zeros(3, np.int64), axis=0), ValueError, ["dimensions", "(3,)", "(12, 5)"]),
-    (lambda a: b2lazy.take_along_axis(a, np.zeros((2, 3), np.int64), axis=0), ValueError, ["broadcast", "(2, 3)"]),
-    (lambda a: b2lazy.take_along_axis(a, np.full((1, 5), 12), axis=0), IndexError, ["12", "axis 0", "size 12"]),
-    (lambda a: b2lazy.take_along_axis(a, np.zeros((1, 5)), axis=0), TypeError, ["integers", "float64"]),
-    (lambda a: b2lazy.nonzero(a[0, 0]), ValueError, ["zero-dimensional"]),
-    (lambda a: b2lazy.where(a > 0, 1), ValueError, ["both"]),
-])
+@pytest.mark.parametrize(
+    "call, exc, words",
+    [
+        (lambda a: b2lazy.reshape(a, (7, -1)), ValueError, ["size 60", "(7, -1)"]),
+        (lambda a: b2lazy.reshape(a, (6, 11)), ValueError, ["size 60", "(6, 11)"]),
+        (lambda a: b2lazy.reshape(a, (-1, -1)), ValueError, ["one unknown"]),
+        (lambda a: b2lazy.reshape(a, (-2, -30)), ValueError, ["negative", "-2"]),
+        (lambda a: b2lazy.reshape(a, (6.0, 10)), TypeError, ["integers", "6.0"]),
+        (
+            lambda a: b2lazy.take_along_axis(a, np.zeros(3, np.int64), axis=0),
+            ValueError,
+            ["dimensions", "(3,)", "(12, 5)"],
+        ),
+        (lambda a: b2lazy.take_along_axis(a, np.zeros((2, 3), np.int64), axis=0), ValueError, ["broadcast", "(2, 3)"]),
+        (lambda a: b2lazy.take_along_axis(a, np.full((1, 5), 12), axis=0), IndexError, ["12", "axis 0", "size 12"]),
+        (lambda a: b2lazy.take_along_axis(a, np.zeros((1, 5)), axis=0), TypeError, ["integers", "float64"]),
+        (lambda a: b2lazy.nonzero(a[0, 0]), ValueError, ["zero-dimensional"]),
+        (lambda a: b2lazy.where(a > 0, 1), ValueError, ["both"]),
+    ],
+)
 def test_reshape_and_along_axis_errors(call, exc, words):
     a = b2lazy.asarray(np.zeros((12, 5)), chunks=(5, 5))
     raises_naming(exc, lambda: call(a), words)
@@ -224,7 +240,7 @@ def test_take_along_axis(data, tmpdir_factory_fn):
         ishape[axis] = data.draw(st.integers(0, 5))
         ishape = tuple(ishape)
     if n == 0:  # nothing to select from: no indices along the axis
-        ishape = (0,) if axis is None else ishape[:axis % nd] + (0,) + ishape[axis % nd + 1:]
+        ishape = (0,) if axis is None else ishape[: axis % nd] + (0,) + ishape[axis % nd + 1 :]
     idx = rng.integers(-n, n, size=ishape) if n else np.zeros(ishape, np.int64)
     ref = np.take_along_axis(arr, idx, axis=axis)
     got = b2lazy.take_along_axis(lazy, idx, axis=axis)

@@ -2,6 +2,7 @@
 descending keeps equal values in their order; NaNs last). Lanes longer than two runs are
 sorted out of core (runs kept or spilled, merged per output region): the same checks
 with runs of a few elements, and a sort larger than max_memory."""
+
 import contextlib
 import re
 
@@ -15,11 +16,13 @@ from conftest import DTYPES, base_shapes, chunks_blocks, examples, make_source, 
 
 def reference_order(x, axis, descending):
     """The stable order of each lane of x along axis: NaNs last, equal values by position."""
+
     def lane_order(v):
         nan = np.isnan(v) if v.dtype.kind == "f" else np.zeros(v.shape, bool)
         _, rank = np.unique(np.where(nan, 0, v), return_inverse=True)
         key = np.where(nan, np.iinfo(np.int64).max, -rank.reshape(-1) if descending else rank.reshape(-1))
         return np.lexsort((np.arange(v.size), key))
+
     if x.size == 0:
         return np.zeros(x.shape, np.int64)
     return np.apply_along_axis(lane_order, axis, x)
@@ -36,15 +39,27 @@ def sort_runs(n):
         b2lazy._core.set_sort_run_length(old)
 
 
-@given(dtype=st.sampled_from(DTYPES), shape=base_shapes(min_ndim=1, max_ndim=3), descending=st.booleans(),
-       stable=st.booleans(), kind=st.sampled_from(["numpy", "mem", "disk"]), data=st.data())
+@given(
+    dtype=st.sampled_from(DTYPES),
+    shape=base_shapes(min_ndim=1, max_ndim=3),
+    descending=st.booleans(),
+    stable=st.booleans(),
+    kind=st.sampled_from(["numpy", "mem", "disk"]),
+    data=st.data(),
+)
 @examples(80)
 def test_sort_and_argsort_match_numpy(dtype, shape, descending, stable, kind, data, tmp_path):
     check_sorts(dtype, shape, descending, stable, kind, data, tmp_path)
 
 
-@given(dtype=st.sampled_from(DTYPES), shape=base_shapes(min_ndim=1, max_ndim=3), descending=st.booleans(),
-       run=st.integers(1, 9), kind=st.sampled_from(["numpy", "mem", "disk"]), data=st.data())
+@given(
+    dtype=st.sampled_from(DTYPES),
+    shape=base_shapes(min_ndim=1, max_ndim=3),
+    descending=st.booleans(),
+    run=st.integers(1, 9),
+    kind=st.sampled_from(["numpy", "mem", "disk"]),
+    data=st.data(),
+)
 @examples(80)
 def test_out_of_core_sorts_match_numpy(dtype, shape, descending, run, kind, data, tmp_path):
     """Runs of `run` elements: lanes longer than 2 * run are merged from sorted runs."""
@@ -131,10 +146,10 @@ def test_a_row_reads_only_its_chunks(tmp_path):
 def test_sort_in_expressions_and_strings():
     x = np.array([[3.0, np.nan, 1.0], [2.0, 2.0, -1.0]])
     a = b2lazy.asarray(x)
-    np.testing.assert_array_equal(b2lazy.evaluate("sort(a, axis=1) * 2", a=a).to_numpy(),
-                                  np.sort(x, axis=1) * 2)
-    np.testing.assert_array_equal(b2lazy.evaluate("argsort(a, axis=0, descending=True)", a=a).to_numpy(),
-                                  np.array([[0, 1, 0], [1, 0, 1]]))
+    np.testing.assert_array_equal(b2lazy.evaluate("sort(a, axis=1) * 2", a=a).to_numpy(), np.sort(x, axis=1) * 2)
+    np.testing.assert_array_equal(
+        b2lazy.evaluate("argsort(a, axis=0, descending=True)", a=a).to_numpy(), np.array([[0, 1, 0], [1, 0, 1]])
+    )
     np.testing.assert_array_equal((b2lazy.sort(a, axis=0) + a).to_numpy(), np.sort(x, axis=0) + x)
 
 
@@ -147,8 +162,14 @@ def test_sort_errors():
         b2lazy.sort(b2lazy.zeros(3), descending=1)
 
 
-@given(dtype=st.sampled_from(DTYPES), n=st.integers(1, 60), vshape=base_shapes(min_ndim=0, max_ndim=3),
-       side=st.sampled_from(["left", "right"]), use_sorter=st.booleans(), data=st.data())
+@given(
+    dtype=st.sampled_from(DTYPES),
+    n=st.integers(1, 60),
+    vshape=base_shapes(min_ndim=0, max_ndim=3),
+    side=st.sampled_from(["left", "right"]),
+    use_sorter=st.booleans(),
+    data=st.data(),
+)
 @examples(80)
 def test_searchsorted_matches_numpy(dtype, n, vshape, side, use_sorter, data):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))

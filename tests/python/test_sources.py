@@ -1,5 +1,6 @@
 """Sources and constructors: zeros/ones/full/arange/linspace, python-blosc2 interop, file
 round trips for every dtype, compute() stats; plus regression tests for source bugs."""
+
 import os
 
 import blosc2
@@ -9,11 +10,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import b2lazy
-from conftest import (DTYPES, assert_exact, b2np, base_shapes, chunks_blocks, examples,
-                      random_values, run_python, within_budget)
+from conftest import (
+    DTYPES,
+    assert_exact,
+    b2np,
+    base_shapes,
+    chunks_blocks,
+    examples,
+    random_values,
+    run_python,
+    within_budget,
+)
 
-STATS_KEYS = {"chunks_decompressed", "output_chunks", "cache_hits", "cache_misses",
-              "peak_scratch_bytes"}
+STATS_KEYS = {"chunks_decompressed", "output_chunks", "cache_hits", "cache_misses", "peak_scratch_bytes"}
 
 
 # ----------------------------------------------------------------------------------------
@@ -29,10 +38,12 @@ def test_zeros_ones_full(shape, dtype, data):
         value = data.draw(st.booleans())
     else:
         info = np.iinfo(dtype)
-        value = data.draw(st.integers(max(info.min, -2**63), min(info.max, 2**63 - 1)))
-    for lazy, ref in [(b2lazy.zeros(shape, dtype=dtype, chunks=chunks), np.zeros(shape, dtype)),
-                      (b2lazy.ones(shape, dtype=dtype, chunks=chunks), np.ones(shape, dtype)),
-                      (b2lazy.full(shape, value, dtype=dtype, chunks=chunks), np.full(shape, value, dtype))]:
+        value = data.draw(st.integers(max(info.min, -(2**63)), min(info.max, 2**63 - 1)))
+    for lazy, ref in [
+        (b2lazy.zeros(shape, dtype=dtype, chunks=chunks), np.zeros(shape, dtype)),
+        (b2lazy.ones(shape, dtype=dtype, chunks=chunks), np.ones(shape, dtype)),
+        (b2lazy.full(shape, value, dtype=dtype, chunks=chunks), np.full(shape, value, dtype)),
+    ]:
         assert lazy.shape == ref.shape and lazy.dtype == ref.dtype
         assert_exact(lazy.to_numpy(), ref)
         r = lazy.compute()
@@ -41,9 +52,17 @@ def test_zeros_ones_full(shape, dtype, data):
         assert r.stats["chunks_decompressed"]["total"] == 0
 
 
-@pytest.mark.parametrize("value,dtype", [(1.5, np.float64), (7, np.int64), (True, np.bool_),
-                                         # NumPy scalars are taken by value (.item()), like Python scalars
-                                         (np.float32(2.5), np.float64), (np.int8(3), np.int64)])
+@pytest.mark.parametrize(
+    "value,dtype",
+    [
+        (1.5, np.float64),
+        (7, np.int64),
+        (True, np.bool_),
+        # NumPy scalars are taken by value (.item()), like Python scalars
+        (np.float32(2.5), np.float64),
+        (np.int8(3), np.int64),
+    ],
+)
 def test_full_default_dtype(value, dtype):
     lazy = b2lazy.full((3, 2), value)
     assert lazy.dtype == dtype
@@ -51,9 +70,13 @@ def test_full_default_dtype(value, dtype):
 
 
 @examples(60)
-@given(start=st.integers(-50, 50), stop=st.integers(-50, 200), step=st.integers(-7, 7).filter(bool),
-       dtype=st.sampled_from([None, "int8", "int32", "int64", "uint16", "float32", "float64"]),
-       data=st.data())
+@given(
+    start=st.integers(-50, 50),
+    stop=st.integers(-50, 200),
+    step=st.integers(-7, 7).filter(bool),
+    dtype=st.sampled_from([None, "int8", "int32", "int64", "uint16", "float32", "float64"]),
+    data=st.data(),
+)
 def test_arange_ints(start, stop, step, dtype, data):
     _ref64 = np.arange(start, stop, step)  # (NumPy takes the arguments)
     if dtype is not None and np.dtype(dtype).kind in "iu":
@@ -99,8 +122,13 @@ def test_arange_with_shape():
 
 
 @examples(60)
-@given(start=st.floats(-1e3, 1e3), stop=st.floats(-1e3, 1e3), num=st.integers(0, 300),
-       endpoint=st.booleans(), dtype=st.sampled_from([None, "float32", "float64"]))
+@given(
+    start=st.floats(-1e3, 1e3),
+    stop=st.floats(-1e3, 1e3),
+    num=st.integers(0, 300),
+    endpoint=st.booleans(),
+    dtype=st.sampled_from([None, "float32", "float64"]),
+)
 def test_linspace(start, stop, num, endpoint, dtype):
     ref = np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype)
     lazy = b2lazy.linspace(start, stop, num, endpoint=endpoint, dtype=dtype)
@@ -153,8 +181,10 @@ def test_from_blosc2_on_disk(dtype, tmp_path):
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_to_blosc2(dtype, tmp_path):
     x = _arr(dtype, seed=2)
-    for a in (b2lazy.asarray(x, chunks=(4, 4), blocks=(2, 2)),
-              b2lazy.asarray(x).compute(chunks=(13, 2), blocks=(13, 1))):
+    for a in (
+        b2lazy.asarray(x, chunks=(4, 4), blocks=(2, 2)),
+        b2lazy.asarray(x).compute(chunks=(13, 2), blocks=(13, 1)),
+    ):
         b = a.to_blosc2()
         assert isinstance(b, blosc2.NDArray)
         assert b.shape == x.shape and b.dtype == x.dtype
@@ -205,8 +235,9 @@ def test_blosc2_file_opens_in_b2lazy(dtype, contiguous, tmp_path):
 
 
 @examples(50)
-@given(shape=base_shapes(min_ndim=0, max_ndim=4), dtype=st.sampled_from(DTYPES),
-       contiguous=st.booleans(), data=st.data())
+@given(
+    shape=base_shapes(min_ndim=0, max_ndim=4), dtype=st.sampled_from(DTYPES), contiguous=st.booleans(), data=st.data()
+)
 def test_roundtrip_file(shape, dtype, contiguous, data, tmpdir_factory_fn):
     tmp = tmpdir_factory_fn()
     x = random_values(np.random.default_rng(data.draw(st.integers(0, 1000))), dtype, shape)
@@ -249,17 +280,21 @@ def test_compute_stats_keys():
 # ----------------------------------------------------------------------------------------
 # regression tests for engine bugs these tests found (all fixed)
 # ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("setup", [
-    "a = b2lazy.asarray(np.arange(100.0), chunks=(16,), blocks=(16,))",
-    "a = b2lazy.asarray(np.arange(100.0).reshape(10, 10), chunks=(16, 16), blocks=(16, 16))",
-    "a = b2lazy.asarray(np.arange(100.0)).compute(chunks=(16,), blocks=(16,))",
-    "b2lazy.asarray(np.arange(100.0)).compute(urlpath=P, chunks=(16,), blocks=(16,)); a = b2lazy.open(P)",
-], ids=["mem", "mem-2d", "compute-result", "file"])
+@pytest.mark.parametrize(
+    "setup",
+    [
+        "a = b2lazy.asarray(np.arange(100.0), chunks=(16,), blocks=(16,))",
+        "a = b2lazy.asarray(np.arange(100.0).reshape(10, 10), chunks=(16, 16), blocks=(16, 16))",
+        "a = b2lazy.asarray(np.arange(100.0)).compute(chunks=(16,), blocks=(16,))",
+        "b2lazy.asarray(np.arange(100.0)).compute(urlpath=P, chunks=(16,), blocks=(16,)); a = b2lazy.open(P)",
+    ],
+    ids=["mem", "mem-2d", "compute-result", "file"],
+)
 def test_bug_to_numpy_of_source_with_partial_chunk_overflows(setup, tmp_path):
     """Run in a subprocess so that the heap corruption cannot take the test session down."""
     code = f"""
 import numpy as np, b2lazy
-P = {str(tmp_path / 'o.b2nd')!r}
+P = {str(tmp_path / "o.b2nd")!r}
 {setup}
 ref = np.arange(100.0).reshape(a.shape)
 for i in range(20):
@@ -296,10 +331,12 @@ def test_evaluation_options_do_not_change_values(nthreads, max_memory):
     a = b2lazy.asarray(x, chunks=(50, 64), blocks=(10, 32))
     ref = np.sin(x) * 2 + x[:, ::-1]
     e = b2lazy.sin(a) * 2 + a[:, ::-1]
-    np.testing.assert_array_max_ulp(within_budget(lambda mm: e.to_numpy(nthreads=nthreads, max_memory=mm), max_memory),
-                                    ref, 4)
-    r = within_budget(lambda mm: e.compute(nthreads=nthreads, max_memory=mm, chunks=(64, 64), blocks=(16, 16)),
-                      max_memory)
+    np.testing.assert_array_max_ulp(
+        within_budget(lambda mm: e.to_numpy(nthreads=nthreads, max_memory=mm), max_memory), ref, 4
+    )
+    r = within_budget(
+        lambda mm: e.compute(nthreads=nthreads, max_memory=mm, chunks=(64, 64), blocks=(16, 16)), max_memory
+    )
     np.testing.assert_array_max_ulp(b2np(r), ref, 4)
 
 
@@ -313,14 +350,14 @@ def _row_strip_layout(draw):
     shape = draw(base_shapes(min_ndim=1, max_ndim=3))
     chunks = tuple(draw(st.integers(1, max(1, s))) for s in shape)
     split = draw(st.integers(0, len(shape) - 1))
-    blocks = tuple(1 if d < split else draw(st.integers(1, chunks[d])) if d == split else chunks[d]
-                   for d in range(len(shape)))
+    blocks = tuple(
+        1 if d < split else draw(st.integers(1, chunks[d])) if d == split else chunks[d] for d in range(len(shape))
+    )
     return shape, chunks, blocks
 
 
 @examples(80)
-@given(layout=_row_strip_layout(), dtype=st.sampled_from(DTYPES), zero_share=st.floats(0, 0.9),
-       data=st.data())
+@given(layout=_row_strip_layout(), dtype=st.sampled_from(DTYPES), zero_share=st.floats(0, 0.9), data=st.data())
 def test_range_reads_with_all_zero_blocks(layout, dtype, zero_share, data):
     """Reads of parts of chunks (single-chunk ranges and multi-chunk gathers) on arrays
     where many blocks are all zeros — the case where C-Blosc2 3.3.5's multi-block getitem

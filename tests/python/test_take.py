@@ -1,6 +1,7 @@
 """take(x, indices, axis): integer-array indexing along one axis, against NumPy's take, on
 every source kind and on lazy expressions, with the chunk-read counters that show only the
 touched chunks are read."""
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -82,14 +83,17 @@ def test_take_reads_runs_of_neighbouring_blocks(tmp_path):
         assert_exact(r.to_numpy(), x[idx], f"a[{idx}]")
 
 
-@pytest.mark.parametrize("call, exc, words", [
-    (lambda a: b2lazy.take(a, [12], axis=0), IndexError, ["12", "axis 0", "size 12"]),
-    (lambda a: b2lazy.take(a, [-13], axis=0), IndexError, ["-13", "axis 0"]),
-    (lambda a: b2lazy.take(a, [0], axis=2), ValueError, ["axis 2", "(12, 5)"]),
-    (lambda a: b2lazy.take(a, [0.5], axis=0), TypeError, ["integers", "float64"]),
-    (lambda a: b2lazy.take(a, [0], axis=1.0), TypeError, ["axis"]),
-    (lambda a: b2lazy.take(a, [60]), IndexError, ["60", "size 60"]),
-])
+@pytest.mark.parametrize(
+    "call, exc, words",
+    [
+        (lambda a: b2lazy.take(a, [12], axis=0), IndexError, ["12", "axis 0", "size 12"]),
+        (lambda a: b2lazy.take(a, [-13], axis=0), IndexError, ["-13", "axis 0"]),
+        (lambda a: b2lazy.take(a, [0], axis=2), ValueError, ["axis 2", "(12, 5)"]),
+        (lambda a: b2lazy.take(a, [0.5], axis=0), TypeError, ["integers", "float64"]),
+        (lambda a: b2lazy.take(a, [0], axis=1.0), TypeError, ["axis"]),
+        (lambda a: b2lazy.take(a, [60]), IndexError, ["60", "size 60"]),
+    ],
+)
 def test_take_errors(call, exc, words):
     a = b2lazy.asarray(np.zeros((12, 5)), chunks=(5, 5))
     raises_naming(exc, lambda: call(a), words)
@@ -159,15 +163,18 @@ def test_oindex(data, tmpdir_factory_fn):
     assert_exact(b2np(got), np.asarray(ref), f"{how}{arr.shape}.oindex[{items!r}]")
 
 
-@pytest.mark.parametrize("key, exc, words", [
-    (([0, 1], [1, 2, 3]), IndexError, ["broadcast", "(2,)", "(3,)"]),
-    (([12],), IndexError, ["12", "axis 0", "size 12"]),
-    ((slice(None), [-6]), IndexError, ["-6", "axis 1", "size 5"]),
-    (([0.5],), IndexError, ["integer", "float64", "axis 0"]),
-    ((np.ones(3, bool),), IndexError, ["boolean index", "axis 0", "12", "3"]),
-    ((np.ones((12, 4), bool),), IndexError, ["boolean index", "(12, 5)", "(12, 4)"]),
-    ((0, 0, [0]), IndexError, ["too many indices"]),
-])
+@pytest.mark.parametrize(
+    "key, exc, words",
+    [
+        (([0, 1], [1, 2, 3]), IndexError, ["broadcast", "(2,)", "(3,)"]),
+        (([12],), IndexError, ["12", "axis 0", "size 12"]),
+        ((slice(None), [-6]), IndexError, ["-6", "axis 1", "size 5"]),
+        (([0.5],), IndexError, ["integer", "float64", "axis 0"]),
+        ((np.ones(3, bool),), IndexError, ["boolean index", "axis 0", "12", "3"]),
+        ((np.ones((12, 4), bool),), IndexError, ["boolean index", "(12, 5)", "(12, 4)"]),
+        ((0, 0, [0]), IndexError, ["too many indices"]),
+    ],
+)
 def test_getitem_array_errors(key, exc, words):
     a = b2lazy.asarray(np.zeros((12, 5)), chunks=(5, 5))
     raises_naming(exc, lambda: a[key], words)
@@ -182,7 +189,7 @@ def several_array_keys(draw, shape):
     if draw(st.booleans()) and nd >= 2:  # an n-d mask over axes [a, a + m)
         a = draw(st.integers(0, nd - 2))
         m = draw(st.integers(2, nd - a))
-        mask = rng.random(shape[a:a + m]) < 0.4
+        mask = rng.random(shape[a : a + m]) < 0.4
         items = [draw(axis_index(shape[d])) for d in range(a)] + [mask]
         items += [draw(axis_index(shape[d])) for d in range(a + m, nd)]
         return tuple(items)
@@ -192,7 +199,7 @@ def several_array_keys(draw, shape):
         n = shape[d]
         kind = draw(st.sampled_from(["array", "array", "slice", "int"])) if n else "slice"
         if kind == "array":
-            sub = bshape[draw(st.integers(0, len(bshape))):]  # broadcastable to bshape
+            sub = bshape[draw(st.integers(0, len(bshape))) :]  # broadcastable to bshape
             items.append(rng.integers(-n, n, size=sub))
         elif kind == "int":
             items.append(int(rng.integers(-n, n)))
@@ -290,6 +297,7 @@ def test_fancy_selection_written_to_a_file(tmp_path):
     """x[fancy].compute(urlpath=...) writes chunk by chunk (9 x 3 output chunks); the file
     opens in python-blosc2 with NumPy's values, and b2lazy can select from it again."""
     import blosc2
+
     rng = np.random.default_rng(5)
     x = rng.random((2000, 300))
     src = str(tmp_path / "x.b2nd")

@@ -2,6 +2,7 @@
 is the oracle (each NaN distinct, -0.0 equal to 0.0, indices the first occurrence,
 inverse_indices of x's shape). Sort-based: the same checks with runs of a few elements
 (merged out of core), and a unique larger than max_memory."""
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -29,8 +30,13 @@ def check_unique(x, lazy, descr):
     np.testing.assert_array_equal(b2lazy.unique_values(lazy).to_numpy(), want.values, err_msg=descr)
 
 
-@given(dtype=st.sampled_from(DTYPES), shape=base_shapes(min_ndim=0, max_ndim=3), run=st.sampled_from([None, 1, 3, 8]),
-       kind=st.sampled_from(["numpy", "mem", "disk"]), data=st.data())
+@given(
+    dtype=st.sampled_from(DTYPES),
+    shape=base_shapes(min_ndim=0, max_ndim=3),
+    run=st.sampled_from([None, 1, 3, 8]),
+    kind=st.sampled_from(["numpy", "mem", "disk"]),
+    data=st.data(),
+)
 @examples(60)
 def test_unique_matches_numpy(dtype, shape, run, kind, data, tmp_path):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))

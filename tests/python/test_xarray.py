@@ -1,5 +1,6 @@
 """xarray's chunk manager for b2lazy (issue #15, item 6): Datasets whose variables are
 b2lazy Arrays, computed lazily and equal to xarray on NumPy."""
+
 import numpy as np
 import pytest
 
@@ -13,8 +14,10 @@ def dataset(nan=False):
     a = rng.standard_normal((24, 5, 3))
     if nan:
         a[3, 1, 2] = a[10, 0, 0] = np.nan
-    return xr.Dataset({"a": (("time", "y", "x"), a), "b": (("time", "y", "x"), rng.uniform(1, 2, (24, 5, 3)))},
-                      coords={"time": np.arange(24), "y": np.arange(5) * 10})
+    return xr.Dataset(
+        {"a": (("time", "y", "x"), a), "b": (("time", "y", "x"), rng.uniform(1, 2, (24, 5, 3)))},
+        coords={"time": np.arange(24), "y": np.arange(5) * 10},
+    )
 
 
 @pytest.mark.parametrize("nan", [False, True])
@@ -40,8 +43,15 @@ def test_apply_ufunc_elementwise():
     g = xr.apply_ufunc(lambda u: u > 0, c.a, dask="parallelized", output_dtypes=[bool])
     xr.testing.assert_equal(g.compute(), ds.a > 0)
     with pytest.raises(NotImplementedError, match="elementwise"):
-        xr.apply_ufunc(np.sum, c.a, input_core_dims=[["time"]], kwargs={"axis": -1}, dask="parallelized",
-                       output_dtypes=[np.float64], dask_gufunc_kwargs={"allow_rechunk": True})
+        xr.apply_ufunc(
+            np.sum,
+            c.a,
+            input_core_dims=[["time"]],
+            kwargs={"axis": -1},
+            dask="parallelized",
+            output_dtypes=[np.float64],
+            dask_gufunc_kwargs={"allow_rechunk": True},
+        )
 
 
 def test_to_zarr_and_open_dataset(tmp_path):

@@ -3,6 +3,7 @@ LocalCluster(processes=True, n_workers=2, threads_per_worker=1): every seed work
 b2nd and Zarr targets equals NumPy; a worker killed during the output stage still gives
 the complete result; a persistent failure raises with the task's region and leaves no
 output; stats are merged across workers."""
+
 from __future__ import annotations
 
 import os
@@ -85,8 +86,14 @@ def test_stages_are_computed_once_and_stats_merged(client, stored, tmp_path):
 
 
 @settings(max_examples=12, deadline=None)
-@given(n=st.integers(1, 70), m=st.integers(1, 40), ch=st.integers(1, 30), dtype=st.sampled_from(["float64", "float32", "int32"]),
-       axis=st.sampled_from([None, 0, 1]), kind=st.sampled_from(["b2nd", "zarr"]))
+@given(
+    n=st.integers(1, 70),
+    m=st.integers(1, 40),
+    ch=st.integers(1, 30),
+    dtype=st.sampled_from(["float64", "float32", "int32"]),
+    axis=st.sampled_from([None, 0, 1]),
+    kind=st.sampled_from(["b2nd", "zarr"]),
+)
 def test_random_layouts(client, tmp_path_factory, n, m, ch, dtype, axis, kind):
     tmp = tmp_path_factory.mktemp("random")
     rng = np.random.default_rng(n * 100 + m)
@@ -95,8 +102,11 @@ def test_random_layouts(client, tmp_path_factory, n, m, ch, dtype, axis, kind):
     bl.asarray(x).compute(urlpath=p, chunks=(min(ch, n), m), blocks=(max(1, min(ch, n) // 2), m))
     a = bl.open(p)
     out = str(tmp / ("o.zarr" if kind == "zarr" else "o.b2nd"))
-    for lazy, ref in ((bl.sum(a, axis=axis) * 2, np.sum(x, axis=axis) * 2), (a - bl.max(a, axis=0), x - x.max(axis=0)),
-                      (bl.cumsum(a, axis=1), np.cumsum(x, axis=1))):
+    for lazy, ref in (
+        (bl.sum(a, axis=axis) * 2, np.sum(x, axis=axis) * 2),
+        (a - bl.max(a, axis=0), x - x.max(axis=0)),
+        (bl.cumsum(a, axis=1), np.cumsum(x, axis=1)),
+    ):
         lazy.compute(urlpath=out, scheduler=client, chunks=(max(1, ch // 2),) * lazy.ndim if lazy.ndim else None)
         got = bl.open(out).to_numpy()
         np.testing.assert_allclose(got, ref, rtol=1e-5 if dtype == "float32" else 1e-12)
@@ -128,8 +138,9 @@ def test_worker_killed_during_output_stage(tmp_path):
             lazy.compute(urlpath=out, scheduler=c, chunks=(10, 400), progress=progress)
             assert killed, "the worker was not killed during the run"
             # (atol: the mean is summed in parts merged in another order than NumPy's)
-            np.testing.assert_allclose(bl.open(out).to_numpy(), np.sin(x - x.mean(0)) + np.cumsum(x, axis=1),
-                                       rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(
+                bl.open(out).to_numpy(), np.sin(x - x.mean(0)) + np.cumsum(x, axis=1), rtol=1e-12, atol=1e-12
+            )
             c.wait_for_workers(2, timeout=60)
             pids = list(c.run(os.getpid).values())
     finally:
@@ -150,10 +161,14 @@ def test_persistent_failure_names_region_and_leaves_no_output(client, tmp_path):
         f.truncate(20)
     for target in ("o.b2nd", "o.zarr"):
         out = str(tmp_path / target)
-        with pytest.raises(Exception, match=r"output chunks \[(\d+), \d+\): the region .* failed on worker tcp://") as e:
+        with pytest.raises(
+            Exception, match=r"output chunks \[(\d+), \d+\): the region .* failed on worker tcp://"
+        ) as e:
             (a * 2).compute(urlpath=out, scheduler=client, chunks=(8, 32))
         k = int(re.search(r"output chunks \[(\d+),", str(e.value)).group(1))
-        assert f"the region [({8 * k}, 0), ({8 * k + 8}, 32))" in str(e.value) and f"chunk {k} is corrupted" in str(e.value)
+        assert f"the region [({8 * k}, 0), ({8 * k + 8}, 32))" in str(e.value) and f"chunk {k} is corrupted" in str(
+            e.value
+        )
         assert not os.path.exists(out)
         assert [f for f in os.listdir(tmp_path) if f not in ("x",)] == []
 

@@ -1,6 +1,7 @@
 """Issue #36, items 9, 10 and 14 on the cluster path: compute(scheduler=...) ships the saved
 form of the expression, so every operand URL, long chains and deferred calls (nonzero)
 run there as they do locally."""
+
 from __future__ import annotations
 
 import os

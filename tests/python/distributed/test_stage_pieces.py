@@ -3,6 +3,7 @@ each stage split for P processes, its pieces computed apart, merged pairwise in 
 finished, and imported into a second copy of the plan (another process), whose output
 tasks then read them. Results equal NumPy for every reduction, on random layouts; the
 split folds reductions of few chunks; missing or foreign pieces are refused."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,7 +29,7 @@ def _in_pieces(lazy, processes, tmp_path=None, **opts):
             data, _ = _core.compute_stage_piece(worker._p, i, k, processes, path, worker._ctx)
             pieces.append(path or data)
         while folds and len(pieces) > 2:  # a merge tree of fan-in 2
-            pieces = [_core.merge_stage_pieces(worker._p, i, pieces[j:j + 2]) for j in range(0, len(pieces), 2)]
+            pieces = [_core.merge_stage_pieces(worker._p, i, pieces[j : j + 2]) for j in range(0, len(pieces), 2)]
         path = str(tmp_path / f"s{i}.bin") if tmp_path is not None else ""
         data, _ = _core.finish_stage(worker._p, i, pieces, path, worker._ctx)
         _core.import_stage(worker._p, i, path or data)  # the stages after it read it
@@ -43,9 +44,31 @@ def _in_pieces(lazy, processes, tmp_path=None, **opts):
     return bl.Array(r, r.stats()).to_numpy(), splits, stats
 
 
-REDUCTIONS = ["sum", "prod", "mean", "var", "std", "min", "max", "argmin", "argmax", "any", "all",
-              "count_nonzero", "nansum", "nanprod", "nanmin", "nanmax", "nanmean", "nanvar", "nanstd",
-              "nanargmin", "nanargmax", "logsumexp", "median"]
+REDUCTIONS = [
+    "sum",
+    "prod",
+    "mean",
+    "var",
+    "std",
+    "min",
+    "max",
+    "argmin",
+    "argmax",
+    "any",
+    "all",
+    "count_nonzero",
+    "nansum",
+    "nanprod",
+    "nanmin",
+    "nanmax",
+    "nanmean",
+    "nanvar",
+    "nanstd",
+    "nanargmin",
+    "nanargmax",
+    "logsumexp",
+    "median",
+]
 
 
 def _logsumexp(x, axis=None, keepdims=False):
@@ -74,10 +97,18 @@ def _case(name, a, x, axis):
 
 
 @settings(max_examples=40, deadline=None)
-@given(n=st.integers(1, 70), m=st.integers(1, 40), cr=st.integers(1, 40), cc=st.integers(1, 40),
-       name=st.sampled_from(REDUCTIONS), axis=st.sampled_from([None, 0, 1]), processes=st.integers(1, 6),
-       dtype=st.sampled_from(["float64", "float32", "int32"]), seed=st.integers(0, 2**16),
-       big=st.booleans())
+@given(
+    n=st.integers(1, 70),
+    m=st.integers(1, 40),
+    cr=st.integers(1, 40),
+    cc=st.integers(1, 40),
+    name=st.sampled_from(REDUCTIONS),
+    axis=st.sampled_from([None, 0, 1]),
+    processes=st.integers(1, 6),
+    dtype=st.sampled_from(["float64", "float32", "int32"]),
+    seed=st.integers(0, 2**16),
+    big=st.booleans(),
+)
 def test_reductions_in_pieces_equal_numpy(n, m, cr, cc, name, axis, processes, dtype, seed, big):
     if big:  # pieces of several slabs each (the smallest slab is 256 KiB)
         n, cr = n * 40, cr * 8

@@ -2,6 +2,7 @@
 frames lie in the zip (b2lazy.open(path, key=...), "s.b2z#/key"), and b2lazy.asarray of
 an array python-blosc2's DictStore returns (stored members by their key; small arrays
 python-blosc2 embedded in embed.b2e through their in-memory copy)."""
+
 import blosc2
 import numpy as np
 import pytest
@@ -20,9 +21,12 @@ def store(path, arrays, threshold=0):
 
 
 @settings(max_examples=25, deadline=None)
-@given(shape=st.lists(st.integers(1, 30), min_size=1, max_size=3),
-       dtype=st.sampled_from(["bool", "int8", "uint16", "int64", "float32", "float64"]),
-       seed=st.integers(0, 2**16), nested=st.booleans())
+@given(
+    shape=st.lists(st.integers(1, 30), min_size=1, max_size=3),
+    dtype=st.sampled_from(["bool", "int8", "uint16", "int64", "float32", "float64"]),
+    seed=st.integers(0, 2**16),
+    nested=st.booleans(),
+)
 def test_members_read_equal_and_lazily(tmp_path_factory, shape, dtype, seed, nested):
     rng = np.random.default_rng(seed)
     x = (rng.random(shape) * 100).astype(dtype)
@@ -58,6 +62,7 @@ def test_keys_are_asked_for_and_named(tmp_path):
 
 def test_the_command_reads_members(tmp_path):
     import subprocess
+
     path = store(tmp_path / "s.b2z", {"/a": np.arange(12.0).reshape(3, 4)})
     out = str(tmp_path / "o.b2nd")
     subprocess.run(["b2lazy", "eval", "a.T @ a", f"a={path}#/a", "-o", out], check=True, capture_output=True)
@@ -82,15 +87,20 @@ def test_paths_holding_a_hash(tmp_path):
 
 # --- zips written by Python's zipfile (issue #36 items 3 and 12) ----------------------
 
+
 def zip_store(path, members):
     """A .b2z as python-blosc2 reads it (stored members and its embed.b2e) holding
     `members`, (name, array) pairs in this order, written by Python's zipfile."""
     import warnings
     import zipfile
+
     seed = str(path) + ".seed.b2z"
     store(seed, {"/seed": np.zeros(2)}, threshold=0)
-    with zipfile.ZipFile(seed) as zin, zipfile.ZipFile(str(path), "w", zipfile.ZIP_STORED) as zout, \
-            warnings.catch_warnings():
+    with (
+        zipfile.ZipFile(seed) as zin,
+        zipfile.ZipFile(str(path), "w", zipfile.ZIP_STORED) as zout,
+        warnings.catch_warnings(),
+    ):
         warnings.simplefilter("ignore")  # "Duplicate name"
         zout.writestr("embed.b2e", zin.read("embed.b2e"))
         for name, a in members:
@@ -119,6 +129,7 @@ def test_long_member_names_list_and_open(tmp_path, n):
 @pytest.mark.skipif(not B2LAZY_COMMAND, reason="the b2lazy command is not installed")
 def test_long_names_in_the_command(tmp_path):
     import subprocess
+
     name = "k" * 5000
     path = zip_store(tmp_path / "s.b2z", [(name + ".b2nd", np.arange(6.0))])
     info = subprocess.run([B2LAZY_COMMAND, "info", f"{path}#/{name}"], capture_output=True, text=True, timeout=60)

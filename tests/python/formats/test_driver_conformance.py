@@ -1,7 +1,8 @@
 """Issue #13, item 6 (drivers): one suite every storage driver passes — b2nd (files and
 sparse directories, written by python-blosc2), Zarr v2, Zarr v3 and sharded Zarr v3
 (written by zarr-python), arrays in python-blosc2 DictStore zips (.b2z), HDF5 datasets
-(written by h5py with gzip + shuffle, and with hdf5plugin's zstd) — on what the format's own library wrote and on what b2lazy
+(written by h5py with gzip + shuffle, and with hdf5plugin's zstd) — on
+what the format's own library wrote and on what b2lazy
 wrote: every dtype, edge chunks, missing chunks, partial reads, round trips, and bad files
 refused with an error naming the path.
 
@@ -9,6 +10,7 @@ A driver here is (writer, damage): writer(path, values, chunks, written) stores 
 (only the part `written` when given; the rest holds the format's fill value 0) and returns
 the URL to open; damage(url) spoils what it wrote so that a reader must refuse it.
 """
+
 import os
 
 import blosc2
@@ -30,6 +32,7 @@ def b2nd_writer(sparse):
             a = blosc2.empty(x.shape, dtype=x.dtype, chunks=chunks, urlpath=url, contiguous=not sparse, mode="w")
             a[written] = np.ascontiguousarray(x[written])
         return url
+
     return w
 
 
@@ -43,9 +46,11 @@ def zarr_writer(fmt, shards=False):
             else:
                 write(url, x, chunks, fmt=3, shards=outer, written=written, fill_value=0)
             return url
-        write(url, x, chunks, fmt=fmt, codec="blosc" if fmt == 2 else "blosc-zstd-shuffle", written=written,
-              fill_value=0)
+        write(
+            url, x, chunks, fmt=fmt, codec="blosc" if fmt == 2 else "blosc-zstd-shuffle", written=written, fill_value=0
+        )
         return url
+
     return w
 
 
@@ -67,18 +72,26 @@ def hdf5_writer(filters):
     def w(path, x, chunks, written=None):
         import h5py
         import hdf5plugin  # noqa: F401  (registers the filters with h5py)
+
         url = str(path) + ".h5"
         with h5py.File(url, "w") as f:
             f.create_dataset("other", data=np.arange(3))
             g = f.create_group("g")
             kw = filters() if callable(filters) else dict(filters)
-            d = g.create_dataset("a", shape=x.shape, dtype=x.dtype, chunks=chunks if x.ndim else None,
-                                 fillvalue=0, **(kw if x.ndim else {}))
+            d = g.create_dataset(
+                "a",
+                shape=x.shape,
+                dtype=x.dtype,
+                chunks=chunks if x.ndim else None,
+                fillvalue=0,
+                **(kw if x.ndim else {}),
+            )
             if written is None:
                 d[...] = x
             else:  # unwritten chunks are not allocated: they read as the fill value
                 d[written] = x[written]
         return url + "#/g/a"
+
     return w
 
 
@@ -155,6 +168,7 @@ def read_with_owner(driver, url):
         path, key = url.split("#")
         return blosc2.DictStore(path, mode="r")[key][...]
     import zarr
+
     return zarr.open_array(url, mode="r")[...]
 
 
@@ -203,12 +217,18 @@ def test_partial_reads(tmp_path_factory, driver, data):
     x = values(shape, "int32", seed=len(shape))
     url = DRIVERS[driver][0](tmp_path_factory.mktemp("p") / "a", x, chunks)
     a = b2lazy.open(url)
-    key = tuple(slice(data.draw(st.integers(0, s - 1)), data.draw(st.integers(0, s)), data.draw(st.sampled_from([1, 2, 3, -1])))
-                for s in shape)
+    key = tuple(
+        slice(data.draw(st.integers(0, s - 1)), data.draw(st.integers(0, s)), data.draw(st.sampled_from([1, 2, 3, -1])))
+        for s in shape
+    )
     np.testing.assert_array_equal(a[key].to_numpy(), x[key])
     r = (a[key] + 0).compute()
-    touched = np.prod([len(range(*k.indices(s))) and len({i // c for i in range(*k.indices(s))})
-                       for k, s, c in zip(key, shape, chunks)])
+    touched = np.prod(
+        [
+            len(range(*k.indices(s))) and len({i // c for i in range(*k.indices(s))})
+            for k, s, c in zip(key, shape, chunks)
+        ]
+    )
     assert r.stats["chunks_decompressed"]["total"] <= max(touched, 1)
 
 
@@ -221,8 +241,9 @@ def test_bad_files_name_the_path(tmp_path, driver):
     with pytest.raises(OSError) as e:
         b2lazy.open(url).to_numpy()
     assert str(tmp_path / "a") in str(e.value)
-    missing = str(tmp_path / "nothing") + (".zarr" if "zarr" in driver else ".b2z" if driver == "b2z"
-                                           else ".h5" if "hdf5" in driver else ".b2nd")
+    missing = str(tmp_path / "nothing") + (
+        ".zarr" if "zarr" in driver else ".b2z" if driver == "b2z" else ".h5" if "hdf5" in driver else ".b2nd"
+    )
     with pytest.raises(OSError, match="nothing"):
         b2lazy.open(missing)
 

@@ -4,6 +4,7 @@ cached shard index is never applied to a shard file written since (old index + n
 = silently wrong values), and metadata that reads the files otherwise is refused by name.
 Single files (HDF5, .b2z members): one replaced by rename keeps being read as opened; one
 written in place is refused ("changed on disk since it was opened"), as b2nd files are."""
+
 import os
 import shutil
 
@@ -45,8 +46,9 @@ def test_shard_rewritten_under_open_array(tmp_path, location, inner):
 
 def test_shard_written_after_it_was_missing(tmp_path):
     path = tmp_path / "s.zarr"
-    z = zarr.create_array(str(path), shape=(12,), chunks=(6,), shards=(12,), dtype="float64", fill_value=-1.0,
-                          compressors=None)
+    z = zarr.create_array(
+        str(path), shape=(12,), chunks=(6,), shards=(12,), dtype="float64", fill_value=-1.0, compressors=None
+    )
     a = b2lazy.open(str(path))
     np.testing.assert_array_equal(a.to_numpy(), np.full(12, -1.0))  # no shard file: the fill value
     z[...] = np.arange(12.0)
@@ -60,7 +62,7 @@ def test_shard_rewritten_between_two_chunks_of_one_evaluation(tmp_path):
     on one thread: the blocks read after that see the new values."""
     path = tmp_path / "s.zarr"
     old = np.arange(256, dtype=np.int64) * 7  # compresses well
-    new = np.random.default_rng(2).integers(-2**62, 2**62, 256)  # does not: the inner chunks move
+    new = np.random.default_rng(2).integers(-(2**62), 2**62, 256)  # does not: the inner chunks move
     sharded(path, old, (64,), (256,))
     a = b2lazy.open(str(path))
     np.testing.assert_array_equal(a.to_numpy(), old)
@@ -76,7 +78,7 @@ def test_shard_rewritten_between_two_chunks_of_one_evaluation(tmp_path):
     assert sorted(seen) == [0, 64, 128, 192]
     first = seen[0]
     expected = new.copy()
-    expected[first:first + 64] = old[first:first + 64]  # read before the rewrite
+    expected[first : first + 64] = old[first : first + 64]  # read before the rewrite
     np.testing.assert_array_equal(got, expected)
 
 
@@ -85,15 +87,16 @@ def test_shard_rewritten_in_place_with_the_same_stamp(tmp_path):
     clock) but moves the inner chunks: the cached index entry is checked against the file."""
     path = tmp_path / "s.zarr"
     codec = ShardingCodec(chunk_shape=(2,), codecs=[BytesCodec()], index_codecs=[BytesCodec()])
-    zarr.create_array(str(path), shape=(8,), chunks=(8,), dtype="int64", serializer=codec, compressors=None,
-                      zarr_format=3)[...] = np.arange(8) * 7
+    zarr.create_array(
+        str(path), shape=(8,), chunks=(8,), dtype="int64", serializer=codec, compressors=None, zarr_format=3
+    )[...] = np.arange(8) * 7
     a = b2lazy.open(str(path))
     np.testing.assert_array_equal(a.to_numpy(), np.arange(8) * 7)
     shard = path / "c" / "0"
     st = os.stat(shard)
     # Inner chunks stored in reverse order (16 bytes each), index (offset, size) at the end.
     new = np.arange(8, dtype="<i8") * -5
-    body = b"".join(new[2 * k:2 * k + 2].tobytes() for k in reversed(range(4)))
+    body = b"".join(new[2 * k : 2 * k + 2].tobytes() for k in reversed(range(4)))
     index = np.array([[16 * (3 - k), 16] for k in range(4)], dtype="<u8").tobytes()
     assert len(body + index) == st.st_size
     with open(shard, "r+b") as f:
@@ -118,8 +121,9 @@ def test_chunk_rewritten_under_open_unsharded_array(tmp_path):
 def test_attributes_rewritten_under_open_array(tmp_path, fmt):
     """zarr-python rewrites the metadata file for attributes: reads go on."""
     path = tmp_path / "a.zarr"
-    z = zarr.create_array(str(path), shape=(8,), chunks=(4,), shards=(8,) if fmt == 3 else None, dtype="float64",
-                          zarr_format=fmt)
+    z = zarr.create_array(
+        str(path), shape=(8,), chunks=(4,), shards=(8,) if fmt == 3 else None, dtype="float64", zarr_format=fmt
+    )
     z[...] = np.arange(8.0)
     a = b2lazy.open(str(path))
     z.attrs["units"] = "m"
@@ -135,18 +139,24 @@ def test_metadata_rewritten_under_open_array(tmp_path):
     z[...] = np.arange(8.0)
     a = b2lazy.open(str(path))
     z.resize((12,))
-    with pytest.raises(OSError, match=r"zarr\.json' changed since the array was opened \(its shape \(8,\) is now \(12,\)"):
+    with pytest.raises(
+        OSError, match=r"zarr\.json' changed since the array was opened \(its shape \(8,\) is now \(12,\)"
+    ):
         a.to_numpy()
     b = b2lazy.open(str(path))
     other = tmp_path / "b.zarr"  # int64 in the same files: read as float64, values nobody wrote
-    zarr.create_array(str(other), shape=(12,), chunks=(4,), shards=(8,), dtype="int64",
-                      compressors=None)[...] = np.arange(12)
+    zarr.create_array(str(other), shape=(12,), chunks=(4,), shards=(8,), dtype="int64", compressors=None)[...] = (
+        np.arange(12)
+    )
     for name in ["c/0", "c/1", "zarr.json"]:
         os.replace(other / name, path / name)
-    with pytest.raises(OSError, match=r"zarr\.json' changed since the array was opened \(its data type float64 is now int64"):
+    with pytest.raises(
+        OSError, match=r"zarr\.json' changed since the array was opened \(its data type float64 is now int64"
+    ):
         b.to_numpy()
-    zarr.create_array(str(path), shape=(12,), chunks=(4,), shards=(8,), dtype="int64", compressors=None,
-                      overwrite=True)[...] = np.arange(12)  # the store made anew (its directory replaced)
+    zarr.create_array(
+        str(path), shape=(12,), chunks=(4,), shards=(8,), dtype="int64", compressors=None, overwrite=True
+    )[...] = np.arange(12)  # the store made anew (its directory replaced)
     with pytest.raises(OSError, match="the Zarr array was removed or replaced while open"):
         b.to_numpy()
     np.testing.assert_array_equal(b2lazy.open(str(path)).to_numpy(), np.arange(12))

@@ -4,6 +4,7 @@ of the wrong size; shard indexes pointing outside the shard; paths that are no s
 an OSError or TypeError naming the file or key at fault — never a crash or silent wrong
 values where the format can tell. Each store is read in a fresh process (a crash there
 fails the test rather than the suite)."""
+
 import json
 import os
 import subprocess
@@ -41,8 +42,9 @@ READER = textwrap.dedent("""
 def outcomes(tmp_path_factory):
     d = tmp_path_factory.mktemp("corrupt_zarr")
     cases = corrupt_zarr.write_corpus(str(d))
-    p = subprocess.run([sys.executable, "-c", READER, *[c.path for c in cases]], capture_output=True, text=True,
-                       timeout=600)
+    p = subprocess.run(
+        [sys.executable, "-c", READER, *[c.path for c in cases]], capture_output=True, text=True, timeout=600
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     return cases, json.loads(p.stdout)
 
@@ -70,6 +72,7 @@ def test_a_store_removed_while_open_is_an_error(tmp_path):
     import shutil
     import b2lazy
     import zarr
+
     z = zarr.create_array(str(tmp_path / "a.zarr"), shape=(20,), chunks=(5,), dtype="f8")
     z[:10] = 1.0  # chunks 2 and 3 absent: read as the fill value while the store exists
     a = b2lazy.open(str(tmp_path / "a.zarr"))
@@ -81,8 +84,10 @@ def test_a_store_removed_while_open_is_an_error(tmp_path):
 
 # --- fill_value null (issue #36 item 13): refused where zarr-python refuses it ----------
 
+
 def _with_fill(path, fmt, dtype, fill, drop=False):
     import zarr
+
     z = zarr.create_array(str(path), shape=(4,), chunks=(2,), dtype=dtype, zarr_format=fmt, overwrite=True)
     z[:2] = 1
     meta = os.path.join(str(path), "zarr.json" if fmt == 3 else ".zarray")
@@ -100,6 +105,7 @@ def _with_fill(path, fmt, dtype, fill, drop=False):
 def _zarr_python(path):
     import warnings
     import zarr
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -108,14 +114,22 @@ def _zarr_python(path):
             return None
 
 
-@pytest.mark.parametrize("fmt, dtype, fill, where", [
-    (3, "float64", None, "fill_value"), (3, "int32", None, "fill_value"), (3, "uint8", None, "fill_value"),
-    (3, "float16", None, "fill_value"), (3, "complex128", None, "fill_value"),
-    (3, "complex64", [None, 0.0], "fill_value[0]"), (2, "<c16", [0.0, None], "fill_value[1]"),
-    (2, "<c16", [None, None], "fill_value[0]"),
-])
+@pytest.mark.parametrize(
+    "fmt, dtype, fill, where",
+    [
+        (3, "float64", None, "fill_value"),
+        (3, "int32", None, "fill_value"),
+        (3, "uint8", None, "fill_value"),
+        (3, "float16", None, "fill_value"),
+        (3, "complex128", None, "fill_value"),
+        (3, "complex64", [None, 0.0], "fill_value[0]"),
+        (2, "<c16", [0.0, None], "fill_value[1]"),
+        (2, "<c16", [None, None], "fill_value[0]"),
+    ],
+)
 def test_null_fill_value_refused_as_zarr_python_does(tmp_path, fmt, dtype, fill, where):
     import b2lazy
+
     p = tmp_path / "a.zarr"
     meta = _with_fill(p, fmt, dtype, fill)
     assert _zarr_python(p) is None  # the oracle refuses it
@@ -130,6 +144,7 @@ def test_null_fill_value_read_as_zarr_python_does(tmp_path, fmt, dtype):
     bool's null as False."""
     import numpy as np
     import b2lazy
+
     p = tmp_path / "a.zarr"
     _with_fill(p, fmt, dtype, None)
     ref = _zarr_python(p)
@@ -140,6 +155,7 @@ def test_null_fill_value_read_as_zarr_python_does(tmp_path, fmt, dtype):
 @pytest.mark.parametrize("fmt", [2, 3])
 def test_missing_fill_value_refused(tmp_path, fmt):
     import b2lazy
+
     p = tmp_path / "a.zarr"
     meta = _with_fill(p, fmt, "<f8" if fmt == 2 else "float64", None, drop=True)
     assert _zarr_python(p) is None

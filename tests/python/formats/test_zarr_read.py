@@ -2,6 +2,7 @@
 b2lazy equal to NumPy — every codec, both byte orders, transposes, shards (index at the
 start or the end), missing chunks (the fill value), edge chunks, every dtype — and read
 partially: a slice decodes only the chunks (inner chunks of a shard) it touches."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -100,8 +101,9 @@ def test_expressions_and_reductions_over_zarr(tmp_path):
     write(tmp_path / "x.zarr", x, (64, 64), fmt=3, codec="blosc-zstd-shuffle")
     write(tmp_path / "y.zarr", x[::-1].copy(), (50, 50), fmt=2, codec="zstd")
     a, b = b2lazy.open(str(tmp_path / "x.zarr")), b2lazy.open(str(tmp_path / "y.zarr"))
-    np.testing.assert_allclose((b2lazy.sin(a) ** 2 + b2lazy.cos(b) ** 2).to_numpy(),
-                               np.sin(x) ** 2 + np.cos(x[::-1]) ** 2, rtol=1e-14)
+    np.testing.assert_allclose(
+        (b2lazy.sin(a) ** 2 + b2lazy.cos(b) ** 2).to_numpy(), np.sin(x) ** 2 + np.cos(x[::-1]) ** 2, rtol=1e-14
+    )
     np.testing.assert_allclose((a - b2lazy.mean(a, axis=0)).to_numpy(), x - x.mean(axis=0), atol=1e-12)
     np.testing.assert_allclose(float(b2lazy.sum(a).to_numpy()), x.sum(), rtol=1e-12)
     assert "zarr v3" in a.explain() and "blosc(zstd)" in a.explain()
@@ -110,26 +112,36 @@ def test_expressions_and_reductions_over_zarr(tmp_path):
 def test_urls_and_recognition(tmp_path):
     data = values((10, 10), "int64")
     write(tmp_path / "plain", data, (4, 4), fmt=3)  # no suffix: recognised by its zarr.json
-    for url in [str(tmp_path / "plain"), "zarr:" + str(tmp_path / "plain"), "zarr://" + str(tmp_path / "plain"),
-                "file://" + str(tmp_path / "plain"), str(tmp_path / "plain") + "/"]:
+    for url in [
+        str(tmp_path / "plain"),
+        "zarr:" + str(tmp_path / "plain"),
+        "zarr://" + str(tmp_path / "plain"),
+        "file://" + str(tmp_path / "plain"),
+        str(tmp_path / "plain") + "/",
+    ]:
         np.testing.assert_array_equal(b2lazy.open(url).to_numpy(), data)
     assert b2lazy.open(str(tmp_path / "plain")).urlpath == str(tmp_path / "plain")
 
 
 @settings(max_examples=25)
-@given(shape=st.lists(st.integers(1, 13), min_size=1, max_size=3),
-       data=st.data(),
-       dtype=st.sampled_from(DTYPES),
-       fmt=st.sampled_from([2, 3]))
+@given(
+    shape=st.lists(st.integers(1, 13), min_size=1, max_size=3),
+    data=st.data(),
+    dtype=st.sampled_from(DTYPES),
+    fmt=st.sampled_from([2, 3]),
+)
 def test_hypothesis_shapes_chunks_shards_codecs(tmp_path_factory, shape, data, dtype, fmt):
     chunks = tuple(data.draw(st.integers(1, s + 2)) for s in shape)
     x = values(tuple(shape), dtype, seed=data.draw(st.integers(0, 99)))
     path = tmp_path_factory.mktemp("h") / "a.zarr"
     if fmt == 3 and data.draw(st.booleans()):
         shards = tuple(c * data.draw(st.integers(1, 3)) for c in chunks)
-        inner = data.draw(st.sampled_from([None, [BytesCodec(), ZstdCodec()], [BytesCodec(endian="big"), Crc32cCodec()]]))
-        expected = sharded(path, x, chunks, shards, inner_codecs=inner,
-                           index_location=data.draw(st.sampled_from(["start", "end"])))
+        inner = data.draw(
+            st.sampled_from([None, [BytesCodec(), ZstdCodec()], [BytesCodec(endian="big"), Crc32cCodec()]])
+        )
+        expected = sharded(
+            path, x, chunks, shards, inner_codecs=inner, index_location=data.draw(st.sampled_from(["start", "end"]))
+        )
     else:
         codec = data.draw(st.sampled_from(sorted(V3_CODECS if fmt == 3 else V2_CODECS)))
         expected = write(path, x, chunks, fmt=fmt, codec=codec)
@@ -139,8 +151,13 @@ def test_hypothesis_shapes_chunks_shards_codecs(tmp_path_factory, shape, data, d
 
 
 @settings(max_examples=15, deadline=None)
-@given(n=st.integers(1, 300), m=st.integers(1, 300), cr=st.integers(8, 128), cc=st.integers(8, 128),
-       axis=st.sampled_from([0, 1]))
+@given(
+    n=st.integers(1, 300),
+    m=st.integers(1, 300),
+    cr=st.integers(8, 128),
+    cc=st.integers(8, 128),
+    axis=st.sampled_from([0, 1]),
+)
 def test_a_scan_decompresses_each_zarr_chunk_at_most_twice(tmp_path_factory, n, m, cr, cc, axis):
     """Zarr chunks decompress whole: a scan's pieces are whole chunks deep (its segment
     totals once, then the output), not thinner slabs that read a chunk again each."""
@@ -153,12 +170,18 @@ def test_a_scan_decompresses_each_zarr_chunk_at_most_twice(tmp_path_factory, n, 
 
 
 @settings(max_examples=30, deadline=None)
-@given(shape=st.lists(st.integers(1, 40), min_size=1, max_size=3), data=st.data(),
-       dtype=st.sampled_from(["bool", "int16", "uint32", "float32", "float64"]), fmt=st.sampled_from([2, 3]),
-       shuffle=st.sampled_from(["noshuffle", "shuffle", "bitshuffle"]), blocksize=st.sampled_from([0, 64, 256, 4096]),
-       incompressible=st.booleans())
-def test_runs_of_blosc_chunks_decode_only_their_blocks(tmp_path_factory, shape, data, dtype, fmt, shuffle,
-                                                      blocksize, incompressible):
+@given(
+    shape=st.lists(st.integers(1, 40), min_size=1, max_size=3),
+    data=st.data(),
+    dtype=st.sampled_from(["bool", "int16", "uint32", "float32", "float64"]),
+    fmt=st.sampled_from([2, 3]),
+    shuffle=st.sampled_from(["noshuffle", "shuffle", "bitshuffle"]),
+    blocksize=st.sampled_from([0, 64, 256, 4096]),
+    incompressible=st.booleans(),
+)
+def test_runs_of_blosc_chunks_decode_only_their_blocks(
+    tmp_path_factory, shape, data, dtype, fmt, shuffle, blocksize, incompressible
+):
     """A Zarr chunk that is one Blosc buffer (numcodecs' Blosc, v2 or v3; any shuffle and
     block size; stored uncompressed when incompressible) is read in runs of its C order:
     every region equals NumPy's, and a run of part of a chunk decodes less than the chunk."""
@@ -166,20 +189,25 @@ def test_runs_of_blosc_chunks_decode_only_their_blocks(tmp_path_factory, shape, 
     x = values(tuple(shape), dtype, seed=len(shape))
     if incompressible and x.dtype != np.bool_:
         x = np.random.default_rng(1).integers(0, 255, size=x.nbytes, dtype=np.uint8).view(x.dtype).reshape(x.shape)
-    codes = {"noshuffle": numcodecs.Blosc.NOSHUFFLE, "shuffle": numcodecs.Blosc.SHUFFLE,
-             "bitshuffle": numcodecs.Blosc.BITSHUFFLE}
+    codes = {
+        "noshuffle": numcodecs.Blosc.NOSHUFFLE,
+        "shuffle": numcodecs.Blosc.SHUFFLE,
+        "bitshuffle": numcodecs.Blosc.BITSHUFFLE,
+    }
     path = tmp_path_factory.mktemp("runs") / "a.zarr"
     if fmt == 2:
         comp = numcodecs.Blosc(cname="lz4", clevel=5, shuffle=codes[shuffle], blocksize=blocksize)
     else:
         comp = BloscCodec(cname="lz4", clevel=5, shuffle=shuffle, typesize=x.dtype.itemsize, blocksize=blocksize)
-    zarr.create_array(str(path), shape=x.shape, chunks=chunks, dtype=x.dtype, zarr_format=fmt, compressors=comp,
-                      overwrite=True)[...] = x
+    zarr.create_array(
+        str(path), shape=x.shape, chunks=chunks, dtype=x.dtype, zarr_format=fmt, compressors=comp, overwrite=True
+    )[...] = x
     a = b2lazy.open(str(path))
     # Runs: a few rows, part of one row, one item; any region too.
     key = tuple(slice(data.draw(st.integers(0, s - 1)), None) for s in shape)
-    row = tuple([data.draw(st.integers(0, s - 1)) for s in shape[:-1]] +
-                [slice(data.draw(st.integers(0, shape[-1] - 1)), None)])
+    row = tuple(
+        [data.draw(st.integers(0, s - 1)) for s in shape[:-1]] + [slice(data.draw(st.integers(0, shape[-1] - 1)), None)]
+    )
     for k in [key, row, (slice(0, 1),) + (slice(None),) * (len(shape) - 1)]:
         np.testing.assert_array_equal(a[k].to_numpy(), x[k])
     np.testing.assert_array_equal(b2lazy.max(a, axis=0).to_numpy(), x.max(axis=0))  # (exact in any order)

@@ -1,6 +1,7 @@
 """Issue #13, item 4: compute() (and `b2lazy eval -o`) writes Zarr v3 — blosc or zstd,
 the chunks asked for, optionally shards — that zarr-python (the oracle) reads equal to
 NumPy; atomically, replacing only a Zarr array, as b2nd outputs replace only b2nd."""
+
 import json
 import os
 import subprocess
@@ -32,13 +33,16 @@ def test_round_trip_every_dtype(tmp_path, dtype):
     assert meta["chunk_grid"]["configuration"]["chunk_shape"] == [10, 8]
 
 
-@pytest.mark.parametrize("cparams", [
-    {},  # blosc(zstd, clevel 1, shuffle)
-    {"codec": "lz4", "clevel": 5, "filter": "nofilter"},
-    {"codec": "lz4hc", "clevel": 9},
-    {"codec": "zlib", "clevel": 3},
-    {"compressor": "zstd", "clevel": 3},
-])
+@pytest.mark.parametrize(
+    "cparams",
+    [
+        {},  # blosc(zstd, clevel 1, shuffle)
+        {"codec": "lz4", "clevel": 5, "filter": "nofilter"},
+        {"codec": "lz4hc", "clevel": 9},
+        {"codec": "zlib", "clevel": 3},
+        {"compressor": "zstd", "clevel": 3},
+    ],
+)
 def test_compressors(tmp_path, cparams):
     x = values((50, 40), "float64")
     b2lazy.asarray(x).compute(urlpath=str(tmp_path / "o.zarr"), chunks=(16, 16), cparams=cparams)
@@ -55,7 +59,9 @@ def test_incompressible_and_tiny_chunks(tmp_path):
     np.testing.assert_array_equal(read_back(tmp_path / "t.zarr"), x)
 
 
-@pytest.mark.parametrize("shape,chunks,shards", [((100, 70), (10, 7), (30, 14)), ((9,), (2,), (8,)), ((5, 6, 7), (2, 3, 4), (4, 6, 8))])
+@pytest.mark.parametrize(
+    "shape,chunks,shards", [((100, 70), (10, 7), (30, 14)), ((9,), (2,), (8,)), ((5, 6, 7), (2, 3, 4), (4, 6, 8))]
+)
 def test_shards(tmp_path, shape, chunks, shards):
     x = values(shape, "int32")
     a = b2lazy.asarray(x)
@@ -134,8 +140,23 @@ def test_command_reads_and_writes_zarr(tmp_path):
     write(tmp_path / "a.zarr", x, (16, 16), fmt=3, codec="blosc-lz4-bitshuffle")
     write(tmp_path / "b.zarr", x.T.copy(), (10, 10), fmt=2, codec="zlib")
     run = lambda *args: subprocess.run([B2LAZY_COMMAND, *args], capture_output=True, text=True, cwd=tmp_path)
-    p = run("eval", "a + b.T", "a=a.zarr", "b=zarr:b.zarr", "-o", "out.zarr", "--chunks", "16,16", "--shards", "32,48",
-            "--compressor", "zstd", "--clevel", "3", "--no-progress")
+    p = run(
+        "eval",
+        "a + b.T",
+        "a=a.zarr",
+        "b=zarr:b.zarr",
+        "-o",
+        "out.zarr",
+        "--chunks",
+        "16,16",
+        "--shards",
+        "32,48",
+        "--compressor",
+        "zstd",
+        "--clevel",
+        "3",
+        "--no-progress",
+    )
     assert p.returncode == 0, p.stderr
     assert "wrote out.zarr" in p.stdout
     np.testing.assert_array_equal(read_back(tmp_path / "out.zarr"), 2 * x)

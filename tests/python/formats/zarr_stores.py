@@ -1,10 +1,10 @@
 """Zarr stores written by zarr-python (the oracle) for the format tests: every codec b2lazy
 reads, in v2 and v3, and the NumPy values they hold."""
+
 import numcodecs
 import numpy as np
 import zarr
-from zarr.codecs import (BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, ShardingCodec, TransposeCodec,
-                         ZstdCodec)
+from zarr.codecs import BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, ShardingCodec, TransposeCodec, ZstdCodec
 
 # Every dtype b2lazy has.
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
@@ -64,8 +64,17 @@ def write(path, data, chunks, fmt=3, codec=None, shards=None, fill_value=None, w
         dtype = dtype.newbyteorder(">")
     if kw.get("filters") == "reverse-axes":
         kw["filters"] = [TransposeCodec(order=tuple(reversed(range(data.ndim))))] if data.ndim > 1 else []
-    z = zarr.create_array(str(path), shape=data.shape, chunks=chunks, shards=shards, dtype=dtype,
-                          fill_value=fill_value, zarr_format=fmt, overwrite=True, **kw)
+    z = zarr.create_array(
+        str(path),
+        shape=data.shape,
+        chunks=chunks,
+        shards=shards,
+        dtype=dtype,
+        fill_value=fill_value,
+        zarr_format=fmt,
+        overwrite=True,
+        **kw,
+    )
     if written is None:
         z[...] = data
     else:
@@ -75,9 +84,21 @@ def write(path, data, chunks, fmt=3, codec=None, shards=None, fill_value=None, w
 
 def sharded(path, data, chunks, shards, inner_codecs=None, index_location="end", fill_value=None):
     """A v3 store with sharding_indexed (inner codecs and index location chosen)."""
-    codec = ShardingCodec(chunk_shape=chunks, codecs=inner_codecs or [BytesCodec(), BloscCodec(cname="zstd")],
-                          index_location=index_location)
-    z = zarr.create_array(str(path), shape=data.shape, chunks=shards, dtype=data.dtype, serializer=codec,
-                          compressors=None, fill_value=fill_value, zarr_format=3, overwrite=True)
+    codec = ShardingCodec(
+        chunk_shape=chunks,
+        codecs=inner_codecs or [BytesCodec(), BloscCodec(cname="zstd")],
+        index_location=index_location,
+    )
+    z = zarr.create_array(
+        str(path),
+        shape=data.shape,
+        chunks=shards,
+        dtype=data.dtype,
+        serializer=codec,
+        compressors=None,
+        fill_value=fill_value,
+        zarr_format=3,
+        overwrite=True,
+    )
     z[...] = data
     return zarr.open_array(str(path), mode="r")[...]

@@ -2,6 +2,7 @@
 x.to_blosc2() give python-blosc2 arrays with b2lazy's values and chunks, and
 b2lazy.asarray(blosc2.LazyExpr) builds the same lazy expression in b2lazy (its string
 parsed by b2lazy, never Python's eval). python-blosc2 and NumPy are the oracles."""
+
 import numpy as np
 import pytest
 from hypothesis import given

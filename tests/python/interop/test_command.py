@@ -1,5 +1,6 @@
 """The b2lazy command's face (issue #37, part 6): --help on every subcommand, `info` on a
 saved lazy expression, exit status 2 for every expression error (keywords too)."""
+
 import subprocess
 
 import numpy as np
@@ -28,8 +29,21 @@ def test_help_on_every_subcommand(cmd, flag):
 
 def test_help_lists_every_option_the_subcommand_takes():
     text = run("eval", "--help").stdout
-    for opt in ["-o, --output", "--chunks", "--blocks", "--shards", "--codec", "--clevel", "--filter", "--compressor",
-                "--threads", "--max-memory", "--progress", "--no-progress", "--scheduler"]:
+    for opt in [
+        "-o, --output",
+        "--chunks",
+        "--blocks",
+        "--shards",
+        "--codec",
+        "--clevel",
+        "--filter",
+        "--compressor",
+        "--threads",
+        "--max-memory",
+        "--progress",
+        "--no-progress",
+        "--scheduler",
+    ]:
         assert opt in text, opt
     demo = run("demo", "--help").stdout
     for opt in ["--n", "--dir", "--threads", "--keep"]:
@@ -60,10 +74,20 @@ def test_info_on_a_saved_expression(saved):
     r = run("info", out)
     assert r.returncode == 0, r.stderr
     plan = e.plan()
-    for word in [out, "saved lazy expression", path, "shape (300, 200), float64", "shape (200,), float64",
-                 "shape     (300, 200)", "dtype     float64", f"chunks {plan.chunks}",
-                 f"{plan.nchunks} chunks in {plan.ntasks} tasks", f"{len(plan.stages)} stage", "computed once",
-                 "projected peak"]:
+    for word in [
+        out,
+        "saved lazy expression",
+        path,
+        "shape (300, 200), float64",
+        "shape (200,), float64",
+        "shape     (300, 200)",
+        "dtype     float64",
+        f"chunks {plan.chunks}",
+        f"{plan.nchunks} chunks in {plan.ntasks} tasks",
+        f"{len(plan.stages)} stage",
+        "computed once",
+        "projected peak",
+    ]:
         assert word in r.stdout, (word, r.stdout)
 
 
@@ -82,14 +106,17 @@ def test_info_on_a_stored_array_is_unchanged(saved):
     assert r.returncode == 0 and "contiguous frame" in r.stdout and "ratio" in r.stdout
 
 
-@pytest.mark.parametrize("expr, words", [
-    ("sum(a, axes=0)", ["sum()", "unexpected keyword argument 'axes'", "it takes axis, keepdims, dtype"]),
-    ("sum(a, 0, 1, 2, 3)", ["sum() takes at most"]),
-    ("matmul(a)", ["matmul() missing required argument"]),
-    ("sin(a, b=1)", ["sin()", "'b'"]),
-    ("a +", ["column"]),
-    ("sinn(a)", ["sin"]),
-])
+@pytest.mark.parametrize(
+    "expr, words",
+    [
+        ("sum(a, axes=0)", ["sum()", "unexpected keyword argument 'axes'", "it takes axis, keepdims, dtype"]),
+        ("sum(a, 0, 1, 2, 3)", ["sum() takes at most"]),
+        ("matmul(a)", ["matmul() missing required argument"]),
+        ("sin(a, b=1)", ["sin()", "'b'"]),
+        ("a +", ["column"]),
+        ("sinn(a)", ["sin"]),
+    ],
+)
 def test_every_expression_error_exits_2(saved, tmp_path, expr, words):
     _, path, _ = saved
     r = run("eval", expr, f"a={path}", "-o", str(tmp_path / "o.b2nd"), cwd=tmp_path)

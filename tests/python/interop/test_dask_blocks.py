@@ -3,6 +3,7 @@ of b2lazy/_numpy_protocol.py), without meta= or asarray=. Dask's results are b2l
 (the block type, as CuPy-backed Dask returns CuPy), checked against NumPy; the source is
 read by region (each storage chunk decompressed once), under Dask's threaded scheduler.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -90,9 +91,12 @@ def test_threaded_scheduler_many_blocks(stored):
 
 
 @settings(max_examples=15)
-@given(shape=st.tuples(st.integers(1, 30), st.integers(1, 30)), ch=st.tuples(st.integers(1, 12), st.integers(1, 12)),
-       axis=st.sampled_from([None, 0, 1]), op=st.sampled_from(["sum", "mean", "max", "min", "var", "argmin", "argmax",
-                                                                "prod", "any"]))
+@given(
+    shape=st.tuples(st.integers(1, 30), st.integers(1, 30)),
+    ch=st.tuples(st.integers(1, 12), st.integers(1, 12)),
+    axis=st.sampled_from([None, 0, 1]),
+    op=st.sampled_from(["sum", "mean", "max", "min", "var", "argmin", "argmax", "prod", "any"]),
+)
 def test_random_reductions(shape, ch, axis, op):
     a = np.random.default_rng(sum(shape)).random(shape)
     d = da.from_array(bl.asarray(a), chunks=ch)

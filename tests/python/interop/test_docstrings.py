@@ -40,8 +40,9 @@ def _public_objects():
         elif inspect.isfunction(obj) and id(obj) not in seen:  # an alias is its function's object
             seen.add(id(obj))
             out.append((name, obj, "function"))
-    submodules = [b2lazy.distributed] + [getattr(b2lazy, n) for n in b2lazy.__all__
-                                         if inspect.ismodule(getattr(b2lazy, n))]
+    submodules = [b2lazy.distributed] + [
+        getattr(b2lazy, n) for n in b2lazy.__all__ if inspect.ismodule(getattr(b2lazy, n))
+    ]
     for mod in submodules:  # b2lazy.distributed, and public submodules such as b2lazy.random
         short = mod.__name__.removeprefix("b2lazy.")
         names = getattr(mod, "__all__", [n for n in dir(mod) if not n.startswith("_")])
@@ -51,8 +52,11 @@ def _public_objects():
                 out.append((f"{short}.{name}", obj, "function"))
             elif isinstance(obj, type) and obj.__module__.startswith("b2lazy"):
                 out.append((f"{short}.{name}", obj, "class"))
-                out += [(f"{short}.{name}.{a}", m, "method") for a, m in sorted(vars(obj).items())
-                        if not a.startswith("_") and callable(m)]
+                out += [
+                    (f"{short}.{name}.{a}", m, "method")
+                    for a, m in sorted(vars(obj).items())
+                    if not a.startswith("_") and callable(m)
+                ]
     return out
 
 
@@ -66,8 +70,12 @@ def sections(doc):
     out, title = {"": []}, ""
     i = 0
     while i < len(lines):
-        if i + 1 < len(lines) and lines[i].strip() and re.fullmatch(r"-{3,}", lines[i + 1].strip()) \
-                and len(lines[i + 1].strip()) == len(lines[i].strip()):
+        if (
+            i + 1 < len(lines)
+            and lines[i].strip()
+            and re.fullmatch(r"-{3,}", lines[i + 1].strip())
+            and len(lines[i + 1].strip()) == len(lines[i].strip())
+        ):
             title = lines[i].strip()
             out[title] = []
             i += 2
@@ -100,8 +108,21 @@ def signature_params(obj, kind):
 
 def test_the_list_covers_the_namespace():
     names = set(IDS)
-    for expected in ("sum", "sin", "open", "evaluate", "Array", "Plan", "Array.compute", "Array.explain",
-                     "Array.shape", "Plan.execute", "distributed.compute", "unique_all", "finfo"):
+    for expected in (
+        "sum",
+        "sin",
+        "open",
+        "evaluate",
+        "Array",
+        "Plan",
+        "Array.compute",
+        "Array.explain",
+        "Array.shape",
+        "Plan.execute",
+        "distributed.compute",
+        "unique_all",
+        "finfo",
+    ):
         assert expected in names
 
 
@@ -114,8 +135,9 @@ def test_numpydoc_sections(name, obj, kind):
     s = sections(doc)
     summary = [line for line in s[""] if line.strip()]
     assert summary, f"{name}: no summary line"
-    assert "Examples" in s and any(line.lstrip().startswith(">>>") for line in s["Examples"]), \
+    assert "Examples" in s and any(line.lstrip().startswith(">>>") for line in s["Examples"]), (
         f"{name}: no Examples section with >>> lines"
+    )
     if kind in ("class", "property"):
         return
     assert "Returns" in s or "Yields" in s, f"{name}: no Returns section"
@@ -153,6 +175,7 @@ def test_examples_run(test):
 def test_registry_rows_get_their_docstring_from_the_registry():
     # A generated docstring (b2lazy/_docs.py) states the row's dtype rule and parameters.
     from b2lazy import _registry
+
     for entry in _registry.ENTRIES.values():
         doc = " ".join(getattr(b2lazy, entry["name"]).__doc__.split())
         if "Lazy: computed by compute() or to_numpy()" in doc:

@@ -1,6 +1,7 @@
 """einsum against np.einsum: random subscripts (repeated indices, ellipses, implicit and
 explicit outputs, broadcast length-1 axes), shapes, dtypes and operand counts; xarray's
 patterns; the contraction order a chain picks; errors; peak memory of a stored product."""
+
 from __future__ import annotations
 
 import subprocess
@@ -62,7 +63,7 @@ def einsum_cases(draw):
         term = "".join(letters)
         if use_ell and draw(st.booleans()):
             k = draw(st.integers(0, len(ell_shape)))
-            e = ell_shape[len(ell_shape) - k:]
+            e = ell_shape[len(ell_shape) - k :]
             if k and draw(st.booleans()):  # a broadcast length-1 axis in the ellipsis
                 e = (1,) + e[1:]
             pos = draw(st.integers(0, len(letters)))
@@ -74,15 +75,20 @@ def einsum_cases(draw):
     if draw(st.booleans()):
         seen = sorted({c for t in terms for c in t if c != "."})
         out = draw(st.permutations(seen)) if seen else []
-        out = out[:draw(st.integers(0, len(out)))]
+        out = out[: draw(st.integers(0, len(out)))]
         ell = "..." if any("..." in t for t in terms) else ""
         subscripts += "->" + ell + "".join(out)
     return subscripts, shapes
 
 
 @settings(max_examples=150)
-@given(einsum_cases(), st.sampled_from(DTYPES), st.sampled_from(DTYPES), st.integers(0, 2**32 - 1),
-       st.sampled_from([True, False, "optimal"]))
+@given(
+    einsum_cases(),
+    st.sampled_from(DTYPES),
+    st.sampled_from(DTYPES),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from([True, False, "optimal"]),
+)
 def test_random_subscripts_match_numpy(case, dt1, dt2, seed, optimize):
     subscripts, shapes = case
     rng = np.random.default_rng(seed)
@@ -130,8 +136,9 @@ def test_expression_string_and_interleaved_form():
     r = bl.evaluate("einsum('ij,jk,k->i', a, b, v, optimize='optimal')", {"a": a, "b": b, "v": np.ones(7)})
     np.testing.assert_allclose(r.to_numpy(), a @ b @ np.ones(7))
     np.testing.assert_allclose(bl.einsum(a, [0, 1], b, [1, 2], [0, 2]).to_numpy(), a @ b)
-    np.testing.assert_allclose(bl.einsum("ij,jk,k->i", a, b, np.ones(7), optimize=[(1, 2), (0, 1)]).to_numpy(),
-                               a @ b @ np.ones(7))
+    np.testing.assert_allclose(
+        bl.einsum("ij,jk,k->i", a, b, np.ones(7), optimize=[(1, 2), (0, 1)]).to_numpy(), a @ b @ np.ones(7)
+    )
     assert "einsum" in bl._registry.ENTRIES
 
 
@@ -194,12 +201,23 @@ PEAK = textwrap.dedent("""
 def test_stored_product_peak_memory_is_matmuls(tmp_path):
     n = 6144  # two 288 MiB float64 operands on disk
     for name in "ab":
-        bl.arange(n * n, dtype=bl.float64).reshape((n, n)).compute(str(tmp_path / f"{name}.b2nd"),
-                                                                   chunks=(1024, 1024))
+        bl.arange(n * n, dtype=bl.float64).reshape((n, n)).compute(str(tmp_path / f"{name}.b2nd"), chunks=(1024, 1024))
     peaks = {}
     for how in ("matmul", "einsum"):
-        out = subprocess.run([sys.executable, "-c", PEAK, str(tmp_path / "a.b2nd"), str(tmp_path / "b.b2nd"), how,
-                              str(tmp_path / f"{how}.b2nd")], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                PEAK,
+                str(tmp_path / "a.b2nd"),
+                str(tmp_path / "b.b2nd"),
+                how,
+                str(tmp_path / f"{how}.b2nd"),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         peaks[how] = int(out.stdout.split()[-1])
     # the same plan: einsum('ij,jk->ik') is matmul itself, no temporaries of its own
     assert peaks["einsum"] <= peaks["matmul"] * 1.1 + 20_000, peaks
@@ -219,8 +237,12 @@ def test_chunked_operands_and_output_chunks(case, seed, data):
         expected = np.einsum(sub, *ops)
     except ValueError:
         return
-    stored = [bl.asarray(o).compute(chunks=tuple(data.draw(st.integers(1, max(1, n))) for n in o.shape))
-              if o.ndim else bl.asarray(o) for o in ops]
+    stored = [
+        bl.asarray(o).compute(chunks=tuple(data.draw(st.integers(1, max(1, n))) for n in o.shape))
+        if o.ndim
+        else bl.asarray(o)
+        for o in ops
+    ]
     got = bl.einsum(sub, *stored)
     chunks = tuple(data.draw(st.integers(1, max(1, n))) for n in expected.shape)
     r = got.compute(chunks=chunks) if expected.ndim else got

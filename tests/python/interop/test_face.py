@@ -1,6 +1,7 @@
 """The Python face of an Array (issue #37, part 5): repr and HTML repr, nbytes/itemsize,
 .chunks equal to the plan's output chunks (Dask's normalized form), __version__, and call
 errors that name the function and its parameters as expression strings do."""
+
 import inspect
 import re
 from importlib import metadata
@@ -31,8 +32,12 @@ def _dask_normal(chunk, shape):
 @given(case=arrays(), op=st.sampled_from(["+1", "sum0", "T", "getitem"]))
 def test_chunks_are_the_plans(case, op):
     x, a = case
-    e = {"+1": lambda: a + 1, "sum0": lambda: bl.sum(a, axis=0, keepdims=True), "T": lambda: a.T,
-         "getitem": lambda: a[::2]}[op]()
+    e = {
+        "+1": lambda: a + 1,
+        "sum0": lambda: bl.sum(a, axis=0, keepdims=True),
+        "T": lambda: a.T,
+        "getitem": lambda: a[::2],
+    }[op]()
     plan = e.plan()
     assert e.chunks == _dask_normal(plan.chunks, e.shape)
     # (Dask's form: block lengths per axis that sum to the shape)
@@ -71,16 +76,27 @@ def test_repr_names_operation_shape_dtype_chunks_and_size():
 def test_repr_of_a_stored_source_names_its_format_and_path(tmp_path):
     path = str(tmp_path / "a.zarr")
     bl.asarray(np.zeros((10, 4))).compute(urlpath=path, chunks=(5, 4))
-    assert repr(bl.open(path)) == ("b2lazy.Array<zarr>(shape=(10, 4), dtype=float64, chunks=(5, 4), "
-                                   f"nbytes=320 B, urlpath={path!r})")
+    assert repr(bl.open(path)) == (
+        f"b2lazy.Array<zarr>(shape=(10, 4), dtype=float64, chunks=(5, 4), nbytes=320 B, urlpath={path!r})"
+    )
     assert repr(bl.open(path) + 1).startswith("b2lazy.Array<add>(") and "urlpath" not in repr(bl.open(path) + 1)
 
 
 def test_html_repr_is_a_table_of_array_and_chunk():
     a = bl.asarray(np.zeros((1000, 1000)), chunks=(250, 1000))
     h = (bl.sqrt(a) * 2)._repr_html_()
-    for word in ["<table>", "Array", "Chunk", "7.6 MiB", "1.9 MiB", "(1000, 1000)", "(250, 1000)",
-                 "4 chunks", "float64", "multiply"]:
+    for word in [
+        "<table>",
+        "Array",
+        "Chunk",
+        "7.6 MiB",
+        "1.9 MiB",
+        "(1000, 1000)",
+        "(250, 1000)",
+        "4 chunks",
+        "float64",
+        "multiply",
+    ]:
         assert word in h, (word, h)
 
 
@@ -95,15 +111,18 @@ def _expression_error(text, **ops):
     return str(e.value).split(" at column")[0]
 
 
-@pytest.mark.parametrize("py, text", [
-    (lambda a: bl.sum(a, axes=0), "sum(a, axes=0)"),
-    (lambda a: bl.mean(a, 0, False, None, 5), "mean(a, 0, False, None, 5)"),
-    (lambda a: bl.clip(a, 0, 1, max=3), "clip(a, 0, 1, max=3)"),
-    (lambda a: bl.where(a > 0, a, a, a), "where(a > 0, a, a, a)"),
-    (lambda a: bl.matmul(a), "matmul(a)"),
-    (lambda a: bl.sin(a, b=1), "sin(a, b=1)"),
-    (lambda a: bl.reshape(a, (4,), shape=(4,)), "reshape(a, (4,), shape=(4,))"),
-])
+@pytest.mark.parametrize(
+    "py, text",
+    [
+        (lambda a: bl.sum(a, axes=0), "sum(a, axes=0)"),
+        (lambda a: bl.mean(a, 0, False, None, 5), "mean(a, 0, False, None, 5)"),
+        (lambda a: bl.clip(a, 0, 1, max=3), "clip(a, 0, 1, max=3)"),
+        (lambda a: bl.where(a > 0, a, a, a), "where(a > 0, a, a, a)"),
+        (lambda a: bl.matmul(a), "matmul(a)"),
+        (lambda a: bl.sin(a, b=1), "sin(a, b=1)"),
+        (lambda a: bl.reshape(a, (4,), shape=(4,)), "reshape(a, (4,), shape=(4,))"),
+    ],
+)
 def test_call_errors_name_the_function_as_expressions_do(py, text):
     a = bl.asarray(np.arange(4.0))
     with pytest.raises(TypeError) as e:
@@ -115,8 +134,11 @@ def test_call_errors_name_the_function_as_expressions_do(py, text):
 
 
 def test_unknown_keyword_lists_the_parameters():
-    with pytest.raises(TypeError, match=r"^sum\(\) got an unexpected keyword argument 'axes' \(it takes "
-                                        r"axis, keepdims, dtype\)$"):
+    with pytest.raises(
+        TypeError,
+        match=r"^sum\(\) got an unexpected keyword argument 'axes' \(it takes "
+        r"axis, keepdims, dtype\)$",
+    ):
         bl.sum(bl.ones(3), axes=0)
     params = [p.name for p in inspect.signature(bl.sum).parameters.values() if p.kind != p.POSITIONAL_ONLY]
     assert params == ["axis", "keepdims", "dtype"]

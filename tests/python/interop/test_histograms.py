@@ -22,8 +22,13 @@ def _values(data, n, dtype, nan):
 
 
 @examples(60)
-@given(n=st.integers(0, 300), dtype=st.sampled_from(["int64", "int16", "float64", "float32"]),
-       invert=st.booleans(), nan=st.booleans(), data=st.data())
+@given(
+    n=st.integers(0, 300),
+    dtype=st.sampled_from(["int64", "int16", "float64", "float32"]),
+    invert=st.booleans(),
+    nan=st.booleans(),
+    data=st.data(),
+)
 def test_isin_is_numpys(n, dtype, invert, nan, data):
     x = _values(data, n, dtype, nan)
     test = _values(data, data.draw(st.integers(0, 30)), data.draw(st.sampled_from(["int32", "float64"])), nan)
@@ -41,8 +46,14 @@ def test_isin_keeps_shape_and_bounds_its_table():
 
 
 @examples(60)
-@given(n=st.integers(0, 200), nb=st.integers(1, 12), right=st.booleans(), decreasing=st.booleans(),
-       nan=st.booleans(), data=st.data())
+@given(
+    n=st.integers(0, 200),
+    nb=st.integers(1, 12),
+    right=st.booleans(),
+    decreasing=st.booleans(),
+    nan=st.booleans(),
+    data=st.data(),
+)
 def test_digitize_is_numpys(n, nb, right, decreasing, nan, data):
     x = _values(data, n, "float64", nan)
     bins = np.sort(np.round(np.random.default_rng(nb).normal(0, 4, nb), 1))
@@ -60,8 +71,13 @@ def test_digitize_refuses_unsorted_bins():
 
 
 @examples(60)
-@given(n=st.integers(0, 300), minlength=st.integers(0, 50), weighted=st.booleans(),
-       dtype=st.sampled_from(["int64", "uint8", "int32", "bool"]), data=st.data())
+@given(
+    n=st.integers(0, 300),
+    minlength=st.integers(0, 50),
+    weighted=st.booleans(),
+    dtype=st.sampled_from(["int64", "uint8", "int32", "bool"]),
+    data=st.data(),
+)
 def test_bincount_is_numpys(n, minlength, weighted, dtype, data):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
     x = rng.integers(0, data.draw(st.integers(1, 100)), n).astype(dtype)
@@ -86,9 +102,16 @@ def test_bincount_errors_name_the_problem():
 
 
 @examples(80)
-@given(n=st.integers(0, 400), bins=st.one_of(st.integers(1, 20), st.lists(st.floats(-10, 10), min_size=2, max_size=8)),
-       use_range=st.booleans(), weighted=st.booleans(), density=st.booleans(), nan=st.booleans(),
-       dtype=st.sampled_from(["float64", "int64", "float32"]), data=st.data())
+@given(
+    n=st.integers(0, 400),
+    bins=st.one_of(st.integers(1, 20), st.lists(st.floats(-10, 10), min_size=2, max_size=8)),
+    use_range=st.booleans(),
+    weighted=st.booleans(),
+    density=st.booleans(),
+    nan=st.booleans(),
+    dtype=st.sampled_from(["float64", "int64", "float32"]),
+    data=st.data(),
+)
 def test_histogram_is_numpys(n, bins, use_range, weighted, density, nan, dtype, data):
     x = _values(data, n, dtype, nan and use_range)
     if not isinstance(bins, int):
@@ -137,8 +160,14 @@ def test_histogram_edges():
 
 
 @examples(50)
-@given(n=st.integers(0, 300), bins=st.one_of(st.integers(1, 9), st.tuples(st.integers(1, 6), st.integers(1, 6))),
-       use_range=st.booleans(), weighted=st.booleans(), density=st.booleans(), data=st.data())
+@given(
+    n=st.integers(0, 300),
+    bins=st.one_of(st.integers(1, 9), st.tuples(st.integers(1, 6), st.integers(1, 6))),
+    use_range=st.booleans(),
+    weighted=st.booleans(),
+    density=st.booleans(),
+    data=st.data(),
+)
 def test_histogram2d_is_numpys(n, bins, use_range, weighted, density, data):
     x = _values(data, n, "float64", False)
     y = _values(data, n, "float64", False)
@@ -147,8 +176,9 @@ def test_histogram2d_is_numpys(n, bins, use_range, weighted, density, data):
     chunks = (data.draw(st.integers(1, max(1, n))),)
     with np.errstate(all="ignore"):
         want = np.histogram2d(x, y, bins=bins, range=rng, weights=w, density=density)
-    got = bl.histogram2d(bl.asarray(x, chunks=chunks), bl.asarray(y, chunks=chunks), bins=bins, range=rng, weights=w,
-                         density=density)
+    got = bl.histogram2d(
+        bl.asarray(x, chunks=chunks), bl.asarray(y, chunks=chunks), bins=bins, range=rng, weights=w, density=density
+    )
     np.testing.assert_array_equal(got[1], want[1])
     np.testing.assert_array_equal(got[2], want[2])
     g = got[0].to_numpy()
@@ -180,14 +210,19 @@ def test_histogram_streams_a_stored_array_chunk_by_chunk(tmp_path):
 
 def test_expression_strings():
     ops = {"a": bl.asarray(np.array([1, 5, 2, 2, 9]))}
-    np.testing.assert_array_equal(bl.evaluate("bincount(a, minlength=12)", ops).to_numpy(),
-                                  np.bincount([1, 5, 2, 2, 9], minlength=12))
-    np.testing.assert_array_equal(bl.evaluate("isin(a, [2, 9], invert=True)", ops).to_numpy(),
-                                  np.isin([1, 5, 2, 2, 9], [2, 9], invert=True))
-    np.testing.assert_array_equal(bl.evaluate("histogram(a, 3)[0]", ops).to_numpy(),
-                                  np.histogram([1, 5, 2, 2, 9], 3)[0])
-    np.testing.assert_array_equal(bl.evaluate("histogram2d(a, a, [2, [0, 5, 10]])[0]", ops).to_numpy(),
-                                  np.histogram2d([1, 5, 2, 2, 9], [1, 5, 2, 2, 9], [2, [0, 5, 10]])[0])
+    np.testing.assert_array_equal(
+        bl.evaluate("bincount(a, minlength=12)", ops).to_numpy(), np.bincount([1, 5, 2, 2, 9], minlength=12)
+    )
+    np.testing.assert_array_equal(
+        bl.evaluate("isin(a, [2, 9], invert=True)", ops).to_numpy(), np.isin([1, 5, 2, 2, 9], [2, 9], invert=True)
+    )
+    np.testing.assert_array_equal(
+        bl.evaluate("histogram(a, 3)[0]", ops).to_numpy(), np.histogram([1, 5, 2, 2, 9], 3)[0]
+    )
+    np.testing.assert_array_equal(
+        bl.evaluate("histogram2d(a, a, [2, [0, 5, 10]])[0]", ops).to_numpy(),
+        np.histogram2d([1, 5, 2, 2, 9], [1, 5, 2, 2, 9], [2, [0, 5, 10]])[0],
+    )
 
 
 def test_saved_bincount_defers_its_max(tmp_path):

@@ -1,6 +1,7 @@
 """map_blocks and blockwise (issue #37, part 4) against Dask's on the same inputs and
 chunks: block-dependent functions (so that the blocks must be Dask's), block_info and
 block_id, broadcasting, drop_axis/new_axis, contractions; refusals name the argument."""
+
 import dask.array as da
 import numpy as np
 import pytest
@@ -91,15 +92,22 @@ def test_broadcasting_drop_axis_and_new_axis(case, axis):
     a, d = _both(x, chunks)
     row = x[:1]  # (1, n): broadcast along the rows
     b, e = _both(row, (1, chunks[1]))
-    np.testing.assert_allclose(bl.map_blocks(lambda p, q: p * q + q.mean(), a, b).to_numpy(),
-                               da.map_blocks(lambda p, q: p * q + q.mean(), d, e).compute())
-    np.testing.assert_allclose(bl.map_blocks(lambda p: p.sum(axis=axis), a, drop_axis=axis).to_numpy(),
-                               d.map_blocks(lambda p: p.sum(axis=axis), drop_axis=axis).compute())
-    np.testing.assert_allclose(bl.map_blocks(lambda p: p[None] * 2, a, new_axis=0).to_numpy(),
-                               d.map_blocks(lambda p: p[None] * 2, new_axis=0).compute())
+    np.testing.assert_allclose(
+        bl.map_blocks(lambda p, q: p * q + q.mean(), a, b).to_numpy(),
+        da.map_blocks(lambda p, q: p * q + q.mean(), d, e).compute(),
+    )
+    np.testing.assert_allclose(
+        bl.map_blocks(lambda p: p.sum(axis=axis), a, drop_axis=axis).to_numpy(),
+        d.map_blocks(lambda p: p.sum(axis=axis), drop_axis=axis).compute(),
+    )
+    np.testing.assert_allclose(
+        bl.map_blocks(lambda p: p[None] * 2, a, new_axis=0).to_numpy(),
+        d.map_blocks(lambda p: p[None] * 2, new_axis=0).compute(),
+    )
     np.testing.assert_allclose(
         bl.map_blocks(lambda p: np.stack([p, -p], axis=-1), a, new_axis=2, chunks=a.chunks + ((2,),)).to_numpy(),
-        d.map_blocks(lambda p: np.stack([p, -p], axis=-1), new_axis=2, chunks=d.chunks + ((2,),)).compute())
+        d.map_blocks(lambda p: np.stack([p, -p], axis=-1), new_axis=2, chunks=d.chunks + ((2,),)).compute(),
+    )
 
 
 def test_output_chunks_that_keep_the_blocks_are_accepted_others_refused():
@@ -125,8 +133,9 @@ def test_dtype_from_inference_meta_or_argument():
     assert bl.map_blocks(lambda b: b / 2, a).dtype == np.float64
     assert bl.map_blocks(lambda b: b, a, dtype=np.float32).dtype == np.float32
     assert bl.map_blocks(lambda b: b, a, meta=np.array((), dtype=np.int16)).dtype == np.int16
-    np.testing.assert_array_equal(bl.map_blocks(lambda b: b, a, dtype=np.float32).to_numpy(),
-                                  np.arange(10, dtype=np.float32))
+    np.testing.assert_array_equal(
+        bl.map_blocks(lambda b: b, a, dtype=np.float32).to_numpy(), np.arange(10, dtype=np.float32)
+    )
 
 
 @settings(max_examples=25, deadline=None)
@@ -135,17 +144,20 @@ def test_blockwise_matches_dask(case):
     x, chunks = case
     a, d = _both(x, chunks)
     # a transpose, an elementwise pair, a contraction (concatenate=True) and a new index
-    np.testing.assert_allclose(bl.blockwise(lambda p: p.T - p.mean(), "ji", a, "ij").to_numpy(),
-                               da.blockwise(lambda p: p.T - p.mean(), "ji", d, "ij", dtype=float).compute())
+    np.testing.assert_allclose(
+        bl.blockwise(lambda p: p.T - p.mean(), "ji", a, "ij").to_numpy(),
+        da.blockwise(lambda p: p.T - p.mean(), "ji", d, "ij", dtype=float).compute(),
+    )
     np.testing.assert_allclose(bl.blockwise(np.add, "ij", a, "ij", a, "ij").to_numpy(), 2 * x)
     t, dt = _both(x.T.copy(), chunks[::-1])
     np.testing.assert_allclose(
         bl.blockwise(np.matmul, "ik", a, "ij", t, "jk", concatenate=True).to_numpy(),
-        da.blockwise(np.matmul, "ik", d, "ij", dt, "jk", concatenate=True, dtype=float).compute())
+        da.blockwise(np.matmul, "ik", d, "ij", dt, "jk", concatenate=True, dtype=float).compute(),
+    )
     np.testing.assert_allclose(
         bl.blockwise(lambda p: p[..., None] * np.arange(3), "ijk", a, "ij", new_axes={"k": 3}).to_numpy(),
-        da.blockwise(lambda p: p[..., None] * np.arange(3), "ijk", d, "ij", new_axes={"k": 3},
-                     dtype=float).compute())
+        da.blockwise(lambda p: p[..., None] * np.arange(3), "ijk", d, "ij", new_axes={"k": 3}, dtype=float).compute(),
+    )
 
 
 def test_blockwise_refusals_name_the_argument():

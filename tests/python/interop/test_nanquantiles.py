@@ -23,16 +23,27 @@ def _np(name, x, q, **kw):
 
 
 @examples(80)
-@given(shape=base_shapes(min_ndim=1, max_ndim=3, allow_zero=False), density=st.sampled_from([0.0, 0.2, 0.7, 1.0]),
-       name=st.sampled_from(["nanmedian", "nanquantile", "nanpercentile"]), method=st.sampled_from(METHODS),
-       keepdims=st.booleans(), dtype=st.sampled_from(["float64", "float32"]), data=st.data())
+@given(
+    shape=base_shapes(min_ndim=1, max_ndim=3, allow_zero=False),
+    density=st.sampled_from([0.0, 0.2, 0.7, 1.0]),
+    name=st.sampled_from(["nanmedian", "nanquantile", "nanpercentile"]),
+    method=st.sampled_from(METHODS),
+    keepdims=st.booleans(),
+    dtype=st.sampled_from(["float64", "float32"]),
+    data=st.data(),
+)
 def test_nan_quantiles_are_numpys(shape, density, name, method, keepdims, dtype, data):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
     x = np.round(rng.normal(size=shape), 2).astype(dtype)
     x[rng.random(shape) < density] = np.nan
     ndim = len(shape)
-    axis = data.draw(st.one_of(st.none(), st.integers(-ndim, ndim - 1),
-                               st.lists(st.integers(0, ndim - 1), min_size=1, max_size=ndim, unique=True).map(tuple)))
+    axis = data.draw(
+        st.one_of(
+            st.none(),
+            st.integers(-ndim, ndim - 1),
+            st.lists(st.integers(0, ndim - 1), min_size=1, max_size=ndim, unique=True).map(tuple),
+        )
+    )
     q = data.draw(st.one_of(st.floats(0, 1), st.lists(st.floats(0, 1), min_size=1, max_size=3)))
     if name == "nanpercentile":
         q = np.asarray(q) * 100
@@ -51,8 +62,13 @@ def test_nan_quantiles_are_numpys(shape, density, name, method, keepdims, dtype,
     # (float32: NumPy interpolates in float32, b2lazy in float64; differences within a few
     # float32 ulps of the data's magnitude)
     mag = float(np.nanmax(np.abs(x))) if not np.isnan(x).all() else 0.0
-    np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == "float32" else 1e-12,
-                               atol=1e-6 * mag if dtype == "float32" else 0, equal_nan=True)
+    np.testing.assert_allclose(
+        got,
+        want,
+        rtol=1e-6 if dtype == "float32" else 1e-12,
+        atol=1e-6 * mag if dtype == "float32" else 0,
+        equal_nan=True,
+    )
 
 
 def test_integers_have_no_nan_and_match_quantile():
@@ -89,5 +105,7 @@ def test_expression_strings():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         np.testing.assert_array_equal(bl.evaluate("nanmedian(a, axis=1)", ops).to_numpy(), np.nanmedian(x, axis=1))
-        np.testing.assert_array_equal(bl.evaluate("nanpercentile(a, 25, axis=1, method='lower')", ops).to_numpy(),
-                                      np.nanpercentile(x, 25, axis=1, method="lower"))
+        np.testing.assert_array_equal(
+            bl.evaluate("nanpercentile(a, 25, axis=1, method='lower')", ops).to_numpy(),
+            np.nanpercentile(x, 25, axis=1, method="lower"),
+        )

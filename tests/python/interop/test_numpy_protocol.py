@@ -6,6 +6,7 @@ case run on b2lazy operands gives a b2lazy Array with NumPy's values and dtype) 
 explicit eager fallback (the case warns EagerEvaluationWarning and gives NumPy's values).
 A function a new NumPy adds fails test_every_numpy_function_is_classified until it is.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -22,155 +23,262 @@ from b2lazy._numpy_linalg import LINALG
 from b2lazy._numpy_ufuncs import ufunc_function
 
 RNG = np.random.default_rng(37)
-A = RNG.random((4, 6))            # 2-d float64
-B = RNG.random((6, 3))            # for products with A
-V = RNG.random(6)                 # 1-d float64
-I = np.array([3, 0, 5, 1, 1])     # int64 indices / counts
+A = RNG.random((4, 6))  # 2-d float64
+B = RNG.random((6, 3))  # for products with A
+V = RNG.random(6)  # 1-d float64
+I = np.array([3, 0, 5, 1, 1])  # int64 indices / counts
 Q = np.array([[1.0, np.nan, 3.0], [np.inf, -2.0, 0.5]])  # nan and inf
-C = A[:, :4] + 1j * A[:, 2:]      # complex
+C = A[:, :4] + 1j * A[:, 2:]  # complex
 
 # --- cases: a function of the operands, called once with NumPy and once with b2lazy arrays
 # (the same call: NumPy dispatches to b2lazy when a b2lazy operand is present).
 LAZY = {
-    "sum": lambda a: np.sum(a, axis=0), "prod": lambda a: np.prod(a, axis=1, keepdims=True),
-    "mean": lambda a: np.mean(a, axis=0), "std": lambda a: np.std(a, axis=1, ddof=1),
-    "var": lambda a: np.var(a, dtype=np.float32), "max": lambda a: np.max(a, axis=1),
-    "min": lambda a: np.min(a, initial=-1.0), "amax": lambda a: np.amax(a), "amin": lambda a: np.amin(a, 0),
-    "all": lambda a: np.all(a > 0.1, axis=0), "any": lambda a: np.any(a > 0.9),
-    "argmax": lambda a: np.argmax(a, axis=1), "argmin": lambda a: np.argmin(a),
-    "nansum": lambda q: np.nansum(q, axis=0), "nanprod": lambda q: np.nanprod(q),
-    "nanmean": lambda q: np.nanmean(q, axis=1), "nanstd": lambda q: np.nanstd(q[:, 1:]),
-    "nanvar": lambda q: np.nanvar(q, axis=0, ddof=0), "nanmax": lambda q: np.nanmax(q, axis=1),
-    "nanmin": lambda q: np.nanmin(q), "nanargmax": lambda q: np.nanargmax(q, axis=1),
+    "sum": lambda a: np.sum(a, axis=0),
+    "prod": lambda a: np.prod(a, axis=1, keepdims=True),
+    "mean": lambda a: np.mean(a, axis=0),
+    "std": lambda a: np.std(a, axis=1, ddof=1),
+    "var": lambda a: np.var(a, dtype=np.float32),
+    "max": lambda a: np.max(a, axis=1),
+    "min": lambda a: np.min(a, initial=-1.0),
+    "amax": lambda a: np.amax(a),
+    "amin": lambda a: np.amin(a, 0),
+    "all": lambda a: np.all(a > 0.1, axis=0),
+    "any": lambda a: np.any(a > 0.9),
+    "argmax": lambda a: np.argmax(a, axis=1),
+    "argmin": lambda a: np.argmin(a),
+    "nansum": lambda q: np.nansum(q, axis=0),
+    "nanprod": lambda q: np.nanprod(q),
+    "nanmean": lambda q: np.nanmean(q, axis=1),
+    "nanstd": lambda q: np.nanstd(q[:, 1:]),
+    "nanvar": lambda q: np.nanvar(q, axis=0, ddof=0),
+    "nanmax": lambda q: np.nanmax(q, axis=1),
+    "nanmin": lambda q: np.nanmin(q),
+    "nanargmax": lambda q: np.nanargmax(q, axis=1),
     "nanargmin": lambda q: np.nanargmin(q, axis=1),
-    "ptp": lambda a: np.ptp(a, axis=0), "average": lambda a: np.average(a, axis=1, weights=a),
+    "ptp": lambda a: np.ptp(a, axis=0),
+    "average": lambda a: np.average(a, axis=1, weights=a),
     "count_nonzero": lambda a: np.count_nonzero(a > 0.5, axis=0),
-    "median": lambda a: np.median(a, axis=0), "quantile": lambda a: np.quantile(a, 0.3, axis=1),
+    "median": lambda a: np.median(a, axis=0),
+    "quantile": lambda a: np.quantile(a, 0.3, axis=1),
     "percentile": lambda a: np.percentile(a, [10, 90]),
-    "nanmedian": lambda q: np.nanmedian(q, axis=1), "nanquantile": lambda q: np.nanquantile(q, 0.25, axis=1),
+    "nanmedian": lambda q: np.nanmedian(q, axis=1),
+    "nanquantile": lambda q: np.nanquantile(q, 0.25, axis=1),
     "nanpercentile": lambda q: np.nanpercentile(q, 40, axis=1),
-    "cumsum": lambda a: np.cumsum(a, axis=1), "cumprod": lambda a: np.cumprod(a),
-    "nancumsum": lambda q: np.nancumsum(q, axis=1), "nancumprod": lambda q: np.nancumprod(q),
+    "cumsum": lambda a: np.cumsum(a, axis=1),
+    "cumprod": lambda a: np.cumprod(a),
+    "nancumsum": lambda q: np.nancumsum(q, axis=1),
+    "nancumprod": lambda q: np.nancumprod(q),
     "cumulative_sum": lambda a: np.cumulative_sum(a, axis=0, include_initial=True),
     "cumulative_prod": lambda a: np.cumulative_prod(a, axis=1),
-    "dot": lambda a, b: np.dot(a, b), "inner": lambda a: np.inner(a, a), "vdot": lambda a: np.vdot(a, a),
-    "tensordot": lambda a, b: np.tensordot(a, b, axes=1), "outer": lambda v: np.outer(v, v[:3]),
+    "dot": lambda a, b: np.dot(a, b),
+    "inner": lambda a: np.inner(a, a),
+    "vdot": lambda a: np.vdot(a, a),
+    "tensordot": lambda a, b: np.tensordot(a, b, axes=1),
+    "outer": lambda v: np.outer(v, v[:3]),
     "einsum": lambda a, b: np.einsum("ij,jk->ik", a, b),
-    "concatenate": lambda a: np.concatenate([a, a[:2]], axis=0), "concat": lambda a: np.concat([a, a], axis=1),
-    "stack": lambda a: np.stack([a, a], axis=1), "vstack": lambda a, v: np.vstack([a, v]),
-    "hstack": lambda v: np.hstack([v, v]), "dstack": lambda a: np.dstack([a, a]),
+    "concatenate": lambda a: np.concatenate([a, a[:2]], axis=0),
+    "concat": lambda a: np.concat([a, a], axis=1),
+    "stack": lambda a: np.stack([a, a], axis=1),
+    "vstack": lambda a, v: np.vstack([a, v]),
+    "hstack": lambda v: np.hstack([v, v]),
+    "dstack": lambda a: np.dstack([a, a]),
     "column_stack": lambda a, v: np.column_stack([v[:4], a]),
-    "atleast_1d": lambda a: np.atleast_1d(a[0, 0]), "atleast_2d": lambda v: np.atleast_2d(v),
+    "atleast_1d": lambda a: np.atleast_1d(a[0, 0]),
+    "atleast_2d": lambda v: np.atleast_2d(v),
     "atleast_3d": lambda a: np.atleast_3d(a),
-    "transpose": lambda a: np.transpose(a), "permute_dims": lambda a: np.permute_dims(a, (1, 0)),
-    "matrix_transpose": lambda a: np.matrix_transpose(a), "swapaxes": lambda a: np.swapaxes(a, 0, 1),
-    "rollaxis": lambda a: np.rollaxis(np.reshape(a, (2, 2, 6)), 2), "reshape": lambda a: np.reshape(a, (3, 8)),
-    "ravel": lambda a: np.ravel(a), "squeeze": lambda a: np.squeeze(a[:1]),
-    "expand_dims": lambda a: np.expand_dims(a, (0, 3)), "moveaxis": lambda a: np.moveaxis(a, 0, -1),
-    "flip": lambda a: np.flip(a, 1), "fliplr": lambda a: np.fliplr(a), "flipud": lambda a: np.flipud(a),
-    "rot90": lambda a: np.rot90(a, 3), "roll": lambda a: np.roll(a, 2, axis=1),
-    "broadcast_to": lambda v: np.broadcast_to(v, (3, 6)), "broadcast_arrays": lambda a, v: np.broadcast_arrays(a, v),
-    "tile": lambda v: np.tile(v, 2), "repeat": lambda a: np.repeat(a, 2, axis=0),
-    "take": lambda a: np.take(a, [0, 3, 1], axis=1), "take_along_axis": lambda a: np.take_along_axis(
-        a, np.argsort(np.asarray(a), axis=1), axis=1),
-    "diagonal": lambda a: np.diagonal(a, 1), "trace": lambda a: np.trace(a), "diag": lambda a: np.diag(a, -1),
-    "tril": lambda a: np.tril(a), "triu": lambda a: np.triu(a, 1), "diff": lambda a: np.diff(a, axis=0),
-    "ediff1d": lambda a: np.ediff1d(a), "split": lambda a: np.split(a, 2),
+    "transpose": lambda a: np.transpose(a),
+    "permute_dims": lambda a: np.permute_dims(a, (1, 0)),
+    "matrix_transpose": lambda a: np.matrix_transpose(a),
+    "swapaxes": lambda a: np.swapaxes(a, 0, 1),
+    "rollaxis": lambda a: np.rollaxis(np.reshape(a, (2, 2, 6)), 2),
+    "reshape": lambda a: np.reshape(a, (3, 8)),
+    "ravel": lambda a: np.ravel(a),
+    "squeeze": lambda a: np.squeeze(a[:1]),
+    "expand_dims": lambda a: np.expand_dims(a, (0, 3)),
+    "moveaxis": lambda a: np.moveaxis(a, 0, -1),
+    "flip": lambda a: np.flip(a, 1),
+    "fliplr": lambda a: np.fliplr(a),
+    "flipud": lambda a: np.flipud(a),
+    "rot90": lambda a: np.rot90(a, 3),
+    "roll": lambda a: np.roll(a, 2, axis=1),
+    "broadcast_to": lambda v: np.broadcast_to(v, (3, 6)),
+    "broadcast_arrays": lambda a, v: np.broadcast_arrays(a, v),
+    "tile": lambda v: np.tile(v, 2),
+    "repeat": lambda a: np.repeat(a, 2, axis=0),
+    "take": lambda a: np.take(a, [0, 3, 1], axis=1),
+    "take_along_axis": lambda a: np.take_along_axis(a, np.argsort(np.asarray(a), axis=1), axis=1),
+    "diagonal": lambda a: np.diagonal(a, 1),
+    "trace": lambda a: np.trace(a),
+    "diag": lambda a: np.diag(a, -1),
+    "tril": lambda a: np.tril(a),
+    "triu": lambda a: np.triu(a, 1),
+    "diff": lambda a: np.diff(a, axis=0),
+    "ediff1d": lambda a: np.ediff1d(a),
+    "split": lambda a: np.split(a, 2),
     "array_split": lambda a: np.array_split(a, 4, axis=1),
-    "hsplit": lambda a: np.hsplit(a, [1, 4]), "vsplit": lambda a: np.vsplit(a, 2), "dsplit": lambda a: np.dsplit(
-        np.reshape(a, (2, 2, 6)), 3),
-    "unstack": lambda a: np.unstack(a), "block": lambda a, v: np.block([[a, a], [v[:3], v[:3], v[:6]]]), "append": lambda a, v: np.append(a, v),
-    "where": lambda a: np.where(a > 0.5, a, -1.0), "clip": lambda a: np.clip(a, 0.2, 0.7),
+    "hsplit": lambda a: np.hsplit(a, [1, 4]),
+    "vsplit": lambda a: np.vsplit(a, 2),
+    "dsplit": lambda a: np.dsplit(np.reshape(a, (2, 2, 6)), 3),
+    "unstack": lambda a: np.unstack(a),
+    "block": lambda a, v: np.block([[a, a], [v[:3], v[:3], v[:6]]]),
+    "append": lambda a, v: np.append(a, v),
+    "where": lambda a: np.where(a > 0.5, a, -1.0),
+    "clip": lambda a: np.clip(a, 0.2, 0.7),
     "select": lambda a: np.select([a < 0.3, a > 0.7], [a, -a], 5.0),
     "extract": lambda a: np.extract(a > 0.5, a),
     "compress": lambda a: np.compress([True, False, True, True], a, axis=0),
-    "sort": lambda a: np.sort(a, axis=0), "argsort": lambda a: np.argsort(a, axis=None),
+    "sort": lambda a: np.sort(a, axis=0),
+    "argsort": lambda a: np.argsort(a, axis=None),
     "searchsorted": lambda v: np.searchsorted(np.sort(v), v),
     # (the order inside the parts is undefined: compared through what partition defines)
-    "argpartition": lambda v: np.sort(np.argpartition(v, 2)[:2]), "partition": lambda a: np.partition(a, 2, axis=0)[2],
-    "unique": lambda i: np.unique(i, return_counts=True), "union1d": lambda i: np.union1d(i, i + 2),
-    "unique_values": lambda i: np.sort(np.unique_values(i)), "unique_counts": lambda i: np.unique_counts(i),
-    "unique_inverse": lambda i: np.unique_inverse(i), "unique_all": lambda i: np.unique_all(i),
-    "nonzero": lambda a: np.nonzero(a > 0.5), "argwhere": lambda a: np.argwhere(a > 0.5),
-    "flatnonzero": lambda a: np.flatnonzero(a > 0.5), "unravel_index": lambda i: np.unravel_index(i, (2, 3)),
+    "argpartition": lambda v: np.sort(np.argpartition(v, 2)[:2]),
+    "partition": lambda a: np.partition(a, 2, axis=0)[2],
+    "unique": lambda i: np.unique(i, return_counts=True),
+    "union1d": lambda i: np.union1d(i, i + 2),
+    "unique_values": lambda i: np.sort(np.unique_values(i)),
+    "unique_counts": lambda i: np.unique_counts(i),
+    "unique_inverse": lambda i: np.unique_inverse(i),
+    "unique_all": lambda i: np.unique_all(i),
+    "nonzero": lambda a: np.nonzero(a > 0.5),
+    "argwhere": lambda a: np.argwhere(a > 0.5),
+    "flatnonzero": lambda a: np.flatnonzero(a > 0.5),
+    "unravel_index": lambda i: np.unravel_index(i, (2, 3)),
     "ravel_multi_index": lambda i: np.ravel_multi_index((i, i[::-1]), (6, 7)),
-    "round": lambda a: np.round(a * 10, 1), "around": lambda a: np.around(a * 10), "fix": lambda a: np.fix(a * 10 - 5),
-    "real": lambda c: np.real(c), "imag": lambda c: np.imag(c), "angle": lambda c: np.angle(c, deg=True),
-    "iscomplex": lambda c: np.iscomplex(c), "isreal": lambda a: np.isreal(a),
-    "isneginf": lambda q: np.isneginf(-q), "isposinf": lambda q: np.isposinf(q),
-    "nan_to_num": lambda q: np.nan_to_num(q, nan=-1.0), "trapezoid": lambda a: np.trapezoid(a, dx=0.5),
-    "isclose": lambda a, q: np.isclose(a[:2, :3], q), "allclose": lambda a: np.allclose(a, a + 1e-9),
-    "array_equal": lambda a: np.array_equal(a, a), "array_equiv": lambda a: np.array_equiv(a, a[0]),
-    "empty_like": lambda a: np.empty_like(a, dtype=np.int32), "zeros_like": lambda a: np.zeros_like(a),
-    "ones_like": lambda a: np.ones_like(a, shape=(2, 2)), "full_like": lambda a: np.full_like(a, 7),
-    "astype": lambda a: np.astype(a, np.float32), "copy": lambda a: np.copy(a),
+    "round": lambda a: np.round(a * 10, 1),
+    "around": lambda a: np.around(a * 10),
+    "fix": lambda a: np.fix(a * 10 - 5),
+    "real": lambda c: np.real(c),
+    "imag": lambda c: np.imag(c),
+    "angle": lambda c: np.angle(c, deg=True),
+    "iscomplex": lambda c: np.iscomplex(c),
+    "isreal": lambda a: np.isreal(a),
+    "isneginf": lambda q: np.isneginf(-q),
+    "isposinf": lambda q: np.isposinf(q),
+    "nan_to_num": lambda q: np.nan_to_num(q, nan=-1.0),
+    "trapezoid": lambda a: np.trapezoid(a, dx=0.5),
+    "isclose": lambda a, q: np.isclose(a[:2, :3], q),
+    "allclose": lambda a: np.allclose(a, a + 1e-9),
+    "array_equal": lambda a: np.array_equal(a, a),
+    "array_equiv": lambda a: np.array_equiv(a, a[0]),
+    "empty_like": lambda a: np.empty_like(a, dtype=np.int32),
+    "zeros_like": lambda a: np.zeros_like(a),
+    "ones_like": lambda a: np.ones_like(a, shape=(2, 2)),
+    "full_like": lambda a: np.full_like(a, 7),
+    "astype": lambda a: np.astype(a, np.float32),
+    "copy": lambda a: np.copy(a),
     "meshgrid": lambda v: np.meshgrid(v, v[:3]),
-    "pad": lambda a: np.pad(a, 2, mode="edge"), "gradient": lambda v: np.gradient(v), "isin": lambda i: np.isin(i, [1, 5]),
-    "digitize": lambda v: np.digitize(v, [0.2, 0.5]), "bincount": lambda i: np.bincount(i),
+    "pad": lambda a: np.pad(a, 2, mode="edge"),
+    "gradient": lambda v: np.gradient(v),
+    "isin": lambda i: np.isin(i, [1, 5]),
+    "digitize": lambda v: np.digitize(v, [0.2, 0.5]),
+    "bincount": lambda i: np.bincount(i),
     "histogram": lambda v: np.histogram(v, bins=3, range=(0, 1)),
     "histogram2d": lambda v: np.histogram2d(v, v, bins=2, range=[[0, 1], [0, 1]]),
-    "shape": lambda a: np.shape(a), "ndim": lambda a: np.ndim(a), "size": lambda a: np.size(a, 1),
-    "result_type": lambda a, i: np.result_type(a, i), "can_cast": lambda a: np.can_cast(a, np.float32),
-    "common_type": lambda a: np.common_type(a), "iscomplexobj": lambda c: np.iscomplexobj(c),
-    "isrealobj": lambda a: np.isrealobj(a), "diag_indices_from": lambda a: np.diag_indices_from(a[:, :4]),
-    "tril_indices_from": lambda a: np.tril_indices_from(a), "triu_indices_from": lambda a: np.triu_indices_from(a),
+    "shape": lambda a: np.shape(a),
+    "ndim": lambda a: np.ndim(a),
+    "size": lambda a: np.size(a, 1),
+    "result_type": lambda a, i: np.result_type(a, i),
+    "can_cast": lambda a: np.can_cast(a, np.float32),
+    "common_type": lambda a: np.common_type(a),
+    "iscomplexobj": lambda c: np.iscomplexobj(c),
+    "isrealobj": lambda a: np.isrealobj(a),
+    "diag_indices_from": lambda a: np.diag_indices_from(a[:, :4]),
+    "tril_indices_from": lambda a: np.tril_indices_from(a),
+    "triu_indices_from": lambda a: np.triu_indices_from(a),
 }
 
 # Functions b2lazy computes through NumPy (EagerEvaluationWarning).
 EAGER = {
     "apply_along_axis": lambda a: np.apply_along_axis(np.sum, 0, a),
     "apply_over_axes": lambda a: np.apply_over_axes(np.sum, a, [0]),
-    "array2string": lambda a: np.array2string(a), "array_repr": lambda a: np.array_repr(a),
+    "array2string": lambda a: np.array2string(a),
+    "array_repr": lambda a: np.array_repr(a),
     "array_str": lambda a: np.array_str(a),
     "choose": lambda i: np.choose(i[:3] % 2, [i[:3], i[1:4]]),
-    "convolve": lambda v: np.convolve(v, v), "correlate": lambda v: np.correlate(v, v),
-    "corrcoef": lambda a: np.corrcoef(a), "cov": lambda a: np.cov(a), "cross": lambda a: np.cross(a[:, :3], a[:, 3:]),
-    "delete": lambda a: np.delete(a, 1, axis=0), "insert": lambda v: np.insert(v, 1, 9.0),
-    "diagflat": lambda v: np.diagflat(v), "einsum_path": lambda a, b: np.einsum_path("ij,jk->ik", a, b)[0],
-    "geomspace": lambda v: np.geomspace(v[:2] + 1, 10, 3), "linspace": lambda v: np.linspace(v[:2], 1, 3),
+    "convolve": lambda v: np.convolve(v, v),
+    "correlate": lambda v: np.correlate(v, v),
+    "corrcoef": lambda a: np.corrcoef(a),
+    "cov": lambda a: np.cov(a),
+    "cross": lambda a: np.cross(a[:, :3], a[:, 3:]),
+    "delete": lambda a: np.delete(a, 1, axis=0),
+    "insert": lambda v: np.insert(v, 1, 9.0),
+    "diagflat": lambda v: np.diagflat(v),
+    "einsum_path": lambda a, b: np.einsum_path("ij,jk->ik", a, b)[0],
+    "geomspace": lambda v: np.geomspace(v[:2] + 1, 10, 3),
+    "linspace": lambda v: np.linspace(v[:2], 1, 3),
     "logspace": lambda v: np.logspace(v[:2], 1, 3),
     "histogram_bin_edges": lambda v: np.histogram_bin_edges(v, 3),
     "histogramdd": lambda a: np.histogramdd(a[:, :2], 2)[0],
-    "i0": lambda v: np.i0(v), "interp": lambda v: np.interp(v, [0, 1], [1, 2]),
-    "intersect1d": lambda i: np.intersect1d(i, i + 1), "setdiff1d": lambda i: np.setdiff1d(i, [1]),
-    "setxor1d": lambda i: np.setxor1d(i, [1, 7]), "ix_": lambda i: np.ix_(i, i)[0],
-    "kron": lambda v: np.kron(v, v), "lexsort": lambda v: np.lexsort((v, v)),
-    "may_share_memory": lambda a, b: np.may_share_memory(a, b), "shares_memory": lambda a, b: np.shares_memory(a, b),
+    "i0": lambda v: np.i0(v),
+    "interp": lambda v: np.interp(v, [0, 1], [1, 2]),
+    "intersect1d": lambda i: np.intersect1d(i, i + 1),
+    "setdiff1d": lambda i: np.setdiff1d(i, [1]),
+    "setxor1d": lambda i: np.setxor1d(i, [1, 7]),
+    "ix_": lambda i: np.ix_(i, i)[0],
+    "kron": lambda v: np.kron(v, v),
+    "lexsort": lambda v: np.lexsort((v, v)),
+    "may_share_memory": lambda a, b: np.may_share_memory(a, b),
+    "shares_memory": lambda a, b: np.shares_memory(a, b),
     "min_scalar_type": lambda a: np.min_scalar_type(a[0, 0]),
-    "packbits": lambda i: np.packbits(i > 1), "unpackbits": lambda i: np.unpackbits(np.astype(i, np.uint8)),
+    "packbits": lambda i: np.packbits(i > 1),
+    "unpackbits": lambda i: np.unpackbits(np.astype(i, np.uint8)),
     "piecewise": lambda v: np.piecewise(v, [v < 0.5], [0.0, 1.0]),
-    "poly": lambda v: np.poly(v[:3]), "polyadd": lambda v: np.polyadd(v, v), "polyder": lambda v: np.polyder(v),
-    "polydiv": lambda v: np.polydiv(v, v[:2])[0], "polyfit": lambda v: np.polyfit(v, v, 1),
-    "polyint": lambda v: np.polyint(v), "polymul": lambda v: np.polymul(v, v), "polysub": lambda v: np.polysub(v, v),
-    "polyval": lambda v: np.polyval(v, v), "roots": lambda v: np.sort_complex(np.roots(v[:3])),
-"real_if_close": lambda c: np.real_if_close(c),
-    "resize": lambda v: np.resize(v, (2, 4)), "sinc": lambda v: np.sinc(v),
+    "poly": lambda v: np.poly(v[:3]),
+    "polyadd": lambda v: np.polyadd(v, v),
+    "polyder": lambda v: np.polyder(v),
+    "polydiv": lambda v: np.polydiv(v, v[:2])[0],
+    "polyfit": lambda v: np.polyfit(v, v, 1),
+    "polyint": lambda v: np.polyint(v),
+    "polymul": lambda v: np.polymul(v, v),
+    "polysub": lambda v: np.polysub(v, v),
+    "polyval": lambda v: np.polyval(v, v),
+    "roots": lambda v: np.sort_complex(np.roots(v[:3])),
+    "real_if_close": lambda c: np.real_if_close(c),
+    "resize": lambda v: np.resize(v, (2, 4)),
+    "sinc": lambda v: np.sinc(v),
     "sort_complex": lambda c: np.sort_complex(c[0]),
-    "trim_zeros": lambda i: np.trim_zeros(i), "unwrap": lambda v: np.unwrap(v * 10),
+    "trim_zeros": lambda i: np.trim_zeros(i),
+    "unwrap": lambda v: np.unwrap(v * 10),
     "vander": lambda v: np.vander(v[:3]),
 }
 # numpy.linalg: lazy, and eager (decompositions, solvers: computed by LAPACK on loaded operands).
 S = A[:, :4] @ A[:, :4].T + 4 * np.eye(4)  # symmetric positive definite
 OPERANDS_LINALG = {"s": S}
 LINALG_LAZY = {
-    "norm": lambda a: np.linalg.norm(a), "vector_norm": lambda a: np.linalg.vector_norm(a, axis=0, ord=3),
-    "matrix_norm": lambda a: np.linalg.matrix_norm(a, ord=np.inf), "matmul": lambda a, b: np.linalg.matmul(a, b),
-    "outer": lambda v: np.linalg.outer(v, v), "tensordot": lambda a, b: np.linalg.tensordot(a, b, axes=1),
-    "vecdot": lambda a: np.linalg.vecdot(a, a), "matrix_transpose": lambda a: np.linalg.matrix_transpose(a),
-    "trace": lambda s: np.linalg.trace(s, offset=1), "diagonal": lambda a: np.linalg.diagonal(a),
-    "multi_dot": lambda a, b: np.linalg.multi_dot([a, b, b.T]), "matrix_power": lambda s: np.linalg.matrix_power(s, 5),
+    "norm": lambda a: np.linalg.norm(a),
+    "vector_norm": lambda a: np.linalg.vector_norm(a, axis=0, ord=3),
+    "matrix_norm": lambda a: np.linalg.matrix_norm(a, ord=np.inf),
+    "matmul": lambda a, b: np.linalg.matmul(a, b),
+    "outer": lambda v: np.linalg.outer(v, v),
+    "tensordot": lambda a, b: np.linalg.tensordot(a, b, axes=1),
+    "vecdot": lambda a: np.linalg.vecdot(a, a),
+    "matrix_transpose": lambda a: np.linalg.matrix_transpose(a),
+    "trace": lambda s: np.linalg.trace(s, offset=1),
+    "diagonal": lambda a: np.linalg.diagonal(a),
+    "multi_dot": lambda a, b: np.linalg.multi_dot([a, b, b.T]),
+    "matrix_power": lambda s: np.linalg.matrix_power(s, 5),
     "lstsq": lambda v: np.linalg.lstsq(S, v[:4])[0],  # a NumPy matrix, lazy right-hand sides (polyfit)
 }
 LINALG_EAGER = {
-    "cholesky": lambda s: np.linalg.cholesky(s), "cond": lambda s: np.linalg.cond(s), "det": lambda s: np.linalg.det(s),
-    "eig": lambda s: np.sort(np.linalg.eig(s).eigenvalues), "eigh": lambda s: np.linalg.eigh(s).eigenvalues,
-    "eigvals": lambda s: np.sort(np.linalg.eigvals(s)), "eigvalsh": lambda s: np.linalg.eigvalsh(s),
-    "inv": lambda s: np.linalg.inv(s), "lstsq": lambda s, v: np.linalg.lstsq(s, v[:4])[0],  # (a lazy matrix)
-    "matrix_rank": lambda s: np.linalg.matrix_rank(s), "pinv": lambda s: np.linalg.pinv(s),
-    "qr": lambda s: np.abs(np.linalg.qr(s).R), "slogdet": lambda s: np.linalg.slogdet(s).logabsdet,
-    "solve": lambda s, v: np.linalg.solve(s, v[:4]), "svd": lambda s: np.linalg.svd(s).S,
-    "svdvals": lambda s: np.linalg.svdvals(s), "cross": lambda a: np.linalg.cross(a[:, :3], a[:, 3:]),
-    "tensorinv": lambda s: np.linalg.tensorinv(s, ind=1), "tensorsolve": lambda s, v: np.linalg.tensorsolve(s, v[:4]),
+    "cholesky": lambda s: np.linalg.cholesky(s),
+    "cond": lambda s: np.linalg.cond(s),
+    "det": lambda s: np.linalg.det(s),
+    "eig": lambda s: np.sort(np.linalg.eig(s).eigenvalues),
+    "eigh": lambda s: np.linalg.eigh(s).eigenvalues,
+    "eigvals": lambda s: np.sort(np.linalg.eigvals(s)),
+    "eigvalsh": lambda s: np.linalg.eigvalsh(s),
+    "inv": lambda s: np.linalg.inv(s),
+    "lstsq": lambda s, v: np.linalg.lstsq(s, v[:4])[0],  # (a lazy matrix)
+    "matrix_rank": lambda s: np.linalg.matrix_rank(s),
+    "pinv": lambda s: np.linalg.pinv(s),
+    "qr": lambda s: np.abs(np.linalg.qr(s).R),
+    "slogdet": lambda s: np.linalg.slogdet(s).logabsdet,
+    "solve": lambda s, v: np.linalg.solve(s, v[:4]),
+    "svd": lambda s: np.linalg.svd(s).S,
+    "svdvals": lambda s: np.linalg.svdvals(s),
+    "cross": lambda a: np.linalg.cross(a[:, :3], a[:, 3:]),
+    "tensorinv": lambda s: np.linalg.tensorinv(s, ind=1),
+    "tensorsolve": lambda s, v: np.linalg.tensorsolve(s, v[:4]),
 }
 
 # Functions that write to a file: eager, checked by what they wrote.
@@ -178,8 +286,10 @@ WRITERS = {"save", "savez", "savez_compressed", "savetxt"}
 # In-place updates: refused on a b2lazy target (its copy's update would be lost), eager
 # into a NumPy target.
 IN_PLACE = {
-    "copyto": lambda dst, src: np.copyto(dst, src), "fill_diagonal": lambda dst, src: np.fill_diagonal(dst, src[0, 0]),
-    "place": lambda dst, src: np.place(dst, dst > 0.5, src[0]), "put": lambda dst, src: np.put(dst, [0, 2], src[0, :2]),
+    "copyto": lambda dst, src: np.copyto(dst, src),
+    "fill_diagonal": lambda dst, src: np.fill_diagonal(dst, src[0, 0]),
+    "place": lambda dst, src: np.place(dst, dst > 0.5, src[0]),
+    "put": lambda dst, src: np.put(dst, [0, 2], src[0, :2]),
     "putmask": lambda dst, src: np.putmask(dst, dst > 0.5, src),
     "put_along_axis": lambda dst, src: np.put_along_axis(dst, np.zeros((4, 1), int), src[:, :1], axis=1),
 }
@@ -192,13 +302,21 @@ OPERANDS = {"a": A, "b": B, "v": V, "i": I, "q": Q, "c": C, "dst": A, "src": A, 
 
 def numpy_functions():
     """Every public function of `numpy` that dispatches through __array_function__."""
-    return sorted(n for n in dir(np) if not n.startswith("_") and callable(getattr(np, n))
-                  and hasattr(getattr(np, n), "_implementation"))
+    return sorted(
+        n
+        for n in dir(np)
+        if not n.startswith("_") and callable(getattr(np, n)) and hasattr(getattr(np, n), "_implementation")
+    )
 
 
 def linalg_functions():
-    return sorted(n for n in dir(np.linalg) if not n.startswith("_") and callable(getattr(np.linalg, n))
-                  and hasattr(getattr(np.linalg, n), "_implementation"))
+    return sorted(
+        n
+        for n in dir(np.linalg)
+        if not n.startswith("_")
+        and callable(getattr(np.linalg, n))
+        and hasattr(getattr(np.linalg, n), "_implementation")
+    )
 
 
 def numpy_ufuncs():
@@ -206,7 +324,7 @@ def numpy_ufuncs():
 
 
 def _operands(case, wrap):
-    names = case.__code__.co_varnames[:case.__code__.co_argcount]
+    names = case.__code__.co_varnames[: case.__code__.co_argcount]
     return [bl.asarray(OPERANDS[n]) if wrap else OPERANDS[n].copy() for n in names]
 
 
@@ -243,8 +361,9 @@ def _run(name, case, lazy):
     if lazy:
         assert not eager, f"{name}: lazy, but warned {eager[0].message}"
     else:
-        assert eager and name in str(eager[0].message) and "loaded" in str(eager[0].message), \
+        assert eager and name in str(eager[0].message) and "loaded" in str(eager[0].message), (
             f"{name}: an eager fallback must warn EagerEvaluationWarning naming it"
+        )
     _same(got, want, lazy, name)
 
 
@@ -254,8 +373,7 @@ def _target_exists(name):
 
 
 def test_every_numpy_function_is_classified():
-    sets = {"lazy": set(LAZY), "eager": set(EAGER), "writers": WRITERS, "in-place": set(IN_PLACE),
-            "datetime": DATETIME}
+    sets = {"lazy": set(LAZY), "eager": set(EAGER), "writers": WRITERS, "in-place": set(IN_PLACE), "datetime": DATETIME}
     missing = [n for n in numpy_functions() if not any(n in s for s in sets.values())]
     assert not missing, f"NumPy functions with no b2lazy classification: {missing}"
     # the cases' classification is the protocol's: lazy exactly when the table has it
@@ -317,8 +435,11 @@ def test_eager_writer(name, tmp_path):
     proto._warned.discard(name)
     with pytest.warns(bl.EagerEvaluationWarning, match=name):
         f(tmp_path / "x.npy", bl.asarray(A)) if name in ("save", "savetxt") else f(tmp_path / "x.npz", bl.asarray(A))
-    got = np.loadtxt(tmp_path / "x.npy") if name == "savetxt" else (
-        np.load(tmp_path / "x.npy") if name == "save" else np.load(tmp_path / "x.npz")["arr_0"])
+    got = (
+        np.loadtxt(tmp_path / "x.npy")
+        if name == "savetxt"
+        else (np.load(tmp_path / "x.npy") if name == "save" else np.load(tmp_path / "x.npz")["arr_0"])
+    )
     np.testing.assert_allclose(got, A, rtol=1e-15)
 
 
@@ -358,8 +479,12 @@ def _ufunc_operands(ufunc, wrap):
     if dt is None:
         ops = [rng.random((3, 4)), rng.integers(0, 4, (3, 4))]
     elif ufunc.signature:  # matmul, vecdot, matvec, vecmat: (3, 4) and (4,)/(4, 2)
-        shapes = {"matmul": [(3, 4), (4, 2)], "vecdot": [(3, 4), (4,)], "matvec": [(3, 4), (4,)],
-                  "vecmat": [(3,), (3, 4)]}[ufunc.__name__]
+        shapes = {
+            "matmul": [(3, 4), (4, 2)],
+            "vecdot": [(3, 4), (4,)],
+            "matvec": [(3, 4), (4,)],
+            "vecmat": [(3,), (3, 4)],
+        }[ufunc.__name__]
         ops = [rng.random(s) for s in shapes]
     elif np.dtype(dt) == np.float64:
         ops = [rng.uniform(0.1, 0.9, (3, 4)) for _ in range(ufunc.nin)]
@@ -422,9 +547,19 @@ def test_ufunc_call_keywords():
         np.add(x, 1, out=np.zeros((2, 2)))
 
 
-@pytest.mark.parametrize("ufunc,fn", [(np.add, "sum"), (np.multiply, "prod"), (np.maximum, "max"),
-                                      (np.minimum, "min"), (np.logical_and, "all"), (np.logical_or, "any"),
-                                      (np.fmax, "nanmax"), (np.fmin, "nanmin")])
+@pytest.mark.parametrize(
+    "ufunc,fn",
+    [
+        (np.add, "sum"),
+        (np.multiply, "prod"),
+        (np.maximum, "max"),
+        (np.minimum, "min"),
+        (np.logical_and, "all"),
+        (np.logical_or, "any"),
+        (np.fmax, "nanmax"),
+        (np.fmin, "nanmin"),
+    ],
+)
 def test_ufunc_reduce(ufunc, fn):
     data = Q if fn.startswith("nan") else A
     x = bl.asarray(data)
@@ -480,6 +615,7 @@ def test_warning_is_once_per_function():
 # --- out= of __array_function__ --------------------------------------------------------------
 def test_out_targets(tmp_path):
     import blosc2
+
     x = bl.asarray(A)
     out = np.empty(6)
     assert np.sum(x, axis=0, out=out) is out
@@ -501,6 +637,7 @@ def test_out_targets(tmp_path):
 
 def test_on_opened_file_and_computed_result(tmp_path):
     import blosc2
+
     f = tmp_path / "x.b2nd"
     blosc2.asarray(A, urlpath=str(f), mode="w", chunks=(2, 3))
     for x in (bl.open(f), (bl.open(f) + 0).compute()):
@@ -522,6 +659,7 @@ def test_masked_arrays_are_not_taken_as_plain_arrays():
 
 def test_mixed_operands():
     import blosc2
+
     x = bl.asarray(A)
     nd = blosc2.asarray(A)
     _same(np.concatenate([x, A, nd]), np.concatenate([A, A, A]), True, "concatenate mixed")
@@ -535,8 +673,12 @@ _REDUCTIONS = [np.sum, np.mean, np.max, np.min, np.prod, np.std, np.var, np.argm
 
 
 @settings(max_examples=40)
-@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3), dt=st.sampled_from(_DTYPES),
-       fn=st.sampled_from(_REDUCTIONS), data=st.data())
+@given(
+    shape=st.lists(st.integers(1, 5), min_size=1, max_size=3),
+    dt=st.sampled_from(_DTYPES),
+    fn=st.sampled_from(_REDUCTIONS),
+    data=st.data(),
+)
 def test_reductions_random(shape, dt, fn, data):
     a = (np.random.default_rng(len(shape)).random(shape) * 10).astype(dt)
     axis = data.draw(st.one_of(st.none(), st.integers(-len(shape), len(shape) - 1)))
@@ -552,9 +694,30 @@ def test_reductions_random(shape, dt, fn, data):
 
 
 @settings(max_examples=30)
-@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3), dt=st.sampled_from(_DTYPES),
-       name=st.sampled_from(["add", "multiply", "maximum", "less", "sin", "sqrt", "negative", "fmax", "hypot",
-                             "fabs", "rint", "degrees", "radians", "heaviside", "float_power", "fmin"]))
+@given(
+    shape=st.lists(st.integers(1, 5), min_size=1, max_size=3),
+    dt=st.sampled_from(_DTYPES),
+    name=st.sampled_from(
+        [
+            "add",
+            "multiply",
+            "maximum",
+            "less",
+            "sin",
+            "sqrt",
+            "negative",
+            "fmax",
+            "hypot",
+            "fabs",
+            "rint",
+            "degrees",
+            "radians",
+            "heaviside",
+            "float_power",
+            "fmin",
+        ]
+    ),
+)
 def test_ufuncs_random(shape, dt, name):
     ufunc = getattr(np, name)
     rng = np.random.default_rng(len(shape))
@@ -566,11 +729,19 @@ def test_ufuncs_random(shape, dt, name):
     np.testing.assert_allclose(got.to_numpy(), want, rtol=1e-6 if want.dtype.itemsize <= 4 else 1e-13)
 
 
-@pytest.mark.parametrize("call", [lambda m, x: m.mean(x, axis=0), lambda m, x: m.sum(x),
-                                  lambda m, x: m.std(x, axis=1), lambda m, x: m.max(x, axis=0, keepdims=True)])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, x: m.mean(x, axis=0),
+        lambda m, x: m.sum(x),
+        lambda m, x: m.std(x, axis=1),
+        lambda m, x: m.max(x, axis=0, keepdims=True),
+    ],
+)
 def test_protocol_builds_the_same_plan_as_b2lazy(tmp_path, call):
     """np.mean(x, axis=0) costs what bl.mean(x, axis=0) does: the same expression, the same plan."""
     import blosc2
+
     f = tmp_path / "p.b2nd"
     blosc2.asarray(RNG.random((40, 30)), urlpath=str(f), mode="w", chunks=(10, 10))
     x = bl.open(f)

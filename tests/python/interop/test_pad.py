@@ -1,6 +1,7 @@
 """pad against np.pad: random shapes, chunkings (stored b2nd operands), widths (beyond the
 axis too) and modes, strided regions of the result; per-axis constants; what a small region
 of a pad over a large stored array reads; errors; xarray's NaN-padding call."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,8 +31,12 @@ def pad_cases(draw):
 
 
 @settings(max_examples=120)
-@given(pad_cases(), st.sampled_from([np.float64, np.int16, np.uint8, np.bool_, np.float32]),
-       st.integers(0, 2**32 - 1), st.booleans())
+@given(
+    pad_cases(),
+    st.sampled_from([np.float64, np.int16, np.uint8, np.bool_, np.float32]),
+    st.integers(0, 2**32 - 1),
+    st.booleans(),
+)
 def test_random_pads_match_numpy(tmp_path_factory, case, dtype, seed, stored):
     shape, chunks, width, mode = case
     x = (np.random.default_rng(seed).integers(0, 100, shape)).astype(dtype)
@@ -52,11 +57,14 @@ def test_random_pads_match_numpy(tmp_path_factory, case, dtype, seed, stored):
 def test_constant_values_per_axis_and_side():
     x = np.arange(12.0).reshape(3, 4)
     cv = ((1, 2), (3, 4))
-    np.testing.assert_array_equal(bl.pad(x, ((1, 2), (2, 1)), constant_values=cv).to_numpy(),
-                                  np.pad(x, ((1, 2), (2, 1)), constant_values=cv))
+    np.testing.assert_array_equal(
+        bl.pad(x, ((1, 2), (2, 1)), constant_values=cv).to_numpy(), np.pad(x, ((1, 2), (2, 1)), constant_values=cv)
+    )
     np.testing.assert_array_equal(bl.pad(x, 2, constant_values=(5, 6)).to_numpy(), np.pad(x, 2, constant_values=(5, 6)))
-    np.testing.assert_array_equal(bl.pad(x.astype(np.int32), 1, constant_values=2.7).to_numpy(),
-                                  np.pad(x.astype(np.int32), 1, constant_values=2.7))
+    np.testing.assert_array_equal(
+        bl.pad(x.astype(np.int32), 1, constant_values=2.7).to_numpy(),
+        np.pad(x.astype(np.int32), 1, constant_values=2.7),
+    )
     assert np.isnan(bl.pad(x, 1, constant_values=np.nan).to_numpy()[0, 0])
     # empty: zeros (NumPy leaves the padding undefined)
     assert bl.pad(x, 1, mode="empty").to_numpy()[1:-1, 1:-1].tolist() == x.tolist()
@@ -111,8 +119,9 @@ def test_xarray_pads_with_nan():
     da = xr.DataArray(bl.asarray(x), dims=("time", "y"))
     padded = da.pad(time=(7, 0), mode="constant", constant_values=np.nan)  # what .rolling(time=8) asks
     assert isinstance(padded.data, bl.Array)
-    np.testing.assert_array_equal(np.asarray(padded.data.to_numpy()),
-                                  np.pad(x, ((7, 0), (0, 0)), constant_values=np.nan))
+    np.testing.assert_array_equal(
+        np.asarray(padded.data.to_numpy()), np.pad(x, ((7, 0), (0, 0)), constant_values=np.nan)
+    )
 
 
 @pytest.mark.parametrize("window,axis", [(3, None), ((2, 3), (1, 0)), (4, -1), ((1, 2), (0, 1))])

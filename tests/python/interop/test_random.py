@@ -26,15 +26,22 @@ def _draws(rng, kind, shape, chunks, dtype):
 
 
 @examples(40)
-@given(shape=base_shapes(min_ndim=1, max_ndim=3), kind=st.sampled_from(["random", "uniform", "normal", "integers"]),
-       dtype=st.sampled_from(["float32", "float64"]), seed=st.integers(0, 2**64 - 1), data=st.data())
+@given(
+    shape=base_shapes(min_ndim=1, max_ndim=3),
+    kind=st.sampled_from(["random", "uniform", "normal", "integers"]),
+    dtype=st.sampled_from(["float32", "float64"]),
+    seed=st.integers(0, 2**64 - 1),
+    data=st.data(),
+)
 def test_any_region_chunking_and_thread_count_give_the_same_values(shape, kind, dtype, seed, data):
     whole = _draws(bl.random.default_rng(seed), kind, shape, None, dtype).to_numpy(nthreads=1)
     chunks = tuple(data.draw(st.integers(1, max(1, s))) for s in shape)
     again = _draws(bl.random.default_rng(seed), kind, shape, chunks, dtype)
     np.testing.assert_array_equal(again.to_numpy(nthreads=2), whole)
-    key = tuple(slice(data.draw(st.integers(0, s)), data.draw(st.integers(0, s)), data.draw(st.sampled_from([1, 2, -1, 3])))
-                for s in shape)
+    key = tuple(
+        slice(data.draw(st.integers(0, s)), data.draw(st.integers(0, s)), data.draw(st.sampled_from([1, 2, -1, 3])))
+        for s in shape
+    )
     np.testing.assert_array_equal(again[key].to_numpy(nthreads=2), whole[key])
     # a stored copy with other chunks: the same values
     np.testing.assert_array_equal(again.compute(chunks=tuple(max(1, s // 2) for s in shape)).to_numpy(), whole)
@@ -97,6 +104,7 @@ def test_distributions_are_sane(seed):
     assert abs(z.mean() - 3.0) < 5 * 2.0 / math.sqrt(n)
     assert abs(z.std() - 2.0) < 0.02
     from math import erf
+
     cdf = np.vectorize(lambda v: 0.5 * (1 + erf((v - 3.0) / (2.0 * math.sqrt(2)))))
     assert _ks(z[:20_000], cdf) < 1.95 / math.sqrt(20_000)
     k = rng.integers(-3, 4, n).to_numpy()
@@ -107,10 +115,18 @@ def test_distributions_are_sane(seed):
     assert chi2 < 22.46  # chi-squared, 6 degrees of freedom, alpha = 0.001
 
 
-@pytest.mark.parametrize("dtype,low,high,endpoint", [
-    ("int8", -128, 127, True), ("uint8", 0, 256, False), ("int64", -2**63, 2**63 - 1, True),
-    ("uint64", 0, 2**64 - 1, True), ("uint64", 2**63, 2**64, False), ("int32", -5, -4, False),
-    ("int16", -1000, 1000, False)])
+@pytest.mark.parametrize(
+    "dtype,low,high,endpoint",
+    [
+        ("int8", -128, 127, True),
+        ("uint8", 0, 256, False),
+        ("int64", -(2**63), 2**63 - 1, True),
+        ("uint64", 0, 2**64 - 1, True),
+        ("uint64", 2**63, 2**64, False),
+        ("int32", -5, -4, False),
+        ("int16", -1000, 1000, False),
+    ],
+)
 def test_integer_ranges_and_edges(dtype, low, high, endpoint):
     v = bl.random.default_rng(11).integers(low, high, 5000, dtype=dtype, endpoint=endpoint).to_numpy()
     assert v.dtype == np.dtype(dtype)
@@ -121,23 +137,26 @@ def test_integer_ranges_and_edges(dtype, low, high, endpoint):
 
 
 def test_full_int64_range_uses_all_bits():
-    v = bl.random.default_rng(3).integers(-2**63, 2**63, 10_000, endpoint=False).to_numpy()
+    v = bl.random.default_rng(3).integers(-(2**63), 2**63, 10_000, endpoint=False).to_numpy()
     assert (v < 0).mean() == pytest.approx(0.5, abs=0.03)
     assert (v & 1).mean() == pytest.approx(0.5, abs=0.03)
 
 
-@pytest.mark.parametrize("call,exc,words", [
-    (lambda r: r.integers(5, 5), ValueError, "low >= high"),
-    (lambda r: r.integers(0, 300, dtype="uint8"), ValueError, "out of bounds for uint8"),
-    (lambda r: r.integers(-1, 3, dtype="uint16"), ValueError, "out of bounds for uint16"),
-    (lambda r: r.integers(0.5, 3), TypeError, "low must be an int"),
-    (lambda r: r.random(3, dtype="int32"), TypeError, "float32 or float64"),
-    (lambda r: r.normal(0, -1, 3), ValueError, "scale"),
-    (lambda r: r.uniform([0, 1], 2, 3), ValueError, "do not broadcast"),
-    (lambda r: r.normal(0, [1, -1]), ValueError, "scale"),
-    (lambda r: r.integers([0, 1], 5), TypeError, "low must be a scalar"),
-    (lambda r: r.random((2, -1)), ValueError, "negative dimensions"),
-])
+@pytest.mark.parametrize(
+    "call,exc,words",
+    [
+        (lambda r: r.integers(5, 5), ValueError, "low >= high"),
+        (lambda r: r.integers(0, 300, dtype="uint8"), ValueError, "out of bounds for uint8"),
+        (lambda r: r.integers(-1, 3, dtype="uint16"), ValueError, "out of bounds for uint16"),
+        (lambda r: r.integers(0.5, 3), TypeError, "low must be an int"),
+        (lambda r: r.random(3, dtype="int32"), TypeError, "float32 or float64"),
+        (lambda r: r.normal(0, -1, 3), ValueError, "scale"),
+        (lambda r: r.uniform([0, 1], 2, 3), ValueError, "do not broadcast"),
+        (lambda r: r.normal(0, [1, -1]), ValueError, "scale"),
+        (lambda r: r.integers([0, 1], 5), TypeError, "low must be a scalar"),
+        (lambda r: r.random((2, -1)), ValueError, "negative dimensions"),
+    ],
+)
 def test_bad_arguments_are_named(call, exc, words):
     with pytest.raises(exc, match=words):
         call(bl.random.default_rng(0))

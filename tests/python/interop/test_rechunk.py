@@ -1,5 +1,6 @@
 """rechunk: Dask's chunk specs, the chunks a compute() without chunks= writes (b2nd and
 Zarr), the plan's output chunks, .chunks, nesting in expressions, values unchanged."""
+
 from __future__ import annotations
 
 import json
@@ -14,6 +15,7 @@ import b2lazy as bl
 
 def _b2nd_chunks(path):
     import blosc2
+
     return tuple(blosc2.open(path).chunks)
 
 
@@ -54,8 +56,9 @@ def test_specs_as_dask_has_them():
 
 
 def test_stored_source_rechunked_and_written(tmp_path):
-    src = bl.arange(200 * 120, dtype=bl.float64).reshape((200, 120)).compute(str(tmp_path / "a.b2nd"),
-                                                                              chunks=(100, 120))
+    src = (
+        bl.arange(200 * 120, dtype=bl.float64).reshape((200, 120)).compute(str(tmp_path / "a.b2nd"), chunks=(100, 120))
+    )
     y = src.rechunk((25, 40))
     assert y.plan().chunks == (25, 40)
     y.compute(str(tmp_path / "b.b2nd"))
@@ -87,8 +90,12 @@ def test_expression_string():
 
 def test_saved_expressions_keep_the_calls(tmp_path):
     a = bl.asarray(np.arange(12.0).reshape(3, 4)).compute(str(tmp_path / "a.b2nd"))
-    for name, e in [("einsum", bl.einsum("ij,kj->ik", a, a)), ("pad", bl.pad(a, ((1, 2), (0, 1)), "reflect")),
-                    ("rechunk", bl.rechunk(a, {0: 2}) + 1), ("padnan", bl.pad(a, 1, constant_values=np.nan))]:
+    for name, e in [
+        ("einsum", bl.einsum("ij,kj->ik", a, a)),
+        ("pad", bl.pad(a, ((1, 2), (0, 1)), "reflect")),
+        ("rechunk", bl.rechunk(a, {0: 2}) + 1),
+        ("padnan", bl.pad(a, 1, constant_values=np.nan)),
+    ]:
         e.save(str(tmp_path / f"{name}.b2lazy"))
         r = bl.open(str(tmp_path / f"{name}.b2lazy"))
         np.testing.assert_array_equal(r.to_numpy(), e.to_numpy())

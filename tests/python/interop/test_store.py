@@ -1,6 +1,7 @@
 """store, to_zarr, from_zarr and persist (issue #37, part 4), with zarr-python, h5py and
 NumPy as the oracles; storing a ~1 GiB lazy expression into a zarr.Array holds far less
 than its size (peak RSS in a subprocess)."""
+
 import os
 import subprocess
 import sys
@@ -61,6 +62,7 @@ def test_store_regions_lock_and_return_stored():
 
         def __exit__(self, *a):
             pass
+
     bl.store(bl.asarray(x) + 1, out, regions=(slice(1, 4), slice(2, 6)), lock=Lock())
     want = np.full((5, 6), -1.0)
     want[1:4, 2:] = x + 1
@@ -168,24 +170,36 @@ _PEAK = textwrap.dedent("""
 
 
 def test_storing_a_gib_expression_into_zarr_stays_far_below_its_size(tmp_path):
-    r = subprocess.run([sys.executable, "-c", _PEAK, str(tmp_path / "big.zarr")], capture_output=True, text=True,
-                       timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    r = subprocess.run(
+        [sys.executable, "-c", _PEAK, str(tmp_path / "big.zarr")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     assert r.returncode == 0, r.stderr
     nbytes, base, peak = map(int, r.stdout.split())
     assert nbytes == 1 << 30
-    print(f"store 1 GiB into zarr: peak RSS {peak / 2**20:.0f} MiB, {(peak - base) / 2**20:.0f} MiB above "
-          f"the {base / 2**20:.0f} MiB before")
+    print(
+        f"store 1 GiB into zarr: peak RSS {peak / 2**20:.0f} MiB, {(peak - base) / 2**20:.0f} MiB above "
+        f"the {base / 2**20:.0f} MiB before"
+    )
     assert peak - base < nbytes / 4
 
 
 @pytest.mark.parametrize("fn", ["store", "to_zarr", "from_zarr"])
 def test_a_saved_file_cannot_call_the_writers(tmp_path, fn):
     import json
+
     victim = tmp_path / "keep.zarr"
     bl.to_zarr(bl.ones(3), str(victim))
-    saved = {"format": "b2lazy-expression", "version": 1, "root": 0,
-             "calls": [{"fn": fn, "args": [str(victim)], "kwargs": {"overwrite": True}}],
-             "nodes": [{"shape": [3], "dtype": "float64", "call": 0}]}
+    saved = {
+        "format": "b2lazy-expression",
+        "version": 1,
+        "root": 0,
+        "calls": [{"fn": fn, "args": [str(victim)], "kwargs": {"overwrite": True}}],
+        "nodes": [{"shape": [3], "dtype": "float64", "call": 0}],
+    }
     p = tmp_path / "evil.b2lazy"
     p.write_text(json.dumps(saved))
     with pytest.raises(ValueError, match=fn):

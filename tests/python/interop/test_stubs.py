@@ -18,7 +18,7 @@ import b2lazy
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
-GOOD = '''
+GOOD = """
 import numpy as np
 import b2lazy as bl
 import b2lazy.distributed as bld
@@ -38,7 +38,7 @@ counts: bl.Array = bl.unique_counts(a).counts
 c = bl.concat([a, a], axis=None)
 n = bld.to_numpy(a, scheduler="local:1")
 f: float = bl.finfo(bl.float32).eps
-'''
+"""
 
 # (line, what a checker must report there)
 BAD = [
@@ -48,8 +48,9 @@ BAD = [
     ("a.mean(axes=1)", "axes"),
     ("x: str = bl.sum(a)", "str"),
 ]
-BAD_SOURCE = "import numpy as np\nimport b2lazy as bl\n\na = bl.asarray(np.arange(6.0))\n" + \
-    "".join(line + "\n" for line, _ in BAD)
+BAD_SOURCE = "import numpy as np\nimport b2lazy as bl\n\na = bl.asarray(np.arange(6.0))\n" + "".join(
+    line + "\n" for line, _ in BAD
+)
 FIRST_BAD_LINE = 5
 
 
@@ -94,10 +95,24 @@ def _check_reports(run, tmp_path):
 
 def test_mypy_sees_the_signatures(tmp_path):
     def run(path):
-        p = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--python-executable",
-                            sys.executable, "--cache-dir", str(tmp_path / "cache"), str(path)],
-                           capture_output=True, text=True, cwd=tmp_path)
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mypy",
+                "--no-incremental",
+                "--python-executable",
+                sys.executable,
+                "--cache-dir",
+                str(tmp_path / "cache"),
+                str(path),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
         return p.returncode, p.stdout + p.stderr
+
     _check_reports(run, tmp_path)
 
 
@@ -107,10 +122,15 @@ def test_pyright_sees_the_signatures(tmp_path):
         pytest.skip("pyright needs node on PATH (scripts/install.sh installs Debian's nodejs)")
 
     def run(path):
-        p = subprocess.run([sys.executable, "-m", "pyright", "--pythonpath", sys.executable, str(path)],
-                           capture_output=True, text=True, cwd=tmp_path)
+        p = subprocess.run(
+            [sys.executable, "-m", "pyright", "--pythonpath", sys.executable, str(path)],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
         # pyright writes "path:line:col - error: ..."
         return p.returncode, p.stdout.replace(f"{path}:", f"{path.name}:") + p.stderr
+
     _check_reports(run, tmp_path)
 
 
@@ -119,6 +139,20 @@ def test_the_stubs_themselves_pass_mypy_strict(tmp_path):
     pkg.mkdir()
     for fname in ("py.typed", "__init__.pyi", "distributed.pyi"):
         shutil.copy(ROOT / "python" / "b2lazy" / fname, pkg / fname)
-    p = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental", "--strict", "--cache-dir",
-                        str(tmp_path / "cache"), "-p", "b2lazy"], capture_output=True, text=True, cwd=tmp_path)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--no-incremental",
+            "--strict",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "-p",
+            "b2lazy",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stdout + p.stderr

@@ -4,6 +4,7 @@ other object with shape, dtype and __getitem__ is a region source, read for exac
 regions an evaluation pulls, in its own chunks. Counters (a wrapper counting __getitem__
 and the boxes asked, a zarr store counting its gets) prove what is read; NumPy, zarr-python
 and h5py are the oracles."""
+
 import os
 import threading
 
@@ -41,6 +42,7 @@ def covered_chunks(region, chunks):
     """The chunk ids (per-axis index tuples) a region of (start, stop) per axis touches."""
     ids = [range(a // c, -(-b // c)) for (a, b), c in zip(region, chunks)]
     import itertools
+
     return set(itertools.product(*ids))
 
 
@@ -146,20 +148,23 @@ def test_region_source_errors_name_the_function():
 
         def __getitem__(self, key):
             return np.array(["a", "b", "c"])[key]
+
     with pytest.raises(TypeError, match="asarray: Text has dtype <U4"):
         bl.asarray(Text())
 
     class Wrong(Counting):
         def __getitem__(self, key):
             return np.zeros(3)
+
     with pytest.raises(ValueError, match=r"Wrong\[0:4, 0:4\] gave shape \(3,\)"):
         bl.asarray(Wrong(np.zeros((4, 4)))).to_numpy()
 
 
 def test_region_source_refuses_to_be_saved_by_name(tmp_path):
     x = bl.asarray(Counting(np.zeros((4, 4))))
-    with pytest.raises(TypeError, match="cannot save an expression over a test_wrap_objects.Counting read by "
-                                        "__getitem__"):
+    with pytest.raises(
+        TypeError, match="cannot save an expression over a test_wrap_objects.Counting read by __getitem__"
+    ):
         (x + 1).save(str(tmp_path / "e.b2lazy"))
 
 

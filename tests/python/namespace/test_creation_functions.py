@@ -1,6 +1,7 @@
 """Creation functions of the Array API (issue #15) against NumPy: empty, the *_like
 functions, full_like's casts, meshgrid, asarray's dtype/copy and from_dlpack. Constants
 are never stored: a huge *_like array costs nothing until a region is asked for."""
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -11,9 +12,13 @@ from array_cases import DTYPES, assert_exact, basic_index, evaluate, examples, s
 
 
 @examples(100)
-@given(shape=shapes(min_nd=0, max_nd=4, max_size=2000), dtype=st.sampled_from(DTYPES),
-       out_dtype=st.none() | st.sampled_from(DTYPES), fn=st.sampled_from(["zeros_like", "ones_like", "empty_like"]),
-       data=st.data())
+@given(
+    shape=shapes(min_nd=0, max_nd=4, max_size=2000),
+    dtype=st.sampled_from(DTYPES),
+    out_dtype=st.none() | st.sampled_from(DTYPES),
+    fn=st.sampled_from(["zeros_like", "ones_like", "empty_like"]),
+    data=st.data(),
+)
 def test_like_functions(shape, dtype, out_dtype, fn, data):
     x = bl.asarray(np.zeros(shape, dtype))
     got = getattr(bl, fn)(x, dtype=out_dtype)
@@ -23,9 +28,13 @@ def test_like_functions(shape, dtype, out_dtype, fn, data):
 
 
 @examples(100)
-@given(shape=shapes(min_nd=0, max_nd=3, max_size=500), dtype=st.sampled_from(DTYPES),
-       out_dtype=st.none() | st.sampled_from(DTYPES),
-       fill=st.one_of(st.booleans(), st.integers(-128, 127), st.floats(-1e3, 1e3)), data=st.data())
+@given(
+    shape=shapes(min_nd=0, max_nd=3, max_size=500),
+    dtype=st.sampled_from(DTYPES),
+    out_dtype=st.none() | st.sampled_from(DTYPES),
+    fill=st.one_of(st.booleans(), st.integers(-128, 127), st.floats(-1e3, 1e3)),
+    data=st.data(),
+)
 def test_full_like_casts_as_numpy(shape, dtype, out_dtype, fill, data):
     target = np.dtype(dtype if out_dtype is None else out_dtype)
     if target.kind == "u" and fill < 0 or target.kind in "iu" and isinstance(fill, float):
@@ -45,8 +54,12 @@ def test_empty_and_huge_like_arrays_are_constants():
 
 
 @examples(60)
-@given(lengths=st.lists(st.integers(0, 6), min_size=0, max_size=4), indexing=st.sampled_from(["xy", "ij"]),
-       dtype=st.sampled_from(DTYPES), data=st.data())
+@given(
+    lengths=st.lists(st.integers(0, 6), min_size=0, max_size=4),
+    indexing=st.sampled_from(["xy", "ij"]),
+    dtype=st.sampled_from(DTYPES),
+    data=st.data(),
+)
 def test_meshgrid_like_numpy(lengths, indexing, dtype, data):
     vecs = [np.arange(n).astype(dtype) for n in lengths]
     got = bl.meshgrid(*[bl.asarray(v) for v in vecs], indexing=indexing)
@@ -67,8 +80,11 @@ def test_meshgrid_errors():
 
 
 @examples(100)
-@given(values=st.lists(st.integers(-100, 100), min_size=0, max_size=8), dtype=st.none() | st.sampled_from(DTYPES),
-       copy=st.sampled_from([None, True]))
+@given(
+    values=st.lists(st.integers(-100, 100), min_size=0, max_size=8),
+    dtype=st.none() | st.sampled_from(DTYPES),
+    copy=st.sampled_from([None, True]),
+)
 def test_asarray_dtype_and_copy(values, dtype, copy):
     src = np.array(values, dtype=np.int64)
     ref = src.astype(np.int64 if dtype is None else dtype)  # a copy, before src changes

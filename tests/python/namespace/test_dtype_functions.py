@@ -1,5 +1,6 @@
 """result_type, can_cast, isdtype, finfo and iinfo (issue #15) against NumPy 2, whose
 promotion rules b2lazy's engine follows."""
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -8,14 +9,16 @@ from hypothesis import strategies as st
 import b2lazy as bl
 from array_cases import DTYPES, examples
 
-KINDS = ["bool", "signed integer", "unsigned integer", "integral", "real floating", "complex floating",
-         "numeric"]
+KINDS = ["bool", "signed integer", "unsigned integer", "integral", "real floating", "complex floating", "numeric"]
 
 
 @examples(200)
-@given(args=st.lists(st.one_of(st.sampled_from(DTYPES), st.sampled_from([True, 3, -1, 2.5])), min_size=1,
-                     max_size=4).filter(lambda a: any(isinstance(v, np.dtype) for v in a)),
-       as_arrays=st.lists(st.booleans(), min_size=4, max_size=4))
+@given(
+    args=st.lists(
+        st.one_of(st.sampled_from(DTYPES), st.sampled_from([True, 3, -1, 2.5])), min_size=1, max_size=4
+    ).filter(lambda a: any(isinstance(v, np.dtype) for v in a)),
+    as_arrays=st.lists(st.booleans(), min_size=4, max_size=4),
+)
 def test_result_type_like_numpy(args, as_arrays):
     ref = np.result_type(*args)
     mixed = [bl.zeros(1, dtype=a) if isinstance(a, np.dtype) and as_arr else a for a, as_arr in zip(args, as_arrays)]
@@ -48,9 +51,14 @@ def test_can_cast_like_numpy(a, b, as_array):
 
 
 @examples(200)
-@given(d=st.sampled_from(DTYPES), kind=st.one_of(st.sampled_from(KINDS), st.sampled_from(DTYPES),
-                                                 st.lists(st.sampled_from(KINDS) | st.sampled_from(DTYPES),
-                                                          min_size=1, max_size=3).map(tuple)))
+@given(
+    d=st.sampled_from(DTYPES),
+    kind=st.one_of(
+        st.sampled_from(KINDS),
+        st.sampled_from(DTYPES),
+        st.lists(st.sampled_from(KINDS) | st.sampled_from(DTYPES), min_size=1, max_size=3).map(tuple),
+    ),
+)
 def test_isdtype_like_numpy(d, kind):
     assert bl.isdtype(d, kind) is bool(np.isdtype(d, kind))
 

@@ -1,5 +1,6 @@
 """broadcast_arrays, unstack and diff (issue #15) against NumPy on every source kind and
 chunking, with lazy inputs; the results are views or expressions, never copies."""
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -24,7 +25,7 @@ def test_broadcast_arrays_like_numpy(data, tmp_path_factory):
     for i in range(n):
         # each shape: a suffix of base with some axes set to 1
         nd = data.draw(st.integers(0, len(base)), label=f"ndim {i}")
-        shape = tuple(1 if data.draw(st.booleans(), label=f"one {i}") else s for s in base[len(base) - nd:])
+        shape = tuple(1 if data.draw(st.booleans(), label=f"one {i}") else s for s in base[len(base) - nd :])
         x = values(data.draw, data.draw(st.sampled_from(DTYPES), label=f"dtype {i}"), shape)
         xs.append(x)
         lazies.append(make_source(data.draw, x, tmp_path_factory))

@@ -1,5 +1,6 @@
 """b2lazy as an Array API namespace (issue #15 item 1): the namespace and its info, dtype
 objects and constants, devices, DLPack, Python scalar conversions and astype(copy=)."""
+
 import math
 import subprocess
 import sys
@@ -28,7 +29,11 @@ def test_dtype_objects_compare_with_array_dtypes():
     assert bl.bool == np.bool_ and bl.bool is not bool
     assert "bool" in dir(bl) and "float64" in bl.__all__
     assert bl.complex128 == np.complex128 and bl.complex64 == np.complex64
-    assert "complex64" in bl.__all__ and bl.float16 == np.float16 and "float16" not in bl.__array_namespace_info__().dtypes()
+    assert (
+        "complex64" in bl.__all__
+        and bl.float16 == np.float16
+        and "float16" not in bl.__array_namespace_info__().dtypes()
+    )
     with pytest.raises(AttributeError):
         bl.no_such_name
 
@@ -54,8 +59,12 @@ def test_namespace_info():
     caps = info.capabilities()
     assert caps["boolean indexing"] is True and caps["data-dependent shapes"] is True
     assert info.devices() == ["cpu"] and info.default_device() == "cpu"
-    assert info.default_dtypes() == {"real floating": np.float64, "complex floating": np.complex128,
-                                     "integral": np.int64, "indexing": np.int64}
+    assert info.default_dtypes() == {
+        "real floating": np.float64,
+        "complex floating": np.complex128,
+        "integral": np.int64,
+        "indexing": np.int64,
+    }
     assert list(info.dtypes()) == [d.name for d in DTYPES] + ["complex64", "complex128"]
     assert set(info.dtypes(kind="integral")) == {d.name for d in DTYPES if d.kind in "iu"}
     assert set(info.dtypes(kind=("bool", "real floating"))) == {"bool", "float32", "float64"}
@@ -70,9 +79,14 @@ def test_devices():
     x = bl.asarray(np.arange(3.0))
     assert x.device == "cpu" and x.to_device("cpu") is x
     assert bl.zeros(2, device=x.device).device == "cpu"
-    for make in (lambda: x.to_device("cuda"), lambda: bl.ones(2, device="gpu"),
-                 lambda: bl.asarray([1], device="gpu"), lambda: bl.eye(2, device="gpu"),
-                 lambda: bl.arange(3, device="gpu"), lambda: bl.astype(x, bl.int8, device="gpu")):
+    for make in (
+        lambda: x.to_device("cuda"),
+        lambda: bl.ones(2, device="gpu"),
+        lambda: bl.asarray([1], device="gpu"),
+        lambda: bl.eye(2, device="gpu"),
+        lambda: bl.arange(3, device="gpu"),
+        lambda: bl.astype(x, bl.int8, device="gpu"),
+    ):
         with pytest.raises(ValueError, match="device"):
             make()
 

@@ -1,6 +1,7 @@
 """The Array API's signatures (issue #15): positional-only array arguments, keyword
 arguments by name, and Array methods with their functions' signatures, as
 inspect.signature reads them (the outside suite's test_signatures checks the rest)."""
+
 import inspect
 
 import b2lazy as bl

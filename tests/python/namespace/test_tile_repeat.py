@@ -2,6 +2,7 @@
 with lazy inputs and basic indexing of the results (regions that cross tile periods,
 strided and reversed). Counters show that a slice of a tiled or repeated array reads
 only the input chunks it maps to."""
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -44,8 +45,9 @@ def test_repeat_like_numpy(data, tmp_path_factory):
     lazy, x = data.draw(source(tmp_path_factory))
     axis = data.draw(st.none() | (st.integers(-x.ndim, x.ndim - 1) if x.ndim else st.none()), label="axis")
     n = x.size if axis is None else x.shape[axis]
-    repeats = data.draw(st.one_of(st.integers(0, 4), st.lists(st.integers(0, 4), min_size=n, max_size=n),
-                                  st.just([3])), label="repeats")
+    repeats = data.draw(
+        st.one_of(st.integers(0, 4), st.lists(st.integers(0, 4), min_size=n, max_size=n), st.just([3])), label="repeats"
+    )
     got = bl.repeat(lazy, np.asarray(repeats) if isinstance(repeats, list) else repeats, axis=axis)
     ref = np.repeat(x, repeats, axis=axis)
     assert got.shape == ref.shape and got.dtype == ref.dtype

@@ -5,6 +5,7 @@ slabs, but each slab is pulled as float32 first: slabs sized by the bool's 1 byt
 times the budget (83 MiB measured on the 16-year climate set against 41 for the same sum of
 the data). The plan's projection of the mask's reduction stays near the data's own, values
 equal NumPy's, and each stored chunk is still decompressed once."""
+
 import numpy as np
 import pytest
 

@@ -5,6 +5,7 @@ computed. A run of part of the tasks computes them as a stage, as before.
 
 Checked against NumPy, with the bytes decompressed counted: one pass reads the input
 once (before: twice)."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -82,20 +83,25 @@ def test_part_of_the_tasks_computes_the_totals(tmp_path):
     assert_close(p.execute(), 2 * ref, 1e-10, 2e-12 * run)
 
 
-@pytest.mark.parametrize("expr", [
-    "cumsum(a)[::-1]",                  # chunks ask regions in reverse: no chain
-    "cumsum(a, axis=0) - mean(cumsum(a, axis=0), axis=0)",  # a stage pulls the scan
-    "cumsum(a, axis=1) + cumsum(a, axis=1)[:, ::-1]",
-    "cumsum(a, axis=0)[::3] + 1",
-    "cumsum(a + 1, axis=1) * a",
-    "cumprod(a / 4 + 1, axis=0)",
-])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "cumsum(a)[::-1]",  # chunks ask regions in reverse: no chain
+        "cumsum(a, axis=0) - mean(cumsum(a, axis=0), axis=0)",  # a stage pulls the scan
+        "cumsum(a, axis=1) + cumsum(a, axis=1)[:, ::-1]",
+        "cumsum(a, axis=0)[::3] + 1",
+        "cumsum(a + 1, axis=1) * a",
+        "cumprod(a / 4 + 1, axis=0)",
+    ],
+)
 def test_compositions(tmp_path, expr):
     x = np.random.default_rng(4).random((240, 180)) - 0.5
     a, _ = stored(tmp_path, x, (40, 60))
     got = bl.evaluate(expr, a=a).compute(nthreads=2).to_numpy()
-    ref = eval(expr.replace("cumsum", "np.cumsum").replace("cumprod", "np.cumprod").replace("mean", "np.mean"),
-               {"np": np, "a": x})
+    ref = eval(
+        expr.replace("cumsum", "np.cumsum").replace("cumprod", "np.cumprod").replace("mean", "np.mean"),
+        {"np": np, "a": x},
+    )
     assert_close(got, ref, 1e-9, 1e-9 * np.abs(ref).max())
 
 
@@ -109,15 +115,22 @@ def test_float32_and_integers(tmp_path):
     assert got.dtype == np.float32
     ref = np.cumsum(x32.astype(np.float64), axis=0)
     assert_close(got, ref.astype(np.float32), 1e-6, 1e-6 * np.cumsum(np.abs(x32), axis=0))
-    xi = rng.integers(-2**40, 2**40, (200, 300))
+    xi = rng.integers(-(2**40), 2**40, (200, 300))
     ai, _ = stored(tmp_path, xi, (20, 300), name="i.b2nd")
     np.testing.assert_array_equal(bl.cumsum(ai).compute(nthreads=2).to_numpy(), np.cumsum(xi))
 
 
 @settings(max_examples=40, deadline=None)
-@given(rows=st.integers(1, 90), cols=st.integers(1, 70), cr=st.integers(1, 40), cc=st.integers(1, 40),
-       axis=st.sampled_from([None, 0, 1]), nthreads=st.sampled_from([1, 2]),
-       prod=st.booleans(), seed=st.integers(0, 2**31))
+@given(
+    rows=st.integers(1, 90),
+    cols=st.integers(1, 70),
+    cr=st.integers(1, 40),
+    cc=st.integers(1, 40),
+    axis=st.sampled_from([None, 0, 1]),
+    nthreads=st.sampled_from([1, 2]),
+    prod=st.booleans(),
+    seed=st.integers(0, 2**31),
+)
 def test_random_layouts(tmp_path_factory, rows, cols, cr, cc, axis, nthreads, prod, seed):
     rng = np.random.default_rng(seed)
     x = rng.uniform(0.9, 1.1, (rows, cols)) if prod else rng.standard_normal((rows, cols))
@@ -135,6 +148,7 @@ def test_a_failing_chunk_stops_the_run_without_a_hang(tmp_path):
     # no output left behind.
     import concurrent.futures
     import os
+
     x = np.random.default_rng(6).standard_normal((160, 40))
     p = str(tmp_path / "x")  # a sparse directory: one file per chunk
     bl.asarray(x).compute(urlpath=p + "/", chunks=(16, 40), blocks=(8, 40), contiguous=False)

@@ -14,6 +14,7 @@
 Peak RSS is measured by bench/bench_max_memory.py (bench/RESULTS.md); here only counters
 and projections are asserted, with one generous RSS upper bound in a subprocess.
 """
+
 import os
 import re
 import subprocess
@@ -29,9 +30,11 @@ from hypothesis import strategies as st
 import b2lazy
 
 MiB = 1 << 20
-REFUSAL = re.compile(r"max_memory of [0-9.]+ MiB is too small for this evaluation: its projected peak is "
-                     r"[0-9.]+ MiB \(.*\) with output chunks \([0-9, ]+\); the smallest budget that works is "
-                     r"(\d+) MiB \(or use fewer threads, or smaller storage chunks\)$")
+REFUSAL = re.compile(
+    r"max_memory of [0-9.]+ MiB is too small for this evaluation: its projected peak is "
+    r"[0-9.]+ MiB \(.*\) with output chunks \([0-9, ]+\); the smallest budget that works is "
+    r"(\d+) MiB \(or use fewer threads, or smaller storage chunks\)$"
+)
 
 
 def smooth(shape, seed=0):
@@ -146,8 +149,11 @@ def test_a_scan_holds_pieces_not_chunks(tmp_path):
     p = str(tmp_path / "a.b2nd")
     blosc2.asarray(x, urlpath=p, mode="w", chunks=(512, 1024), blocks=(32, 1024))
     a = b2lazy.open(p)
-    for e, ref in ((b2lazy.cumsum(a), np.cumsum(x)), (b2lazy.cumulative_sum(a, axis=0), np.cumsum(x, axis=0)),
-                   (b2lazy.cumulative_sum(a, axis=1), np.cumsum(x, axis=1))):
+    for e, ref in (
+        (b2lazy.cumsum(a), np.cumsum(x)),
+        (b2lazy.cumulative_sum(a, axis=0), np.cumsum(x, axis=0)),
+        (b2lazy.cumulative_sum(a, axis=1), np.cumsum(x, axis=1)),
+    ):
         r = e.compute(urlpath=str(tmp_path / "o.b2nd"), nthreads=2)
         np.testing.assert_allclose(r[...], ref, rtol=1e-9, atol=1e-6)
         # 2 workers, a few chunks' worth each (it was input, accumulator, result and the
@@ -186,9 +192,11 @@ def test_reductions_over_64_mib_chunks_fit_64_mib_and_read_the_array_about_once(
     # 128-column pieces each decompressing most of a chunk).
     x, p = big
     a = b2lazy.open(p)
-    lazy, ref = {"sum(a, 0)": (b2lazy.sum(a, axis=0), lambda: x.sum(axis=0)),
-                 "mean(a, 0)": (b2lazy.mean(a, axis=0), lambda: x.mean(axis=0)),
-                 "a - mean(a, 0)": (a - b2lazy.mean(a, axis=0), lambda: x - x.mean(axis=0))}[name]
+    lazy, ref = {
+        "sum(a, 0)": (b2lazy.sum(a, axis=0), lambda: x.sum(axis=0)),
+        "mean(a, 0)": (b2lazy.mean(a, axis=0), lambda: x.mean(axis=0)),
+        "a - mean(a, 0)": (a - b2lazy.mean(a, axis=0), lambda: x - x.mean(axis=0)),
+    }[name]
     r = lazy.compute(max_memory=64 * MiB, nthreads=2)
     np.testing.assert_allclose(r[...], ref(), rtol=1e-10, atol=1e-9)
     assert 0 < r.stats["projected_peak_bytes"] <= 64 * MiB, r.stats
@@ -234,8 +242,17 @@ def test_gram_over_64_mib_chunks_is_planned_within_the_budget(big, tmp_path, bud
     assert r.stats["bytes_decompressed"][p] <= 20 * x.nbytes, r.stats
 
 
-@pytest.mark.parametrize("sel", [np.s_[:, 1000:1100], np.s_[100:3900, 1000:3000], np.s_[::3, 7:4000:129],
-                                 np.s_[::-1, ::-7], np.s_[2040:2060, 5:9], np.s_[5, :]])
+@pytest.mark.parametrize(
+    "sel",
+    [
+        np.s_[:, 1000:1100],
+        np.s_[100:3900, 1000:3000],
+        np.s_[::3, 7:4000:129],
+        np.s_[::-1, ::-7],
+        np.s_[2040:2060, 5:9],
+        np.s_[5, :],
+    ],
+)
 def test_parts_of_64_mib_chunks_are_read_in_pieces(big, sel):
     # A column strip or a tile of a row-strip chunk is not one C-order range of it: its
     # item range (most of the 64 MiB chunk) is read in pieces of at most 4 MiB.
@@ -255,7 +272,11 @@ def test_parts_of_big_chunks_of_square_blocks_are_read_block_by_block(tmp_path):
     p = str(tmp_path / "sq.b2nd")
     blosc2.asarray(x, urlpath=p, mode="w", chunks=(1024, 2048), blocks=(128, 256))  # 16 MiB chunks
     a = b2lazy.open(p)
-    for e, want in ((a.T + 1, x.T + 1), (a[3:2000:5, ::-3] * 2, x[3:2000:5, ::-3] * 2), (a[1000:1030] - 1, x[1000:1030] - 1)):
+    for e, want in (
+        (a.T + 1, x.T + 1),
+        (a[3:2000:5, ::-3] * 2, x[3:2000:5, ::-3] * 2),
+        (a[1000:1030] - 1, x[1000:1030] - 1),
+    ):
         r = e.compute(nthreads=2, max_memory=16 * MiB)
         np.testing.assert_array_equal(r[...], want)
         # (arenas grow in blocks of at least 1 MiB)
@@ -277,8 +298,13 @@ def graphs(draw):
     """A random graph over one 2-d operand: reductions broadcast back, scans, masks, products."""
     m, n = draw(st.integers(8, 96)), draw(st.integers(8, 96))
     x = smooth((m, n), seed=draw(st.integers(0, 5)))
-    steps = draw(st.lists(st.sampled_from(["mean0", "sum1", "cumsum0", "cumsum1", "cumsum", "mask", "matmul",
-                                           "sin", "sumall"]), min_size=1, max_size=4))
+    steps = draw(
+        st.lists(
+            st.sampled_from(["mean0", "sum1", "cumsum0", "cumsum1", "cumsum", "mask", "matmul", "sin", "sumall"]),
+            min_size=1,
+            max_size=4,
+        )
+    )
     return x, steps
 
 
@@ -309,8 +335,13 @@ def build(a, steps, lib):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(g=graphs(), budget=st.sampled_from([1 << 16, 1 << 18, MiB, 4 * MiB, 64 * MiB]),
-       nthreads=st.sampled_from([1, 2]), chunked=st.booleans(), to_numpy=st.booleans())
+@given(
+    g=graphs(),
+    budget=st.sampled_from([1 << 16, 1 << 18, MiB, 4 * MiB, 64 * MiB]),
+    nthreads=st.sampled_from([1, 2]),
+    chunked=st.booleans(),
+    to_numpy=st.booleans(),
+)
 def test_random_graphs_fit_the_budget_or_name_the_one_that_does(g, budget, nthreads, chunked, to_numpy):
     x, steps = g
     a = b2lazy.asarray(x, chunks=(8, 16)) if chunked else b2lazy.asarray(x)
@@ -349,7 +380,7 @@ def test_rss_growth_of_a_scan_stays_near_a_few_chunks(tmp_path):
         a = b2lazy.open({p!r})
         open("/proc/self/clear_refs", "w").write("5")
         base = status("VmRSS")
-        b2lazy.cumsum(a).compute(urlpath={str(tmp_path / 'o.b2nd')!r}, nthreads=2)
+        b2lazy.cumsum(a).compute(urlpath={str(tmp_path / "o.b2nd")!r}, nthreads=2)
         print(status("VmHWM") - base)
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
@@ -422,7 +453,10 @@ def test_a_reduction_in_pieces_reads_each_block_once(tmp_path, budget):
     # reduced in 64-row pieces; each piece decompressed whole blocks for an eighth of them,
     # and the next piece the same blocks again (each block read 8 times). Pieces are now
     # whole blocks deep, cut along the last axis to stay within the budget.
-    x = np.sin(np.arange(2048 * 4 * 1024) * 1e-3).reshape(2048, 4, 1024) + np.random.default_rng(0).random((2048, 4, 1024)) * 1e-3
+    x = (
+        np.sin(np.arange(2048 * 4 * 1024) * 1e-3).reshape(2048, 4, 1024)
+        + np.random.default_rng(0).random((2048, 4, 1024)) * 1e-3
+    )
     p = str(tmp_path / "a3.b2nd")
     blosc2.asarray(x, urlpath=p, mode="w", chunks=(2048, 4, 16), blocks=(512, 4, 16))
     a3 = b2lazy.open(p)
@@ -463,6 +497,7 @@ def test_product_bands_that_fit_but_reread_give_way_to_squares():
 
     def reads(q):
         return sum(q.source_bytes.values()) + q.kept_read_bytes
+
     p = e.plan(max_memory=budget)
     bands = e.plan(max_memory=budget, chunks=(256, n))
     assert p.projected_peak <= budget and bands.projected_peak <= budget

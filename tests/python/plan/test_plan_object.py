@@ -1,5 +1,6 @@
 """The Plan object (issue #12): expr.plan(**compute options) is the plan compute() runs;
 str() is explain()'s text; execute() runs any range of its tasks into one result."""
+
 import numpy as np
 import pytest
 

@@ -14,6 +14,7 @@ upper triangle computed once and mirrored below the diagonal. NumPy is the oracl
 Float tolerance as in test_linalg.py: |got - want| <= rtol * (|x|^T |x|) + tiny, in float64.
 No timings are asserted.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -107,8 +108,9 @@ def test_gram_strided_selections(data):
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
     x = rng.standard_normal((k, n))
     a = b2lazy.asarray(x, chunks=(max(1, k // 2), max(1, n // 3)))
-    sl = tuple(slice(data.draw(st.integers(0, n - 1)), None, data.draw(st.sampled_from([1, 2, 3, -1, -2])))
-               for _ in range(2))
+    sl = tuple(
+        slice(data.draw(st.integers(0, n - 1)), None, data.draw(st.sampled_from([1, 2, 3, -1, -2]))) for _ in range(2)
+    )
     got = (a.T @ a)[sl].to_numpy()
     want = (x.T @ x)[sl]
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * float(np.abs(x).sum() ** 2))
@@ -151,7 +153,7 @@ def test_explain_and_counters_show_the_symmetric_plan():
     check(r.to_numpy(), x, True)
     st_ = r.stats
     assert st_["cache_misses"] == 1  # the upper triangle, computed once
-    assert st_["cache_hits"] >= 12   # read for the 6 tiles above and the 6 mirrored below
+    assert st_["cache_hits"] >= 12  # read for the 6 tiles above and the 6 mirrored below
     # a product of two different operands keeps the ordinary plan
     assert "syrk" not in (a.T @ b2lazy.asarray(x.copy())).explain()
 
@@ -202,6 +204,7 @@ def test_gram_under_a_small_budget_tiles_the_triangle_and_repacks_x(tmp_path):
     # (row bands would read x once per band: 16x and more). x's file is read once; the
     # estimate (the tiles' two strips, Node::pull_pieces) within 1.5x of what is read.
     import blosc2
+
     n = 2048
     x = np.random.default_rng(3).random((n, n))
     blosc2.asarray(x, urlpath=str(tmp_path / "x.b2nd"), mode="w", chunks=(32, n), blocks=(4, n))

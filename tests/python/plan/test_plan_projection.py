@@ -14,6 +14,7 @@ glibc keeping freed memory in its per-thread malloc arenas (C-Blosc2 mallocs eac
 compressed chunk it reads whole or writes, a few MiB per thread), codec contexts and
 thread stacks. The measured growth also stays within max_memory + 32 MiB (the budget rule).
 """
+
 import json
 import os
 import subprocess
@@ -66,8 +67,8 @@ def measure(d, paths, layout, expr):
             for line in open("/proc/self/status"):
                 if line.startswith(field + ":"):
                     return int(line.split()[1]) * 1024
-        a = bl.open({paths['a', layout]!r})
-        b = bl.open({paths['b', layout]!r})
+        a = bl.open({paths["a", layout]!r})
+        b = bl.open({paths["b", layout]!r})
         e = bl.evaluate({expr!r}, a=a, b=b)
         planned = e.plan(max_memory={BUDGET}, nthreads=2).projected_peak
         open("/proc/self/clear_refs", "w").write("5")

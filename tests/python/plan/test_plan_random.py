@@ -1,6 +1,7 @@
 """Random graphs, chunkings and budgets (issue #12): whatever the plan decides — stages,
 where they are kept, task grouping — results equal NumPy's, running the plan's tasks in
 two ranges equals running them all, and the plan's figures are consistent."""
+
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -24,8 +25,11 @@ def stored(draw, n):
 def graph(draw, n, depth):
     if depth == 0 or draw(st.integers(0, 3)) == 0:
         return draw(stored(n))
-    op = draw(st.sampled_from(["add", "mul", "sin", "matmul", "center0", "center1", "total", "cumsum",
-                               "where", "T", "shared"]))
+    op = draw(
+        st.sampled_from(
+            ["add", "mul", "sin", "matmul", "center0", "center1", "total", "cumsum", "where", "T", "shared"]
+        )
+    )
     x, nx = draw(graph(n, depth - 1))
     if op in ("add", "mul", "matmul"):
         y, ny = draw(graph(n, depth - 1))
@@ -69,6 +73,7 @@ def test_random_graphs_equal_numpy_under_any_plan(data):
     budget = data.draw(BUDGETS)
     chunks = data.draw(st.none() | st.tuples(st.integers(1, n), st.integers(1, n)))
     nthreads = data.draw(st.sampled_from([1, 2]))
+
     # max_memory is a limit: a plan whose memory model does not fit the budget is refused
     # before any work, naming the smallest budget that works; the plan at that one runs.
     def computed(b):

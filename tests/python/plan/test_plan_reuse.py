@@ -1,5 +1,6 @@
 """The cost model (issue #12): a node several tasks pull overlapping parts of — a stored
 source included — is decompressed or computed once and kept, within max_memory."""
+
 import blosc2
 import numpy as np
 import pytest
@@ -78,7 +79,9 @@ def test_b_over_the_budget_is_read_from_storage(row_strips):
     assert any("not kept" in line for line in p.passes)
     # The memory model projects the product's band and K-panels above this budget: the
     # plan is refused before any work, naming the smallest budget that works.
-    with pytest.raises(ValueError, match=r"max_memory of 2\.0 MiB is too small .* the smallest budget that works is \d+ MiB"):
+    with pytest.raises(
+        ValueError, match=r"max_memory of 2\.0 MiB is too small .* the smallest budget that works is \d+ MiB"
+    ):
         p.execute()
 
 
@@ -96,6 +99,7 @@ def test_source_read_once_by_the_tasks_is_not_kept(row_strips):
 def test_stages_over_the_budget_spill_to_a_temporary_file_removed_after(tmp_path, monkeypatch):
     import glob
     import os
+
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     x = np.random.default_rng(3).random((1024, 512))
     a = bl.asarray(x, chunks=(64, 512), blocks=(8, 512))
@@ -159,6 +163,7 @@ def test_zarr_repacked_for_thin_strips_decompresses_each_chunk_once(tmp_path, ch
     at a time — each Zarr chunk decompressed once, not once per strip through it."""
     zarr = pytest.importorskip("zarr")
     from b2lazy import _core
+
     x = np.sin(np.arange(512 * 8192) * 1e-3).reshape(512, 8192) + 0.001 * np.random.default_rng(3).random((512, 8192))
     path = str(tmp_path / "a.zarr")
     zarr.create_array(store=path, shape=x.shape, chunks=chunks, dtype="f8")[:] = x

@@ -2,6 +2,7 @@
 the same blocks in turn — row bands of column strips, as a flattened scan reads them, or a
 strip read twice by `a - mean(a, 0)` — is read through a window of its last blocks, not
 kept whole: decompressed about once while the plan holds a few blocks, never the array."""
+
 import blosc2
 import numpy as np
 import pytest
@@ -81,21 +82,29 @@ def test_a_window_over_a_third_of_the_budget_gives_way_to_other_plans(tmp_path):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rows=st.sampled_from([1536, 2048, 3000]), cols=st.sampled_from([512, 700, 1024]),
-       chunk_cols=st.sampled_from([16, 32, 48]), block_rows=st.sampled_from([256, 512, 1000]),
-       dtype=st.sampled_from(["f8", "f4", "i4"]),
-       work=st.sampled_from(["cumsum", "minus_mean", "sum1", "cumsum0"]),
-       budget=st.sampled_from([None, 32 * MiB, 64 * MiB]), nthreads=st.sampled_from([1, 2]))
-def test_column_strips_through_windows_equal_numpy(tmp_path, rows, cols, chunk_cols, block_rows, dtype, work,
-                                                   budget, nthreads):
+@given(
+    rows=st.sampled_from([1536, 2048, 3000]),
+    cols=st.sampled_from([512, 700, 1024]),
+    chunk_cols=st.sampled_from([16, 32, 48]),
+    block_rows=st.sampled_from([256, 512, 1000]),
+    dtype=st.sampled_from(["f8", "f4", "i4"]),
+    work=st.sampled_from(["cumsum", "minus_mean", "sum1", "cumsum0"]),
+    budget=st.sampled_from([None, 32 * MiB, 64 * MiB]),
+    nthreads=st.sampled_from([1, 2]),
+)
+def test_column_strips_through_windows_equal_numpy(
+    tmp_path, rows, cols, chunk_cols, block_rows, dtype, work, budget, nthreads
+):
     a, x, p = column_strips(tmp_path, (rows, cols), chunk_cols, min(block_rows, rows), dtype=dtype)
     # b2lazy scans floats in float64 (README): the reference too, not NumPy's float32 running
     # sum, whose error over 3 M elements exceeds the tolerance
     acc = np.float64 if x.dtype.kind == "f" else None
-    exprs = {"cumsum": (bl.cumsum(a), lambda: np.cumsum(x, dtype=acc).astype(x.dtype)),
-             "minus_mean": (a - bl.mean(a, axis=0), lambda: x - x.mean(axis=0)),
-             "sum1": (bl.sum(a, axis=1), lambda: x.sum(axis=1)),
-             "cumsum0": (bl.cumulative_sum(a, axis=0), lambda: np.cumsum(x, axis=0, dtype=acc).astype(x.dtype))}
+    exprs = {
+        "cumsum": (bl.cumsum(a), lambda: np.cumsum(x, dtype=acc).astype(x.dtype)),
+        "minus_mean": (a - bl.mean(a, axis=0), lambda: x - x.mean(axis=0)),
+        "sum1": (bl.sum(a, axis=1), lambda: x.sum(axis=1)),
+        "cumsum0": (bl.cumulative_sum(a, axis=0), lambda: np.cumsum(x, axis=0, dtype=acc).astype(x.dtype)),
+    }
     e, ref = exprs[work]
     kw = {} if budget is None else {"max_memory": budget}
     try:

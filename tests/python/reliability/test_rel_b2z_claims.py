@@ -2,6 +2,7 @@
 member table is read entry by entry with each name's own length, so what it may hold in
 memory is bounded by the file; a zip that claims more is an OSError naming the path. Each
 case is read in a fresh interpreter, whose peak RSS is measured."""
+
 import os
 import struct
 import subprocess
@@ -49,36 +50,41 @@ FRAME = blosc2.asarray(np.arange(10.0)).to_cframe()
 
 def claims_many_entries(data):
     e = eocd(data)
-    data[e + 8:e + 12] = struct.pack("<HH", 65535, 65535)
+    data[e + 8 : e + 12] = struct.pack("<HH", 65535, 65535)
     return data
 
 
 def claims_huge_directory(data):
     e = eocd(data)
-    data[e + 12:e + 16] = struct.pack("<I", 0xFFFFFFF0)
+    data[e + 12 : e + 16] = struct.pack("<I", 0xFFFFFFF0)
     return data
 
 
 def claims_zip64_sizes(data):
     c = central(data)
-    data[c + 20:c + 28] = struct.pack("<II", 0xFFFFFFFF, 0xFFFFFFFF)  # "see the zip64 extra field"
+    data[c + 20 : c + 28] = struct.pack("<II", 0xFFFFFFFF, 0xFFFFFFFF)  # "see the zip64 extra field"
     return data
 
 
 def claims_long_name(data):
     c = central(data)
-    data[c + 28:c + 30] = struct.pack("<H", 65535)  # past the end of the file
+    data[c + 28 : c + 30] = struct.pack("<H", 65535)  # past the end of the file
     return data
 
 
 def claims_far_offset(data):
     c = central(data)
-    data[c + 42:c + 46] = struct.pack("<I", 0xFFFFFF00)
+    data[c + 42 : c + 46] = struct.pack("<I", 0xFFFFFF00)
     return data
 
 
-CASES = {"entries": claims_many_entries, "directory": claims_huge_directory, "zip64-sizes": claims_zip64_sizes,
-         "name-length": claims_long_name, "offset": claims_far_offset}
+CASES = {
+    "entries": claims_many_entries,
+    "directory": claims_huge_directory,
+    "zip64-sizes": claims_zip64_sizes,
+    "name-length": claims_long_name,
+    "offset": claims_far_offset,
+}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -87,8 +93,9 @@ def test_hostile_member_table_stays_small(tmp_path, case):
     data = CASES[case](zip_of(path, [("x.b2nd", FRAME)]))
     with open(path, "wb") as f:
         f.write(data)
-    r = subprocess.run([sys.executable, "-c", READ_IN_CHILD, path, path + "#/x"], capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-c", READ_IN_CHILD, path, path + "#/x"], capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0, r.stderr
     *said, kib = r.stdout.strip().split("\n")
     for s in said:

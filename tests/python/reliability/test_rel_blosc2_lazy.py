@@ -3,6 +3,7 @@
 hand) give clear errors, never Python's eval, a loop or work at open.
 
 The oracle: python-blosc2 itself, opening the file with deserialize="full"."""
+
 from __future__ import annotations
 
 import os
@@ -36,8 +37,11 @@ def test_lazyexpr_opens_as_its_expression(operands, tmp_path):
     """The issue's recipe, and expressions over two operands (one in a subdirectory)
     with functions: b2lazy gives python-blosc2's values (it gave zeros)."""
     a, b, x, y = operands
-    cases = {"le.b2nd": (a + 1, x + 1), "le2.b2nd": (a * b + 2, x * y + 2),
-             "le3.b2nd": (blosc2.sin(a) ** 2 - b / 3, np.sin(x) ** 2 - y / 3)}
+    cases = {
+        "le.b2nd": (a + 1, x + 1),
+        "le2.b2nd": (a * b + 2, x * y + 2),
+        "le3.b2nd": (blosc2.sin(a) ** 2 - b / 3, np.sin(x) ** 2 - y / 3),
+    }
     for name, (lazy, ref) in cases.items():
         lazy.save(urlpath=name)
         got = bl.open(name).to_numpy()
@@ -63,7 +67,9 @@ def test_lazyudf_is_refused_by_name(operands):
     a, _, _, _ = operands
     u = blosc2.lazyudf(lambda inputs, output, offset: np.add(inputs[0], 1, output), (a,), dtype=np.float64)
     u.save(urlpath="udf.b2nd")
-    with pytest.raises(ValueError, match=r"'udf.b2nd': a python-blosc2 LazyUDF \(Python code, which b2lazy does not run\)"):
+    with pytest.raises(
+        ValueError, match=r"'udf.b2nd': a python-blosc2 LazyUDF \(Python code, which b2lazy does not run\)"
+    ):
         bl.open("udf.b2nd")
 
 
@@ -72,21 +78,28 @@ def test_command_reads_lazyexpr_and_refuses_lazyudf(operands, tmp_path):
         pytest.skip("no b2lazy command")
     a, _, x, _ = operands
     (a + 1).save(urlpath="le.b2nd")
-    r = subprocess.run([B2LAZY_COMMAND, "eval", "e * 2", "e=le.b2nd", "-o", "out.b2nd", "--no-progress"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [B2LAZY_COMMAND, "eval", "e * 2", "e=le.b2nd", "-o", "out.b2nd", "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     np.testing.assert_array_equal(bl.open("out.b2nd").to_numpy(), (x + 1) * 2)
     u = blosc2.lazyudf(lambda inputs, output, offset: np.add(inputs[0], 1, output), (a,), dtype=np.float64)
     u.save(urlpath="udf.b2nd")
-    r = subprocess.run([B2LAZY_COMMAND, "eval", "e * 2", "e=udf.b2nd", "-o", "out2.b2nd", "--no-progress"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [B2LAZY_COMMAND, "eval", "e * 2", "e=udf.b2nd", "-o", "out2.b2nd", "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode != 0 and "LazyUDF" in r.stderr, r.stderr
 
 
 def carrier(path, expression, operands, shape=(4, 4), dtype=np.float64, kind="lazyexpr"):
     """A python-blosc2 LazyExpr carrier written by hand (as a hostile file could be)."""
-    arr = blosc2.empty(shape, dtype=dtype, urlpath=str(path), mode="w",
-                       meta={"b2o": {"kind": kind, "version": 1}})
+    arr = blosc2.empty(shape, dtype=dtype, urlpath=str(path), mode="w", meta={"b2o": {"kind": kind, "version": 1}})
     arr.schunk.vlmeta["b2o"] = {"kind": kind, "version": 1, "expression": expression, "operands": operands}
     return str(path)
 
@@ -104,8 +117,13 @@ HOSTILE = [
     ("__import__('os').system('true')", {"o0": ref("a.b2nd")}, (4, 4), np.float64, r"LazyExpr '__import__"),
     ("o0 + o1", {"o0": ref("a.b2nd")}, (4, 4), np.float64, r"o1"),
     ("o0 + 1", {"o0": ref("missing.b2nd")}, (4, 4), np.float64, r"operand 'o0'.*missing\.b2nd"),
-    ("o0 + 1", {"o0": {"kind": "c2array", "path": "x", "urlbase": "http://example.com"}}, (4, 4), np.float64,
-     r"operand 'o0'.*kind 'c2array'"),
+    (
+        "o0 + 1",
+        {"o0": {"kind": "c2array", "path": "x", "urlbase": "http://example.com"}},
+        (4, 4),
+        np.float64,
+        r"operand 'o0'.*kind 'c2array'",
+    ),
     ("o0 + 1", {"o0": ref("self.b2nd")}, (4, 4), np.float64, r"nested more than 8 deep"),
     ("o0 + 1", {"o0": 5}, (4, 4), np.float64, r"not a reference to a stored array"),
     (5, {"o0": ref("a.b2nd")}, (4, 4), np.float64, r"without an expression string"),
@@ -121,6 +139,7 @@ def test_hostile_carriers_are_clear_errors(operands, tmp_path, case):
         bl.open(path).to_numpy()
     assert path in str(e.value) or name in str(e.value), str(e.value)
     import re
+
     assert re.search(words, str(e.value)), str(e.value)
 
 

@@ -7,6 +7,7 @@ I/O backend checks each chunk header as C-Blosc2 reads it (at open and at every 
 fetch) and refuses one that claims more than is stored or than the array's chunks hold:
 an OSError naming the path and what the header claims, with no large allocation.
 """
+
 from __future__ import annotations
 
 import os
@@ -44,7 +45,7 @@ def write_claiming(path, contiguous, chunk, nbytes=None, cbytes=None, blocksize=
         data, pos = corrupt_files.read(f), 0
     for off, value in ((4, nbytes), (8, blocksize), (12, cbytes)):
         if value is not None:
-            data[pos + off:pos + off + 4] = struct.pack("<i", value)
+            data[pos + off : pos + off + 4] = struct.pack("<i", value)
     data[pos + 2] |= flags_or
     corrupt_files.write(f, data)
     return ref
@@ -78,10 +79,17 @@ def test_last_chunk_claims_refused_when_read(tmp_path, contiguous, claim):
     ref = write_claiming(path, contiguous, 3, **CLAIMS[claim])
     a = b2lazy.open(path)
     np.testing.assert_array_equal(a[:150].to_numpy(), ref[:150])
-    said = "holds 2100000000 bytes where the array's chunks hold 40000" if "nbytes" in CLAIMS[claim] else \
-        "claims 2000000000 compressed bytes"
-    for read in (a.to_numpy, lambda: (a + 1).compute(), lambda: a[160, 3:5].to_numpy(),
-                 lambda: (a * 2).sum().to_numpy()):
+    said = (
+        "holds 2100000000 bytes where the array's chunks hold 40000"
+        if "nbytes" in CLAIMS[claim]
+        else "claims 2000000000 compressed bytes"
+    )
+    for read in (
+        a.to_numpy,
+        lambda: (a + 1).compute(),
+        lambda: a[160, 3:5].to_numpy(),
+        lambda: (a * 2).sum().to_numpy(),
+    ):
         with pytest.raises(OSError) as e:
             read()
         assert f"'{path}': chunk 3 {said}" in str(e.value)
@@ -100,15 +108,24 @@ def test_valid_files_unaffected(tmp_path):
     files read as python-blosc2 reads them."""
     rng = np.random.default_rng(1)
     arrays = {
-        "zeros": np.zeros((100, 30)), "short": np.arange(95.0),
-        "random": rng.random((120, 50)), "bytes": rng.integers(0, 256, 3000, dtype=np.uint8),
+        "zeros": np.zeros((100, 30)),
+        "short": np.arange(95.0),
+        "random": rng.random((120, 50)),
+        "bytes": rng.integers(0, 256, 3000, dtype=np.uint8),
     }
     for name, ref in arrays.items():
         for contiguous in (True, False):
             p = str(tmp_path / f"{name}-{contiguous}.b2nd")
             extra = {"cparams": {"clevel": 0}} if name == "bytes" else {}  # plain copies
-            nd = blosc2.asarray(ref, urlpath=p, chunks=(40,) + ref.shape[1:], blocks=(8,) + ref.shape[1:],
-                                contiguous=contiguous, mode="w", **extra)
+            nd = blosc2.asarray(
+                ref,
+                urlpath=p,
+                chunks=(40,) + ref.shape[1:],
+                blocks=(8,) + ref.shape[1:],
+                contiguous=contiguous,
+                mode="w",
+                **extra,
+            )
             want = nd[...]
             a = b2lazy.open(p)
             np.testing.assert_array_equal(a.to_numpy(), want)
@@ -124,8 +141,7 @@ def _eval_peak_rss(args):
         "sys.stderr.write(r.stderr)\n"
         "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
     )
-    r = subprocess.run([sys.executable, "-c", code, B2LAZY_COMMAND, *args], capture_output=True, text=True,
-                       timeout=600)
+    r = subprocess.run([sys.executable, "-c", code, B2LAZY_COMMAND, *args], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     rc, kib = map(int, r.stdout.split())
     return rc, r.stderr, kib * 1024

@@ -10,6 +10,7 @@ values python-blosc2 reads; never a crash, never other values, never exit 0 with
 The readers run in worker subprocesses (this file run as a script), one case after another;
 a case that kills its worker is recorded as a crash and the worker restarted after it.
 """
+
 from __future__ import annotations
 
 import json
@@ -93,8 +94,7 @@ def run_workers(kind, paths, outdir):
     crashes = {}
     while todo:
         args = [a for i, p in todo for a in (str(i), p)]
-        r = subprocess.run([sys.executable, __file__, kind, outdir, *args], capture_output=True, text=True,
-                           timeout=600)
+        r = subprocess.run([sys.executable, __file__, kind, outdir, *args], capture_output=True, text=True, timeout=600)
         started = [int(line.split()[1]) for line in r.stdout.splitlines() if line.startswith("start")]
         finished = {int(line.split()[1]) for line in r.stdout.splitlines() if line.startswith("done")}
         if r.returncode == 0:
@@ -223,7 +223,7 @@ def test_metalayer_chunks_disagree_with_frame(tmp_path):
 def _shorten_last_chunk(path):
     a = blosc2.open(path, mode="a")
     full = a.schunk.decompress_chunk(1)
-    a.schunk.update_chunk(1, blosc2.compress2(full[:len(full) // 2], typesize=8))
+    a.schunk.update_chunk(1, blosc2.compress2(full[: len(full) // 2], typesize=8))
 
 
 def test_short_last_chunk(tmp_path):
@@ -272,12 +272,21 @@ def test_valid_special_chunks_read(tmp_path):
     """Files whose chunks are run-length specials (zeros, NaNs, never written) and empty
     arrays pass the checks."""
     for name, make, want in [
-        ("z", lambda p: blosc2.zeros((100, 30), dtype=np.float64, urlpath=p, chunks=(30, 30), blocks=(10, 30)),
-         np.zeros((100, 30))),
-        ("n", lambda p: blosc2.full((100,), np.nan, dtype=np.float32, urlpath=p, chunks=(30,), blocks=(10,)),
-         np.full(100, np.nan, np.float32)),
-        ("e", lambda p: blosc2.empty((5, 0), dtype=np.int32, urlpath=p, chunks=(2, 3), blocks=(1, 2)),
-         np.empty((5, 0), np.int32)),
+        (
+            "z",
+            lambda p: blosc2.zeros((100, 30), dtype=np.float64, urlpath=p, chunks=(30, 30), blocks=(10, 30)),
+            np.zeros((100, 30)),
+        ),
+        (
+            "n",
+            lambda p: blosc2.full((100,), np.nan, dtype=np.float32, urlpath=p, chunks=(30,), blocks=(10,)),
+            np.full(100, np.nan, np.float32),
+        ),
+        (
+            "e",
+            lambda p: blosc2.empty((5, 0), dtype=np.int32, urlpath=p, chunks=(2, 3), blocks=(1, 2)),
+            np.empty((5, 0), np.int32),
+        ),
     ]:
         p = str(tmp_path / f"{name}.b2nd")
         make(p)

@@ -11,6 +11,7 @@
 - An out-of-range axis raises numpy.exceptions.AxisError (a ValueError and an IndexError)
   from every function that takes one, also in expression strings.
 """
+
 import os
 import shutil
 import subprocess
@@ -72,8 +73,7 @@ BLOSC2_EMPTY = [
     ("zeros((0, 5), int32)", lambda p: blosc2.zeros((0, 5), dtype=np.int32, urlpath=p, mode="w")),
     ("zeros((4, 0, 3), float32)", lambda p: blosc2.zeros((4, 0, 3), dtype=np.float32, urlpath=p, mode="w")),
     ("asarray(empty((0, 0), bool))", lambda p: blosc2.asarray(np.empty((0, 0), bool), urlpath=p, mode="w")),
-    ("zeros((0, 5), chunks=(2, 5))", lambda p: blosc2.zeros((0, 5), chunks=(2, 5), blocks=(1, 5), urlpath=p,
-                                                               mode="w")),
+    ("zeros((0, 5), chunks=(2, 5))", lambda p: blosc2.zeros((0, 5), chunks=(2, 5), blocks=(1, 5), urlpath=p, mode="w")),
 ]
 
 
@@ -143,41 +143,48 @@ def _ops(ndim):
         "squeeze(expand_dims)": lambda m, x: m.squeeze(m.expand_dims(x, axis=0), axis=0),
     }
     for d in range(ndim):
-        ops.update({
-            f"sum(axis={d})": lambda m, x, d=d: m.sum(x, axis=d),
-            f"prod(axis={d}, keepdims)": lambda m, x, d=d: m.prod(x, axis=d, keepdims=True),
-            f"mean(axis={d})": lambda m, x, d=d: m.mean(x, axis=d),
-            f"var(axis={d})": lambda m, x, d=d: m.var(x, axis=d),
-            f"max(axis={d})": lambda m, x, d=d: m.max(x, axis=d),
-            f"argmax(axis={d})": lambda m, x, d=d: m.argmax(x, axis=d),
-            f"all(axis={d})": lambda m, x, d=d: m.all(x, axis=d),
-            f"count_nonzero(axis={d})": lambda m, x, d=d: m.count_nonzero(x, axis=d),
-            f"cumulative_sum(axis={d})": lambda m, x, d=d: m.cumulative_sum(x, axis=d),
-            f"cumulative_prod(axis={d}, include_initial)":
-                lambda m, x, d=d: m.cumulative_prod(x, axis=d, include_initial=True),
-            f"take(x, [], axis={d})": lambda m, x, d=d: m.take(x, np.zeros(0, np.int64), axis=d),
-            f"concat(axis={d})": lambda m, x, d=d: (m.concat if m is b2lazy else np.concatenate)([x, x], axis=d),
-            f"stack(axis={d})": lambda m, x, d=d: m.stack([x, x], axis=d),
-            f"expand_dims({d})": lambda m, x, d=d: m.expand_dims(x, axis=d),
-            f"moveaxis({d}, -1)": lambda m, x, d=d: m.moveaxis(x, d, -1),
-            f"mask on axis {d}": lambda m, x, d=d: x[(slice(None),) * d + (np.arange(x.shape[d]) % 2 == 0,)],
-            # partly empty inputs, maybe a non-empty result: the empty operand's chunks
-            # (extent 0 when python-blosc2 stored it) must not reach the output's grid
-            f"concat with ones on axis {d}": lambda m, x, d=d: (m.concat if m is b2lazy else np.concatenate)(
-                [x, m.ones(x.shape[:d] + (2,) + x.shape[d + 1:], dtype=x.dtype)], axis=d),
-            f"take_along_axis(axis={d})": lambda m, x, d=d: m.take_along_axis(
-                x, np.zeros(x.shape[:d] + (1 if x.shape[d] else 0,) + x.shape[d + 1:], np.int64), axis=d),
-            f"roll(axis={d})": lambda m, x, d=d: m.roll(x, 2, axis=d),
-        })
+        ops.update(
+            {
+                f"sum(axis={d})": lambda m, x, d=d: m.sum(x, axis=d),
+                f"prod(axis={d}, keepdims)": lambda m, x, d=d: m.prod(x, axis=d, keepdims=True),
+                f"mean(axis={d})": lambda m, x, d=d: m.mean(x, axis=d),
+                f"var(axis={d})": lambda m, x, d=d: m.var(x, axis=d),
+                f"max(axis={d})": lambda m, x, d=d: m.max(x, axis=d),
+                f"argmax(axis={d})": lambda m, x, d=d: m.argmax(x, axis=d),
+                f"all(axis={d})": lambda m, x, d=d: m.all(x, axis=d),
+                f"count_nonzero(axis={d})": lambda m, x, d=d: m.count_nonzero(x, axis=d),
+                f"cumulative_sum(axis={d})": lambda m, x, d=d: m.cumulative_sum(x, axis=d),
+                f"cumulative_prod(axis={d}, include_initial)": lambda m, x, d=d: m.cumulative_prod(
+                    x, axis=d, include_initial=True
+                ),
+                f"take(x, [], axis={d})": lambda m, x, d=d: m.take(x, np.zeros(0, np.int64), axis=d),
+                f"concat(axis={d})": lambda m, x, d=d: (m.concat if m is b2lazy else np.concatenate)([x, x], axis=d),
+                f"stack(axis={d})": lambda m, x, d=d: m.stack([x, x], axis=d),
+                f"expand_dims({d})": lambda m, x, d=d: m.expand_dims(x, axis=d),
+                f"moveaxis({d}, -1)": lambda m, x, d=d: m.moveaxis(x, d, -1),
+                f"mask on axis {d}": lambda m, x, d=d: x[(slice(None),) * d + (np.arange(x.shape[d]) % 2 == 0,)],
+                # partly empty inputs, maybe a non-empty result: the empty operand's chunks
+                # (extent 0 when python-blosc2 stored it) must not reach the output's grid
+                f"concat with ones on axis {d}": lambda m, x, d=d: (m.concat if m is b2lazy else np.concatenate)(
+                    [x, m.ones(x.shape[:d] + (2,) + x.shape[d + 1 :], dtype=x.dtype)], axis=d
+                ),
+                f"take_along_axis(axis={d})": lambda m, x, d=d: m.take_along_axis(
+                    x, np.zeros(x.shape[:d] + (1 if x.shape[d] else 0,) + x.shape[d + 1 :], np.int64), axis=d
+                ),
+                f"roll(axis={d})": lambda m, x, d=d: m.roll(x, 2, axis=d),
+            }
+        )
     if ndim >= 2:
-        ops.update({
-            "x @ x.mT": lambda m, x: m.matmul(x, m.matrix_transpose(x)),
-            "x.mT @ x": lambda m, x: m.matmul(m.matrix_transpose(x), x),
-            "tensordot(x, x, axes=ndim)": lambda m, x: m.tensordot(x, x, axes=x.ndim),
-            "vecdot(x, x)": lambda m, x: m.vecdot(x, x),
-            "permute_dims": lambda m, x: m.permute_dims(x, tuple(range(x.ndim))[::-1]),
-            "reshape(0, -1)": lambda m, x: m.reshape(x, (x.shape[0], -1)) if x.shape[0] else m.reshape(x, (0, -1)),
-        })
+        ops.update(
+            {
+                "x @ x.mT": lambda m, x: m.matmul(x, m.matrix_transpose(x)),
+                "x.mT @ x": lambda m, x: m.matmul(m.matrix_transpose(x), x),
+                "tensordot(x, x, axes=ndim)": lambda m, x: m.tensordot(x, x, axes=x.ndim),
+                "vecdot(x, x)": lambda m, x: m.vecdot(x, x),
+                "permute_dims": lambda m, x: m.permute_dims(x, tuple(range(x.ndim))[::-1]),
+                "reshape(0, -1)": lambda m, x: m.reshape(x, (x.shape[0], -1)) if x.shape[0] else m.reshape(x, (0, -1)),
+            }
+        )
     return ops
 
 
@@ -234,8 +241,11 @@ def test_matmul_with_an_empty_dimension(tmp_path, mk, kn):
     b_np = np.ones((a_np.shape[1], 4))
     a, _ = blosc2_file(tmp_path, a_np, "a.b2nd")
     b, _ = blosc2_file(tmp_path, b_np, "b.b2nd")
-    for f in (lambda m, p, q: m.matmul(p, q), lambda m, p, q: m.matmul(p, q) + 1,
-              lambda m, p, q: m.tensordot(p, q, axes=1)):
+    for f in (
+        lambda m, p, q: m.matmul(p, q),
+        lambda m, p, q: m.matmul(p, q) + 1,
+        lambda m, p, q: m.tensordot(p, q, axes=1),
+    ):
         ref = f(np, a_np, b_np)
         got = f(b2lazy, a, b)
         assert got.shape == ref.shape
@@ -262,12 +272,17 @@ def test_command_on_an_empty_blosc2_file(tmp_path):
     x = np.empty((3, 0))
     _, path = blosc2_file(tmp_path, x)
     out = str(tmp_path / "out.b2nd")
-    p = subprocess.run([EXE, "eval", "sin(a) + sum(a, axis=1, keepdims=True)", f"a={path}", "-o", out],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [EXE, "eval", "sin(a) + sum(a, axis=1, keepdims=True)", f"a={path}", "-o", out],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     assert_exact(blosc2.open(out)[...], np.sin(x) + np.sum(x, axis=1, keepdims=True))
-    p = subprocess.run([EXE, "eval", "sum(a, axis=1)", f"a={path}", "-o", out], capture_output=True, text=True,
-                       timeout=60)
+    p = subprocess.run(
+        [EXE, "eval", "sum(a, axis=1)", f"a={path}", "-o", out], capture_output=True, text=True, timeout=60
+    )
     assert p.returncode == 0, p.stderr
     assert_exact(blosc2.open(out)[...], np.zeros(3))
     for cmd in (["info", path], ["explain", "a * 2", f"a={path}"]):
@@ -280,9 +295,14 @@ def test_command_on_an_empty_blosc2_file(tmp_path):
 def test_expression_strings_on_an_empty_blosc2_file(tmp_path):
     x = np.empty((0, 4))
     a, _ = blosc2_file(tmp_path, x)
-    for text, ref in [("a * 2 + 1", x * 2 + 1), ("sum(a, axis=0)", np.sum(x, axis=0)),
-                      ("take(a, [], axis=1)", np.take(x, [], axis=1)), ("a[a > 0]", x[x > 0]),
-                      ("cumsum(a, axis=0)", np.cumsum(x, axis=0)), ("a.T @ a", x.T @ x)]:
+    for text, ref in [
+        ("a * 2 + 1", x * 2 + 1),
+        ("sum(a, axis=0)", np.sum(x, axis=0)),
+        ("take(a, [], axis=1)", np.take(x, [], axis=1)),
+        ("a[a > 0]", x[x > 0]),
+        ("cumsum(a, axis=0)", np.cumsum(x, axis=0)),
+        ("a.T @ a", x.T @ x),
+    ]:
         got = b2lazy.evaluate(text, a=a)
         assert got.shape == ref.shape, text
         assert_exact(got.to_numpy(), ref, text)
@@ -292,8 +312,14 @@ def test_expression_strings_on_an_empty_blosc2_file(tmp_path):
 # take with no indices, empty masks
 # ----------------------------------------------------------------------------------------
 TAKE_EMPTY = [
-    ((3, 4), [], 0), ((3, 4), [], 1), ((3, 4), [], None), ((3, 4), np.zeros((0, 2), np.int64), 0),
-    ((3, 4), np.zeros((2, 0), np.int64), 1), ((0, 3), [], 0), ((0, 3), [0, 2, 1], 1), ((5,), [], 0),
+    ((3, 4), [], 0),
+    ((3, 4), [], 1),
+    ((3, 4), [], None),
+    ((3, 4), np.zeros((0, 2), np.int64), 0),
+    ((3, 4), np.zeros((2, 0), np.int64), 1),
+    ((0, 3), [], 0),
+    ((0, 3), [0, 2, 1], 1),
+    ((5,), [], 0),
     ((5,), np.array([], np.uint8), None),
 ]
 
@@ -311,8 +337,10 @@ def test_take_with_empty_indices(shape, idx, axis):
 def test_take_along_axis_and_index_lists_with_no_indices():
     x = np.arange(12.0).reshape(3, 4)
     a = b2lazy.asarray(x)
-    assert_exact(b2lazy.take_along_axis(a, np.zeros((3, 0), np.int64), axis=1).to_numpy(),
-                 np.take_along_axis(x, np.zeros((3, 0), np.int64), axis=1))
+    assert_exact(
+        b2lazy.take_along_axis(a, np.zeros((3, 0), np.int64), axis=1).to_numpy(),
+        np.take_along_axis(x, np.zeros((3, 0), np.int64), axis=1),
+    )
     assert_exact(a[[]].to_numpy(), x[[]])
     assert_exact(a[:, []].to_numpy(), x[:, []])
     assert_exact(a.oindex[[], 1:].to_numpy(), x[np.ix_([], range(1, 4))])
@@ -365,10 +393,29 @@ def test_masks_with_zero_length_axes(tmp_path, shape, key):
 # scalar boolean indices
 # ----------------------------------------------------------------------------------------
 SCALAR_BOOL_KEYS = [
-    True, False, np.True_, np.False_, np.array(True), np.array(False), (), (True,), (Ellipsis, True),
-    (slice(None), np.False_), (slice(None), True), (True, 0), (0, True), (True, False), (True, True),
-    (None, True), (True, None, False), (True, slice(1, 3), None), (Ellipsis, False, 1),
-    ([0, 2], True), (True, [0, 2]), (np.array([1, 0]), Ellipsis, True), (True, [[0], [1]], [1, 2]),
+    True,
+    False,
+    np.True_,
+    np.False_,
+    np.array(True),
+    np.array(False),
+    (),
+    (True,),
+    (Ellipsis, True),
+    (slice(None), np.False_),
+    (slice(None), True),
+    (True, 0),
+    (0, True),
+    (True, False),
+    (True, True),
+    (None, True),
+    (True, None, False),
+    (True, slice(1, 3), None),
+    (Ellipsis, False, 1),
+    ([0, 2], True),
+    (True, [0, 2]),
+    (np.array([1, 0]), Ellipsis, True),
+    (True, [[0], [1]], [1, 2]),
     (0, slice(None), True),
 ]
 
@@ -414,8 +461,10 @@ def test_index_arrays_of_every_integer_dtype(dtype):
             assert_exact(a[k].to_numpy(), x[k], f"{dtype} {k!r}")
     for k in (np.array(-1 if signed else 3, dtype), np.dtype(dtype).type(1), (1, np.array(2, dtype))):
         assert_exact(a[k].to_numpy(), x[k], f"0-d {dtype} {k!r}")
-    assert_exact(b2lazy.take(a, np.array([-1, 1] if signed else [3, 1], dtype), axis=1).to_numpy(),
-                 np.take(x, np.array([-1, 1] if signed else [3, 1], dtype), axis=1))
+    assert_exact(
+        b2lazy.take(a, np.array([-1, 1] if signed else [3, 1], dtype), axis=1).to_numpy(),
+        np.take(x, np.array([-1, 1] if signed else [3, 1], dtype), axis=1),
+    )
 
 
 def test_no_stale_messages_about_later_issues():
@@ -490,8 +539,11 @@ AXIS_SITES = [
     ("concat", lambda a: b2lazy.concat([a, a], axis=2), "concat([a, a], axis=2)"),
     ("stack", lambda a: b2lazy.stack([a, a], axis=3), "stack([a, a], axis=3)"),
     ("take", lambda a: b2lazy.take(a, [0], axis=2), "take(a, [0], axis=2)"),
-    ("take_along_axis", lambda a: b2lazy.take_along_axis(a, np.zeros((2, 3), np.int64), axis=2),
-     "take_along_axis(a, [[0, 0, 0], [0, 0, 0]], axis=2)"),
+    (
+        "take_along_axis",
+        lambda a: b2lazy.take_along_axis(a, np.zeros((2, 3), np.int64), axis=2),
+        "take_along_axis(a, [[0, 0, 0], [0, 0, 0]], axis=2)",
+    ),
     ("vecdot", lambda a: b2lazy.vecdot(a, a, axis=2), "vecdot(a, a, axis=2)"),
     ("vecdot negative", lambda a: b2lazy.vecdot(a, a, axis=-3), "vecdot(a, a, axis=-3)"),
     ("tensordot", lambda a: b2lazy.tensordot(a, a, axes=([5], [0])), "tensordot(a, a, axes=([5], [0]))"),
@@ -503,22 +555,32 @@ AXIS_SITES = [
 
 BIG = 2**40  # beyond a C int: out of bounds too, not a conversion error
 AXIS_SITES_BIG = [
-    ("sum", lambda a: b2lazy.sum(a, axis=BIG)), ("sum tuple", lambda a: b2lazy.sum(a, axis=(0, -BIG))),
-    ("argmax", lambda a: b2lazy.argmax(a, axis=BIG)), ("cumsum", lambda a: b2lazy.cumsum(a, axis=BIG)),
+    ("sum", lambda a: b2lazy.sum(a, axis=BIG)),
+    ("sum tuple", lambda a: b2lazy.sum(a, axis=(0, -BIG))),
+    ("argmax", lambda a: b2lazy.argmax(a, axis=BIG)),
+    ("cumsum", lambda a: b2lazy.cumsum(a, axis=BIG)),
     ("cumulative_prod", lambda a: b2lazy.cumulative_prod(a, axis=BIG)),
-    ("expand_dims", lambda a: b2lazy.expand_dims(a, axis=BIG)), ("squeeze", lambda a: b2lazy.squeeze(a, axis=BIG)),
-    ("flip", lambda a: b2lazy.flip(a, axis=(0, BIG))), ("roll", lambda a: b2lazy.roll(a, 1, axis=BIG)),
-    ("moveaxis", lambda a: b2lazy.moveaxis(a, BIG, 0)), ("concat", lambda a: b2lazy.concat([a, a], axis=BIG)),
-    ("stack", lambda a: b2lazy.stack([a, a], axis=-BIG)), ("take", lambda a: b2lazy.take(a, [0], axis=BIG)),
+    ("expand_dims", lambda a: b2lazy.expand_dims(a, axis=BIG)),
+    ("squeeze", lambda a: b2lazy.squeeze(a, axis=BIG)),
+    ("flip", lambda a: b2lazy.flip(a, axis=(0, BIG))),
+    ("roll", lambda a: b2lazy.roll(a, 1, axis=BIG)),
+    ("moveaxis", lambda a: b2lazy.moveaxis(a, BIG, 0)),
+    ("concat", lambda a: b2lazy.concat([a, a], axis=BIG)),
+    ("stack", lambda a: b2lazy.stack([a, a], axis=-BIG)),
+    ("take", lambda a: b2lazy.take(a, [0], axis=BIG)),
     ("take_along_axis", lambda a: b2lazy.take_along_axis(a, np.zeros((2, 3), np.int64), axis=BIG)),
-    ("vecdot", lambda a: b2lazy.vecdot(a, a, axis=BIG)), ("tensordot", lambda a: b2lazy.tensordot(a, a, axes=BIG)),
+    ("vecdot", lambda a: b2lazy.vecdot(a, a, axis=BIG)),
+    ("tensordot", lambda a: b2lazy.tensordot(a, a, axes=BIG)),
     ("tensordot pair", lambda a: b2lazy.tensordot(a, a, axes=([BIG], [0]))),
     ("permute_dims", lambda a: b2lazy.permute_dims(a, (BIG, 0))),
 ]
 
 
-@pytest.mark.parametrize("call", [c for _, c, _ in AXIS_SITES] + [c for _, c in AXIS_SITES_BIG],
-                         ids=[n for n, _, _ in AXIS_SITES] + [n + " (2**40)" for n, _ in AXIS_SITES_BIG])
+@pytest.mark.parametrize(
+    "call",
+    [c for _, c, _ in AXIS_SITES] + [c for _, c in AXIS_SITES_BIG],
+    ids=[n for n, _, _ in AXIS_SITES] + [n + " (2**40)" for n, _ in AXIS_SITES_BIG],
+)
 def test_out_of_range_axis_is_numpys_axis_error(call):
     a = b2lazy.asarray(_X)
     for exc in (AxisError, IndexError, ValueError):
@@ -537,9 +599,13 @@ def test_out_of_range_axis_in_expression_strings(text):
 
 def test_axis_errors_that_numpy_raises_as_value_errors_stay_value_errors():
     a = b2lazy.asarray(_X)
-    for call in (lambda: b2lazy.sum(a, axis=(0, 0)), lambda: b2lazy.squeeze(a, axis=0),
-                 lambda: b2lazy.permute_dims(a, (0,)), lambda: b2lazy.permute_dims(a, (0, 0)),
-                 lambda: b2lazy.moveaxis(a, (0, 0), (0, 1))):
+    for call in (
+        lambda: b2lazy.sum(a, axis=(0, 0)),
+        lambda: b2lazy.squeeze(a, axis=0),
+        lambda: b2lazy.permute_dims(a, (0,)),
+        lambda: b2lazy.permute_dims(a, (0, 0)),
+        lambda: b2lazy.moveaxis(a, (0, 0), (0, 1)),
+    ):
         with pytest.raises(ValueError) as e:
             call()
         assert not isinstance(e.value, IndexError), str(e.value)
@@ -548,8 +614,12 @@ def test_axis_errors_that_numpy_raises_as_value_errors_stay_value_errors():
 @pytest.mark.skipif(EXE is None, reason="the b2lazy command is not on PATH")
 def test_command_axis_error(tmp_path):
     _, path = blosc2_file(tmp_path, _X)
-    p = subprocess.run([EXE, "eval", "sum(a, axis=5)", f"a={path}", "-o", str(tmp_path / "o.b2nd")],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [EXE, "eval", "sum(a, axis=5)", f"a={path}", "-o", str(tmp_path / "o.b2nd")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode != 0 and "axis 5 is out of bounds" in p.stderr, p.stderr
     assert not os.path.exists(tmp_path / "o.b2nd")
 

@@ -11,6 +11,7 @@ Destructive cases run in fresh temporary directories (and a temporary cwd for ".
 ".."). "/" is checked only by the C++ test of classify_output(): a regression there must
 not be able to touch the root directory.
 """
+
 import gc
 import os
 import pathlib
@@ -66,8 +67,9 @@ def run(*args, cwd=None):
 
 
 def run_python(code, cwd=None):
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          timeout=300, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300, cwd=cwd
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -184,17 +186,28 @@ def test_refusal_comes_before_any_work(tmp_path):
     (tmp_path / "t.txt").write_text("x")
     calls = []
     with pytest.raises(OSError, match="t.txt"):
-        (b2lazy.asarray(VALUES) * 2).compute(urlpath=tmp_path / "t.txt", chunks=(5, 5),
-                                            progress=lambda done, total: calls.append(done))
+        (b2lazy.asarray(VALUES) * 2).compute(
+            urlpath=tmp_path / "t.txt", chunks=(5, 5), progress=lambda done, total: calls.append(done)
+        )
     assert calls == []
 
 
 # ----------------------------------------------------------------------------------------
 # replacement of b2nd arrays, both forms and a change of form
 # ----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("old_form, new_form", [("file", "file"), ("dir", "dir"), ("file", "dir"),
-                                                ("dir", "file"), ("dir", None), ("file", None),
-                                                ("blosc2-file", "file"), ("blosc2-dir", "dir")])
+@pytest.mark.parametrize(
+    "old_form, new_form",
+    [
+        ("file", "file"),
+        ("dir", "dir"),
+        ("file", "dir"),
+        ("dir", "file"),
+        ("dir", None),
+        ("file", None),
+        ("blosc2-file", "file"),
+        ("blosc2-dir", "dir"),
+    ],
+)
 def test_replaces_a_b2nd_array(tmp_path, old_form, new_form):
     path = tmp_path / "out"
     if old_form.startswith("blosc2"):
@@ -248,8 +261,16 @@ def test_failed_compute_leaves_the_old_array(tmp_path):
 # ----------------------------------------------------------------------------------------
 # hostile but valid names
 # ----------------------------------------------------------------------------------------
-HOSTILE = ["with space.b2nd", "données é 数据.b2nd", "-leading-dash.b2nd", "a" * 250, "é" * 125,
-           "trailing-slash/", "x.b2nd.tmp-1-1", ".hidden"]
+HOSTILE = [
+    "with space.b2nd",
+    "données é 数据.b2nd",
+    "-leading-dash.b2nd",
+    "a" * 250,
+    "é" * 125,
+    "trailing-slash/",
+    "x.b2nd.tmp-1-1",
+    ".hidden",
+]
 
 
 @pytest.mark.parametrize("name", HOSTILE)
@@ -345,9 +366,15 @@ def test_two_writers_each_get_their_own_result(tmp_path, contiguous):
     removed by the other writer before its result is read: then an error, never the other
     writer's values. A file stays readable through the result's descriptor."""
     path = str(tmp_path / "shared")
-    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(WRITER), path, str(v), "25",
-                               "1" if contiguous else "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for v in (1.0, 2.0)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(WRITER), path, str(v), "25", "1" if contiguous else "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for v in (1.0, 2.0)
+    ]
     for p in procs:
         out, err = p.communicate(timeout=600)
         assert p.returncode == 0 and out.split()[0] == "ok", err
@@ -379,8 +406,12 @@ def test_reader_sees_old_or_new_never_a_mix(tmp_path, contiguous):
     path = str(tmp_path / "shared")
     stored(path, values=np.zeros((120, 120)), contiguous=contiguous)
     stop = str(tmp_path / "stop")
-    reader = subprocess.Popen([sys.executable, "-c", textwrap.dedent(READER), path, stop],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reader = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(READER), path, stop],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     writer = run_python_args(WRITER, path, "1", "40", "1" if contiguous else "0", "alternate")
     open(stop, "w").close()
     out, err = reader.communicate(timeout=600)
@@ -393,8 +424,9 @@ def test_reader_sees_old_or_new_never_a_mix(tmp_path, contiguous):
 
 
 def run_python_args(code, *args):
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True, text=True,
-                          timeout=600)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True, text=True, timeout=600
+    )
 
 
 def test_open_array_keeps_its_version_when_replaced(tmp_path):
@@ -460,7 +492,7 @@ def test_too_many_open_arrays_is_a_clear_error(tmp_path):
         keep = []
         try:
             for i in range(100):
-                keep.append(b2lazy.open({str(tmp_path / 'a.b2nd')!r}))
+                keep.append(b2lazy.open({str(tmp_path / "a.b2nd")!r}))
         except OSError as e:
             print(e)
     """
@@ -484,8 +516,12 @@ STUCK = """
 
 
 def start_stuck_writer(path, contiguous):
-    p = subprocess.Popen([sys.executable, "-c", textwrap.dedent(STUCK), str(path), "1" if contiguous else "0"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(STUCK), str(path), "1" if contiguous else "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert p.stdout.readline().strip() == "writing", p.stderr.read()
     return p
 

@@ -11,6 +11,7 @@ its size would list.
 
 No timings are asserted: counters and memory only.
 """
+
 import subprocess
 import sys
 import textwrap

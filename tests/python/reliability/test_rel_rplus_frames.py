@@ -4,6 +4,7 @@ its header switched to them in one write; a sparse directory gets each chunk fil
 into place, and a new index when chunks become (or stop being) marks of zeros. The values
 are NumPy's, python-blosc2 reads (and goes on updating) the array, its metadata survives,
 and the dead space a file's replaced chunks leave is bounded by compaction."""
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,12 @@ import b2lazy
 from conftest import base_shapes, examples
 
 
-@given(shape=base_shapes(min_ndim=1, max_ndim=3, allow_zero=False), dtype=st.sampled_from(["float64", "int16", "bool"]),
-       contiguous=st.booleans(), data=st.data())
+@given(
+    shape=base_shapes(min_ndim=1, max_ndim=3, allow_zero=False),
+    dtype=st.sampled_from(["float64", "int16", "bool"]),
+    contiguous=st.booleans(),
+    data=st.data(),
+)
 @examples(60)
 def test_updates_match_numpy_and_python_blosc2(shape, dtype, contiguous, data, tmp_path):
     chunks = tuple(data.draw(st.integers(1, s)) for s in shape)

@@ -6,6 +6,7 @@ a sparse directory's chunk files are replaced one by one.
 
 A writer process is SIGKILLed at random points of a whole-array write; after each kill the
 file is read by b2lazy and python-blosc2 (which must agree) and classified chunk by chunk."""
+
 from __future__ import annotations
 
 import random
@@ -54,10 +55,10 @@ def test_killed_writer_leaves_whole_chunks(contiguous, tmp_path):
             assert np.array_equal(got, old) or np.array_equal(got, new)
         for i in range(0, N, C):
             for j in range(0, N, C):
-                g = got[i:i + C, j:j + C]
-                if np.array_equal(g, old[i:i + C, j:j + C]):
+                g = got[i : i + C, j : j + C]
+                if np.array_equal(g, old[i : i + C, j : j + C]):
                     seen["old"] += 1
-                elif np.array_equal(g, new[i:i + C, j:j + C]):
+                elif np.array_equal(g, new[i : i + C, j : j + C]):
                     seen["new"] += 1
                 else:
                     raise AssertionError(f"chunk at ({i}, {j}) mixes old and new values after a kill")

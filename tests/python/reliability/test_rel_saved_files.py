@@ -3,6 +3,7 @@
 A saved expression is a small JSON file that other people may have made: opening it must
 not crash, hang, do work proportional to data, read paths it does not name, or give values
 of other data quietly. Each test checks one of the issue's defects against NumPy."""
+
 from __future__ import annotations
 
 import base64
@@ -26,8 +27,13 @@ def b64(b):
 
 
 def saved(path, calls, nodes, root=None):
-    d = {"format": "b2lazy-expression", "version": 1, "root": len(nodes) - 1 if root is None else root,
-         "calls": calls, "nodes": nodes}
+    d = {
+        "format": "b2lazy-expression",
+        "version": 1,
+        "root": len(nodes) - 1 if root is None else root,
+        "calls": calls,
+        "nodes": nodes,
+    }
     with open(path, "w") as f:
         json.dump(d, f)
     return str(path)
@@ -35,8 +41,9 @@ def saved(path, calls, nodes, root=None):
 
 def run(code, cwd):
     """`code` in a fresh interpreter (a crash is its exit status, not ours)."""
-    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, capture_output=True, text=True,
-                       timeout=TIMEOUT)
+    p = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT
+    )
     return p.returncode, p.stdout, p.stderr
 
 
@@ -124,6 +131,7 @@ def test_counts_are_stamped_when_counted_not_when_saved(tmp_path):
     """a[a > 5] counted, then a.b2nd rewritten, then saved: the stamps saved are those of
     the data counted, so reopening counts again (and refuses the other length)."""
     import pickle
+
     path = str(tmp_path / "a.b2nd")
     x = np.zeros(N)
     x[:64] = 10
@@ -174,6 +182,7 @@ def _url_operands(tmp_path):
     import blosc2
     import h5py
     import zarr
+
     x = np.arange(12.0).reshape(3, 4)
     with h5py.File(tmp_path / "f.h5", "w") as f:
         f["g/x"] = x
@@ -184,14 +193,28 @@ def _url_operands(tmp_path):
     s.close()
     bl.asarray(x).compute(urlpath=str(tmp_path / "a.b2nd"))
     bl.asarray(x).compute(urlpath=str(tmp_path / "sparse") + "/")
-    return x, ["sparse", "b2nd:sparse/", "f.h5#/g/x", "hdf5:f.h5#/g/x", "z.zarr", "zarr:z.zarr", "zarr:zd/arr", "s.b2z#/x",
-               "b2z:s.b2z#/x", "a.b2nd", "b2nd:a.b2nd", ("s.b2z", {"key": "x"}), ("f.h5", {"dataset": "/g/x"})]
+    return x, [
+        "sparse",
+        "b2nd:sparse/",
+        "f.h5#/g/x",
+        "hdf5:f.h5#/g/x",
+        "z.zarr",
+        "zarr:z.zarr",
+        "zarr:zd/arr",
+        "s.b2z#/x",
+        "b2z:s.b2z#/x",
+        "a.b2nd",
+        "b2nd:a.b2nd",
+        ("s.b2z", {"key": "x"}),
+        ("f.h5", {"dataset": "/g/x"}),
+    ]
 
 
 def test_every_operand_url_round_trips(tmp_path, monkeypatch):
     """Expressions over each URL b2lazy.open accepts (relative to the working directory
     when made) save, reopen from another working directory, and pickle."""
     import pickle
+
     monkeypatch.chdir(tmp_path)
     x, urls = _url_operands(tmp_path)
     for u in urls:
@@ -208,6 +231,7 @@ def test_every_operand_url_round_trips(tmp_path, monkeypatch):
 @pytest.mark.parametrize("depth", [250, 1000])
 def test_long_chains_save_pickle_and_reopen(tmp_path, depth):
     import pickle
+
     x = np.arange(6.0)
     y = bl.asarray(x)
     for _ in range(depth):
@@ -233,7 +257,9 @@ def _chain_file(path, n, last_ref):
 
 def test_cycles_and_self_references_are_named(tmp_path):
     path = tmp_path / "cycle.b2lazy"
-    saved(path, [{"fn": "negative", "args": [{"array": 0}], "kwargs": {}}], [{"shape": [4], "dtype": "int64", "call": 0}])
+    saved(
+        path, [{"fn": "negative", "args": [{"array": 0}], "kwargs": {}}], [{"shape": [4], "dtype": "int64", "call": 0}]
+    )
     with pytest.raises(ValueError, match=r"cycle\.b2lazy'.*calls\[0\].*nodes\[0\] refers to itself"):
         bl.open(str(path))
     _chain_file(path, 5000, 4999)  # a cycle through 5000 nodes
@@ -247,8 +273,7 @@ def test_cycles_and_self_references_are_named(tmp_path):
 
 
 # --- item 13: malformed files name the file and the position -----------------------------------
-GOOD_CALLS = [{"fn": "arange", "args": [6], "kwargs": {}},
-              {"fn": "add", "args": [{"array": 0}, 1.5], "kwargs": {}}]
+GOOD_CALLS = [{"fn": "arange", "args": [6], "kwargs": {}}, {"fn": "add", "args": [{"array": 0}, 1.5], "kwargs": {}}]
 GOOD_NODES = [{"shape": [6], "dtype": "int64", "call": 0}, {"shape": [6], "dtype": "float64", "call": 1}]
 
 MALFORMED = [  # (what is changed, the position named)
@@ -265,24 +290,48 @@ MALFORMED = [  # (what is changed, the position named)
     (lambda d: d["calls"][1].update(args={"a": 1}), r"malformed at calls\[1\]\.args: a list"),
     (lambda d: d["calls"][1].update(kwargs=[1]), r"malformed at calls\[1\]\.kwargs"),
     (lambda d: d["calls"][1].update(fn=3), r"malformed at calls\[1\]\.fn"),
-    (lambda d: d["calls"][1]["args"].__setitem__(0, {"array": 5}), r"malformed at calls\[1\]\.args\[0\]\.array: 5 names no node"),
+    (
+        lambda d: d["calls"][1]["args"].__setitem__(0, {"array": 5}),
+        r"malformed at calls\[1\]\.args\[0\]\.array: 5 names no node",
+    ),
     (lambda d: d["calls"][1]["args"].__setitem__(0, {"array": "0"}), r"calls\[1\]\.args\[0\]\.array"),
-    (lambda d: d["calls"][1]["args"].__setitem__(0, {"array": 0, "x": 1}), r"calls\[1\]\.args\[0\]: a tagged value has one key"),
+    (
+        lambda d: d["calls"][1]["args"].__setitem__(0, {"array": 0, "x": 1}),
+        r"calls\[1\]\.args\[0\]: a tagged value has one key",
+    ),
     (lambda d: d["calls"][1]["args"].__setitem__(1, {"slice": [1, 2]}), r"calls\[1\]\.args\[1\]\.slice: a list of 3"),
     (lambda d: d["calls"][1]["args"].__setitem__(1, {"dict": [[1, 2, 3]]}), r"calls\[1\]\.args\[1\]\.dict"),
     (lambda d: d["calls"][1]["args"].__setitem__(1, {"float": "x"}), r"calls\[1\]\.args\[1\]\.float"),
     (lambda d: d["calls"][1]["args"].__setitem__(1, {"complex": ["1"]}), r"calls\[1\]\.args\[1\]\.complex"),
     (lambda d: d["calls"][1]["args"].__setitem__(1, {"npscalar": [1, "object"]}), r"calls\[1\]\.args\[1\]\.npscalar"),
-    (lambda d: d["calls"][1]["args"].__setitem__(1, {"npscalar": [300, "int8"]}), r"calls\[1\]\.args\[1\]: not a int8 scalar"),
+    (
+        lambda d: d["calls"][1]["args"].__setitem__(1, {"npscalar": [300, "int8"]}),
+        r"calls\[1\]\.args\[1\]: not a int8 scalar",
+    ),
     (lambda d: d["calls"][1]["args"].__setitem__(1, {"ndarray": "!!"}), r"calls\[1\]\.args\[1\]: not base64"),
     (lambda d: d["calls"][1]["args"].__setitem__(1, {"ndarray": "AAAA"}), r"calls\[1\]\.args\[1\]: not an \.npy array"),
     (lambda d: d["calls"][1]["args"].__setitem__(1, {"bogus": 1}), r"calls\[1\]\.args\[1\]: unknown value tag"),
     (lambda d: d["calls"][1]["args"].__setitem__(1, {"tuple": json.loads("[" * 70 + "1" + "]" * 70)}), r"nest at most"),
-    (lambda d: d["calls"].__setitem__(1, {"fn": ".getitem", "args": [1, 2], "kwargs": {}}), r"calls\[1\]\.args\[0\]: an array"),
-    (lambda d: d["calls"].__setitem__(1, {"fn": ".getitem", "args": [{"array": 0}], "kwargs": {}}), r"calls\[1\]: \.getitem takes 2 arguments"),
-    (lambda d: d["calls"].__setitem__(1, {"fn": ".cframe", "args": [5], "kwargs": {}}), r"calls\[1\]\.args\[0\]: base64 text"),
-    (lambda d: d["calls"].__setitem__(1, {"fn": "open", "args": [{"array": 0}], "kwargs": {}}), r"calls\[1\]: open takes one URL"),
-    (lambda d: d["calls"].__setitem__(1, {"fn": "evaluate", "args": ["a + 1"], "kwargs": {}}), r"calls\[1\]: evaluate takes"),
+    (
+        lambda d: d["calls"].__setitem__(1, {"fn": ".getitem", "args": [1, 2], "kwargs": {}}),
+        r"calls\[1\]\.args\[0\]: an array",
+    ),
+    (
+        lambda d: d["calls"].__setitem__(1, {"fn": ".getitem", "args": [{"array": 0}], "kwargs": {}}),
+        r"calls\[1\]: \.getitem takes 2 arguments",
+    ),
+    (
+        lambda d: d["calls"].__setitem__(1, {"fn": ".cframe", "args": [5], "kwargs": {}}),
+        r"calls\[1\]\.args\[0\]: base64 text",
+    ),
+    (
+        lambda d: d["calls"].__setitem__(1, {"fn": "open", "args": [{"array": 0}], "kwargs": {}}),
+        r"calls\[1\]: open takes one URL",
+    ),
+    (
+        lambda d: d["calls"].__setitem__(1, {"fn": "evaluate", "args": ["a + 1"], "kwargs": {}}),
+        r"calls\[1\]: evaluate takes",
+    ),
     (lambda d: d["calls"][1].update(fn="Plan"), r"calls\[1\]\.fn: unknown function 'Plan'"),
     (lambda d: d["calls"][1].update(fn="float64"), r"calls\[1\]\.fn: unknown function"),
     (lambda d: d["calls"][1].update(fn="bool"), r"calls\[1\]\.fn: unknown function"),
@@ -290,21 +339,33 @@ MALFORMED = [  # (what is changed, the position named)
     (lambda d: d["calls"][1].update(fn="_core"), r"calls\[1\]\.fn: unknown function"),
     (lambda d: d["calls"][1].update(fn="_serial"), r"calls\[1\]\.fn: unknown function"),
     (lambda d: d["calls"][1].update(fn="np"), r"calls\[1\]\.fn: unknown function"),
-    (lambda d: d["calls"][1].update(fn="result_type"), r"nodes\[1\]: calls\[1\] \(result_type\) returns Float64DType, not an array"),
+    (
+        lambda d: d["calls"][1].update(fn="result_type"),
+        r"nodes\[1\]: calls\[1\] \(result_type\) returns Float64DType, not an array",
+    ),
     (lambda d: d["nodes"][1].update(item=1), r"nodes\[1\]\.item: calls\[1\] does not return 2 arrays"),
     (lambda d: d["calls"][1]["args"].append(3), r"calls\[1\] \(add\): "),
     (lambda d: d["calls"][1]["kwargs"].update(bogus=1), r"calls\[1\] \(add\): "),
     (lambda d: d["calls"].__setitem__(0, {"fn": "reshape", "args": [{"array": 1}, "x"], "kwargs": {}}), r"cycle"),
-    (lambda d: d["calls"].__setitem__(1, {"fn": "evaluate", "args": ["a\ud800 + 1", {"dict": [["a", {"array": 0}]]}], "kwargs": {}}),
-     r"calls\[1\] \(evaluate\): evaluate: the expression: not valid text: a lone surrogate"),
+    (
+        lambda d: d["calls"].__setitem__(
+            1, {"fn": "evaluate", "args": ["a\ud800 + 1", {"dict": [["a", {"array": 0}]]}], "kwargs": {}}
+        ),
+        r"calls\[1\] \(evaluate\): evaluate: the expression: not valid text: a lone surrogate",
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", range(len(MALFORMED)))
 def test_malformed_files_name_the_file_and_position(tmp_path, case):
     change, words = MALFORMED[case]
-    d = {"format": "b2lazy-expression", "version": 1, "root": 1, "calls": json.loads(json.dumps(GOOD_CALLS)),
-         "nodes": json.loads(json.dumps(GOOD_NODES))}
+    d = {
+        "format": "b2lazy-expression",
+        "version": 1,
+        "root": 1,
+        "calls": json.loads(json.dumps(GOOD_CALLS)),
+        "nodes": json.loads(json.dumps(GOOD_NODES)),
+    }
     path = tmp_path / "bad.b2lazy"
     change(d)
     path.write_text(json.dumps(d))
@@ -316,8 +377,11 @@ def test_malformed_files_name_the_file_and_position(tmp_path, case):
 
 def test_malformed_json_names_the_file(tmp_path):
     path = tmp_path / "bad.b2lazy"
-    for text in ('{"format": "b2lazy-expression", "version": 1, ', '{"format": "b2lazy-expression"' + "[" * 100000,
-                 b'{"format": "b2lazy-expression", "version": 1, "root": 0, "x": "\xff\xfe"}'):
+    for text in (
+        '{"format": "b2lazy-expression", "version": 1, ',
+        '{"format": "b2lazy-expression"' + "[" * 100000,
+        b'{"format": "b2lazy-expression", "version": 1, "root": 0, "x": "\xff\xfe"}',
+    ):
         (path.write_bytes if isinstance(text, bytes) else path.write_text)(text)
         with pytest.raises(ValueError, match=re.escape(f"'{path}'")):
             bl.open(str(path))
@@ -325,8 +389,10 @@ def test_malformed_json_names_the_file(tmp_path):
 
 def test_lone_surrogates_are_value_errors_naming_the_argument():
     a = bl.asarray(np.arange(3.0))
-    with pytest.raises(ValueError, match=re.escape("evaluate: the expression: not valid text: a lone surrogate "
-                                                   "'\\ud800' at position 1")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape("evaluate: the expression: not valid text: a lone surrogate '\\ud800' at position 1"),
+    ):
         bl.evaluate("a\ud800", a=a)
     with pytest.raises(ValueError, match="evaluate: an operand name"):
         bl.evaluate("a + 1", {"a\udc00": a})
@@ -343,8 +409,11 @@ def test_saved_evaluate_never_reads_the_callers_variables(tmp_path):
     always carries its operands, and a file without them is refused."""
     path = tmp_path / "e.b2lazy"
     secret = bl.asarray(np.arange(3.0))  # noqa: F841 - what a hostile file would like to read
-    saved(path, [{"fn": "evaluate", "args": ["secret + 1", {"dict": []}], "kwargs": {}}],
-          [{"shape": [3], "dtype": "float64", "call": 0}])
+    saved(
+        path,
+        [{"fn": "evaluate", "args": ["secret + 1", {"dict": []}], "kwargs": {}}],
+        [{"shape": [3], "dtype": "float64", "call": 0}],
+    )
     with pytest.raises(ValueError, match=r"calls\[0\] \(evaluate\).*secret"):
         bl.open(str(path)).to_numpy()
 
@@ -364,8 +433,10 @@ def _eager_cases(a, x):
         "getitem with a lazy index": (a[idx], x[i]),
         "vindex": (a.vindex[idx, idx + 1], x[i, i + 1]),
         "oindex": (a.oindex[idx, :], x[i, :]),
-        "take_along_axis": (bl.take_along_axis(a, bl.ones((4, 2), dtype=bl.int64), axis=1),
-                            np.take_along_axis(x, np.ones((4, 2), np.int64), axis=1)),
+        "take_along_axis": (
+            bl.take_along_axis(a, bl.ones((4, 2), dtype=bl.int64), axis=1),
+            np.take_along_axis(x, np.ones((4, 2), np.int64), axis=1),
+        ),
         "repeat": (bl.repeat(a, bl.asarray(np.array([1, 2, 0, 1])) + 0, axis=0), np.repeat(x, [1, 2, 0, 1], axis=0)),
         "full of a lazy value": (bl.full((3,), bl.sum(a)), np.full(3, x.sum())),
         "evaluate": (bl.evaluate("nonzero(a > 2)[0] + 1", a=a), np.nonzero(m)[0] + 1),
@@ -381,6 +452,7 @@ def test_opening_computes_nothing(tmp_path, monkeypatch):
     fails the test: nothing runs at open (nor when saved again or pickled); the values come
     at to_numpy(), equal to NumPy's."""
     import pickle
+
     x = np.arange(24.0).reshape(4, 6) % 5
     path = str(tmp_path / "a.b2nd")
     bl.asarray(x).compute(urlpath=path)
@@ -414,15 +486,23 @@ def test_deferred_unique_runs_under_the_computes_max_memory(tmp_path, monkeypatc
     assert budgets == [64 << 20]
 
 
-BOMB = {"format": "b2lazy-expression", "version": 1, "root": 3,
-        "calls": [{"fn": "ones", "args": [{"tuple": [1000000, 1000000]}], "kwargs": {}},
-                  {"fn": "greater", "args": [{"array": 0}, 0], "kwargs": {}},
-                  {"fn": "nonzero", "args": [{"array": 1}], "kwargs": {}},
-                  {"fn": "unique_values", "args": [{"array": 2}], "kwargs": {}}],
-        "nodes": [{"shape": [1000000, 1000000], "dtype": "float64", "call": 0},
-                  {"shape": [1000000, 1000000], "dtype": "bool", "call": 1},
-                  {"shape": [1000000000000], "dtype": "int64", "call": 2, "item": 0},
-                  {"shape": [1000000], "dtype": "int64", "call": 3}]}
+BOMB = {
+    "format": "b2lazy-expression",
+    "version": 1,
+    "root": 3,
+    "calls": [
+        {"fn": "ones", "args": [{"tuple": [1000000, 1000000]}], "kwargs": {}},
+        {"fn": "greater", "args": [{"array": 0}, 0], "kwargs": {}},
+        {"fn": "nonzero", "args": [{"array": 1}], "kwargs": {}},
+        {"fn": "unique_values", "args": [{"array": 2}], "kwargs": {}},
+    ],
+    "nodes": [
+        {"shape": [1000000, 1000000], "dtype": "float64", "call": 0},
+        {"shape": [1000000, 1000000], "dtype": "bool", "call": 1},
+        {"shape": [1000000000000], "dtype": "int64", "call": 2, "item": 0},
+        {"shape": [1000000], "dtype": "int64", "call": 3},
+    ],
+}
 
 
 def test_work_bomb_opens_at_once_and_its_compute_stops_on_sigint(tmp_path):
@@ -431,18 +511,27 @@ def test_work_bomb_opens_at_once_and_its_compute_stops_on_sigint(tmp_path):
     that ends, well within its timeout); to_numpy() starts the count, which SIGINT stops."""
     import signal
     import time
+
     f = tmp_path / "bomb.b2lazy"
     f.write_text(json.dumps(BOMB))
-    rc, out, err = run(f"""
+    rc, out, err = run(
+        f"""
         import pickle, b2lazy as bl
         e = bl.open({str(f)!r})
         print(e.shape, e.dtype)
-        e.save({str(tmp_path / 'again.b2lazy')!r})
+        e.save({str(tmp_path / "again.b2lazy")!r})
         print(pickle.loads(pickle.dumps(e)).shape)
-        """, tmp_path)
+        """,
+        tmp_path,
+    )
     assert rc == 0 and out.split("\n")[:2] == ["(1000000,) int64", "(1000000,)"], (out, err)
-    p = subprocess.Popen([sys.executable, "-c", f"import b2lazy as bl; e = bl.open({str(f)!r}); print('go', flush=True); "
-                          f"e.to_numpy()"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", f"import b2lazy as bl; e = bl.open({str(f)!r}); print('go', flush=True); e.to_numpy()"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert p.stdout.readline().strip() == "go"
         time.sleep(1)  # (the count has started: it could not finish in hours)
@@ -459,9 +548,11 @@ def test_relative_operand_paths_are_relative_to_the_saved_file(tmp_path, monkeyp
     (tmp_path / "d").mkdir()
     bl.asarray(x).compute(urlpath=str(tmp_path / "d" / "a.b2nd"))
     bl.asarray(-x).compute(urlpath=str(tmp_path / "a.b2nd"))  # what the working directory holds
-    f = saved(tmp_path / "d" / "e.b2lazy", [{"fn": "open", "args": ["a.b2nd"], "kwargs": {}},
-                                            {"fn": "add", "args": [{"array": 0}, 1], "kwargs": {}}],
-              [{"shape": [5], "dtype": "float64", "call": 0}, {"shape": [5], "dtype": "float64", "call": 1}])
+    f = saved(
+        tmp_path / "d" / "e.b2lazy",
+        [{"fn": "open", "args": ["a.b2nd"], "kwargs": {}}, {"fn": "add", "args": [{"array": 0}, 1], "kwargs": {}}],
+        [{"shape": [5], "dtype": "float64", "call": 0}, {"shape": [5], "dtype": "float64", "call": 1}],
+    )
     monkeypatch.chdir(tmp_path)
     np.testing.assert_array_equal(bl.open(f).to_numpy(), x + 1)
 
@@ -473,9 +564,11 @@ def test_urls_of_unknown_schemes_and_nested_saved_files_are_refused(tmp_path):
     f = saved(tmp_path / "e.b2lazy", [{"fn": "open", "args": ["http://127.0.0.1:1/a.b2nd"], "kwargs": {}}], node)
     with pytest.raises(OSError, match="http://127.0.0.1:1/a.b2nd"):
         bl.open(f)
-    for url, words in (("nosuchscheme://bucket/a.zarr", "nosuchscheme"),
-                       ("zarr:missing.zarr", "operand '.*missing.zarr' does not exist"),
-                       ("a.b2nd\x00x", "NUL character")):
+    for url, words in (
+        ("nosuchscheme://bucket/a.zarr", "nosuchscheme"),
+        ("zarr:missing.zarr", "operand '.*missing.zarr' does not exist"),
+        ("a.b2nd\x00x", "NUL character"),
+    ):
         f = saved(tmp_path / "e.b2lazy", [{"fn": "open", "args": [url], "kwargs": {}}], node)
         with pytest.raises((ValueError, FileNotFoundError), match=words):
             bl.open(f)
@@ -505,7 +598,9 @@ def test_operands_substitute_without_editing_the_file(tmp_path):
     assert written == pa
     for sub in (pb, bl.open(pb), bl.asarray(y)):
         np.testing.assert_array_equal(bl.open(f, operands={pa: sub}).to_numpy(), y[y > 4] * 2)
-    with pytest.raises(ValueError, match=r"operands=\{\.\.\.\} names \['/nope.b2nd'\].*its operands: \['" + re.escape(pa)):
+    with pytest.raises(
+        ValueError, match=r"operands=\{\.\.\.\} names \['/nope.b2nd'\].*its operands: \['" + re.escape(pa)
+    ):
         bl.open(f, operands={"/nope.b2nd": pb})
     with pytest.raises(ValueError, match=r"saved with shape \(3, 4\).*now has shape \(5,\)"):
         bl.open(f, operands={pa: bl.arange(5.0)})
@@ -521,6 +616,7 @@ def test_a_reopened_inline_frame_saves_as_itself(tmp_path):
     """(A fuzzer's find.) A saved file whose root is an inline frame, reopened and saved
     again, holds the frame, not a reference to the saved file it came from."""
     import pickle
+
     x = np.arange(24.0).reshape(4, 6)
     f = str(tmp_path / "e.b2lazy")
     bl.asarray(x, chunks=(2, 3)).compute().save(f)

@@ -4,6 +4,7 @@ fails, on lazy arrays and on files opened with mode="r+" alike; nothing is writt
 
 NumPy is the oracle: each case is tried on a NumPy array first, and b2lazy must raise the
 same exception type (or store the same values, with NumPy's warning)."""
+
 from __future__ import annotations
 
 import warnings
@@ -14,9 +15,29 @@ import pytest
 
 import b2lazy
 
-SCALARS = [np.nan, np.inf, -np.inf, 1 + 2j, np.uint64(2**64 - 1), 2**64 - 1, 2**63, -2**63 - 1,
-           np.float64(np.nan), np.float32(np.inf), 1e300, 1.5, np.float32(2.5), True, -1, 256,
-           np.int64(-1), [np.nan, 1.0], [1 + 1j, 2], [2**64, 1], [1.5, -2.5]]
+SCALARS = [
+    np.nan,
+    np.inf,
+    -np.inf,
+    1 + 2j,
+    np.uint64(2**64 - 1),
+    2**64 - 1,
+    2**63,
+    -(2**63) - 1,
+    np.float64(np.nan),
+    np.float32(np.inf),
+    1e300,
+    1.5,
+    np.float32(2.5),
+    True,
+    -1,
+    256,
+    np.int64(-1),
+    [np.nan, 1.0],
+    [1 + 1j, 2],
+    [2**64, 1],
+    [1.5, -2.5],
+]
 DTYPES = ["int64", "int32", "uint8", "uint64", "float32", "float64", "bool", "complex64"]
 
 

@@ -5,6 +5,7 @@ Each case runs a script (or the command) in a subprocess on work far too long to
 by itself, waits until the evaluation is under way (its signal handlers are installed, or
 its progress callback printed a marker), sends the signal and checks how the process
 ended. "Stops promptly" is checked only as "ends within a generous timeout"."""
+
 import os
 import re
 import signal
@@ -23,9 +24,10 @@ TIMEOUT = 120  # generous: a stopped evaluation ends within about a second
 
 # Minutes of work whose output compresses to almost nothing: sin² + cos² of a broadcast
 # constant (the sum keeps it from being folded away).
-BIG = "(bl.sin(bl.ones((200000, 1)) + bl.ones((1, 200000))) ** 2 + bl.cos(bl.ones((200000, 1)) + bl.ones((1, 200000))) ** 2)"
-
-
+BIG = (
+    "(bl.sin(bl.ones((200000, 1)) + bl.ones((1, 200000))) ** 2"
+    " + bl.cos(bl.ones((200000, 1)) + bl.ones((1, 200000))) ** 2)"
+)
 
 
 EXE = B2LAZY_COMMAND
@@ -38,10 +40,12 @@ def start(tmp_path, body, *args):
     work.mkdir(exist_ok=True)
     bl.arange(100).compute(urlpath=work / "out.b2nd")
     script = tmp_path / "script.py"
-    script.write_text("import os, signal, sys, threading\nimport numpy as np\nimport b2lazy as bl\n"
-                      + textwrap.dedent(body))
-    p = subprocess.Popen([sys.executable, str(script), *args], cwd=work, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    script.write_text(
+        "import os, signal, sys, threading\nimport numpy as np\nimport b2lazy as bl\n" + textwrap.dedent(body)
+    )
+    p = subprocess.Popen(
+        [sys.executable, str(script), *args], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     return p, work
 
 
@@ -96,10 +100,14 @@ def assert_untouched(work):
 
 # --- compute() to a file: main thread, other thread, daemon thread ---------------------
 
-@pytest.mark.parametrize("sig, status, raised", [(signal.SIGINT, -signal.SIGINT, "KeyboardInterrupt"),
-                                                 (signal.SIGTERM, -signal.SIGTERM, "")])
+
+@pytest.mark.parametrize(
+    "sig, status, raised", [(signal.SIGINT, -signal.SIGINT, "KeyboardInterrupt"), (signal.SIGTERM, -signal.SIGTERM, "")]
+)
 def test_compute_main_thread(tmp_path, sig, status, raised):
-    p, work = start(tmp_path, f"""
+    p, work = start(
+        tmp_path,
+        f"""
         x = {BIG}
         seen = []
         def progress(done, total):
@@ -108,7 +116,8 @@ def test_compute_main_thread(tmp_path, sig, status, raised):
                 print("STARTED", flush=True)
         x.compute(urlpath="out.b2nd", nthreads=2, progress=progress)
         print("FINISHED")
-    """)
+    """,
+    )
     wait_for_line(p, "STARTED")
     p.send_signal(sig)
     code, out, err = finish(p)
@@ -123,7 +132,9 @@ def test_compute_other_thread(tmp_path, sig, status):
     own KeyboardInterrupt from Python's handler. SIGTERM ends the process by SIGTERM.
     (The main thread waits on an Event: Python 3.11's Thread.join() interrupted by Ctrl-C
     marks a running thread as stopped, bpo-45274, and then exit does not wait for it.)"""
-    p, work = start(tmp_path, f"""
+    p, work = start(
+        tmp_path,
+        f"""
         x = {BIG}
         done = threading.Event()
         def work():
@@ -134,7 +145,8 @@ def test_compute_other_thread(tmp_path, sig, status):
             done.set()
         threading.Thread(target=work).start()
         done.wait()
-    """)
+    """,
+    )
     wait_for_line(p, "STARTED")
     p.send_signal(sig)
     code, out, err = finish(p)
@@ -146,14 +158,17 @@ def test_compute_other_thread(tmp_path, sig, status):
 
 def test_daemon_thread_compute_when_main_thread_exits(tmp_path):
     """At interpreter exit, a daemon thread's evaluation is stopped and its temporary removed."""
-    p, work = start(tmp_path, f"""
+    p, work = start(
+        tmp_path,
+        f"""
         x = {BIG}
         started = threading.Event()
         threading.Thread(target=lambda: x.compute(urlpath="out.b2nd", nthreads=2,
                                                   progress=lambda d, t: started.set()), daemon=True).start()
         started.wait()
         print("MAIN EXITS", flush=True)
-    """)
+    """,
+    )
     code, out, err = finish(p)
     assert code == 0, err
     assert "MAIN EXITS" in out and err == ""
@@ -162,7 +177,9 @@ def test_daemon_thread_compute_when_main_thread_exits(tmp_path):
 
 def test_user_sigterm_handler_runs(tmp_path):
     """Python's handler decides what compute() raises: here the user's, which exits with 5."""
-    p, work = start(tmp_path, f"""
+    p, work = start(
+        tmp_path,
+        f"""
         def handler(sig, frame):
             print("HANDLER", flush=True)
             sys.exit(5)
@@ -170,7 +187,8 @@ def test_user_sigterm_handler_runs(tmp_path):
         x = {BIG}
         x.compute(urlpath="out.b2nd", nthreads=2, progress=lambda d, t: print("STARTED", flush=True))
         print("FINISHED")
-    """)
+    """,
+    )
     wait_for_line(p, "STARTED")
     p.send_signal(signal.SIGTERM)
     code, out, err = finish(p)
@@ -181,20 +199,27 @@ def test_user_sigterm_handler_runs(tmp_path):
 
 # --- to_numpy() and single-chunk work ---------------------------------------------------
 
+
 @pytest.mark.parametrize("sig, status", [(signal.SIGINT, -signal.SIGINT), (signal.SIGTERM, -signal.SIGTERM)])
-@pytest.mark.parametrize("what", [
-    "bl.sum(x, axis=1).to_numpy(nthreads=2)",   # was deaf to Ctrl-C until the end
-    "bl.sum(x).compute(nthreads=2)",            # one output chunk: the node forks its slabs
-    "float(bl.sum(x).to_numpy(nthreads=1))",    # one output chunk, one thread: a loop over slabs
-    "bl.sum(x, axis=0).compute(urlpath='out.b2nd', nthreads=2)",
-])
+@pytest.mark.parametrize(
+    "what",
+    [
+        "bl.sum(x, axis=1).to_numpy(nthreads=2)",  # was deaf to Ctrl-C until the end
+        "bl.sum(x).compute(nthreads=2)",  # one output chunk: the node forks its slabs
+        "float(bl.sum(x).to_numpy(nthreads=1))",  # one output chunk, one thread: a loop over slabs
+        "bl.sum(x, axis=0).compute(urlpath='out.b2nd', nthreads=2)",
+    ],
+)
 def test_single_chunk_and_to_numpy(tmp_path, what, sig, status):
     """Ctrl-C during one output chunk's work was swallowed (status 0); now it stops."""
-    p, work = start(tmp_path, f"""
+    p, work = start(
+        tmp_path,
+        f"""
         x = {BIG}
         {what}
         print("FINISHED")
-    """)
+    """,
+    )
     wait_until_evaluating(p)
     p.send_signal(sig)
     code, out, err = finish(p)
@@ -207,9 +232,11 @@ def test_single_chunk_and_to_numpy(tmp_path, what, sig, status):
 
 # --- the command --------------------------------------------------------------------------
 
+
 @pytest.mark.skipif(EXE is None, reason="the b2lazy command is not installed")
-@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, -signal.SIGTERM),
-                                         (signal.SIGHUP, -signal.SIGHUP)])
+@pytest.mark.parametrize(
+    "sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, -signal.SIGTERM), (signal.SIGHUP, -signal.SIGHUP)]
+)
 @pytest.mark.parametrize("expr", ["sin(a + b) ** 2 + cos(a + b) ** 2", "sum(sin(a + b), axis=0)"])
 def test_command(tmp_path, sig, status, expr):
     work = tmp_path / "work"
@@ -217,9 +244,13 @@ def test_command(tmp_path, sig, status, expr):
     bl.arange(100).compute(urlpath=work / "out.b2nd")
     bl.ones((200000, 1)).compute(urlpath=tmp_path / "a.b2nd")
     bl.ones((1, 200000)).compute(urlpath=tmp_path / "b.b2nd")
-    p = subprocess.Popen([EXE, "eval", expr, f"a={tmp_path / 'a.b2nd'}", f"b={tmp_path / 'b.b2nd'}", "-o",
-                          "out.b2nd", "--threads", "2"], cwd=work, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [EXE, "eval", expr, f"a={tmp_path / 'a.b2nd'}", f"b={tmp_path / 'b.b2nd'}", "-o", "out.b2nd", "--threads", "2"],
+        cwd=work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_until_evaluating(p)
     p.send_signal(sig)
     code, out, err = finish(p)
@@ -230,6 +261,7 @@ def test_command(tmp_path, sig, status, expr):
 
 
 # --- progress callbacks and stops in the same process ---------------------------------------
+
 
 def test_keyboard_interrupt_in_progress_callback_stops_compute(tmp_path):
     """A KeyboardInterrupt raised in the callback (where Python runs its signal handlers
@@ -256,8 +288,11 @@ def test_to_numpy_progress():
 
 # --- threads ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("bad, error", [(0, ValueError), (-1, ValueError), (1025, ValueError), (2.0, TypeError),
-                                        ("2", TypeError), (True, TypeError)])
+
+@pytest.mark.parametrize(
+    "bad, error",
+    [(0, ValueError), (-1, ValueError), (1025, ValueError), (2.0, TypeError), ("2", TypeError), (True, TypeError)],
+)
 def test_nthreads_bounded_like_the_command(bad, error):
     with pytest.raises(error, match="nthreads"):
         bl.ones(10).compute(nthreads=bad)
@@ -269,7 +304,9 @@ def test_nthreads_bounded_like_the_command(bad, error):
 def test_thread_creation_failure_raises_instead_of_hanging(tmp_path):
     """Under an address-space limit 400 workers cannot be created: an error naming the
     count (it blocked forever in Context::Context)."""
-    p, _ = start(tmp_path, """
+    p, _ = start(
+        tmp_path,
+        """
         import resource
         with open("/proc/self/status") as f:
             vm = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize"))
@@ -279,7 +316,8 @@ def test_thread_creation_failure_raises_instead_of_hanging(tmp_path):
         except RuntimeError as e:
             print("RuntimeError:", e)
         print(bl.ones(10).to_numpy(nthreads=2).sum())  # fewer threads still work
-    """)
+    """,
+    )
     code, out, err = finish(p)
     assert code == 0, err
     assert "RuntimeError: cannot create 400 worker threads" in out

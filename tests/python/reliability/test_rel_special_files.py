@@ -6,6 +6,7 @@ files are now opened with O_NONBLOCK and checked with fstat: what is not a regul
 an OSError naming the path (symlinks to regular files still read, as in zarr-python), and
 the command exits 1 leaving nothing behind. Each case runs in a subprocess with a timeout.
 """
+
 import os
 import signal
 import socket
@@ -118,13 +119,19 @@ def test_command_refuses_and_leaves_nothing(tmp_path, where, out):
     replace_with(p / ("c/1" if where == "chunk" else "zarr.json"), "fifo")
     work = tmp_path / "work"
     work.mkdir()
-    r = subprocess.run([B2LAZY_COMMAND, "eval", "a + 1", f"a={p}", "-o", out, "--no-progress"], cwd=work,
-                       capture_output=True, text=True, timeout=TIMEOUT)
+    r = subprocess.run(
+        [B2LAZY_COMMAND, "eval", "a + 1", f"a={p}", "-o", out, "--no-progress"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
     assert r.returncode == 1 and "is a FIFO, not a regular file" in r.stderr and str(p) in r.stderr, r.stderr
     assert os.listdir(work) == []
 
 
 # --- every wait stays interruptible: SIGTERM and SIGINT while Zarr chunks are read ------
+
 
 def _big_zarr(path):
     """A Zarr array whose evaluation takes minutes (many chunks, a costly expression)."""
@@ -136,6 +143,7 @@ def _big_zarr(path):
 def _wait_until_evaluating(p):
     """Until the process handles SIGTERM (b2lazy installs its handler while it evaluates)."""
     import re
+
     deadline = time.monotonic() + TIMEOUT
     while time.monotonic() < deadline:
         assert p.poll() is None, p.communicate()
@@ -157,8 +165,13 @@ def test_command_stops_reading_zarr_on_signals(tmp_path, sig, status, out):
     p = _big_zarr(tmp_path / "a.zarr")
     work = tmp_path / "work"
     work.mkdir()
-    proc = subprocess.Popen([B2LAZY_COMMAND, "eval", EXPENSIVE, f"a={p}", "-o", out, "--threads", "2",
-                             "--no-progress"], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [B2LAZY_COMMAND, "eval", EXPENSIVE, f"a={p}", "-o", out, "--threads", "2", "--no-progress"],
+        cwd=work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     _wait_until_evaluating(proc)
     time.sleep(0.3)  # well into the reads
     proc.send_signal(sig)

@@ -4,6 +4,7 @@ A function may keep the NumPy arrays it is given (in a list, a closure, a global
 through them later must not change any result — neither the lazyudf's own nor an unrelated
 later one that reuses the engine's memory. And Ctrl-C or sys.exit() inside the function
 reach the caller as themselves, not as the function's failure."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -61,8 +62,10 @@ def test_interrupt_and_exit_in_the_function_propagate_as_themselves(exc):
 
     with pytest.raises(exc):
         b2lazy.lazyudf(f, [b2lazy.asarray(np.ones((64, 64)), chunks=(16, 16))], "float64").to_numpy()
+
     # Other exceptions stay the function's failure, named.
     def g(ins, out, offset):
         raise RuntimeError("boom")
+
     with pytest.raises(ValueError, match="lazyudf 'g' failed.*RuntimeError: boom"):
         b2lazy.lazyudf(g, [b2lazy.asarray(np.ones((8, 8)))], "float64").to_numpy()

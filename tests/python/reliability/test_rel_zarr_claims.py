@@ -11,6 +11,7 @@ file, an inner chunk of a shard) is refused before it is read.
 
 Each case is read in a fresh interpreter, whose peak RSS is measured.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,10 +33,11 @@ sys.path[:0] = [os.path.join(HERE, "..")]
 from conftest import B2LAZY_COMMAND  # noqa: E402
 
 RSS_LIMIT = 200 * 2**20  # a Python with NumPy and b2lazy imported takes ~60 MiB
-HUGE = 2**31 - 64        # what the hostile chunks claim or unpack to
+HUGE = 2**31 - 64  # what the hostile chunks claim or unpack to
 
 
 # --- hostile bytes --------------------------------------------------------------------
+
 
 def blosc_claiming(size=HUGE):
     """A real Blosc1 buffer (as numcodecs writes it) whose header claims `size` bytes."""
@@ -48,6 +50,7 @@ def blosc2_claiming(size=HUGE):
     """A Blosc2-format buffer (the 32-byte extended header, as python-blosc2 writes it)
     whose header claims `size` bytes."""
     import blosc2
+
     b = bytearray(blosc2.compress2(np.arange(64.0).tobytes(), typesize=8))
     b[4:8] = struct.pack("<i", size)
     return bytes(b)
@@ -121,8 +124,9 @@ def v3(path, data, chunks, **kw):
 
 
 def v2(path, data, chunks, **kw):
-    z = zarr.create_array(str(path), shape=data.shape, chunks=chunks, dtype=data.dtype, zarr_format=2,
-                          overwrite=True, **kw)
+    z = zarr.create_array(
+        str(path), shape=data.shape, chunks=chunks, dtype=data.dtype, zarr_format=2, overwrite=True, **kw
+    )
     z[...] = data
     return z
 
@@ -199,12 +203,18 @@ def case_v2_order_f(compressor, chunk, data=DATA2):
         v2(p, data, data.shape, compressors=compressor, order="F")
         put(p, "0.0", chunk())
         return "0.0"
+
     return make
 
 
 def case_shard_inner(p):  # a shard's inner chunk with [bytes, zstd, blosc]
-    v3(p, DATA1, (64,), compressors=None,
-       serializer=ShardingCodec(chunk_shape=(16,), codecs=[BytesCodec(), ZstdCodec(), BloscCodec(cname="lz4")]))
+    v3(
+        p,
+        DATA1,
+        (64,),
+        compressors=None,
+        serializer=ShardingCodec(chunk_shape=(16,), codecs=[BytesCodec(), ZstdCodec(), BloscCodec(cname="lz4")]),
+    )
     put(p, "c/0", shard_with(blosc_claiming()))
     return "c/0"
 
@@ -216,8 +226,13 @@ def case_shard_then_zstd(p):  # [sharding_indexed, zstd]: the shard itself unpac
 
 
 def case_shard_index_huge(p):  # the index points at 2 GiB of a sparse shard file
-    v3(p, DATA1, (64,), compressors=None,
-       serializer=ShardingCodec(chunk_shape=(16,), codecs=[BytesCodec(), ZstdCodec()]))
+    v3(
+        p,
+        DATA1,
+        (64,),
+        compressors=None,
+        serializer=ShardingCodec(chunk_shape=(16,), codecs=[BytesCodec(), ZstdCodec()]),
+    )
     sparse(p, "c/0", HUGE)
     with open(os.path.join(str(p), "c/0"), "r+b") as f:
         index = struct.pack("<QQ", 0, HUGE - 1000) + b"\xff" * 48
@@ -300,7 +315,7 @@ def test_hostile_chunk_stays_small(tmp_path, case):
 def blosc_patched(offset, value):
     """A Blosc chunk of 1000 doubles (numcodecs, blocks of 2000 bytes) with a header field set."""
     b = bytearray(numcodecs.Blosc(cname="lz4", blocksize=2000).encode(np.sin(np.arange(1000.0))))
-    b[offset:offset + 4] = struct.pack("<i", value)
+    b[offset : offset + 4] = struct.pack("<i", value)
     return bytes(b)
 
 
@@ -329,8 +344,18 @@ def test_claims_name_the_size(tmp_path):
     assert f"claims {HUGE} bytes, more than the" in said and "this chunk can hold" in said, said
 
 
-@pytest.mark.parametrize("case", ["bytes-zstd-blosc", "bytes-blosc-zstd(claim)", "transpose-bytes-blosc",
-                                  "v2-F-blosc", "v2-F-zstd", "v2-F-lz4", "shard-inner-bytes-zstd-blosc"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "bytes-zstd-blosc",
+        "bytes-blosc-zstd(claim)",
+        "transpose-bytes-blosc",
+        "v2-F-blosc",
+        "v2-F-zstd",
+        "v2-F-lz4",
+        "shard-inner-bytes-zstd-blosc",
+    ],
+)
 def test_zarr_python_refuses_too(tmp_path, case):
     """The oracle: zarr-python cannot read these chunks either (the ones it does not unpack
     whole first)."""
@@ -344,14 +369,20 @@ def test_valid_chains_still_read(tmp_path):
     """The same chains over real data (incompressible too) read as zarr-python reads them."""
     rng = np.random.default_rng(0)
     for name, data in (("smooth", np.sin(np.arange(4096.0)).reshape(64, 64)), ("noise", rng.random((64, 64)))):
-        for i, kw in enumerate((
+        for i, kw in enumerate(
+            (
                 dict(compressors=[ZstdCodec(), BloscCodec(cname="lz4")]),
                 dict(compressors=[BloscCodec(cname="zstd"), ZstdCodec()]),
                 dict(compressors=[ZstdCodec(), GzipCodec(), Crc32cCodec()]),
                 dict(filters=[TransposeCodec(order=(1, 0))], compressors=[BloscCodec(), ZstdCodec()]),
                 dict(shards=(64, 64), compressors=[ZstdCodec()]),
-                dict(shards=(64, 64), compressors=None,
-                     serializer=ShardingCodec(chunk_shape=(16, 16), codecs=[BytesCodec(), ZstdCodec(), BloscCodec()])))):
+                dict(
+                    shards=(64, 64),
+                    compressors=None,
+                    serializer=ShardingCodec(chunk_shape=(16, 16), codecs=[BytesCodec(), ZstdCodec(), BloscCodec()]),
+                ),
+            )
+        ):
             p = tmp_path / f"{name}{i}.zarr"
             chunks = (16, 16)
             z = zarr.create_array(str(p), shape=data.shape, chunks=chunks, dtype=data.dtype, overwrite=True, **kw)
@@ -378,12 +409,31 @@ def test_eval_four_hostile_chunks_two_threads(tmp_path):
     for k in range(4):
         put(p, f"c/{k}", blosc_claiming())
     out = tmp_path / "o.b2nd"
-    code = ("import resource, subprocess, sys\n"
-            "r = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=300)\n"
-            "sys.stderr.write(r.stderr)\n"
-            "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
-    r = subprocess.run([sys.executable, "-c", code, B2LAZY_COMMAND, "eval", "a + 1", f"a={p}", "-o", str(out),
-                        "--threads", "2", "--no-progress"], capture_output=True, text=True, timeout=600)
+    code = (
+        "import resource, subprocess, sys\n"
+        "r = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=300)\n"
+        "sys.stderr.write(r.stderr)\n"
+        "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            B2LAZY_COMMAND,
+            "eval",
+            "a + 1",
+            f"a={p}",
+            "-o",
+            str(out),
+            "--threads",
+            "2",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     rc, kib = map(int, r.stdout.split())
     assert rc == 1 and f"{p}/c/" in r.stderr, r.stderr
     assert kib * 1024 < RSS_LIMIT, f"b2lazy eval peaked at {kib / 1024:.0f} MiB"

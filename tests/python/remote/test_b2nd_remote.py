@@ -6,6 +6,7 @@ hostile files served by nginx; compute() to S3 read back by python-blosc2.
 
 Supported: contiguous b2nd files (one object). A sparse directory has no single object:
 a remote URL names a file."""
+
 import os
 import sys
 from pathlib import Path
@@ -180,7 +181,7 @@ def test_strided_slice_fetches_the_touched_blocks_only(nginx_server, tmp_path):
     need = 0
     for r in range(0, 1000, 97):
         start, cbytes = spans[r // 250]
-        table = np.frombuffer(data[start + 32:start + 32 + 4 * 25], "<i4")
+        table = np.frombuffer(data[start + 32 : start + 32 + 4 * 25], "<i4")
         b = (r % 250) // 10
         ends = sorted(set(table.tolist()) | {cbytes})
         need += ends[ends.index(table[b]) + 1] - table[b]
@@ -244,8 +245,9 @@ def test_truncated_file_is_a_clear_error(nginx_server, tmp_path):
 def test_chunk_header_claiming_gigabytes_is_refused_before_allocation(nginx_server, tmp_path):
     def mutate(d, local):
         at = chunk_start(local, 1)
-        d[at + 12: at + 16] = (2**31 - 1).to_bytes(4, "little")  # cbytes: 2 GiB
+        d[at + 12 : at + 16] = (2**31 - 1).to_bytes(4, "little")  # cbytes: 2 GiB
         return d
+
     url = hostile(nginx_server, tmp_path, "bigclaim.b2nd", mutate)
     a = open_url(url)
     np.testing.assert_array_equal(a[:50].shape, (50, 100))  # chunk 0 is fine
@@ -258,8 +260,9 @@ def test_chunk_header_claiming_gigabytes_is_refused_before_allocation(nginx_serv
 def test_corrupted_block_table_is_a_clear_error(nginx_server, tmp_path):
     def mutate(d, local):
         at = chunk_start(local, 0)
-        d[at + 32 + 4 * 2: at + 32 + 4 * 3] = (10**8).to_bytes(4, "little")  # block 2 starts far away
+        d[at + 32 + 4 * 2 : at + 32 + 4 * 3] = (10**8).to_bytes(4, "little")  # block 2 starts far away
         return d
+
     url = hostile(nginx_server, tmp_path, "badtable.b2nd", mutate)
     a = open_url(url)
     with pytest.raises(OSError, match=rf"'{url}.*block 2 starts outside"):
@@ -287,8 +290,14 @@ def test_read_from_s3_written_by_python_blosc2(moto_s3, monkeypatch, tmp_path):
     moto_s3.set_env(monkeypatch)
     arr = np.random.default_rng(5).integers(-1000, 1000, (90, 70, 11)).astype("i2")
     local = str(tmp_path / "in.b2nd")
-    blosc2.asarray(arr, chunks=(30, 35, 11), blocks=(7, 35, 11), urlpath=local, mode="w",
-                   cparams={"codec": blosc2.Codec.LZ4, "filters": [blosc2.Filter.BITSHUFFLE]})
+    blosc2.asarray(
+        arr,
+        chunks=(30, 35, 11),
+        blocks=(7, 35, 11),
+        urlpath=local,
+        mode="w",
+        cparams={"codec": blosc2.Codec.LZ4, "filters": [blosc2.Filter.BITSHUFFLE]},
+    )
     moto_s3.client().put_object(Bucket=bucket, Key="a/in.b2nd", Body=open(local, "rb").read())
     a = open_url(f"s3://{bucket}/a/in.b2nd")
     np.testing.assert_array_equal(a[...], arr)
@@ -326,8 +335,14 @@ def test_an_s3_object_replaced_after_open_is_an_error(moto_s3, monkeypatch, tmp_
     moto_s3.set_env(monkeypatch)
     x = np.arange(120 * 40, dtype="i4").reshape(120, 40)
     for name, arr in [("one", x), ("two", -x)]:  # (uncompressed: the same offsets, other values)
-        blosc2.asarray(arr, chunks=(40, 40), blocks=(8, 40), urlpath=str(tmp_path / f"{name}.b2nd"), mode="w",
-                       cparams={"clevel": 0})
+        blosc2.asarray(
+            arr,
+            chunks=(40, 40),
+            blocks=(8, 40),
+            urlpath=str(tmp_path / f"{name}.b2nd"),
+            mode="w",
+            cparams={"clevel": 0},
+        )
     s3 = moto_s3.client()
     s3.put_object(Bucket=bucket, Key="p.b2nd", Body=(tmp_path / "one.b2nd").read_bytes())
     a = open_url(f"s3://{bucket}/p.b2nd")

@@ -5,6 +5,7 @@ requests counted (the zip's tail in one suffix read, a member's header with its 
 first and last pages in one batch, then the chunks as a b2nd file's); members found as
 locally (last of a name wins, NUL-cut and long names, zip64 extra fields); hostile zips
 served by nginx fail with an OSError naming the URL, as they do locally."""
+
 import os
 import struct
 import warnings
@@ -48,8 +49,11 @@ def zip_store(path, members, force_zip64=False):
     """A .b2z written by Python's zipfile: `members` (name, array) in this order (stored),
     after the embed.b2e python-blosc2 needs to read it."""
     seed = dict_store(str(path) + ".seed.b2z", {"/seed": np.zeros(2)})
-    with zipfile.ZipFile(seed) as zin, zipfile.ZipFile(str(path), "w", zipfile.ZIP_STORED) as z, \
-            warnings.catch_warnings():
+    with (
+        zipfile.ZipFile(seed) as zin,
+        zipfile.ZipFile(str(path), "w", zipfile.ZIP_STORED) as z,
+        warnings.catch_warnings(),
+    ):
         warnings.simplefilter("ignore")  # "Duplicate name"
         z.writestr("embed.b2e", zin.read("embed.b2e"))
         for name, a in members:
@@ -201,9 +205,16 @@ def test_zip64_end_records_and_a_big_directory(tmp_path):
 def test_members_found_as_python_blosc2_finds_them(nginx_server, tmp_path):
     """The last of a name wins; a name ends at a NUL; long names; zip64 extra fields."""
     long = "d/" + "k" * 5000
-    local = zip_store(tmp_path / "n.b2z", [("x.b2nd", np.arange(64.0)), ("y.b2nd", np.ones(3)),
-                                           ("x.b2nd", np.full(64, 9.0)), ("z.b2nd\0junk", np.arange(4)),
-                                           (long + ".b2nd", np.arange(6.0))])
+    local = zip_store(
+        tmp_path / "n.b2z",
+        [
+            ("x.b2nd", np.arange(64.0)),
+            ("y.b2nd", np.ones(3)),
+            ("x.b2nd", np.full(64, 9.0)),
+            ("z.b2nd\0junk", np.arange(4)),
+            (long + ".b2nd", np.arange(6.0)),
+        ],
+    )
     url = serve(nginx_server, "b2z/names/n.b2z", local)
     ds = blosc2.DictStore(local, mode="r")
     for key in ("/x", "/y", "/z", "/" + long):
@@ -242,6 +253,7 @@ def test_faults_are_retried(faults, nginx_server, tmp_path, fault):
 
 # --- hostile zips: an OSError naming the URL, as the local driver fails ------------------
 
+
 def eocd_at(data):
     return data.rindex(b"PK\x05\x06")
 
@@ -250,7 +262,7 @@ def entry_at(data, name):
     """Where the central directory entry of member `name` starts."""
     i = data.find(b"PK\x01\x02")
     while i >= 0:
-        if data[i + 46:i + 46 + struct.unpack_from("<H", data, i + 28)[0]] == name:
+        if data[i + 46 : i + 46 + struct.unpack_from("<H", data, i + 28)[0]] == name:
             return i
         i = data.find(b"PK\x01\x02", i + 1)
     raise KeyError(name)
@@ -266,12 +278,14 @@ def hostile_cases(data):
     e = eocd_at(data)
     x = entry_at(data, b"x.b2nd")
     local_x = struct.unpack_from("<I", data, x + 42)[0]
-    frame_x = local_x + 30 + struct.unpack_from("<H", data, local_x + 26)[0] + struct.unpack_from("<H", data, local_x + 28)[0]
+    frame_x = (
+        local_x + 30 + struct.unpack_from("<H", data, local_x + 26)[0] + struct.unpack_from("<H", data, local_x + 28)[0]
+    )
     return {
         "empty": b"",
         "not-a-zip": os.urandom(5000),
         "truncated-tail": data[:-10],
-        "truncated-half": data[:len(data) // 2],
+        "truncated-half": data[: len(data) // 2],
         "directory-past-end": patched(data, e + 16, "<I", len(data) * 4),
         "directory-size-huge": patched(data, e + 12, "<I", 0xFFFFFFF0),
         "entries-claimed-huge": patched(patched(data, e + 8, "<H", 0xFFFF), e + 10, "<H", 0xFFFF),
@@ -279,8 +293,17 @@ def hostile_cases(data):
         "member-size-past-end": patched(patched(data, x + 20, "<I", 0x7FFFFFF0), x + 24, "<I", 0x7FFFFFF0),
         "member-deflated": patched(data, x + 10, "<H", 8),
         # Both headers agree on a size past the zip's end (minizip opens it; the slice is refused).
-        "member-sizes-past-end": patched(patched(patched(patched(data, x + 20, "<I", 0x7FFFFFF0), x + 24, "<I", 0x7FFFFFF0),
-                                                 local_x + 18, "<I", 0x7FFFFFF0), local_x + 22, "<I", 0x7FFFFFF0),
+        "member-sizes-past-end": patched(
+            patched(
+                patched(patched(data, x + 20, "<I", 0x7FFFFFF0), x + 24, "<I", 0x7FFFFFF0),
+                local_x + 18,
+                "<I",
+                0x7FFFFFF0,
+            ),
+            local_x + 22,
+            "<I",
+            0x7FFFFFF0,
+        ),
         "frame-header-flipped": patched(data, frame_x + 10, "<B", 0x00),
         "frame-lengths-huge": patched(data, frame_x + 39, ">Q", 2**62),
     }
@@ -339,6 +362,7 @@ def test_fsspec_memory_store_and_the_command(nginx_server, tmp_path):
     import subprocess
     import fsspec
     from conftest import B2LAZY_COMMAND
+
     x = np.arange(3000.0).reshape(30, 100)
     local = dict_store(tmp_path / "s.b2z", {"/x": x, "/g/y": np.arange(5)})
     fs = fsspec.filesystem("memory")

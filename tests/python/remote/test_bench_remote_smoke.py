@@ -1,6 +1,7 @@
 """bench/bench_remote.py --quick: a tiny array in every format, served by nginx behind the
 latency proxy, read by every contender. Each cell either ran and matched NumPy or recorded
 its error; the peers whose libraries are installed must run; bytes went over the wire."""
+
 import importlib.util
 import json
 import os
@@ -89,8 +90,17 @@ def test_b2lazy_bodies_match_numpy_on_local_files(tmp_path):
     for fmt, (chunks, inner) in shapes.items():
         for row in bench.ROWS:
             got = tmp_path / "got.npy"
-            res = bench.run_in_process({"engine": "b2lazy", "row": row, "url": paths[fmt], "scratch": str(tmp_path),
-                                        "chunk_rows": chunks[0], "write_chunks": list(inner or chunks),
-                                        "save": str(got), "max_memory": 64 << 20})
+            res = bench.run_in_process(
+                {
+                    "engine": "b2lazy",
+                    "row": row,
+                    "url": paths[fmt],
+                    "scratch": str(tmp_path),
+                    "chunk_rows": chunks[0],
+                    "write_chunks": list(inner or chunks),
+                    "save": str(got),
+                    "max_memory": 64 << 20,
+                }
+            )
             assert "error" not in res, (fmt, row, res)
             assert bench.compare(str(got), refs[row]) == "ok", (fmt, row)

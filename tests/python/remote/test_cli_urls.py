@@ -2,6 +2,7 @@
 with --storage-option KEY=VALUE and the AWS_* environment; --help documents them; errors
 name the URL and never the secret. Arrays are written by zarr-python and served by nginx
 and moto; outputs read back with zarr-python."""
+
 import os
 import subprocess
 import uuid
@@ -32,6 +33,7 @@ def zarr_files(tmp_path, data, chunks):
 
 def remote_zarr_readable():
     import b2lazy
+
     try:
         b2lazy.open(f"memory://probe-{uuid.uuid4().hex}/p.zarr")
     except OSError as e:
@@ -39,8 +41,9 @@ def remote_zarr_readable():
     return True
 
 
-needs_remote_zarr = pytest.mark.skipif(not remote_zarr_readable(),
-                                       reason="no driver reads Zarr from a byte store yet (wt-zarrremote)")
+needs_remote_zarr = pytest.mark.skipif(
+    not remote_zarr_readable(), reason="no driver reads Zarr from a byte store yet (wt-zarrremote)"
+)
 
 
 @pytest.fixture
@@ -96,15 +99,22 @@ def test_missing_remote_array_names_the_url(nginx_server):
 def test_eval_from_http_to_s3_with_options_and_env(http_zarr, moto_s3, tmp_path, data):
     bucket = moto_s3.make_bucket(f"cli-{uuid.uuid4().hex[:8]}")
     out = f"s3://{bucket}/out/y.zarr"
-    r = run("eval", "a * 2 + 1", f"a={http_zarr}", "-o", out, "--no-progress",
-            "--storage-option", f"client_kwargs.endpoint_url={moto_s3.endpoint_url}",
-            env={"AWS_ACCESS_KEY_ID": moto_s3.key, "AWS_SECRET_ACCESS_KEY": moto_s3.secret,
-                 "AWS_REGION": "us-east-1"})
+    r = run(
+        "eval",
+        "a * 2 + 1",
+        f"a={http_zarr}",
+        "-o",
+        out,
+        "--no-progress",
+        "--storage-option",
+        f"client_kwargs.endpoint_url={moto_s3.endpoint_url}",
+        env={"AWS_ACCESS_KEY_ID": moto_s3.key, "AWS_SECRET_ACCESS_KEY": moto_s3.secret, "AWS_REGION": "us-east-1"},
+    )
     assert r.returncode == 0, r.stderr
     client = moto_s3.client()
     local = tmp_path / "y.zarr"
     for obj in client.list_objects_v2(Bucket=bucket, Prefix="out/y.zarr/")["Contents"]:
-        p = local / obj["Key"][len("out/y.zarr/"):]
+        p = local / obj["Key"][len("out/y.zarr/") :]
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(client.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read())
     np.testing.assert_allclose(zarr.open_array(str(local), mode="r")[...], data * 2 + 1)
@@ -113,14 +123,30 @@ def test_eval_from_http_to_s3_with_options_and_env(http_zarr, moto_s3, tmp_path,
 @needs_remote_zarr
 def test_bad_credentials_error_hides_the_secret(moto_s3_strict, tmp_path, data):
     from remote_servers import PRIVATE_BUCKET
+
     client = moto_s3_strict.client()
     for key, blob in zarr_files(tmp_path, data, (20, 30)).items():
         client.put_object(Bucket=PRIVATE_BUCKET, Key=f"clicred/x.zarr/{key}", Body=blob)
     url = f"s3://{PRIVATE_BUCKET}/clicred/x.zarr"
-    r = run("info", url, "--storage-option", f"key={moto_s3_strict.key}", "--storage-option", f"secret={SECRET}",
-            "--storage-option", f"endpoint_url={moto_s3_strict.endpoint_url}", "--storage-option", "max_retries=1")
+    r = run(
+        "info",
+        url,
+        "--storage-option",
+        f"key={moto_s3_strict.key}",
+        "--storage-option",
+        f"secret={SECRET}",
+        "--storage-option",
+        f"endpoint_url={moto_s3_strict.endpoint_url}",
+        "--storage-option",
+        "max_retries=1",
+    )
     assert r.returncode == 1 and url in r.stderr and SECRET not in r.stderr + r.stdout
-    r = run("info", url, "--storage-option", f"endpoint_url={moto_s3_strict.endpoint_url}",
-            env={"AWS_ACCESS_KEY_ID": moto_s3_strict.key, "AWS_SECRET_ACCESS_KEY": moto_s3_strict.secret})
+    r = run(
+        "info",
+        url,
+        "--storage-option",
+        f"endpoint_url={moto_s3_strict.endpoint_url}",
+        env={"AWS_ACCESS_KEY_ID": moto_s3_strict.key, "AWS_SECRET_ACCESS_KEY": moto_s3_strict.secret},
+    )
     assert r.returncode == 0, r.stderr
     assert "shape   (40, 30)" in r.stdout

@@ -2,6 +2,7 @@
 are retried and the bytes stay exact; a truncated body, a body shorter than its
 Content-Range or a stalled one is retried and, when it keeps happening, an error naming the
 URL — never silent zeros; added latency changes nothing but the time."""
+
 import signal
 import subprocess
 import sys
@@ -42,12 +43,15 @@ def test_a_few_faults_are_retried_and_exact(faults, blob, fault):
         assert c["retries"] == 3 and c["requests"] == 4
 
 
-@pytest.mark.parametrize("fault, says", [
-    ("503", r"HTTP 503 \(after 3 attempts\).*Injected: fault 503"),
-    ("reset", r"(Recv failure|Connection reset|Empty reply|Send failure).*after 3 attempts"),
-    ("truncate", r"(transfer closed|Partial|partial).*after 3 attempts"),
-    ("short_range", r"a short body: \d+ bytes for Content-Range 'bytes 10-200009/2000003'.*after 3 attempts"),
-])
+@pytest.mark.parametrize(
+    "fault, says",
+    [
+        ("503", r"HTTP 503 \(after 3 attempts\).*Injected: fault 503"),
+        ("reset", r"(Recv failure|Connection reset|Empty reply|Send failure).*after 3 attempts"),
+        ("truncate", r"(transfer closed|Partial|partial).*after 3 attempts"),
+        ("short_range", r"a short body: \d+ bytes for Content-Range 'bytes 10-200009/2000003'.*after 3 attempts"),
+    ],
+)
 def test_persistent_faults_are_errors_naming_the_url(faults, blob, fault, says):
     faults.set(then=fault)
     s = store(faults, max_retries=2)
@@ -84,7 +88,7 @@ def test_many_in_flight_with_mixed_faults_stay_exact(faults, blob):
     reqs = [("blob.bin", [(int(o), 5000)]) for o in rng.integers(0, SIZE - 5000, 120)]
     s = store(faults, coalesce_gap="0", coalesce_max="8192")
     got = s.read_many(reqs)
-    assert got == [[blob[o:o + n] for o, n in r] for _, r in reqs]
+    assert got == [[blob[o : o + n] for o, n in r] for _, r in reqs]
     c = s.counters()
     # every fault but the resets libcurl resent itself is a retry of ours
     resets = sum(f == "reset" for f in faults.seen)
@@ -96,7 +100,7 @@ def test_latency_changes_nothing_but_time(faults, blob):
     faults.set(latency=0.05)
     reqs = [("blob.bin", [(i * 50_000, 20_000)]) for i in range(32)]
     s = store(faults, coalesce_gap="0")
-    assert s.read_many(reqs) == [[blob[i * 50_000:i * 50_000 + 20_000]] for i in range(32)]
+    assert s.read_many(reqs) == [[blob[i * 50_000 : i * 50_000 + 20_000]] for i in range(32)]
     c = s.counters()
     assert c["requests"] == 32 and c["retries"] == 0 and c["wait_seconds"] > 0
 
@@ -124,11 +128,17 @@ def test_ctrl_c_while_reads_hang(faults, nginx_server, tmp_path):
     # An evaluation whose reads hang (the proxy sends headers, then nothing; the store
     # would wait read_timeout=600 s) stops on SIGINT: KeyboardInterrupt within seconds.
     local = tmp_path / "hang.b2nd"
-    blosc2.asarray(np.arange(400_000, dtype=np.float64).reshape(400, 1000), chunks=(100, 1000),
-                   blocks=(10, 1000), urlpath=str(local), mode="w")
+    blosc2.asarray(
+        np.arange(400_000, dtype=np.float64).reshape(400, 1000),
+        chunks=(100, 1000),
+        blocks=(10, 1000),
+        urlpath=str(local),
+        mode="w",
+    )
     nginx_server.put("faults/hang.b2nd", local.read_bytes())
     script = tmp_path / "hang.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import sys
         import b2lazy as bl
         a = bl.open(sys.argv[1], storage_options={"read_timeout": "600"})
@@ -139,10 +149,16 @@ def test_ctrl_c_while_reads_hang(faults, nginx_server, tmp_path):
         except KeyboardInterrupt:
             print("interrupted", flush=True)
             raise
-    """))
+    """)
+    )
     faults.set()
-    p = subprocess.Popen([sys.executable, str(script), f"{faults.url}/faults/hang.b2nd"], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, str(script), f"{faults.url}/faults/hang.b2nd"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert p.stdout.readline().strip() == "opened", p.stderr.read()
         faults.set(then="stall")

@@ -5,6 +5,7 @@ request) read by 2 workers have their reads fetched ahead and found there: no re
 by a worker itself (prefetch_misses 0), each chunk fetched once, values exact against
 NumPy. A reduction to one output chunk (one task) reads ahead too, and a whole b2nd chunk
 fetched ahead serves every slab of it. Asserted by counting requests, never by timing."""
+
 import os
 
 import blosc2
@@ -35,23 +36,45 @@ def serve_dir(server, local, name):
 @pytest.fixture(scope="module")
 def served(nginx_server, data, tmp_path_factory):
     root = tmp_path_factory.mktemp("fmtprefetch")
-    z = zarr.create_array(str(root / "a.zarr"), shape=data.shape, chunks=(64, 128), dtype="f8",
-                          compressors=zarr.codecs.BloscCodec(cname="zstd", clevel=1))
+    z = zarr.create_array(
+        str(root / "a.zarr"),
+        shape=data.shape,
+        chunks=(64, 128),
+        dtype="f8",
+        compressors=zarr.codecs.BloscCodec(cname="zstd", clevel=1),
+    )
     z[:] = data
     serve_dir(nginx_server, root / "a.zarr", "a.zarr")
     s = zarr.create_array(str(root / "s.zarr"), shape=data.shape, shards=(128, 384), chunks=(32, 128), dtype="f8")
     s[:] = data
     serve_dir(nginx_server, root / "s.zarr", "s.zarr")
-    big = zarr.create_array(str(root / "big.zarr"), shape=(1024, 512), chunks=(256, 512), dtype="f8",
-                            compressors=zarr.codecs.BloscCodec(cname="zstd", clevel=1))
+    big = zarr.create_array(
+        str(root / "big.zarr"),
+        shape=(1024, 512),
+        chunks=(256, 512),
+        dtype="f8",
+        compressors=zarr.codecs.BloscCodec(cname="zstd", clevel=1),
+    )
     big[:] = np.random.default_rng(3).normal(size=(1024, 512))
     serve_dir(nginx_server, root / "big.zarr", "big.zarr")
-    sb = zarr.create_array(str(root / "sb.zarr"), shape=(1024, 512), shards=(512, 512), chunks=(256, 512), dtype="f8",
-                           compressors=zarr.codecs.BloscCodec(cname="zstd", clevel=1))
+    sb = zarr.create_array(
+        str(root / "sb.zarr"),
+        shape=(1024, 512),
+        shards=(512, 512),
+        chunks=(256, 512),
+        dtype="f8",
+        compressors=zarr.codecs.BloscCodec(cname="zstd", clevel=1),
+    )
     sb[:] = np.random.default_rng(4).normal(size=(1024, 512))
     serve_dir(nginx_server, root / "sb.zarr", "sb.zarr")
-    many = zarr.create_array(str(root / "many.zarr"), shape=(1024, 384), shards=(64, 384), chunks=(16, 128),
-                             dtype="f8", compressors=zarr.codecs.BloscCodec(cname="zstd", clevel=1))
+    many = zarr.create_array(
+        str(root / "many.zarr"),
+        shape=(1024, 384),
+        shards=(64, 384),
+        chunks=(16, 128),
+        dtype="f8",
+        compressors=zarr.codecs.BloscCodec(cname="zstd", clevel=1),
+    )
     many[:] = np.random.default_rng(5).normal(size=(1024, 384))
     serve_dir(nginx_server, root / "many.zarr", "many.zarr")
     blosc2.asarray(data, chunks=(128, 384), blocks=(16, 384), urlpath=str(root / "b.b2nd"), mode="w")
@@ -128,7 +151,9 @@ def test_zarr_shards_a_task_reads_whole_are_one_request_each(faults, served, ngi
     np.testing.assert_array_equal(r.to_numpy(), ref * 2)
     s = r.stats
     nshards, per_shard = 16, 4 * 3
-    log = [e for e in nginx_server.access_log() if e["uri"].startswith("/fmtprefetch/many.zarr/c/")][-s["store_requests"]:]
+    log = [e for e in nginx_server.access_log() if e["uri"].startswith("/fmtprefetch/many.zarr/c/")][
+        -s["store_requests"] :
+    ]
     whole = [e for e in log if e["status"] == 200]
     # (a worker that reaches a task before the prefetch reads its piece itself: the index
     # and its inner chunks, for the first task of each of the 2 workers at most)
@@ -185,12 +210,22 @@ def test_two_passes_fetch_once(tmp_path):
     # rest: the fetch cache keeps them between the passes, each chunk fetched once. At 16
     # MiB they do not: fetched twice (an eighth of the budget holds the reads ahead only).
     from b2lazy import _core
+
     x = np.random.default_rng(1).normal(size=(2048, 512)).round(2)
-    z = zarr.create_array(str(tmp_path / "bucket" / "m.zarr"), shape=x.shape, chunks=(128, 512), dtype="f8",
-                          compressors=zarr.codecs.BloscCodec(cname="zstd", clevel=1))
+    z = zarr.create_array(
+        str(tmp_path / "bucket" / "m.zarr"),
+        shape=x.shape,
+        chunks=(128, 512),
+        dtype="f8",
+        compressors=zarr.codecs.BloscCodec(cname="zstd", clevel=1),
+    )
     z[:] = x
-    stored = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(tmp_path / "bucket" / "m.zarr")
-                 for f in fs if not f.endswith(".json"))
+    stored = sum(
+        os.path.getsize(os.path.join(d, f))
+        for d, _, fs in os.walk(tmp_path / "bucket" / "m.zarr")
+        for f in fs
+        if not f.endswith(".json")
+    )
     _core._register_logging_store("twopass", str(tmp_path))
     a = bl.open("twopass://bucket/m.zarr")
     e = a - bl.mean(a, axis=0)

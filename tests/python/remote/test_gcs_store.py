@@ -2,6 +2,7 @@
 checked against moto (GCS's XML API speaks S3's protocol and takes AWS-style SigV4 with
 HMAC keys; the strict moto server verifies the signatures), bearer tokens against nginx,
 whose /bearer-bucket/ answers 401 without "Authorization: Bearer good-token"."""
+
 import numpy as np
 import pytest
 
@@ -29,8 +30,11 @@ def test_hmac_keys_roundtrip(moto_s3, scheme):
 
 
 def test_hmac_signatures_verified(moto_s3_strict):
-    opts = {"hmac_key": moto_s3_strict.key, "hmac_secret": moto_s3_strict.secret,
-            "endpoint_url": moto_s3_strict.endpoint_url}
+    opts = {
+        "hmac_key": moto_s3_strict.key,
+        "hmac_secret": moto_s3_strict.secret,
+        "endpoint_url": moto_s3_strict.endpoint_url,
+    }
     s = _core.open_store(f"gs://{PRIVATE_BUCKET}", opts)
     s.write("gcs-hmac.bin", b"signed for gcs")
     assert s.read("gcs-hmac.bin", [(0, -1)]) == [b"signed for gcs"]

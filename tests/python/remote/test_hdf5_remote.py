@@ -4,6 +4,7 @@ reading the local file; requests counted on the store the array reads (the file'
 metadata through pages, each fetched once; a region's chunks in one batch, one range
 each; the plan's prefetch fetching them ahead); faults through the proxy; hostile files
 served by nginx fail with an error naming the URL."""
+
 import os
 import sys
 from pathlib import Path
@@ -73,12 +74,24 @@ def test_values_match_h5py(nginx_server, tmp_path_factory, layout, data):
         if kind == "compact":  # the values inside the dataset's header
             dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
             dcpl.set_layout(h5py.h5d.COMPACT)
-            dsid = h5py.h5d.create(f.create_group("g").id, b"x", h5py.h5t.py_create(arr.dtype, logical=True),
-                                   h5py.h5s.create_simple(shape), dcpl=dcpl)
+            dsid = h5py.h5d.create(
+                f.create_group("g").id,
+                b"x",
+                h5py.h5t.py_create(arr.dtype, logical=True),
+                h5py.h5s.create_simple(shape),
+                dcpl=dcpl,
+            )
             dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(arr))
             return
-        d = f.create_dataset("g/x", shape=shape, dtype=dtype, chunks=chunks, compression=comp, shuffle=shuffle,
-                             fillvalue=np.array(7, dtype=dtype) if unwritten else None)
+        d = f.create_dataset(
+            "g/x",
+            shape=shape,
+            dtype=dtype,
+            chunks=chunks,
+            compression=comp,
+            shuffle=shuffle,
+            fillvalue=np.array(7, dtype=dtype) if unwritten else None,
+        )
         if unwritten:
             half = tuple(slice(0, (s + 1) // 2) for s in shape)
             d[half] = arr[half]
@@ -96,8 +109,12 @@ def test_values_match_h5py(nginx_server, tmp_path_factory, layout, data):
 
 def test_https_with_private_ca_and_member_urls(nginx_server, tmp_path):
     arr = np.arange(40 * 50, dtype="f4").reshape(40, 50)
-    url, local = put_h5(nginx_server, tmp_path, "h5/https.h5",
-                        lambda f: f.create_dataset("g/x", data=arr, chunks=(10, 25), compression="gzip"))
+    url, local = put_h5(
+        nginx_server,
+        tmp_path,
+        "h5/https.h5",
+        lambda f: f.create_dataset("g/x", data=arr, chunks=(10, 25), compression="gzip"),
+    )
     store = _core.open_store(f"{nginx_server.https_url}/h5/https.h5", {"ca_file": nginx_server.ca_file})
     a = array_of(store, "/g/x")
     np.testing.assert_array_equal(a[...], arr)
@@ -128,8 +145,12 @@ def test_netcdf4_from_h5netcdf_over_s3(moto_s3, tmp_path, monkeypatch):
 
 def test_opening_costs_few_requests_and_chunks_come_in_one_batch(nginx_server, tmp_path):
     arr = np.arange(400 * 1000, dtype="f8").reshape(400, 1000)
-    url, local = put_h5(nginx_server, tmp_path, "h5/count.h5",
-                        lambda f: f.create_dataset("x", data=arr, chunks=(50, 250), compression="gzip"))
+    url, local = put_h5(
+        nginx_server,
+        tmp_path,
+        "h5/count.h5",
+        lambda f: f.create_dataset("x", data=arr, chunks=(50, 250), compression="gzip"),
+    )
     with h5py.File(local, "r") as f:  # the 2 x 3 chunks the region touches
         need = sum(f["x"].id.get_chunk_info_by_coord((r, c)).size for r in (100, 150) for c in (0, 250, 500))
     store = _core.open_store(url)
@@ -179,8 +200,12 @@ def test_user_block_file(nginx_server, tmp_path):
 
 def test_sum_fetches_chunks_ahead(faults, nginx_server, tmp_path):
     arr = np.random.default_rng(4).standard_normal((512, 384)).round(2)
-    _, local = put_h5(nginx_server, tmp_path, "h5/ahead.h5",
-                      lambda f: f.create_dataset("x", data=arr, chunks=(64, 128), compression="gzip", shuffle=True))
+    _, local = put_h5(
+        nginx_server,
+        tmp_path,
+        "h5/ahead.h5",
+        lambda f: f.create_dataset("x", data=arr, chunks=(64, 128), compression="gzip", shuffle=True),
+    )
     faults.set(latency=0.005)
     a = bl.open(f"{faults.url}/h5/ahead.h5#/x")
     r = bl.sum(a).compute(nthreads=2)
@@ -196,8 +221,12 @@ def test_sum_fetches_chunks_ahead(faults, nginx_server, tmp_path):
 @pytest.mark.parametrize("fault", ["503", "reset", "truncate"])
 def test_faults_are_retried_and_values_exact(faults, nginx_server, tmp_path, fault):
     arr = np.arange(60 * 500, dtype="i8").reshape(60, 500)
-    put_h5(nginx_server, tmp_path, f"h5/f-{fault}.h5",
-           lambda f: f.create_dataset("x", data=arr, chunks=(10, 500), compression="gzip"))
+    put_h5(
+        nginx_server,
+        tmp_path,
+        f"h5/f-{fault}.h5",
+        lambda f: f.create_dataset("x", data=arr, chunks=(10, 500), compression="gzip"),
+    )
     faults.set([fault] * 3)
     store = _core.open_store(f"{faults.url}/h5/f-{fault}.h5", FAST)
     a = array_of(store, "/x")
@@ -223,8 +252,12 @@ def test_missing_object_and_dataset_name_the_url(nginx_server, tmp_path):
     url = f"{nginx_server.url}/h5/nope.h5"
     with pytest.raises(OSError, match=rf"'{url}'"):
         open_url(url + "#/x")
-    url, _ = put_h5(nginx_server, tmp_path, "h5/two.h5",
-                    lambda f: (f.create_dataset("a", data=[1]), f.create_dataset("b", data=[2])))
+    url, _ = put_h5(
+        nginx_server,
+        tmp_path,
+        "h5/two.h5",
+        lambda f: (f.create_dataset("a", data=[1]), f.create_dataset("b", data=[2])),
+    )
     with pytest.raises(OSError, match=rf"'{url}' has no dataset '/c' \(datasets: /a, /b\)"):
         open_url(url + "#/c")
     with pytest.raises(OSError, match=rf"'{url}' holds 2 datasets"):
@@ -251,12 +284,16 @@ def test_other_files_are_refused_over_a_store(nginx_server, tmp_path):
 def test_filter_read_through_libhdf5_over_the_driver(nginx_server, tmp_path):
     # scale-offset: decoded by libhdf5 (H5Dread), its chunks read through the driver's pages
     arr = np.arange(3000, dtype="i4").reshape(30, 100)
-    url, local = put_h5(nginx_server, tmp_path, "h5/so.h5",
-                        lambda f: f.create_dataset("x", data=arr, chunks=(10, 50), scaleoffset=0))
-    np.testing.assert_array_equal(open_url(url + "#/x")[5:25, ::3], oracle(local, "x", (slice(5, 25), slice(None, None, 3))))
+    url, local = put_h5(
+        nginx_server, tmp_path, "h5/so.h5", lambda f: f.create_dataset("x", data=arr, chunks=(10, 50), scaleoffset=0)
+    )
+    np.testing.assert_array_equal(
+        open_url(url + "#/x")[5:25, ::3], oracle(local, "x", (slice(5, 25), slice(None, None, 3)))
+    )
 
 
 # ---- hostile files served by nginx: a clear error naming the URL, never a crash or zeros ----
+
 
 def _chunked_file(tmp_path):
     arr = np.random.default_rng(3).standard_normal((100, 100))
@@ -283,7 +320,7 @@ def test_not_hdf5_is_a_clear_error(nginx_server):
 def test_damaged_chunk_bytes_name_the_chunk(nginx_server, tmp_path):
     arr, local, info = _chunked_file(tmp_path)
     data = bytearray(open(local, "rb").read())
-    data[info.byte_offset: info.byte_offset + info.size] = b"\xff" * info.size  # chunk 1: not deflate
+    data[info.byte_offset : info.byte_offset + info.size] = b"\xff" * info.size  # chunk 1: not deflate
     url = nginx_server.put("h5/badchunk.h5", bytes(data))
     a = open_url(url + "#/x")
     np.testing.assert_array_equal(a[:50], arr[:50])
@@ -322,7 +359,7 @@ def test_chunk_index_claiming_gigabytes_is_refused_before_fetching(nginx_server,
     key = info.size.to_bytes(4, "little") + bytes(4) + (50).to_bytes(8, "little") + bytes(16)
     at = data.find(key)
     assert at > 0 and data.find(key, at + 1) < 0
-    data[at: at + 4] = (2**31 - 1).to_bytes(4, "little")
+    data[at : at + 4] = (2**31 - 1).to_bytes(4, "little")
     url = nginx_server.put("h5/bigclaim.h5", bytes(data))
     store = _core.open_store(url)
     a = array_of(store, "/x")
@@ -366,9 +403,14 @@ def test_logging_store_sees_each_chunk_once_at_its_place(tmp_path):
 
 def test_saved_expression_and_pickle_reopen_a_remote_dataset(nginx_server, tmp_path):
     import pickle
+
     arr = np.arange(600, dtype="f8").reshape(20, 30)
-    url, _ = put_h5(nginx_server, tmp_path, "h5/saved.h5",
-                    lambda f: (f.create_dataset("g/x", data=arr, chunks=(5, 30)), f.create_dataset("y", data=[1])))
+    url, _ = put_h5(
+        nginx_server,
+        tmp_path,
+        "h5/saved.h5",
+        lambda f: (f.create_dataset("g/x", data=arr, chunks=(5, 30)), f.create_dataset("y", data=[1])),
+    )
     e = bl.sum(bl.open(url + "#/g/x") * 2, axis=0)
     saved = tmp_path / "e.b2lazy"
     e.save(saved)
@@ -380,6 +422,7 @@ def test_command_info_and_eval_over_https(nginx_server, tmp_path):
     import subprocess
 
     from conftest import B2LAZY_COMMAND
+
     if B2LAZY_COMMAND is None:
         pytest.skip("the b2lazy command is not on PATH (pip install .)")
     arr = np.arange(1200, dtype="i4").reshape(40, 30)
@@ -429,11 +472,13 @@ def test_fsspec_memory_store(tmp_path):
 @pytest.mark.parametrize("index", ["fixed array", "extensible array", "v2 b-tree", "single chunk", "implicit"])
 def test_every_chunk_index_of_hdf5_1_10(nginx_server, tmp_path, index):
     arr = np.random.default_rng(8).standard_normal((60, 40))
-    kw = {"fixed array": dict(chunks=(16, 16), compression="gzip"),
-          "extensible array": dict(chunks=(16, 16), maxshape=(None, 40), compression="gzip"),
-          "v2 b-tree": dict(chunks=(16, 16), maxshape=(None, None), compression="gzip"),
-          "single chunk": dict(chunks=(60, 40), compression="gzip"),
-          "implicit": dict(chunks=(16, 16))}[index]
+    kw = {
+        "fixed array": dict(chunks=(16, 16), compression="gzip"),
+        "extensible array": dict(chunks=(16, 16), maxshape=(None, 40), compression="gzip"),
+        "v2 b-tree": dict(chunks=(16, 16), maxshape=(None, None), compression="gzip"),
+        "single chunk": dict(chunks=(60, 40), compression="gzip"),
+        "implicit": dict(chunks=(16, 16)),
+    }[index]
     local = str(tmp_path / "idx.h5")
     with h5py.File(local, "w", libver=("v110", "v110")) as f:  # (the 1.10 format: Debian's libhdf5 reads it)
         if index == "implicit":  # early allocation, no filters: chunk places computed, no index

@@ -1,6 +1,7 @@
 """HttpStore (libcurl) against nginx on 127.0.0.1: ranges exact against the file's bytes,
 missing objects, big reads, many reads in flight with the requests counted, HTTPS with a
 self-signed certificate, and the read-only/no-listing errors."""
+
 import os
 
 import numpy as np
@@ -41,7 +42,7 @@ def test_ranges_exact(nginx_server, blob):
 def test_ranges_hypothesis(nginx_server, blob, ranges):
     ranges = [(o, min(n, SIZE - o)) for o, n in ranges]
     s = store(nginx_server, coalesce_gap="4096", coalesce_max="65536")
-    assert s.read("blob.bin", ranges) == [blob[o:o + n] for o, n in ranges]
+    assert s.read("blob.bin", ranges) == [blob[o : o + n] for o, n in ranges]
 
 
 def test_missing_is_none(nginx_server, blob):
@@ -80,7 +81,7 @@ def test_many_in_flight_counted_and_coalesced(nginx_server, blob):
     reqs = [("blob.bin", [(i * 10_000, 1000)]) for i in range(200)]
     s = store(nginx_server, coalesce_gap="0")
     got = s.read_many(reqs)
-    assert got == [[blob[o:o + n] for o, n in r] for _, r in reqs]
+    assert got == [[blob[o : o + n] for o, n in r] for _, r in reqs]
     c = s.counters()
     assert c["requests"] == 200 and c["bytes"] == 200_000 and c["retries"] == 0
     assert c["wait_seconds"] > 0
@@ -98,7 +99,7 @@ def test_many_in_flight_counted_and_coalesced(nginx_server, blob):
 def test_adjacent_ranges_of_one_read_are_one_request(nginx_server, blob):
     s = store(nginx_server)
     ranges = [(i * 4096, 4096) for i in range(64)]
-    assert s.read("blob.bin", ranges) == [blob[o:o + n] for o, n in ranges]
+    assert s.read("blob.bin", ranges) == [blob[o : o + n] for o, n in ranges]
     assert s.counters()["requests"] == 1
     assert s.counters()["bytes"] == 64 * 4096
 
@@ -106,7 +107,7 @@ def test_adjacent_ranges_of_one_read_are_one_request(nginx_server, blob):
 def test_concurrency_one_still_reads_everything(nginx_server, blob):
     s = _core.open_store(f"{nginx_server.url}/http", {"coalesce_gap": "0"}, concurrency=1)
     reqs = [("blob.bin", [(i * 1000, 10)]) for i in range(50)]
-    assert s.read_many(reqs) == [[blob[i * 1000:i * 1000 + 10]] for i in range(50)]
+    assert s.read_many(reqs) == [[blob[i * 1000 : i * 1000 + 10]] for i in range(50)]
 
 
 def test_root_is_the_object(nginx_server, blob):
@@ -121,7 +122,7 @@ def test_https_with_self_signed_certificate(nginx_server, blob):
         _core.open_store(url, {}, max_retries=0).read("blob.bin", [(0, 1)])
     s = _core.open_store(url, {"ca_file": nginx_server.ca_file})
     reqs = [("blob.bin", [(i * 50_000, 20_000)]) for i in range(40)]
-    assert s.read_many(reqs) == [[blob[i * 50_000:i * 50_000 + 20_000]] for i in range(40)]
+    assert s.read_many(reqs) == [[blob[i * 50_000 : i * 50_000 + 20_000]] for i in range(40)]
     assert s.read("blob.bin", [(0, -1)]) == [blob]
     s = _core.open_store(url, {"verify": False})
     assert s.read("blob.bin", [(5, 5)]) == [blob[5:10]]
@@ -149,6 +150,7 @@ def test_read_only_and_no_listing(nginx_server, blob):
 
 def test_refused_connection_names_the_url(blob):
     from remote_servers import free_port
+
     url = f"http://127.0.0.1:{free_port()}/nothing"
     s = _core.open_store(url, {"retry_backoff": "0.001", "retry_backoff_max": "0.01"}, max_retries=2)
     with pytest.raises(OSError, match=r"127\.0\.0\.1:\d+/nothing/a\.bin.*after 3 attempts"):
@@ -167,11 +169,12 @@ def test_bad_options_are_errors(nginx_server):
 
 def test_one_store_from_many_threads(nginx_server, blob):
     from concurrent.futures import ThreadPoolExecutor
+
     s = store(nginx_server, coalesce_gap="0")
 
     def work(i):
         o = (i * 7919) % (SIZE - 5000)
-        return s.read("blob.bin", [(o, 5000)]) == [blob[o:o + 5000]]
+        return s.read("blob.bin", [(o, 5000)]) == [blob[o : o + 5000]]
 
     with ThreadPoolExecutor(8) as ex:
         assert all(ex.map(work, range(400)))
@@ -180,6 +183,7 @@ def test_one_store_from_many_threads(nginx_server, blob):
 
 def test_a_forked_child_reads_with_its_own_engine(nginx_server, blob):
     import multiprocessing as mp
+
     s = store(nginx_server)
     assert s.read("blob.bin", [(0, 10)]) == [blob[:10]]  # the parent's I/O thread runs
     ctx = mp.get_context("fork")
@@ -197,6 +201,7 @@ def _child_read(url, q):
 
 def test_connections_are_reused_and_https_is_http2(nginx_server, blob):
     import uuid
+
     tag = uuid.uuid4().hex  # this test's requests in nginx's log, by key
     nginx_server.put(f"http/{tag}.bin", blob[:100_000])
     s = _core.open_store(f"{nginx_server.url}/http", {"coalesce_gap": "0"}, concurrency=4)

@@ -3,6 +3,7 @@ an array whose units are objects "u/<id>" (b2lazy._core._store_units_array, the 
 source of exec/prefetcher.hpp) read by 2 workers has its units' requests in flight many at
 once, each unit fetched once, values exact; without the prefetch the workers' own reads
 keep at most 2 in flight. Asserted by counting requests, never by timing."""
+
 import numpy as np
 import pytest
 
@@ -17,7 +18,7 @@ N = 48
 def units(nginx_server):
     values = np.arange(N * UNIT, dtype=np.float64)
     for u in range(N):
-        nginx_server.put(f"prefetch/u/{u}", values[u * UNIT:(u + 1) * UNIT].tobytes())
+        nginx_server.put(f"prefetch/u/{u}", values[u * UNIT : (u + 1) * UNIT].tobytes())
     return values
 
 

@@ -4,6 +4,7 @@ Python-backed store), simplecache:: over nginx, the native http and s3 stores (n
 and a dask LocalCluster. Arrays are written by zarr-python locally and copied into each
 store; values are checked against NumPy; credentials never appear in saved files, errors or
 repr. Tests needing a format driver that reads from stores skip when none does yet."""
+
 import os
 import pickle
 import re
@@ -47,7 +48,7 @@ def from_memory(url, where):
     fs = fsspec.filesystem("memory")
     base = "/" + url.split("://", 1)[1]
     for path in fs.find(base):
-        out = Path(where) / path[len(base) + 1:]
+        out = Path(where) / path[len(base) + 1 :]
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(fs.cat_file(path))
     return where
@@ -63,8 +64,9 @@ def remote_zarr_readable():
     return True
 
 
-needs_remote_zarr = pytest.mark.skipif(not remote_zarr_readable(),
-                                       reason="no driver reads Zarr from a byte store yet (wt-zarrremote)")
+needs_remote_zarr = pytest.mark.skipif(
+    not remote_zarr_readable(), reason="no driver reads Zarr from a byte store yet (wt-zarrremote)"
+)
 
 
 @pytest.fixture
@@ -104,8 +106,15 @@ def test_fsspec_store_reads_ranges_lists_writes(tmp_path):
 
 
 def test_storage_options_reach_fsspec_nested_and_typed():
-    got = _fsspec_store.options_from_values({"anon": "true", "client_kwargs.endpoint_url": "http://h:1",
-                                             "block_size": "1024", "use_fsspec": "true", "x": "1.5"})
+    got = _fsspec_store.options_from_values(
+        {
+            "anon": "true",
+            "client_kwargs.endpoint_url": "http://h:1",
+            "block_size": "1024",
+            "use_fsspec": "true",
+            "x": "1.5",
+        }
+    )
     assert got == {"anon": True, "client_kwargs": {"endpoint_url": "http://h:1"}, "block_size": 1024, "x": 1.5}
 
 
@@ -212,7 +221,7 @@ def test_s3_read_and_write_with_storage_options(moto_s3, tmp_path, data):
     (x.T * 2).compute(urlpath=out, storage_options=so)
     local = tmp_path / "y.zarr"
     for obj in client.list_objects_v2(Bucket=bucket, Prefix="out/y.zarr/")["Contents"]:
-        p = local / obj["Key"][len("out/y.zarr/"):]
+        p = local / obj["Key"][len("out/y.zarr/") :]
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(client.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read())
     np.testing.assert_array_equal(zarr.open_array(str(local), mode="r")[...], data.T * 2)
@@ -225,6 +234,7 @@ def test_s3_read_and_write_with_storage_options(moto_s3, tmp_path, data):
 @needs_remote_zarr
 def test_bad_credentials_error_names_url_not_secret(moto_s3_strict, tmp_path, data):
     from remote_servers import PRIVATE_BUCKET
+
     client = moto_s3_strict.client()
     for key, blob in files_of(local_zarr(tmp_path, data, (30, 50))).items():
         client.put_object(Bucket=PRIVATE_BUCKET, Key=f"cred/x.zarr/{key}", Body=blob)
@@ -240,6 +250,7 @@ def test_bad_credentials_error_names_url_not_secret(moto_s3_strict, tmp_path, da
 @needs_remote_zarr
 def test_distributed_workers_reopen_remote_operands(nginx_server, tmp_path, data, client):
     import b2lazy.distributed  # noqa: F401  (the workers reopen operands through it)
+
     name = f"d-{uuid.uuid4().hex[:8]}/x.zarr"
     for key, blob in files_of(local_zarr(tmp_path, data, (16, 20))).items():
         nginx_server.put(f"{name}/{key}", blob)

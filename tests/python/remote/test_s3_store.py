@@ -108,8 +108,9 @@ def test_failed_multipart_upload_is_aborted_and_leaves_nothing(moto_s3, bucket):
     try:
         # start and one part go through, the next part fails (no retries), the rest pass
         proxy.set(["ok", "ok", "500"])
-        opts = moto_s3.storage_options(endpoint_url=proxy.url, multipart_threshold=str(6 * MiB),
-                                       multipart_chunksize=str(5 * MiB))
+        opts = moto_s3.storage_options(
+            endpoint_url=proxy.url, multipart_threshold=str(6 * MiB), multipart_chunksize=str(5 * MiB)
+        )
         s = _core.open_store(f"s3://{bucket}", opts, max_retries=0)
         with pytest.raises(OSError, match=rf"s3://{bucket}/mp/keep\.bin': HTTP 500.*Injected"):
             s.write("mp/keep.bin", data)
@@ -129,8 +130,12 @@ def test_missing_bucket_is_an_error_not_none(moto_s3):
 def test_client_kwargs_and_virtual_hosted_addressing(moto_s3):
     bucket = moto_s3.make_bucket("b2lazy-virtual")
     # curl resolves *.localhost to 127.0.0.1: the bucket is in the host name
-    opts = {"key": moto_s3.key, "secret": moto_s3.secret, "addressing_style": "virtual",
-            "client_kwargs": {"endpoint_url": f"http://localhost:{moto_s3.port}", "region_name": "eu-west-1"}}
+    opts = {
+        "key": moto_s3.key,
+        "secret": moto_s3.secret,
+        "addressing_style": "virtual",
+        "client_kwargs": {"endpoint_url": f"http://localhost:{moto_s3.port}", "region_name": "eu-west-1"},
+    }
     s = _core.open_store(f"s3://{bucket}", opts)
     s.write("v.bin", b"virtually hosted")
     assert moto_s3.client().get_object(Bucket=bucket, Key="v.bin")["Body"].read() == b"virtually hosted"
@@ -138,6 +143,7 @@ def test_client_kwargs_and_virtual_hosted_addressing(moto_s3):
 
 
 # ---- signatures and credentials, checked by the strict server --------------------------
+
 
 def strict_roundtrip(s, name):
     data = rand_bytes(3000, 5)
@@ -152,8 +158,10 @@ def test_signed_with_storage_options(moto_s3_strict):
     s = _core.open_store(f"s3://{PRIVATE_BUCKET}", moto_s3_strict.storage_options())
     strict_roundtrip(s, "opts.bin")
     data = rand_bytes(7 * MiB, 6)  # multipart, signed
-    s = _core.open_store(f"s3://{PRIVATE_BUCKET}", moto_s3_strict.storage_options(
-        multipart_threshold=str(6 * MiB), multipart_chunksize=str(5 * MiB)))
+    s = _core.open_store(
+        f"s3://{PRIVATE_BUCKET}",
+        moto_s3_strict.storage_options(multipart_threshold=str(6 * MiB), multipart_chunksize=str(5 * MiB)),
+    )
     s.write("signed-mp.bin", data)
     assert s.read("signed-mp.bin", [(0, -1)]) == [data]
 
@@ -172,11 +180,18 @@ def test_signed_with_environment(moto_s3_strict, monkeypatch):
 def test_signed_with_profile_files(moto_s3_strict, monkeypatch, tmp_path):
     (tmp_path / "credentials").write_text(
         f"[default]\naws_access_key_id = WRONG\naws_secret_access_key = WRONG\n\n"
-        f"[tests]\naws_access_key_id = {moto_s3_strict.key}\naws_secret_access_key = {moto_s3_strict.secret}\n")
+        f"[tests]\naws_access_key_id = {moto_s3_strict.key}\naws_secret_access_key = {moto_s3_strict.secret}\n"
+    )
     (tmp_path / "config").write_text(
-        f"[profile tests]\nregion = us-east-1\nendpoint_url = {moto_s3_strict.endpoint_url}\n")
-    for v in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL",
-              "AWS_ENDPOINT_URL_S3"):
+        f"[profile tests]\nregion = us-east-1\nendpoint_url = {moto_s3_strict.endpoint_url}\n"
+    )
+    for v in (
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_ENDPOINT_URL",
+        "AWS_ENDPOINT_URL_S3",
+    ):
         monkeypatch.delenv(v, raising=False)
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
@@ -214,14 +229,18 @@ def test_bad_s3_options(moto_s3):
 
 
 def test_signed_with_a_session_token(moto_s3_strict):
-    creds = moto_s3_strict.client("sts").assume_role(RoleArn=moto_s3_strict.role_arn,
-                                                     RoleSessionName="b2lazy")["Credentials"]
-    opts = {"key": creds["AccessKeyId"], "secret": creds["SecretAccessKey"], "token": creds["SessionToken"],
-            "endpoint_url": moto_s3_strict.endpoint_url}
+    creds = moto_s3_strict.client("sts").assume_role(RoleArn=moto_s3_strict.role_arn, RoleSessionName="b2lazy")[
+        "Credentials"
+    ]
+    opts = {
+        "key": creds["AccessKeyId"],
+        "secret": creds["SecretAccessKey"],
+        "token": creds["SessionToken"],
+        "endpoint_url": moto_s3_strict.endpoint_url,
+    }
     strict_roundtrip(_core.open_store(f"s3://{PRIVATE_BUCKET}", opts), "token.bin")
     with pytest.raises(OSError, match=r"HTTP 400 InvalidToken"):
         _core.open_store(f"s3://{PRIVATE_BUCKET}", {**opts, "token": "not-the-token"}).read("x", [(0, 1)])
-
 
 
 def test_read_many_across_objects_exact_and_coalesced(moto_s3, bucket):
@@ -239,7 +258,7 @@ def test_read_many_across_objects_exact_and_coalesced(moto_s3, bucket):
     s = _core.open_store(f"s3://{bucket}", {**moto_s3.storage_options(), "coalesce_waste": "100"})
     got = s.read_many(reqs)
     assert got[-1] is None
-    assert got[:-1] == [[objs[k][o:o + n] if n >= 0 else objs[k][o:] for o, n in r] for k, r in reqs[:-1]]
+    assert got[:-1] == [[objs[k][o : o + n] if n >= 0 else objs[k][o:] for o, n in r] for k, r in reqs[:-1]]
     # the sized ranges of each object are one request (1 MiB gap, any share of gaps); each
     # to-the-end range one
     assert s.counters()["requests"] == 5 + 60 + 1

@@ -2,6 +2,7 @@
 zarr-python writes through s3fs, b2lazy reads the same URL with the same storage_options
 (fsspec's names); b2lazy writes (compute(urlpath="s3://...")), zarr-python reads back —
 sharded and plain, v2 and v3; values against NumPy."""
+
 import numpy as np
 import pytest
 import s3fs
@@ -16,8 +17,12 @@ def bucket(moto_s3):
 
 
 def zarr_store(moto_s3, path, read_only=False):
-    fs = s3fs.S3FileSystem(key=moto_s3.key, secret=moto_s3.secret, asynchronous=True,
-                           client_kwargs={"endpoint_url": moto_s3.endpoint_url, "region_name": "us-east-1"})
+    fs = s3fs.S3FileSystem(
+        key=moto_s3.key,
+        secret=moto_s3.secret,
+        asynchronous=True,
+        client_kwargs={"endpoint_url": moto_s3.endpoint_url, "region_name": "us-east-1"},
+    )
     return zarr.storage.FsspecStore(fs, path=path, read_only=read_only)
 
 
@@ -26,8 +31,9 @@ def test_zarr_python_writes_b2lazy_reads(moto_s3, bucket, fmt, shards):
     x = np.random.default_rng(fmt).normal(size=(83, 121)).astype(np.float32)
     name = f"in-{fmt}-{bool(shards)}.zarr"
     kw = {"shards": shards} if shards else {}
-    z = zarr.create_array(zarr_store(moto_s3, f"{bucket}/{name}"), shape=x.shape, chunks=(20, 30), dtype="f4",
-                          zarr_format=fmt, **kw)
+    z = zarr.create_array(
+        zarr_store(moto_s3, f"{bucket}/{name}"), shape=x.shape, chunks=(20, 30), dtype="f4", zarr_format=fmt, **kw
+    )
     z[:] = x
     a = bl.open(f"s3://{bucket}/{name}", storage_options=moto_s3.storage_options())
     np.testing.assert_array_equal(a.to_numpy(), x)

@@ -5,6 +5,7 @@ read-only) and "s3" (moto) when their fixtures and b2lazy's stores for them exis
 skipped. Requests are counted on the logging target: a region read is one batch, a
 shard's index is read once, a Blosc run fetches only its blocks, outputs write their
 metadata last and a failing output leaves no array."""
+
 import os
 import shutil
 import sys
@@ -28,6 +29,7 @@ class Target:
     """Where arrays live: zarr-python writes `where(name)` (then `publish(name)` puts it in
     the store), b2lazy reads `url(name)`; `local(name)` is what b2lazy wrote there, for
     zarr-python to read."""
+
     writable = True
     counts = False
 
@@ -89,8 +91,12 @@ class S3Target(Target):
             self.client.create_bucket(Bucket=self.bucket)
         except Exception:  # noqa: BLE001 - made before
             pass
-        self.env = {"AWS_ENDPOINT_URL": moto.endpoint_url, "AWS_ACCESS_KEY_ID": moto.key,
-                    "AWS_SECRET_ACCESS_KEY": moto.secret, "AWS_DEFAULT_REGION": "us-east-1"}
+        self.env = {
+            "AWS_ENDPOINT_URL": moto.endpoint_url,
+            "AWS_ACCESS_KEY_ID": moto.key,
+            "AWS_SECRET_ACCESS_KEY": moto.secret,
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
 
     def where(self, name):
         return str(self.scratch / "up" / name)
@@ -115,7 +121,7 @@ class S3Target(Target):
         root = str(self.scratch / "down" / name)
         shutil.rmtree(root, ignore_errors=True)
         for key in self._keys(name):
-            path = os.path.join(root, key[len(name) + 1:])
+            path = os.path.join(root, key[len(name) + 1 :])
             os.makedirs(os.path.dirname(path), exist_ok=True)
             self.client.download_file(self.bucket, key, path)
         return root
@@ -176,9 +182,21 @@ def writable(target):
 
 
 # --- values ------------------------------------------------------------------------------
-@pytest.mark.parametrize("fmt,codec", [(3, "bytes"), (3, "blosc-zstd-shuffle"), (3, "zstd"), (3, "gzip"),
-                                       (3, "transpose-big-gzip"), (2, "none"), (2, "blosc"), (2, "zstd"),
-                                       (2, "nested-keys"), (2, "order-F-big")])
+@pytest.mark.parametrize(
+    "fmt,codec",
+    [
+        (3, "bytes"),
+        (3, "blosc-zstd-shuffle"),
+        (3, "zstd"),
+        (3, "gzip"),
+        (3, "transpose-big-gzip"),
+        (2, "none"),
+        (2, "blosc"),
+        (2, "zstd"),
+        (2, "nested-keys"),
+        (2, "order-F-big"),
+    ],
+)
 def test_values_equal_zarr_python(target, fmt, codec):
     data = values((37, 23), "float64", seed=fmt)
     name = f"v{fmt}-{codec}.zarr"
@@ -196,8 +214,9 @@ def test_values_equal_zarr_python(target, fmt, codec):
 def test_sharded_values_and_missing_inner_chunks(target, index_location):
     data = values((30, 26), "int32", seed=3)
     name = f"sharded-{index_location}.zarr"
-    want = sharded(target.where(name), data, chunks=(5, 4), shards=(10, 8), index_location=index_location,
-                   fill_value=-1)
+    want = sharded(
+        target.where(name), data, chunks=(5, 4), shards=(10, 8), index_location=index_location, fill_value=-1
+    )
     target.publish(name)
     a = target.open(name)
     np.testing.assert_array_equal(a.to_numpy(), want)
@@ -216,8 +235,15 @@ def test_sharded_values_and_missing_inner_chunks(target, index_location):
 def test_missing_chunks_are_the_fill_value(target, fmt):
     data = values((20, 18), "float32", seed=5)
     name = f"missing-v{fmt}.zarr"
-    want = write(target.where(name), data, chunks=(6, 5), fmt=fmt, codec="zstd", fill_value=np.float32(-2.5),
-                 written=(slice(6, 12), slice(5, 15)))
+    want = write(
+        target.where(name),
+        data,
+        chunks=(6, 5),
+        fmt=fmt,
+        codec="zstd",
+        fill_value=np.float32(-2.5),
+        written=(slice(6, 12), slice(5, 15)),
+    )
     assert (want == -2.5).sum() > 0
     target.publish(name)
     np.testing.assert_array_equal(target.open(name).to_numpy(), want)
@@ -295,9 +321,15 @@ def test_a_shard_index_is_read_once(logging_target):
 def test_a_blosc_run_fetches_only_its_blocks(logging_target):
     t = logging_target
     from zarr.codecs import BloscCodec
+
     data = values((64, 8192), "float64")
-    z = zarr.create_array(t.where("runs.zarr"), shape=data.shape, chunks=data.shape, dtype="float64",
-                          compressors=BloscCodec(cname="zstd", clevel=1, shuffle="shuffle", blocksize=65536))
+    z = zarr.create_array(
+        t.where("runs.zarr"),
+        shape=data.shape,
+        chunks=data.shape,
+        dtype="float64",
+        compressors=BloscCodec(cname="zstd", clevel=1, shuffle="shuffle", blocksize=65536),
+    )
     z[...] = data
     a = t.open("runs.zarr")
     t.reset()

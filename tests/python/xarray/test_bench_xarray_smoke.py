@@ -1,6 +1,7 @@
 """bench/bench_xarray.py runs end to end on a tiny generated dataset (issue #38): every
 workload on every engine gives a result equal to xarray on NumPy or a recorded failure, and
 the JSON, markdown and plot are written. No timings are asserted."""
+
 import importlib.util
 import json
 import os
@@ -27,8 +28,23 @@ def load_bench():
 def test_quick_in_process_all_workloads(tmp_path):
     bench = load_bench()
     out, png, md = tmp_path / "r.json", tmp_path / "x.png", tmp_path / "t.md"
-    assert bench.main(["--quick", "--in-process", "--scratch", str(tmp_path), "--out", str(out),
-                       "--plot", str(png), "--md", str(md)]) == 0
+    assert (
+        bench.main(
+            [
+                "--quick",
+                "--in-process",
+                "--scratch",
+                str(tmp_path),
+                "--out",
+                str(out),
+                "--plot",
+                str(png),
+                "--md",
+                str(md),
+            ]
+        )
+        == 0
+    )
     got = json.loads(out.read_text())
     assert set(got["results"]) == {"small.zarr", "small.nc"}
     for rows in got["results"].values():
@@ -52,24 +68,53 @@ def test_quick_in_process_all_workloads(tmp_path):
 def test_fresh_processes_and_failures_are_recorded(tmp_path):
     bench = load_bench()
     out = tmp_path / "r.json"
-    assert bench.main(["--quick", "--only", "open", "covariance", "--engines", "numpy", "b2lazy",
-                       "--scratch", str(tmp_path), "--out", str(out)]) == 0
+    assert (
+        bench.main(
+            [
+                "--quick",
+                "--only",
+                "open",
+                "covariance",
+                "--engines",
+                "numpy",
+                "b2lazy",
+                "--scratch",
+                str(tmp_path),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     res = json.loads(out.read_text())["results"]["small.zarr"]
     assert res["open"]["b2lazy"]["seconds"] > 0 and res["open"]["b2lazy"]["peak_mib"] >= 0
     assert res["covariance"]["b2lazy"].get("check", "error") in ("ok",) or "error" in res["covariance"]["b2lazy"]
     # a run that raises becomes "fails: ..." in the table, not an exception of the script
-    failed = bench.run_fresh({"path": str(tmp_path / "missing.zarr"), "backend": "zarr", "engine": "dask",
-                              "workload": "open", "scratch": str(tmp_path)}, timeout=120)
+    failed = bench.run_fresh(
+        {
+            "path": str(tmp_path / "missing.zarr"),
+            "backend": "zarr",
+            "engine": "dask",
+            "workload": "open",
+            "scratch": str(tmp_path),
+        },
+        timeout=120,
+    )
     assert "error" in failed and bench.cell(failed).startswith("fails: ")
 
 
 def test_compare_finds_differences(tmp_path):
     import numpy as np
+
     bench = load_bench()
     ref = np.linspace(1, 2, 60, dtype="f4").reshape(3, 4, 5)
     np.save(tmp_path / "ref.npy", ref)
-    cases = {"same": ref + np.float32(1e-6), "far": ref * 1.01, "shape": ref[:2],
-             "nan": np.where(ref > 1.5, np.nan, ref)}
+    cases = {
+        "same": ref + np.float32(1e-6),
+        "far": ref * 1.01,
+        "shape": ref[:2],
+        "nan": np.where(ref > 1.5, np.nan, ref),
+    }
     for name, a in cases.items():
         np.save(tmp_path / f"{name}.npy", a)
     assert bench.compare(tmp_path / "same.npy", tmp_path / "ref.npy") == "ok"

@@ -3,6 +3,7 @@ trimmed source, then a reduction): values equal to xarray on NumPy over random s
 storage chunks and windows; and, where a slab would otherwise cut the storage chunks
 (a window inside a chunk, a window of two chunks, a budget too small to keep the source),
 each chunk decompressed once with nothing kept and no window of blocks."""
+
 import tempfile
 import warnings
 

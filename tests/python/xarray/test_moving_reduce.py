@@ -1,6 +1,7 @@
 """b2lazy.moving_reduce (a moving-window reduction node) and reductions over
 sliding_window_view's window axis (built as the same node), against NumPy:
 sliding_window_view over the data padded with missing values is the oracle."""
+
 import warnings
 
 import numpy as np
@@ -22,14 +23,20 @@ def oracle(x, w, func, axis, center, min_periods, ddof, skipna):
     pads = [(0, 0)] * (xf.ndim - 1) + [(before, w - 1 - before)]
     win = np.lib.stride_tricks.sliding_window_view(np.pad(xf, pads, constant_values=np.nan), w, axis=-1)
     inside = np.lib.stride_tricks.sliding_window_view(
-        np.pad(np.ones(xf.shape, bool), pads, constant_values=False), w, axis=-1)
+        np.pad(np.ones(xf.shape, bool), pads, constant_values=False), w, axis=-1
+    )
     cnt = (~np.isnan(win)).sum(-1)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
-        res = {"sum": lambda: np.nansum(win, -1), "mean": lambda: np.nansum(win, -1) / cnt,
-               "min": lambda: np.nanmin(win, -1), "max": lambda: np.nanmax(win, -1),
-               "var": lambda: np.nanvar(win, -1, ddof=ddof), "std": lambda: np.nanstd(win, -1, ddof=ddof),
-               "count": lambda: cnt.astype(np.float64)}[func]()
+        res = {
+            "sum": lambda: np.nansum(win, -1),
+            "mean": lambda: np.nansum(win, -1) / cnt,
+            "min": lambda: np.nanmin(win, -1),
+            "max": lambda: np.nanmax(win, -1),
+            "var": lambda: np.nanvar(win, -1, ddof=ddof),
+            "std": lambda: np.nanstd(win, -1, ddof=ddof),
+            "count": lambda: cnt.astype(np.float64),
+        }[func]()
     if func in ("var", "std"):
         res = np.where(cnt - ddof > 0, res, np.nan)
     res = np.where(cnt >= min_periods, res, np.nan)
@@ -71,10 +78,20 @@ def cases(draw):
     n = shape[axis]
     chunks = tuple(draw(st.sampled_from([1, 2, max(1, s // 2), s])) for s in shape)
     w = draw(st.sampled_from([1, 2, 3, max(1, n // 2), n, n + 3]))
-    return dict(shape=shape, axis=axis, chunks=chunks, w=w, func=draw(st.sampled_from(FUNCS)),
-                dtype=draw(st.sampled_from(DTYPES)), center=draw(st.booleans()),
-                min_periods=draw(st.integers(1, w)), ddof=draw(st.sampled_from([0, 1])),
-                skipna=draw(st.booleans()), special=draw(st.booleans()), seed=draw(st.integers(0, 2**32 - 1)))
+    return dict(
+        shape=shape,
+        axis=axis,
+        chunks=chunks,
+        w=w,
+        func=draw(st.sampled_from(FUNCS)),
+        dtype=draw(st.sampled_from(DTYPES)),
+        center=draw(st.booleans()),
+        min_periods=draw(st.integers(1, w)),
+        ddof=draw(st.sampled_from([0, 1])),
+        skipna=draw(st.booleans()),
+        special=draw(st.booleans()),
+        seed=draw(st.integers(0, 2**32 - 1)),
+    )
 
 
 @examples(300)
@@ -83,8 +100,16 @@ def test_moving_reduce_matches_numpy(c):
     rng = np.random.default_rng(c["seed"])
     x = data(rng, c["shape"], c["dtype"], c["special"])
     a = bl.asarray(x, chunks=c["chunks"])
-    got = bl.moving_reduce(a, c["w"], c["func"], axis=c["axis"], center=c["center"],
-                           min_periods=c["min_periods"], ddof=c["ddof"], skipna=c["skipna"]).to_numpy()
+    got = bl.moving_reduce(
+        a,
+        c["w"],
+        c["func"],
+        axis=c["axis"],
+        center=c["center"],
+        min_periods=c["min_periods"],
+        ddof=c["ddof"],
+        skipna=c["skipna"],
+    ).to_numpy()
     want = oracle(x, c["w"], c["func"], c["axis"], c["center"], c["min_periods"], c["ddof"], c["skipna"])
     out = np.float32 if c["dtype"] == np.float32 and c["func"] != "count" else np.float64
     assert got.dtype == out
@@ -124,8 +149,9 @@ def test_moving_reduce_over_a_zarr_array_reads_each_chunk_about_once(tmp_path):
     assert r.stats["chunks_decompressed"]["total"] == 17
 
 
-@pytest.mark.parametrize("name", ["sum", "mean", "min", "max", "var", "std", "nansum", "nanmean", "nanmin",
-                                  "nanmax", "nanvar", "nanstd"])
+@pytest.mark.parametrize(
+    "name", ["sum", "mean", "min", "max", "var", "std", "nansum", "nanmean", "nanmin", "nanmax", "nanvar", "nanstd"]
+)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.uint32])
 def test_reduction_over_sliding_window_view_is_one_moving_node(name, dtype):
     rng = np.random.default_rng(4)
@@ -156,8 +182,10 @@ def test_keepdims_dtype_and_other_axes_keep_the_plain_reduction():
         r = bl.sum(v, axis=axis)
         assert "moving" not in r.explain()
         np.testing.assert_array_equal(r.to_numpy(), want.sum(axis=axis))
-    np.testing.assert_array_equal(bl.sliding_window_view(bl.asarray(x), (2, 3), axis=(0, 0)).to_numpy(),
-                                  np.lib.stride_tricks.sliding_window_view(x, (2, 3), axis=(0, 0)))
+    np.testing.assert_array_equal(
+        bl.sliding_window_view(bl.asarray(x), (2, 3), axis=(0, 0)).to_numpy(),
+        np.lib.stride_tricks.sliding_window_view(x, (2, 3), axis=(0, 0)),
+    )
 
 
 @pytest.mark.parametrize("center", [False, True])
@@ -175,8 +203,9 @@ def test_float16_and_bool():
     assert got.dtype == np.float16
     np.testing.assert_array_equal(got, oracle(x, 2, "max", 0, False, 1, 0, True).astype(np.float16))
     v = bl.sliding_window_view(bl.asarray(x), 3)
-    np.testing.assert_array_equal(bl.nanmax(v, axis=-1).to_numpy(),
-                                  np.nanmax(np.lib.stride_tricks.sliding_window_view(x, 3), axis=-1))
+    np.testing.assert_array_equal(
+        bl.nanmax(v, axis=-1).to_numpy(), np.nanmax(np.lib.stride_tricks.sliding_window_view(x, 3), axis=-1)
+    )
     b = np.array([True, False, True, True])
     got = bl.sum(bl.sliding_window_view(bl.asarray(b), 2), axis=-1).to_numpy()
     np.testing.assert_array_equal(got, np.lib.stride_tricks.sliding_window_view(b, 2).sum(-1))
@@ -189,17 +218,20 @@ def test_expression_string():
     np.testing.assert_array_equal(got, oracle(x, 3, "max", 0, True, 1, 0, True))
 
 
-@pytest.mark.parametrize("call, words", [
-    (lambda: bl.moving_reduce(np.ones(5), 0), ["window", "at least 1"]),
-    (lambda: bl.moving_reduce(np.ones(5), 3, "median"), ["func", "median"]),
-    (lambda: bl.moving_reduce(np.ones(5), 3, min_periods=0), ["min_periods"]),
-    (lambda: bl.moving_reduce(np.ones(5), 3, min_periods=4), ["min_periods", "window"]),
-    (lambda: bl.moving_reduce(np.ones(5), 3, axis=1), ["axis"]),
-    (lambda: bl.moving_reduce(np.ones(5), 3, "var", ddof=-1), ["ddof"]),
-    (lambda: bl.moving_reduce(np.ones(5, complex), 3), ["complex"]),
-    (lambda: bl.moving_reduce(np.float64(1.0), 1), ["dimension"]),
-    (lambda: bl.moving_reduce(np.ones(5), 2.5), ["window"]),
-])
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda: bl.moving_reduce(np.ones(5), 0), ["window", "at least 1"]),
+        (lambda: bl.moving_reduce(np.ones(5), 3, "median"), ["func", "median"]),
+        (lambda: bl.moving_reduce(np.ones(5), 3, min_periods=0), ["min_periods"]),
+        (lambda: bl.moving_reduce(np.ones(5), 3, min_periods=4), ["min_periods", "window"]),
+        (lambda: bl.moving_reduce(np.ones(5), 3, axis=1), ["axis"]),
+        (lambda: bl.moving_reduce(np.ones(5), 3, "var", ddof=-1), ["ddof"]),
+        (lambda: bl.moving_reduce(np.ones(5, complex), 3), ["complex"]),
+        (lambda: bl.moving_reduce(np.float64(1.0), 1), ["dimension"]),
+        (lambda: bl.moving_reduce(np.ones(5), 2.5), ["window"]),
+    ],
+)
 def test_bad_input_is_a_clear_error(call, words):
     with pytest.raises((ValueError, TypeError, np.exceptions.AxisError)) as e:
         call()
@@ -207,10 +239,23 @@ def test_bad_input_is_a_clear_error(call, words):
     assert "moving_reduce" in msg and all(w in msg for w in words), msg
 
 
-@pytest.mark.parametrize("name, fill", [("sum", 0.0), ("max", -np.inf), ("min", np.inf), ("nanstd", np.nan),
-                                        ("nanmean", np.nan), ("nansum", np.nan), ("nanmax", np.nan),
-                                        ("sum", np.nan), ("max", np.nan), ("nanmax", -np.inf), ("sum", 1.0),
-                                        ("mean", 0.0)])
+@pytest.mark.parametrize(
+    "name, fill",
+    [
+        ("sum", 0.0),
+        ("max", -np.inf),
+        ("min", np.inf),
+        ("nanstd", np.nan),
+        ("nanmean", np.nan),
+        ("nansum", np.nan),
+        ("nanmax", np.nan),
+        ("sum", np.nan),
+        ("max", np.nan),
+        ("nanmax", -np.inf),
+        ("sum", 1.0),
+        ("mean", 0.0),
+    ],
+)
 @pytest.mark.parametrize("widths", [(3, 0), (2, 1), (0, 0), (4, 4)])
 def test_windows_over_padding_read_the_data_where_the_fill_is_neutral(name, fill, widths):
     # xarray pads with what the reduction ignores; the moving node then reads the data
@@ -218,11 +263,16 @@ def test_windows_over_padding_read_the_data_where_the_fill_is_neutral(name, fill
     x = np.random.default_rng(6).standard_normal((12, 3))
     x[[0, 5, 6, 7], 1] = np.nan
     p = np.pad(x, (widths, (0, 0)), constant_values=fill)
-    r = getattr(bl, name)(bl.sliding_window_view(bl.pad(bl.asarray(x, chunks=(5, 3)), (widths, (0, 0)),
-                                                        constant_values=fill), 4, axis=0), axis=-1)
+    r = getattr(bl, name)(
+        bl.sliding_window_view(bl.pad(bl.asarray(x, chunks=(5, 3)), (widths, (0, 0)), constant_values=fill), 4, axis=0),
+        axis=-1,
+    )
     folded = "pad" not in r.explain()
-    neutral = (np.isnan(fill) and name.startswith("nan")) or (name, fill) in (("sum", 0.0), ("max", -np.inf),
-                                                                              ("min", np.inf))
+    neutral = (np.isnan(fill) and name.startswith("nan")) or (name, fill) in (
+        ("sum", 0.0),
+        ("max", -np.inf),
+        ("min", np.inf),
+    )
     assert folded == ((neutral and max(widths) < 4) or widths == (0, 0))  # (no padding: no pad node)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)

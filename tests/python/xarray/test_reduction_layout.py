@@ -3,6 +3,7 @@ that follows the source's chunked one (coarsen's time), or kept whole when small
 over time), so each source chunk is decompressed once and no copy of the source is kept
 (before: outputs split along lon/lat pulled every time chunk, the source kept or read twice).
 Values against xarray on NumPy."""
+
 import numpy as np
 import pytest
 import xarray as xr

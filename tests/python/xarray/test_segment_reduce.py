@@ -8,10 +8,34 @@ from hypothesis import given, settings, strategies as st, HealthCheck
 
 import b2lazy as bl
 
-FUNCS = ["sum", "nansum", "prod", "nanprod", "mean", "nanmean", "min", "nanmin", "max", "nanmax",
-         "var", "nanvar", "std", "nanstd", "any", "all", "count", "first", "last", "nanfirst", "nanlast"]
-NP = {"count": lambda v, axis: np.sum(~np.isnan(v) if v.dtype.kind in "fc" else np.ones(v.shape, bool), axis=axis),
-      "first": lambda v, axis: np.take(v, 0, axis=axis), "last": lambda v, axis: np.take(v, -1, axis=axis)}
+FUNCS = [
+    "sum",
+    "nansum",
+    "prod",
+    "nanprod",
+    "mean",
+    "nanmean",
+    "min",
+    "nanmin",
+    "max",
+    "nanmax",
+    "var",
+    "nanvar",
+    "std",
+    "nanstd",
+    "any",
+    "all",
+    "count",
+    "first",
+    "last",
+    "nanfirst",
+    "nanlast",
+]
+NP = {
+    "count": lambda v, axis: np.sum(~np.isnan(v) if v.dtype.kind in "fc" else np.ones(v.shape, bool), axis=axis),
+    "first": lambda v, axis: np.take(v, 0, axis=axis),
+    "last": lambda v, axis: np.take(v, -1, axis=axis),
+}
 
 
 def _nanpick(v, axis, last):
@@ -21,8 +45,9 @@ def _nanpick(v, axis, last):
         v = v[..., ::-1]
     ok = ~np.isnan(v) if v.dtype.kind == "f" else np.ones(v.shape, bool)
     i = np.argmax(ok, axis=-1)
-    got = np.take_along_axis(v, i[..., None], axis=-1)[..., 0].astype(np.result_type(v.dtype, np.float64)
-                                                                       if v.dtype.kind == "f" else v.dtype)
+    got = np.take_along_axis(v, i[..., None], axis=-1)[..., 0].astype(
+        np.result_type(v.dtype, np.float64) if v.dtype.kind == "f" else v.dtype
+    )
     return np.where(ok.any(axis=-1), got, np.nan) if v.dtype.kind == "f" else got
 
 
@@ -40,6 +65,7 @@ def oracle(x, codes, func, ngroups, axis, ddof):
             continue
         with np.errstate(all="ignore"):
             import warnings
+
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 if func in ("var", "std", "nanvar", "nanstd"):
@@ -108,8 +134,11 @@ def test_against_numpy(case):
     g = got.to_numpy()
     if func in ("sum", "prod", "nansum", "nanprod", "count", "any", "all"):
         assert g.dtype == want.dtype, (func, x.dtype, g.dtype, want.dtype)
-    close(g.astype(np.float64) if g.dtype != np.bool_ else g, want.astype(np.float64) if g.dtype != np.bool_ else want,
-          x.dtype)
+    close(
+        g.astype(np.float64) if g.dtype != np.bool_ else g,
+        want.astype(np.float64) if g.dtype != np.bool_ else want,
+        x.dtype,
+    )
     # a random sub-region of the result equals the same region of the whole
     sl = tuple(slice(s // 3, s) for s in got.shape)
     close(got[sl].to_numpy().astype(np.float64), g[sl].astype(np.float64), np.float64)
@@ -117,10 +146,17 @@ def test_against_numpy(case):
 
 def test_dtypes_follow_numpy():
     codes = [0, 1, 0]
-    for dt, func, want in [("int8", "sum", np.int64), ("uint8", "sum", np.uint64), ("bool", "sum", np.int64),
-                           ("int32", "mean", np.float64), ("float32", "mean", np.float32),
-                           ("float32", "var", np.float32), ("int16", "min", np.int16),
-                           ("int16", "count", np.int64), ("float32", "any", np.bool_)]:
+    for dt, func, want in [
+        ("int8", "sum", np.int64),
+        ("uint8", "sum", np.uint64),
+        ("bool", "sum", np.int64),
+        ("int32", "mean", np.float64),
+        ("float32", "mean", np.float32),
+        ("float32", "var", np.float32),
+        ("int16", "min", np.int16),
+        ("int16", "count", np.int64),
+        ("float32", "any", np.bool_),
+    ]:
         assert bl.segment_reduce(np.ones((2, 3), dt), codes, func).dtype == want, (dt, func)
     # an empty group makes min of integers floating (NaN there)
     r = bl.segment_reduce(np.arange(3, dtype=np.int32), [0, 0, 2], "min")
@@ -198,8 +234,9 @@ def test_resample_reads_each_chunk_once(stored):
     codes = np.arange(x.shape[0]) // 10  # 10-day bins, across the 24-day chunks
     r = bl.segment_reduce(bl.open(p), codes, "sum", axis=0).compute()
     assert r.stats["chunks_decompressed"]["total"] == -(-x.shape[0] // 24)
-    np.testing.assert_allclose(r.to_numpy(), oracle(x.astype(np.float64), codes, "sum", codes.max() + 1, 0, 0),
-                               rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(
+        r.to_numpy(), oracle(x.astype(np.float64), codes, "sum", codes.max() + 1, 0, 0), rtol=1e-5, atol=1e-4
+    )
 
 
 def test_anomaly_is_one_plan(stored):

@@ -5,6 +5,7 @@ The weighted mean's two sums (data x weights, notnull(data) x weights) and the m
 stages of a standardised anomaly, over Zarr (zstd), netCDF-4 (zlib) and b2nd; values against
 xarray on NumPy / NumPy, counters for the reads; reductions that must not be folded together
 (other axes, other sources, other regions) stay correct."""
+
 import warnings
 
 import numpy as np
@@ -107,8 +108,16 @@ def test_mean_and_std_stages_read_the_data_once(tmp_path, fmt):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(nt=st.integers(1, 40), ny=st.integers(1, 9), nx=st.integers(1, 9), ct=st.integers(1, 12),
-       cy=st.integers(1, 9), cx=st.integers(1, 9), fmt=st.sampled_from(["zarr", "nc"]), seed=st.integers(0, 99))
+@given(
+    nt=st.integers(1, 40),
+    ny=st.integers(1, 9),
+    nx=st.integers(1, 9),
+    ct=st.integers(1, 12),
+    cy=st.integers(1, 9),
+    cx=st.integers(1, 9),
+    fmt=st.sampled_from(["zarr", "nc"]),
+    seed=st.integers(0, 99),
+)
 def test_siblings_on_random_layouts_match_xarray_on_numpy(tmp_path_factory, nt, ny, nx, ct, cy, cx, fmt, seed):
     shape, chunks = (nt, ny, nx), (min(ct, nt), min(cy, ny), min(cx, nx))
     lazy, eager = stored(tmp_path_factory.mktemp("era"), era(shape, seed), chunks, fmt)

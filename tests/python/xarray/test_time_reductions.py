@@ -2,6 +2,7 @@
 axis of time-chunked 3-D float32 data, one small output from many input chunks. Counters,
 not times: the inner means computed once (not once per slab of the outer reduction), each
 input chunk decompressed at most twice, nothing kept beyond the budget; values vs NumPy."""
+
 import numpy as np
 import pytest
 import zarr
@@ -19,8 +20,9 @@ def zarr_vars(tmp_path, shape, chunks, names="uv", seed=0):
     out = {}
     for name in names:
         x = (rng.standard_normal(shape) * 3 + 10).astype(np.float32)
-        z = zarr.create_array(str(root), name=name, shape=shape, dtype=np.float32, chunks=chunks, zarr_format=3,
-                              overwrite=True)
+        z = zarr.create_array(
+            str(root), name=name, shape=shape, dtype=np.float32, chunks=chunks, zarr_format=3, overwrite=True
+        )
         z[...] = x
         path = str(root / name)
         out[name] = (bl.open(path), x, path)
@@ -68,7 +70,7 @@ def test_covariance_computes_the_inner_means_once_and_reads_each_chunk_at_most_t
 
 def test_std_of_anomalies_reads_each_chunk_twice_within_a_small_budget(tmp_path):
     shape, chunks = (400, 60, 100), (20, 60, 100)
-    (t, x, pt), = zarr_vars(tmp_path, shape, chunks, names="t").values()
+    ((t, x, pt),) = zarr_vars(tmp_path, shape, chunks, names="t").values()
     e = bl.std(t - bl.mean(t, axis=0), axis=0)
     budget = 8 * MiB
     r = e.compute(max_memory=budget, nthreads=2)
@@ -101,7 +103,7 @@ def test_a_source_read_twice_is_not_kept_over_the_small_copy_size(tmp_path):
     # Keeping it would save one decompression, at the price of filling and first-touching
     # a copy as large as the data; the plan says so.
     shape, chunks = (400, 60, 100), (20, 60, 100)
-    (t, _, pt), = zarr_vars(tmp_path, shape, chunks, names="t").values()
+    ((t, _, pt),) = zarr_vars(tmp_path, shape, chunks, names="t").values()
     p = bl.std(t - bl.mean(t, axis=0), axis=0).plan(nthreads=2)
     assert [s for s in p.stages if s["source"]] == []
     assert "not kept" in str(p) or pt not in str(p).split("computed once")[1]
@@ -109,8 +111,12 @@ def test_a_source_read_twice_is_not_kept_over_the_small_copy_size(tmp_path):
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    nt=st.integers(20, 90), ny=st.integers(3, 17), nx=st.integers(3, 23),
-    ct=st.integers(1, 40), cy=st.integers(1, 17), cx=st.integers(1, 23),
+    nt=st.integers(20, 90),
+    ny=st.integers(3, 17),
+    nx=st.integers(3, 23),
+    ct=st.integers(1, 40),
+    cy=st.integers(1, 17),
+    cx=st.integers(1, 23),
     budget=st.sampled_from([None, 1 * MiB, 4 * MiB]),
 )
 def test_time_reductions_match_numpy_on_any_chunking(tmp_path_factory, nt, ny, nx, ct, cy, cx, budget):

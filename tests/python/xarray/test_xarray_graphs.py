@@ -4,6 +4,7 @@ xarray emits them (skipna, ddof), quantile (q by keyword), differentiate (gradie
 cov/corr, round, real/imag/conj — each stays a lazy b2lazy graph (no
 EagerEvaluationWarning: made an error here) and equals xarray on NumPy, over random time
 chunkings and NaN layouts."""
+
 import warnings
 
 import numpy as np
@@ -27,8 +28,11 @@ def dataset(seed=0, nan_frac=0.0, dtype="f4"):
         if nan_frac:
             a[rng.random(a.shape) < nan_frac] = np.nan
         data[name] = (("time", "lat", "lon"), a)
-    coords = {"time": pd.date_range("2000-01-01", periods=NT), "lat": np.linspace(-60, 60, NY),
-              "lon": np.arange(NX) * 60.0}
+    coords = {
+        "time": pd.date_range("2000-01-01", periods=NT),
+        "lat": np.linspace(-60, 60, NY),
+        "lon": np.arange(NX) * 60.0,
+    }
     return xr.Dataset(data, coords=coords)
 
 
@@ -91,8 +95,12 @@ def test_graph_lazy_and_equal(name):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(name=st.sampled_from(sorted(GRAPHS)), chunk=st.integers(1, NT), seed=st.integers(0, 2**16),
-       nan_frac=st.sampled_from([0.0, 0.02, 0.5]))
+@given(
+    name=st.sampled_from(sorted(GRAPHS)),
+    chunk=st.integers(1, NT),
+    seed=st.integers(0, 2**16),
+    nan_frac=st.sampled_from([0.0, 0.02, 0.5]),
+)
 def test_graph_over_chunkings_and_nans(name, chunk, seed, nan_frac):
     check(GRAPHS[name], dataset(seed, nan_frac), chunk)
 
@@ -152,14 +160,20 @@ def test_quantile_q_by_keyword_as_numpy():
         q = [10, 50] if "percentile" in name else [0.1, 0.5]
         got = getattr(b2lazy, name)(x, q=q, axis=0).to_numpy()
         np.testing.assert_allclose(got, getattr(np, name)(a, q=q, axis=0), equal_nan=True)
-        np.testing.assert_allclose(getattr(b2lazy, name)(x, q, 0).to_numpy(), getattr(np, name)(a, q, 0),
-                                   equal_nan=True)
+        np.testing.assert_allclose(
+            getattr(b2lazy, name)(x, q, 0).to_numpy(), getattr(np, name)(a, q, 0), equal_nan=True
+        )
 
 
 @settings(max_examples=60, deadline=None)
-@given(shape=st.lists(st.integers(1, 7), min_size=1, max_size=3), seed=st.integers(0, 2**16),
-       edge_order=st.sampled_from([1, 2]), dtype=st.sampled_from(["f8", "f4", "i8"]),
-       spacing=st.sampled_from(["none", "scalar", "coords", "uniform-coords"]), data=st.data())
+@given(
+    shape=st.lists(st.integers(1, 7), min_size=1, max_size=3),
+    seed=st.integers(0, 2**16),
+    edge_order=st.sampled_from([1, 2]),
+    dtype=st.sampled_from(["f8", "f4", "i8"]),
+    spacing=st.sampled_from(["none", "scalar", "coords", "uniform-coords"]),
+    data=st.data(),
+)
 def test_gradient_as_numpy(shape, seed, edge_order, dtype, spacing, data):
     rng = np.random.default_rng(seed)
     a = (rng.standard_normal(shape) * 10).astype(dtype)
@@ -167,9 +181,12 @@ def test_gradient_as_numpy(shape, seed, edge_order, dtype, spacing, data):
     x = b2lazy.asarray(a, chunks=chunks)
     axis = data.draw(st.sampled_from([None] + list(range(-len(shape), len(shape)))))
     axes = list(range(len(shape))) if axis is None else [axis % len(shape)]
-    args = {"none": [], "scalar": [0.5],
-            "coords": [np.cumsum(rng.uniform(0.1, 2.0, shape[ax])) for ax in axes],
-            "uniform-coords": [np.arange(shape[ax]) * 3.0 for ax in axes]}[spacing]
+    args = {
+        "none": [],
+        "scalar": [0.5],
+        "coords": [np.cumsum(rng.uniform(0.1, 2.0, shape[ax])) for ax in axes],
+        "uniform-coords": [np.arange(shape[ax]) * 3.0 for ax in axes],
+    }[spacing]
     if min(shape[ax] for ax in axes) < edge_order + 1:
         with pytest.raises((ValueError, IndexError)):  # NumPy's IndexError on 1 coordinate
             np.gradient(a, *args, axis=axis, edge_order=edge_order)

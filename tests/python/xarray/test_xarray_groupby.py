@@ -16,8 +16,12 @@ def arrays(n, chunks, nan=0.1, seed=0, start="2000-01-01", freq="D", ny=4, nx=3)
     rng = np.random.default_rng(seed)
     x = (rng.standard_normal((n, ny, nx)) * 5 + 280).astype(np.float32)
     x[rng.random(x.shape) < nan] = np.nan
-    coords = {"time": pd.date_range(start, periods=n, freq=freq), "lat": np.linspace(-60, 60, ny),
-              "lon": np.arange(nx) * 10.0, "aux": ("time", np.arange(n))}
+    coords = {
+        "time": pd.date_range(start, periods=n, freq=freq),
+        "lat": np.linspace(-60, 60, ny),
+        "lon": np.arange(nx) * 10.0,
+        "aux": ("time", np.arange(n)),
+    }
     tn = xr.DataArray(x, dims=("time", "lat", "lon"), coords=coords, name="t", attrs={"units": "K"})
     return tn, tn.copy(data=bl.asarray(x, chunks=chunks))
 
@@ -34,21 +38,47 @@ def segment_nodes(a):
     return a.data.explain().split("tree (")[1].split("computed once (several")[0].count("segment_reduce(")
 
 
-GROUPINGS = [lambda a: a.groupby("time.month"), lambda a: a.groupby("time.season"),
-             lambda a: a.groupby("time.dayofyear"), lambda a: a.resample(time="1D"),
-             lambda a: a.resample(time="1MS"), lambda a: a.resample(time="7D"), lambda a: a.resample(time="3D"),
-             lambda a: a.groupby_bins("aux", [5, 40, 41, 60, 200])]  # aux <= 5: dropped (-1); (41, 60] sometimes empty
-REDUCTIONS = [lambda g: g.mean(), lambda g: g.sum(), lambda g: g.min(), lambda g: g.max(), lambda g: g.std(),
-              lambda g: g.var(ddof=1), lambda g: g.count(), lambda g: g.prod(), lambda g: g.median(),
-              lambda g: g.first(), lambda g: g.last(), lambda g: g.mean(skipna=False), lambda g: g.sum(min_count=3),
-              lambda g: g.first(skipna=False), lambda g: g.any(), lambda g: g.all()]
+GROUPINGS = [
+    lambda a: a.groupby("time.month"),
+    lambda a: a.groupby("time.season"),
+    lambda a: a.groupby("time.dayofyear"),
+    lambda a: a.resample(time="1D"),
+    lambda a: a.resample(time="1MS"),
+    lambda a: a.resample(time="7D"),
+    lambda a: a.resample(time="3D"),
+    lambda a: a.groupby_bins("aux", [5, 40, 41, 60, 200]),
+]  # aux <= 5: dropped (-1); (41, 60] sometimes empty
+REDUCTIONS = [
+    lambda g: g.mean(),
+    lambda g: g.sum(),
+    lambda g: g.min(),
+    lambda g: g.max(),
+    lambda g: g.std(),
+    lambda g: g.var(ddof=1),
+    lambda g: g.count(),
+    lambda g: g.prod(),
+    lambda g: g.median(),
+    lambda g: g.first(),
+    lambda g: g.last(),
+    lambda g: g.mean(skipna=False),
+    lambda g: g.sum(min_count=3),
+    lambda g: g.first(skipna=False),
+    lambda g: g.any(),
+    lambda g: g.all(),
+]
 
 
 @settings(max_examples=60, deadline=None)
-@given(n=st.integers(1, 120), start=st.sampled_from(["2000-01-01", "2001-02-27", "2003-12-30"]),
-       freq=st.sampled_from(["D", "6h", "2D"]), tchunk=st.integers(1, 40), ychunk=st.integers(1, 4),
-       grouping=st.integers(0, len(GROUPINGS) - 1), reduction=st.integers(0, len(REDUCTIONS) - 1),
-       nan=st.sampled_from([0.0, 0.2]))
+@given(
+    n=st.integers(1, 120),
+    start=st.sampled_from(["2000-01-01", "2001-02-27", "2003-12-30"]),
+    freq=st.sampled_from(["D", "6h", "2D"]),
+    tchunk=st.integers(1, 40),
+    ychunk=st.integers(1, 4),
+    grouping=st.integers(0, len(GROUPINGS) - 1),
+    reduction=st.integers(0, len(REDUCTIONS) - 1),
+    nan=st.sampled_from([0.0, 0.2]),
+)
 def test_groupby_reductions_equal_xarray_on_numpy(n, start, freq, tchunk, ychunk, grouping, reduction, nan):
     tn, tb = arrays(n, (tchunk, ychunk, 3), nan=nan, start=start, freq=freq)
     g, r = GROUPINGS[grouping], REDUCTIONS[reduction]
@@ -81,7 +111,10 @@ def test_anomaly_is_one_lazy_plan(grouping):
     assert segment_nodes(got) == 1  # one plan: t - take(clim, codes), the climatology kept once
     assert "segment_reduce(nanmean" in text.split("computed once (several")[1]
     standardized = (tb.groupby(grouping) - tb.groupby(grouping).mean()).groupby(grouping) / tb.groupby(grouping).std()
-    same(standardized, (tn.groupby(grouping) - tn.groupby(grouping).mean()).groupby(grouping) / tn.groupby(grouping).std())
+    same(
+        standardized,
+        (tn.groupby(grouping) - tn.groupby(grouping).mean()).groupby(grouping) / tn.groupby(grouping).std(),
+    )
 
 
 def test_anomaly_from_an_in_memory_climatology():
@@ -128,8 +161,11 @@ def test_dataset_and_other_dims():
     same(tbt.groupby("time.month").var(ddof=1), tnt.groupby("time.month").var(ddof=1))
     same(tbt.resample(time="5D").last(), tnt.resample(time="5D").last())
     # reductions over more than the grouped dimension: xarray's own per-group path
-    xr.testing.assert_allclose(tb.groupby("time.month").mean(["time", "lat"]).compute(),
-                               tn.groupby("time.month").mean(["time", "lat"]), rtol=2e-5)
+    xr.testing.assert_allclose(
+        tb.groupby("time.month").mean(["time", "lat"]).compute(),
+        tn.groupby("time.month").mean(["time", "lat"]),
+        rtol=2e-5,
+    )
     xr.testing.assert_allclose(tb.groupby("lat").mean().compute(), tn.groupby("lat").mean(), rtol=2e-5)
 
 
@@ -148,6 +184,7 @@ def test_other_array_types_keep_xarray_reduce():
 
     try:
         import b2lazy._groupby as G
+
         wrapper = DataArrayGroupByBase.reduce
         assert wrapper.__kwdefaults__["_original"] is original
         wrapper.__kwdefaults__["_original"] = spy
@@ -171,9 +208,11 @@ def test_hook_whatever_the_import_order(first):
     import sys
 
     other = "xarray" if first == "b2lazy" else "b2lazy"
-    code = (f"import {first}, {other}\nimport numpy as np, pandas as pd, xarray as xr, b2lazy as bl\n"
-            "t = xr.DataArray(bl.asarray(np.ones((60, 3), np.float32)), dims=('time', 'x'),\n"
-            "                 coords={'time': pd.date_range('2000-01-01', periods=60)})\n"
-            "m = t.groupby('time.month').mean()\n"
-            "assert 'segment_reduce(' in m.data.explain(), m.data.explain()\n")
+    code = (
+        f"import {first}, {other}\nimport numpy as np, pandas as pd, xarray as xr, b2lazy as bl\n"
+        "t = xr.DataArray(bl.asarray(np.ones((60, 3), np.float32)), dims=('time', 'x'),\n"
+        "                 coords={'time': pd.date_range('2000-01-01', periods=60)})\n"
+        "m = t.groupby('time.month').mean()\n"
+        "assert 'segment_reduce(' in m.data.explain(), m.data.explain()\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

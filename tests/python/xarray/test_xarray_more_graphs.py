@@ -4,6 +4,7 @@ encoding to a big-endian dtype (astype(">f4"), files as Dask writes them), ffill
 (a forward-fill scan carried across chunks), idxmin / idxmax, vectorized isel and
 weighted(w) with lazy weights (the NaN check deferred). Each against xarray on NumPy (or
 NumPy / Dask), lazy where the point is laziness: nothing evaluated before compute."""
+
 import os
 import warnings
 
@@ -32,8 +33,11 @@ def dataset(seed=0, nan_frac=0.0):
         if nan_frac:
             a[rng.random(a.shape) < nan_frac] = np.nan
         data[name] = (("time", "lat", "lon"), a)
-    coords = {"time": pd.date_range("2000-01-01", periods=NT), "lat": np.linspace(-60, 60, NY),
-              "lon": np.arange(NX) * 60.0}
+    coords = {
+        "time": pd.date_range("2000-01-01", periods=NT),
+        "lat": np.linspace(-60, 60, NY),
+        "lon": np.arange(NX) * 60.0,
+    }
     return xr.Dataset(data, coords=coords)
 
 
@@ -47,6 +51,7 @@ def evaluations(monkeypatch):
         def counting(*args, _original=original, **kwargs):
             count["n"] += 1
             return _original(*args, **kwargs)
+
         monkeypatch.setattr(_core, name, counting)
     return count
 
@@ -59,7 +64,7 @@ def lazy_and_equal(graph, ds, chunks, evaluations, rtol=2e-5, atol=1e-4):
         before = evaluations["n"]
         got = graph(c)
         assert evaluations["n"] == before  # nothing evaluated while building the graph
-        for v in (got.data_vars.values() if isinstance(got, xr.Dataset) else [got]):
+        for v in got.data_vars.values() if isinstance(got, xr.Dataset) else [got]:
             if set(v.dims) & {"lat", "lon"}:  # (not polyfit's matrix rank, which xarray takes from NumPy)
                 assert isinstance(v.data, b2lazy.Array), v.name
         got = got.compute()
@@ -71,8 +76,9 @@ def test_out_is_taken_where_numpy_takes_it():
     a = np.random.default_rng(0).standard_normal((4, 6))
     x = b2lazy.asarray(a, chunks=(3, 4))
     for name in ("any", "all", "sum", "mean", "max", "min", "prod", "std", "var", "argmax", "nanmax"):
-        np.testing.assert_allclose(getattr(b2lazy, name)(x, axis=0, out=None).to_numpy(),
-                                   getattr(np, name)(a, axis=0, out=None))
+        np.testing.assert_allclose(
+            getattr(b2lazy, name)(x, axis=0, out=None).to_numpy(), getattr(np, name)(a, axis=0, out=None)
+        )
         if hasattr(a, name):  # the methods too (NumPy's ndarray methods take out)
             np.testing.assert_allclose(getattr(x, name)(axis=0, out=None).to_numpy(), getattr(a, name)(axis=0))
     np.testing.assert_allclose(b2lazy.cumsum(x, axis=1, out=None).to_numpy(), np.cumsum(a, axis=1))
@@ -89,8 +95,15 @@ def test_out_is_taken_where_numpy_takes_it():
 
 
 @examples(40)
-@given(m=st.integers(1, 9), n=st.integers(1, 4), k=st.sampled_from([None, 1, 3, (2, 3)]), seed=st.integers(0, 2**16),
-       dtype=st.sampled_from(["f4", "f8"]), rcond=st.sampled_from([None, 1e-3]), rank_deficient=st.booleans())
+@given(
+    m=st.integers(1, 9),
+    n=st.integers(1, 4),
+    k=st.sampled_from([None, 1, 3, (2, 3)]),
+    seed=st.integers(0, 2**16),
+    dtype=st.sampled_from(["f4", "f8"]),
+    rcond=st.sampled_from([None, 1e-3]),
+    rank_deficient=st.booleans(),
+)
 def test_lstsq_numpy_matrix_lazy_rhs_as_numpy(m, n, k, seed, dtype, rcond, rank_deficient):
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((m, n))
@@ -182,8 +195,9 @@ def test_to_zarr_big_endian_as_dask_writes_it(tmp_path, zarr_format, dtype):
     paths = {}
     for manager in ("dask", "b2lazy"):
         paths[manager] = tmp_path / f"{manager}.zarr"
-        ds.chunk({"time": 5}, chunked_array_type=manager).to_zarr(paths[manager], encoding=enc,
-                                                                zarr_format=zarr_format, consolidated=False)
+        ds.chunk({"time": 5}, chunked_array_type=manager).to_zarr(
+            paths[manager], encoding=enc, zarr_format=zarr_format, consolidated=False
+        )
     assert _files(paths["b2lazy"]) == _files(paths["dask"])  # metadata and chunks byte for byte
     back = xr.open_zarr(paths["b2lazy"], consolidated=False)
     xr.testing.assert_equal(back.t.load(), ds.t.astype(dtype).astype("f4"))
@@ -207,9 +221,14 @@ def _bottleneck():
 
 
 @examples(60)
-@given(shape=st.lists(st.integers(1, 9), min_size=1, max_size=3), seed=st.integers(0, 2**16),
-       nan_frac=st.sampled_from([0.0, 0.3, 0.8, 1.0]), limit=st.sampled_from([None, 0, 1, 2, 5]),
-       dtype=st.sampled_from(["f4", "f8", "f2"]), data=st.data())
+@given(
+    shape=st.lists(st.integers(1, 9), min_size=1, max_size=3),
+    seed=st.integers(0, 2**16),
+    nan_frac=st.sampled_from([0.0, 0.3, 0.8, 1.0]),
+    limit=st.sampled_from([None, 0, 1, 2, 5]),
+    dtype=st.sampled_from(["f4", "f8", "f2"]),
+    data=st.data(),
+)
 def test_forward_fill_as_bottleneck_push(shape, seed, nan_frac, limit, dtype, data):
     from b2lazy._xarray_fill import forward_fill
 
@@ -249,8 +268,12 @@ FILLS = {
 
 
 @examples(30)
-@given(name=st.sampled_from(sorted(FILLS)), chunk=st.integers(1, NT), seed=st.integers(0, 2**16),
-       nan_frac=st.sampled_from([0.1, 0.6, 0.95]))
+@given(
+    name=st.sampled_from(sorted(FILLS)),
+    chunk=st.integers(1, NT),
+    seed=st.integers(0, 2**16),
+    nan_frac=st.sampled_from([0.1, 0.6, 0.95]),
+)
 def test_ffill_bfill_over_chunkings(name, chunk, seed, nan_frac, evaluations):
     _bottleneck()
     lazy_and_equal(FILLS[name], dataset(seed, nan_frac), {"time": chunk, "lon": 2}, evaluations, rtol=0, atol=0)
@@ -275,8 +298,14 @@ def test_idxmin_idxmax_numeric_coordinate_lazy_and_equal(name, chunk, evaluation
     lazy_and_equal(IDX[name], ds, {"time": chunk, "lat": 3}, evaluations, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("graph", [lambda d: d.t.idxmax("time"), lambda d: d.t.idxmin("time", skipna=False),
-                                   lambda d: d.t.idxmax("time", fill_value=np.datetime64("1999-01-01"))])
+@pytest.mark.parametrize(
+    "graph",
+    [
+        lambda d: d.t.idxmax("time"),
+        lambda d: d.t.idxmin("time", skipna=False),
+        lambda d: d.t.idxmax("time", fill_value=np.datetime64("1999-01-01")),
+    ],
+)
 def test_idxmax_over_datetimes_evaluates_the_argmax_only(graph):
     ds = dataset(6, nan_frac=0.2)
     ds["t"][:, 0, 0] = np.nan
@@ -294,8 +323,9 @@ def _pts(v):
 VINDEX = {
     "time-lat": lambda d: d.t.isel(time=_pts([1, 5, 20, 5]), lat=_pts([0, 3, 1, 1])),
     "lat-lon": lambda d: d.t.isel(lat=_pts([0, 2, 1]), lon=_pts([4, 4, 0])),
-    "2-d-indexer": lambda d: d.t.isel(time=xr.DataArray([[1, 2], [23, 0]], dims=("p", "q")),
-                                      lon=xr.DataArray([0, 3], dims="q")),
+    "2-d-indexer": lambda d: d.t.isel(
+        time=xr.DataArray([[1, 2], [23, 0]], dims=("p", "q")), lon=xr.DataArray([0, 3], dims="q")
+    ),
     "sel-nearest": lambda d: d.t.sel(lat=_pts([-50.0, 55.0]), lon=_pts([10.0, 170.0]), method="nearest"),
     "dataset": lambda d: d.isel(time=_pts([3, 4]), lon=_pts([1, 2])),
     "then-reduce": lambda d: d.t.isel(lat=_pts([0, 3]), lon=_pts([1, 2])).mean("time"),

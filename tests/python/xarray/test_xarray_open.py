@@ -4,6 +4,7 @@ netCDF4 engines) give b2lazy Arrays over the stores themselves, with CF decoding
 elementwise operations; values and dtypes equal xarray's own eager decoding (NumPy).
 Reads are counted where xarray and the libraries it calls read (backend wrappers,
 zarr.Array, h5py.Dataset); b2lazy's native reads show in an evaluation's stats."""
+
 import collections
 import importlib.util
 import os
@@ -61,17 +62,29 @@ def cf_dataset(shape=(6, 5, 4), seed=0):
     g = rng.standard_normal(shape)
     g.flat[-1] = np.nan
     return xr.Dataset(
-        {"f": (DIMS, f), "p": (DIMS, p), "q": (DIMS, q), "m": (DIMS, m), "g": (DIMS, g),
-         "b": (DIMS, rng.integers(0, 2, shape).astype(bool)),
-         "tt": (("y",), pd.date_range("2001-01-01", periods=shape[1]).values)},
-        coords={"time": pd.date_range("2000-01-01", periods=shape[0]), "y": np.arange(shape[1], dtype=float),
-                "lat2": (("y", "x"), rng.standard_normal(shape[1:]))})
+        {
+            "f": (DIMS, f),
+            "p": (DIMS, p),
+            "q": (DIMS, q),
+            "m": (DIMS, m),
+            "g": (DIMS, g),
+            "b": (DIMS, rng.integers(0, 2, shape).astype(bool)),
+            "tt": (("y",), pd.date_range("2001-01-01", periods=shape[1]).values),
+        },
+        coords={
+            "time": pd.date_range("2000-01-01", periods=shape[0]),
+            "y": np.arange(shape[1], dtype=float),
+            "lat2": (("y", "x"), rng.standard_normal(shape[1:])),
+        },
+    )
 
 
-CF_ENCODING = {"p": {"dtype": "int16", "scale_factor": 0.01, "add_offset": 2.5, "_FillValue": -32767},
-               "q": {"dtype": "int16", "scale_factor": np.float32(0.001), "add_offset": np.float32(1.0)},
-               "m": {"dtype": "int16", "_FillValue": -99},
-               "g": {"dtype": "float32", "_FillValue": np.float32(-999.0), "missing_value": np.float32(-999.0)}}
+CF_ENCODING = {
+    "p": {"dtype": "int16", "scale_factor": 0.01, "add_offset": 2.5, "_FillValue": -32767},
+    "q": {"dtype": "int16", "scale_factor": np.float32(0.001), "add_offset": np.float32(1.0)},
+    "m": {"dtype": "int16", "_FillValue": -99},
+    "g": {"dtype": "float32", "_FillValue": np.float32(-999.0), "missing_value": np.float32(-999.0)},
+}
 LAZY_VARS = ("f", "p", "q", "m", "g", "b", "lat2")
 
 
@@ -93,6 +106,7 @@ def reads(monkeypatch):
         def f(self, *args, **kwargs):
             counts[name_of(self)] += 1
             return original(self, *args, **kwargs)
+
         monkeypatch.setattr(cls, attr, f)
 
     counting(ZarrArrayWrapper, "__getitem__", lambda w: os.path.basename(w.get_array().path))
@@ -137,8 +151,12 @@ def test_open_reads_nothing_and_decodes_as_xarray(tmp_path, reads, fmt, mask_and
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_native_source_reads_only_the_chunks_needed(tmp_path, fmt):
     ds = cf_dataset((12, 5, 4))
-    path, engine = write(ds, tmp_path / "c", fmt, {**CF_ENCODING, "f": {"chunksizes" if "net" in fmt or "h5" in fmt
-                                                                         else "chunks": (3, 5, 4)}})
+    path, engine = write(
+        ds,
+        tmp_path / "c",
+        fmt,
+        {**CF_ENCODING, "f": {"chunksizes" if "net" in fmt or "h5" in fmt else "chunks": (3, 5, 4)}},
+    )
     got = open_b2lazy(path, engine)
     assert got.f.chunks == ((3, 3, 3, 3), (5,), (4,))
     part = got.f.isel(time=slice(3, 6)).data
@@ -188,7 +206,9 @@ def test_custom_backend_array_is_read_when_evaluated():
             calls.append(key)
             return values[key]
 
-    var = xr.Variable(("a", "b"), indexing.LazilyIndexedArray(Counting())[indexing.BasicIndexer((slice(1, 5), slice(None)))])
+    var = xr.Variable(
+        ("a", "b"), indexing.LazilyIndexedArray(Counting())[indexing.BasicIndexer((slice(1, 5), slice(None)))]
+    )
     c = var.chunk({"a": 2}, chunked_array_type="b2lazy")
     assert calls == [] and isinstance(c.data, b2lazy.Array) and c.chunks == ((2, 2), (10,))
     np.testing.assert_array_equal(c.values, values[1:5])
@@ -208,6 +228,7 @@ def test_netcdf3_file_is_read_through_the_backend(tmp_path, reads):
 
 def test_unsigned_and_big_endian_are_decoded_lazily(tmp_path, reads):
     import netCDF4
+
     raw = np.array([[-1, 0, 5, -128], [127, -2, 3, 4]], dtype="int8")
     path = str(tmp_path / "ub.nc")
     with netCDF4.Dataset(path, "w") as f:  # (xarray does not write non-native byte order)
@@ -251,16 +272,19 @@ def stores(draw):
     return shape, chunks, fmt, packing, tuple(key), draw(st.booleans())
 
 
-ENCODINGS = {None: {}, "int16-fill": {"dtype": "int16", "_FillValue": -7},
-             "int16-packed": {"dtype": "int16", "scale_factor": 0.5, "add_offset": -3.0},
-             "uint8-packed-fill": {"dtype": "uint8", "scale_factor": 2.0, "_FillValue": 255}}
+ENCODINGS = {
+    None: {},
+    "int16-fill": {"dtype": "int16", "_FillValue": -7},
+    "int16-packed": {"dtype": "int16", "scale_factor": 0.5, "add_offset": -3.0},
+    "uint8-packed-fill": {"dtype": "uint8", "scale_factor": 2.0, "_FillValue": 255},
+}
 
 
 @settings(max_examples=30, deadline=None)
 @given(stores())
 def test_hypothesis_stores_chunkings_and_keys(tmp_path_factory, case):
     shape, chunks, fmt, packing, key, mask_and_scale = case
-    dims = DIMS[:len(shape)]
+    dims = DIMS[: len(shape)]
     values = np.random.default_rng(len(shape)).integers(0, 40, shape).astype("float64") * 0.5
     values.flat[0] = np.nan if packing and "fill" in packing else values.flat[0]
     enc = dict(ENCODINGS[packing])
@@ -314,32 +338,45 @@ def test_open_with_chunks_and_rechunk(tmp_path, fmt):
     whole = got.chunk({"time": -1}, chunked_array_type="b2lazy")
     assert whole.p.chunks[0] == (10,)
     assert got.chunk({"time": (4, 4, 2)}, chunked_array_type="b2lazy").p.chunks[0] == (4, 4, 2)
-    assert got.chunk({"time": (2, 4, 4)}, chunked_array_type="b2lazy").p.chunks[0] == (4, 4, 2)  # irregular: regular, the largest block
+    assert got.chunk({"time": (2, 4, 4)}, chunked_array_type="b2lazy").p.chunks[0] == (
+        4,
+        4,
+        2,
+    )  # irregular: regular, the largest block
     same = got.chunk({"time": 3}, chunked_array_type="b2lazy")
     assert same.p.data is got.p.data  # nothing added when the chunks do not change
 
 
-@pytest.mark.parametrize("chunks, previous, expected", [
-    ("auto", None, ((10,), (6,))),
-    ("auto", (4, 6), ((4, 4, 2), (6,))),
-    ({}, (4, None), ((4, 4, 2), (6,))),
-    ((None, 2), (4, 6), ((4, 4, 2), (2, 2, 2))),
-    ((-1, 5), None, ((10,), (5, 1))),
-    (3, None, ((3, 3, 3, 1), (3, 3))),
-    ({0: 5}, None, ((5, 5), (6,))),
-    ({1: (2, 2, 2)}, (4, 6), ((4, 4, 2), (2, 2, 2))),
-    (((3, 3, 4), -1), None, ((4, 4, 2), (6,))),
-    ((20, 20), None, ((10,), (6,))),
-])
+@pytest.mark.parametrize(
+    "chunks, previous, expected",
+    [
+        ("auto", None, ((10,), (6,))),
+        ("auto", (4, 6), ((4, 4, 2), (6,))),
+        ({}, (4, None), ((4, 4, 2), (6,))),
+        ((None, 2), (4, 6), ((4, 4, 2), (2, 2, 2))),
+        ((-1, 5), None, ((10,), (5, 1))),
+        (3, None, ((3, 3, 3, 1), (3, 3))),
+        ({0: 5}, None, ((5, 5), (6,))),
+        ({1: (2, 2, 2)}, (4, 6), ((4, 4, 2), (2, 2, 2))),
+        (((3, 3, 4), -1), None, ((4, 4, 2), (6,))),
+        ((20, 20), None, ((10,), (6,))),
+    ],
+)
 def test_normalize_chunks_forms(chunks, previous, expected):
     got = B2lazyManager().normalize_chunks(chunks, shape=(10, 6), dtype=np.float32, previous_chunks=previous)
     assert got == expected
 
 
-@pytest.mark.parametrize("chunks, match", [
-    ((0, 2), "int >= 1"), (("x", 2), "'auto' or block lengths"), ((2,), "names 1 axes"),
-    ({5: 2}, "not an axis"), (((3, 3), 2), "do not sum"),
-])
+@pytest.mark.parametrize(
+    "chunks, match",
+    [
+        ((0, 2), "int >= 1"),
+        (("x", 2), "'auto' or block lengths"),
+        ((2,), "names 1 axes"),
+        ({5: 2}, "not an axis"),
+        (((3, 3), 2), "do not sum"),
+    ],
+)
 def test_normalize_chunks_refuses_bad_chunks(chunks, match):
     with pytest.raises(ValueError, match="normalize_chunks.*" + match.replace("(", r"\(")):
         B2lazyManager().normalize_chunks(chunks, shape=(10, 6))
@@ -363,6 +400,7 @@ def test_chunks_of_a_rechunked_array_need_no_plan(tmp_path, monkeypatch):
 
     def no_plan(self, *args, **kwargs):
         raise AssertionError("Array.chunks built a plan")
+
     monkeypatch.setattr(b2lazy.Array, "plan", no_plan)
     fresh = open_b2lazy(path, engine, chunks={"time": 1, "y": 1})
     assert fresh.chunksizes["time"] == (1,) * 12 and fresh.chunksizes["y"] == (1,) * 5
@@ -395,6 +433,7 @@ def test_b2lazy_opens_netcdf4_but_refuses_netcdf3_clearly(tmp_path):
 
 def test_zarr_in_memory_store_is_a_region_source(reads):
     from zarr.storage import MemoryStore
+
     store = MemoryStore()
     ds = cf_dataset().drop_vars("tt")
     with warnings.catch_warnings():

@@ -2,6 +2,7 @@
 against xarray on NumPy. xarray pads, takes a sliding_window_view and reduces its window
 axis through the array namespace; b2lazy builds that reduction as one moving node (no
 hook into xarray), which the plans checked here show."""
+
 import warnings
 
 import numpy as np
@@ -25,7 +26,7 @@ def dataarray(shape, dtype, seed, nan=True):
         a = (rng.standard_normal(shape) * 5 + 1).astype(dtype)
         if nan and a.size:
             a.flat[rng.integers(a.size, size=max(1, a.size // 6))] = np.nan
-    dims = ("time", "lat", "lon")[:len(shape)]
+    dims = ("time", "lat", "lon")[: len(shape)]
     return xr.DataArray(a, dims=dims, coords={"time": np.arange(shape[0])}, name="t", attrs={"units": "K"})
 
 
@@ -50,9 +51,17 @@ def cases(draw):
     n = shape[("time", "lat", "lon").index(dim)]
     w = draw(st.sampled_from([1, 2, 3, max(1, n // 2), n, n + 2]))
     mp = draw(st.one_of(st.none(), st.integers(1, w)))
-    return dict(shape=shape, chunks=chunks, dim=dim, w=w, center=draw(st.booleans()), min_periods=mp,
-                func=draw(st.sampled_from(FUNCS)), dtype=draw(st.sampled_from([np.float32, np.float64, np.int32])),
-                seed=draw(st.integers(0, 2**32 - 1)))
+    return dict(
+        shape=shape,
+        chunks=chunks,
+        dim=dim,
+        w=w,
+        center=draw(st.booleans()),
+        min_periods=mp,
+        func=draw(st.sampled_from(FUNCS)),
+        dtype=draw(st.sampled_from([np.float32, np.float64, np.int32])),
+        seed=draw(st.integers(0, 2**32 - 1)),
+    )
 
 
 @examples(120)
@@ -111,8 +120,10 @@ def test_two_dimensional_rolling_and_datasets():
 def test_dask_and_numpy_rolling_unchanged():
     # b2lazy hooks nothing in xarray: NumPy and Dask rolling go their own ways.
     import xarray.computation.rolling as rolling
+
     before = {k: v for k, v in vars(rolling.DataArrayRolling).items() if callable(v)}
     import b2lazy._xarray  # noqa: F401  (the chunk manager; importing it patches nothing)
+
     after = {k: v for k, v in vars(rolling.DataArrayRolling).items() if callable(v)}
     assert before == after
     da = dataarray((16, 3), np.float64, 5)
@@ -128,7 +139,9 @@ def test_rolling_over_a_zarr_store_reads_each_chunk_about_once(tmp_path):
     t = xr.DataArray(b2lazy.open(str(tmp_path / "t.zarr")), dims=da.dims, coords=da.coords)
     got = t.rolling(time=8).mean()
     r = got.data.compute()  # the b2lazy Array evaluated: its run's counters
-    xr.testing.assert_allclose(got.copy(data=r.to_numpy()), da.rolling(time=8).mean().drop_attrs(), rtol=1e-5, atol=1e-5)
+    xr.testing.assert_allclose(
+        got.copy(data=r.to_numpy()), da.rolling(time=8).mean().drop_attrs(), rtol=1e-5, atol=1e-5
+    )
     # 12 storage chunks; xarray's mean is three moving sums (sum, count, count) over the
     # same data, and each region also reads the chunk before it (the window's halo): all
     # of it decompressed at most 1.5 times, not 3 x 2 times
@@ -142,4 +155,6 @@ def test_rolling_through_open_dataset_with_the_b2lazy_chunk_manager(tmp_path):
     o = xr.open_dataset(str(tmp_path / "d.zarr"), engine="zarr", chunks={}, chunked_array_type="b2lazy")
     got = o.t.rolling(time=5, center=True, min_periods=2).std()
     assert isinstance(got.data, b2lazy.Array)
-    xr.testing.assert_allclose(got.compute(), ds.t.rolling(time=5, center=True, min_periods=2).std(), rtol=1e-5, atol=1e-5)
+    xr.testing.assert_allclose(
+        got.compute(), ds.t.rolling(time=5, center=True, min_periods=2).std(), rtol=1e-5, atol=1e-5
+    )

@@ -2,6 +2,7 @@
 store into the arrays xarray created (byte for byte what xarray on Dask writes where the
 codecs match: zstd and uncompressed), appends, regions, compute=False, a stored re-chunk,
 failures that leave the store as it was, and to_netcdf; values against xarray on NumPy."""
+
 import os
 
 import numpy as np
@@ -26,7 +27,7 @@ def dataset(shape=(10, 6, 8), nan_rows=(), dtype="float32", seed=0):
     a = rng.standard_normal(shape).astype(dtype)
     for r in nan_rows:
         a[r] = np.nan
-    dims = ("time", "lat", "lon")[:len(shape)]
+    dims = ("time", "lat", "lon")[: len(shape)]
     return xr.Dataset({"t": (dims, a, {"units": "K"})}, coords={"time": np.arange(shape[0])})
 
 
@@ -45,6 +46,7 @@ def _linked_zstd_version():
     """libzstd's version in this process (the one b2lazy links), or None."""
     import ctypes
     import ctypes.util
+
     try:
         return ctypes.CDLL(ctypes.util.find_library("zstd") or "libzstd.so.1").ZSTD_versionNumber()
     except (OSError, AttributeError):
@@ -99,10 +101,17 @@ def test_to_zarr_bytes_equal_dask(tmp_path, fmt, compressors):
     elif compressors == "none":
         enc["compressors"] = None
     elif compressors == "blosc":  # zstd inside blosc, no shuffle
-        enc["compressors"] = [zarr.codecs.BloscCodec(cname="zstd", clevel=3, shuffle="noshuffle") if fmt == 3
-                              else _numcodecs().Blosc(cname="zstd", clevel=3, shuffle=0)]
-    dk, bk = write_both(tmp_path, ds, {"time": 4, "lat": 3},
-                        lambda c, p: c.to_zarr(p, mode="w", zarr_format=fmt, encoding={"t": dict(enc)}))
+        enc["compressors"] = [
+            zarr.codecs.BloscCodec(cname="zstd", clevel=3, shuffle="noshuffle")
+            if fmt == 3
+            else _numcodecs().Blosc(cname="zstd", clevel=3, shuffle=0)
+        ]
+    dk, bk = write_both(
+        tmp_path,
+        ds,
+        {"time": 4, "lat": 3},
+        lambda c, p: c.to_zarr(p, mode="w", zarr_format=fmt, encoding={"t": dict(enc)}),
+    )
     xr.testing.assert_identical(xr.open_zarr(bk).load(), ds)
     assert_same_files(dk, bk)  # (v2's default: blosc lz4, written as C-Blosc 1.x writes it)
 
@@ -120,8 +129,9 @@ def test_to_zarr_bytes_equal_dask_hypothesis(tmp_path_factory, shape, data):
     ds = dataset(tuple(shape), nan_rows=nan, dtype=data.draw(st.sampled_from(["float32", "float64"])))
     dims = ds.t.dims
     tmp = tmp_path_factory.mktemp("w")
-    dk, bk = write_both(tmp, ds, dict(zip(dims, chunks)),
-                        lambda c, p: c.to_zarr(p, mode="w", encoding={"t": {"chunks": chunks}}))
+    dk, bk = write_both(
+        tmp, ds, dict(zip(dims, chunks)), lambda c, p: c.to_zarr(p, mode="w", encoding={"t": {"chunks": chunks}})
+    )
     assert_same_files(dk, bk)
     np.testing.assert_array_equal(xr.open_zarr(bk).t.values, ds.t.values)
 
@@ -136,6 +146,7 @@ def test_derived_variable_and_groups(tmp_path):
         z = ((c.t - c.t.mean("time")) / c.t.std("time")).to_dataset(name="z")
         z["w"] = c.t * 2
         z.to_zarr(p, mode="w", group="g/h", encoding={"z": {"chunks": (4, 5, 4)}, "w": {"chunks": (4, 5, 4)}})
+
     dk, bk = write_both(tmp_path, ds, {"time": 4}, write)
     got = xr.open_zarr(bk, group="g/h").load()
     xr.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
@@ -152,6 +163,7 @@ def test_append_dim(tmp_path, first):
     def write(c, p):
         c.isel(time=slice(0, first)).to_zarr(p, mode="w", encoding={"t": {"chunks": (4, 3, 4)}})
         c.isel(time=slice(first, 14)).to_zarr(p, mode="a", append_dim="time")
+
     dk, bk = write_both(tmp_path, ds, {"time": 4}, write)
     xr.testing.assert_identical(xr.open_zarr(bk).load(), ds)
     assert_same_files(dk, bk)
@@ -163,6 +175,7 @@ def test_mode_a_adds_a_variable(tmp_path):
     def write(c, p):
         c.to_zarr(p, mode="w")
         (c.t + 1).to_dataset(name="u").to_zarr(p, mode="a")
+
     dk, bk = write_both(tmp_path, ds, {"time": 4}, write)
     got = xr.open_zarr(bk).load()
     np.testing.assert_array_equal(got.u.values, ds.t.values + 1)
@@ -178,6 +191,7 @@ def test_region_writes_and_compute_false(tmp_path):
         assert not [k for k in files(p) if k.startswith("t/c")]
         c.isel(time=slice(4, 12)).to_zarr(p, region={"time": slice(4, 12)})
         c.isel(time=slice(0, 4)).to_zarr(p, region="auto")
+
     dk, bk = write_both(tmp_path, ds, {"time": 4}, write)
     xr.testing.assert_identical(xr.open_zarr(bk).load(), ds)
     assert_same_files(dk, bk)
@@ -197,7 +211,8 @@ def test_misaligned_region_refused_as_xarray_does(tmp_path):
     c.to_zarr(p, mode="w", compute=False)
     with pytest.raises(ValueError, match="safe_chunks"):
         c.isel(time=slice(1, 7)).chunk({"time": 3}, chunked_array_type="b2lazy").to_zarr(
-            p, region={"time": slice(1, 7)})
+            p, region={"time": slice(1, 7)}
+        )
 
 
 @examples(20)
@@ -211,8 +226,9 @@ def test_region_safe_chunks_false_any_alignment(tmp_path_factory, data):
     ds = dataset((n, 3, 2))
     p = str(tmp_path_factory.mktemp("r") / "x.zarr")
     ds.chunk({"time": c}, chunked_array_type="b2lazy").to_zarr(p, mode="w")
-    piece = (ds.isel(time=slice(lo, hi)) * 10).chunk({"time": data.draw(st.integers(1, 5))},
-                                                       chunked_array_type="b2lazy")
+    piece = (ds.isel(time=slice(lo, hi)) * 10).chunk(
+        {"time": data.draw(st.integers(1, 5))}, chunked_array_type="b2lazy"
+    )
     piece.drop_vars("time").to_zarr(p, region={"time": slice(lo, hi)}, safe_chunks=False)
     ref = ds.t.values.copy()
     ref[lo:hi] *= 10
@@ -251,6 +267,7 @@ def test_stored_rechunk_writes_each_chunk_once(tmp_path, monkeypatch):
     def spy(src, tgt, region, *a):
         seen.append(tuple(tgt.chunks))
         return orig(src, tgt, region, *a)
+
     monkeypatch.setattr(_xarray_store, "_store_one", spy)
     c.to_zarr(p, mode="w", encoding={"t": {"chunks": (3, 4, 8)}}, safe_chunks=False)
     assert seen == [(3, 4, 8)]
@@ -273,6 +290,7 @@ def test_partial_chunks_merged_natively(tmp_path, monkeypatch):
         if self.path == "t":
             writes.append(key)
         return orig(self, key, value)
+
     monkeypatch.setattr(zarr.Array, "__setitem__", spy)
     c.isel(time=slice(6, 14)).to_zarr(p, mode="a", append_dim="time")
     assert writes == []
@@ -292,6 +310,7 @@ def test_failed_chunk_leaves_the_array_as_it_was(tmp_path):
         if offset[0] >= 8:
             raise RuntimeError("bad block")
         out[...] = inputs[0] + 1
+
     bad = b2lazy.lazyudf(block, [src], src.dtype, shape=src.shape, name="bad")
     d = xr.Dataset({"t": (ds.t.dims, bad)})
     with pytest.raises(Exception, match="'t'") as e:
@@ -319,8 +338,13 @@ def test_other_stores_and_codecs_fall_back(tmp_path):
 def test_native_target_detection(tmp_path):
     z = zarr.create_array(str(tmp_path / "a.zarr"), shape=(4,), chunks=(2,), dtype="f4")
     assert _xarray_store._native_zarr(z)[1:] == ("zstd:0", False)
-    z = zarr.create_array(str(tmp_path / "b.zarr"), shape=(4,), chunks=(2,), dtype="f4",
-                          compressors=[zarr.codecs.ZstdCodec(level=3, checksum=True)])
+    z = zarr.create_array(
+        str(tmp_path / "b.zarr"),
+        shape=(4,),
+        chunks=(2,),
+        dtype="f4",
+        compressors=[zarr.codecs.ZstdCodec(level=3, checksum=True)],
+    )
     assert _xarray_store._native_zarr(z) is None
     assert _xarray_store._native_zarr(np.zeros(3)) is None
 
@@ -330,14 +354,16 @@ def test_fill_value_zero_and_integers(tmp_path):
     a = np.zeros((8, 4), "int16")
     a[4:] = 3
     ds = xr.Dataset({"t": (("time", "x"), a)})
-    dk, bk = write_both(tmp_path, ds, {"time": 2},
-                        lambda c, p: c.to_zarr(p, mode="w", encoding={"t": {"fill_value": 3}}))
+    dk, bk = write_both(
+        tmp_path, ds, {"time": 2}, lambda c, p: c.to_zarr(p, mode="w", encoding={"t": {"fill_value": 3}})
+    )
     assert_same_files(dk, bk)
     f = dataset((8, 2)).t.values * 0
     f[:2] = -0.0  # not the fill value 0.0, bit for bit: written
     ds = xr.Dataset({"t": (("time", "x"), f)})
-    dk, bk = write_both(tmp_path / "f", ds, {"time": 2},
-                        lambda c, p: c.to_zarr(p, mode="w", encoding={"t": {"fill_value": 0.0}}))
+    dk, bk = write_both(
+        tmp_path / "f", ds, {"time": 2}, lambda c, p: c.to_zarr(p, mode="w", encoding={"t": {"fill_value": 0.0}})
+    )
     assert_same_files(dk, bk)
 
 
@@ -358,8 +384,11 @@ def test_to_netcdf(tmp_path, engine):
     c = ds.chunk({"time": 4}, chunked_array_type="b2lazy")
     z = ((c.t - c.t.mean("time")) / c.t.std("time")).to_dataset(name="z")
     assert isinstance(z.z.data, b2lazy.Array)
-    enc = {"z": {"chunksizes": (4, 5, 4), "zlib": True} if engine == "netcdf4" else
-           {"chunksizes": (4, 5, 4), "compression": "gzip"}}
+    enc = {
+        "z": {"chunksizes": (4, 5, 4), "zlib": True}
+        if engine == "netcdf4"
+        else {"chunksizes": (4, 5, 4), "compression": "gzip"}
+    }
     p = str(tmp_path / "z.nc")
     z.to_netcdf(p, engine=engine, encoding=enc)
     with xr.open_dataset(p, engine=engine) as got:
@@ -372,8 +401,9 @@ def test_cf_encoded_int16_bytes_equal_dask(tmp_path):
     rng = np.random.default_rng(1)
     a = (rng.standard_normal((12, 4)) * 10 + 280).astype("float32")
     a[2, 1] = np.nan
-    ds = xr.Dataset({"t": (("time", "x"), a)},
-                    coords={"time": np.datetime64("2000-01-01") + np.arange(12).astype("timedelta64[D]")})
+    ds = xr.Dataset(
+        {"t": (("time", "x"), a)}, coords={"time": np.datetime64("2000-01-01") + np.arange(12).astype("timedelta64[D]")}
+    )
     enc = {"t": {"dtype": "int16", "scale_factor": 0.01, "add_offset": 280.0, "_FillValue": -32768}}
     dk, bk = write_both(tmp_path, ds, {"time": 4}, lambda c, p: c.to_zarr(p, mode="w", encoding=enc))
     assert_same_files(dk, bk)
@@ -391,10 +421,12 @@ def test_region_sink_refuses_bad_regions(tmp_path):
     z = zarr.create_array(str(tmp_path / "a.zarr"), shape=(10, 4), chunks=(4, 4), dtype="f4")
     d = os.path.abspath(str(tmp_path / "a.zarr"))
     x = b2lazy.ones((4, 4), dtype="float32")
-    for url, words in [(f"{d}?offset=2,0&codec=zstd:0&empty=0", ["whole chunks", "(2, 0)"]),
-                       (f"{d}?offset=8,0&codec=zstd:0&empty=0", ["whole chunks"]),
-                       (f"{d}?offset=0,0&codec=blosc:lz4:5:1&empty=0", ["zstd"]),
-                       (f"{d}?offset=0&codec=zstd:0&empty=0", ["does not match"])]:
+    for url, words in [
+        (f"{d}?offset=2,0&codec=zstd:0&empty=0", ["whole chunks", "(2, 0)"]),
+        (f"{d}?offset=8,0&codec=zstd:0&empty=0", ["whole chunks"]),
+        (f"{d}?offset=0,0&codec=blosc:lz4:5:1&empty=0", ["zstd"]),
+        (f"{d}?offset=0&codec=zstd:0&empty=0", ["does not match"]),
+    ]:
         with pytest.raises(ValueError) as e:
             x.compute(urlpath="zarr-region:" + url, chunks=(4, 4))
         for w in words:
@@ -413,8 +445,7 @@ def test_partial_region_reads_only_the_chunks_it_covers_in_part(tmp_path):
     z[:] = 1
     old = b2lazy.open("zarr:" + p)[4:40]
     new = b2lazy._assigned(old, (slice(1, 36),), b2lazy.full((35, 10, 10), 2, dtype="float32"))
-    r = new.compute(urlpath=f"zarr-region:{os.path.abspath(p)}?offset=4,0,0&codec=zstd:0&empty=0",
-                    chunks=(4, 10, 10))
+    r = new.compute(urlpath=f"zarr-region:{os.path.abspath(p)}?offset=4,0,0&codec=zstd:0&empty=0", chunks=(4, 10, 10))
     assert r.stats["chunks_decompressed"]["total"] == 1
     np.testing.assert_array_equal(z[:, 0, 0], [1] * 5 + [2] * 35)
 
@@ -437,7 +468,8 @@ def test_stored_rechunk_bytes_equal_dask_on_the_stored_chunks(tmp_path_factory, 
     # manager, Dask, unless the option names b2lazy)
     with xr.set_options(chunk_manager="b2lazy"):
         ds.chunk(dict(zip(ds.t.dims, ev)), chunked_array_type="b2lazy").to_zarr(
-            got, mode="w", encoding={"t": {"chunks": enc}}, **how)
+            got, mode="w", encoding={"t": {"chunks": enc}}, **how
+        )
     assert_same_files(ref, got)
 
 
@@ -446,13 +478,17 @@ def test_stored_rechunk_bytes_equal_dask_on_the_stored_chunks(tmp_path_factory, 
 def test_dtypes_bytes_equal_dask(tmp_path, dtype, fmt):
     """Every dtype, a chunk of zeros (the fill value, or v2's null one): the same files."""
     rng = np.random.default_rng(2)
-    a = (rng.standard_normal((9, 5)) * 3)
+    a = rng.standard_normal((9, 5)) * 3
     a = a > 0 if dtype == "bool" else (a + 1j * a if dtype.startswith("complex") else a).astype(dtype)
     a[0:4] = 0
     ds = xr.Dataset({"t": (("time", "x"), a)})
     comp = [zarr.codecs.ZstdCodec(level=1) if fmt == 3 else _numcodecs().Zstd(level=1)]
-    dk, bk = write_both(tmp_path, ds, {"time": 4},
-                        lambda c, p: c.to_zarr(p, mode="w", zarr_format=fmt, encoding={"t": {"compressors": comp}}))
+    dk, bk = write_both(
+        tmp_path,
+        ds,
+        {"time": 4},
+        lambda c, p: c.to_zarr(p, mode="w", zarr_format=fmt, encoding={"t": {"compressors": comp}}),
+    )
     np.testing.assert_array_equal(xr.open_zarr(bk).t.values, a)
     assert_same_files(dk, bk)
 
@@ -494,14 +530,24 @@ def test_blosc_chunks_as_c_blosc_writes_them(tmp_path_factory, data):
     n = data.draw(st.integers(1, 70000))
     kind = data.draw(st.sampled_from(["noise", "smooth", "zeros"]))
     rng = np.random.default_rng(n)
-    a = {"noise": rng.standard_normal(n) * 100, "smooth": np.sin(np.arange(n) / 50) * 100,
-         "zeros": np.zeros(n)}[kind].astype(dtype)
-    cname, clevel = data.draw(st.sampled_from([("lz4", 5), ("lz4", 5), ("lz4", 0), ("zstd", 3), ("zlib", 6),
-                                               ("lz4hc", 9)]))
+    a = {"noise": rng.standard_normal(n) * 100, "smooth": np.sin(np.arange(n) / 50) * 100, "zeros": np.zeros(n)}[
+        kind
+    ].astype(dtype)
+    cname, clevel = data.draw(
+        st.sampled_from([("lz4", 5), ("lz4", 5), ("lz4", 0), ("zstd", 3), ("zlib", 6), ("lz4hc", 9)])
+    )
     shuffle = data.draw(st.booleans())
     p = str(tmp_path_factory.mktemp("bl") / "a.zarr")
-    b2lazy.asarray(a).compute(urlpath="zarr:" + p, chunks=(n,), cparams={
-        "compressor": "blosc", "codec": cname, "clevel": clevel, "filter": "shuffle" if shuffle else "nofilter"})
+    b2lazy.asarray(a).compute(
+        urlpath="zarr:" + p,
+        chunks=(n,),
+        cparams={
+            "compressor": "blosc",
+            "codec": cname,
+            "clevel": clevel,
+            "filter": "shuffle" if shuffle else "nofilter",
+        },
+    )
     key = os.path.join(p, "c", "0")
     if not os.path.exists(key):  # all fill value: left out
         assert not a.any()
@@ -520,6 +566,7 @@ def test_to_netcdf_by_small_slabs(tmp_path_factory, data):
     stages computed once, the pages of written slabs given back): values as xarray on NumPy."""
     pytest.importorskip("h5netcdf")
     from b2lazy import _store
+
     shape = (data.draw(st.integers(1, 30)), data.draw(st.integers(1, 40)), data.draw(st.integers(1, 5)))
     ds = dataset(shape)
     chunk = tuple(data.draw(st.integers(1, n)) for n in shape)
@@ -539,9 +586,19 @@ def test_to_netcdf_by_small_slabs(tmp_path_factory, data):
 
 
 def test_blosc_with_a_forced_blocksize_falls_back(tmp_path):
-    z = zarr.create_array(str(tmp_path / "a.zarr"), shape=(4,), chunks=(2,), dtype="f4",
-                          compressors=[zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle", blocksize=4096)])
+    z = zarr.create_array(
+        str(tmp_path / "a.zarr"),
+        shape=(4,),
+        chunks=(2,),
+        dtype="f4",
+        compressors=[zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle", blocksize=4096)],
+    )
     assert _xarray_store._native_zarr(z) is None
-    z = zarr.create_array(str(tmp_path / "b.zarr"), shape=(4,), chunks=(2,), dtype="f4",
-                          compressors=[zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle")])
+    z = zarr.create_array(
+        str(tmp_path / "b.zarr"),
+        shape=(4,),
+        chunks=(2,),
+        dtype="f4",
+        compressors=[zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle")],
+    )
     assert _xarray_store._native_zarr(z)[1] == "blosc:lz4:5:1"
