@@ -9,26 +9,5 @@ import numpy as np
 
 from . import Array, _ArrayLike, _Shape
 
-def compute(
-    x: _ArrayLike,
-    urlpath: str | os.PathLike[str] | None = ...,
-    *,
-    scheduler: Any,
-    chunks: _Shape | None = ...,
-    blocks: _Sequence[int] | None = ...,
-    cparams: _Mapping[str, Any] | None = ...,
-    max_memory: int | None = ...,
-    contiguous: _bool | None = ...,
-    shards: _Sequence[int] | None = ...,
-    progress: _bool | _Callable[[int, int], object] | None = ...,
-    retries: int = ...,
-    storage_options: Any = ...,
-) -> Array: ...
-def to_numpy(
-    x: _ArrayLike,
-    *,
-    scheduler: Any,
-    max_memory: int | None = ...,
-    progress: _bool | _Callable[[int, int], object] | None = ...,
-    retries: int = ...,
-) -> np.ndarray[Any, Any]: ...
+def compute(x: _ArrayLike, urlpath: str | os.PathLike[str] | None = ..., *, scheduler: Any, chunks: _Shape | None = ..., blocks: _Sequence[int] | None = ..., cparams: _Mapping[str, Any] | None = ..., max_memory: int | None = ..., contiguous: _bool | None = ..., shards: _Sequence[int] | None = ..., progress: _bool | _Callable[[int, int], object] | None = ..., retries: int = ..., storage_options: Any = ...) -> Array: ...
+def to_numpy(x: _ArrayLike, *, scheduler: Any, max_memory: int | None = ..., progress: _bool | _Callable[[int, int], object] | None = ..., retries: int = ...) -> np.ndarray[Any, Any]: ...
