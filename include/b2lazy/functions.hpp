@@ -1,12 +1,14 @@
-// The function registry: one entry per function of the b2lazy namespace that builds a
-// lazy array (the pattern: Arrow's compute FunctionRegistry). Each entry holds the name,
-// its aliases, the parameters with their kinds and defaults, the dtype rule and the kernel
-// it runs. The expression parser binds calls by it, the nanobind module hands it to the
-// Python package, which gives every function this signature and these defaults — so
-// names, aliases and defaults cannot drift between C++, expression strings, the command
-// and Python.
+// The function registry: one row per function of the b2lazy namespace that builds a lazy
+// array (the pattern: Arrow's compute FunctionRegistry). Each row holds the name, its
+// aliases, the parameters with their kinds and defaults, the dtype rule, the kernel it runs
+// and its call: how it reads its arguments and which builder it calls. Expression strings,
+// the Python package (one binding, _core.call, and wrappers made from the rows) and the
+// command all call a function through its row (call_function, b2lazy/call.hpp) — so names,
+// aliases, defaults and argument checks cannot drift between them. The rows are written in
+// src/expr/functions*.cpp, each beside its call.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,6 +41,14 @@ enum class FunctionFamily : uint8_t {
   Creation,     // constants, ranges, eye: computed for whatever region is asked
 };
 
+namespace expr {
+struct Value;
+class Args;
+}  // namespace expr
+// A row's call: reads the arguments (bound to the row's signature by Args::bind) and
+// builds the result (b2lazy/call.hpp).
+using FunctionCall = std::function<expr::Value(expr::Args&)>;
+
 struct FunctionInfo {
   std::string name;
   std::vector<std::string> aliases;
@@ -48,6 +58,7 @@ struct FunctionInfo {
   std::optional<Op> op;                // Elementwise: its kernel
   std::optional<Reduction> reduction;  // Reduction: its kernel
   bool method = false;                 // also an Array method: x.name(...)
+  FunctionCall call;
 
   // "(x, /, axis=None, *, keepdims=False)", as Python's inspect.signature prints it.
   std::string signature() const;
@@ -57,6 +68,8 @@ struct FunctionInfo {
 const std::vector<FunctionInfo>& function_registry();
 // By name or alias; nullptr when there is no such function.
 const FunctionInfo* find_function(std::string_view name);
+// Every name a function can be called by (names and aliases), sorted.
+std::vector<std::string> function_names();
 const char* family_name(FunctionFamily f);
 
 // The parameters of a signature written as Python writes it ("x, /, axis=None, *,

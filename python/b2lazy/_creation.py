@@ -18,8 +18,6 @@ __all__ = [
     "ones_like",
     "full_like",
     "eye",
-    "tril",
-    "triu",
     "meshgrid",
     "from_dlpack",
 ]
@@ -83,18 +81,6 @@ def eye(n_rows, n_cols, /, *, k, dtype, device):
     n_cols = n_rows if n_cols is None else _int_arg(n_cols, "eye: n_cols")
     dtype = np.float64 if dtype is None else as_dtype(dtype, "eye")
     return Array(_core.eye(n_rows, n_cols, _diagonal_index(k, "eye: k"), dtype))
-
-
-@_registered
-def tril(x, /, *, k):
-    """The lower triangle (on and below diagonal `k`) of the last two axes, zeros above."""
-    return Array(_core.tril(asarray(x)._a, _diagonal_index(k, "tril: k")))
-
-
-@_registered
-def triu(x, /, *, k):
-    """The upper triangle (on and above diagonal `k`) of the last two axes, zeros below."""
-    return Array(_core.triu(asarray(x)._a, _diagonal_index(k, "triu: k")))
 
 
 @_registered

@@ -11,13 +11,7 @@ from ._registry import registered as _registered
 from ._serial import namespace as _ns
 from ._shape_functions import _axis, _int_axes
 
-__all__ = ["matmul", "tensordot", "vecdot", "outer", "matrix_transpose"]
-
-
-@_registered
-def matmul(x1, x2, /):
-    """Matrix product (NumPy semantics: 1-d promotion, broadcast batch axes); lazy."""
-    return Array(_core.matmul(_ns().asarray(x1)._a, _ns().asarray(x2)._a))
+__all__ = ["tensordot", "vecdot"]
 
 
 @_registered
@@ -40,15 +34,3 @@ def vecdot(x1, x2, /, *, axis):
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise TypeError(f"vecdot: axis must be an int, got {axis!r}")
     return Array(_core.vecdot(_ns().asarray(x1)._a, _ns().asarray(x2)._a, _axis(axis, "vecdot")))
-
-
-@_registered
-def outer(x1, x2, /):
-    """Outer product of the flattened operands; lazy."""
-    return Array(_core.outer(_ns().asarray(x1)._a, _ns().asarray(x2)._a))
-
-
-@_registered
-def matrix_transpose(x, /):
-    """Swap the last two axes; lazy."""
-    return Array(_core.matrix_transpose(_ns().asarray(x)._a))

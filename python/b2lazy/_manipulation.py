@@ -11,7 +11,7 @@ from ._creation import _diagonal_index
 from ._dtypes import as_dtype
 from ._registry import registered as _registered
 
-__all__ = ["broadcast_arrays", "unstack", "tile", "repeat", "diagonal", "trace", "diff"]
+__all__ = ["broadcast_arrays", "tile", "repeat", "diagonal", "trace", "diff"]
 
 
 @_registered
@@ -30,12 +30,6 @@ def _normalized(axis, ndim, fn):
     if not -ndim <= axis < ndim:
         raise np.exceptions.AxisError(f"{fn}: axis {axis} is out of bounds for an array of {ndim} dimensions")
     return axis % ndim
-
-
-@_registered
-def unstack(x, /, *, axis):
-    """The slices of `x` along `axis`, as a tuple of arrays (lazy views)."""
-    return tuple(Array(a) for a in _core.unstack(asarray(x)._a, _axis_arg(axis, "unstack")))
 
 
 @_registered

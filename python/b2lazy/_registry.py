@@ -145,6 +145,34 @@ def registered(body):
     return fn
 
 
+def _wrapped(v):
+    """A call's result as the package's objects: engine arrays as b2lazy Arrays, tuples
+    and lists item by item."""
+    if isinstance(v, _core.Array):
+        from ._array import Array
+
+        return Array(v)
+    if isinstance(v, (tuple, list)):
+        return type(v)(_wrapped(x) for x in v)
+    return v
+
+
+def called(name):
+    """The namespace function of a registry row that needs nothing of Python's own: the
+    arguments bound to the row's signature here (with the messages expression strings
+    give), then ``_core.call`` runs the row's call — the one expression strings run."""
+    sig = signature(name)
+
+    def fn(*args, **kwargs):
+        out = _pop_out(name, sig, kwargs)
+        bound = _bind(name, sig, args, kwargs)
+        return _with_out(name, _wrapped(_core.call(name, bound.args, bound.kwargs)), out)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__signature__ = sig
+    return fn
+
+
 def generated(name, body, doc):
     """A namespace function made for a whole family (elementwise, reductions): `body`
     takes the entry's parameters by keyword, defaults filled in."""

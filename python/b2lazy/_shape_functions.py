@@ -37,12 +37,6 @@ def _int_axes(v, what, as_axes=True):
 
 
 @_registered
-def permute_dims(x, /, axes):
-    """The array with its axes in the order `axes`; lazy."""
-    return Array(_core.permute_dims(_ns().asarray(x)._a, _int_axes(axes, "permute_dims: axes")))
-
-
-@_registered
 def transpose(x, axes):
     """NumPy's transpose: reversed axes by default."""
     x = _ns().asarray(x)
@@ -119,36 +113,6 @@ def _axes_arg(axis, fn):
 
 
 @_registered
-def expand_dims(x, /, axis):
-    """A new axis of length 1 at `axis`; lazy."""
-    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
-        raise TypeError(f"expand_dims: axis must be an int, got {axis!r}")
-    return Array(_core.expand_dims(_ns().asarray(x)._a, _axis(axis, "expand_dims")))
-
-
-@_registered
-def squeeze(x, /, axis):
-    """Without the given length-1 axes (all of them by default); lazy."""
-    return Array(_core.squeeze(_ns().asarray(x)._a, _axes_arg(axis, "squeeze")))
-
-
-@_registered
-def flip(x, /, *, axis):
-    """Reversed along `axis` (all axes by default); lazy."""
-    return Array(_core.flip(_ns().asarray(x)._a, _axes_arg(axis, "flip")))
-
-
-@_registered
-def moveaxis(x, source, destination, /):
-    """Axes moved from `source` to `destination`, the others in order; lazy."""
-    return Array(
-        _core.moveaxis(
-            _ns().asarray(x)._a, _int_axes(source, "moveaxis: source"), _int_axes(destination, "moveaxis: destination")
-        )
-    )
-
-
-@_registered
 def broadcast_to(x, /, shape):
     """`x` repeated along broadcast axes to `shape`, without copying; lazy."""
     return Array(_core.broadcast_to(_ns().asarray(x)._a, shape))
@@ -178,13 +142,8 @@ def roll(x, /, shift, *, axis):
 
 
 __all__ += [
-    "permute_dims",
     "transpose",
     "take",
-    "expand_dims",
-    "squeeze",
-    "flip",
-    "moveaxis",
     "broadcast_to",
     "concat",
     "stack",

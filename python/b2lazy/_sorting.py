@@ -9,49 +9,14 @@ from __future__ import annotations
 from collections import namedtuple
 
 from . import Array, _context, _core, _serial, asarray
-from ._manipulation import _axis_arg
 from ._registry import registered as _registered
 
-__all__ = ["sort", "argsort", "searchsorted", "unique_values", "unique_counts", "unique_inverse", "unique_all"]
+__all__ = ["searchsorted", "unique_values", "unique_counts", "unique_inverse", "unique_all"]
 
 # NumPy 2's result types (named fields, unpackable)
 UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
 UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
 UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
-
-
-def _flag(v, name, fn):
-    if not isinstance(v, bool):
-        raise TypeError(f"{fn}: {name} must be True or False, got {v!r}")
-    return v
-
-
-@_registered
-def sort(x, /, *, axis, descending, stable):
-    """x sorted along `axis` (ascending unless `descending`; stable, NaNs last)."""
-    return Array(
-        _core.sort(
-            asarray(x)._a,
-            _axis_arg(axis, "sort"),
-            _flag(descending, "descending", "sort"),
-            _flag(stable, "stable", "sort"),
-            False,
-        )
-    )
-
-
-@_registered
-def argsort(x, /, *, axis, descending, stable):
-    """The int64 positions that sort x along `axis` (stable: equal values keep their order)."""
-    return Array(
-        _core.sort(
-            asarray(x)._a,
-            _axis_arg(axis, "argsort"),
-            _flag(descending, "descending", "argsort"),
-            _flag(stable, "stable", "argsort"),
-            True,
-        )
-    )
 
 
 @_registered

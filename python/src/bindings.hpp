@@ -15,6 +15,8 @@ nb::dict stats_dict(const b2lazy::Stats& s);
 b2lazy::Stats stats_from_dict(nb::handle d);
 // The Context and Array classes.
 void bind_array(nb::module_& m);
+// _core.call: any registry function by name, with Python's arguments (call_bindings.cpp).
+void bind_call(nb::module_& m);
 // The function registry, elementwise, where, clip, reduce, quantile, scan, linalg, take, shapes.
 void bind_functions(nb::module_& m);
 // x[key] = value (assign, assign_stored, assign_stored_where) and masks (mask_select, count_mask).

@@ -136,14 +136,11 @@ void bind_functions(nb::module_& m) {
       nb::arg("name"), nb::arg("x"), nb::arg("axis").none(), nb::arg("dtype").none(), nb::arg("include_initial"),
       nb::arg("numpy_style"));
 
-  m.def("matmul", [](const Array& a, const Array& b) { return matmul(a, b); });
   m.def("tensordot", [](const Array& a, const Array& b, int axes) { return tensordot(a, b, axes); });
   m.def("tensordot_axes", [](const Array& a, const Array& b, const std::vector<int>& xa, const std::vector<int>& xb) {
     return tensordot(a, b, xa, xb);
   });
   m.def("vecdot", [](const Array& a, const Array& b, int axis) { return vecdot(a, b, axis); });
-  m.def("outer", [](const Array& a, const Array& b) { return outer(a, b); });
-  m.def("permute_dims", [](const Array& x, const std::vector<int>& axes) { return permute_dims(x, axes); });
   m.def(
       "take",
       [](const Array& x, Int64Array idx, std::optional<int> axis) {
@@ -175,15 +172,6 @@ void bind_functions(nb::module_& m) {
       "nonzero", [](const Array& x, Context* ctx) { return interruptible([&] { return nonzero(x, ctx); }); },
       nb::arg("x"), nb::arg("ctx").none());
   m.def("reshape", [](const Array& x, nb::handle shape) { return reshape(x, to_shape(shape, "reshape: shape")); });
-  m.def("expand_dims", [](const Array& x, int axis) { return expand_dims(x, axis); });
-  m.def(
-      "squeeze", [](const Array& x, std::optional<std::vector<int>> axes) { return squeeze(x, axes); }, nb::arg("x"),
-      nb::arg("axes").none());
-  m.def(
-      "flip", [](const Array& x, std::optional<std::vector<int>> axes) { return flip(x, axes); }, nb::arg("x"),
-      nb::arg("axes").none());
-  m.def("moveaxis",
-        [](const Array& x, const std::vector<int>& s, const std::vector<int>& d) { return moveaxis(x, s, d); });
   m.def("broadcast_to",
         [](const Array& x, nb::handle shape) { return broadcast_to(x, to_shape(shape, "broadcast_to: shape")); });
   m.def(
@@ -199,14 +187,11 @@ void bind_functions(nb::module_& m) {
 }
 
 void bind_array_api(nb::module_& m) {
-  m.def("matrix_transpose", [](const Array& x) { return matrix_transpose(x); });
   // Array API functions on their own lazy nodes (issue #15).
   m.def("eye", [](nb::handle n_rows, nb::handle n_cols, nb::handle k, nb::handle dtype) {
     return eye(to_int64(n_rows, "eye: n_rows"), to_int64(n_cols, "eye: n_cols"), to_int64(k, "eye: k"),
                dtype_of(dtype));
   });
-  m.def("tril", [](const Array& x, nb::handle k) { return tril(x, to_int64(k, "tril: k")); });
-  m.def("triu", [](const Array& x, nb::handle k) { return triu(x, to_int64(k, "triu: k")); });
   m.def("diagonal",
         [](const Array& x, nb::handle offset) { return diagonal(x, to_int64(offset, "diagonal: offset")); });
   m.def("tile", [](const Array& x, nb::handle reps) { return tile(x, to_shape(reps, "tile: repetitions")); });
@@ -231,12 +216,6 @@ void bind_array_api(nb::module_& m) {
       },
       nb::arg("x"), nb::arg("axis"), nb::arg("n"), nb::arg("prepend").none(), nb::arg("append").none());
   m.def(
-      "sort",
-      [](const Array& x, int axis, bool descending, bool stable, bool indices) {
-        return indices ? argsort(x, axis, descending, stable) : sort(x, axis, descending, stable);
-      },
-      nb::arg("x"), nb::arg("axis"), nb::arg("descending"), nb::arg("stable"), nb::arg("indices"));
-  m.def(
       "unique",
       [](const Array& x, bool indices, bool inverse, bool counts, Context* ctx, std::optional<size_t> mm) {
         return interruptible([&] {  // sorts x now
@@ -256,7 +235,6 @@ void bind_array_api(nb::module_& m) {
       nb::arg("x1"), nb::arg("x2"), nb::arg("right"), nb::arg("sorter").none());
   m.def("meshgrid", [](const std::vector<Array>& xs, bool xy) { return meshgrid(xs, xy); });
   m.def("broadcast_arrays", [](const std::vector<Array>& xs) { return broadcast_arrays(xs); });
-  m.def("unstack", [](const Array& x, int axis) { return unstack(x, axis); });
 }
 
 }  // namespace b2lazy_py

@@ -37,6 +37,7 @@ NB_MODULE(_core, m) {
   });
 
   b2lazy_py::bind_array(m);
+  b2lazy_py::bind_call(m);
   b2lazy_py::bind_functions(m);
   b2lazy_py::bind_assign(m);
   b2lazy_py::bind_array_api(m);

@@ -112,7 +112,7 @@ class Evaluator {
     } catch (const Error&) {}
     std::vector<std::string> candidates;
     for (auto& [k, _] : operands_) candidates.push_back(k);
-    const bool is_function = functions().count(n.text) > 0;
+    const bool is_function = find_function(n.text) != nullptr;
     if (is_function) fail<NameError>("'" + n.text + "' is a function: call it, e.g. " + n.text + "(a)", n.column);
     std::string known;
     for (auto& c : candidates) known += (known.empty() ? "" : ", ") + c;
@@ -352,15 +352,12 @@ class Evaluator {
   }
 
   Value invoke(const std::string& fname, std::vector<Value> pos, std::map<std::string, Value> kw, size_t column) {
-    auto it = functions().find(fname);
-    if (it == functions().end()) {
-      std::vector<std::string> names;
-      for (auto& [k, _] : functions()) names.push_back(k);
-      fail<NameError>("unknown function '" + fname + "'" + close_matches(fname, names), column);
-    }
+    const FunctionInfo* f = find_function(fname);
+    if (f == nullptr)
+      fail<NameError>("unknown function '" + fname + "'" + close_matches(fname, function_names()), column);
     return guard(column, [&] {
       Args args(fname, std::move(pos), std::move(kw), column, ctx_);
-      return it->second(args);
+      return f->call(args);
     });
   }
 
@@ -388,7 +385,7 @@ class Evaluator {
         fail<TypeError>(describe(self) + " has no method '" + m + "'", callee.column);
       if (!is_method(m)) {
         std::vector<std::string> names;
-        for (auto& [k, _] : functions())
+        for (const std::string& k : function_names())
           if (is_method(k)) names.push_back(k);
         fail<NameError>("arrays have no method '" + m + "'" + close_matches(m, names), callee.column);
       }
@@ -545,10 +542,6 @@ std::vector<std::string> expression_names(const std::string& expression) {
   return out;
 }
 
-std::vector<std::string> expression_functions() {
-  std::vector<std::string> out;
-  for (auto& [k, _] : expr::functions()) out.push_back(k);
-  return out;
-}
+std::vector<std::string> expression_functions() { return function_names(); }
 
 }  // namespace b2lazy

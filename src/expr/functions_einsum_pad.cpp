@@ -4,6 +4,7 @@
 #include "b2lazy/einsum.hpp"
 #include "b2lazy/error.hpp"
 #include "b2lazy/pad.hpp"
+#include "expr/registry/rows.hpp"
 #include "expr/value.hpp"
 
 namespace b2lazy::expr {
@@ -91,17 +92,20 @@ Value rechunk_call(Args& x) {
 }
 }  // namespace
 
-void einsum_pad_functions(std::map<std::string, Function>& m) {
-  m["einsum"] = einsum_call;
-  m["pad"] = pad_call;
-  m["rechunk"] = rechunk_call;
-  m["sliding_window_view"] = [](Args& x) {
-    x.bind();
-    if (x.boolean("writeable"))
-      throw ValueError("sliding_window_view(): b2lazy arrays are read-only; writeable must be False");
-    (void)x.boolean("subok");
-    return arr(sliding_window_view(x.array("x"), x.integers("window_shape"), x.opt_axes("axis")), x);
-  };
+void einsum_pad_rows(Rows& r) {
+  row(r, "einsum", F::Linalg, "subscripts, /, *operands, optimize=True",
+      "the operands' promoted dtype (NumPy's result_type)", einsum_call);
+  row(r, "pad", F::Shape, "x, /, pad_width, mode='constant', *, constant_values=0, reflect_type='even'", "x's dtype",
+      pad_call);
+  row(r, "rechunk", F::Shape, "x, /, chunks='auto'", "x's dtype", rechunk_call, {}, true);
+  row(r, "sliding_window_view", F::Shape, "x, window_shape, axis=None, *, subok=False, writeable=False", "x's dtype",
+      [](Args& x) {
+        x.bind();
+        if (x.boolean("writeable"))
+          throw ValueError("sliding_window_view(): b2lazy arrays are read-only; writeable must be False");
+        (void)x.boolean("subok");
+        return arr(sliding_window_view(x.array("x"), x.integers("window_shape"), x.opt_axes("axis")), x);
+      });
 }
 
 }  // namespace b2lazy::expr

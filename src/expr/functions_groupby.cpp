@@ -2,6 +2,7 @@
 // segment_reduce(x, [0, 0, 1, -1, 1], 'mean', axis=0, ngroups=3).
 #include "b2lazy/error.hpp"
 #include "b2lazy/groupby.hpp"
+#include "expr/registry/rows.hpp"
 #include "expr/value.hpp"
 
 namespace b2lazy::expr {
@@ -23,6 +24,9 @@ Value segment_reduce_call(Args& x) {
 }
 }  // namespace
 
-void groupby_functions(std::map<std::string, Function>& m) { m["segment_reduce"] = segment_reduce_call; }
+void groupby_rows(Rows& r) {
+  row(r, "segment_reduce", F::Holistic, "x, codes, /, func, *, ngroups=None, axis=-1, ddof=0",
+      "func's reduction's (NumPy's); min, max, first, last with an empty group: floating", segment_reduce_call);
+}
 
 }  // namespace b2lazy::expr

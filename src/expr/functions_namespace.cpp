@@ -1,6 +1,7 @@
 // The Array API functions of issue #15 in expression strings, with the Python package's
 // names and parameters (device= is accepted as "cpu" or None, as there).
 #include "b2lazy/error.hpp"
+#include "expr/registry/rows.hpp"
 #include "expr/value.hpp"
 
 namespace b2lazy::expr {
@@ -41,70 +42,76 @@ Array matrix_axes_last(const Args& x) {
 }
 }  // namespace
 
-void namespace_functions(std::map<std::string, Function>& m) {
-  m["empty_like"] = m["zeros_like"] = [](Args& x) {
-    x.bind();
-    return like(x, Scalar(0));
-  };
-  m["ones_like"] = [](Args& x) {
+void namespace_rows(Rows& r) {
+  const char* like_rule = "dtype if given, else x's";
+  for (const char* name : {"zeros_like", "empty_like"}) {  // empty_like: zeros, never stored
+    row(r, name, F::Creation, "x, /, *, dtype=None, device=None", like_rule, [](Args& x) {
+      x.bind();
+      return like(x, Scalar(0));
+    });
+  }
+  row(r, "ones_like", F::Creation, "x, /, *, dtype=None, device=None", like_rule, [](Args& x) {
     x.bind();
     return like(x, Scalar(1));
-  };
-  m["full_like"] = [](Args& x) {
-    x.bind();
-    const Value& v = x.get("fill_value");
-    if (v.kind != Value::Kind::Scalar) x.bad("fill_value", "a number");
-    return like(x, v.scalar);
-  };
-  m["eye"] = [](Args& x) {
-    x.bind();
-    check_device(x);
-    const int64_t rows = x.integer("n_rows");
-    return arr(eye(rows, x.has("n_cols") ? x.integer("n_cols") : rows, x.integer("k"),
-                   x.opt_dtype("dtype").value_or(DType::F64)),
-               x);
-  };
-  m["tril"] = [](Args& x) {
+  });
+  row(r, "full_like", F::Creation, "x, /, fill_value, *, dtype=None, device=None", "dtype if given, else x's",
+      [](Args& x) {
+        x.bind();
+        const Value& v = x.get("fill_value");
+        if (v.kind != Value::Kind::Scalar) x.bad("fill_value", "a number");
+        return like(x, v.scalar);
+      });
+  row(r, "eye", F::Creation, "n_rows, n_cols=None, /, *, k=0, dtype=None, device=None", "dtype if given, else float64",
+      [](Args& x) {
+        x.bind();
+        check_device(x);
+        const int64_t rows = x.integer("n_rows");
+        return arr(eye(rows, x.has("n_cols") ? x.integer("n_cols") : rows, x.integer("k"),
+                       x.opt_dtype("dtype").value_or(DType::F64)),
+                   x);
+      });
+  row(r, "tril", F::Shape, "x, /, *, k=0", "x's dtype", [](Args& x) {
     x.bind();
     return arr(tril(x.array("x"), x.integer("k")), x);
-  };
-  m["triu"] = [](Args& x) {
+  });
+  row(r, "triu", F::Shape, "x, /, *, k=0", "x's dtype", [](Args& x) {
     x.bind();
     return arr(triu(x.array("x"), x.integer("k")), x);
-  };
+  });
   // diagonal and trace of the matrices on axes axis1, axis2 (by default the last two, as
   // the Array API's linalg ones).
-  m["diagonal"] = [](Args& x) {
+  row(r, "diagonal", F::Shape, "x, /, *, offset=0, axis1=-2, axis2=-1", "x's dtype", [](Args& x) {
     x.bind();
     return arr(diagonal(matrix_axes_last(x), x.integer("offset")), x);
-  };
-  m["trace"] = [](Args& x) {
+  });
+  row(r, "trace", F::Linalg, "x, /, *, offset=0, dtype=None, axis1=-2, axis2=-1", "sum's rule", [](Args& x) {
     x.bind();
     return arr(trace(matrix_axes_last(x), x.integer("offset"), x.opt_dtype("dtype")), x);
-  };
-  m["tile"] = [](Args& x) {
+  });
+  row(r, "tile", F::Shape, "x, repetitions, /", "x's dtype", [](Args& x) {
     x.bind();
     return arr(tile(x.array("x"), x.integers("repetitions")), x);
-  };
-  m["repeat"] = [](Args& x) {
+  });
+  row(r, "repeat", F::Shape, "x, repeats, /, *, axis=None", "x's dtype", [](Args& x) {
     x.bind();
     const Value& r = x.get("repeats");
     if (r.kind == Value::Kind::Scalar) return arr(repeat(x.array("x"), x.integer("repeats"), x.opt_axis("axis")), x);
     const IndexArray counts = index_array(r, x.ctx(), x.fn() + "(): argument 'repeats'");
     if (counts.boolean || !counts.invalid_dtype.empty()) x.bad("repeats", "an integer or integers");
     return arr(repeat(x.array("x"), counts.values, x.opt_axis("axis")), x);
-  };
+  });
   for (const char* name : {"sort", "argsort"}) {
     const std::string fn = name;
-    m[name] = [fn](Args& x) {
-      x.bind();
-      const Array a = x.array("x");
-      const int axis = x.axis("axis");
-      const bool descending = x.boolean("descending"), stable = x.boolean("stable");
-      return arr(fn == "sort" ? sort(a, axis, descending, stable) : argsort(a, axis, descending, stable), x);
-    };
+    row(r, name, F::Holistic, "x, /, *, axis=-1, descending=False, stable=True", fn == "sort" ? "x's dtype" : "int64",
+        [fn](Args& x) {
+          x.bind();
+          const Array a = x.array("x");
+          const int axis = x.axis("axis");
+          const bool descending = x.boolean("descending"), stable = x.boolean("stable");
+          return arr(fn == "sort" ? sort(a, axis, descending, stable) : argsort(a, axis, descending, stable), x);
+        });
   }
-  m["searchsorted"] = [](Args& x) {
+  row(r, "searchsorted", F::Holistic, "x1, x2, /, *, side='left', sorter=None", "int64", [](Args& x) {
     x.bind();
     const Value& side = x.get("side");
     if (side.kind != Value::Kind::String || (side.str != "left" && side.str != "right"))
@@ -112,15 +119,16 @@ void namespace_functions(std::map<std::string, Function>& m) {
     std::optional<Array> sorter;
     if (x.has("sorter")) sorter = x.array("sorter");
     return arr(searchsorted(x.array("x1"), x.array("x2"), side.str == "right", sorter), x);
-  };
-  m["diff"] = [](Args& x) {
-    x.bind();
-    std::optional<Array> pre, app;
-    if (x.has("prepend")) pre = x.array("prepend");
-    if (x.has("append")) app = x.array("append");
-    return arr(diff(x.array("x"), x.axis("axis"), x.integer("n"), pre, app), x);
-  };
-  m["meshgrid"] = [](Args& x) {
+  });
+  row(r, "diff", F::Shape, "x, /, *, axis=-1, n=1, prepend=None, append=None",
+      "x's promoted with prepend's and append's (bool: not_equal)", [](Args& x) {
+        x.bind();
+        std::optional<Array> pre, app;
+        if (x.has("prepend")) pre = x.array("prepend");
+        if (x.has("append")) app = x.array("append");
+        return arr(diff(x.array("x"), x.axis("axis"), x.integer("n"), pre, app), x);
+      });
+  row(r, "meshgrid", F::Creation, "*arrays, indexing='xy'", "the arrays' promoted dtype", [](Args& x) {
     x.bind();
     bool xy = true;
     if (x.has("indexing")) {
@@ -129,15 +137,15 @@ void namespace_functions(std::map<std::string, Function>& m) {
       xy = v.str == "xy";
     }
     return tuple(meshgrid(x.arrays("arrays"), xy), x);
-  };
-  m["broadcast_arrays"] = [](Args& x) {
+  });
+  row(r, "broadcast_arrays", F::Shape, "*arrays", "each array's dtype", [](Args& x) {
     x.bind();
     return tuple(broadcast_arrays(x.arrays("arrays")), x);
-  };
-  m["unstack"] = [](Args& x) {
+  });
+  row(r, "unstack", F::Shape, "x, /, *, axis=0", "x's dtype", [](Args& x) {
     x.bind();
     return tuple(unstack(x.array("x"), x.axis("axis")), x);
-  };
+  });
 }
 
 }  // namespace b2lazy::expr

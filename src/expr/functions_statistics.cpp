@@ -4,6 +4,7 @@
 #include "b2lazy/error.hpp"
 #include "b2lazy/histogram.hpp"
 #include "b2lazy/random.hpp"
+#include "expr/registry/rows.hpp"
 #include "expr/value.hpp"
 
 namespace b2lazy::expr {
@@ -74,10 +75,12 @@ RandomKey key_of(const Args& x) {
 Shape chunks_of(const Args& x) { return x.has("chunks") ? x.integers("chunks") : Shape{}; }
 }  // namespace
 
-void statistics_functions(std::map<std::string, Function>& m) {
+void statistics_rows(Rows& r) {
   for (const char* name : {"nanmedian", "nanquantile", "nanpercentile"}) {
     const std::string fn = name;
-    m[name] = [fn](Args& x) {
+    const char* sig = fn == "nanmedian" ? "x, /, axis=None, *, keepdims=False"
+                                        : "x, /, q, axis=None, *, method='linear', keepdims=False";
+    row(r, name, F::Holistic, sig, "float64 (x's float type for float32)", [fn](Args& x) {
       x.bind();
       QuantileOptions o;
       o.axis = x.opt_axes("axis");
@@ -89,73 +92,80 @@ void statistics_functions(std::map<std::string, Function>& m) {
       o.method = quantile_method(v.str);
       const double q = x.number("q");
       return arr(fn == "nanquantile" ? nanquantile(x.array("x"), q, o) : nanpercentile(x.array("x"), q, o), x);
-    };
+    });
   }
-  m["isin"] = [](Args& x) {
+  row(r, "isin", F::Index, "element, test_elements, *, assume_unique=False, invert=False", "bool", [](Args& x) {
     x.bind();
     return arr(
         isin(x.array("element"), x.array("test_elements"), x.boolean("assume_unique"), x.boolean("invert"), x.ctx()),
         x);
-  };
-  m["digitize"] = [](Args& x) {
+  });
+  row(r, "digitize", F::Index, "x, bins, right=False", "int64", [](Args& x) {
     x.bind();
     return arr(digitize(x.array("x"), x.array("bins"), x.boolean("right"), x.ctx()), x);
-  };
-  m["bincount"] = [](Args& x) {
+  });
+  row(r, "bincount", F::Holistic, "x, /, weights=None, minlength=0", "int64 (float64 with weights)", [](Args& x) {
     x.bind();
     return arr(bincount(x.array("x"), opt_array(x, "weights"), x.integer("minlength"), x.ctx()), x);
-  };
-  m["histogram"] = [](Args& x) {
-    x.bind();
-    HistogramBins b = axis_bins(x.get("bins"), x, "bins");
-    b.range = pair_of(x.get("range"), x, "range");
-    return histogram_tuple(histogram(x.array("a"), b, opt_array(x, "weights"), density_of(x), x.ctx()), x);
-  };
-  m["histogram2d"] = [](Args& x) {
-    x.bind();
-    // NumPy: bins an int, [int, int], one array of edges for both, or [edges, edges].
-    const Value& v = x.get("bins");
-    HistogramBins bx, by;
-    if (v.is_sequence() && v.items.size() == 2) {
-      bx = axis_bins(v.items[0], x, "bins[0]");
-      by = axis_bins(v.items[1], x, "bins[1]");
-    } else {
-      bx = by = axis_bins(v, x, "bins");
-    }
-    const Value& r = x.get("range");
-    if (r.kind != Value::Kind::None) {
-      if (!r.is_sequence() || r.items.size() != 2) x.bad("range", "None or [[xmin, xmax], [ymin, ymax]]");
-      bx.range = pair_of(r.items[0], x, "range[0]");
-      by.range = pair_of(r.items[1], x, "range[1]");
-    }
-    return histogram_tuple(
-        histogram2d(x.array("x"), x.array("y"), bx, by, opt_array(x, "weights"), density_of(x), x.ctx()), x);
-  };
-  m["random_uniform"] = [](Args& x) {
-    x.bind();
-    return arr(random_uniform(x.integers("shape"), x.number("low"), x.number("high"), key_of(x),
-                              x.opt_dtype("dtype").value_or(DType::F64), chunks_of(x)),
-               x);
-  };
-  m["random_normal"] = [](Args& x) {
-    x.bind();
-    return arr(random_normal(x.integers("shape"), x.number("loc"), x.number("scale"), key_of(x),
-                             x.opt_dtype("dtype").value_or(DType::F64), chunks_of(x)),
-               x);
-  };
-  m["random_integers"] = [](Args& x) {
-    x.bind();
-    // NumPy's integers(low, high): [low, high); high None: [0, low).
-    int64_t low = x.integer("low"), high = 0;
-    if (x.has("high")) high = x.integer("high");
-    else std::swap(low, high);
-    if (high <= low)
-      throw ValueError(x.fn() + "(): low >= high (low=" + std::to_string(low) + ", high=" + std::to_string(high) + ")");
-    const uint64_t span = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
-    return arr(random_integers(x.integers("shape"), low, span, key_of(x), x.opt_dtype("dtype").value_or(DType::I64),
-                               chunks_of(x)),
-               x);
-  };
+  });
+  row(r, "histogram", F::Holistic, "a, bins=10, range=None, weights=None, density=None",
+      "(hist, bin_edges): hist int64 (weights' type; float64 with density), edges float64 (float32 for float32 a)",
+      [](Args& x) {
+        x.bind();
+        HistogramBins b = axis_bins(x.get("bins"), x, "bins");
+        b.range = pair_of(x.get("range"), x, "range");
+        return histogram_tuple(histogram(x.array("a"), b, opt_array(x, "weights"), density_of(x), x.ctx()), x);
+      });
+  row(r, "histogram2d", F::Holistic, "x, y, bins=10, range=None, weights=None, density=None",
+      "(hist, xedges, yedges): hist float64, edges float64 (float32 for float32 x and y)", [](Args& x) {
+        x.bind();
+        // NumPy: bins an int, [int, int], one array of edges for both, or [edges, edges].
+        const Value& v = x.get("bins");
+        HistogramBins bx, by;
+        if (v.is_sequence() && v.items.size() == 2) {
+          bx = axis_bins(v.items[0], x, "bins[0]");
+          by = axis_bins(v.items[1], x, "bins[1]");
+        } else {
+          bx = by = axis_bins(v, x, "bins");
+        }
+        const Value& r = x.get("range");
+        if (r.kind != Value::Kind::None) {
+          if (!r.is_sequence() || r.items.size() != 2) x.bad("range", "None or [[xmin, xmax], [ymin, ymax]]");
+          bx.range = pair_of(r.items[0], x, "range[0]");
+          by.range = pair_of(r.items[1], x, "range[1]");
+        }
+        return histogram_tuple(
+            histogram2d(x.array("x"), x.array("y"), bx, by, opt_array(x, "weights"), density_of(x), x.ctx()), x);
+      });
+  row(r, "random_uniform", F::Creation, "shape, /, low=0.0, high=1.0, *, seed=0, stream=0, dtype=None, chunks=None",
+      "dtype if given (float32 or float64), else float64", [](Args& x) {
+        x.bind();
+        return arr(random_uniform(x.integers("shape"), x.number("low"), x.number("high"), key_of(x),
+                                  x.opt_dtype("dtype").value_or(DType::F64), chunks_of(x)),
+                   x);
+      });
+  row(r, "random_normal", F::Creation, "shape, /, loc=0.0, scale=1.0, *, seed=0, stream=0, dtype=None, chunks=None",
+      "dtype if given (float32 or float64), else float64", [](Args& x) {
+        x.bind();
+        return arr(random_normal(x.integers("shape"), x.number("loc"), x.number("scale"), key_of(x),
+                                 x.opt_dtype("dtype").value_or(DType::F64), chunks_of(x)),
+                   x);
+      });
+  row(r, "random_integers", F::Creation, "shape, /, low, high=None, *, seed=0, stream=0, dtype=None, chunks=None",
+      "dtype if given (an integer dtype), else int64", [](Args& x) {
+        x.bind();
+        // NumPy's integers(low, high): [low, high); high None: [0, low).
+        int64_t low = x.integer("low"), high = 0;
+        if (x.has("high")) high = x.integer("high");
+        else std::swap(low, high);
+        if (high <= low)
+          throw ValueError(x.fn() + "(): low >= high (low=" + std::to_string(low) + ", high=" + std::to_string(high) +
+                           ")");
+        const uint64_t span = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
+        return arr(random_integers(x.integers("shape"), low, span, key_of(x), x.opt_dtype("dtype").value_or(DType::I64),
+                                   chunks_of(x)),
+                   x);
+      });
 }
 
 }  // namespace b2lazy::expr

@@ -12,6 +12,8 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
+#include <utility>
 
 #include "b2lazy/b2lazy.hpp"
 #include "core/strided_copy.hpp"
@@ -109,6 +111,15 @@ struct Case {
   std::function<Array(const std::vector<Array>&)> build;
 };
 
+// A case written as an expression over operands a, b, ... (the recording sources).
+Case expression_case(const std::string& text, std::vector<Shape> shapes) {
+  return {text, std::move(shapes), [text](const std::vector<Array>& x) {
+            std::map<std::string, Operand> operands;
+            for (size_t i = 0; i < x.size(); ++i) operands.emplace(std::string(1, char('a' + i)), x[i]);
+            return evaluate(text, operands);
+          }};
+}
+
 std::vector<Case> cases() {
   using V = const std::vector<Array>&;
   ReduceOptions ax0, ax1, keep;
@@ -116,7 +127,7 @@ std::vector<Case> cases() {
   ax1.axis = std::vector<int>{1};
   keep.axis = std::vector<int>{1};
   keep.keepdims = true;
-  return {
+  std::vector<Case> out = {
       {"fused elementwise", {{13, 17}, {13, 17}}, [](V x) { return sin(x[0]) * 2.0 + x[1]; }},
       {"broadcast elementwise", {{13, 17}, {17}}, [](V x) { return x[0] - x[1]; }},
       {"where", {{9, 11}, {9, 11}}, [](V x) { return where(x[0] > 0.0, x[0], x[1]); }},
@@ -287,6 +298,53 @@ std::vector<Case> cases() {
          return einsum("bijk,bkjl->bli", {x[0], x[1]});
        }},
   };
+  // Cases written as expression strings over operands a, b (recording sources of the given
+  // shapes): every call goes through the function's registry row, as Python's and the
+  // command's do.
+  const std::vector<std::pair<std::string, std::vector<Shape>>> expressions = {
+      {"sort(a, axis=0)", {{9, 7}}},
+      {"argsort(a, axis=1, descending=True)", {{6, 11}}},
+      {"searchsorted(sort(flatten(b), axis=0), a, side='right')", {{5, 4}, {3, 6}}},
+      {"percentile(a, 30, axis=1)", {{7, 9}}},
+      {"cumulative_sum(a, axis=1, include_initial=True)", {{5, 8}}},
+      {"cumulative_prod(a, axis=0)", {{6, 5}}},
+      {"transpose(a)", {{4, 7}}},
+      {"matrix_transpose(a)", {{3, 4, 5}}},
+      {"moveaxis(a, 0, 2)", {{3, 4, 5}}},
+      {"broadcast_arrays(a, b)[1]", {{4, 1}, {1, 6}}},
+      {"unstack(a, axis=1)[2]", {{5, 4}}},
+      {"take_along_axis(a, argsort(a, axis=0), axis=0)", {{7, 5}}},
+      {"nonzero(a > 0)[1]", {{6, 7}}},
+      {"zeros((4, 5)) + ones((4, 5)) + empty((4, 5)) + a", {{4, 5}}},
+      {"zeros_like(a) + ones_like(a) + full_like(a, 2.5) + empty_like(a) + a", {{5, 3}}},
+      {"meshgrid(a[0], b[:, 1], indexing='ij')[1]", {{4, 6}, {5, 3}}},
+      {"nanmedian(a, axis=0)", {{9, 4}}},
+      {"nanquantile(a, 0.3, axis=1)", {{5, 8}}},
+      {"nanpercentile(a, 70)", {{6, 6}}},
+      {"isin(round(a), [0, 1])", {{7, 5}}},
+      {"digitize(a, [-1.0, 0.0, 1.0])", {{6, 5}}},
+      {"bincount(astype(abs(flatten(a)) * 3, 'int64'))", {{5, 4}}},
+      {"histogram(a, bins=5)[0]", {{8, 6}}},
+      {"histogram2d(flatten(a), flatten(b), bins=4)[0]", {{5, 4}, {4, 5}}},
+      {"random_uniform((5, 6), seed=3) + random_normal((5, 6), seed=4) + a", {{5, 6}}},
+      {"astype(random_integers((5, 6), 0, 10), 'float64') + a", {{5, 6}}},
+      {"moving_reduce(a, 3, 'sum', axis=0)", {{9, 4}}},
+  };
+  for (const auto& [text, shapes] : expressions) out.push_back(expression_case(text, shapes));
+  // Every elementwise function and every reduction of the registry, generated from its row:
+  // a function added there is in this suite without a line here.
+  for (const FunctionInfo& f : function_registry()) {
+    if (f.op && op_family(*f.op) != OpFamily::Special) {
+      std::string args = op_arity(*f.op) == 1 ? "a" : "a, b";
+      if (op_family(*f.op) == OpFamily::Int)  // integers only: shifts by 0..5
+        args =
+            op_arity(*f.op) == 1 ? "astype(a * 10, 'int64')" : "astype(a * 10, 'int64'), astype(abs(b) * 2, 'int64')";
+      out.push_back(expression_case(f.name + "(" + args + ")", {{6, 7}, {6, 7}}));
+    } else if (f.reduction) {
+      out.push_back(expression_case(f.name + "(a, axis=0)", {{7, 6}}));
+    }
+  }
+  return out;
 }
 
 class NodeConformance : public ::testing::TestWithParam<Case> {};
@@ -327,7 +385,11 @@ TEST_P(NodeConformance, FillsEqualTheWholeAndReadOnlyWhatThePullRulesSay) {
     if (root.dtype() == DType::F64) {
       const auto* g = reinterpret_cast<const double*>(got.data());
       const auto* w = reinterpret_cast<const double*>(want.data());
-      for (int64_t i = 0; i < r.size(); ++i) ASSERT_NEAR(g[i], w[i], 1e-9 * (1 + std::abs(w[i]))) << "element " << i;
+      for (int64_t i = 0; i < r.size(); ++i) {
+        if (std::isnan(w[i])) ASSERT_TRUE(std::isnan(g[i])) << "element " << i;
+        else if (std::isinf(w[i])) ASSERT_EQ(g[i], w[i]) << "element " << i;
+        else ASSERT_NEAR(g[i], w[i], 1e-9 * (1 + std::abs(w[i]))) << "element " << i;
+      }
     } else {
       ASSERT_EQ(0, std::memcmp(got.data(), want.data(), static_cast<size_t>(r.size()) * isz));
     }
@@ -344,6 +406,20 @@ TEST_P(NodeConformance, FillsEqualTheWholeAndReadOnlyWhatThePullRulesSay) {
                         << expected[s.get()].size() << " expected boxes";
       }
   }
+}
+
+// Every function of the registry has a case above (its name among a case's words): a
+// function added without one fails here.
+TEST(NodeConformanceCoverage, EveryRegistryFunctionHasACase) {
+  std::set<std::string> words;
+  for (const Case& c : cases()) {
+    std::string w;
+    for (char ch : c.name + " ") {
+      if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') w += ch;
+      else if (!w.empty()) words.insert(std::exchange(w, ""));
+    }
+  }
+  for (const FunctionInfo& f : function_registry()) EXPECT_TRUE(words.count(f.name)) << f.name << " has no case";
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryNodeKind, NodeConformance, ::testing::ValuesIn(cases()),
