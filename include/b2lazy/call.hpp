@@ -69,6 +69,8 @@ class Args {
   Operand operand(const std::string& name) const;
   std::vector<Array> arrays(const std::string& name) const;  // a list or tuple of arrays
   int64_t integer(const std::string& name) const;
+  // An int, one beyond int64 clamped to its range (a diagonal offset: NumPy takes any).
+  int64_t clamped_integer(const std::string& name) const;
   std::optional<int64_t> opt_integer(const std::string& name) const;
   std::vector<int64_t> integers(const std::string& name) const;  // an int or a sequence of ints
   std::optional<std::vector<int>> opt_axes(const std::string& name) const;

@@ -90,6 +90,15 @@ struct Driver {
   // A member of a container file over a store ("https://h/f.h5#/g/x": the store whose root
   // is the file, and "/g/x"), as `open` takes "f.h5#/g/x". Empty: no members remotely.
   std::function<NodePtr(const StorePtr& store, const std::string& member)> open_member_in_store;
+  // The shared write suite (tests/cpp/test_driver_conformance.cpp) runs once per case a
+  // driver that writes declares here, beside itself: a name, the output path's suffix and,
+  // for Zarr, shards. A driver that writes but takes no case says why in suite_exempt.
+  struct SuiteCase {
+    std::string name, suffix;
+    bool sharded = false;
+  };
+  std::vector<SuiteCase> suite_cases;
+  std::string suite_exempt;
 };
 
 // Adds a driver, or replaces the one of the same name. Thread-safe.

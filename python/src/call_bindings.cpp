@@ -27,13 +27,13 @@ Value of_kind(Value::Kind k) { return Value::of_kind(k, 0); }
 
 // A NumPy dtype or a type NumPy takes as one (np.float32, float): its name.
 bool is_dtype_like(nb::handle h) {
-  static nb::object np_dtype = nb::module_::import_("numpy").attr("dtype");
+  static nb::handle np_dtype = nb::object(nb::module_::import_("numpy").attr("dtype")).release();  // kept to exit
   return PyType_Check(h.ptr()) || nb::isinstance(h, np_dtype);
 }
 
 // np.int8(3), np.float32(2.5), np.bool_(True): the Python scalar each stands for.
 std::optional<Scalar> numpy_scalar(nb::handle h) {
-  static nb::object generic = nb::module_::import_("numpy").attr("generic");
+  static nb::handle generic = nb::object(nb::module_::import_("numpy").attr("generic")).release();  // kept to exit
   if (!nb::isinstance(h, generic)) return std::nullopt;
   const char kind = nb::cast<std::string>(h.attr("dtype").attr("kind"))[0];
   if (kind == 'b') return Scalar(nb::cast<bool>(nb::bool_(h)));
@@ -52,6 +52,16 @@ Value to_value(nb::handle h) {
   if (nb::isinstance<Array>(h)) return Value::of(nb::cast<Array>(h), 0);
   if (nb::hasattr(h, "_a") && nb::isinstance<Array>(h.attr("_a"))) return Value::of(nb::cast<Array>(h.attr("_a")), 0);
   if (h.is_none()) return of_kind(Value::Kind::None);
+  if (nb::isinstance<nb::int_>(h) && !nb::isinstance<nb::bool_>(h)) {
+    // Beyond int64 and uint64: the nearest end (an offset of -2**70 is below every
+    // diagonal; a size or an axis there is out of range either way).
+    int overflow = 0;
+    const int64_t v = to_int64(h, "an int", overflow);
+    if (overflow < 0) return Value::of(Scalar(v), 0);
+    static nb::handle most = PyLong_FromUnsignedLongLong(UINT64_MAX);  // kept to exit
+    if (overflow > 0 && PyObject_RichCompareBool(h.ptr(), most.ptr(), Py_GT) == 1)
+      return Value::of(Scalar::uint64(UINT64_MAX), 0);
+  }
   if (auto s = as_scalar(h)) return Value::of(*s, 0);
   if (auto s = numpy_scalar(h)) return Value::of(*s, 0);
   if (nb::isinstance<nb::str>(h)) {

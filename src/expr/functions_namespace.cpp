@@ -72,21 +72,21 @@ void namespace_rows(Rows& r) {
       });
   row(r, "tril", F::Shape, "x, /, *, k=0", "x's dtype", [](Args& x) {
     x.bind();
-    return arr(tril(x.array("x"), x.integer("k")), x);
+    return arr(tril(x.array("x"), x.clamped_integer("k")), x);
   });
   row(r, "triu", F::Shape, "x, /, *, k=0", "x's dtype", [](Args& x) {
     x.bind();
-    return arr(triu(x.array("x"), x.integer("k")), x);
+    return arr(triu(x.array("x"), x.clamped_integer("k")), x);
   });
   // diagonal and trace of the matrices on axes axis1, axis2 (by default the last two, as
   // the Array API's linalg ones).
   row(r, "diagonal", F::Shape, "x, /, *, offset=0, axis1=-2, axis2=-1", "x's dtype", [](Args& x) {
     x.bind();
-    return arr(diagonal(matrix_axes_last(x), x.integer("offset")), x);
+    return arr(diagonal(matrix_axes_last(x), x.clamped_integer("offset")), x);
   });
   row(r, "trace", F::Linalg, "x, /, *, offset=0, dtype=None, axis1=-2, axis2=-1", "sum's rule", [](Args& x) {
     x.bind();
-    return arr(trace(matrix_axes_last(x), x.integer("offset"), x.opt_dtype("dtype")), x);
+    return arr(trace(matrix_axes_last(x), x.clamped_integer("offset"), x.opt_dtype("dtype")), x);
   });
   row(r, "tile", F::Shape, "x, repetitions, /", "x's dtype", [](Args& x) {
     x.bind();

@@ -249,6 +249,12 @@ int64_t Args::integer(const std::string& name) const {
   return v.scalar.i;
 }
 
+int64_t Args::clamped_integer(const std::string& name) const {
+  const Value& v = get(name);
+  if (v.kind != Value::Kind::Scalar || v.scalar.kind != ScalarKind::Int) bad(name, "an int");
+  return v.scalar.above_int64 ? INT64_MAX : v.scalar.i;
+}
+
 std::optional<int64_t> Args::opt_integer(const std::string& name) const {
   if (!has(name)) return std::nullopt;
   return integer(name);

@@ -18,6 +18,7 @@ Driver b2nd_driver() {
   d.name = "b2nd";
   d.schemes = {"b2nd"};
   d.suffixes = {".b2nd"};
+  d.suite_cases = {{"b2nd_file", ".b2nd"}, {"b2nd_sparse", "/"}};  // a frame file; a sparse directory
   d.recognizes = [](const std::string& path) {
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) return false;

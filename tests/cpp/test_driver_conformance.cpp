@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "b2lazy/b2lazy.hpp"
+#include "io/builtin_drivers.hpp"
 #include "test_util.hpp"
 
 using namespace b2lazy;
@@ -18,10 +19,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct DriverCase {
-  std::string name, suffix;  // the output path is DIR/NAME + suffix
-  bool sharded = false;      // Zarr: shards of 2 x 2 ... chunks
-};
+// A driver's suite case (Driver::suite_cases): the output path is DIR/NAME + suffix; Zarr
+// with `sharded`: shards of 2 x 2 ... chunks.
+using DriverCase = Driver::SuiteCase;
+
+// Every case the shipped drivers declare beside themselves.
+std::vector<DriverCase> suite_cases() {
+  std::vector<DriverCase> out;
+  for (const Driver& d : builtin_drivers()) out.insert(out.end(), d.suite_cases.begin(), d.suite_cases.end());
+  return out;
+}
 
 class DriverConformance : public ::testing::TestWithParam<DriverCase> {
  protected:
@@ -120,8 +127,14 @@ TEST_P(DriverConformance, BadPathsAreNamed) {
   EXPECT_NE(m.find(bare(nodir)), std::string::npos) << m;
 }
 
-INSTANTIATE_TEST_SUITE_P(Drivers, DriverConformance,
-                         ::testing::Values(DriverCase{"b2nd_file", ".b2nd", false},
-                                           DriverCase{"b2nd_sparse", "/", false}, DriverCase{"zarr", ".zarr", false},
-                                           DriverCase{"zarr_sharded", ".zarr", true}),
+// A driver that writes and declares no case (nor why) fails here.
+TEST(DriverConformanceCoverage, EveryDriverThatWritesHasACase) {
+  for (const Driver& d : builtin_drivers()) {
+    if (d.create) {
+      EXPECT_TRUE(!d.suite_cases.empty() || !d.suite_exempt.empty()) << d.name << " has no suite case";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Drivers, DriverConformance, ::testing::ValuesIn(suite_cases()),
                          [](const auto& info) { return info.param.name; });

@@ -28,6 +28,7 @@ Driver zarr_driver() {
   d.name = "zarr";
   d.schemes = {"zarr"};
   d.suffixes = {".zarr"};
+  d.suite_cases = {{"zarr", ".zarr"}, {"zarr_sharded", ".zarr", true}};
   d.recognizes = recognizes_dir;
   d.open = [](const std::string& path) -> NodePtr { return ZarrSource::open(path); };
   d.create = [](const SinkSpec& s) -> std::unique_ptr<Sink> { return std::make_unique<ZarrSink>(s); };
