@@ -43,7 +43,8 @@ namespace b2lazy {
   X(Asinh, asinh, 1, Float) X(Acosh, acosh, 1, Float) X(Atanh, atanh, 1, Float)         \
   X(Isnan, isnan, 1, Pred) X(Isinf, isinf, 1, Pred) X(Isfinite, isfinite, 1, Pred)      \
   X(Signbit, signbit, 1, Pred) X(Real, real, 1, Arith) X(Imag, imag, 1, Arith)         \
-  X(Conj, conj, 1, Arith) X(Angle, angle, 1, Float) X(Where, where, 3, Special)         \
+  X(Conj, conj, 1, Arith) X(Angle, angle, 1, Float) X(Deg2rad, deg2rad, 1, Float)  \
+  X(Rad2deg, rad2deg, 1, Float) X(Where, where, 3, Special)         \
   X(Cast, astype, 1, Special) X(Copy, copy, 1, Special)
 // clang-format on
 

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <numbers>
 
 #include "kernel_util.hpp"
 
@@ -12,6 +13,14 @@ namespace {
 
 struct Div {
   template <class T> static T f(T a, T b) { return a / b; }
+};
+// Degrees and radians as NumPy converts them: a times pi / 180 (180 / pi), the constant
+// computed in T from pi rounded to T, so the results are NumPy's to the bit.
+struct Deg2rad {
+  template <class T> static T f(T a) { return a * (std::numbers::pi_v<T> / T(180)); }
+};
+struct Rad2deg {
+  template <class T> static T f(T a) { return a * (T(180) / std::numbers::pi_v<T>); }
 };
 struct Sqrt {  // vectorises to vsqrtp[sd] with -fno-math-errno
   template <class T> static T f(T a) { return std::sqrt(a); }
@@ -106,6 +115,8 @@ void register_math(Table& t) {
     t.set(Op::Divide, D, binary<T, T, Div>);
     t.set(Op::Copysign, D, binary<T, T, Copysign>);
     t.set(Op::Sqrt, D, unary<T, T, Sqrt>);
+    t.set(Op::Deg2rad, D, unary<T, T, Deg2rad>);
+    t.set(Op::Rad2deg, D, unary<T, T, Rad2deg>);
   });
   t.set(Op::Logaddexp, DType::F64, logaddexp<double, B2LAZY_SLEEF_D(exp, u10), B2LAZY_SLEEF_D(log1p, u10)>);
   t.set(Op::Logaddexp, DType::F32, logaddexp<float, B2LAZY_SLEEF_F(exp, u10), B2LAZY_SLEEF_F(log1p, u10)>);
