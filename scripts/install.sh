@@ -10,7 +10,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config libsleef-dev libhwy-dev libgtest-dev \
   libzstd-dev liblz4-dev zlib1g-dev libisal-dev nlohmann-json3-dev libminizip-dev libhdf5-dev \
   clang clang-format-14 libclang-rt-14-dev nodejs librandom123-dev \
-  libcurl4-openssl-dev nginx-light >/dev/null
+  libcurl4-openssl-dev nginx-light libfftw3-dev >/dev/null
 PY=${PYTHON:-python3}
 $PY -m pip install -q -r requirements.txt -r requirements-bench.txt
 # No build isolation: build against the pinned blosc2/nanobind installed above. Warnings

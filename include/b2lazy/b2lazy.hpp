@@ -11,6 +11,7 @@
 #include "b2lazy/einsum.hpp"
 #include "b2lazy/error.hpp"
 #include "b2lazy/expr.hpp"
+#include "b2lazy/fft.hpp"
 #include "b2lazy/functions.hpp"
 #include "b2lazy/groupby.hpp"
 #include "b2lazy/histogram.hpp"

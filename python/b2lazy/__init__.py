@@ -279,6 +279,9 @@ from ._groupby import __all__ as _groupby_all
 _groupby._install_when_xarray_imports()  # xarray's groupby reductions of b2lazy objects: segment_reduce
 from ._gradient import *
 from ._gradient import __all__ as _gradient_all
+from ._fft import *
+from ._fft import __all__ as _fft_all
+from . import fft  # (b2lazy.fft: the Array API's fft extension over the fft_* functions)
 from ._wrapping import from_array
 
 _wrapping.install_blosc2_chunks(Array)  # after Array.chunks exists (it wraps that property)
@@ -295,6 +298,7 @@ __all__ += (
     + _rolling_all
     + _groupby_all
     + _gradient_all
+    + _fft_all
     + [
         "can_cast",
         "finfo",

@@ -84,6 +84,13 @@ PARAMS = {
     "side": ("{'left', 'right'}", "_Literal['left', 'right']", "The first suitable place, or the last."),
     "sorter": ("array_like of int", A, "The positions that sort `x1` (argsort(x1)), if it is not sorted."),
     "include_initial": ("bool", "bool", "Start with the initial value (0 for sums, 1 for products)."),
+    "s": ("sequence of int", "_Sequence[int]", "Lengths of the transforms along `axes`."),
+    "norm": (
+        "{'backward', 'ortho', 'forward'}",
+        "_Literal['backward', 'ortho', 'forward']",
+        "Which direction of a transform is scaled by 1/n.",
+    ),
+    "d": ("float", "float", "The sample spacing."),
 }
 # Where a family or a function gives a parameter another meaning or type.
 PARAM_OVERRIDES = {

@@ -47,6 +47,8 @@ void bind_rolling(nb::module_& m);
 void bind_xarray_open(nb::module_& m);
 // segment_reduce (b2lazy/groupby.hpp).
 void bind_groupby(nb::module_& m);
+// The fft extension (b2lazy/fft.hpp).
+void bind_fft(nb::module_& m);
 // A logging store for test schemes (io/store/logging_store.hpp).
 void bind_logging_store(nb::module_& m);
 // Byte stores (b2lazy/byte_store.hpp): open_store and the ByteStore object.

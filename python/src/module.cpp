@@ -51,6 +51,7 @@ NB_MODULE(_core, m) {
   b2lazy_py::bind_rolling(m);
   b2lazy_py::bind_xarray_open(m);
   b2lazy_py::bind_groupby(m);
+  b2lazy_py::bind_fft(m);
   b2lazy_py::bind_logging_store(m);
   b2lazy_py::bind_store(m);
   b2lazy_py::bind_python_store(m);

@@ -329,6 +329,14 @@ std::vector<Case> cases() {
       {"random_uniform((5, 6), seed=3) + random_normal((5, 6), seed=4) + a", {{5, 6}}},
       {"astype(random_integers((5, 6), 0, 10), 'float64') + a", {{5, 6}}},
       {"moving_reduce(a, 3, 'sum', axis=0)", {{9, 4}}},
+      // the fft extension (complex results compared as float64 parts: FFTW's rounding may
+      // differ with the batch's layout)
+      {"real(fft_fft(a, axis=0)) + imag(fft_ifft(a, norm='ortho'))", {{6, 6}}},
+      {"real(fft_rfft(a, n=10)) + fft_irfft(fft_rfft(a), n=6)", {{5, 6}}},
+      {"fft_hfft(a, n=8) + abs(fft_ihfft(a, n=14))", {{4, 5}}},
+      {"abs(fft_fftn(a, s=(4, 6))) + real(fft_ifftn(a, axes=(0,)))[:4]", {{5, 6}}},
+      {"fft_irfftn(fft_rfftn(a), s=(6, 6)) + imag(fft_rfftn(a, s=(6, 10)))", {{6, 6}}},
+      {"fft_fftshift(a, axes=0) + fft_ifftshift(a) + fft_fftfreq(6, d=0.5) + fft_rfftfreq(10)", {{5, 6}}},
   };
   for (const auto& [text, shapes] : expressions) out.push_back(expression_case(text, shapes));
   // Every elementwise function and every reduction of the registry, generated from its row:

@@ -729,6 +729,25 @@ TABLE = (
             "segment_reduce(s3, [0, 1, -1, 0], 'mean', axis=2, ngroups=3)",
             lambda o: bl.segment_reduce(o.s3, [0, 1, -1, 0], "mean", axis=2, ngroups=3),
         ),
+        ("fft_fft(x, n=5, axis=0, norm='ortho')", lambda o: bl.fft_fft(o.x, n=5, axis=0, norm="ortho")),
+        ("fft_ifft(fft_fft(x)) + 1", lambda o: bl.fft_ifft(bl.fft_fft(o.x)) + 1),
+        (
+            "fft_irfft(fft_rfft(x, axis=0), n=3, axis=0)",
+            lambda o: bl.fft_irfft(bl.fft_rfft(o.x, axis=0), n=3, axis=0),
+        ),
+        ("fft_hfft(x, norm='forward')", lambda o: bl.fft_hfft(o.x, norm="forward")),
+        ("fft_ihfft(x)", lambda o: bl.fft_ihfft(o.x)),
+        ("fft_fftn(x, s=(2, 3))", lambda o: bl.fft_fftn(o.x, s=(2, 3))),
+        ("fft_ifftn(x, axes=(0,))", lambda o: bl.fft_ifftn(o.x, axes=(0,))),
+        (
+            "fft_irfftn(fft_rfftn(s3), s=(3, 5), axes=(0, 2))",
+            lambda o: bl.fft_irfftn(bl.fft_rfftn(o.s3), s=(3, 5), axes=(0, 2)),
+        ),
+        ("fft_fftshift(fft_fftfreq(7, d=0.5))", lambda o: bl.fft_fftshift(bl.fft_fftfreq(7, d=0.5))),
+        (
+            "fft_ifftshift(x, axes=0) * fft_rfftfreq(6, dtype='float32')",
+            lambda o: bl.fft_ifftshift(o.x, axes=0) * bl.fft_rfftfreq(6, dtype="float32"),
+        ),
     ]
 )
 

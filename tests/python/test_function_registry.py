@@ -41,6 +41,7 @@ REQUIRED = {
     "a": ("a", lambda o: o["a"]),
     "y": ("b[0]", lambda o: o["b"][0]),
     "low": ("5", lambda o: 5),
+    "n": ("8", lambda o: 8),
     "subscripts": ("'i,i'", lambda o: "i,i"),
     "operands": (None, None),
     "pad_width": ("1", lambda o: 1),

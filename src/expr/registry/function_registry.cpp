@@ -39,6 +39,7 @@ std::vector<FunctionInfo> build() {
   expr::einsum_pad_rows(rows);
   expr::rolling_rows(rows);
   expr::groupby_rows(rows);
+  expr::fft_rows(rows);
   return rows;
 }
 

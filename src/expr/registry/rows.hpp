@@ -28,5 +28,6 @@ void statistics_rows(Rows& rows);
 void einsum_pad_rows(Rows& rows);
 void rolling_rows(Rows& rows);
 void groupby_rows(Rows& rows);
+void fft_rows(Rows& rows);  // the fft extension (functions_fft.cpp)
 
 }  // namespace b2lazy::expr

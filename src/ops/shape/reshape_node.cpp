@@ -1,5 +1,8 @@
 #include "ops/shape/reshape_node.hpp"
 
+#include "core/saturating.hpp"
+#include "runtime/memory_model.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -126,6 +129,28 @@ std::vector<Region> ReshapeNode::input_regions(const Region& r) const {
       h.stop[d] = std::max(h.stop[d], x.stop[d]);
     }
   return {Region::from_box(h)};
+}
+
+// What fill_rec holds: a region spread thinly over the flat order is filled in slices
+// along its first axis (each alike: the first is counted), else the flat range or rows
+// around it, copied out unless they are the region itself.
+int64_t ReshapeNode::fill_bytes(const Region& r, const MemoryModel& m) const {
+  if (r.size() == 0) return 0;
+  auto [lo, hi] = flat_bounds(r, cstrides_);
+  const int64_t span = hi - lo + 1, n = r.size();
+  if (span > std::max<int64_t>(4 * n, int64_t(1) << 16)) {
+    size_t d = 0;
+    while (r.count[d] == 1) ++d;
+    Region sub = r;
+    sub.count[d] = 1;
+    return fill_bytes(sub, m);
+  }
+  bool dense = span == n;
+  for (size_t d = 0; d < r.ndim(); ++d) dense = dense && r.step[d] > 0;
+  const std::optional<Box> rows = rows_around(lo, hi);
+  const int64_t len = rows ? rows->size() : span;
+  const int64_t held = dense && len == span ? 0 : sat_mul(len, static_cast<int64_t>(itemsize(dtype())));
+  return sat_add(held, m.pull_bytes(*inputs()[0], input_regions(r)[0]));
 }
 
 void ReshapeNode::fill(const Region& r, void* out, ThreadState& ts) const {

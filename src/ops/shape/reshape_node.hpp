@@ -22,6 +22,7 @@ class ReshapeNode : public Node {
  private:
   Shape compute_preferred_chunks() const;
   void fill_rec(const Region& region, char* out, ThreadState& ts) const;
+  int64_t fill_bytes(const Region& region, const MemoryModel& m) const override;
   std::optional<Box> rows_around(int64_t lo, int64_t hi) const;
   Shape cstrides_;   // C-order strides of the output shape, in elements
   Shape preferred_;  // looked up once: lookups recurse into the input's
