@@ -25,6 +25,6 @@ cd "$WORK"
 start=$(date +%s)
 ARRAY_API_TESTS_MODULE=b2lazy \
   $PY -m pytest "$SUITE/array_api_tests" -p no:cacheprovider -q \
-  --max-examples="$EXAMPLES" --hypothesis-seed=0 --disable-deadline --disable-extension linalg \
+  --max-examples="$EXAMPLES" --hypothesis-seed=0 --disable-deadline \
   --disable-warnings --xfails-file "$ROOT/tests/outside/array_api_xfails.txt" "$@"
 echo "array-api-tests: $(( $(date +%s) - start )) s at --max-examples=$EXAMPLES"

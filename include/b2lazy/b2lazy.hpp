@@ -16,6 +16,7 @@
 #include "b2lazy/groupby.hpp"
 #include "b2lazy/histogram.hpp"
 #include "b2lazy/interrupt.hpp"
+#include "b2lazy/linalg.hpp"
 #include "b2lazy/node.hpp"
 #include "b2lazy/ops.hpp"
 #include "b2lazy/pad.hpp"

@@ -264,6 +264,7 @@ from ._sorting import *
 from ._sorting import __all__ as _sorting_all
 from . import _store, _wrapping  # (_wrapping, not _wrap: that name is a function here)
 from . import random  # (b2lazy.random: default_rng over the random_* sources)
+from . import linalg  # (b2lazy.linalg: the Array API's linalg extension)
 from ._store import *
 from ._blocks import *
 from ._blocks import __all__ as _blocks_all
@@ -275,6 +276,8 @@ from ._rolling import *
 from ._rolling import __all__ as _rolling_all
 from ._groupby import *
 from ._groupby import __all__ as _groupby_all
+from ._linalg_ext import *
+from ._linalg_ext import __all__ as _linalg_ext_all
 
 _groupby._install_when_xarray_imports()  # xarray's groupby reductions of b2lazy objects: segment_reduce
 from ._gradient import *
@@ -299,6 +302,7 @@ __all__ += (
     + _groupby_all
     + _gradient_all
     + _fft_all
+    + _linalg_ext_all
     + [
         "can_cast",
         "finfo",

@@ -49,6 +49,8 @@ void bind_xarray_open(nb::module_& m);
 void bind_groupby(nb::module_& m);
 // The fft extension (b2lazy/fft.hpp).
 void bind_fft(nb::module_& m);
+// b2lazy.linalg's factorisations and solvers (b2lazy/linalg.hpp).
+void bind_linalg(nb::module_& m);
 // A logging store for test schemes (io/store/logging_store.hpp).
 void bind_logging_store(nb::module_& m);
 // Byte stores (b2lazy/byte_store.hpp): open_store and the ByteStore object.

@@ -52,6 +52,7 @@ NB_MODULE(_core, m) {
   b2lazy_py::bind_xarray_open(m);
   b2lazy_py::bind_groupby(m);
   b2lazy_py::bind_fft(m);
+  b2lazy_py::bind_linalg(m);
   b2lazy_py::bind_logging_store(m);
   b2lazy_py::bind_store(m);
   b2lazy_py::bind_python_store(m);

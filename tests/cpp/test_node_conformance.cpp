@@ -297,6 +297,13 @@ std::vector<Case> cases() {
        [](V x) {
          return einsum("bijk,bkjl->bli", {x[0], x[1]});
        }},
+      {"linalg_qr Q batched", {{2, 9, 5}}, [](V x) { return linalg_qr(x[0])[0]; }},
+      {"linalg_svd Vh", {{7, 5}}, [](V x) { return linalg_svd(x[0])[2]; }},
+      {"linalg_solve broadcast",
+       {{2, 6, 6}, {6, 3}},
+       [](V x) { return linalg_solve(x[0] + eye(6, 6, 0) * 10.0, x[1]); }},
+      {"linalg_slogdet", {{4, 5, 5}}, [](V x) { return linalg_slogdet(x[0])[1]; }},
+      {"linalg_eigh", {{6, 6}}, [](V x) { return linalg_eigh(x[0] + matrix_transpose(x[0]))[1]; }},
   };
   // Cases written as expression strings over operands a, b (recording sources of the given
   // shapes): every call goes through the function's registry row, as Python's and the
@@ -337,6 +344,13 @@ std::vector<Case> cases() {
       {"abs(fft_fftn(a, s=(4, 6))) + real(fft_ifftn(a, axes=(0,)))[:4]", {{5, 6}}},
       {"fft_irfftn(fft_rfftn(a), s=(6, 6)) + imag(fft_rfftn(a, s=(6, 10)))", {{6, 6}}},
       {"fft_fftshift(a, axes=0) + fft_ifftshift(a) + fft_fftfreq(6, d=0.5) + fft_rfftfreq(10)", {{5, 6}}},
+      {"linalg_cholesky(matmul(a, matrix_transpose(a)) + eye(5) * 5)", {{5, 5}}},
+      {"linalg_eigvalsh(a + matrix_transpose(a))", {{6, 6}}},
+      {"linalg_svdvals(a)", {{3, 7, 4}}},
+      {"linalg_det(a)", {{3, 5, 5}}},
+      {"linalg_inv(a + eye(5) * 10)", {{5, 5}}},
+      {"imag(linalg_eig(a)[1])", {{4, 4}}},
+      {"real(linalg_eigvals(a))", {{2, 4, 4}}},
   };
   for (const auto& [text, shapes] : expressions) out.push_back(expression_case(text, shapes));
   // Every elementwise function and every reduction of the registry, generated from its row:

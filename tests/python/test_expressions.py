@@ -748,6 +748,45 @@ TABLE = (
             "fft_ifftshift(x, axes=0) * fft_rfftfreq(6, dtype='float32')",
             lambda o: bl.fft_ifftshift(o.x, axes=0) * bl.fft_rfftfreq(6, dtype="float32"),
         ),
+        (
+            "linalg_cholesky(matmul(x, matrix_transpose(x)) + eye(3))",
+            lambda o: bl.linalg_cholesky(bl.matmul(o.x, bl.matrix_transpose(o.x)) + bl.eye(3)),
+        ),
+        (
+            "linalg_det(matmul(x, matrix_transpose(x)))",
+            lambda o: bl.linalg_det(bl.matmul(o.x, bl.matrix_transpose(o.x))),
+        ),
+        (
+            "linalg_inv(matmul(x, matrix_transpose(x)) + eye(3))",
+            lambda o: bl.linalg_inv(bl.matmul(o.x, bl.matrix_transpose(o.x)) + bl.eye(3)),
+        ),
+        (
+            "linalg_slogdet(matmul(x, matrix_transpose(x)))[1]",
+            lambda o: bl.linalg_slogdet(bl.matmul(o.x, bl.matrix_transpose(o.x)))[1],
+        ),
+        (
+            "linalg_solve(matmul(x, matrix_transpose(x)) + eye(3), x)",
+            lambda o: bl.linalg_solve(bl.matmul(o.x, bl.matrix_transpose(o.x)) + bl.eye(3), o.x),
+        ),
+        (
+            "linalg_eigh(matmul(x, matrix_transpose(x)))[0]",
+            lambda o: bl.linalg_eigh(bl.matmul(o.x, bl.matrix_transpose(o.x)))[0],
+        ),
+        (
+            "linalg_eigvalsh(matmul(x, matrix_transpose(x)))",
+            lambda o: bl.linalg_eigvalsh(bl.matmul(o.x, bl.matrix_transpose(o.x))),
+        ),
+        (
+            "real(linalg_eig(matmul(x, matrix_transpose(x)))[0])",
+            lambda o: bl.real(bl.linalg_eig(bl.matmul(o.x, bl.matrix_transpose(o.x)))[0]),
+        ),
+        (
+            "real(linalg_eigvals(matmul(x, matrix_transpose(x))))",
+            lambda o: bl.real(bl.linalg_eigvals(bl.matmul(o.x, bl.matrix_transpose(o.x)))),
+        ),
+        ("linalg_qr(x)[1]", lambda o: bl.linalg_qr(o.x)[1]),
+        ("linalg_svd(x)[1]", lambda o: bl.linalg_svd(o.x)[1]),
+        ("linalg_svdvals(x)", lambda o: bl.linalg_svdvals(o.x)),
     ]
 )
 

@@ -66,6 +66,15 @@ NEEDS = {
     "bincount": {"x": ("astype(a[0] * 7, 'int64')", lambda o: (o["a"][0] * 7).astype("int64"))},
     "histogram2d": {"x": ("a[1]", lambda o: o["a"][1])},
 }
+# b2lazy.linalg's factorisations of square matrices: a symmetric positive-definite one.
+SPD = (
+    "matmul(a, matrix_transpose(a)) + eye(3)",
+    lambda o: b2lazy.matmul(o["a"], b2lazy.matrix_transpose(o["a"])) + b2lazy.eye(3),
+)
+NEEDS.update(
+    {f"linalg_{n}": {"x": SPD} for n in ("cholesky", "eigh", "eigvalsh", "slogdet", "det", "inv", "eig", "eigvals")}
+)
+NEEDS["linalg_solve"] = {"x1": SPD, "x2": ("b", lambda o: o["b"])}
 INT_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "bitwise_invert"}
 
 

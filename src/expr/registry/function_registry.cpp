@@ -40,6 +40,7 @@ std::vector<FunctionInfo> build() {
   expr::rolling_rows(rows);
   expr::groupby_rows(rows);
   expr::fft_rows(rows);
+  expr::linalg_ext_rows(rows);
   return rows;
 }
 

@@ -21,13 +21,15 @@ FunctionInfo& row(Rows& rows, std::string name, FunctionFamily family, std::stri
 
 // Each file's rows, in the registry's order: elementwise, reductions, scans, products,
 // shapes, constructors (functions.cpp); the rest of the Array API (functions_namespace.cpp);
-// statistics and random sources; einsum, pad, rechunk; moving windows; group reductions.
+// statistics and random sources; einsum, pad, rechunk; moving windows; group reductions;
+// b2lazy.linalg's factorisations.
 void core_rows(Rows& rows);
 void namespace_rows(Rows& rows);
 void statistics_rows(Rows& rows);
 void einsum_pad_rows(Rows& rows);
 void rolling_rows(Rows& rows);
 void groupby_rows(Rows& rows);
-void fft_rows(Rows& rows);  // the fft extension (functions_fft.cpp)
+void fft_rows(Rows& rows);         // the fft extension (functions_fft.cpp)
+void linalg_ext_rows(Rows& rows);  // b2lazy.linalg's factorisations (functions_linalg.cpp)
 
 }  // namespace b2lazy::expr
