@@ -48,7 +48,7 @@ std::optional<int64_t> slice_part(nb::handle h) {
   return to_int64(h, "a slice bound");
 }
 
-Value to_value(nb::handle h) {
+Value to_value(nb::handle h, int depth = 0) {
   if (nb::isinstance<Array>(h)) return Value::of(nb::cast<Array>(h), 0);
   if (nb::hasattr(h, "_a") && nb::isinstance<Array>(h.attr("_a"))) return Value::of(nb::cast<Array>(h.attr("_a")), 0);
   if (h.is_none()) return of_kind(Value::Kind::None);
@@ -71,7 +71,8 @@ Value to_value(nb::handle h) {
   }
   if (nb::isinstance<nb::tuple>(h) || nb::isinstance<nb::list>(h)) {
     Value v = of_kind(nb::isinstance<nb::tuple>(h) ? Value::Kind::Tuple : Value::Kind::List);
-    for (nb::handle item : h) v.items.push_back(to_value(item));
+    if (depth >= 64) throw ValueError("an argument nests lists or tuples more than 64 deep");
+    for (nb::handle item : h) v.items.push_back(to_value(item, depth + 1));
     return v;
   }
   if (PySlice_Check(h.ptr())) {
