@@ -107,6 +107,9 @@ void namespace_rows(Rows& r) {
           x.bind();
           const Array a = x.array("x");
           const int axis = x.axis("axis");
+          for (const char* flag : {"descending", "stable"})  // True or False, not 0 or 1 (NumPy's)
+            if (x.get(flag).kind != Value::Kind::Scalar || x.get(flag).scalar.kind != ScalarKind::Bool)
+              x.bad(flag, "True or False");
           const bool descending = x.boolean("descending"), stable = x.boolean("stable");
           return arr(fn == "sort" ? sort(a, axis, descending, stable) : argsort(a, axis, descending, stable), x);
         });

@@ -266,6 +266,14 @@ std::vector<int64_t> Args::integers(const std::string& name) const {
     if (v.scalar.above_int64) beyond_int64(name, v.scalar);
     return {v.scalar.i};
   }
+  if (v.kind == Value::Kind::Array && v.array.ndim() <= 1 &&
+      (kind(v.array.dtype()) == DKind::Signed || kind(v.array.dtype()) == DKind::Unsigned)) {
+    // A NumPy array of ints (xarray passes axes so): its values, read now.
+    const Array a = v.array.astype(DType::I64);
+    std::vector<int64_t> out(static_cast<size_t>(a.size()));
+    if (!out.empty()) a.to_buffer(out.data(), ctx_);
+    return out;
+  }
   if (!v.is_sequence()) bad(name, "an int or a tuple of ints");
   std::vector<int64_t> out;
   for (const Value& e : v.items) {
