@@ -237,6 +237,7 @@ del _part, _v
 # --- the Array API namespace (issue #15) ---------------------------------------------
 from ._creation import *
 from ._creation import __all__ as _creation_all
+from ._dtypes import DTYPE_NAMES as _DTYPE_NAMES
 from ._dtypes import (
     can_cast,
     complex64,
@@ -315,20 +316,8 @@ __all__ += (
         "nan",
         "newaxis",
         "__array_namespace_info__",
-        "bool",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "float32",
-        "float64",
-        "complex64",
-        "complex128",
     ]
+    + list(_DTYPE_NAMES)
 )
 
 
