@@ -76,9 +76,14 @@ template <> struct Fftw<float> {
 // through the fftw_execute_dft family): plans are made under this mutex and kept for the
 // process, one per transform, layout and alignment of the arrays (the new-array interface
 // wants the alignment the plan was made with). FFTW_ESTIMATE: planning reads no data.
+// The table is never destroyed: a static map's destructor would run at exit while a worker
+// may still be transforming, and would leave FFTW's plans unreachable (a leak report).
 using PlanKey = std::tuple<int, int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int, int>;
 std::mutex g_plan_mutex;
-std::map<PlanKey, void*> g_plans;
+std::map<PlanKey, void*>& plans() {
+  static auto* table = new std::map<PlanKey, void*>;
+  return *table;
+}
 
 // A batch of lanes: `outer` blocks of `inner` interleaved lanes, the input's blocks
 // `idist` elements apart and the output's `odist`, a lane's elements `inner` apart.
@@ -101,8 +106,8 @@ template <class R> void transform(FftKind kind, bool inverse, const Batch& b, vo
   typename F::Plan plan = nullptr;
   {
     std::lock_guard<std::mutex> lock(g_plan_mutex);
-    auto it = g_plans.find(key);
-    if (it != g_plans.end()) {
+    auto it = plans().find(key);
+    if (it != plans().end()) {
       plan = static_cast<typename F::Plan>(it->second);
     } else {
       typename F::Dim dim{b.n, b.inner, b.inner};
@@ -113,7 +118,7 @@ template <class R> void transform(FftKind kind, bool inverse, const Batch& b, vo
         case FftKind::C2R: plan = F::c2r(1, &dim, 2, many, in, out); break;
       }
       if (!plan) throw std::runtime_error("FFTW could not plan a transform of length " + std::to_string(b.n));
-      g_plans.emplace(key, static_cast<void*>(plan));
+      plans().emplace(key, static_cast<void*>(plan));
     }
   }
   switch (kind) {
