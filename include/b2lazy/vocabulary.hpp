@@ -94,16 +94,41 @@ enum class Reduction : uint8_t {
   NanArgmax,
   LogSumExp
 };
-// The registry of reductions: one entry per Reduction, read by the expression parser,
-// the Python module and the builder, so names and arguments cannot drift.
+// What a reduction's result is, from its input's dtype x (and dtype= when it takes one).
+enum class ReductionResult : uint8_t {
+  Widened,   // dtype, else x's with bool and small integers widened to int64 / uint64 (sum)
+  Floating,  // dtype (floating), else x's made floating, integers float64 (mean)
+  Same,      // x's dtype (min)
+  Index,     // int64 positions (argmin)
+  Bool,      // bool (any)
+  Count,     // int64 counts (count_nonzero)
+};
+namespace reduction {
+class Family;  // a reduction's kernels (ops/reduce/kernels/)
+}
+// The registry of reductions: one row per Reduction (ops/reduce/kernels/registry.cpp) with
+// everything about it, read by the expression parser, the Python module and the builders,
+// so names, arguments, dtypes and kernels cannot drift.
 struct ReductionInfo {
   Reduction r;
   const char* name;
+  ReductionResult result;
   bool takes_dtype;       // dtype= (sum, prod, mean, var, std and their nan* forms)
   bool takes_correction;  // correction= / ddof= (var, std, nanvar, nanstd)
   bool no_identity;       // a zero-size reduction is an error (min, max, arg*)
   bool single_axis;       // axis is None or one int (argmin, argmax, nanarg*)
+  bool complex_ok;        // complex inputs are taken (sum, mean, any, ...)
+  bool method;            // also an Array method, as ndarray's
+  std::vector<std::string> aliases;
+  const reduction::Family* family;  // makes its kernel for an accumulator type
 };
+// Its result and accumulator dtypes for an input of dtype `x` (TypeError naming the
+// reduction for a dtype= it cannot take).
+struct ReductionDTypes {
+  DType out, acc;
+};
+ReductionDTypes reduction_dtypes(const ReductionInfo& info, DType x, std::optional<DType> dtype = std::nullopt);
+std::string reduction_dtype_rule(const ReductionInfo& info);  // the rule in words (`b2lazy functions`)
 const std::vector<ReductionInfo>& reductions();
 const ReductionInfo& reduction_info(Reduction r);
 const ReductionInfo* find_reduction(const std::string& name);  // nullptr: no such reduction

@@ -89,34 +89,6 @@ void elementwise_rows(Rows& r) {
       .op = Op::Cast;
 }
 
-std::string reduction_dtype_rule(Reduction r) {
-  switch (r) {
-    case Reduction::Sum:
-    case Reduction::Prod:
-    case Reduction::NanSum:
-    case Reduction::NanProd: return "dtype if given, else x's (bool and small integers widened to int64 / uint64)";
-    case Reduction::Mean:
-    case Reduction::Var:
-    case Reduction::Std:
-    case Reduction::NanMean:
-    case Reduction::NanVar:
-    case Reduction::NanStd: return "dtype if given, else x's made floating (integers: float64)";
-    case Reduction::Any:
-    case Reduction::All: return "bool";
-    case Reduction::CountNonzero:
-    case Reduction::Argmin:
-    case Reduction::Argmax:
-    case Reduction::NanArgmin:
-    case Reduction::NanArgmax: return "int64";
-    case Reduction::LogSumExp: return "x's made floating (integers: float64)";
-    case Reduction::Min:
-    case Reduction::Max:
-    case Reduction::NanMin:
-    case Reduction::NanMax: break;
-  }
-  return "x's dtype";
-}
-
 // One row per registered reduction kernel (b2lazy/vocabulary.hpp, reductions()): its
 // signature from whether it takes dtype= and correction=.
 void reduction_rows(Rows& r) {
@@ -124,11 +96,6 @@ void reduction_rows(Rows& r) {
     std::string sig = "x, /, axis=None, *, keepdims=False";
     if (info.takes_dtype) sig += ", dtype=None";
     if (info.takes_correction) sig += ", correction=None, ddof=None";
-    const bool method = std::string_view(info.name).substr(0, 3) != "nan" && info.r != Reduction::CountNonzero &&
-                        info.r != Reduction::LogSumExp;  // ndarray's methods
-    std::vector<std::string> aliases;
-    if (info.r == Reduction::Min) aliases = {"amin"};
-    if (info.r == Reduction::Max) aliases = {"amax"};
     auto call = [info = &info](Args& x) {
       x.bind();
       ReduceOptions o;
@@ -141,7 +108,8 @@ void reduction_rows(Rows& r) {
       }
       return arr(reduce(info->r, x.array("x"), o), x);
     };
-    row(r, info.name, F::Reduction, sig, reduction_dtype_rule(info.r), call, aliases, method).reduction = info.r;
+    row(r, info.name, F::Reduction, sig, reduction_dtype_rule(info), call, info.aliases, info.method).reduction =
+        info.r;
   }
   // Holistic reductions: median(x, axis, keepdims), quantile(x, q, axis, method, keepdims),
   // percentile likewise (NumPy's argument order).

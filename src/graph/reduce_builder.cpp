@@ -10,17 +10,6 @@ namespace b2lazy {
 
 namespace {
 
-// The type accumulators work in for a result dtype.
-DType accumulator_for(DType out) {
-  switch (kind(out)) {
-    case DKind::Float: return DType::F64;
-    case DKind::Complex: return DType::C128;
-    case DKind::Signed: return DType::I64;
-    case DKind::Unsigned: return DType::U64;
-    default: return DType::I64;
-  }
-}
-
 // Per axis of `shape`: is it reduced?
 std::vector<bool> normalize_axes(const std::optional<std::vector<int>>& axis, const Shape& shape, const char* fn) {
   const size_t ndim = shape.size();
@@ -37,59 +26,12 @@ Array reduce(Reduction r, const Array& x, const ReduceOptions& o) {
   const char* fn = info.name;
   std::vector<bool> red = normalize_axes(o.axis, x.shape(), fn);
   const DType t = x.dtype();
-  DType out = t, acc = t;
-  const bool complex_ok = r == Reduction::Sum || r == Reduction::Prod || r == Reduction::NanSum ||
-                          r == Reduction::NanProd || r == Reduction::Mean || r == Reduction::NanMean ||
-                          r == Reduction::Any || r == Reduction::All || r == Reduction::CountNonzero;
-  if (is_complex(t) && !complex_ok)
+  if (is_complex(t) && !info.complex_ok)
     throw TypeError(std::string(fn) + " is not supported for " + dtype_name(t) + " (real dtypes only)");
-  switch (r) {
-    case Reduction::Sum:
-    case Reduction::Prod:
-    case Reduction::NanSum:
-    case Reduction::NanProd:
-      out = o.dtype.value_or(sum_dtype(t));
-      acc = accumulator_for(out);
-      if (out == DType::Bool) acc = DType::I64;
-      break;
-    case Reduction::Mean:
-    case Reduction::Var:
-    case Reduction::Std:
-    case Reduction::NanMean:
-    case Reduction::NanVar:
-    case Reduction::NanStd:
-    case Reduction::LogSumExp:
-      out = o.dtype.value_or(is_inexact(t) ? t : DType::F64);
-      if (!is_inexact(out))
-        throw TypeError(std::string(fn) + ": dtype must be a floating-point type, got " + dtype_name(out));
-      acc = is_complex(out) ? DType::C128 : DType::F64;
-      break;
-    case Reduction::Min:
-    case Reduction::Max:
-    case Reduction::NanMin:
-    case Reduction::NanMax:
-      acc = t == DType::F16 ? DType::F32 : t;  // (float16 compares as float32: exact)
-      break;
-    case Reduction::Argmin:
-    case Reduction::Argmax:
-    case Reduction::NanArgmin:
-    case Reduction::NanArgmax:
-      out = DType::I64;
-      acc = t == DType::F16 ? DType::F32 : t;
-      break;
-    case Reduction::Any:
-    case Reduction::All:
-      out = DType::Bool;
-      acc = DType::Bool;
-      break;
-    case Reduction::CountNonzero:
-      out = DType::I64;
-      acc = DType::Bool;
-      break;
-  }
   if (o.dtype && !info.takes_dtype) throw TypeError(std::string(fn) + "() does not take a dtype argument");
   if (o.correction != 0 && !info.takes_correction)
     throw TypeError(std::string(fn) + "() does not take a correction argument");
+  const auto [out, acc] = reduction_dtypes(info, t, o.dtype);
   if (info.single_axis && o.axis && o.axis->size() != 1)
     throw ValueError(std::string(fn) + ": axis must be None or a single integer");
   // Over the window axis of a sliding window view (xarray's rolling): one moving node.

@@ -46,15 +46,6 @@ const std::map<std::string, SegmentFunc>& segment_table() {
   return t;
 }
 
-DType accumulator_for(DType out) {
-  switch (kind(out)) {
-    case DKind::Float: return DType::F64;
-    case DKind::Complex: return DType::C128;
-    case DKind::Unsigned: return DType::U64;
-    default: return DType::I64;
-  }
-}
-
 // The most groups segment_reduce takes for `n` codes (its per-group bookkeeping is
 // allocated whole; an absurd ngroups must not allocate without bound).
 int64_t most_groups(size_t n) { return std::max<int64_t>(int64_t(1) << 20, 4 * static_cast<int64_t>(n)); }
@@ -115,42 +106,17 @@ Array segment_reduce(const Array& x0, const std::vector<int64_t>& codes, const s
   const DType t = x.dtype();
   const Reduction r = f.r;
   const bool folds = f.fold != SegmentFold::Kernel;
-  const bool ordered = folds || r == Reduction::Min || r == Reduction::Max || r == Reduction::NanMin ||
-                       r == Reduction::NanMax || r == Reduction::Var || r == Reduction::Std || r == Reduction::NanVar ||
-                       r == Reduction::NanStd;
-  if (is_complex(t) && ordered)
+  const ReductionInfo& info = reduction_info(r);
+  if (is_complex(t) && (folds || !info.complex_ok))
     throw TypeError("segment_reduce: " + func + " is not supported for " + dtype_name(t) + " (real dtypes only)");
-  DType out = t, acc = t;
+  auto [out, acc] = reduction_dtypes(info, t);
   bool empty_nan = false;
-  switch (r) {
-    case Reduction::Sum:
-    case Reduction::Prod:
-    case Reduction::NanSum:
-    case Reduction::NanProd:
-      out = sum_dtype(t);
-      acc = out == DType::Bool ? DType::I64 : accumulator_for(out);
-      break;
-    case Reduction::Mean:
-    case Reduction::Var:
-    case Reduction::Std:
-    case Reduction::NanMean:
-    case Reduction::NanVar:
-    case Reduction::NanStd:
-      out = is_inexact(t) ? t : DType::F64;
-      acc = is_complex(out) ? DType::C128 : DType::F64;
-      break;
-    case Reduction::Any:
-    case Reduction::All: out = acc = DType::Bool; break;
-    case Reduction::CountNonzero:
-      x = elementwise(Op::Equal, {x, x});  // not NaN
-      out = DType::I64;
-      acc = DType::Bool;
-      break;
-    default:  // min, max, first, last: x's dtype; empty groups NaN (then floating)
-      empty_nan = any_empty;
-      if (empty_nan && !is_inexact(t)) out = DType::F64;
-      if (folds && !is_inexact(t)) out = any_empty ? DType::F64 : t;
-      break;
+  if (info.result == ReductionResult::Count) {
+    x = elementwise(Op::Equal, {x, x});               // not NaN
+  } else if (info.result == ReductionResult::Same) {  // min, max, first, last: empty groups NaN (then floating)
+    empty_nan = any_empty;
+    if (empty_nan && !is_inexact(t)) out = DType::F64;
+    if (folds && !is_inexact(t)) out = any_empty ? DType::F64 : t;
   }
   auto node =
       std::make_shared<SegmentReduceNode>(x.node(), axis, std::move(sc), f.fold, r, out, acc, o.ddof, empty_nan, func);

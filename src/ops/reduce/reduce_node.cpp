@@ -12,7 +12,7 @@
 #include "core/dispatch.hpp"
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
-#include "ops/reduce/kernels/make.hpp"
+#include "ops/reduce/kernels/kernel.hpp"
 #include "runtime/alignment.hpp"
 #include "runtime/evaluation.hpp"
 #include "runtime/graph_queries.hpp"
@@ -199,8 +199,7 @@ constexpr int64_t kConvertBytes = int64_t(1) << 20;
 // and merge it into every output (an O(outputs) step): in pieces of 8 MiB, as 1 MiB pieces
 // of a (24, 181, 360) slab, two rows, would pay that step for two values per output.
 std::pair<size_t, int64_t> ReduceNode::convert_rows(const Region& slab) const {
-  const bool moments =
-      r_ == Reduction::Var || r_ == Reduction::Std || r_ == Reduction::NanVar || r_ == Reduction::NanStd;
+  const bool moments = reduction_info(r_).takes_correction;  // var, std and their nan* forms
   const int64_t piece = moments ? 8 * kConvertBytes : kConvertBytes;
   size_t d = 0;
   while (d < slab.ndim() && slab.count[d] == 1) ++d;

@@ -12,7 +12,7 @@
 #include "core/saturating.hpp"
 #include "core/strided_copy.hpp"
 #include "ops/reduce/kernels/first_last.hpp"
-#include "ops/reduce/kernels/make.hpp"
+#include "ops/reduce/kernels/kernel.hpp"
 #include "runtime/evaluation.hpp"
 #include "runtime/graph_queries.hpp"
 #include "runtime/memory_model.hpp"

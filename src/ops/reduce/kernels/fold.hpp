@@ -18,14 +18,17 @@ template <class A> constexpr A highest() {
   return std::numeric_limits<A>::has_infinity ? std::numeric_limits<A>::infinity() : std::numeric_limits<A>::max();
 }
 
-// Each op: ident() (the fold's identity and the accumulators' start) and f(a, v).
+// Each op: ident() (the fold's identity and the accumulators' start) and f(a, v); kComplex
+// where it has a complex meaning.
 // min and max propagate NaN (NumPy); nanmin and nanmax start from NaN and take any
 // value over it, so an all-NaN slice stays NaN, as NumPy's does.
 template <class A> struct SumOp {
+  static constexpr bool kComplex = true;
   static A ident() { return A(0); }
   static A f(A a, A v) { return accum::add(a, v); }
 };
 template <class A> struct ProdOp {
+  static constexpr bool kComplex = true;
   static A ident() { return A(1); }
   static A f(A a, A v) { return accum::mul(a, v); }
 };
@@ -46,10 +49,12 @@ template <class A> struct AllOp {
   static A f(A a, A v) { return A((a != A(0)) & (v != A(0))); }
 };
 template <class A> struct NanSumOp {
+  static constexpr bool kComplex = true;
   static A ident() { return A(0); }
   static A f(A a, A v) { return accum::is_nan(v) ? a : accum::add(a, v); }
 };
 template <class A> struct NanProdOp {
+  static constexpr bool kComplex = true;
   static A ident() { return A(1); }
   static A f(A a, A v) { return accum::is_nan(v) ? a : accum::mul(a, v); }
 };
@@ -69,6 +74,7 @@ template <class A> struct NanMaxOp {
 template <class A, template <class> class Op, bool Mean = false, bool Counted = false>
 class FoldKernel : public Kernel<A> {
  public:
+  static constexpr bool kComplex = requires { Op<double>::kComplex; };
   explicit FoldKernel(const KernelArgs& a) : args_(a), acc_(static_cast<size_t>(a.n), Op<A>::ident()) {
     if (Counted) count_.assign(static_cast<size_t>(a.n), 0);
   }

@@ -10,7 +10,7 @@
 
 namespace b2lazy::reduction {
 
-template <class A, bool SkipNaN> class MomentsKernel : public Kernel<A> {
+template <class A, bool SkipNaN, bool Sqrt> class MomentsKernel : public Kernel<A> {
  public:
   explicit MomentsKernel(const KernelArgs& a)
       : args_(a), n_(static_cast<size_t>(a.n), 0.0), mean_(n_.size(), 0.0), m2_(n_.size(), 0.0) {}
@@ -37,7 +37,6 @@ template <class A, bool SkipNaN> class MomentsKernel : public Kernel<A> {
     for (size_t k = 0; k < n_.size(); ++k) add(k, o.n_[k], o.mean_[k], o.m2_[k]);
   }
   void finalize(void* out, DType out_dtype) const override {
-    const bool sd = args_.r == Reduction::Std || args_.r == Reduction::NanStd;
     std::vector<double> v(n_.size());
     for (size_t k = 0; k < v.size(); ++k) {
       // NaN for no elements (NumPy: 0/0) and, as the Array API says, where N - correction
@@ -45,7 +44,7 @@ template <class A, bool SkipNaN> class MomentsKernel : public Kernel<A> {
       // its nanvar gives NaN there too).
       const double divisor = n_[k] - args_.correction;
       const double var = n_[k] == 0 || !(divisor > 0) ? std::nan("") : m2_[k] / divisor;
-      v[k] = sd ? std::sqrt(var) : var;
+      v[k] = Sqrt ? std::sqrt(var) : var;
     }
     cast_out(DType::F64, v.data(), out_dtype, out, args_.n);
   }
