@@ -253,8 +253,9 @@ class Array:
         shards : tuple of int, optional
             Zarr only: shard shape (multiples of `chunks`) to write a sharded array.
         scheduler : str or distributed.Client, optional
-            Where it runs (b2lazy.executors): "threads" (this process, the default), an
-            executor's registered name, or for dask.distributed a Client, a scheduler
+            Where it runs (b2lazy.executors): "threads" (this process, the default),
+            "processes" or "processes:N" (local worker processes, `nthreads` threads each),
+            an executor's registered name, or for dask.distributed a Client, a scheduler
             address ("tcp://host:port") or "local:N" — the plan's stages and tasks run on
             that cluster (b2lazy.distributed.compute); `nthreads` does not apply there.
         storage_options : dict, optional

@@ -192,6 +192,17 @@ def test_eval_on_a_local_cluster(files):
     assert not os.path.exists(tmp / "x.b2nd")
 
 
+def test_eval_on_local_processes(files):
+    """--scheduler processes:2: local worker processes (b2lazy._processes), no dask."""
+    vals, paths, tmp = files
+    out = str(tmp / "p.b2nd")
+    r = run("eval", "a - mean(a, axis=0)", f"a={paths['a']}", "-o", out, "--scheduler", "processes:2", "--no-progress")
+    assert r.returncode == 0, r.stderr
+    assert "wrote" in r.stdout and "on processes:2" in r.stdout
+    np.testing.assert_allclose(b2lazy.open(out).to_numpy(), vals["a"] - vals["a"].mean(axis=0), rtol=1e-12, atol=1e-12)
+    assert sorted(os.listdir(tmp)) == ["a.b2nd", "a3.b2nd", "b.b2nd", "p.b2nd"]
+
+
 def test_functions_lists_the_registry():
     """`b2lazy functions` prints every registry function with the Python package's
     signature; NAME shows its family, dtype rule, aliases."""
