@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The distributed plan at internet scale, on paper (issue #14, docs/distributed.md): the
+"""The distributed plan at internet scale, on paper (issue #14, docs/user-guide/distributed.md): the
 task lists b2lazy's planner makes for 1 TB operands, run against a simple cost model on
 W workers.
 

@@ -13,6 +13,8 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libcurl4-openssl-dev nginx-light libfftw3-dev >/dev/null
 PY=${PYTHON:-python3}
 $PY -m pip install -q -r requirements.txt -r requirements-bench.txt
+# The documentation site's tools (scripts/docs.sh; scripts/test.sh builds the site).
+$PY -m pip install -q -r requirements-docs.txt
 # No build isolation: build against the pinned blosc2/nanobind installed above. Warnings
 # are errors with the pinned toolchain (Debian 12's g++ 12). The same build makes the C++
 # tests, which scripts/test.sh runs from its build directory (build/<wheel tag>).

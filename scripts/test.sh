@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: ruff's lint of the Python, clang-format's check of the C++, C++ (GoogleTest, examples), bounded fuzz runs of expression
 # strings, b2nd files, saved expressions, Zarr stores, .b2z zips and HDF5 files (atheris),
-# Python (pytest + hypothesis), the Array API standard's test suite (scripts/test_array_api.sh),
+# Python (pytest + hypothesis), the documentation site (scripts/docs.sh), the Array API
+# standard's test suite (scripts/test_array_api.sh),
 # then the C++ engine again under AddressSanitizer + UndefinedBehaviorSanitizer
 # (scripts/test_sanitizers.sh) and ThreadSanitizer (scripts/test_tsan.sh).
 set -euo pipefail
@@ -45,6 +46,9 @@ fuzz fuzz_zarr_stores 45        # Zarr v2/v3 stores: metadata JSON and chunk byt
 fuzz fuzz_b2z_files 30          # .b2z zips, listed against python-blosc2
 fuzz fuzz_hdf5_files 40         # HDF5 files (patched seeds), values checked against h5py
 $PY -m pytest tests/python -q -p no:cacheprovider
+# The documentation site, warnings as errors: its pages' code and the gallery run, and every
+# public name must have a reference page (scripts/docs.sh).
+PYTHON=$PY bash scripts/docs.sh
 # The Array API standard's own test suite, when ../shared/outside/array-api-tests is there.
 PYTHON=$PY bash scripts/test_array_api.sh 20
 bash scripts/test_sanitizers.sh

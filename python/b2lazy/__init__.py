@@ -234,7 +234,7 @@ for _part in (_array, _plan, _sources, _shape_functions, _linalg, _reductions, _
 del _part, _v
 
 
-# --- the Array API namespace (issue #15) ---------------------------------------------
+# --- the Array API namespace ---------------------------------------------
 from ._creation import *
 from ._creation import __all__ as _creation_all
 from ._dtypes import DTYPE_NAMES as _DTYPE_NAMES

@@ -46,14 +46,14 @@ class Array:
         self._call = None  # the namespace call that made it (b2lazy/_serial.py), if any
         self._writable = None  # opened with mode="r+": its path, where x[key] = value writes
 
-    # --- saving and shipping (issue #14) --------------------------------------------
+    # --- saving and shipping --------------------------------------------
     def save(self, urlpath, inline_limit=None):
         """Store the lazy expression (not its values) in a small JSON file.
 
         b2lazy.open() reopens it as that expression. The file holds the namespace calls that
         built it, operands by absolute path, and in-memory operands inline up to `inline_limit`
         bytes (larger ones are refused). Reopening checks that every operand still has the shape
-        and dtype it had. Format: docs/serialization.md.
+        and dtype it had. Format: docs/user-guide/saving.md.
 
         Parameters
         ----------
@@ -570,7 +570,34 @@ class Array:
         return _core.to_cframe(self._a, _context(nthreads))
 
     def to_blosc2(self, urlpath=None):
-        """A blosc2.NDArray with the same values, chunks and blocks."""
+        """A python-blosc2 ``NDArray`` with the same values, chunks and blocks.
+
+        Parameters
+        ----------
+        urlpath : str or path-like, optional
+            Where the NDArray is stored. An array already stored there is opened as it is;
+            otherwise the array is computed into that b2nd file first. Without it, the
+            values are computed into an in-memory NDArray (through its frame).
+
+        Returns
+        -------
+        blosc2.NDArray
+            The values, evaluated now.
+
+        See Also
+        --------
+        to_cframe : the same values as the bytes of a b2nd frame.
+        asarray : the other way: a lazy Array over a python-blosc2 NDArray.
+
+        Examples
+        --------
+        >>> import numpy as np, b2lazy as bl
+        >>> b = (bl.arange(6) * 2).to_blosc2()
+        >>> type(b).__name__, b[:]
+        ('NDArray', array([ 0,  2,  4,  6,  8, 10]))
+        >>> bl.asarray(b).sum().to_numpy()
+        array(30)
+        """
         import blosc2
 
         if urlpath is not None:

@@ -150,7 +150,7 @@ _U = {  # unary elementwise
     "positive": "Numerical positive (a copy of `x`).",
     "abs": "Absolute value (the modulus for complex numbers).",
     "square": "The square of each element.",
-    "sign": "The sign of each element (-1, 0 or 1; x/|x| for complex).",
+    "sign": "The sign of each element (-1, 0 or 1; ``x / abs(x)`` for complex).",
     "reciprocal": "1/x, element by element.",
     "floor": "The largest integer not greater than each element.",
     "ceil": "The smallest integer not less than each element.",

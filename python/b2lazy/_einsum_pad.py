@@ -1,4 +1,4 @@
-"""einsum, pad and rechunk (issue #37): lazy like every b2lazy function. The C++ engine
+"""einsum, pad and rechunk: lazy like every b2lazy function. The C++ engine
 lowers einsum onto its products, sums and transposes (src/graph/einsum_builder.cpp), pads
 through a node that maps each output region to the input it reads (src/ops/shape/pad_node.*),
 and carries rechunk's chunks to the evaluation's output (src/ops/shape/rechunk_node.hpp)."""

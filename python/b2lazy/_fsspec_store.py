@@ -1,4 +1,4 @@
-"""fsspec filesystems as b2lazy byte stores (issue #39): every protocol fsspec knows that
+"""fsspec filesystems as b2lazy byte stores: every protocol fsspec knows that
 b2lazy does not read natively (memory://, zip::, simplecache::..., sftp://, abfs://, ...),
 and any URL opened with storage_options={"use_fsspec": True}.
 

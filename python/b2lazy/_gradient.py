@@ -1,4 +1,4 @@
-"""gradient (issue #38): NumPy's second-order central differences, lazy. xarray's
+"""gradient: NumPy's second-order central differences, lazy. xarray's
 ``DataArray.differentiate`` calls ``xp.gradient(f, coord, axis=, edge_order=)`` on the
 array's namespace; with b2lazy data that is this function. Built from slices along the
 axis (interior, first and last element) joined by concat: one pass over the input."""

@@ -1,4 +1,4 @@
-"""Reductions by group codes (issue #38): ``segment_reduce``, the engine's node for
+"""Reductions by group codes: ``segment_reduce``, the engine's node for
 xarray's groupby and resample reductions (src/ops/segment/segment_node.*), and the hook
 that sends xarray's groupby reductions of b2lazy-backed objects to it
 (:func:`_install_xarray_groupby`)."""

@@ -1,4 +1,4 @@
-"""NumPy ndarray methods that xarray calls on a variable's data (issue #38): with b2lazy
+"""NumPy ndarray methods that xarray calls on a variable's data: with b2lazy
 Arrays as data, ``DataArray.round(2)``, ``.conj()``, ``.real``/``.imag`` (and so
 ``xr.cov``/``xr.corr``, which conjugate) and ``.argsort()`` call these by name. Each is
 the lazy b2lazy function with NumPy's method signature."""

@@ -1,4 +1,4 @@
-"""Moving-window (rolling) reductions along one axis (issue #38), lazy like every b2lazy
+"""Moving-window (rolling) reductions along one axis, lazy like every b2lazy
 function: one node (src/ops/rolling/moving_node.*) that pulls each output region plus a
 halo of ``window - 1`` rows once and slides over it — running sums with NaN and inf
 counted apart (float data accumulates in float64), van Herk / Gil-Werman extremes for min

@@ -1,7 +1,7 @@
-"""Lazy expressions that serialise (issue #14): an Array remembers the call of the
+"""Lazy expressions that serialise: an Array remembers the call of the
 namespace that made it (function name, arguments), and that call tree is its saved form.
 
-The form (JSON, version 1, docs/serialization.md) names functions of the b2lazy
+The form (JSON, version 1, docs/user-guide/saving.md) names functions of the b2lazy
 namespace — the same registry a user calls — never Python code: reopening replays the
 calls through ``getattr(b2lazy, name)`` and nothing else, so a saved file cannot run
 arbitrary code (unlike a pickle of the graph). Operands appear by URL (arrays opened
@@ -10,7 +10,7 @@ to ``INLINE_LIMIT`` bytes; a larger in-memory operand is refused with a clear er
 Every array of the tree is saved with its shape and dtype, and reopening checks them:
 an operand changed on disk since is an error, not silently different results.
 
-Saved files may come from other people (issue #36): the whole structure is checked
+Saved files may come from other people: the whole structure is checked
 before anything is replayed (an error names the file and the position in it), the tree
 is walked with explicit stacks (no depth limit but memory), and reopening does no work
 proportional to data: a call that would compute now (nonzero, unique_*, a mask counted

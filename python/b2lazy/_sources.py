@@ -66,7 +66,7 @@ def open(urlpath, *, key=None, dataset=None, mode="r", operands=None, storage_op
         the file, rewriting only the storage chunks the key touches.
     operands : dict, optional
         For a saved expression: operand URLs, as the saved file writes them, mapped to
-        paths or Arrays used instead (docs/serialization.md).
+        paths or Arrays used instead (docs/user-guide/saving.md).
     storage_options : dict, optional
         How to reach a remote URL, with fsspec's names and nesting: {"anon": True},
         {"key": ..., "secret": ..., "client_kwargs": {"endpoint_url": ...}},
@@ -149,7 +149,56 @@ def asarray(
     immutable, so `copy` never changes what an Array holds; copy=False raises ValueError
     when NumPy would have to copy to make the array. A string naming a remote URL
     (https://, s3://, memory://, ...) is opened, lazily, as b2lazy.open(obj,
-    storage_options=storage_options) does."""
+    storage_options=storage_options) does.
+
+    Parameters
+    ----------
+    obj : array_like, Array, scalar or str
+        A NumPy array (or anything NumPy converts), a b2lazy Array, a python-blosc2
+        NDArray or LazyExpr, a zarr or h5py array, any object with ``shape``, ``dtype`` and
+        ``__getitem__``, a Python scalar, or a remote URL.
+    dtype : dtype, optional
+        Cast to this dtype (lazily).
+    device : {"cpu", None}, optional
+        The only device is ``"cpu"``.
+    copy : bool, optional
+        ``True``: copy a NumPy array now; ``False``: raise ``ValueError`` when NumPy would
+        have to copy; ``None`` (default): copy only when needed.
+    chunks, blocks : tuple of int, optional
+        Compress a NumPy array into an in-memory b2nd array with these chunks and blocks.
+    cparams : dict, optional
+        Compression parameters of that in-memory array (``codec``, ``clevel``, ``filter``).
+    storage_options : dict, optional
+        How to reach a remote URL (fsspec's names); only for a URL.
+
+    Returns
+    -------
+    Array
+        A lazy array; no data is read or copied unless said above.
+
+    Raises
+    ------
+    ValueError
+        ``copy=False`` when a copy is needed, or ``storage_options`` without a URL.
+
+    See Also
+    --------
+    open : open a stored array by path or URL.
+    from_array : a region source over another library's array, with chosen chunks.
+
+    Examples
+    --------
+    >>> import numpy as np, b2lazy as bl
+    >>> x = np.arange(6.0).reshape(2, 3)
+    >>> a = bl.asarray(x)              # no copy
+    >>> (a + 1).to_numpy()
+    array([[1., 2., 3.],
+           [4., 5., 6.]])
+    >>> bl.asarray(x, chunks=(1, 3)).chunks
+    ((1, 1), (3,))
+    >>> bl.asarray(x, dtype=bl.float32).dtype
+    dtype('float32')
+    """
     _check_device(device, "asarray")
     if isinstance(obj, str) and _serial.is_remote(obj):
         a = _ns().open(obj, storage_options=storage_options)

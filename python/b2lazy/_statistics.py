@@ -1,4 +1,4 @@
-"""Counting, binning and NaN-skipping quantiles (issue #37): isin, digitize, bincount,
+"""Counting, binning and NaN-skipping quantiles: isin, digitize, bincount,
 histogram, histogram2d, nanmedian, nanquantile, nanpercentile, and the counter-based
 random sources that :mod:`b2lazy.random` builds on.
 

@@ -1,4 +1,4 @@
-"""Wrapping other libraries' arrays lazily (issue #37): ``asarray`` and ``from_array`` read
+"""Wrapping other libraries' arrays lazily: ``asarray`` and ``from_array`` read
 nothing when they wrap.
 
 - A ``zarr.Array`` in a local directory store and an ``h5py.Dataset`` of a file on disk
@@ -398,7 +398,7 @@ def wrap(obj, fn="asarray", chunks=None, name=None, lock=None, getitem=None, nat
 
 
 def _rechunked(a, chunks, fn, obj=None, name=None, lock=None):
-    """`a` in the chunks from_array was asked for: b2lazy.rechunk (issue #37's, looked up
+    """`a` in the chunks from_array was asked for: b2lazy.rechunk (looked up
     when called), else a region source over `obj` in those chunks."""
     if isinstance(chunks, str) and chunks == "auto":
         return a

@@ -1,4 +1,4 @@
-"""xarray's backend arrays as lazy b2lazy Arrays (issue #38, item 1): what the chunk
+"""xarray's backend arrays as lazy b2lazy Arrays: what the chunk
 manager's ``from_array`` gets from ``xr.open_dataset(..., chunked_array_type="b2lazy")``
 is a stack of xarray wrappers over a backend array, e.g.
 

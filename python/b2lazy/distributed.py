@@ -1,11 +1,11 @@
-"""b2lazy on dask.distributed (issue #14): the plan's stages and output tasks handed to a
+"""b2lazy on dask.distributed: the plan's stages and output tasks handed to a
 cluster the user already runs, never to a scheduler of our own.
 
 The algorithm — stages in pieces merged in a tree, output tasks, the commit, retries,
 cancelling, spill files — is b2lazy._cluster's, shared by every cluster backend; this
 module is its dask TaskRunner (futures as task arguments, keys, retries, as_completed,
 cancel, client.run) and the connection: a Client, an address or "local:N". A worker that
-dies has its tasks rerun elsewhere by dask's scheduler. See docs/distributed.md.
+dies has its tasks rerun elsewhere by dask's scheduler. See docs/user-guide/distributed.md.
 """
 
 from __future__ import annotations

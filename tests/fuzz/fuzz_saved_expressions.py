@@ -1,4 +1,4 @@
-"""Fuzzes saved lazy expressions (docs/serialization.md) read through b2lazy.open, with
+"""Fuzzes saved lazy expressions (docs/user-guide/saving.md) read through b2lazy.open, with
 atheris (libFuzzer for Python).
 
     python tests/fuzz/fuzz_saved_expressions.py                      # bounded run (~1 min)

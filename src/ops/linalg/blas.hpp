@@ -1,7 +1,7 @@
 // BLAS for matrix tiles: OpenBLAS from the scipy-openblas32 wheel, whose symbols carry a
 // `scipy_` prefix (so it cannot clash with another OpenBLAS in the same process, e.g.
 // NumPy's). Debian 12's OpenBLAS 0.3.21 picked Prescott (SSE3) kernels on one of our
-// machines (products at 0.13-0.30x NumPy). See docs/design.md.
+// machines (products at 0.13-0.30x NumPy). See docs/contributing/design.md.
 #pragma once
 #include <cblas.h>
 

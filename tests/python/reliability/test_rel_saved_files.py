@@ -1,4 +1,4 @@
-"""Issue #36: hostile and unlucky saved expressions (docs/serialization.md).
+"""Issue #36: hostile and unlucky saved expressions (docs/user-guide/saving.md).
 
 A saved expression is a small JSON file that other people may have made: opening it must
 not crash, hang, do work proportional to data, read paths it does not name, or give values
