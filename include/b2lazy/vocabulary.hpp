@@ -118,6 +118,7 @@ struct ReductionInfo {
   bool no_identity;       // a zero-size reduction is an error (min, max, arg*)
   bool single_axis;       // axis is None or one int (argmin, argmax, nanarg*)
   bool complex_ok;        // complex inputs are taken (sum, mean, any, ...)
+  bool bool_ok;           // bool inputs are taken (all but ptp: NumPy does not subtract booleans)
   bool method;            // also an Array method, as ndarray's
   std::vector<std::string> aliases;
   const reduction::Family* family;  // makes its kernel for an accumulator type

@@ -28,6 +28,7 @@ Array reduce(Reduction r, const Array& x, const ReduceOptions& o) {
   const DType t = x.dtype();
   if (is_complex(t) && !info.complex_ok)
     throw TypeError(std::string(fn) + " is not supported for " + dtype_name(t) + " (real dtypes only)");
+  if (t == DType::Bool && !info.bool_ok) throw TypeError(std::string(fn) + " is not supported for bool");
   if (o.dtype && !info.takes_dtype) throw TypeError(std::string(fn) + "() does not take a dtype argument");
   if (o.correction != 0 && !info.takes_correction)
     throw TypeError(std::string(fn) + "() does not take a correction argument");

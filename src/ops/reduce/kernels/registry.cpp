@@ -28,7 +28,7 @@ template <bool SkipNaN, bool Sqrt> struct Moments {
 template <bool Max, bool SkipNaN> struct Arg { template <class A> using K = reduction::ArgKernel<A, Max, SkipNaN>; };
 
 // Row flags.
-enum : unsigned { Dtype = 1, Correction = 2, NoIdentity = 4, OneAxis = 8, Complex = 16, Method = 32 };
+enum : unsigned { Dtype = 1, Correction = 2, NoIdentity = 4, OneAxis = 8, Complex = 16, Method = 32, NoBool = 64 };
 
 ReductionInfo row(Reduction r, const char* name, ReductionResult result, unsigned flags,
                   const reduction::Family* family, std::vector<std::string> aliases = {}) {
@@ -40,6 +40,7 @@ ReductionInfo row(Reduction r, const char* name, ReductionResult result, unsigne
           (flags & NoIdentity) != 0,
           (flags & OneAxis) != 0,
           (flags & Complex) != 0,
+          (flags & NoBool) == 0,
           (flags & Method) != 0,
           std::move(aliases),
           family};
