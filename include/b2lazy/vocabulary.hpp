@@ -92,7 +92,8 @@ enum class Reduction : uint8_t {
   NanStd,
   NanArgmin,
   NanArgmax,
-  LogSumExp
+  LogSumExp,
+  Ptp
 };
 // What a reduction's result is, from its input's dtype x (and dtype= when it takes one).
 enum class ReductionResult : uint8_t {

@@ -10,6 +10,7 @@
 #include "ops/reduce/kernels/kernel.hpp"
 #include "ops/reduce/kernels/logsumexp.hpp"
 #include "ops/reduce/kernels/moments.hpp"
+#include "ops/reduce/kernels/range.hpp"
 
 namespace b2lazy {
 
@@ -84,6 +85,7 @@ const std::vector<ReductionInfo>& reductions() {
       row(Reduction::NanArgmin, "nanargmin", R::Index, NoIdentity | OneAxis, family_of<Arg<false, true>::K>()),
       row(Reduction::NanArgmax, "nanargmax", R::Index, NoIdentity | OneAxis, family_of<Arg<true, true>::K>()),
       row(Reduction::LogSumExp, "logsumexp", R::Floating, 0, family_of<LogSumExpKernel>()),
+      row(Reduction::Ptp, "ptp", R::Same, NoIdentity | NoBool, family_of<RangeKernel>()),
   };
   return table;
 }
