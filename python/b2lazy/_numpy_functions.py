@@ -49,11 +49,6 @@ def _reduction(bname):
     return bname, adapt
 
 
-def _ptp(f, a, axis=None, keepdims=_NV):
-    bl = _bl()
-    return bl.max(a, axis=axis, keepdims=_keep(keepdims)) - bl.min(a, axis=axis, keepdims=_keep(keepdims))
-
-
 def _average(f, a, axis=None, weights=None, returned=False, *, keepdims=_NV):
     bl = _bl()
     kd = _keep(keepdims)
@@ -541,7 +536,7 @@ FUNCTIONS = {
     "argmin": ("argmin", lambda f, a, axis=None, *, keepdims=_NV: f(a, axis=axis, keepdims=_keep(keepdims))),
     "nanargmax": ("nanargmax", lambda f, a, axis=None, *, keepdims=_NV: f(a, axis=axis, keepdims=_keep(keepdims))),
     "nanargmin": ("nanargmin", lambda f, a, axis=None, *, keepdims=_NV: f(a, axis=axis, keepdims=_keep(keepdims))),
-    "ptp": ("max", _ptp),
+    "ptp": _reduction("ptp"),
     "average": ("mean", _average),
     "count_nonzero": ("count_nonzero", _count_nonzero),
     "median": _median("median"),
