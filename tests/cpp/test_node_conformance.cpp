@@ -120,6 +120,25 @@ Case expression_case(const std::string& text, std::vector<Shape> shapes) {
           }};
 }
 
+// Builds with sort_run_length `n` (graphs built after it sort by runs), then restores it.
+template <class F> Array with_run_length(int64_t n, F&& build) {
+  const int64_t old = sort_run_length();
+  set_sort_run_length(n);
+  Array r = build();
+  set_sort_run_length(old);
+  return r;
+}
+
+// A user function with a halo: out[i] = x[i - 2] + x[i + 2] (0 beyond the edges).
+void neighbours(const std::vector<UdfInput>& in, void* out, DType, const Shape& shape, const Shape& offset) {
+  const double* v = static_cast<const double*>(in[0].data);
+  const int64_t n = in[0].shape[0], first = in[0].start[0];
+  for (int64_t k = 0; k < shape[0]; ++k) {
+    const int64_t i = offset[0] + k - first;
+    static_cast<double*>(out)[k] = (i >= 2 ? v[i - 2] : 0.0) + (i + 2 < n ? v[i + 2] : 0.0);
+  }
+}
+
 std::vector<Case> cases() {
   using V = const std::vector<Array>&;
   ReduceOptions ax0, ax1, keep;
@@ -148,6 +167,18 @@ std::vector<Case> cases() {
       {"matmul", {{17, 13}, {13, 19}}, [](V x) { return matmul(x[0], x[1]); }},
       {"batched matmul", {{3, 7, 5}, {3, 5, 6}}, [](V x) { return matmul(x[0], x[1]); }},
       {"a.T @ a", {{15, 9}}, [](V x) { return matmul(matrix_transpose(x[0]), x[0]); }},
+      // Lanes longer than two runs sort out of core: RunsNode, SamplesNode and MergeNode.
+      {"sort by runs and a merge", {{37, 3}}, [](V x) { return with_run_length(4, [&] { return sort(x[0], 0); }); }},
+      {"argsort by runs, descending",
+       {{5, 29}},
+       [](V x) { return with_run_length(3, [&] { return argsort(x[0], 1, true); }); }},
+      {"sort flattened by runs", {{41}}, [](V x) { return with_run_length(5, [&] { return sort(x[0]); }); }},
+      {"assign a slice",
+       {{9, 9}, {5, 4}},
+       [](V x) {
+         return assign(x[0], {Index::slice(2, 7), Index::slice(1, 9, 2)}, x[1]);
+       }},
+      {"lazyudf with a halo", {{23}}, [](V x) { return lazyudf(neighbours, {x[0]}, DType::F64, {23}, {2}); }},
       {"matmul of a sum", {{9, 4, 11}, {11, 8}}, [ax1](V x) { return matmul(sum(x[0], ax1), x[1]); }},
       {"vecdot", {{8, 10}, {8, 10}}, [](V x) { return vecdot(x[0], x[1]); }},
       {"tensordot", {{4, 5, 6}, {5, 6, 3}}, [](V x) { return tensordot(x[0], x[1], 2); }},
