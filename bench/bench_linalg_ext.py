@@ -11,6 +11,11 @@ In memory (float64, operands made in the child before the measurement starts):
 Out of core (--ooc): qr (R, then Q written to disk) and svdvals of a 2**22 x 64 float64 b2nd
   array (2 GiB, zstd level 1 + shuffle, chunks of 65536 rows) under max_memory 256 MiB,
   beside Dask's tsqr (da.linalg.qr / svd on the same file read through python-blosc2).
+  cholesky of a 16384 x 16384 float64 SPD b2nd array (2 GiB, chunks 1024 x 1024) under
+  max_memory 256 MiB, its factor written to a b2nd file (b2lazy: tiles spilled to
+  temporary b2nd files), beside Dask's da.linalg.cholesky (square chunks of 2048, the
+  factor stored into a b2nd array through da.store) and NumPy in memory (the whole matrix
+  read first; its peak includes it). ``--only cholesky_square`` runs that row alone.
 
 Every contender and case runs in a fresh process: the median of the timed runs (3 after a
 warm-up in memory, 1 out of core), and the peak RSS growth (VmHWM after clearing the
@@ -33,8 +38,10 @@ MiB = 1 << 20
 DDIR = os.environ.get("B2BENCH_DIR", "/tmp/b2bench-linalg")
 
 CASES_MEM = ["cholesky", "solve", "qr", "svd", "inv", "qr_batch"]
-CASES_OOC = ["qr_tall", "svdvals_tall"]
+CASES_OOC = ["qr_tall", "svdvals_tall", "cholesky_square"]
 TALL = (1 << 22, 64)
+SQUARE = 16384
+SQ_CHUNK = 1024
 
 
 def rss(field):
@@ -159,8 +166,110 @@ def gen_tall():
     os.replace(path + ".tmp", path)
 
 
+def square_path():
+    return os.path.join(DDIR, "spd_%d.b2nd" % SQUARE)
+
+
+def gen_square():
+    """A symmetric matrix with values in (-1, 1) off the diagonal and n on it: strictly
+    diagonally dominant, so positive definite. Written by row bands, each block (i, j) of
+    the upper triangle from its own seed (the lower one its transpose)."""
+    import blosc2
+    import numpy as np
+
+    os.makedirs(DDIR, exist_ok=True)
+    path = square_path()
+    if os.path.exists(path):
+        return
+    n, c = SQUARE, SQ_CHUNK
+    arr = blosc2.empty(
+        (n, n),
+        dtype=np.float64,
+        chunks=(c, c),
+        blocks=(128, c),
+        urlpath=path + ".tmp",
+        mode="w",
+        cparams={"codec": blosc2.Codec.ZSTD, "clevel": 1},
+    )
+
+    def block(i, j):  # i <= j
+        r = np.random.default_rng([i, j]).uniform(-1, 1, (c, c))
+        return (r + r.T) / 2 + n * np.eye(c) if i == j else r
+
+    for i in range(n // c):
+        band = np.empty((c, n))
+        for j in range(n // c):
+            band[:, j * c : (j + 1) * c] = block(i, j) if i <= j else block(j, i).T
+        arr[i * c : (i + 1) * c] = band
+    del arr
+    os.replace(path + ".tmp", path)
+
+
+def run_square(contender):
+    budget = 256 * MiB
+    out = os.path.join(DDIR, "chol_%s.b2nd" % contender)
+    if os.path.exists(out):
+        os.remove(out)
+    if contender == "b2lazy":
+        import b2lazy as bl
+
+        x = bl.open(square_path())
+        base = reset_peak()
+        t = time.perf_counter()
+        runs = bl._core.linalg_tiled_factorisations()
+        r = bl.linalg.cholesky(x).compute(urlpath=out, nthreads=NTHREADS, max_memory=budget)
+        assert bl._core.linalg_tiled_factorisations() == runs + 1
+        res = {"seconds": time.perf_counter() - t, "peak_mib": (rss("VmHWM:") - base) / MiB}
+        res["peak_scratch_mib"] = r.stats["peak_scratch_bytes"] / MiB
+    elif contender == "dask":
+        import blosc2
+        import dask
+        import dask.array as da
+        import numpy as np
+
+        dask.config.set(scheduler="threads", num_workers=NTHREADS)
+        src = blosc2.open(square_path())
+        x = da.from_array(src, chunks=(2 * SQ_CHUNK, 2 * SQ_CHUNK), asarray=True)
+        base = reset_peak()
+        t = time.perf_counter()
+        target = blosc2.empty((SQUARE, SQUARE), dtype=np.float64, chunks=(2 * SQ_CHUNK,) * 2, urlpath=out, mode="w")
+        da.store(da.linalg.cholesky(x, lower=True), target, lock=True)
+        res = {"seconds": time.perf_counter() - t, "peak_mib": (rss("VmHWM:") - base) / MiB}
+    else:
+        import blosc2
+        import numpy as np
+
+        base = reset_peak()
+        t = time.perf_counter()
+        a = blosc2.open(square_path())[:]
+        low = np.linalg.cholesky(a)
+        del a
+        blosc2.asarray(low, urlpath=out, mode="w", chunks=(SQ_CHUNK, SQ_CHUNK))
+        res = {"seconds": time.perf_counter() - t, "peak_mib": (rss("VmHWM:") - base) / MiB}
+    check_square(out)
+    os.remove(out)
+    return res
+
+
+def check_square(path):
+    """A few rows of L L^T against the matrix (the factor checked, not only timed)."""
+    import blosc2
+    import numpy as np
+
+    lf, af = blosc2.open(path), blosc2.open(square_path())
+    for i in (0, SQUARE // 2 + 7, SQUARE - 1):
+        li = lf[i, :]
+        got = np.empty(SQUARE)
+        for j0 in range(0, SQUARE, 2048):
+            got[j0 : j0 + 2048] = lf[j0 : j0 + 2048, :] @ li
+        err = float(np.max(np.abs(got - af[i, :])))
+        assert err < 1e-6 * SQUARE, f"row {i} of L L^T: error {err}"
+
+
 def run_ooc(contender, case):
     budget = 256 * MiB
+    if case == "cholesky_square":
+        return run_square(contender)
     if contender == "b2lazy":
         import b2lazy as bl
 
@@ -220,6 +329,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--child", nargs=2)
     ap.add_argument("--ooc", action="store_true", help="the out-of-core rows too (2 GiB of data)")
+    ap.add_argument("--only", choices=CASES_MEM + CASES_OOC, help="this case alone")
     ap.add_argument(
         "--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS-linalg-ext.json")
     )
@@ -228,22 +338,27 @@ def main():
         child(*args.child)
         return
     cases = list(CASES_MEM)
-    if args.ooc:
-        subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
-                "import bench_linalg_ext as b; b.gen_tall()",
-            ],
-            check=True,
-        )
+    if args.only:
+        cases = [args.only]
+    elif args.ooc:
         cases += CASES_OOC
+    for gen, case in (("gen_tall", "qr_tall"), ("gen_square", "cholesky_square")):
+        if case in cases or (gen == "gen_tall" and "svdvals_tall" in cases):
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
+                    f"import bench_linalg_ext as b; b.{gen}()",
+                ],
+                check=True,
+            )
     results = {}
     print(f"{'case':14} {'contender':8} {'seconds':>9} {'peak MiB':>9} {'NumPy/b2lazy':>13} {'Dask/b2lazy':>12}")
     for case in cases:
         row = {}
-        for c in ["b2lazy", "dask"] if case in CASES_OOC else ["numpy", "b2lazy", "dask"]:
+        peers = ["numpy", "b2lazy", "dask"] if case in CASES_MEM or case == "cholesky_square" else ["b2lazy", "dask"]
+        for c in peers:
             row[c] = spawn(c, case)
         results[case] = row
         b = row.get("b2lazy") or {}

@@ -17,6 +17,11 @@ struct ValueError : Error {
 struct AxisError : ValueError {
   using ValueError::ValueError;
 };
+// A matrix a factorisation cannot take (not positive definite, singular). Python raises
+// NumPy's numpy.linalg.LinAlgError for it, a ValueError.
+struct LinAlgError : ValueError {
+  using ValueError::ValueError;
+};
 // Unsupported dtype for an operation.
 struct TypeError : Error {
   using Error::Error;

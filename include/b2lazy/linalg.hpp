@@ -13,9 +13,20 @@
 namespace b2lazy {
 
 // The lower (or upper: L^H) Cholesky factor of Hermitian positive-definite matrices
-// (..., n, n); only the lower triangle is read. Not positive definite: ValueError when
-// evaluated.
+// (..., n, n); only the lower triangle is read. Not positive definite: LinAlgError when
+// evaluated, naming the leading minor that is not. A 2-d matrix over max_memory is
+// factored out of core (ops/linalg/tiled_cholesky.hpp): right-looking by square tiles
+// spilled to temporary b2nd files, a few tiles held at a time; the factor is read back by
+// regions.
 Array linalg_cholesky(const Array& x, bool upper = false);
+// Tiles of the out-of-core Cholesky (also solve and inv of a 2-d symmetric
+// positive-definite matrix over max_memory): 0 (the default) sizes them from max_memory
+// and the workers, and factors in memory a matrix that fits; > 0 makes tiles of at most
+// this many bytes and factors by tiles any 2-d matrix larger than one (for tests).
+int64_t linalg_tile_bytes();
+void set_linalg_tile_bytes(int64_t bytes);  // for evaluations started after the call
+// Factorisations by tiles this process has run (for tests: the tiled path ran).
+int64_t linalg_tiled_factorisations();
 // Tall-and-skinny 2-d matrices (m >= 2n) larger than a panel (linalg_panel_bytes(), 4 MiB
 // by default) are factored out of core by TSQR: qr (modes "reduced" and "r"), svd
 // (full_matrices=false) and svdvals (and short-and-wide ones through their transpose, for
@@ -38,10 +49,12 @@ Array linalg_svdvals(const Array& x);
 // det = sign * exp(logabsdet).
 std::vector<Array> linalg_slogdet(const Array& x);
 Array linalg_det(const Array& x);
-// The inverse of square matrices (singular: ValueError when evaluated).
+// The inverse of square matrices (singular: LinAlgError when evaluated). A 2-d matrix
+// over max_memory: by the tiled Cholesky when it is symmetric (Hermitian) positive
+// definite, else a ValueError naming the budget that would hold it.
 Array linalg_inv(const Array& x);
 // x with a @ x = b: `a` (..., n, n); `b` (n,) (a vector, when 1-d) or (..., n, k); batch
-// axes broadcast.
+// axes broadcast. A 2-d `a` over max_memory: as inv.
 Array linalg_solve(const Array& a, const Array& b);
 // Eigenvalues and right eigenvectors (columns, unit norm) of general square matrices,
 // complex always (NumPy returns real arrays when every eigenvalue of its input is real);

@@ -2,8 +2,9 @@
 functions under a ``linalg_`` prefix (the registry's rows; expression strings call them by
 these names): each returns lazy arrays, a tuple of them for several outputs. A matrix is
 factored whole, once per evaluation for all its outputs, and must fit ``max_memory`` with
-LAPACK's workspace. :mod:`b2lazy.linalg` gives them the Array API's names and result
-tuples."""
+LAPACK's workspace, except by TSQR (tall-and-skinny qr, svd, svdvals) and by tiles spilled
+to temporary files (cholesky of a 2-d matrix, and solve/inv of a symmetric positive-definite
+one). :mod:`b2lazy.linalg` gives them the Array API's names and result tuples."""
 
 from __future__ import annotations
 

@@ -155,8 +155,10 @@ def cholesky(x, /, *, upper=False):
     Returns
     -------
     Array
-        (..., n, n), lazy. A matrix that is not positive definite is a ValueError when
-        evaluated.
+        (..., n, n), lazy. A matrix that is not positive definite is a
+        ``numpy.linalg.LinAlgError`` (a ValueError) when evaluated, naming the leading minor
+        that is not. A 2-d matrix over ``max_memory`` is factored by square tiles spilled to
+        temporary b2nd files (removed afterwards), a few tiles in memory at a time.
 
     Examples
     --------
@@ -348,7 +350,10 @@ def inv(x, /):
     Returns
     -------
     Array
-        (..., n, n), lazy. A singular matrix is a ValueError when evaluated.
+        (..., n, n), lazy. A singular matrix is a ``numpy.linalg.LinAlgError`` when
+        evaluated. A 2-d matrix over ``max_memory``: by the tiled Cholesky of
+        :func:`cholesky` when it is symmetric (Hermitian) positive definite, else a
+        ValueError naming the budget that would hold it.
 
     Examples
     --------
@@ -372,7 +377,8 @@ def solve(x1, x2, /):
     Returns
     -------
     Array
-        x, lazy. A singular x1 is a ValueError when evaluated.
+        x, lazy. A singular x1 is a ``numpy.linalg.LinAlgError`` when evaluated. A 2-d x1
+        over ``max_memory``: as :func:`inv`, forward and back substitution by tiles.
 
     Examples
     --------

@@ -30,6 +30,10 @@ void bind_linalg(nb::module_& m) {
   // (tests: TSQR on small matrices)
   m.def("linalg_panel_bytes", &linalg_panel_bytes);
   m.def("set_linalg_panel_bytes", &set_linalg_panel_bytes, nb::arg("bytes"));
+  // (tests: the tiled Cholesky on small matrices, and that it ran)
+  m.def("linalg_tile_bytes", &linalg_tile_bytes);
+  m.def("set_linalg_tile_bytes", &set_linalg_tile_bytes, nb::arg("bytes"));
+  m.def("linalg_tiled_factorisations", &linalg_tiled_factorisations);
 }
 
 }  // namespace b2lazy_py

@@ -27,6 +27,9 @@ NB_MODULE(_core, m) {
     } catch (const AxisError& e) {  // NumPy's own type: a ValueError and an IndexError
       nb::object axis_error = nb::module_::import_("numpy.exceptions").attr("AxisError");
       PyErr_SetObject(axis_error.ptr(), nb::str(e.what()).ptr());
+    } catch (const LinAlgError& e) {  // NumPy's numpy.linalg.LinAlgError, a ValueError
+      nb::object err = nb::module_::import_("numpy.linalg").attr("LinAlgError");
+      PyErr_SetObject(err.ptr(), nb::str(e.what()).ptr());
     } catch (const TypeError& e) {
       PyErr_SetString(PyExc_TypeError, e.what());
     } catch (const ValueError& e) {

@@ -75,6 +75,19 @@ void EvalState::parallel_for(int64_t ntasks, const std::function<void(int64_t, i
   if (error) std::rethrow_exception(error);
 }
 
+std::shared_ptr<void> EvalState::shared_state(const Node* n, const std::function<std::shared_ptr<void>()>& make) {
+  std::shared_ptr<SharedSlot> slot;
+  {
+    std::lock_guard<std::mutex> g(shared_mu_);
+    std::shared_ptr<SharedSlot>& s = shared_[n];
+    if (!s) s = std::make_shared<SharedSlot>();
+    slot = s;
+  }
+  std::lock_guard<std::mutex> g(slot->mu);
+  if (!slot->value) slot->value = make();
+  return slot->value;
+}
+
 void EvalState::trim_scratch() {
   if (main_) main_->scratch.trim();
   for (auto& w : workers_)

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -45,6 +46,7 @@ class EvalState final : public Evaluation {
   BlockWindow* window(const Node* n) const override { return find(windows, n); }
   SiblingGroup* siblings(const Node* n) const override { return find(sibling_groups, n); }
   FetchCache* fetch() const override { return fetch_cache.get(); }
+  std::shared_ptr<void> shared_state(const Node* n, const std::function<std::shared_ptr<void>()>& make) override;
 
   // Between passes (no task running): every thread's scratch gives back what it holds free.
   void trim_scratch();
@@ -90,6 +92,14 @@ class EvalState final : public Evaluation {
   // execution of the plan, not by the threads.
   std::unique_ptr<NodeCache> main_nodes_;
   std::vector<std::unique_ptr<NodeCache>> worker_nodes_;
+  // Node::shared_state's objects, each made under its slot's lock (the map's lock is held
+  // only to find the slot). Declared last: dropped first.
+  struct SharedSlot {
+    std::mutex mu;
+    std::shared_ptr<void> value;
+  };
+  std::mutex shared_mu_;
+  std::unordered_map<const Node*, std::shared_ptr<SharedSlot>> shared_;
 };
 
 }  // namespace b2lazy

@@ -8,6 +8,7 @@
 #include "b2lazy/error.hpp"
 #include "b2lazy/linalg.hpp"
 #include "ops/linalg/factor_node.hpp"
+#include "ops/linalg/tiled_cholesky.hpp"
 
 namespace b2lazy {
 
@@ -120,7 +121,22 @@ void set_linalg_panel_bytes(int64_t bytes) {
   g_panel_bytes.store(bytes);
 }
 
+int64_t linalg_tile_bytes() { return tiled_cholesky_tile_bytes(); }
+
+void set_linalg_tile_bytes(int64_t bytes) {
+  if (bytes < 0) throw ValueError("set_linalg_tile_bytes: bytes must be 0 or more, got " + std::to_string(bytes));
+  set_tiled_cholesky_tile_bytes(bytes);
+}
+
+int64_t linalg_tiled_factorisations() { return tiled_cholesky_runs(); }
+
+// A 2-d matrix: by tiles spilled when over max_memory (ops/linalg/tiled_cholesky.hpp).
 Array linalg_cholesky(const Array& x, bool upper) {
+  if (x.ndim() == 2) {
+    const Array a = matrices(x, "cholesky", true);
+    return Array(
+        std::make_shared<TiledCholeskyNode>(SpdKind::Cholesky, std::vector<NodePtr>{a.node()}, upper, "cholesky"));
+  }
   FactorOptions o;
   o.upper = upper;
   return factor(FactorKind::Cholesky, x, o, "cholesky", true)[0];
@@ -192,7 +208,13 @@ std::vector<Array> linalg_slogdet(const Array& x) {
 
 Array linalg_det(const Array& x) { return factor(FactorKind::LU, x, {}, "det", true)[2]; }
 
-Array linalg_inv(const Array& x) { return factor(FactorKind::Inv, x, {}, "inv", true)[0]; }
+Array linalg_inv(const Array& x) {
+  if (x.ndim() == 2) {  // LU within max_memory, the tiled Cholesky over it
+    const Array a = matrices(x, "inv", true);
+    return Array(std::make_shared<TiledCholeskyNode>(SpdKind::Inv, std::vector<NodePtr>{a.node()}, false, "inv"));
+  }
+  return factor(FactorKind::Inv, x, {}, "inv", true)[0];
+}
 
 std::vector<Array> linalg_eig(const Array& x) { return factor(FactorKind::Eig, x, {}, "eig", true); }
 
@@ -234,9 +256,15 @@ Array linalg_solve(const Array& a, const Array& b) {
   Array ac = a.dtype() == t ? a : a.astype(t), bc = bm.dtype() == t ? bm : bm.astype(t);
   if (ac.shape() != as) ac = broadcast_to(ac, as);
   if (bc.shape() != bs) bc = broadcast_to(bc, bs);
-  auto f = std::make_shared<FactorNode>(FactorKind::Solve, std::vector<NodePtr>{ac.node(), bc.node()}, FactorOptions{},
-                                        "solve");
-  Array x = unpacked(f)[0];
+  Array x;
+  if (nd == 0) {  // one matrix: LU within max_memory, the tiled Cholesky over it
+    x = Array(std::make_shared<TiledCholeskyNode>(SpdKind::Solve, std::vector<NodePtr>{ac.node(), bc.node()}, false,
+                                                  "solve"));
+  } else {
+    auto f = std::make_shared<FactorNode>(FactorKind::Solve, std::vector<NodePtr>{ac.node(), bc.node()},
+                                          FactorOptions{}, "solve");
+    x = unpacked(f)[0];
+  }
   if (vector) x = squeeze(x, std::vector<int>{static_cast<int>(x.ndim()) - 1});
   return x;
 }

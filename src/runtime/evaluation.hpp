@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 #include "b2lazy/box.hpp"
 #include "b2lazy/node.hpp"
@@ -47,6 +48,12 @@ class Evaluation {
   virtual SiblingGroup* siblings(const Node* n) const = 0;
   // The cache of store reads fetched ahead (Plan::fetch_bytes), or null.
   virtual FetchCache* fetch() const = 0;
+  // State of node `n` shared by every thread of this evaluation and dropped with it (even
+  // when it fails): made by `make` on the first request (later ones get the same object;
+  // a `make` that throws leaves none, so the next request makes it again). A node computed
+  // once as a whole, apart from the planner's stages (a factorisation spilled in tiles:
+  // ops/linalg/tiled_cholesky.hpp), keeps it here.
+  virtual std::shared_ptr<void> shared_state(const Node* n, const std::function<std::shared_ptr<void>()>& make) = 0;
 };
 
 }  // namespace b2lazy

@@ -1,11 +1,16 @@
 // b2lazy.linalg's factorisations from C++ (b2lazy/linalg.hpp, ops/linalg/factor_node.hpp):
 // QR, Cholesky, SVD, solve and slogdet of batched matrices checked by their identities, in
-// several output chunkings (each matrix factored once for the outputs it serves), and a
-// matrix over max_memory refused naming the budget.
+// several output chunkings (each matrix factored once for the outputs it serves), a
+// matrix over max_memory refused naming the budget, and Cholesky and solve of an SPD
+// matrix over max_memory by spilled tiles (ops/linalg/tiled_cholesky.hpp).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
 #include <random>
+#include <string>
 
 #include "b2lazy/b2lazy.hpp"
 #include "b2lazy/linalg.hpp"
@@ -90,4 +95,54 @@ TEST(LinalgExt, AMatrixOverMaxMemoryIsRefusedNamingTheBudget) {
         << e.what();
     EXPECT_NE(std::string(e.what()).find("over max_memory 4 MiB"), std::string::npos) << e.what();
   }
+}
+
+namespace {
+// M M^T + n I: symmetric positive definite.
+Array spd_matrix(int64_t n, uint32_t seed) {
+  const Array m = random_matrices({n, n}, seed);
+  return matmul(m, matrix_transpose(m)) + eye(n, n, 0) * static_cast<double>(n);
+}
+int temp_files(const std::string& prefix) {
+  int count = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+    count += e.path().filename().string().rfind(prefix, 0) == 0;
+  return count;
+}
+}  // namespace
+
+TEST(LinalgExt, CholeskyAndSolveByTilesOverMaxMemory) {
+  const int64_t n = 301;  // 708 KiB: not a multiple of the tile
+  const std::vector<double> a = spd_matrix(n, 4).to_vector();
+  const Array x = from_buffer(a.data(), DType::F64, {n, n}, {}, nullptr);
+  const std::string prefix = ".b2lazy-cholesky-" + std::to_string(::getpid()) + "-";
+  const int before = temp_files(prefix);
+  EvalOptions small;
+  small.max_memory = size_t(1) << 20;
+  const int64_t runs = linalg_tiled_factorisations();
+  std::vector<double> l(static_cast<size_t>(n * n)), lw(l.size());
+  linalg_cholesky(x).to_buffer(l.data(), small);
+  EXPECT_EQ(linalg_tiled_factorisations(), runs + 1);
+  linalg_cholesky(x).to_buffer(lw.data());  // LAPACK, whole
+  EXPECT_EQ(linalg_tiled_factorisations(), runs + 1);
+  EXPECT_LT(max_abs_diff(l, lw), 1e-10);
+  // solve by tiles: a x = b
+  const Array rhs = random_matrices({n, 4}, 5);
+  std::vector<double> sol(static_cast<size_t>(n * 4)), want(sol.size());
+  linalg_solve(x, rhs).to_buffer(sol.data(), small);
+  linalg_solve(x, rhs).to_buffer(want.data());  // LU, whole
+  EXPECT_EQ(linalg_tiled_factorisations(), runs + 2);
+  EXPECT_LT(max_abs_diff(sol, want), 1e-12);
+  EXPECT_EQ(temp_files(prefix), before);  // every spilled tile removed
+  // not positive definite: the leading minor named, and nothing left behind
+  std::vector<double> bad = a;
+  bad[static_cast<size_t>(200 * n + 200)] = -1e9;
+  const Array xb = from_buffer(bad.data(), DType::F64, {n, n}, {}, nullptr);
+  try {
+    linalg_cholesky(xb).to_buffer(l.data(), small);
+    FAIL() << "no error";
+  } catch (const LinAlgError& e) {
+    EXPECT_NE(std::string(e.what()).find("leading minor of order 201 is not positive"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(temp_files(prefix), before);
 }

@@ -393,3 +393,103 @@ def test_tsqr_q_by_row_panels_reads_each_chunk_twice(small_panels):
     out = q.compute(max_memory=16 << 20)
     assert max(out.stats["max_decompressions_per_chunk"].values()) <= 2
     close(out.to_numpy() @ r.to_numpy(), a, "float64", 6000, float(np.max(np.abs(a))), "Q R = A")
+
+
+# --- Cholesky by spilled tiles: square SPD matrices over a small max_memory ---------------
+
+
+def _spd(n, dt, seed):
+    rng = np.random.default_rng(seed)
+    m = rng.standard_normal((n, n))
+    if np.dtype(dt).kind == "c":
+        m = m + 1j * rng.standard_normal((n, n))
+    return (m @ m.conj().T + n * np.eye(n)).astype(dt)
+
+
+def _leftovers(path):
+    return sorted(p.name for p in path.iterdir())
+
+
+@pytest.fixture
+def tmpdir_env(tmp_path, monkeypatch):
+    """The system temp dir pointed at an empty folder: the spilled tiles go there."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    return tmp_path
+
+
+# 3 n^2 itemsize is over the budget: the tiled path; sizes not multiples of the tile.
+TILED = [(450, 2 << 20), (601, 3 << 20)]
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+@pytest.mark.parametrize("n,budget", TILED)
+def test_cholesky_by_tiles_against_numpy(dt, n, budget, tmpdir_env):
+    a = _spd(n, dt, n)
+    x = b2lazy.asarray(a, chunks=(64, 64))
+    runs = b2lazy._core.linalg_tiled_factorisations()
+    out = la.cholesky(x).compute(max_memory=budget)
+    assert b2lazy._core.linalg_tiled_factorisations() == runs + 1  # the tiled path ran, once
+    assert 0 < out.stats["peak_scratch_bytes"] <= budget
+    want = np.linalg.cholesky(a)
+    scale = float(np.max(np.abs(want)))
+    close(out.to_numpy(), want, dt, n, scale, "L")
+    u = la.cholesky(x, upper=True)[5:400:3, ::2].to_numpy(max_memory=budget)  # strided regions of U = L^H
+    close(u, want.conj().T[5:400:3, ::2], dt, n, scale, "U")
+    assert _leftovers(tmpdir_env) == []
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+def test_solve_and_inv_of_spd_by_tiles(dt, tmpdir_env):
+    n, budget = 520, 2 << 20
+    a = _spd(n, dt, 7)
+    rng = np.random.default_rng(8)
+    b = rng.standard_normal((n, 5)).astype(dt)
+    x = b2lazy.asarray(a, chunks=(50, 50))
+    runs = b2lazy._core.linalg_tiled_factorisations()
+    scale = float(np.max(np.abs(np.linalg.solve(a.astype(np.complex128), b))))
+    close(la.solve(x, b).to_numpy(max_memory=budget), np.linalg.solve(a, b), dt, n, scale, "solve")
+    close(la.solve(x, b[:, 0]).to_numpy(max_memory=budget), np.linalg.solve(a, b[:, 0]), dt, n, scale, "solve vector")
+    inv = la.inv(x).to_numpy(max_memory=budget)
+    close(inv, np.linalg.inv(a), dt, n, float(np.max(np.abs(np.linalg.inv(a)))), "inv")
+    assert b2lazy._core.linalg_tiled_factorisations() == runs + 3
+    assert _leftovers(tmpdir_env) == []
+
+
+def test_cholesky_of_a_non_spd_matrix_names_the_leading_minor(tmpdir_env):
+    n = 450
+    a = _spd(n, "float64", 3)
+    a[300, 300] = -1e6  # the leading minors of order 1..300 are positive
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite: its leading minor of order 301 "):
+        la.cholesky(a).to_numpy(max_memory=2 << 20)
+    with pytest.raises(np.linalg.LinAlgError, match="cholesky: the matrix is not positive definite"):
+        la.cholesky(a).to_numpy()  # in memory (LAPACK whole)
+    assert _leftovers(tmpdir_env) == []
+
+
+def test_solve_over_the_budget_refuses_a_general_matrix_naming_the_budget(tmpdir_env):
+    n = 450
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((n, n)) + n * np.eye(n)  # not symmetric
+    with pytest.raises(ValueError, match=r"solve: the matrix \(450, 450\) float64 .*not symmetric.*raise max_memory"):
+        la.solve(a, np.ones(n)).to_numpy(max_memory=2 << 20)
+    s = _spd(n, "float64", 5)
+    s[0, 0] = -1.0  # symmetric, not positive definite
+    with pytest.raises(ValueError, match=r"inv: .*not positive definite.*raise max_memory to \d+"):
+        la.inv(s).to_numpy(max_memory=2 << 20)
+    np.testing.assert_allclose(la.solve(a, np.ones(n)).to_numpy(), np.linalg.solve(a, np.ones(n)))  # LU within it
+    assert _leftovers(tmpdir_env) == []
+
+
+def test_tiles_forced_small_read_by_strided_regions():
+    """set_linalg_tile_bytes factors any matrix larger than a tile by tiles (tests)."""
+    n = 97
+    a = _spd(n, "float64", 11)
+    want = np.linalg.cholesky(a)
+    b2lazy._core.set_linalg_tile_bytes(16 * 16 * 8)
+    try:
+        got = la.cholesky(b2lazy.asarray(a, chunks=(10, 30)))
+        for idx in [np.s_[:, :], np.s_[3:90:7, 1::5], np.s_[96, :], np.s_[::-3, 40:17:-2]]:
+            close(got[idx].to_numpy(), want[idx], "float64", n, float(np.max(want)), str(idx))
+        close(la.solve(a, a[:, :3]).to_numpy(), np.eye(n)[:, :3], "float64", n, 1.0, "solve")
+    finally:
+        b2lazy._core.set_linalg_tile_bytes(0)

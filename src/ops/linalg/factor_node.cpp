@@ -239,7 +239,7 @@ template <class T> void FactorNode::factor(const void* const* in, T* row, int64_
   const int64_t m = m_, n = n_, k = std::min(m, n);
   const Shape mshape{m, n};
   auto fail = [&](const std::string& what) {
-    throw ValueError(fn_ + ": " + what + " (the matrix at batch position " + std::to_string(element) + ")");
+    throw LinAlgError(fn_ + ": " + what + " (the matrix at batch position " + std::to_string(element) + ")");
   };
   std::vector<T> col(static_cast<size_t>(std::max<int64_t>(1, m * n)));
   switch (kind_) {
