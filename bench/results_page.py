@@ -171,6 +171,7 @@ SECTIONS = [
     lambda: section_markdown("remote-2g-shards", "Remote data: sharded Zarr read whole (`bench/bench_remote.py`)"),
     lambda: section_markdown("remote-s3", "Remote data over S3 (`bench/bench_remote.py`)"),
     lambda: current("distributed"),
+    lambda: current("executors"),
     lambda: current("fft"),
     lambda: current("linalg_ext"),
     lambda: current("reliability"),
