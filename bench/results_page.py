@@ -163,6 +163,7 @@ SECTIONS = [
     lambda: section_report("linalg", "Matrix products (`bench/bench_linalg.py`)", "bench_linalg"),
     lambda: section_report("indexing", "Indexing and selections (`bench/bench_indexing.py`)", "bench_indexing"),
     lambda: current("layouts"),
+    lambda: current("runtime_layer"),
     lambda: current("max_memory"),
     section_formats,
     section_interop,
