@@ -18,4 +18,19 @@ inline void single_threaded_blas() {
   std::call_once(once, [] { B2LAZY_BLAS(openblas_set_num_threads)(1); });
 }
 
+// BLAS on `n` threads while it lives, one again after: for work that runs alone (one
+// matrix's factorisation, a tiled factor's step), where no other task uses BLAS meanwhile.
+struct BlasThreads {
+  explicit BlasThreads(int n) : n_(n) {
+    single_threaded_blas();
+    if (n_ > 1) B2LAZY_BLAS(openblas_set_num_threads)(n_);
+  }
+  ~BlasThreads() {
+    if (n_ > 1) B2LAZY_BLAS(openblas_set_num_threads)(1);
+  }
+  BlasThreads(const BlasThreads&) = delete;
+  BlasThreads& operator=(const BlasThreads&) = delete;
+  int n_;
+};
+
 }  // namespace b2lazy

@@ -392,27 +392,10 @@ int64_t FactorNode::batch_run() const {
   return std::max<int64_t>(1, (int64_t(4) << 20) / std::max<int64_t>(1, matrix_bytes()));
 }
 
-namespace {
-// LAPACK on all the workers for the fill of one matrix that runs alone (the pass's single
-// output chunk, on the calling thread: no other task uses BLAS meanwhile); back to one
-// thread after (blas.hpp: parallelism is otherwise over output chunks).
-struct BlasThreads {
-  explicit BlasThreads(int n) : n_(n) {
-    single_threaded_blas();
-    if (n_ > 1) B2LAZY_BLAS(openblas_set_num_threads)(n_);
-  }
-  ~BlasThreads() {
-    if (n_ > 1) B2LAZY_BLAS(openblas_set_num_threads)(1);
-  }
-  BlasThreads(const BlasThreads&) = delete;
-  BlasThreads& operator=(const BlasThreads&) = delete;
-  int n_;
-};
-}  // namespace
-
 void FactorNode::fill(const Region& region, void* out, ThreadState& ts) const {
   if (region.size() == 0) return;
   const bool alone = ts.can_fork && ts.eval && ts.eval->workers() > 1 && std::min(m_, n_) >= 128;
+  // LAPACK on all the workers for a matrix filled alone (the pass's one output chunk).
   BlasThreads threads(alone ? ts.eval->workers() : 1);
   int64_t nb = 1;
   for (size_t d = 0; d < nbatch_; ++d) nb *= region.count[d];

@@ -171,20 +171,6 @@ struct Spill {
   }
 };
 
-// BLAS on `n` threads while it lives (then one again: blas.hpp).
-struct BlasThreads {
-  explicit BlasThreads(int n) : n_(n) {
-    single_threaded_blas();
-    if (n_ > 1) B2LAZY_BLAS(openblas_set_num_threads)(n_);
-  }
-  ~BlasThreads() {
-    if (n_ > 1) B2LAZY_BLAS(openblas_set_num_threads)(1);
-  }
-  BlasThreads(const BlasThreads&) = delete;
-  BlasThreads& operator=(const BlasThreads&) = delete;
-  int n_;
-};
-
 }  // namespace
 
 int64_t tiled_cholesky_runs() { return g_runs.load(); }
