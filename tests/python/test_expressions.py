@@ -495,6 +495,7 @@ TABLE = (
         ("nanprod(i, axis=0, dtype='float64')", lambda o: bl.nanprod(o.i, axis=0, dtype="float64")),
         ("nanmin(s3, axis=(0, 2))", lambda o: bl.nanmin(o.s3, axis=(0, 2))),
         ("nanmax(x, keepdims=True)", lambda o: bl.nanmax(o.x, keepdims=True)),
+        ("ptp(x, axis=1)", lambda o: bl.ptp(o.x, axis=1)),
         ("nanmean(f32, axis=0)", lambda o: bl.nanmean(o.f32, axis=0)),
         ("nanvar(x, axis=1, ddof=1)", lambda o: bl.nanvar(o.x, axis=1, ddof=1)),
         ("nanstd(s3, correction=0.5)", lambda o: bl.nanstd(o.s3, correction=0.5)),

@@ -136,8 +136,10 @@ def test_zarr_shards_ahead_index_then_inner_chunks(faults, served):
     np.testing.assert_array_equal(r.to_numpy(), ref * 2)
     s = r.stats
     nshards, inner = 16, 16 * 4
-    # (the workers race the prefetch for the first tasks' inner chunks: a margin of 2x)
-    assert s["prefetch_reads"] > nshards + inner // 4, s
+    # The index alone would be nshards reads. The workers race the prefetch for the first
+    # tasks' inner chunks, and on a loaded machine for more of them: ask for inner chunks
+    # read ahead for at least a few tasks' worth (a margin of 4x).
+    assert s["prefetch_reads"] > nshards + inner // 8, s
 
 
 def test_zarr_shards_a_task_reads_whole_are_one_request_each(faults, served, nginx_server):
