@@ -22,6 +22,8 @@ import json
 import os
 import sys
 
+import results_plots
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 HEADER = """# b2lazy benchmark results
@@ -33,6 +35,18 @@ on local disk, time is the median of the runs named, and memory is the peak RSS 
 a fresh process. The scripts are in `bench/`; each writes `bench/RESULTS-NAME.json`, and
 `python bench/results_page.py` writes this page from them (and from `bench/current/*.md`
 for benchmarks that keep no JSON). Earlier figures are in git's history of this file.
+"""
+
+SUMMARY = """
+![b2lazy's time and peak memory as ratios to the best other contender](plots/summary.png)
+
+b2lazy's time and peak memory as ratios to the best other contender of each workload (below
+1: b2lazy faster or smaller), one dot per workload, the bar the geometric mean, the number of
+workloads in brackets. The other contenders are the libraries each benchmark sets against
+b2lazy (NumPy, Dask, python-blosc2, zarr-python, h5py), on the same stored format where a
+benchmark has several; codec floors and b2lazy under another interface are left out, and so
+are the sections kept by hand. NumPy's memory includes its operands in RAM.
+Each section's own figure shows the times and peaks behind these ratios.
 """
 
 
@@ -157,40 +171,61 @@ def current(name):
         return f.read()
 
 
+# (the section's plot in bench/plots/, or None; the function writing its Markdown)
 SECTIONS = [
-    section_elementwise,
-    section_reductions,
-    lambda: section_report("linalg", "Matrix products (`bench/bench_linalg.py`)", "bench_linalg"),
-    lambda: section_report("indexing", "Indexing and selections (`bench/bench_indexing.py`)", "bench_indexing"),
-    lambda: current("layouts"),
-    lambda: current("runtime_layer"),
-    lambda: current("max_memory"),
-    section_formats,
-    section_interop,
-    lambda: section_markdown("xarray", "xarray over Zarr and netCDF (`bench/bench_xarray.py`)"),
-    lambda: section_markdown("remote-2g", "Remote data at 2 GiB over HTTP (`bench/bench_remote.py`)"),
-    lambda: section_markdown("remote-2g-shards", "Remote data: sharded Zarr read whole (`bench/bench_remote.py`)"),
-    lambda: section_markdown("remote-s3", "Remote data over S3 (`bench/bench_remote.py`)"),
-    lambda: current("distributed"),
-    lambda: current("executors"),
-    lambda: current("fft"),
-    lambda: current("linalg_ext"),
-    lambda: current("reliability"),
-    lambda: current("array_api"),
+    ("elementwise", section_elementwise),
+    ("reductions", section_reductions),
+    ("linalg", lambda: section_report("linalg", "Matrix products (`bench/bench_linalg.py`)", "bench_linalg")),
+    (
+        "indexing",
+        lambda: section_report("indexing", "Indexing and selections (`bench/bench_indexing.py`)", "bench_indexing"),
+    ),
+    (None, lambda: current("layouts")),
+    (None, lambda: current("runtime_layer")),
+    (None, lambda: current("max_memory")),
+    ("formats", section_formats),
+    ("interop", section_interop),
+    ("xarray", lambda: section_markdown("xarray", "xarray over Zarr and netCDF (`bench/bench_xarray.py`)")),
+    ("remote-2g", lambda: section_markdown("remote-2g", "Remote data at 2 GiB over HTTP (`bench/bench_remote.py`)")),
+    (
+        "remote-2g-shards",
+        lambda: section_markdown("remote-2g-shards", "Remote data: sharded Zarr read whole (`bench/bench_remote.py`)"),
+    ),
+    ("remote-s3", lambda: section_markdown("remote-s3", "Remote data over S3 (`bench/bench_remote.py`)")),
+    (None, lambda: current("distributed")),
+    (None, lambda: current("executors")),
+    (None, lambda: current("fft")),
+    (None, lambda: current("linalg_ext")),
+    (None, lambda: current("reliability")),
+    (None, lambda: current("array_api")),
 ]
+
+
+def with_plot(body, name, title):
+    """The section's body with its figure before the first table or heading (after the
+    'Measured ...' line and the description above them)."""
+    image = f"![{title}: time and peak memory per contender](plots/{name}.png)\n"
+    lines = body.split("\n")
+    at = next((i for i, line in enumerate(lines) if line.startswith(("#", "|"))), len(lines))
+    return "\n".join(lines[:at] + [image] + lines[at:])
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
+    p.add_argument("--plots", default=os.path.join(HERE, "plots"), help="folder of the PNGs (beside --out)")
     args = p.parse_args()
-    parts = [HEADER]
-    for make in SECTIONS:
+    plots = results_plots.write_plots(load_json, args.plots)
+    parts = [HEADER + (SUMMARY if "summary" in plots else "")]
+    for plot, make in SECTIONS:
         title, _, body = make().strip().partition("\n")
-        parts.append(title + "\n" + headings_below(body).rstrip() + "\n")
+        body = headings_below(body).rstrip()
+        if plot in plots:
+            body = with_plot(body, plot, title.removeprefix("## ").split(" (`")[0])
+        parts.append(title + "\n" + body + "\n")
     with open(args.out, "w") as f:
         f.write("\n".join(parts))
-    print(f"wrote {args.out}")
+    print(f"wrote {args.out} and {len(plots)} plots in {args.plots}")
 
 
 if __name__ == "__main__":
