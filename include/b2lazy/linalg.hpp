@@ -45,6 +45,15 @@ Array linalg_eigvalsh(const Array& x);
 // SVD {U, S, Vh} with x = U diag(S) Vh, S descending (real); svdvals: S alone.
 std::vector<Array> linalg_svd(const Array& x, bool full_matrices = true);
 Array linalg_svdvals(const Array& x);
+// A rank-k SVD {U (m, k), S (k,), Vh (k, n)} of a 2-d matrix by randomized range finding
+// (Halko, Martinsson & Tropp 2011; dask.array.linalg.svd_compressed): Y = A Ω for a
+// standard normal Ω (n, k + n_oversamples) drawn from `seed`, n_power_iter rounds of
+// Y = A (A^H Q) with a QR between, then the SVD of the small B = Q^H A. A is pulled by
+// regions in products and each tall QR is TSQR, so no more than a few panels of it are held;
+// the values are those of the leading singular triplets when the spectrum decays (more
+// power iterations when it decays slowly). A short-and-wide matrix: through its transpose.
+std::vector<Array> linalg_svd_compressed(const Array& x, int64_t k, int64_t n_power_iter = 0,
+                                         int64_t n_oversamples = 10, uint64_t seed = 0);
 // {sign, logabsdet} of square matrices by LU with partial pivoting (singular: 0, -inf);
 // det = sign * exp(logabsdet).
 std::vector<Array> linalg_slogdet(const Array& x);

@@ -110,6 +110,11 @@ struct Plan {
   NodePtr root;
   PlanTarget target = PlanTarget::Compressed;
   ComputeOptions options;  // max_memory, and for a compressed target the output's options
+  // What the nodes size their bands, panels and kept copies from while the plan executes,
+  // when less than options.max_memory (0: max_memory itself): a plan made for the budget
+  // that projected over it, made again for a fraction of it that fits (build_plan).
+  size_t nodes_memory = 0;
+  size_t working_memory() const { return nodes_memory ? nodes_memory : options.max_memory; }
   int nworkers = 1;
   Shape chunks, blocks;  // the output layout (blocks: compressed target only)
   int64_t nchunks = 0;

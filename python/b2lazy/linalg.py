@@ -9,8 +9,14 @@ complex128 (integer and bool operands are computed in float64, as NumPy does).
   LAPACK, from the OpenBLAS that b2lazy's products use, on one whole matrix at a time: an
   evaluation pulls the matrices of the batch elements it needs, factors each once for all
   the outputs it reads (Q and R, U, S and Vh, ...) and serves the regions asked. A matrix
-  must fit ``max_memory`` with LAPACK's workspace; one that does not is refused when the
-  evaluation is planned, naming the budget (there is no out-of-core factorisation yet).
+  must fit ``max_memory`` with LAPACK's workspace, except these, which go out of core:
+  ``qr``, ``svd`` (``full_matrices=False``) and ``svdvals`` of a tall-and-skinny (or
+  short-and-wide) matrix, by TSQR over row panels; ``cholesky`` of a square matrix, and
+  ``solve`` and ``inv`` of a symmetric positive-definite one, by tiles spilled to temporary
+  files. Another matrix over the budget is refused when the evaluation is planned, naming
+  the budget that would hold it.
+- :func:`svd_compressed` (as ``dask.array.linalg.svd_compressed``): a rank-k SVD of a matrix
+  of any size by randomized range finding, out of core.
 - The products and views (``matmul``, ``tensordot``, ``vecdot``, ``outer``,
   ``matrix_transpose``, ``diagonal``, ``trace``, ``cross``, ``matrix_power``, ``multi_dot``)
   and the norms built on reductions (``vector_norm``, ``matrix_norm`` for 'fro', 1 and inf)
@@ -58,6 +64,7 @@ __all__ = [
     "solve",
     "svd",
     "svdvals",
+    "svd_compressed",
     "tensordot",
     "trace",
     "vecdot",
@@ -291,6 +298,48 @@ def svdvals(x, /):
     [4.0, 3.0]
     """
     return _ns().linalg_svdvals(x)
+
+
+def svd_compressed(x, /, k, *, n_power_iter=0, n_oversamples=10, seed=0):
+    """A rank-k SVD of a 2-d matrix by randomized range finding, out of core.
+
+    As ``dask.array.linalg.svd_compressed`` (Halko, Martinsson and Tropp, 2011): ``Y = x @ Ω``
+    for a standard normal ``Ω`` of ``k + n_oversamples`` columns drawn from `seed`,
+    `n_power_iter` rounds of ``Y = x @ (x^H @ Q)`` with a QR between, ``Q`` the orthonormal
+    basis of ``Y``, then the SVD of the small ``B = Q^H @ x``. `x` is only pulled by regions
+    (products, and TSQR for each tall QR), so a matrix of any size is factored within
+    ``max_memory``; each power iteration costs two more passes over it.
+
+    Parameters
+    ----------
+    x : array_like
+        (m, n).
+    k : int
+        The rank, 1 <= k <= min(m, n).
+    n_power_iter : int, optional
+        Power iterations: more when the singular values decay slowly (2 to 4 typically).
+    n_oversamples : int, optional
+        Extra columns of ``Ω`` beyond k (Dask's default, 10).
+    seed : int, optional
+        Draws ``Ω`` (b2lazy's counter-based generator: the same seed, the same result).
+
+    Returns
+    -------
+    SVDResult
+        (U (m, k), S (k,), Vh (k, n)), S real and descending; lazy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import b2lazy as bl
+    >>> a = np.outer(np.arange(1.0, 7.0), np.arange(1.0, 5.0))  # rank 1
+    >>> u, s, vh = bl.linalg.svd_compressed(a, 1)
+    >>> round(float(s.to_numpy()[0]), 9) == round(float(np.linalg.svd(a)[1][0]), 9)
+    True
+    """
+    return SVDResult(
+        *_ns().linalg_svd_compressed(x, k, n_power_iter=n_power_iter, n_oversamples=n_oversamples, seed=seed)
+    )
 
 
 def det(x, /):

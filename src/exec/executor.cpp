@@ -224,7 +224,7 @@ Stats execute_plan_once(const Plan& plan, const Target& target, int64_t first_ta
     throw IndexError("execute: tasks [" + std::to_string(first_task) + ", " + std::to_string(last_task) +
                      ") are not a range of the plan's " + std::to_string(ntasks) + " tasks");
   Stats stats;
-  EvalState ev(ctx, plan.options.max_memory);
+  EvalState ev(ctx, plan.working_memory());
   ev.cancel = opts.cancel;
   // (a cache of no bytes still counts the stores' reads and serves reads in flight)
   ev.fetch_cache = std::make_unique<FetchCache>(plan.fetch_bytes);
@@ -235,7 +235,7 @@ Stats execute_plan_once(const Plan& plan, const Target& target, int64_t first_ta
   for (const PlanSiblings& g : plan.siblings) {
     std::vector<const Node*> members;
     for (const NodePtr& m : g.members) members.push_back(m.get());
-    auto group = std::make_shared<SiblingGroup>(members, g.shared, plan.options.max_memory / 8);
+    auto group = std::make_shared<SiblingGroup>(members, g.shared, plan.working_memory() / 8);
     for (const Node* m : members) ev.sibling_groups[m] = group;
   }
   const bool all = first_task == 0 && last_task == ntasks;
@@ -286,7 +286,7 @@ Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, i
   fix_mmap_threshold();
   TrimAfter trim;
   // Warm mappings are resident: under a small budget they would be a second peak.
-  WarmLimit warm(plan.options.max_memory / 8);
+  WarmLimit warm(plan.working_memory() / 8);
   return execute_plan_once(plan, target, first_task, last_task, ctx, opts);
 }
 

@@ -274,7 +274,7 @@ StagePiece compute_stage_piece(const Plan& plan, size_t stage, int64_t piece, in
   if (piece < 0 || piece >= sp.pieces)
     throw IndexError(stage_name(plan, stage) + " has " + std::to_string(sp.pieces) + " pieces, not piece " +
                      std::to_string(piece));
-  EvalState ev(*ctx, plan.options.max_memory);
+  EvalState ev(*ctx, plan.working_memory());
   ev.cancel = opts.cancel;
   ev.materialized = stages_before(plan, stage);
   const NodePtr& sub = s.computed;
@@ -430,7 +430,7 @@ StagePiece finish_stage(const Plan& plan, size_t stage, const std::vector<PieceB
   }
   const bool to_file = s.where == KeptIn::Spilled && !path.empty();
   std::unique_ptr<B2ndWriter> w = stage_writer(s, to_file ? path : std::string());
-  EvalState ev(*ctx, plan.options.max_memory);
+  EvalState ev(*ctx, plan.working_memory());
   std::vector<uint8_t> tmp;
   for (const auto& [id, e] : g.entries) {
     if (!g.folds) {

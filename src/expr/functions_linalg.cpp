@@ -55,6 +55,15 @@ void linalg_ext_rows(Rows& r) {
         return tuple(linalg_svd(x.array("x"), x.boolean("full_matrices")), x);
       });
   row(r, "linalg_svdvals", F::Linalg, "x, /", real, one([](const Array& a) { return linalg_svdvals(a); }));
+  row(r, "linalg_svd_compressed", F::Linalg, "x, /, k, *, n_power_iter=0, n_oversamples=10, seed=0",
+      "(U, S, Vh): S " + real + "; U and Vh " + fl, [](Args& x) {
+        x.bind();
+        const int64_t seed = x.integer("seed");
+        if (seed < 0) x.bad("seed", "an int of 0 or more");
+        return tuple(linalg_svd_compressed(x.array("x"), x.integer("k"), x.integer("n_power_iter"),
+                                           x.integer("n_oversamples"), static_cast<uint64_t>(seed)),
+                     x);
+      });
   row(r, "linalg_slogdet", F::Linalg, "x, /", "(sign, logabsdet): sign " + fl + "; logabsdet " + real,
       many([](const Array& a) { return linalg_slogdet(a); }));
   row(r, "linalg_det", F::Linalg, "x, /", fl, one([](const Array& a) { return linalg_det(a); }));

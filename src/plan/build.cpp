@@ -521,7 +521,8 @@ Plan follow_sources(const NodePtr& root, const ComputeOptions& opts, PlanTarget 
 
 }  // namespace
 
-Plan build_plan(const NodePtr& root, const ComputeOptions& given, PlanTarget target, int nworkers) {
+namespace {
+Plan plan_for_budget(const NodePtr& root, const ComputeOptions& given, PlanTarget target, int nworkers) {
   // Chunks asked for with rechunk are the output's, as if given to compute().
   ComputeOptions opts = given;
   if (opts.chunks.empty() && opts.shards.empty())
@@ -618,6 +619,30 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& given, PlanTarget tar
       }
       if (width >= shape[c]) break;
     }
+  }
+  return p;
+}
+}  // namespace
+
+Plan build_plan(const NodePtr& root, const ComputeOptions& given, PlanTarget target, int nworkers) {
+  Plan p = plan_for_budget(root, given, target, nworkers);
+  if (p.nchunks == 0 || static_cast<size_t>(p.projected_peak) <= given.max_memory) return p;
+  // The nodes size what they hold (a product's kept band, TSQR's panels) from the budget,
+  // each on its own: together they may project over it where the same graph told a
+  // fraction of the budget fits it. Plan again for a half, a quarter and an eighth; the
+  // first plan within the caller's budget runs with its nodes told that fraction.
+  for (int shift = 1; shift <= 3; ++shift) {
+    ComputeOptions o = given;
+    o.max_memory = given.max_memory >> shift;
+    if (o.max_memory < (size_t(8) << 20)) break;
+    Plan q = plan_for_budget(root, o, target, nworkers);
+    if (q.nchunks == 0 || static_cast<size_t>(q.projected_peak) > given.max_memory) continue;
+    q.passes.push_back("budget: the nodes told max_memory " + format_bytes(static_cast<double>(o.max_memory)) +
+                       " (the plan made for all of it projected " + format_bytes(static_cast<double>(p.projected_peak)) +
+                       ")");
+    q.options.max_memory = given.max_memory;
+    q.nodes_memory = o.max_memory;
+    return q;
   }
   return p;
 }

@@ -788,6 +788,10 @@ TABLE = (
         ("linalg_qr(x)[1]", lambda o: bl.linalg_qr(o.x)[1]),
         ("linalg_svd(x)[1]", lambda o: bl.linalg_svd(o.x)[1]),
         ("linalg_svdvals(x)", lambda o: bl.linalg_svdvals(o.x)),
+        (
+            "linalg_svd_compressed(x, 2, n_power_iter=1)[1]",
+            lambda o: bl.linalg_svd_compressed(o.x, 2, n_power_iter=1)[1],
+        ),
     ]
 )
 

@@ -493,3 +493,89 @@ def test_tiles_forced_small_read_by_strided_regions():
         close(la.solve(a, a[:, :3]).to_numpy(), np.eye(n)[:, :3], "float64", n, 1.0, "solve")
     finally:
         b2lazy._core.set_linalg_tile_bytes(0)
+
+
+# --- svd_compressed: a rank-k SVD by randomized range finding -------------------------------
+
+
+@st.composite
+def low_rank(draw, dtypes=(np.dtype("float32"), np.dtype("float64"), np.dtype("complex128"))):
+    """(NumPy matrix of rank r, b2lazy operand of random chunks, dtype, r)."""
+    dt = draw(st.sampled_from(dtypes), label="dtype")
+    m, n = draw(st.integers(1, 40), label="m"), draw(st.integers(1, 40), label="n")
+    r = draw(st.integers(1, min(m, n)), label="rank")
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="seed"))
+
+    def normal(shape):
+        z = rng.standard_normal(shape)
+        return z + 1j * rng.standard_normal(shape) if dt.kind == "c" else z
+
+    # well separated singular values (a rank-k truncation is then unique)
+    left, _ = np.linalg.qr(normal((m, r)))
+    right, _ = np.linalg.qr(normal((n, r)))
+    a = ((left * np.geomspace(10.0, 1.0, r)) @ _mh(right)).astype(dt)
+    chunks = (draw(st.integers(1, m), label="row chunks"), draw(st.integers(1, n), label="column chunks"))
+    return a, b2lazy.asarray(a, chunks=chunks), dt, r
+
+
+@examples(40)
+@given(low_rank(), st.data())
+def test_svd_compressed_recovers_a_low_rank_matrix(case, data):
+    # k + n_oversamples >= rank: Q spans A's range, so the result is A's leading k triplets
+    a, x, dt, r = case
+    k = data.draw(st.integers(1, r), label="k")
+    q = data.draw(st.integers(0, 2), label="n_power_iter")
+    u, s, vh = la.svd_compressed(x, k, n_power_iter=q, n_oversamples=r, seed=data.draw(st.integers(0, 99)))
+    un, sn, vn = u.to_numpy(), s.to_numpy(), vh.to_numpy()
+    m, n = a.shape
+    real = np.float32 if dt in (np.float32, np.complex64) else np.float64
+    assert un.shape == (m, k) and sn.shape == (k,) and vn.shape == (k, n)
+    assert un.dtype == dt and vn.dtype == dt and sn.dtype == real
+    wu, ws, wv = np.linalg.svd(a.astype(np.complex128 if dt.kind == "c" else np.float64), full_matrices=False)
+    tol = 4 * max(m, n)
+    close(sn, ws[:k], dt, tol, 10.0, "S")
+    close(_mh(un) @ un, np.eye(k), dt, tol, 1.0, "U^H U = I")
+    close(vn @ _mh(vn), np.eye(k), dt, tol, 1.0, "Vh Vh^H = I")
+    close((un * sn) @ vn, (wu[:, :k] * ws[:k]) @ wv[:k], dt, tol, 10.0, "the rank-k truncation")
+
+
+@pytest.mark.parametrize("dt", ["float64", "complex128"])
+@pytest.mark.parametrize("shape", [(100000, 24), (24, 100000), (1500, 1500)])
+def test_svd_compressed_out_of_core(small_panels, dt, shape):
+    """Matrices of 18-36 MiB (x2 for complex), hundreds of panels of 64 KiB: the products
+    pull them by regions and each tall QR (Y, and A^H Q of the square one) is TSQR."""
+    m, n = shape
+    rng = np.random.default_rng(m)
+    k, r = 5, 8
+    decay = np.geomspace(100.0, 1.0, r)
+    left = rng.standard_normal((m, r)) + (1j * rng.standard_normal((m, r)) if dt == "complex128" else 0)
+    a = ((left * decay) @ rng.standard_normal((r, n)) + 1e-6 * rng.standard_normal((m, n))).astype(dt)
+    x = b2lazy.asarray(a, chunks=(min(m, 1500), min(n, 1500)))
+    u, s, vh = la.svd_compressed(x, k, n_power_iter=1, seed=7)
+    budget = 128 << 20
+    sn = s.to_numpy(max_memory=budget)
+    un, vn = u.to_numpy(max_memory=budget), vh.to_numpy(max_memory=budget)
+    ws = np.linalg.svd(a, compute_uv=False)[:k]
+    np.testing.assert_allclose(sn, ws, rtol=1e-7)
+    np.testing.assert_allclose(_mh(un) @ un, np.eye(k), atol=1e-10)
+    np.testing.assert_allclose(vn @ _mh(vn), np.eye(k), atol=1e-10)
+    # A minus its rank-k approximation: the singular values below the k-th
+    resid = np.linalg.svd(a - (un * sn) @ vn, compute_uv=False)[0]
+    assert resid <= 1.01 * np.linalg.svd(a, compute_uv=False)[k], resid
+
+
+def test_svd_compressed_seed_and_bad_input():
+    a = np.random.default_rng(1).standard_normal((30, 12))
+    s1 = la.svd_compressed(a, 3, n_oversamples=0, seed=5).S.to_numpy()
+    assert np.array_equal(s1, la.svd_compressed(a, 3, n_oversamples=0, seed=5).S.to_numpy())
+    assert not np.array_equal(s1, la.svd_compressed(a, 3, n_oversamples=0, seed=6).S.to_numpy())
+    with pytest.raises(ValueError, match=r"svd_compressed: k must be in \[1, min\(m, n\)\] = \[1, 12\]"):
+        la.svd_compressed(a, 13)
+    with pytest.raises(ValueError, match="k must be"):
+        la.svd_compressed(a, 0)
+    with pytest.raises(ValueError, match="2-d matrix, got shape"):
+        la.svd_compressed(np.ones((2, 3, 4)), 1)
+    with pytest.raises(ValueError, match="n_power_iter must be 0 or more"):
+        la.svd_compressed(a, 2, n_power_iter=-1)
+    got = b2lazy.evaluate("linalg_svd_compressed(a, 2, seed=3)[1]", {"a": a}).to_numpy()
+    np.testing.assert_allclose(got, np.linalg.svd(a, compute_uv=False)[:2], rtol=0.5)

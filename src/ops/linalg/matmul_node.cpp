@@ -297,6 +297,15 @@ std::vector<Region> MatmulNode::input_regions(const Region& r) const {
   return {ra, b_region(r, 0, k_len_)};
 }
 
+Shape MatmulNode::kept_chunks(const Shape& box, size_t /*target_bytes*/, size_t most_bytes) const {
+  if (nbatch_ == 0 || !(a_expensive_ || b_expensive_) || box.size() != shape().size()) return {};
+  Shape c = preferred_chunks();
+  int64_t n = 1;
+  for (size_t d = 0; d < c.size(); ++d) n *= (c[d] = std::clamp<int64_t>(c[d], 1, std::max<int64_t>(1, box[d])));
+  if (static_cast<size_t>(n) * itemsize(dtype()) > most_bytes) return {};
+  return c;
+}
+
 Shape MatmulNode::preferred_chunks() const {
   const Shape& s = shape();
   const size_t isz = itemsize(dtype());

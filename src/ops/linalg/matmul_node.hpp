@@ -32,6 +32,11 @@ class MatmulNode : public Node {
   // Each output element costs 2K operations: worth keeping when several chunks need it.
   bool cacheable() const override { return true; }
   Shape preferred_chunks() const override;
+  // Batched over lazy operands and kept (TSQR's Q: each panel's Q times its block of the
+  // stacked factors' Q): the preferred chunks, one batch element each, when they fit
+  // `most_bytes`. Balanced tiles across the batch would make every task compute each
+  // element's operand whole (a factorisation per panel), all of them at once.
+  Shape kept_chunks(const Shape& box, size_t target_bytes, size_t most_bytes) const override;
   // A row of output chunks shares the kept band of an expensive operand (one task).
   bool shares_rows() const override { return true; }
 
