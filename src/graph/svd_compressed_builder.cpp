@@ -13,9 +13,7 @@ namespace b2lazy {
 
 namespace {
 
-Array hermitian(const Array& a) {
-  return matrix_transpose(is_complex(a.dtype()) ? elementwise(Op::Conj, {a}) : a);
-}
+Array hermitian(const Array& a) { return matrix_transpose(is_complex(a.dtype()) ? elementwise(Op::Conj, {a}) : a); }
 
 Array orthonormal_basis(const Array& y) { return linalg_qr(y, "reduced")[0]; }
 
@@ -25,8 +23,7 @@ Array columns(const Array& a, int64_t k) { return a[{Index::slice(0, a.shape()[0
 
 std::vector<Array> linalg_svd_compressed(const Array& x, int64_t k, int64_t n_power_iter, int64_t n_oversamples,
                                          uint64_t seed) {
-  if (x.ndim() != 2)
-    throw ValueError("svd_compressed: x must be a 2-d matrix, got shape " + shape_str(x.shape()));
+  if (x.ndim() != 2) throw ValueError("svd_compressed: x must be a 2-d matrix, got shape " + shape_str(x.shape()));
   const int64_t m = x.shape()[0], n = x.shape()[1];
   if (k < 1 || k > std::min(m, n))
     throw ValueError("svd_compressed: k must be in [1, min(m, n)] = [1, " + std::to_string(std::min(m, n)) +
@@ -55,7 +52,8 @@ std::vector<Array> linalg_svd_compressed(const Array& x, int64_t k, int64_t n_po
   Array omega = random_normal({n, l}, 0.0, 1.0, RandomKey{seed, 0}, real);
   if (omega.dtype() != t) omega = omega.astype(t);
   Array q = orthonormal_basis(matmul(a, omega));
-  for (int64_t i = 0; i < n_power_iter; ++i) q = orthonormal_basis(matmul(a, orthonormal_basis(matmul(hermitian(a), q))));
+  for (int64_t i = 0; i < n_power_iter; ++i)
+    q = orthonormal_basis(matmul(a, orthonormal_basis(matmul(hermitian(a), q))));
   // B = Q^H A is small (l x n): A = Q B, B = Ub S Vh, so U = Q Ub.
   std::vector<Array> usv = linalg_svd(matmul(hermitian(q), a), false);
   const Array u = columns(matmul(q, usv[0]), k);

@@ -638,8 +638,8 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& given, PlanTarget tar
     Plan q = plan_for_budget(root, o, target, nworkers);
     if (q.nchunks == 0 || static_cast<size_t>(q.projected_peak) > given.max_memory) continue;
     q.passes.push_back("budget: the nodes told max_memory " + format_bytes(static_cast<double>(o.max_memory)) +
-                       " (the plan made for all of it projected " + format_bytes(static_cast<double>(p.projected_peak)) +
-                       ")");
+                       " (the plan made for all of it projected " +
+                       format_bytes(static_cast<double>(p.projected_peak)) + ")");
     q.options.max_memory = given.max_memory;
     q.nodes_memory = o.max_memory;
     return q;
