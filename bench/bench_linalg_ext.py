@@ -10,7 +10,9 @@ In memory (float64, operands made in the child before the measurement starts):
   da.linalg equivalent) and computes with 2 threads.
 Out of core (--ooc): qr (R, then Q written to disk) and svdvals of a 2**22 x 64 float64 b2nd
   array (2 GiB, zstd level 1 + shuffle, chunks of 65536 rows) under max_memory 256 MiB,
-  beside Dask's tsqr (da.linalg.qr / svd on the same file read through python-blosc2).
+  beside Dask's tsqr (da.linalg.qr / svd on the same file read through python-blosc2);
+  svd_compressed (k=10, one power iteration) of the same array, U written to a b2nd file and
+  S, Vh in memory, beside da.linalg.svd_compressed (U stored with da.store, one compute).
   cholesky of a 16384 x 16384 float64 SPD b2nd array (2 GiB, chunks 1024 x 1024) under
   max_memory 256 MiB, its factor written to a b2nd file (b2lazy: tiles spilled to
   temporary b2nd files), beside Dask's da.linalg.cholesky (square chunks of 2048, the
@@ -38,7 +40,7 @@ MiB = 1 << 20
 DDIR = os.environ.get("B2BENCH_DIR", "/tmp/b2bench-linalg")
 
 CASES_MEM = ["cholesky", "solve", "qr", "svd", "inv", "qr_batch"]
-CASES_OOC = ["qr_tall", "svdvals_tall", "cholesky_square"]
+CASES_OOC = ["qr_tall", "svdvals_tall", "svd_compressed_tall", "cholesky_square"]
 TALL = (1 << 22, 64)
 SQUARE = 16384
 SQ_CHUNK = 1024
@@ -281,6 +283,11 @@ def run_ooc(contender, case):
             r.to_numpy(nthreads=NTHREADS, max_memory=budget)
             out = os.path.join(DDIR, "q.b2nd")
             q.compute(urlpath=out, nthreads=NTHREADS, max_memory=budget)
+        elif case == "svd_compressed_tall":
+            u, s, vh = bl.linalg.svd_compressed(x, 10, n_power_iter=1, seed=0)
+            s.to_numpy(nthreads=NTHREADS, max_memory=budget)
+            vh.to_numpy(nthreads=NTHREADS, max_memory=budget)
+            u.compute(urlpath=os.path.join(DDIR, "u.b2nd"), nthreads=NTHREADS, max_memory=budget)
         else:
             bl.linalg.svdvals(x).to_numpy(nthreads=NTHREADS, max_memory=budget)
         return {"seconds": time.perf_counter() - t, "peak_mib": (rss("VmHWM:") - base) / MiB}
@@ -298,6 +305,10 @@ def run_ooc(contender, case):
             q, r = da.linalg.qr(x)
             qn, rn = dask.compute(q, r)  # (Dask holds the panels' Qs: no out-of-core store of Q here)
             del qn
+        elif case == "svd_compressed_tall":
+            u, s, v = da.linalg.svd_compressed(x, 10, n_power_iter=1, seed=0)
+            target = blosc2.empty(u.shape, dtype=u.dtype, urlpath=os.path.join(DDIR, "u-dask.b2nd"), mode="w")
+            dask.compute(da.store(u, target, compute=False, lock=True), s, v)
         else:
             da.linalg.svd(x)[1].compute()
         return {"seconds": time.perf_counter() - t, "peak_mib": (rss("VmHWM:") - base) / MiB}
@@ -343,7 +354,7 @@ def main():
     elif args.ooc:
         cases += CASES_OOC
     for gen, case in (("gen_tall", "qr_tall"), ("gen_square", "cholesky_square")):
-        if case in cases or (gen == "gen_tall" and "svdvals_tall" in cases):
+        if case in cases or (gen == "gen_tall" and {"svdvals_tall", "svd_compressed_tall"} & set(cases)):
             subprocess.run(
                 [
                     sys.executable,
