@@ -10,6 +10,7 @@
 
 #include "b2lazy/array.hpp"
 #include "b2lazy/checked.hpp"
+#include "b2lazy/error.hpp"
 #include "b2lazy/plan.hpp"
 #include "core/saturating.hpp"
 #include "ops/shape/slice_node.hpp"
@@ -635,7 +636,12 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& given, PlanTarget tar
     ComputeOptions o = given;
     o.max_memory = given.max_memory >> shift;
     if (o.max_memory < (size_t(8) << 20)) break;
-    Plan q = plan_for_budget(root, o, target, nworkers);
+    Plan q;
+    try {
+      q = plan_for_budget(root, o, target, nworkers);
+    } catch (const ValueError&) {
+      break;  // a node refuses so small a budget (a whole matrix to factor): so would less
+    }
     if (q.nchunks == 0 || static_cast<size_t>(q.projected_peak) > given.max_memory) continue;
     q.passes.push_back("budget: the nodes told max_memory " + format_bytes(static_cast<double>(o.max_memory)) +
                        " (the plan made for all of it projected " +

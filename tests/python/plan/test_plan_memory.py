@@ -517,3 +517,18 @@ def test_product_tiles_shrink_as_squares():
     assert p.projected_peak <= 32 << 20
     reads = sum(p.source_bytes.values()) + p.kept_read_bytes
     assert min(p.chunks) >= 64 and reads < 32 * 2 * z.nbytes, (p.chunks, reads)
+
+
+def test_a_plan_over_the_budget_is_made_again_with_its_nodes_told_less():
+    """svd_compressed of 400000 x 64: planned for all of 256 MiB, its products and TSQR
+    panels each take their share and together project 278 MiB; told 128 MiB, they fit in
+    256 MiB, and that plan runs (within the caller's budget) instead of a refusal."""
+    x = b2lazy.random.default_rng(0).standard_normal((400000, 64))
+    s = b2lazy.linalg.svd_compressed(x, 8).S
+    budget = 256 * MiB
+    text = str(s.plan(max_memory=budget))
+    assert "budget: the nodes told max_memory 128.0 MiB" in text, text
+    r = s.compute(max_memory=budget)
+    assert r.stats["projected_peak_bytes"] <= budget, r.stats
+    assert r.stats["peak_scratch_bytes"] <= budget, r.stats
+    assert r.to_numpy().shape == (8,) and np.all(np.diff(r.to_numpy()) <= 0)
