@@ -19,6 +19,7 @@ __all__ = [
     "linalg_eigvalsh",
     "linalg_svd",
     "linalg_svdvals",
+    "linalg_svd_compressed",
     "linalg_slogdet",
     "linalg_det",
     "linalg_inv",
@@ -191,6 +192,39 @@ def linalg_svdvals(x, /):
     [4.0, 3.0]
     """
     return Array(_core.linalg_svdvals(_a(x)))
+
+
+@_registered
+def linalg_svd_compressed(x, /, k, *, n_power_iter, n_oversamples, seed):
+    """A rank-k SVD by randomized range finding; :func:`b2lazy.linalg.svd_compressed`.
+
+    Parameters
+    ----------
+    x : array_like
+        (m, n).
+    k : int
+        The rank, 1 <= k <= min(m, n).
+    n_power_iter : int, optional
+        Power iterations (each two more passes over x).
+    n_oversamples : int, optional
+        Columns of the random test matrix beyond k.
+    seed : int, optional
+        Draws the random test matrix.
+
+    Returns
+    -------
+    tuple of Array
+        (U (m, k), S (k,), Vh (k, n)), S real and descending; lazy.
+
+    Examples
+    --------
+    >>> import b2lazy as bl
+    >>> u, s, vh = bl.linalg_svd_compressed([[3.0, 0.0], [0.0, 4.0]], 1)
+    >>> print(f"{s.to_numpy()[0]:.9f}")
+    4.000000000
+    """
+    kwargs = {"n_power_iter": n_power_iter, "n_oversamples": n_oversamples, "seed": seed}
+    return _tuple(_core.call("linalg_svd_compressed", (_a(x), k), kwargs))
 
 
 @_registered

@@ -75,6 +75,7 @@ NEEDS.update(
     {f"linalg_{n}": {"x": SPD} for n in ("cholesky", "eigh", "eigvalsh", "slogdet", "det", "inv", "eig", "eigvals")}
 )
 NEEDS["linalg_solve"] = {"x1": SPD, "x2": ("b", lambda o: o["b"])}
+NEEDS["linalg_svd_compressed"] = {"k": ("2", lambda o: 2)}
 INT_ONLY = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "bitwise_invert"}
 
 
