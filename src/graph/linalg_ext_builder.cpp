@@ -7,18 +7,13 @@
 
 #include "b2lazy/error.hpp"
 #include "b2lazy/linalg.hpp"
+#include "graph/linalg_build.hpp"
 #include "ops/linalg/factor_node.hpp"
 #include "ops/linalg/tiled_cholesky.hpp"
 
 namespace b2lazy {
 
 namespace {
-
-// NumPy's linalg dtypes: integers and bool in float64, float16 in float32.
-DType computing(DType t) {
-  if (is_inexact(t)) return t == DType::F16 ? DType::F32 : t;
-  return DType::F64;
-}
 
 Array matrices(const Array& x, const char* fn, bool square) {
   if (x.ndim() < 2)
@@ -27,7 +22,7 @@ Array matrices(const Array& x, const char* fn, bool square) {
   const int64_t m = x.shape()[x.ndim() - 2], n = x.shape().back();
   if (square && m != n)
     throw ValueError(std::string(fn) + ": the matrices must be square, got shape " + shape_str(x.shape()));
-  const DType t = computing(x.dtype());
+  const DType t = linalg_computing(x.dtype());
   return t == x.dtype() ? x : x.astype(t);
 }
 
@@ -178,11 +173,10 @@ std::vector<Array> linalg_svd(const Array& x, bool full_matrices) {
       std::vector<Array> usv = factor(FactorKind::SVD, r, o, "svd", false);
       return {matmul(q, usv[0]), usv[1], usv[2]};
     }
-    const Array t = matrix_transpose(is_complex(a.dtype()) ? elementwise(Op::Conj, {a}) : a);
+    const Array t = hermitian(a);
     if (panel_rows(t)) {
       std::vector<Array> usv = linalg_svd(t, false);  // A^H = U S Vh: A = Vh^H S U^H
-      auto h = [&](const Array& v) { return matrix_transpose(is_complex(v.dtype()) ? elementwise(Op::Conj, {v}) : v); };
-      return {h(usv[2]), usv[1], h(usv[0])};
+      return {hermitian(usv[2]), usv[1], hermitian(usv[0])};
     }
   }
   return factor(FactorKind::SVD, x, o, "svd", false);
@@ -236,7 +230,7 @@ Array linalg_solve(const Array& a, const Array& b) {
     throw ValueError("solve: x1 " + shape_str(a.shape()) + " and x2 " + shape_str(b.shape()) +
                      " do not match (x2 must have " + std::to_string(n) + " rows" +
                      (vector ? ")" : " in its last-but-one axis)"));
-  const DType t = computing(promote(a.dtype(), b.dtype()));
+  const DType t = linalg_computing(promote(a.dtype(), b.dtype()));
   Array bm = vector ? expand_dims(b, 1) : b;
   // broadcast the batch axes
   Shape ab(a.shape().begin(), a.shape().end() - 2), bb(bm.shape().begin(), bm.shape().end() - 2);

@@ -8,12 +8,11 @@
 #include "b2lazy/error.hpp"
 #include "b2lazy/linalg.hpp"
 #include "b2lazy/random.hpp"
+#include "graph/linalg_build.hpp"
 
 namespace b2lazy {
 
 namespace {
-
-Array hermitian(const Array& a) { return matrix_transpose(is_complex(a.dtype()) ? elementwise(Op::Conj, {a}) : a); }
 
 Array orthonormal_basis(const Array& y) { return linalg_qr(y, "reduced")[0]; }
 
@@ -32,9 +31,7 @@ std::vector<Array> linalg_svd_compressed(const Array& x, int64_t k, int64_t n_po
     throw ValueError("svd_compressed: n_power_iter must be 0 or more, got " + std::to_string(n_power_iter));
   if (n_oversamples < 0)
     throw ValueError("svd_compressed: n_oversamples must be 0 or more, got " + std::to_string(n_oversamples));
-  // NumPy's linalg dtypes: integers and bool in float64, float16 in float32.
-  DType t = is_inexact(x.dtype()) ? x.dtype() : DType::F64;
-  if (t == DType::F16) t = DType::F32;
+  const DType t = linalg_computing(x.dtype());
   const Array a = t == x.dtype() ? x : x.astype(t);
   if (m < n) {
     // Short and wide: that of A^H (tall), A^H = U S Vh giving A = Vh^H S U^H. Ω and the
@@ -44,7 +41,7 @@ std::vector<Array> linalg_svd_compressed(const Array& x, int64_t k, int64_t n_po
     std::vector<Array> usv = linalg_svd_compressed(hermitian(a), k, n_power_iter, n_oversamples, seed);
     return {hermitian(usv[2]), usv[1], hermitian(usv[0])};
   }
-  const DType real = t == DType::C64 ? DType::F32 : t == DType::C128 ? DType::F64 : t;
+  const DType real = real_of(t);
   const int64_t l = std::min(k + n_oversamples, std::min(m, n));
   // Halko, Martinsson & Tropp (2011), algorithms 4.4 and 5.1: Y = A Ω spans A's leading
   // left singular vectors; each power iteration (re-orthonormalised, for the singular
