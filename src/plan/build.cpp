@@ -373,7 +373,7 @@ int64_t sources_bytes(const Node& root) {
 
 // Stage `i` of `p` no longer kept in memory: spilled to a temporary file (a source worth
 // it re-packed there, else not kept, read from storage by each task). The tasks pass is run again.
-void spill_stage(Plan& p, size_t i) {
+void spill_stage(Plan& p, size_t i, bool project = true) {
   PlanStage& s = p.stages[i];
   const std::string what = s.node->describe() + " " + shape_str(s.box.shape());
   if (worth_repacking(s)) {  // read again from a re-packed copy on disk, not from memory
@@ -396,7 +396,7 @@ void spill_stage(Plan& p, size_t i) {
     s.where = KeptIn::Spilled;
     s.chunks = stored_chunks(s, p.options.max_memory, p.nworkers);  // (dense chunks may be the whole box)
   }
-  plan_tasks(p);
+  if (project) plan_tasks(p);
 }
 
 // max_memory is a limit: while the projection is over it, a stage kept in memory is
@@ -404,6 +404,24 @@ void spill_stage(Plan& p, size_t i) {
 // of the stages whose spilling alone makes the plan fit, the one whose plan then reads
 // least (x^T x's triangle, read once, rather than x, read by every tile); else the largest.
 void spill_until_it_fits(Plan& p) {
+  if (static_cast<size_t>(p.projected_peak) <= p.options.max_memory) return;
+  {
+    // A plan still over max_memory with every stage spilled ends so below, after a search
+    // that tries each stage at each step (a plan over the budget by its nodes' own holdings,
+    // which build_plan makes again for less: 21 projections per layout tried): spill all at
+    // once. (Spilled stages add read buffers to the tasks: in principle some but not all
+    // spilled could fit where all do not; the search below finds those.)
+    Plan all = p;
+    bool any = false;
+    for (size_t i = all.stages.size(); i-- > 0;)
+      if (kept_in_memory(all.stages[i]) > 0) spill_stage(all, i, false), any = true;
+    if (!any) return;
+    plan_tasks(all);
+    if (static_cast<size_t>(all.projected_peak) > p.options.max_memory) {
+      p = std::move(all);
+      return;
+    }
+  }
   while (static_cast<size_t>(p.projected_peak) > p.options.max_memory) {
     std::optional<Plan> best;
     for (size_t i = 0; i < p.stages.size(); ++i) {
@@ -578,10 +596,17 @@ Plan plan_for_budget(const NodePtr& root, const ComputeOptions& given, PlanTarge
       smaller = shrink_chunks(chunks, isz, static_cast<size_t>(bytes / 2));
     }
     if (smaller == chunks) break;
+    Shape smaller_blocks = target == PlanTarget::Compressed ? fitted_blocks(smaller, isz) : Shape{};
+    Plan q = plan_on(root, opts, target, nworkers, smaller, smaller_blocks,
+                     " (shrunk from " + shape_str(first) + " to fit max_memory)");
+    // Smaller output chunks that project no less: what is over the budget is not the
+    // output tasks (a stage's pass, the kept copies); halving on would only plan again,
+    // each time through every stage (svd_compressed's U: 990 task projections, 25 s).
+    const bool no_better = q.projected_peak >= p.projected_peak;
     chunks = std::move(smaller);
-    blocks = target == PlanTarget::Compressed ? fitted_blocks(chunks, isz) : Shape{};
-    p = plan_on(root, opts, target, nworkers, chunks, blocks,
-                " (shrunk from " + shape_str(first) + " to fit max_memory)");
+    blocks = std::move(smaller_blocks);
+    p = std::move(q);
+    if (no_better) break;
   }
   // A product's tiles shrunk to fit read the other operand once per tile row or column:
   // tiles of another shape within the same budget may read far less (1024-wide tiles over

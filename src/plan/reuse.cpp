@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <queue>
 #include <set>
 #include <unordered_map>
@@ -39,6 +40,21 @@ Box hull(const Box& a, const Box& b) {
     r.stop[d] = std::max(a.stop[d], b.stop[d]);
   }
   return r;
+}
+
+// The shape of a typical request: the one asking for the most elements altogether. (The
+// first one asked may be an odd one out: a TSQR's short last panel, 16 rows beside 40
+// panels of 26214, made a source re-packed in tiles of 16 rows.)
+Shape typical_request(const Requests& q) {
+  if (q.regions.empty()) return q.bbox.shape();
+  std::map<Shape, int64_t> elements;
+  for (const Region& r : q.regions) {
+    int64_t& e = elements[r.count];
+    e = sat_add(e, r.size());
+  }
+  auto most = std::max_element(elements.begin(), elements.end(),
+                               [](const auto& a, const auto& b) { return a.second < b.second; });
+  return most->first;
 }
 
 bool settles(const Node& n, const PlanningState& ps) { return ps.decided.count(&n) || ps.settled.count(&n); }
@@ -304,7 +320,7 @@ std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, 
     const Node& node = *q->node;
     const int64_t isz = static_cast<int64_t>(itemsize(node.dtype()));
     const bool promoted = u.promoted.count(&node) > 0;
-    const Shape request = q->regions.empty() ? q->bbox.shape() : q->regions.front().count;
+    const Shape request = typical_request(*q);
     ReusedNode r{q->node, q->bbox, request, 0, 0, !node.cacheable() && !promoted};
     // A source the passes would decompress twice or more is a candidate: read through a
     // window of its blocks, or kept (the stages pass decides, build.cpp).

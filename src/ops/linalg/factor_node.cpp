@@ -392,31 +392,51 @@ int64_t FactorNode::batch_run() const {
   return std::max<int64_t>(1, (int64_t(4) << 20) / std::max<int64_t>(1, matrix_bytes()));
 }
 
+std::vector<Region> FactorNode::runs(const Region& region) const {
+  std::vector<Region> out;
+  int64_t nb = 1;
+  for (size_t d = 0; d < nbatch_; ++d) nb *= region.count[d];
+  const int64_t last = nbatch_ ? region.count[nbatch_ - 1] : 1, run = batch_run();
+  for (int64_t e0 = 0; e0 < nb; e0 += std::min(run, last - e0 % last)) {
+    Region sub = region;
+    int64_t rest = e0;
+    for (size_t d = nbatch_; d-- > 0;) {
+      const int64_t i = rest % region.count[d];
+      rest /= region.count[d];
+      sub.start[d] = region.start[d] + i * region.step[d];
+      sub.count[d] = d == nbatch_ - 1 ? std::min(run, last - e0 % last) : 1;
+    }
+    out.push_back(std::move(sub));
+  }
+  return out;
+}
+
+int64_t FactorNode::first_element(const Region& region, const Region& run) const {
+  int64_t e = 0;
+  for (size_t d = 0; d < nbatch_; ++d) e = e * region.count[d] + (run.start[d] - region.start[d]) / region.step[d];
+  return e;
+}
+
+std::vector<Region> FactorNode::pull_pieces(const Region& region, size_t input, size_t /*worker_bytes*/) const {
+  if (region.size() == 0 || nbatch_ == 0 || input >= inputs().size()) return {};
+  std::vector<Region> pieces;
+  for (const Region& sub : runs(region)) pieces.push_back(input_regions(sub)[input]);
+  if (pieces.size() < 2) return {};
+  return pieces;
+}
+
 void FactorNode::fill(const Region& region, void* out, ThreadState& ts) const {
   if (region.size() == 0) return;
   const bool alone = ts.can_fork && ts.eval && ts.eval->workers() > 1 && std::min(m_, n_) >= 128;
   // LAPACK on all the workers for a matrix filled alone (the pass's one output chunk).
   BlasThreads threads(alone ? ts.eval->workers() : 1);
-  int64_t nb = 1;
-  for (size_t d = 0; d < nbatch_; ++d) nb *= region.count[d];
   const int64_t cnt = region.count.back(), first = region.start.back(), step = region.step.back();
   const bool whole = first == 0 && step == 1 && cnt == row_;
   const size_t osz = itemsize(dtype());
   // Batch elements in runs along the last batch axis (at most batch_run() at a time: a
   // region over many matrices never holds all of their inputs).
-  const int64_t last = nbatch_ ? region.count[nbatch_ - 1] : 1, run = batch_run();
-  for (int64_t e0 = 0; e0 < nb; e0 += std::min(run, last - e0 % last)) {
-    const int64_t len = std::min(run, last - e0 % last);
-    Region sub = region;
-    {
-      int64_t rest = e0;
-      for (size_t d = nbatch_; d-- > 0;) {
-        const int64_t i = rest % region.count[d];
-        rest /= region.count[d];
-        sub.start[d] = region.start[d] + i * region.step[d];
-        sub.count[d] = d == nbatch_ - 1 ? len : 1;
-      }
-    }
+  for (const Region& sub : runs(region)) {
+    const int64_t e0 = first_element(region, sub), len = nbatch_ ? sub.count[nbatch_ - 1] : 1;
     const std::vector<Region> ins = input_regions(sub);
     ScratchScope scope(ts.scratch);
     std::vector<void*> bufs;

@@ -55,6 +55,8 @@ class FactorNode : public Node {
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
+  // A batch is pulled batch_run() elements at a time (what a panel of a TSQR reads).
+  std::vector<Region> pull_pieces(const Region& region, size_t input, size_t worker_bytes) const override;
   bool cacheable() const override { return true; }
   Region computed_region(const Region& region) const override;
   Shape preferred_chunks() const override;
@@ -68,6 +70,10 @@ class FactorNode : public Node {
   int64_t batch_run() const;
 
  private:
+  // `region`'s batch elements in the runs fill() pulls them in (each one region), and the
+  // flat position within `region` of a run's first element.
+  std::vector<Region> runs(const Region& region) const;
+  int64_t first_element(const Region& region, const Region& run) const;
   template <class T> void factor(const void* const* in, T* row, int64_t element) const;
 
   FactorKind kind_;
