@@ -43,7 +43,7 @@ SUBMODULES = {
 TOPICS = [
     ("Arrays and plans", ["Array", "Plan", "EagerEvaluationWarning"]),
     ("Opening, wrapping and creating arrays", ["open", "asarray", "from_array", "from_zarr", "from_dlpack"]),
-    ("Evaluating and storing", ["evaluate", "store", "to_zarr", "persist", "rechunk"]),
+    ("Evaluating and storing", ["evaluate", "compute", "store", "to_zarr", "persist", "rechunk"]),
     ("Functions on blocks", ["lazyudf", "map_blocks", "blockwise"]),
     ("Data types", ["can_cast", "finfo", "iinfo", "isdtype", "result_type", "__array_namespace_info__"]),
 ]

@@ -4,6 +4,7 @@
 #include "b2lazy/array.hpp"
 #include "b2lazy/box.hpp"
 #include "b2lazy/checked.hpp"
+#include "b2lazy/compute_all.hpp"
 #include "b2lazy/context.hpp"
 #include "b2lazy/distribute.hpp"
 #include "b2lazy/driver.hpp"

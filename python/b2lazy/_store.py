@@ -1,5 +1,6 @@
 """Writing lazy arrays into other arrays, as Dask does: store (chunk by chunk into any
-array that takes ``target[region] = values``), to_zarr / from_zarr, and persist."""
+array that takes ``target[region] = values``), to_zarr / from_zarr, and several arrays
+computed together (compute, persist)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["store", "to_zarr", "from_zarr", "persist"]
+__all__ = ["store", "to_zarr", "from_zarr", "persist", "compute"]
 
 # How many bytes of a source store() evaluates at once: a slab of whole target chunks
 # this large (at least one chunk row) is computed by the engine's workers, then written.
@@ -50,11 +51,88 @@ def persist(*args, nthreads=None, max_memory=None):
     >>> x.urlpath is None, x.to_numpy()
     (True, array([ 0,  2,  4,  6,  8, 10]))
     """
-    b2 = _b2()
     if not args:
         raise TypeError("persist() needs at least one array")
-    out = tuple(b2.asarray(x).compute(nthreads=nthreads, max_memory=max_memory) for x in args)
+    out = compute(*args, nthreads=nthreads, max_memory=max_memory)
     return out[0] if len(out) == 1 else out
+
+
+def compute(*args, urlpath=None, cparams=None, nthreads=None, max_memory=None, contiguous=None, storage_options=None):
+    """Evaluate several lazy arrays together, each into a compressed array.
+
+    Each is evaluated as its own ``compute()`` would, one after another, but what their
+    graphs have in common is computed once: a node one array's plan computes whole (a
+    factorisation, a reduction, a product's kept operand) is read by the later ones instead
+    of computed again. ``q, r = compute(*linalg.qr(x))`` factors once, and
+    ``compute(*linalg.svd_compressed(x, k))`` makes its passes over ``x`` once for U, S and
+    Vh. Results are kept between the evaluations only while a later one reads them, in
+    memory only while they fit beside it within `max_memory`. Every evaluation's plan is
+    checked against the budget before any runs.
+
+    Parameters
+    ----------
+    *args : Array
+        The arrays to evaluate (anything ``asarray`` takes).
+    urlpath : sequence of (str or None), optional
+        Where to write each result (one entry per array; None: in memory), as
+        ``Array.compute``'s `urlpath`.
+    cparams : dict, optional
+        Compression of every result, as ``Array.compute``'s.
+    nthreads : int, optional
+        Worker threads (default: the CPU count).
+    max_memory : int, optional
+        Memory budget in bytes of each evaluation.
+    contiguous : bool, optional
+        Write contiguous b2nd files rather than sparse directories.
+    storage_options : dict, optional
+        How to reach remote `urlpath` entries (fsspec's names).
+
+    Returns
+    -------
+    tuple of Array
+        The stored results, in the order given (a tuple even for one, as ``dask.compute``).
+
+    Examples
+    --------
+    >>> import b2lazy as bl
+    >>> x = bl.asarray(np.arange(12.0).reshape(4, 3))
+    >>> total = bl.sum(x)
+    >>> a, b = bl.compute(x - total, x / total)
+    >>> float(a.to_numpy()[0, 0]), float(b.to_numpy()[3, 2])
+    (-66.0, 0.16666666666666666)
+    """
+    b2 = _b2()
+    if not args:
+        raise TypeError("compute() needs at least one array")
+    arrays = [b2.asarray(x) for x in args]
+    if urlpath is None or isinstance(urlpath, (str, os.PathLike)):
+        if urlpath is not None and len(arrays) > 1:
+            raise ValueError(f"compute: give one urlpath per array ({len(arrays)} arrays), not one path for all")
+        urlpaths = [urlpath] * len(arrays)
+    else:
+        urlpaths = list(urlpath)
+        if len(urlpaths) != len(arrays):
+            raise ValueError(f"compute: {len(urlpaths)} urlpaths for {len(arrays)} arrays")
+    urlpaths = [None if u is None else b2._path_text(os.fspath(u), "compute: urlpath") for u in urlpaths]
+    cparams, compressor = b2._zarr_compressor(cparams)
+    codec, clevel, filt = b2._cparams_args(cparams)
+    rs = b2._core.compute_all(
+        [a._a for a in arrays],
+        urlpaths,
+        codec,
+        clevel,
+        filt,
+        b2._context(nthreads),
+        max_memory,
+        contiguous,
+        compressor,
+        storage_options,
+    )
+    out = tuple(b2.Array(r, r.stats()) for r in rs)
+    for u in urlpaths:
+        if u is not None and b2._serial.is_remote(u):
+            b2._serial.remember_storage(u, storage_options)
+    return out
 
 
 def _target_chunks(target, shape):

@@ -84,6 +84,23 @@ void bind_evaluation(nb::module_& m) {
       nb::arg("progress").none(), nb::arg("shards").none() = nb::none(), nb::arg("compressor") = "blosc",
       nb::arg("storage_options").none() = nb::none());
   m.def(
+      "compute_all",
+      [](const std::vector<Array>& arrays, const std::vector<std::optional<std::string>>& urlpaths,
+         const std::string& codec, int clevel, const std::string& filter, Context* ctx, nb::handle max_memory,
+         std::optional<bool> contiguous, const std::string& compressor, nb::handle storage_options) {
+        std::vector<ComputeOptions> opts;
+        for (const auto& u : urlpaths) {
+          ComputeOptions o = compute_options(u, nb::none(), nb::none(), codec, clevel, filter, max_memory, contiguous,
+                                             nb::none(), compressor);
+          o.storage = b2lazy_py::store_options(storage_options);
+          opts.push_back(std::move(o));
+        }
+        return interruptible([&] { return compute_all(arrays, opts, ctx); });
+      },
+      nb::arg("arrays"), nb::arg("urlpaths"), nb::arg("codec"), nb::arg("clevel"), nb::arg("filter"),
+      nb::arg("ctx").none(), nb::arg("max_memory").none(), nb::arg("contiguous").none(),
+      nb::arg("compressor") = "blosc", nb::arg("storage_options").none() = nb::none());
+  m.def(
       "to_numpy",
       [](const Array& a, Context* ctx, nb::handle max_memory, nb::object progress) {
         nb::object np = nb::module_::import_("numpy");

@@ -198,14 +198,28 @@ void run_stages(const Plan& plan, EvalState& ev, bool keep, bool all) {
     }
     if (!keep) lock.unlock();
   }
+  CarriedStages* carried = kept ? kept->carried.get() : nullptr;
+  // Nodes an earlier plan of the same compute_all computed whole: read from there wherever
+  // this plan pulls them (inside the box held), its own stages of them included.
+  if (carried)
+    for (const auto& [n, c] : *carried) ev.materialized[n] = c.m;
   for (const PlanStage& s : plan.stages) {
     ev.check_cancel();
     if (all && !keep && s.carried_by) {
       ev.carries[s.carried_by.get()] = std::make_unique<CarryBoard>(s.links);
       continue;
     }
+    if (carried) {  // computed by an earlier plan of the same compute_all
+      auto it = carried->find(s.node.get());
+      if (it != carried->end() && it->second.m.box.ndim() == s.box.ndim() && it->second.m.box.contains(s.box)) {
+        ev.stages_reused++;
+        continue;
+      }
+    }
     run_stage(s, ev);
     ev.trim_scratch();
+    if (carried && s.needed.empty())  // (a stage of only the chunks asked would lack others')
+      (*carried)[s.node.get()] = CarriedStage{ev.materialized[s.node.get()], s.where == KeptIn::Spilled ? 0 : s.bytes};
   }
   if (keep) {
     kept->results = ev.materialized;

@@ -565,23 +565,72 @@ def test_svd_compressed_out_of_core(small_panels, dt, shape):
     assert resid <= 1.01 * np.linalg.svd(a, compute_uv=False)[k], resid
 
 
-def test_svd_compressed_reads_the_matrix_by_panels_not_repacked(tmp_path):
-    """The planner counts a batch of TSQR panels (4 MiB each, the default) as the
-    factorisation pulls it, one panel at a time: the stored matrix is read by whole rows a few
-    times (Y, its Q, A^H Q, ...). Counted as one pull of the whole batch, it was estimated
-    read once per column and re-packed into a temporary copy read 7 times over (and, with 64
-    columns, in tiles of the short last panel's 16 rows: S of 512 MiB took minutes)."""
+def _svd_compressed_reference(a, k, seed):
+    """Halko-Martinsson-Tropp with one power iteration in NumPy, on b2lazy's own Omega."""
+    omega = b2lazy.random_normal(
+        (a.shape[1], k + 10), 0.0, 1.0, seed=seed, stream=0, dtype="float64", chunks=None
+    ).to_numpy()
+    q = np.linalg.qr(a @ omega)[0]
+    q = np.linalg.qr(a @ np.linalg.qr(a.T @ q)[0])[0]
+    ub, s, vh = np.linalg.svd(q.T @ a, full_matrices=False)
+    return (q @ ub)[:, :k], s[:k], vh[:k]
+
+
+def test_svd_compressed_of_a_stored_matrix_and_compute_together(tmp_path):
+    """U, S and Vh of a stored tall matrix (TSQR panels of 4 MiB, the default) against the same
+    algorithm in NumPy, on output chunks that cut the panels; then the three computed
+    together (b2lazy.compute): the later ones read the stages the first computed."""
     rng = np.random.default_rng(11)
-    a = (rng.standard_normal((200000, 6)) * np.geomspace(10.0, 1.0, 6)) @ rng.standard_normal((6, 32))
+    a = rng.standard_normal((200000, 32))
     path = str(tmp_path / "tall.b2nd")
     blosc2.asarray(a, urlpath=path, chunks=(65536, 32), blocks=(256, 32), mode="w")
     x = b2lazy.open(path)
-    s = la.svd_compressed(x, 4, n_power_iter=1, seed=3)[1]  # rank 6 < k + p: exact
-    out = s.compute(max_memory=256 << 20)
-    read = out.stats["bytes_decompressed"]
-    assert read[path] <= 8 * a.nbytes, read
-    assert max(v for name, v in read.items() if name not in (path, "total")) <= a.nbytes, read  # Y's stages
-    np.testing.assert_allclose(out.to_numpy(), np.linalg.svd(a, compute_uv=False)[:4], rtol=1e-6)
+    u, s, vh = la.svd_compressed(x, 4, n_power_iter=1, seed=3)
+    ur, sr, vr = _svd_compressed_reference(a, 4, 3)
+    budget = 256 << 20
+    for chunks in [(512, 4), (32768, 4), None]:
+        un = u.compute(max_memory=budget, chunks=chunks).to_numpy()
+        np.testing.assert_allclose(np.abs(un), np.abs(ur), atol=1e-10, err_msg=str(chunks))
+    np.testing.assert_allclose(s.compute(max_memory=budget).to_numpy(), sr, rtol=1e-10)
+    U, S, V = b2lazy.compute(u, s, vh, max_memory=budget)
+    np.testing.assert_allclose(np.abs(U.to_numpy()), np.abs(ur), atol=1e-10)
+    np.testing.assert_allclose(S.to_numpy(), sr, rtol=1e-10)
+    np.testing.assert_allclose(np.abs(V.to_numpy()), np.abs(vr), atol=1e-10)
+    assert path in U.stats["bytes_decompressed"]  # S and Vh: B = Q^H A read from U's evaluation
+    assert path not in S.stats["bytes_decompressed"] and path not in V.stats["bytes_decompressed"]
+
+
+def test_compute_together_factors_qr_once(small_panels, tmp_path):
+    """q and r of a TSQR computed together: r's evaluation reads the R tree q's computed and
+    decompresses nothing of the matrix (alone, it reads it once)."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((6000, 8))
+    path = str(tmp_path / "a.b2nd")
+    blosc2.asarray(a, urlpath=path, chunks=(1024, 8), mode="w")
+    q, r = la.qr(b2lazy.open(path))
+    Q, R = b2lazy.compute(q, r)
+    assert path not in R.stats["bytes_decompressed"] and R.stats["cache_hits"] >= 1
+    assert path in r.compute().stats["bytes_decompressed"]
+    np.testing.assert_allclose(Q.to_numpy() @ R.to_numpy(), a, atol=1e-10)
+    one = b2lazy.compute(q)
+    assert isinstance(one, tuple) and len(one) == 1
+
+
+def test_compute_together_options_and_errors(tmp_path):
+    x = b2lazy.asarray(np.arange(12.0).reshape(4, 3))
+    m = b2lazy.mean(x, axis=0)
+    p1, p2 = str(tmp_path / "a.b2nd"), str(tmp_path / "b.b2nd")
+    a, b = b2lazy.compute(x - m, x + m, urlpath=[p1, p2])
+    np.testing.assert_allclose(b2lazy.open(p1).to_numpy(), x.to_numpy() - m.to_numpy())
+    np.testing.assert_allclose(b.to_numpy(), x.to_numpy() + m.to_numpy())
+    with pytest.raises(ValueError, match="one urlpath per array"):
+        b2lazy.compute(x, x, urlpath=p1)
+    with pytest.raises(ValueError, match="1 urlpaths for 2 arrays"):
+        b2lazy.compute(x, x, urlpath=[p1])
+    with pytest.raises(TypeError, match="at least one"):
+        b2lazy.compute()
+    with pytest.raises(ValueError, match="max_memory"):  # every plan checked before any runs
+        b2lazy.compute(x + 1, la.qr(b2lazy.ones((2000, 2000)))[0], urlpath=[p1, None], max_memory=1 << 20)
 
 
 def test_svd_compressed_seed_and_bad_input():

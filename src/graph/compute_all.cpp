@@ -1,0 +1,101 @@
+// compute_all (b2lazy/compute_all.hpp): one plan per array, run in order, the stages
+// computed by one handed to the next (runtime/stage_results.hpp, CarriedStages).
+#include "b2lazy/compute_all.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "b2lazy/error.hpp"
+#include "b2lazy/plan.hpp"
+#include "graph/run_compute.hpp"
+#include "plan/memory.hpp"
+#include "runtime/own_context.hpp"
+#include "runtime/stage_results.hpp"
+
+namespace b2lazy {
+
+namespace {
+
+using Plans = std::vector<std::shared_ptr<Plan>>;
+
+// The plan's stage of node `n` within the box `c` holds (what it counts as kept), or null.
+const PlanStage* stage_of(const Plan& p, const Node* n, const CarriedStage& c) {
+  for (const PlanStage& s : p.stages)
+    if (s.node.get() == n && c.m.box.ndim() == s.box.ndim() && c.m.box.contains(s.box)) return &s;
+  return nullptr;
+}
+
+// Every node of a plan's graph (its executions may pull any of them).
+std::unordered_set<const Node*> graph_nodes(const Plan& p) {
+  std::unordered_set<const Node*> seen{p.root.get()};
+  std::vector<const Node*> todo{p.root.get()};
+  while (!todo.empty()) {
+    const Node* n = todo.back();
+    todo.pop_back();
+    for (const NodePtr& in : n->inputs())
+      if (seen.insert(in.get()).second) todo.push_back(in.get());
+  }
+  return seen;
+}
+
+// Before plan `i` runs: drops the carried nodes no plan from `i` on has in its graph, then, while the
+// ones held in memory that plan `i` does not count as its own (kept in memory) do not fit
+// beside its projected peak within max_memory, the largest of those (a later plan computes
+// it again).
+void prune(CarriedStages& carried, const Plans& plans, const std::vector<std::unordered_set<const Node*>>& nodes,
+           size_t i) {
+  std::erase_if(carried, [&](const auto& e) {
+    for (size_t j = i; j < plans.size(); ++j)
+      if (nodes[j].count(e.first)) return false;
+    return true;
+  });
+  const Plan& p = *plans[i];
+  auto extra = [&](const CarriedStages::value_type& e) {
+    const PlanStage* s = stage_of(p, e.first, e.second);
+    return s && s->where != KeptIn::Spilled ? int64_t(0) : e.second.memory;
+  };
+  for (;;) {
+    int64_t held = 0;
+    auto largest = carried.end();
+    for (auto it = carried.begin(); it != carried.end(); ++it) {
+      const int64_t b = extra(*it);
+      held += b;
+      if (b > 0 && (largest == carried.end() || b > extra(*largest))) largest = it;
+    }
+    if (largest == carried.end() || static_cast<size_t>(p.projected_peak + held) <= p.options.max_memory) return;
+    carried.erase(largest);
+  }
+}
+
+}  // namespace
+
+std::vector<Array> compute_all(const std::vector<Array>& arrays, const std::vector<ComputeOptions>& opts,
+                               Context* ctx) {
+  if (opts.empty() || (opts.size() != 1 && opts.size() != arrays.size()))
+    throw ValueError("compute_all: give one ComputeOptions for all the arrays or one per array (" +
+                     std::to_string(arrays.size()) + " arrays, " + std::to_string(opts.size()) + " options)");
+  auto own = own_context(ctx);
+  auto options = [&](size_t i) -> const ComputeOptions& { return opts[std::min(i, opts.size() - 1)]; };
+  Plans plans;
+  for (size_t i = 0; i < arrays.size(); ++i)
+    plans.push_back(std::make_shared<Plan>(make_plan(arrays[i], options(i), PlanTarget::Compressed, ctx)));
+  for (const auto& p : plans) check_plan_budget(*p);  // before any output is written
+  std::vector<std::unordered_set<const Node*>> nodes;
+  for (const auto& p : plans) nodes.push_back(graph_nodes(*p));
+  auto carried = std::make_shared<CarriedStages>();
+  std::vector<Array> out;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    prune(*carried, plans, nodes, i);
+    Plan& p = *plans[i];
+    if (!p.stage_results) p.stage_results = std::make_shared<StageResults>();
+    p.stage_results->carried = carried;
+    out.push_back(run_compute(plans[i], options(i), *ctx));
+    p.stage_results->carried.reset();  // (the result keeps its plan, not the others' stages)
+  }
+  return out;
+}
+
+}  // namespace b2lazy
