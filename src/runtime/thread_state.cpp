@@ -7,31 +7,39 @@
 namespace b2lazy {
 
 ThreadState::~ThreadState() {
-  for (auto& [k, c] : dctx_) blosc2_free_ctx(c);
-  for (auto& [k, c] : cctx_) blosc2_free_ctx(c);
+  for (auto& [k, c] : dctx_) blosc2_free_ctx(c.ctx);
+  for (auto& [k, c] : cctx_) blosc2_free_ctx(c.ctx);
 }
 
-blosc2_context_s* ThreadState::dctx_for(const void* key, void* schunk, int32_t typesize) {
+blosc2_context_s* ThreadState::dctx_for(const void* key, void* schunk, int32_t typesize, uint64_t uid) {
   auto it = dctx_.find(key);
-  if (it != dctx_.end()) return it->second;
+  if (it != dctx_.end()) {
+    if (it->second.uid == uid) return it->second.ctx;
+    blosc2_free_ctx(it->second.ctx);  // another object's, freed since, at the same address
+    dctx_.erase(it);
+  }
   blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
   dp.nthreads = 1;  // parallelism is over chunks, not inside one
   dp.schunk = schunk;
   dp.typesize = typesize;
   blosc2_context* c = blosc2_create_dctx(dp);
   if (!c) throw IOError("cannot create a Blosc2 decompression context");
-  dctx_[key] = c;
+  dctx_[key] = Cached{uid, c};
   return c;
 }
 
-blosc2_context_s* ThreadState::cctx_for(const void* key, const void* cparams) {
+blosc2_context_s* ThreadState::cctx_for(const void* key, const void* cparams, uint64_t uid) {
   auto it = cctx_.find(key);
-  if (it != cctx_.end()) return it->second;
+  if (it != cctx_.end()) {
+    if (it->second.uid == uid) return it->second.ctx;
+    blosc2_free_ctx(it->second.ctx);  // another object's, freed since, at the same address
+    cctx_.erase(it);
+  }
   blosc2_cparams cp = *static_cast<const blosc2_cparams*>(cparams);
   cp.nthreads = 1;
   blosc2_context* c = blosc2_create_cctx(cp);
   if (!c) throw IOError("cannot create a Blosc2 compression context");
-  cctx_[key] = c;
+  cctx_[key] = Cached{uid, c};
   return c;
 }
 

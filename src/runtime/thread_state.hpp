@@ -38,13 +38,21 @@ class ThreadState {
   // Per-node state (kept bands, lent values): owned by the plan's execution.
   NodeCache* nodes = nullptr;
 
-  // Decompression context for one source (its dparams name the source's schunk).
-  blosc2_context_s* dctx_for(const void* key, void* schunk, int32_t typesize);
-  // Compression context for the output, made from its cparams with one thread.
-  blosc2_context_s* cctx_for(const void* key, const void* cparams);
+  // Decompression context for one source (its dparams name the source's schunk). `key`:
+  // the source's address (or a static's, for contexts of no schunk); `uid`: the source's
+  // next_context_uid() (runtime/context_uid.hpp): a context cached for another object
+  // once at the same address is made again.
+  blosc2_context_s* dctx_for(const void* key, void* schunk, int32_t typesize, uint64_t uid = 0);
+  // Compression context for the output, made from its cparams with one thread (key, uid:
+  // as dctx_for's).
+  blosc2_context_s* cctx_for(const void* key, const void* cparams, uint64_t uid = 0);
 
  private:
-  std::unordered_map<const void*, blosc2_context_s*> dctx_, cctx_;
+  struct Cached {
+    uint64_t uid = 0;
+    blosc2_context_s* ctx = nullptr;
+  };
+  std::unordered_map<const void*, Cached> dctx_, cctx_;
 };
 
 // Lends `data` (node's values at `region`, dense C order) for the scope's lifetime.

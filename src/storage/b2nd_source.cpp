@@ -300,13 +300,13 @@ void B2ndSource::read_checked(int64_t id, const uint8_t* chunk, int32_t cbytes, 
   if (chunk_is_uninit(chunk, cbytes)) {
     std::memset(dst, 0, static_cast<size_t>(n * isz));  // C-Blosc2 would leave dst as it was
   } else if (n == extchunk_nitems()) {
-    auto* dctx = ts.dctx_for(this, arr_->sc, arr_->sc->typesize);
+    auto* dctx = ts.dctx_for(this, arr_->sc, arr_->sc->typesize, ctx_uid_);
     int rc = blosc2_decompress_ctx(dctx, chunk, cbytes, dst, static_cast<int32_t>(n * isz));
     check_decompressed(rc, n * isz, name_, id);
   } else {
     // One getitem per block: C-Blosc2 3.3.5 returns wrong values for a range that spans
     // several blocks when one of them is all zeros (a run-length "special" block).
-    auto* dctx = ts.dctx_for(this, arr_->sc, arr_->sc->typesize);
+    auto* dctx = ts.dctx_for(this, arr_->sc, arr_->sc->typesize, ctx_uid_);
     const int64_t per_block = prod(blocks_);
     for (int64_t i = start; i < start + n;) {
       const int64_t e = std::min(start + n, (i / per_block + 1) * per_block);

@@ -8,6 +8,7 @@
 
 #include "b2lazy/byte_store.hpp"
 #include "b2lazy/node.hpp"
+#include "runtime/context_uid.hpp"
 #include "storage/blosc2_objects.hpp"
 #include "storage/store_io.hpp"
 
@@ -90,6 +91,7 @@ class B2ndSource : public Node {
   std::vector<uint8_t> to_cframe() const;
 
  private:
+  const uint64_t ctx_uid_ = next_context_uid();  // (its threads' Blosc2 contexts: runtime/context_uid.hpp)
   // read_items' decompression of (lazy) chunk `id` (`cbytes` bytes at `chunk`), each byte
   // count checked (storage/b2nd_validate.hpp).
   void read_checked(int64_t id, const uint8_t* chunk, int32_t cbytes, int64_t start, int64_t n, void* dst,

@@ -129,7 +129,7 @@ void B2ndWriter::compress_block_major(int64_t id, const void* data, ThreadState&
   const int32_t nbytes = static_cast<int32_t>(prod(extchunk_) * itemsize(dtype_));
   const int32_t cap = nbytes + BLOSC2_MAX_OVERHEAD;
   auto* dest = static_cast<uint8_t*>(scope.alloc(cap));
-  int csize = blosc2_compress_ctx(ts.cctx_for(this, &cparams_), data, nbytes, dest, cap);
+  int csize = blosc2_compress_ctx(ts.cctx_for(this, &cparams_, ctx_uid_), data, nbytes, dest, cap);
   check_blosc2(csize, "compressing output chunk " + std::to_string(id));
   use(dest, csize);
 }

@@ -12,6 +12,7 @@
 #include "b2lazy/context.hpp"
 #include "b2lazy/driver.hpp"
 #include "b2lazy/dtype.hpp"
+#include "runtime/context_uid.hpp"
 
 #include <b2nd.h>
 
@@ -51,6 +52,7 @@ class B2ndWriter : public Sink {
   std::vector<uint8_t> compress_chunk(int64_t id, const void* data, ThreadState& ts) const;
 
  private:
+  const uint64_t ctx_uid_ = next_context_uid();  // (its threads' Blosc2 contexts: runtime/context_uid.hpp)
   void to_block_major(int64_t id, const void* data, ThreadState& ts,
                       const std::function<void(const void*)>& then) const;
   void compress_block_major(int64_t id, const void* data, ThreadState& ts,

@@ -600,6 +600,25 @@ def test_svd_compressed_of_a_stored_matrix_and_compute_together(tmp_path):
     assert path not in S.stats["bytes_decompressed"] and path not in V.stats["bytes_decompressed"]
 
 
+def test_svd_compressed_reads_the_matrix_by_panels_not_repacked(tmp_path):
+    """The planner counts a batch of TSQR panels (4 MiB each, the default) as the
+    factorisation pulls it, one panel at a time: the stored matrix is read by whole rows a few
+    times (Y, its Q, A^H Q, ...). Counted as one pull of the whole batch, it was estimated
+    read once per column and re-packed into a temporary copy read 7 times over (and, with 64
+    columns, in tiles of the short last panel's 16 rows: S of 512 MiB took minutes)."""
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal((200000, 6)) * np.geomspace(10.0, 1.0, 6)) @ rng.standard_normal((6, 32))
+    path = str(tmp_path / "tall.b2nd")
+    blosc2.asarray(a, urlpath=path, chunks=(65536, 32), blocks=(256, 32), mode="w")
+    x = b2lazy.open(path)
+    s = la.svd_compressed(x, 4, n_power_iter=1, seed=3)[1]  # rank 6 < k + p: exact
+    out = s.compute(max_memory=256 << 20)
+    read = out.stats["bytes_decompressed"]
+    assert read[path] <= 8 * a.nbytes, read
+    assert max(v for name, v in read.items() if name not in (path, "total")) <= a.nbytes, read  # Y's stages
+    np.testing.assert_allclose(out.to_numpy(), np.linalg.svd(a, compute_uv=False)[:4], rtol=1e-6)
+
+
 def test_compute_together_factors_qr_once(small_panels, tmp_path):
     """q and r of a TSQR computed together: r's evaluation reads the R tree q's computed and
     decompresses nothing of the matrix (alone, it reads it once)."""

@@ -417,6 +417,14 @@ int64_t FactorNode::first_element(const Region& region, const Region& run) const
   return e;
 }
 
+std::vector<Region> FactorNode::pull_pieces(const Region& region, size_t input, size_t /*worker_bytes*/) const {
+  if (region.size() == 0 || nbatch_ == 0 || input >= inputs().size()) return {};
+  std::vector<Region> pieces;
+  for (const Region& sub : runs(region)) pieces.push_back(input_regions(sub)[input]);
+  if (pieces.size() < 2) return {};
+  return pieces;
+}
+
 void FactorNode::fill(const Region& region, void* out, ThreadState& ts) const {
   if (region.size() == 0) return;
   const bool alone = ts.can_fork && ts.eval && ts.eval->workers() > 1 && std::min(m_, n_) >= 128;

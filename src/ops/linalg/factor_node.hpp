@@ -55,6 +55,8 @@ class FactorNode : public Node {
   std::string describe() const override;
   void fill(const Region& region, void* out, ThreadState& ts) const override;
   std::vector<Region> input_regions(const Region& region) const override;
+  // A batch is pulled batch_run() elements at a time (what a panel of a TSQR reads).
+  std::vector<Region> pull_pieces(const Region& region, size_t input, size_t worker_bytes) const override;
   bool cacheable() const override { return true; }
   Region computed_region(const Region& region) const override;
   Shape preferred_chunks() const override;
