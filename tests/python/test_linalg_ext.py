@@ -596,8 +596,11 @@ def test_svd_compressed_of_a_stored_matrix_and_compute_together(tmp_path):
     np.testing.assert_allclose(np.abs(U.to_numpy()), np.abs(ur), atol=1e-10)
     np.testing.assert_allclose(S.to_numpy(), sr, rtol=1e-10)
     np.testing.assert_allclose(np.abs(V.to_numpy()), np.abs(vr), atol=1e-10)
-    assert path in U.stats["bytes_decompressed"]  # S and Vh: B = Q^H A read from U's evaluation
-    assert path not in S.stats["bytes_decompressed"] and path not in V.stats["bytes_decompressed"]
+    # S and Vh read at most one pass more (B = Q^H A when U's plan computed it in place)
+    # where alone each makes every pass again (the TSQRs of Y and of A Qz, A^H Q, ...)
+    alone = s.compute(max_memory=budget).stats["bytes_decompressed"][path]
+    for r in (S, V):
+        assert r.stats["bytes_decompressed"].get(path, 0) <= a.nbytes * 1.05 < alone / 2, (r.stats, alone)
 
 
 def test_svd_compressed_reads_the_matrix_by_panels_not_repacked(tmp_path):
