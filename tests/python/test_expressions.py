@@ -808,7 +808,7 @@ def test_table_covers_every_function():
     # lazyudf takes a Python function, which an expression string cannot name (not built yet)
     no_array |= {"lazyudf", "map_blocks", "blockwise"}
     # writing into other arrays, reading Zarr by URL and evaluating now are not expressions
-    no_array |= {"store", "to_zarr", "from_zarr", "persist"}
+    no_array |= {"store", "to_zarr", "from_zarr", "persist", "compute"}
     # the unique functions return tuples whose length depends on the values
     no_array |= {"unique_values", "unique_counts", "unique_inverse", "unique_all"}
     # einsum_path returns einsum's contraction order (a list and a report), not an array
