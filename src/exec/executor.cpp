@@ -211,7 +211,7 @@ void run_stages(const Plan& plan, EvalState& ev, bool keep, bool all) {
     }
     if (carried) {  // computed by an earlier plan of the same compute_all
       auto it = carried->find(s.node.get());
-      if (it != carried->end() && it->second.m.box.ndim() == s.box.ndim() && it->second.m.box.contains(s.box)) {
+      if (it != carried->end() && it->second.holds(s.box)) {
         ev.stages_reused++;
         continue;
       }

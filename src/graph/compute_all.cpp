@@ -24,7 +24,7 @@ using Plans = std::vector<std::shared_ptr<Plan>>;
 // The plan's stage of node `n` within the box `c` holds (what it counts as kept), or null.
 const PlanStage* stage_of(const Plan& p, const Node* n, const CarriedStage& c) {
   for (const PlanStage& s : p.stages)
-    if (s.node.get() == n && c.m.box.ndim() == s.box.ndim() && c.m.box.contains(s.box)) return &s;
+    if (s.node.get() == n && c.holds(s.box)) return &s;
   return nullptr;
 }
 

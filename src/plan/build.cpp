@@ -409,8 +409,8 @@ void spill_until_it_fits(Plan& p) {
     // A plan still over max_memory with every stage spilled ends so below, after a search
     // that tries each stage at each step (a plan over the budget by its nodes' own holdings,
     // which build_plan makes again for less: 21 projections per layout tried): spill all at
-    // once. (Spilled stages add read buffers to the tasks: in principle some but not all
-    // spilled could fit where all do not; the search below finds those.)
+    // once. (Spilled stages add read buffers to the tasks, so in principle some but not all
+    // spilled could fit where all do not: such a plan is not searched for.)
     Plan all = p;
     bool any = false;
     for (size_t i = all.stages.size(); i-- > 0;)

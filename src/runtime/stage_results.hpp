@@ -16,6 +16,8 @@ namespace b2lazy {
 struct CarriedStage {
   Materialized m;
   int64_t memory = 0;  // bytes it holds in memory (0: spilled to a temporary file)
+  // Does it hold all of `box` (a later plan's stage of the same node)?
+  bool holds(const Box& box) const { return m.box.ndim() == box.ndim() && m.box.contains(box); }
 };
 using CarriedStages = std::unordered_map<const Node*, CarriedStage>;
 
