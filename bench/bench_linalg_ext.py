@@ -101,15 +101,10 @@ def run_mem(contender, case):
             if case == "solve":
                 return la.solve(*xs).to_numpy(nthreads=NTHREADS)
             if case in ("qr", "qr_batch"):
-                q, r = la.qr(xs[0])
-                return (
-                    bl.compute_many([q, r])
-                    if hasattr(bl, "compute_many")
-                    else (q.to_numpy(nthreads=NTHREADS), r.to_numpy(nthreads=NTHREADS))
-                )
+                # together: one factorisation for Q and R (results as NumPy, like NumPy's)
+                return [a.to_numpy() for a in bl.compute(*la.qr(xs[0]), nthreads=NTHREADS)]
             if case == "svd":
-                u, s, vh = la.svd(xs[0], full_matrices=False)
-                return u.to_numpy(nthreads=NTHREADS), s.to_numpy(nthreads=NTHREADS), vh.to_numpy(nthreads=NTHREADS)
+                return [a.to_numpy() for a in bl.compute(*la.svd(xs[0], full_matrices=False), nthreads=NTHREADS)]
             return la.inv(xs[0]).to_numpy(nthreads=NTHREADS)
     else:
         import dask

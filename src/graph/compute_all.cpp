@@ -12,6 +12,7 @@
 #include "b2lazy/plan.hpp"
 #include "graph/run_compute.hpp"
 #include "plan/memory.hpp"
+#include "plan/tasks.hpp"
 #include "runtime/own_context.hpp"
 #include "runtime/stage_results.hpp"
 
@@ -28,10 +29,10 @@ const PlanStage* stage_of(const Plan& p, const Node* n, const CarriedStage& c) {
   return nullptr;
 }
 
-// Every node of a plan's graph (its executions may pull any of them).
-std::unordered_set<const Node*> graph_nodes(const Plan& p) {
-  std::unordered_set<const Node*> seen{p.root.get()};
-  std::vector<const Node*> todo{p.root.get()};
+// Every node of a graph (an evaluation of it may pull any of them).
+NodeSet graph_nodes(const Node& root) {
+  NodeSet seen{&root};
+  std::vector<const Node*> todo{&root};
   while (!todo.empty()) {
     const Node* n = todo.back();
     todo.pop_back();
@@ -45,8 +46,7 @@ std::unordered_set<const Node*> graph_nodes(const Plan& p) {
 // ones held in memory that plan `i` does not count as its own (kept in memory) do not fit
 // beside its projected peak within max_memory, the largest of those (a later plan computes
 // it again).
-void prune(CarriedStages& carried, const Plans& plans, const std::vector<std::unordered_set<const Node*>>& nodes,
-           size_t i) {
+void prune(CarriedStages& carried, const Plans& plans, const std::vector<NodeSet>& nodes, size_t i) {
   std::erase_if(carried, [&](const auto& e) {
     for (size_t j = i; j < plans.size(); ++j)
       if (nodes[j].count(e.first)) return false;
@@ -79,12 +79,18 @@ std::vector<Array> compute_all(const std::vector<Array>& arrays, const std::vect
                      std::to_string(arrays.size()) + " arrays, " + std::to_string(opts.size()) + " options)");
   auto own = own_context(ctx);
   auto options = [&](size_t i) -> const ComputeOptions& { return opts[std::min(i, opts.size() - 1)]; };
-  Plans plans;
-  for (size_t i = 0; i < arrays.size(); ++i)
-    plans.push_back(std::make_shared<Plan>(make_plan(arrays[i], options(i), PlanTarget::Compressed, ctx)));
+  std::vector<NodeSet> nodes;
+  for (const Array& a : arrays) nodes.push_back(graph_nodes(*a.node()));
+  // Each plan keeps what the later ones pull of its computed nodes (a factorisation whose
+  // Q one array reads and R the next is factored once).
+  Plans plans(arrays.size());
+  NodeSet later;
+  for (size_t i = arrays.size(); i-- > 0;) {
+    plans[i] = std::make_shared<Plan>(
+        build_plan(arrays[i].node(), options(i), PlanTarget::Compressed, ctx->nthreads(), &later));
+    later.insert(nodes[i].begin(), nodes[i].end());
+  }
   for (const auto& p : plans) check_plan_budget(*p);  // before any output is written
-  std::vector<std::unordered_set<const Node*>> nodes;
-  for (const auto& p : plans) nodes.push_back(graph_nodes(*p));
   auto carried = std::make_shared<CarriedStages>();
   std::vector<Array> out;
   for (size_t i = 0; i < plans.size(); ++i) {

@@ -150,7 +150,8 @@ Shape stored_chunks(const PlanStage& s, size_t max_memory, int nworkers) {
 
 class Builder {
  public:
-  Builder(Plan& p) : p_(p) {
+  Builder(Plan& p, const NodeSet* later) : p_(p) {
+    ps_.later = later;
     const int64_t mm = static_cast<int64_t>(std::min<size_t>(p.options.max_memory, INT64_MAX));
     dense_left_ = mm;
     compressed_left_ = mm / 2;
@@ -462,7 +463,7 @@ void keep_siblings_alike(Plan& p) {
 
 // The passes after the layout, for output chunks `chunks` (and blocks `blocks`).
 Plan plan_on(const NodePtr& root, const ComputeOptions& opts, PlanTarget target, int nworkers, Shape chunks,
-             Shape blocks, const std::string& note) {
+             Shape blocks, const std::string& note, const NodeSet* later) {
   Plan p;
   p.root = root;
   p.stage_results = std::make_shared<StageResults>();
@@ -481,7 +482,7 @@ Plan plan_on(const NodePtr& root, const ComputeOptions& opts, PlanTarget target,
                      (p.block_major ? ", filled in Blosc2's block order" : "") + note);
   // pulls, reuse, stages
   if (p.nchunks > 0 && !p.block_major) p.siblings = find_siblings(root);
-  Builder b(p);
+  Builder b(p, later);
   if (p.nchunks > 0 && !p.block_major) b.plan_stages(root, grid);
   keep_siblings_alike(p);
   for (const PlanSiblings& g : p.siblings)
@@ -515,7 +516,8 @@ int64_t kept_sources(const Plan& p) {
 // one output chunk when small, are planned too; the one keeping least of the sources, then
 // reading least, wins if it keeps less and reads no more (within 1/8), or keeps no more
 // and reads clearly less, and fits max_memory.
-Plan follow_sources(const NodePtr& root, const ComputeOptions& opts, PlanTarget target, int nworkers, Plan p) {
+Plan follow_sources(const NodePtr& root, const ComputeOptions& opts, PlanTarget target, int nworkers, Plan p,
+                    const NodeSet* later) {
   const int64_t kept = kept_sources(p);
   const int64_t once = sources_bytes(*root);
   if (kept <= 0 && read_cost(p) <= once + once / 8) return p;
@@ -528,7 +530,7 @@ Plan follow_sources(const NodePtr& root, const ComputeOptions& opts, PlanTarget 
   for (const Shape& cand : follow_source_layouts(root, target_items, whole_items)) {
     if (cand == p.chunks) continue;
     Shape blocks = target == PlanTarget::Compressed ? fitted_blocks(cand, isz) : Shape{};
-    Plan q = plan_on(root, opts, target, nworkers, cand, blocks, " (split along the sources' chunked axes)");
+    Plan q = plan_on(root, opts, target, nworkers, cand, blocks, " (split along the sources' chunked axes)", later);
     if (static_cast<size_t>(q.projected_peak) > opts.max_memory) continue;
     const int64_t k = kept_sources(q), r = read_cost(q);
     const bool keeps_less = k < kept && r <= reads + reads / 8, reads_less = k <= kept && r < reads - reads / 8;
@@ -541,7 +543,8 @@ Plan follow_sources(const NodePtr& root, const ComputeOptions& opts, PlanTarget 
 }  // namespace
 
 namespace {
-Plan plan_for_budget(const NodePtr& root, const ComputeOptions& given, PlanTarget target, int nworkers) {
+Plan plan_for_budget(const NodePtr& root, const ComputeOptions& given, PlanTarget target, int nworkers,
+                     const NodeSet* later) {
   // Chunks asked for with rechunk are the output's, as if given to compute().
   ComputeOptions opts = given;
   if (opts.chunks.empty() && opts.shards.empty())
@@ -551,12 +554,12 @@ Plan plan_for_budget(const NodePtr& root, const ComputeOptions& given, PlanTarge
         opts.chunks[d] = std::clamp<int64_t>(opts.chunks[d], 1, std::max<int64_t>(1, root->shape()[d]));
     }
   auto [chunks, blocks] = output_layout(root, opts, target, nworkers);
-  Plan p = plan_on(root, opts, target, nworkers, chunks, blocks, "");
+  Plan p = plan_on(root, opts, target, nworkers, chunks, blocks, "", later);
   const bool by_shape =
       opts.chunks.empty() && opts.shards.empty() && opts.blocks.empty() && preferred_chunks_of(root).empty() &&
       (target == PlanTarget::Dense || (product_chunks_of(root).empty() && !aligned_storage_source(root)));
   if (by_shape && p.nchunks > 0 && !p.block_major) {
-    p = follow_sources(root, opts, target, nworkers, std::move(p));
+    p = follow_sources(root, opts, target, nworkers, std::move(p), later);
     chunks = p.chunks;
     blocks = p.blocks;
   }
@@ -576,7 +579,7 @@ Plan plan_for_budget(const NodePtr& root, const ComputeOptions& given, PlanTarge
     if (squares != chunks) {
       chunks = squares;
       blocks = target == PlanTarget::Compressed ? fitted_blocks(chunks, isz) : Shape{};
-      p = plan_on(root, opts, target, nworkers, chunks, blocks, "");
+      p = plan_on(root, opts, target, nworkers, chunks, blocks, "", later);
     }
   }
   const Shape first = chunks;
@@ -598,7 +601,7 @@ Plan plan_for_budget(const NodePtr& root, const ComputeOptions& given, PlanTarge
     if (smaller == chunks) break;
     Shape smaller_blocks = target == PlanTarget::Compressed ? fitted_blocks(smaller, isz) : Shape{};
     Plan q = plan_on(root, opts, target, nworkers, smaller, smaller_blocks,
-                     " (shrunk from " + shape_str(first) + " to fit max_memory)");
+                     " (shrunk from " + shape_str(first) + " to fit max_memory)", later);
     // Smaller output chunks that project no less: what is over the budget is not the
     // output tasks (a stage's pass, the kept copies); halving on would only plan again,
     // each time through every stage (svd_compressed's U: 990 task projections, 25 s).
@@ -633,7 +636,7 @@ Plan plan_for_budget(const NodePtr& root, const ComputeOptions& given, PlanTarge
         if (cand == chunks) continue;
         Shape cb = target == PlanTarget::Compressed ? fitted_blocks(cand, isz) : Shape{};
         Plan q = plan_on(root, opts, target, nworkers, cand, cb,
-                         " (tiles reshaped from " + shape_str(first) + " to read least within max_memory)");
+                         " (tiles reshaped from " + shape_str(first) + " to read least within max_memory)", later);
         if (static_cast<size_t>(q.projected_peak) > opts.max_memory) continue;
         const int64_t cost = tile_cost(q);
         if (!fits || cost < best - best / 8) {  // a clear gain, not noise in the estimate
@@ -650,8 +653,9 @@ Plan plan_for_budget(const NodePtr& root, const ComputeOptions& given, PlanTarge
 }
 }  // namespace
 
-Plan build_plan(const NodePtr& root, const ComputeOptions& given, PlanTarget target, int nworkers) {
-  Plan p = plan_for_budget(root, given, target, nworkers);
+Plan build_plan(const NodePtr& root, const ComputeOptions& given, PlanTarget target, int nworkers,
+                const NodeSet* later) {
+  Plan p = plan_for_budget(root, given, target, nworkers, later);
   if (p.nchunks == 0 || static_cast<size_t>(p.projected_peak) <= given.max_memory) return p;
   // The nodes size what they hold (a product's kept band, TSQR's panels) from the budget,
   // each on its own: together they may project over it where the same graph told a
@@ -663,7 +667,7 @@ Plan build_plan(const NodePtr& root, const ComputeOptions& given, PlanTarget tar
     if (o.max_memory < (size_t(8) << 20)) break;
     Plan q;
     try {
-      q = plan_for_budget(root, o, target, nworkers);
+      q = plan_for_budget(root, o, target, nworkers, later);
     } catch (const ValueError&) {
       break;  // a node refuses so small a budget (a whole matrix to factor): so would less
     }

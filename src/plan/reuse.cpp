@@ -340,9 +340,10 @@ std::vector<ReusedNode> find_reused(const NodePtr& root, const ChunkGrid& grid, 
     // output chunks — kept over the parts computed.)
     const bool whole = node.computed_whole() && !ps.computing.count(&node);
     const bool wider = q->computed > q->computed_bbox.size() && !ps.computing.count(&node);
-    if (q->total > q->bbox.size() || q->repeated || promoted || whole || wider) {
-      if (wider) r.box = q->computed_bbox;
-      r.own_chunks = whole || wider;
+    const bool later = node.cacheable() && ps.later && ps.later->count(&node) && !ps.computing.count(&node);
+    if (q->total > q->bbox.size() || q->repeated || promoted || whole || wider || later) {
+      if (wider || later) r.box = q->computed_bbox;
+      r.own_chunks = whole || wider || later;
       r.pulled = sat_mul(std::max(q->total, wider ? q->computed : 0), isz);
       r.once = sat_mul(r.box.size(), isz);
       // Its pass reads the sources below it once more: a source the tasks read too is

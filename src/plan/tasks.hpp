@@ -2,10 +2,13 @@
 // the bytes it decompresses; the stages' projections; the plan's projected peak.
 #pragma once
 #include <string>
+#include <unordered_set>
 
 #include "b2lazy/plan.hpp"
 
 namespace b2lazy {
+
+using NodeSet = std::unordered_set<const Node*>;
 
 // Output chunks per task for `root` on `grid`: a whole row (all but the last grid axis
 // fixed) when a node shares state along rows (Node::shares_rows) and the rows keep every
@@ -33,7 +36,10 @@ void plan_tasks(Plan& p);
 // The pass's line for Plan::passes.
 std::string tasks_pass_line(const Plan& p);
 
-// make_plan's passes on a graph.
-Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget target, int nworkers);
+// make_plan's passes on a graph. `later`: nodes later evaluations of the same compute_all
+// pull (graph/compute_all.cpp); a computed one this plan pulls becomes a stage over the
+// part it computes, which those evaluations then read instead of computing it again.
+Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget target, int nworkers,
+                const NodeSet* later = nullptr);
 
 }  // namespace b2lazy

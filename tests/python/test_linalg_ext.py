@@ -638,6 +638,32 @@ def test_compute_together_factors_qr_once(small_panels, tmp_path):
     assert isinstance(one, tuple) and len(one) == 1
 
 
+@pytest.mark.parametrize(
+    "fn, shape",
+    [
+        (lambda x: la.qr(x), (300, 200)),
+        (lambda x: la.qr(x), (6, 90, 40)),
+        (lambda x: la.svd(x, full_matrices=False), (250, 120)),
+        (lambda x: la.eigh(x @ la.matrix_transpose(x)), (150, 150)),
+    ],
+    ids=["qr", "qr-batch", "svd", "eigh"],
+)
+def test_compute_together_factors_a_matrix_once(tmp_path, fn, shape):
+    """The outputs of one LAPACK factorisation computed together: the first evaluation keeps
+    the factorisation for the others, which decompress nothing of the matrix (each alone
+    reads it again); the results are the ones computed apart."""
+    a = np.random.default_rng(9).standard_normal(shape)
+    path = str(tmp_path / "m.b2nd")
+    blosc2.asarray(a, urlpath=path, chunks=tuple(max(1, d // 3) for d in shape), mode="w")
+    outs = fn(b2lazy.open(path))
+    together = b2lazy.compute(*outs)
+    for i, (r, o) in enumerate(zip(together, outs)):
+        np.testing.assert_allclose(r.to_numpy(), o.to_numpy(), rtol=1e-9, atol=1e-10)
+        if i:
+            assert path not in r.stats["bytes_decompressed"], r.stats
+            assert path in o.compute().stats["bytes_decompressed"]
+
+
 def test_compute_together_options_and_errors(tmp_path):
     x = b2lazy.asarray(np.arange(12.0).reshape(4, 3))
     m = b2lazy.mean(x, axis=0)
