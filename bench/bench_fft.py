@@ -8,7 +8,9 @@ Cases:
 Contenders, each in a fresh process (peak RSS: VmHWM after clear_refs, minus VmRSS after the
 imports, so the growth includes opening and loading):
   b2lazy  bl.fft.fft(bl.open(src), axis=a).compute(urlpath=out, max_memory=...)
-  numpy   the array read whole with python-blosc2 (timed apart: load_s), np.fft on it
+  numpy   the array read whole with python-blosc2 (timed apart: load_s), np.fft on it (time_s),
+          the result written with python-blosc2's default compression (write_s)
+  b2lazy-numpy  the transform as a NumPy array (to_numpy): nothing compressed or written
   dask    da.from_array(blosc2 array, its chunks), rechunked so that the transformed axis is
           one chunk (da.fft refuses a chunked axis), da.fft.fft, da.store into a b2nd file;
           rfftn as rfft along the last axis then fft along the others, each after a
@@ -17,7 +19,7 @@ Data (smooth plus a little noise) is written by a separate process first, with
 python-blosc2's default chunks for its shape. Times: median of --reps fresh runs.
 
     python bench/bench_fft.py [--rows 4096] [--cols 65536] [--vol 512] [--reps 1]
-                              [--cases fft0,fft1,rfftn] [--contenders b2lazy,numpy,dask]
+                              [--cases fft0,fft1,rfftn] [--contenders b2lazy,numpy,b2lazy-numpy,dask]
 """
 
 from __future__ import annotations
@@ -103,8 +105,27 @@ def run_one(case, contender, src, out):
         x = blosc2.open(src)[:]
         t1 = time.perf_counter()
         r = np.fft.rfftn(x) if case == "rfftn" else np.fft.fft(x, axis=int(case[-1]))
-        info["time_s"] = time.perf_counter() - t1
+        t2 = time.perf_counter()
+        info["time_s"] = t2 - t1
         info["load_s"] = t1 - t0
+        info["check"] = str(complex(r[3, 5].ravel()[0] if case == "rfftn" else r[3, 5]))
+        # the same file-to-file job as b2lazy's: the result written with python-blosc2's
+        # default compression (b2lazy's too: zstd level 1, shuffle)
+        del x
+        blosc2.asarray(r, urlpath=out, mode="w")
+        info["write_s"] = time.perf_counter() - t2
+    elif contender == "b2lazy-numpy":
+        import b2lazy as bl
+
+        # b2lazy's result as a NumPy array (no output compressed or written): the transform
+        # beside NumPy's in-memory one, the file decompressed by b2lazy on the way
+        base = rss("VmRSS")
+        reset_peak()
+        t0 = time.perf_counter()
+        x = bl.open(src)
+        r = bl.fft.rfftn(x) if case == "rfftn" else bl.fft.fft(x, axis=int(case[-1]))
+        r = r.to_numpy(max_memory=BUDGET, nthreads=NTHREADS)
+        info["time_s"] = time.perf_counter() - t0
         info["check"] = str(complex(r[3, 5].ravel()[0] if case == "rfftn" else r[3, 5]))
     else:  # dask
         import dask
@@ -138,7 +159,7 @@ def main():
     p.add_argument("--vol", type=int, default=512)
     p.add_argument("--reps", type=int, default=1)
     p.add_argument("--cases", default="fft0,fft1,rfftn")
-    p.add_argument("--contenders", default="b2lazy,numpy,dask")
+    p.add_argument("--contenders", default="b2lazy,numpy,b2lazy-numpy,dask")
     p.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "b2lazy-fftbench"))
     p.add_argument("--run", nargs=4, help=argparse.SUPPRESS)  # case contender src out
     args = p.parse_args()

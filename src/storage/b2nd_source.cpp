@@ -417,8 +417,10 @@ int64_t B2ndSource::fill_bytes_local(const Region& region) const {
   for (size_t d = 0; d < nd; ++d)
     span = sat_add(span, sat_mul(std::min(rb.stop[d] - rb.start[d], grid_.chunks()[d]) - 1, st[d]));
   span = std::min(span, whole);
-  if (span > piece) return sat_mul(piece, isz);
-  return sat_add(sat_mul(span, isz), span == whole ? compressed : 0);
+  // (read_blocks, for a region sparse in its span, holds one block)
+  const int64_t block = prod(blocks_);
+  if (span > piece) return sat_mul(std::max(piece, block), isz);
+  return sat_add(sat_mul(std::max(span, std::min(block, whole)), isz), span == whole ? compressed : 0);
 }
 
 void B2ndSource::fill(const Region& region, void* out, ThreadState& ts) const {
@@ -552,6 +554,58 @@ std::pair<int64_t, int64_t> B2ndSource::item_span(const Box& cbox, const Region&
   return {lo, hi};
 }
 
+int64_t B2ndSource::blocks_touched_in(const Box& cbox, const Region& region, const Shape& i_lo,
+                                      const Shape& i_hi) const {
+  int64_t blocks = 1;
+  std::vector<AxisSegment> segs;
+  for (size_t d = 0; d < ndim(); ++d) {
+    segs.clear();
+    split_axis(region.start[d] + i_lo[d] * region.step[d] - cbox.start[d], region.step[d], i_hi[d] - i_lo[d],
+               blocks_[d], segs);
+    blocks = sat_mul(blocks, static_cast<int64_t>(segs.size()));
+  }
+  return blocks;
+}
+
+bool B2ndSource::sparse_in_span(const Box& cbox, const Region& region, const Shape& i_lo, const Shape& i_hi) const {
+  if (!c_order_blocks_ || ndim() == 0) return false;
+  const auto [first, last] = item_span(cbox, region, i_lo, i_hi);
+  const int64_t spanned = touched_blocks(first, last + 1 - first);
+  // (a quarter more than touched: a range read saves a copy per block, worth a few blocks)
+  return spanned > 2 && blocks_touched_in(cbox, region, i_lo, i_hi) * 5 < spanned * 4;
+}
+
+void B2ndSource::read_blocks(int64_t id, const Box& cbox, const Region& region, const Shape& i_lo, const Shape& i_hi,
+                             char* out, ThreadState& ts) const {
+  const size_t nd = ndim();
+  const int64_t isz = static_cast<int64_t>(itemsize(dtype()));
+  const int64_t per_block = prod(blocks_);
+  ScratchScope scope(ts.scratch);
+  bool counted = true;  // (one decompression of the chunk in the stats)
+  std::vector<std::vector<AxisSegment>> segs(nd);
+  Shape bgrid(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    bgrid[d] = extchunk_[d] / blocks_[d];
+    split_axis(region.start[d] + i_lo[d] * region.step[d] - cbox.start[d], region.step[d], i_hi[d] - i_lo[d],
+               blocks_[d], segs[d]);
+  }
+  char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(per_block * isz)));
+  std::vector<size_t> k(nd, 0);
+  Shape lo(nd), hi(nd);
+  while (true) {
+    int64_t bid = 0;
+    for (size_t d = 0; d < nd; ++d) {
+      const AxisSegment& g = segs[d][k[d]];
+      bid = bid * bgrid[d] + g.cell;
+      lo[d] = i_lo[d] + g.i_lo, hi[d] = i_lo[d] + g.i_hi;
+    }
+    read_items(id, bid * per_block, per_block, buf, ts, counted);
+    counted = false;
+    gather_from_chunk(buf, bid * per_block * isz, cbox, region, lo, hi, out);
+    if (!next_segment(k, segs)) return;
+  }
+}
+
 void B2ndSource::read_in_pieces(int64_t id, const Box& cbox, const Region& region, const Shape& i_lo, const Shape& i_hi,
                                 char* out, ThreadState& ts) const {
   const size_t nd = ndim();
@@ -562,37 +616,15 @@ void B2ndSource::read_in_pieces(int64_t id, const Box& cbox, const Region& regio
   // Over a store, C-order blocks too are read block by block: an item range from the first
   // to the last item needed would fetch the untouched blocks between (a strided region).
   if (!c_order_blocks_ || remote_) {
-    const int64_t per_block = prod(blocks_);
     if (reads_chunk_whole() && !remote_) {  // the chunk, whole
       char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(whole * isz)));
       read_chunk(id, buf, ts);
       gather_from_chunk(buf, 0, cbox, region, i_lo, i_hi, out);
       return;
     }
-    // Block by block: each touched block decompressed alone into a block-sized buffer.
-    std::vector<std::vector<AxisSegment>> segs(nd);
-    Shape bgrid(nd);
-    for (size_t d = 0; d < nd; ++d) {
-      bgrid[d] = extchunk_[d] / blocks_[d];
-      split_axis(region.start[d] + i_lo[d] * region.step[d] - cbox.start[d], region.step[d], i_hi[d] - i_lo[d],
-                 blocks_[d], segs[d]);
-    }
-    char* buf = static_cast<char*>(scope.alloc(static_cast<size_t>(per_block * isz)));
-    std::vector<size_t> k(nd, 0);
-    Shape lo(nd), hi(nd);
-    while (true) {
-      int64_t bid = 0;
-      for (size_t d = 0; d < nd; ++d) {
-        const AxisSegment& g = segs[d][k[d]];
-        bid = bid * bgrid[d] + g.cell;
-        lo[d] = i_lo[d] + g.i_lo, hi[d] = i_lo[d] + g.i_hi;
-      }
-      read_items(id, bid * per_block, per_block, buf, ts, counted);
-      counted = false;
-      gather_from_chunk(buf, bid * per_block * isz, cbox, region, lo, hi, out);
-      if (!next_segment(k, segs)) return;
-    }
+    return read_blocks(id, cbox, region, i_lo, i_hi, out, ts);
   }
+  if (sparse_in_span(cbox, region, i_lo, i_hi)) return read_blocks(id, cbox, region, i_lo, i_hi, out, ts);
   // C-order blocks: the item range from the first to the last item needed, when it is at
   // most a piece; else the index ranges are cut along the first axis with more than one
   // index into runs whose ranges are at most a piece (recursing to the next axis when one
@@ -645,38 +677,26 @@ int64_t B2ndSource::decompressed_bytes(const Region& region) const {
   if (spanned > 4096)
     return c_order_blocks_ ? sat_mul(region.size(), isz) : sat_mul(spanned, sat_mul(extchunk_nitems(), isz));
   const AxisSegments per_axis = split_region(region, grid_.chunks());
-  const Shape st = c_strides(extchunk_);
   int64_t total = 0;
   std::vector<size_t> k(nd, 0);
-  Shape coords(nd);
+  Shape coords(nd), i_lo(nd), i_hi(nd);
   while (true) {
     if (!c_order_blocks_ && reads_chunk_whole()) {
       total = sat_add(total, sat_mul(extchunk_nitems(), isz));
-    } else if (!c_order_blocks_) {  // read_in_pieces: the touched blocks, one at a time
-      for (size_t d = 0; d < nd; ++d) coords[d] = per_axis[d][k[d]].cell;
-      const Box cbox = grid_.chunk_box(grid_.chunk_id(coords));
-      int64_t blocks = 1;
-      std::vector<AxisSegment> segs;
+    } else {
       for (size_t d = 0; d < nd; ++d) {
-        const AxisSegment& g = per_axis[d][k[d]];
-        segs.clear();
-        split_axis(region.start[d] + g.i_lo * region.step[d] - cbox.start[d], region.step[d], g.i_hi - g.i_lo,
-                   blocks_[d], segs);
-        blocks *= static_cast<int64_t>(segs.size());
+        coords[d] = per_axis[d][k[d]].cell;
+        i_lo[d] = per_axis[d][k[d]].i_lo, i_hi[d] = per_axis[d][k[d]].i_hi;
+      }
+      const Box cbox = grid_.chunk_box(grid_.chunk_id(coords));
+      int64_t blocks = 0;  // read_in_pieces: the touched blocks one at a time, or item ranges
+      if (!c_order_blocks_ || sparse_in_span(cbox, region, i_lo, i_hi)) {
+        blocks = blocks_touched_in(cbox, region, i_lo, i_hi);
+      } else {
+        const auto [lo, hi] = item_span(cbox, region, i_lo, i_hi);
+        blocks = touched_blocks(lo, hi + 1 - lo);
       }
       total = sat_add(total, sat_mul(blocks, sat_mul(prod(blocks_), isz)));
-    } else {
-      for (size_t d = 0; d < nd; ++d) coords[d] = per_axis[d][k[d]].cell;
-      const Box cbox = grid_.chunk_box(grid_.chunk_id(coords));
-      int64_t lo = 0, hi = 0;
-      for (size_t d = 0; d < nd; ++d) {
-        const AxisSegment& g = per_axis[d][k[d]];
-        const int64_t a = region.start[d] + g.i_lo * region.step[d] - cbox.start[d];
-        const int64_t b = region.start[d] + (g.i_hi - 1) * region.step[d] - cbox.start[d];
-        lo += std::min(a, b) * st[d], hi += std::max(a, b) * st[d];
-      }
-      const int64_t per_block = std::max<int64_t>(1, prod(blocks_));
-      total = sat_add(total, sat_mul(sat_mul(touched_blocks(lo, hi + 1 - lo), per_block), isz));
     }
     if (!next_segment(k, per_axis)) break;
   }

@@ -113,6 +113,17 @@ class B2ndSource : public Node {
   // Blocks not in C order: is a chunk read whole (it is at most a piece, or one block),
   // rather than block by block? fill_bytes, read_in_pieces and decompressed_bytes agree.
   bool reads_chunk_whole() const;
+  // Blocks of chunk box `cbox` that [i_lo, i_hi) of `region` touches.
+  int64_t blocks_touched_in(const Box& cbox, const Region& region, const Shape& i_lo, const Shape& i_hi) const;
+  // C-order blocks: is [i_lo, i_hi) of `region` read block by block, its item range
+  // spanning blocks it does not touch (a column band of row strips: (8, 65536) chunks of
+  // (1, 8192) blocks asked 8 of the 57 blocks between the first item and the last)? A
+  // range read would decompress them all. fill_bytes, read_in_pieces and
+  // decompressed_bytes agree.
+  bool sparse_in_span(const Box& cbox, const Region& region, const Shape& i_lo, const Shape& i_hi) const;
+  // [i_lo, i_hi) of `region` inside chunk `id`, each block it touches decompressed alone.
+  void read_blocks(int64_t id, const Box& cbox, const Region& region, const Shape& i_lo, const Shape& i_hi, char* out,
+                   ThreadState& ts) const;
   // The first and last item (C order of the padded chunk) of [i_lo, i_hi) of `region`.
   std::pair<int64_t, int64_t> item_span(const Box& cbox, const Region& region, const Shape& i_lo,
                                         const Shape& i_hi) const;
