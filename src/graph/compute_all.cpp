@@ -42,6 +42,25 @@ NodeSet graph_nodes(const Node& root) {
   return seen;
 }
 
+// The nodes of `graph` a later evaluation of `root` reaches first: cacheable ones (what a
+// plan can keep for it) met walking down from `root` through the nodes `graph` does not
+// have or cannot keep. (Not every shared node: keeping what lies below a kept one, as
+// svd_compressed's panel factorisations below B's SVD, would store what no one reads.)
+void shared_frontier(const Node& root, const NodeSet& graph, NodeSet& out) {
+  NodeSet seen{&root};
+  std::vector<const Node*> todo{&root};
+  while (!todo.empty()) {
+    const Node* n = todo.back();
+    todo.pop_back();
+    if (graph.count(n) && n->cacheable()) {
+      out.insert(n);
+      continue;
+    }
+    for (const NodePtr& in : n->inputs())
+      if (seen.insert(in.get()).second) todo.push_back(in.get());
+  }
+}
+
 // Before plan `i` runs: drops the carried nodes no plan from `i` on has in its graph, then, while the
 // ones held in memory that plan `i` does not count as its own (kept in memory) do not fit
 // beside its projected peak within max_memory, the largest of those (a later plan computes
@@ -84,11 +103,11 @@ std::vector<Array> compute_all(const std::vector<Array>& arrays, const std::vect
   // Each plan keeps what the later ones pull of its computed nodes (a factorisation whose
   // Q one array reads and R the next is factored once).
   Plans plans(arrays.size());
-  NodeSet later;
-  for (size_t i = arrays.size(); i-- > 0;) {
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    NodeSet later;
+    for (size_t j = i + 1; j < arrays.size(); ++j) shared_frontier(*arrays[j].node(), nodes[i], later);
     plans[i] = std::make_shared<Plan>(
         build_plan(arrays[i].node(), options(i), PlanTarget::Compressed, ctx->nthreads(), &later));
-    later.insert(nodes[i].begin(), nodes[i].end());
   }
   for (const auto& p : plans) check_plan_budget(*p);  // before any output is written
   auto carried = std::make_shared<CarriedStages>();
