@@ -61,9 +61,10 @@ def compute(*args, urlpath=None, cparams=None, nthreads=None, max_memory=None, c
     """Evaluate several lazy arrays together, each into a compressed array.
 
     Each is evaluated as its own ``compute()`` would, one after another, but what their
-    graphs have in common is computed once: a computed node a later array also pulls (a
-    factorisation, a reduction, a product) is kept by the earlier evaluation, over the part
-    it computes, and read by the later ones instead of computed again. ``q, r = compute(*linalg.qr(x))`` factors once, and
+    graphs have in common is computed once: the first computed node a later array reaches
+    that an earlier one also pulls (a factorisation, a reduction, a product) is kept by the
+    earlier evaluation, over the part it computes, and read by the later ones instead of
+    computed again. ``q, r = compute(*linalg.qr(x))`` factors once, and
     ``compute(*linalg.svd_compressed(x, k))`` makes its passes over ``x`` once for U, S and
     Vh. Results are kept between the evaluations only while a later one reads them, in
     memory only while they fit beside it within `max_memory`. Every evaluation's plan is
