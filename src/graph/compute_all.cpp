@@ -100,8 +100,8 @@ std::vector<Array> compute_all(const std::vector<Array>& arrays, const std::vect
   auto options = [&](size_t i) -> const ComputeOptions& { return opts[std::min(i, opts.size() - 1)]; };
   std::vector<NodeSet> nodes;
   for (const Array& a : arrays) nodes.push_back(graph_nodes(*a.node()));
-  // Each plan keeps what the later ones pull of its computed nodes (a factorisation whose
-  // Q one array reads and R the next is factored once).
+  // Each plan keeps, of its computed nodes, the first each later array reaches (a
+  // factorisation whose Q one array reads and R the next is factored once).
   Plans plans(arrays.size());
   for (size_t i = 0; i < arrays.size(); ++i) {
     NodeSet later;

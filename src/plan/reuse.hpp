@@ -31,8 +31,8 @@ struct PlanningState {
   // Sibling reductions folded in lockstep by the first of their group (Plan::siblings):
   // their pulls are that one's, not walked again.
   std::unordered_set<const Node*> followers;
-  // Nodes later evaluations of the same compute_all pull: a computed one this plan pulls
-  // is kept (a stage over the part it computes), for them to read.
+  // Nodes later evaluations of the same compute_all reach first (graph/compute_all.cpp): a
+  // computed one this plan pulls is kept (a stage over the part it computes), for them.
   const std::unordered_set<const Node*>* later = nullptr;
 };
 

@@ -37,8 +37,8 @@ void plan_tasks(Plan& p);
 std::string tasks_pass_line(const Plan& p);
 
 // make_plan's passes on a graph. `later`: nodes later evaluations of the same compute_all
-// pull (graph/compute_all.cpp); a computed one this plan pulls becomes a stage over the
-// part it computes, which those evaluations then read instead of computing it again.
+// reach first (graph/compute_all.cpp); a computed one this plan pulls becomes a stage over
+// the part it computes, which those evaluations then read instead of computing it again.
 Plan build_plan(const NodePtr& root, const ComputeOptions& opts, PlanTarget target, int nworkers,
                 const NodeSet* later = nullptr);
 
