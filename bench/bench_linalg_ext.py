@@ -5,9 +5,10 @@
 
 In memory (float64, operands made in the child before the measurement starts):
   cholesky / solve (64 right-hand sides) / qr / svd / inv of a 2048 x 2048 matrix,
-  qr of a batch of 16 matrices 8192 x 64. b2lazy evaluates with to_numpy(); Dask runs
-  da.linalg on one chunk (its cholesky and solve need square chunks; the batch has no
-  da.linalg equivalent) and computes with 2 threads.
+  qr of a batch of 16 matrices 8192 x 64. b2lazy evaluates with to_numpy() (qr's and svd's
+  outputs together, b2lazy.compute, then to NumPy); Dask runs da.linalg on one chunk (its
+  cholesky and solve need square chunks; the batch has no da.linalg equivalent) and computes
+  with 2 threads (dask.compute of all the outputs).
 Out of core (--ooc): qr (R, then Q written to disk) and svdvals of a 2**22 x 64 float64 b2nd
   array (2 GiB, zstd level 1 + shuffle, chunks of 65536 rows) under max_memory 256 MiB,
   beside Dask's tsqr (da.linalg.qr / svd on the same file read through python-blosc2);
