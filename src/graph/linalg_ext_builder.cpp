@@ -90,9 +90,12 @@ Array tsqr_r(const Array& a, const char* fn) {
 }
 
 // (Q, R) of tall-and-skinny `a` by TSQR: R as tsqr_r; Q = each panel's Q times its block of
-// the stacked factors' Q, pulled by row panels (each panel factored again there: the Qs of
-// all panels are never held at once).
-std::pair<Array, Array> tsqr(const Array& a, const char* fn) {
+// the stacked factors' Q, pulled by row panels (each panel of `a` factored again there: the
+// Qs of all its panels are never held at once). Above the first level (`a` is the small
+// stack of the panels' Rs) one factorisation serves both: its R goes up the tree and its Q
+// down, so the stage the Q pass keeps of it also feeds the level above (with an R-only
+// factorisation beside it, that level read `a` once more to compute the same Rs).
+std::pair<Array, Array> tsqr(const Array& a, const char* fn, bool first_level = true) {
   const int64_t p = panel_rows(a);
   if (!p) {
     std::vector<Array> qr = qr_of(a, 0, fn);
@@ -100,9 +103,19 @@ std::pair<Array, Array> tsqr(const Array& a, const char* fn) {
   }
   const int64_t n = a.shape()[1];
   const Panels s = panels(a, p);
-  auto [q2, r] = tsqr(stacked_r(s, n, fn), fn);
-  Array q = reshape(matmul(qr_of(s.batch, 0, fn)[0], reshape(rows(q2, 0, s.k * n), {s.k, n, n})), {s.k * p, n});
-  if (s.r) q = concat({q, matmul(qr_of(s.rest, 0, fn)[0], rows(q2, s.k * n, q2.shape()[0]))}, 0);
+  const std::vector<Array> fb = qr_of(s.batch, 0, fn);
+  std::vector<Array> fr;
+  if (s.r) fr = qr_of(s.rest, 0, fn);
+  Array stacked;
+  if (first_level) {
+    stacked = stacked_r(s, n, fn);
+  } else {
+    stacked = reshape(fb[1], {s.k * n, n});
+    if (s.r) stacked = concat({stacked, fr[1]}, 0);
+  }
+  auto [q2, r] = tsqr(stacked, fn, false);
+  Array q = reshape(matmul(fb[0], reshape(rows(q2, 0, s.k * n), {s.k, n, n})), {s.k * p, n});
+  if (s.r) q = concat({q, matmul(fr[0], rows(q2, s.k * n, q2.shape()[0]))}, 0);
   return {q, r};
 }
 

@@ -384,16 +384,21 @@ def test_tsqr_qr_svd_svdvals(small_panels, dt, m, n):
     assert int(la.matrix_rank(x).to_numpy(max_memory=budget)) == n
 
 
-def test_tsqr_q_by_row_panels_reads_each_chunk_twice(small_panels):
+@pytest.mark.parametrize("m,n,chunk", [(6000, 8, 1024), (131072, 16, 512)])
+def test_tsqr_q_by_row_panels_reads_each_chunk_twice(small_panels, m, n, chunk):
     """Q of a TSQR is pulled by row panels: its evaluation reads the stored matrix once for
-    the R tree and once more for the panels' Qs, not once per output chunk."""
+    the R tree and once more for the panels' Qs, not once per output chunk, nor once more per
+    level of the tree (131072 x 16 in panels of 512 rows: 256 panels, their Rs stacked 4096
+    rows high are factored by TSQR again, in 8 panels whose 128 stacked rows are the last)."""
     rng = np.random.default_rng(3)
-    a = rng.standard_normal((6000, 8))
-    x = b2lazy.asarray(a, chunks=(1024, 8))  # a panel is 64 KiB: 1024 rows
+    a = rng.standard_normal((m, n))
+    x = b2lazy.asarray(a, chunks=(chunk, n))
     q, r = la.qr(x)
     out = q.compute(max_memory=16 << 20)
     assert max(out.stats["max_decompressions_per_chunk"].values()) <= 2
-    close(out.to_numpy() @ r.to_numpy(), a, "float64", 6000, float(np.max(np.abs(a))), "Q R = A")
+    padded = -(-m // chunk) * chunk * n * a.itemsize  # (the last chunk decompresses whole)
+    assert sum(out.stats["bytes_decompressed"].values()) <= 2 * padded
+    close(out.to_numpy() @ r.to_numpy(), a, "float64", m, float(np.max(np.abs(a))), "Q R = A")
 
 
 # --- Cholesky by spilled tiles: square SPD matrices over a small max_memory ---------------
