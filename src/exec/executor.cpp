@@ -283,21 +283,30 @@ struct TrimAfter {
   ~TrimAfter() { ::malloc_trim(0); }
 };
 
-// glibc raises its mmap threshold (up to 32 MiB) after large frees, so that the codec's
-// compressed chunks (0.5-4 MiB, malloc'd by C-Blosc2) then come from the workers' heaps
-// and stay there, fragmented, beside the next pass's buffers: under 64 MiB, 8192² products
-// grew 96-117 MiB where they held 54-63. A fixed threshold (which also stops the rising)
-// maps them on their own and unmaps them when freed. Process-wide, set once.
-void fix_mmap_threshold() {
+// glibc's allocator, set once per process. By default it raises its mmap threshold (up to
+// 32 MiB) after large frees, and its trim threshold with it: the codec's compressed chunks
+// (0.5-4 MiB, malloc'd by C-Blosc2) then stayed in the workers' heaps beside the next
+// pass's buffers (8192² products under 64 MiB grew 96-117 MiB, an earlier measurement).
+// A 512 KiB threshold fixed that but mapped every chunk buffer afresh and, with the
+// default 128 KiB trim threshold, gave each heap's top back after each free: every chunk
+// read or written faulted its pages in again (qr of a 2 GiB tall matrix: 2.5 million page
+// faults, 12-14 s of system time in 24 s). Fixed thresholds instead: buffers up to 32 MiB
+// come from the heaps and are reused; free space is given back above 64 MiB, and wholly by
+// the malloc_trim after each stage pass and evaluation. (That qr: 17 thousand faults, 20 s;
+// 8192² products grew 57-249 MiB under 64 and 256 MiB budgets, within max_memory + 32.)
+void fix_malloc_thresholds() {
   static std::once_flag once;
-  std::call_once(once, [] { ::mallopt(M_MMAP_THRESHOLD, 512 * 1024); });
+  std::call_once(once, [] {
+    ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    ::mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  });
 }
 }  // namespace
 
 Stats execute_plan(const Plan& plan, const Target& target, int64_t first_task, int64_t last_task, Context& ctx,
                    const EvalOptions& opts) {
   NoEvaluation::check();  // (opening a python-blosc2 LazyExpr builds, never evaluates)
-  fix_mmap_threshold();
+  fix_malloc_thresholds();
   TrimAfter trim;
   // Warm mappings are resident: under a small budget they would be a second peak.
   WarmLimit warm(plan.working_memory() / 8);
