@@ -6,10 +6,30 @@
 
 namespace b2lazy {
 
+namespace {
+// C-Blosc2's jobs run on the calling thread. Our contexts use one thread each (the
+// evaluation's workers are the parallelism), but C-Blosc2 re-compresses a frame's chunk
+// offsets with a context of 4 threads of its own, created and joined for each chunk
+// written once the frame holds over 2048 chunks: a 4096-chunk spill started 16 thousand
+// threads. (Jobs of one call share no barrier: run in turn, the first takes every block.)
+void run_jobs_in_turn(void*, void (*dojob)(void*), int numjobs, size_t jobdata_elsize, void* jobdata) {
+  for (int i = 0; i < numjobs; ++i) dojob(static_cast<char*>(jobdata) + static_cast<size_t>(i) * jobdata_elsize);
+}
+}  // namespace
+
 void ensure_blosc2() {
   static std::once_flag once;
-  std::call_once(once, [] { blosc2_init(); });
+  std::call_once(once, [] {
+    blosc2_set_threads_callback(run_jobs_in_turn, nullptr);  // (before any other Blosc2 call)
+    blosc2_init();
+  });
 }
+
+namespace {
+// At load, before any code of ours calls C-Blosc2: a context given threads before the
+// callback is set would be run through it without the callback's per-thread contexts.
+[[maybe_unused]] const bool blosc2_ready_at_load = (ensure_blosc2(), true);
+}  // namespace
 
 void check_blosc2(int rc, const std::string& what) {
   if (rc < 0) throw IOError(what + ": " + print_error(rc));

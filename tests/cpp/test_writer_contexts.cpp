@@ -67,3 +67,41 @@ TEST(WriterContexts, AWriterAtAFreedWritersAddressUsesItsOwnBlocks) {
   src.reset();
   second->~B2ndWriter();
 }
+
+namespace {
+int threads_now() {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) n += e.is_directory() ? 1 : 0;
+  return n;
+}
+}  // namespace
+
+// C-Blosc2 gives a context of several threads a pool of its own (kept until the context is
+// freed); its frames re-compress their chunk offsets with such a context for every chunk
+// written. Ours run their jobs on the calling thread (storage/blosc2_util.cpp): none start.
+TEST(WriterContexts, BloscContextsOfSeveralThreadsStartNone) {
+  B2ndWriter w({8, 8}, DType::F64, {8, 8}, {8, 8}, lz4("contexts_threads"));  // (C-Blosc2 set up)
+  std::vector<double> src(1 << 17), back(src.size());
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<double>(i % 1000) * 0.5;
+  std::vector<uint8_t> dst(src.size() * sizeof(double) + BLOSC2_MAX_OVERHEAD);
+  blosc2_cparams cp = BLOSC2_CPARAMS_DEFAULTS;
+  cp.typesize = sizeof(double);
+  cp.blocksize = 16 << 10;  // 64 blocks, shared among the 4 threads
+  cp.nthreads = 4;
+  const int before = threads_now();
+  blosc2_context* c = blosc2_create_cctx(cp);
+  const int csize = blosc2_compress_ctx(c, src.data(), static_cast<int32_t>(src.size() * sizeof(double)), dst.data(),
+                                        static_cast<int32_t>(dst.size()));
+  EXPECT_EQ(threads_now(), before);
+  blosc2_free_ctx(c);
+  ASSERT_GT(csize, 0);
+  blosc2_dparams dp = BLOSC2_DPARAMS_DEFAULTS;
+  dp.nthreads = 4;
+  blosc2_context* d = blosc2_create_dctx(dp);
+  ASSERT_EQ(
+      blosc2_decompress_ctx(d, dst.data(), csize, back.data(), static_cast<int32_t>(back.size() * sizeof(double))),
+      static_cast<int>(back.size() * sizeof(double)));
+  EXPECT_EQ(threads_now(), before);
+  blosc2_free_ctx(d);
+  EXPECT_EQ(back, src);
+}
