@@ -293,7 +293,7 @@ struct TrimAfter {
 // faults, 12-14 s of system time in 24 s). Fixed thresholds instead: buffers up to 32 MiB
 // come from the heaps and are reused; free space is given back above 64 MiB, and wholly by
 // the malloc_trim after each stage pass and evaluation. (That qr: 17 thousand faults, 20 s;
-// 8192² products grew 57-249 MiB under 64 and 256 MiB budgets, within max_memory + 32.)
+// 8192² products grew 61-249 MiB under 64 and 256 MiB budgets, within max_memory + 32.)
 void fix_malloc_thresholds() {
   static std::once_flag once;
   std::call_once(once, [] {
