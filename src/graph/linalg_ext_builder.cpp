@@ -73,11 +73,16 @@ Panels panels(const Array& a, int64_t p) {
   return s;
 }
 
-// The panels' R factors stacked: (k n + min(r, n), n), whose R is a's.
-Array stacked_r(const Panels& s, int64_t n, const char* fn) {
-  Array st = reshape(qr_of(s.batch, 2, fn)[0], {s.k * n, n});
-  if (s.r) st = concat({st, qr_of(s.rest, 2, fn)[0]}, 0);
+// The panels' R factors (the batch's, the rest's if any) stacked: (k n + min(r, n), n),
+// whose R is a's.
+Array stack_rs(const Panels& s, int64_t n, const Array& batch_r, const Array& rest_r) {
+  Array st = reshape(batch_r, {s.k * n, n});
+  if (s.r) st = concat({st, rest_r}, 0);
   return st;
+}
+
+Array stacked_r(const Panels& s, int64_t n, const char* fn) {
+  return stack_rs(s, n, qr_of(s.batch, 2, fn)[0], s.r ? qr_of(s.rest, 2, fn)[0] : Array());
 }
 
 // R of tall-and-skinny `a` by TSQR: one pass over `a` (each panel's R), then the R of the
@@ -106,13 +111,7 @@ std::pair<Array, Array> tsqr(const Array& a, const char* fn, bool first_level = 
   const std::vector<Array> fb = qr_of(s.batch, 0, fn);
   std::vector<Array> fr;
   if (s.r) fr = qr_of(s.rest, 0, fn);
-  Array stacked;
-  if (first_level) {
-    stacked = stacked_r(s, n, fn);
-  } else {
-    stacked = reshape(fb[1], {s.k * n, n});
-    if (s.r) stacked = concat({stacked, fr[1]}, 0);
-  }
+  const Array stacked = first_level ? stacked_r(s, n, fn) : stack_rs(s, n, fb[1], s.r ? fr[1] : Array());
   auto [q2, r] = tsqr(stacked, fn, false);
   Array q = reshape(matmul(fb[0], reshape(rows(q2, 0, s.k * n), {s.k, n, n})), {s.k * p, n});
   if (s.r) q = concat({q, matmul(fr[0], rows(q2, s.k * n, q2.shape()[0]))}, 0);
